@@ -1,0 +1,127 @@
+import { type RouteDef, defineRoute } from '../http/route.js';
+import { jobAcceptedSchema, jobSchema } from '../jobs/job.schemas.js';
+import { getLatestJobForAgent } from '../jobs/job.service.js';
+import { deletedSchema, idParams } from '../shared/schemas.js';
+import type { Db } from '../store/database.js';
+import { agentSchema, agentSpecSchema, createAgentBody, listAgentsQuery, updateAgentBody } from './agent.schemas.js';
+import {
+  createAgent,
+  getAgentSpec,
+  listAgentsPage,
+  publishAgent,
+  removeAgent,
+  requireAgent,
+  toAgent,
+  updateAgentFields,
+} from './agent.service.js';
+
+export interface AgentRouteDeps {
+  db: Db;
+  /** Wakes the generation worker so a new job starts without waiting for the next poll. */
+  onJobQueued(): void;
+}
+
+export function agentRoutes({ db, onJobQueued }: AgentRouteDeps): RouteDef[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/api/v1/agents',
+      operationId: 'listAgents',
+      summary: 'List agents, newest first',
+      tag: 'Agents',
+      query: listAgentsQuery,
+      success: { status: 200, description: 'A page of agents', data: agentSchema.array(), list: true },
+      handler: ({ principal, query: { page, per_page, status, search } }) =>
+        listAgentsPage(db, principal.customerId, { status, search }, { page, per_page }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/v1/agents',
+      operationId: 'createAgent',
+      summary: 'Create an agent and start its generation job',
+      tag: 'Agents',
+      body: createAgentBody,
+      success: {
+        status: 202,
+        description: 'Generation queued; poll the Location',
+        data: jobAcceptedSchema,
+        headers: { Location: 'The polling address, /api/v1/jobs/{job_id}/status' },
+      },
+      handler: async ({ principal, body }) => {
+        const accepted = await createAgent(db, principal.customerId, body);
+        onJobQueued();
+        return { data: accepted, headers: { Location: accepted.polling_url } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/v1/agents/:id',
+      operationId: 'getAgent',
+      summary: 'Get an agent',
+      tag: 'Agents',
+      params: idParams,
+      errors: ['not_found'],
+      success: { status: 200, description: 'The agent', data: agentSchema },
+      handler: async ({ principal, params }) => ({ data: toAgent(await requireAgent(db, principal.customerId, params.id)) }),
+    }),
+    defineRoute({
+      method: 'put',
+      path: '/api/v1/agents/:id',
+      operationId: 'updateAgent',
+      summary: 'Update an agent (refused while generating)',
+      tag: 'Agents',
+      params: idParams,
+      body: updateAgentBody,
+      errors: ['not_found', 'invalid_state'],
+      success: { status: 200, description: 'The updated agent', data: agentSchema },
+      handler: async ({ principal, params, body }) => ({ data: await updateAgentFields(db, principal.customerId, params.id, body) }),
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/api/v1/agents/:id',
+      operationId: 'deleteAgent',
+      summary: 'Delete an agent and its deployments (refused while one is active)',
+      tag: 'Agents',
+      params: idParams,
+      errors: ['not_found', 'invalid_state'],
+      success: { status: 200, description: 'Deleted', data: deletedSchema },
+      handler: async ({ principal, params }) => ({ data: await removeAgent(db, principal.customerId, params.id) }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/v1/agents/:id/spec',
+      operationId: 'getAgentSpec',
+      summary: "Get an agent's published, draft and generated specs",
+      tag: 'Agents',
+      params: idParams,
+      errors: ['not_found'],
+      success: { status: 200, description: 'The specs', data: agentSpecSchema },
+      handler: async ({ principal, params }) => ({ data: await getAgentSpec(db, principal.customerId, params.id) }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/v1/agents/:id/generation-status',
+      operationId: 'getAgentGenerationStatus',
+      summary: "The agent's latest generation job",
+      tag: 'Agents',
+      params: idParams,
+      errors: ['not_found'],
+      success: { status: 200, description: 'The job', data: jobSchema },
+      handler: async ({ principal, params }) => {
+        await requireAgent(db, principal.customerId, params.id);
+        return { data: await getLatestJobForAgent(db, principal.customerId, params.id) };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/v1/agents/:id/publish',
+      operationId: 'publishAgent',
+      summary: 'Publish the draft spec as a new version',
+      tag: 'Agents',
+      params: idParams,
+      errors: ['not_found', 'invalid_state'],
+      success: { status: 200, description: 'The published agent', data: agentSchema },
+      handler: async ({ principal, params }) => ({ data: await publishAgent(db, principal.customerId, params.id) }),
+    }),
+  ];
+}

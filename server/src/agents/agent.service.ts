@@ -1,0 +1,150 @@
+import { invalidState, notFound } from '../errors.js';
+import { type Page, offsetOf, pageMeta } from '../http/pagination.js';
+import { countActiveDeploymentsOfAgent } from '../deployments/deployment.repository.js';
+import { deleteJobsOfAgent, insertJob } from '../jobs/job.repository.js';
+import { pollingUrlOf } from '../jobs/job.service.js';
+import { fromJsonColumn, toJsonColumn } from '../shared/json-column.js';
+import { newId } from '../shared/random.js';
+import { isoNow } from '../shared/time.js';
+import type { Db } from '../store/database.js';
+import {
+  type AgentFilter,
+  type AgentPatch,
+  type AgentRow,
+  deleteAgent,
+  findAgent,
+  insertAgent,
+  listAgents,
+  updateAgent,
+} from './agent.repository.js';
+import type { Agent, CreateAgentInput, UpdateAgentInput } from './agent.schemas.js';
+
+export function toAgent(row: AgentRow): Agent {
+  return {
+    id: row.id,
+    name: row.name,
+    description: row.description,
+    status: row.status,
+    version: row.version,
+    agent_spec: fromJsonColumn(row.agent_spec),
+    draft_spec: fromJsonColumn(row.draft_spec),
+    generated_spec: fromJsonColumn(row.generated_spec),
+    test_mode_enabled: row.test_mode_enabled === 1,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    project_id: row.project_id,
+    knowledge_base_id: row.knowledge_base_id,
+  };
+}
+
+const searchTextOf = (name: string, description: string | null): string => `${name}\n${description ?? ''}`.toLowerCase();
+
+export async function requireAgent(db: Db, customerId: string, id: string): Promise<AgentRow> {
+  const row = await findAgent(db, customerId, id);
+  if (!row) throw notFound('Agent');
+  return row;
+}
+
+export async function listAgentsPage(db: Db, customerId: string, filter: AgentFilter, page: Page) {
+  const { rows, total } = await listAgents(db, customerId, filter, page.per_page, offsetOf(page));
+  return { data: rows.map(toAgent), meta: pageMeta(page, total) };
+}
+
+/** Creates the agent in `generating` with its durable generation job, in one transaction. */
+export async function createAgent(db: Db, customerId: string, input: CreateAgentInput) {
+  const now = isoNow();
+  const agentId = newId();
+  const jobId = newId();
+  const description = input.description ?? null;
+  await db.transaction().execute(async (trx) => {
+    await insertAgent(trx, {
+      id: agentId,
+      customer_id: customerId,
+      name: input.name,
+      description,
+      status: 'generating',
+      version: 0,
+      agent_spec: null,
+      draft_spec: null,
+      generated_spec: null,
+      test_mode_enabled: 0,
+      project_id: null,
+      knowledge_base_id: null,
+      search_text: searchTextOf(input.name, description),
+      created_at: now,
+      updated_at: now,
+    });
+    await insertJob(trx, {
+      id: jobId,
+      customer_id: customerId,
+      agent_id: agentId,
+      kind: 'generate_agent',
+      status: 'queued',
+      progress: 0,
+      error: null,
+      attempts: 0,
+      lease_expires_at: null,
+      created_at: now,
+      updated_at: now,
+    });
+  });
+  return { job_id: jobId, agent_id: agentId, status: 'queued' as const, polling_url: pollingUrlOf(jobId) };
+}
+
+export async function updateAgentFields(db: Db, customerId: string, id: string, input: UpdateAgentInput): Promise<Agent> {
+  const row = await requireAgent(db, customerId, id);
+  if (row.status === 'generating') throw invalidState('The agent is still generating; update it once generation has finished');
+  const patch: AgentPatch = { updated_at: isoNow() };
+  if (input.name !== undefined) patch.name = input.name;
+  if (input.description !== undefined) patch.description = input.description;
+  if (input.name !== undefined || input.description !== undefined) {
+    patch.search_text = searchTextOf(patch.name ?? row.name, patch.description ?? row.description);
+  }
+  if (input.draft_spec !== undefined) patch.draft_spec = toJsonColumn(input.draft_spec);
+  if (input.test_mode_enabled !== undefined) patch.test_mode_enabled = input.test_mode_enabled ? 1 : 0;
+  if (input.project_id !== undefined) patch.project_id = input.project_id;
+  if (input.knowledge_base_id !== undefined) patch.knowledge_base_id = input.knowledge_base_id;
+  await updateAgent(db, customerId, id, patch);
+  return toAgent({ ...row, ...patch });
+}
+
+/** `agent_spec := draft_spec`; the version moves only when the published spec changes. */
+export async function publishAgent(db: Db, customerId: string, id: string): Promise<Agent> {
+  const row = await requireAgent(db, customerId, id);
+  if (row.status !== 'draft' && row.status !== 'published') {
+    throw invalidState(`An agent in status '${row.status}' cannot be published; only draft or published agents can`);
+  }
+  const changed = row.agent_spec !== row.draft_spec || row.version === 0;
+  const patch: AgentPatch = {
+    status: 'published',
+    agent_spec: row.draft_spec,
+    version: changed ? row.version + 1 : row.version,
+    updated_at: changed || row.status !== 'published' ? isoNow() : row.updated_at,
+  };
+  await updateAgent(db, customerId, id, patch);
+  return toAgent({ ...row, ...patch });
+}
+
+export async function getAgentSpec(db: Db, customerId: string, id: string) {
+  const agent = toAgent(await requireAgent(db, customerId, id));
+  return {
+    agent_id: agent.id,
+    version: agent.version,
+    agent_spec: agent.agent_spec,
+    draft_spec: agent.draft_spec,
+    generated_spec: agent.generated_spec,
+  };
+}
+
+/** Refused while a deployment of the agent is live; otherwise takes its deployments and jobs with it. */
+export async function removeAgent(db: Db, customerId: string, id: string) {
+  await requireAgent(db, customerId, id);
+  return db.transaction().execute(async (trx) => {
+    if ((await countActiveDeploymentsOfAgent(trx, id)) > 0) {
+      throw invalidState('The agent has an active deployment; deactivate it before deleting the agent');
+    }
+    await deleteJobsOfAgent(trx, id);
+    await deleteAgent(trx, customerId, id);
+    return { id, deleted: true as const };
+  });
+}

@@ -1,0 +1,21 @@
+export type AgentStatus = 'generating' | 'draft' | 'published' | 'failed';
+
+export interface AgentTable {
+  id: string;
+  customer_id: string;
+  name: string;
+  description: string | null;
+  status: AgentStatus;
+  version: number;
+  /** Spec objects are stored as JSON text so one schema serves SQLite and PostgreSQL. */
+  agent_spec: string | null;
+  draft_spec: string | null;
+  generated_spec: string | null;
+  test_mode_enabled: number;
+  project_id: string | null;
+  knowledge_base_id: string | null;
+  /** Lower-cased name and description: portable case-insensitive search (SQLite lower() is ASCII-only). */
+  search_text: string;
+  created_at: string;
+  updated_at: string;
+}

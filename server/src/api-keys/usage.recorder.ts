@@ -1,0 +1,85 @@
+import type { Logger } from 'pino';
+import type { Db } from '../store/database.js';
+import type { UsageDailyTable } from './api-key.table.js';
+import { touchApiKeys } from './api-key.repository.js';
+import { addUsage } from './usage.repository.js';
+
+export const UNMATCHED_ROUTE = '(unmatched)';
+const FLUSH_INTERVAL_MS = 5_000;
+
+type Slot = Pick<UsageDailyTable, 'customer_id' | 'day' | 'method' | 'route'>;
+const slotOf = (s: Slot): string => `${s.customer_id}\n${s.day}\n${s.method}\n${s.route}`;
+
+/**
+ * Counts authenticated requests in memory and writes them in one batch every few seconds:
+ * a write per request would cost more than the request it counts. Reads flush first, so a
+ * node always reports its own requests exactly.
+ */
+export class UsageRecorder {
+  private counts = new Map<string, UsageDailyTable>();
+  private lastUsed = new Map<string, string>();
+  private timer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly db: Db,
+    private readonly logger: Logger,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.flush(), FLUSH_INTERVAL_MS);
+    this.timer.unref();
+  }
+
+  record(customerId: string, keyId: string, method: string, route: string, failed: boolean, at: Date): void {
+    const iso = at.toISOString();
+    const day = iso.slice(0, 10);
+    const fresh = { customer_id: customerId, day, method, route, requests: 0, errors: 0 };
+    const slot = slotOf(fresh);
+    let row = this.counts.get(slot);
+    if (!row) {
+      row = fresh;
+      this.counts.set(slot, row);
+    }
+    row.requests += 1;
+    if (failed) row.errors += 1;
+    this.lastUsed.set(keyId, iso);
+  }
+
+  /** Writes what is pending; concurrent callers wait for the same write. */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(() => this.write());
+    return this.flushing;
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flush();
+  }
+
+  private async write(): Promise<void> {
+    if (this.counts.size === 0 && this.lastUsed.size === 0) return;
+    const rows = [...this.counts.values()];
+    const lastUsed = this.lastUsed;
+    this.counts = new Map();
+    this.lastUsed = new Map();
+    try {
+      await this.db.transaction().execute(async (trx) => {
+        await addUsage(trx, rows);
+        await touchApiKeys(trx, lastUsed);
+      });
+    } catch (err) {
+      // Counts are best-effort bookkeeping: put them back for the next flush rather than lose them.
+      this.logger.error({ err }, 'usage flush failed');
+      for (const row of rows) {
+        const slot = slotOf(row);
+        const current = this.counts.get(slot);
+        if (current) {
+          current.requests += row.requests;
+          current.errors += row.errors;
+        } else this.counts.set(slot, row);
+      }
+      for (const [id, at] of lastUsed) if (!this.lastUsed.has(id)) this.lastUsed.set(id, at);
+    }
+  }
+}

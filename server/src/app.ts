@@ -1,0 +1,114 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express from 'express';
+import type { Logger } from 'pino';
+import { pinoHttp } from 'pino-http';
+import { agentRoutes } from './agents/agent.routes.js';
+import { apiKeyRoutes } from './api-keys/api-key.routes.js';
+import { UsageRecorder } from './api-keys/usage.recorder.js';
+import type { Config } from './config.js';
+import { deploymentRoutes } from './deployments/deployment.routes.js';
+import { perKeyRateLimit, requirePrincipal, resolvePrincipal } from './http/auth.js';
+import { errorHandler, notFoundRoute } from './http/error-handler.js';
+import { requestId } from './http/request-id.js';
+import { mountRoutes, type RouteDef } from './http/route.js';
+import { type AgentGenerator, templateGenerator } from './jobs/agent-generator.js';
+import { jobRoutes } from './jobs/job.routes.js';
+import { JobRunner, type JobRunnerOptions } from './jobs/job.runner.js';
+import { buildOpenApiDocument } from './openapi.js';
+import { openStore, type Store } from './store/db.js';
+import { systemRoutes } from './system.routes.js';
+
+export interface AppOptions {
+  config: Config;
+  logger: Logger;
+  generator?: AgentGenerator;
+  jobs?: JobRunnerOptions;
+  /** PostgreSQL schema to use (tests isolate each file in its own). */
+  pgSchema?: string;
+}
+
+export interface App {
+  readonly store: Store;
+  readonly server: Server;
+  readonly routes: readonly RouteDef[];
+  readonly express: express.Express;
+  /** Starts listening; resolves with the base URL actually bound. */
+  listen(): Promise<string>;
+  /** Graceful: stop accepting, finish in-flight requests, stop workers, close the store. */
+  close(): Promise<void>;
+}
+
+/** The composition root: builds every part from config and wires them; no rules live here. */
+export async function createApp(options: AppOptions): Promise<App> {
+  const { config, logger } = options;
+  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...(options.pgSchema ? { pgSchema: options.pgSchema } : {}) });
+  const { db } = store;
+  const usage = new UsageRecorder(db, logger);
+  const jobs = new JobRunner(db, options.generator ?? templateGenerator, logger, options.jobs);
+
+  let baseUrl = config.publicBaseUrl ?? '';
+  let openApiDocument: unknown;
+  const routes: RouteDef[] = [
+    ...systemRoutes({ store, openApi: () => (openApiDocument ??= buildOpenApiDocument(routes, baseUrl || undefined)) }),
+    ...agentRoutes({ db, onJobQueued: () => jobs.poke() }),
+    ...jobRoutes(db),
+    ...deploymentRoutes(db),
+    ...apiKeyRoutes(db, usage),
+  ];
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.disable('etag');
+  app.use(requestId);
+  app.use(
+    pinoHttp({
+      logger,
+      genReqId: (_req, res) => (res as express.Response).locals.requestId,
+      serializers: {
+        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
+        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
+      },
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+    }),
+  );
+  app.use('/api/v1', resolvePrincipal(db, usage), perKeyRateLimit(config.rateLimitPerMinute), requirePrincipal);
+  mountRoutes(app, routes);
+  app.use(notFoundRoute);
+  app.use(errorHandler);
+
+  const server = createServer(app);
+  // Slow-loris guard: a client gets this long to send its headers.
+  server.headersTimeout = 10_000;
+  server.requestTimeout = 30_000;
+
+  return {
+    store,
+    server,
+    routes,
+    express: app,
+    async listen() {
+      await new Promise<void>((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(config.port, config.host, () => {
+          server.off('error', reject);
+          resolve();
+        });
+      });
+      const { port } = server.address() as AddressInfo;
+      const host = config.host.includes(':') ? `[${config.host}]` : config.host;
+      baseUrl ||= `http://localhost:${port}`;
+      usage.start();
+      jobs.start();
+      return `http://${host}:${port}`;
+    },
+    async close() {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      await closed;
+      await jobs.stop();
+      await usage.stop();
+      await store.close();
+    },
+  };
+}

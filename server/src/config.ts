@@ -1,0 +1,58 @@
+import { z } from 'zod';
+
+const port = z.coerce.number().int().min(0).max(65535);
+
+const envSchema = z.object({
+  PORT: port.default(8787),
+  HOST: z.string().min(1).default('127.0.0.1'),
+  PUBLIC_BASE_URL: z.url({ protocol: /^https?$/ }).optional(),
+  DATA_DIR: z.string().min(1).default('./data'),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'must be a postgres:// URL')
+    .optional(),
+  RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  NODE_ENV: z.string().optional(),
+  HOOK_ALLOWED_HOSTS: z.string().default(''),
+});
+
+export interface Config {
+  readonly port: number;
+  readonly host: string;
+  /** Empty when PORT=0: the base is known only once the server listens. */
+  readonly publicBaseUrl: string | undefined;
+  readonly dataDir: string;
+  readonly databaseUrl: string | undefined;
+  readonly rateLimitPerMinute: number;
+  readonly logLevel: string;
+  readonly production: boolean;
+  readonly hookAllowedHosts: readonly string[];
+}
+
+export class ConfigError extends Error {}
+
+/** Parses the environment once; every problem is reported at start, not at first use. */
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = envSchema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
+    throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
+  }
+  const e = parsed.data;
+  return Object.freeze({
+    port: e.PORT,
+    host: e.HOST,
+    publicBaseUrl: e.PUBLIC_BASE_URL?.replace(/\/+$/, ''),
+    dataDir: e.DATA_DIR,
+    databaseUrl: e.DATABASE_URL,
+    rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
+    logLevel: e.LOG_LEVEL,
+    production: e.NODE_ENV === 'production',
+    hookAllowedHosts: Object.freeze(
+      e.HOOK_ALLOWED_HOSTS.split(',')
+        .map((h) => h.trim().toLowerCase())
+        .filter(Boolean),
+    ),
+  });
+}

@@ -1,0 +1,5 @@
+export interface CustomerTable {
+  id: string;
+  name: string;
+  created_at: string;
+}

@@ -1,0 +1,78 @@
+import type { Db } from '../store/database.js';
+import type { DeploymentStatus, DeploymentTable, Environment } from './deployment.table.js';
+
+export type DeploymentRow = DeploymentTable;
+export type DeploymentView = DeploymentRow & { agent_name: string };
+export type DeploymentPatch = Partial<Omit<DeploymentRow, 'id' | 'customer_id' | 'agent_id' | 'created_at'>>;
+
+export interface DeploymentFilter {
+  agent_id?: string | undefined;
+  status?: DeploymentStatus | undefined;
+  environment?: Environment | undefined;
+}
+
+export async function insertDeployment(db: Db, row: DeploymentRow): Promise<void> {
+  await db.insertInto('deployments').values(row).execute();
+}
+
+function withAgentName(db: Db, customerId: string) {
+  return db
+    .selectFrom('deployments')
+    .innerJoin('agents', 'agents.id', 'deployments.agent_id')
+    .where('deployments.customer_id', '=', customerId);
+}
+
+export async function findDeployment(db: Db, customerId: string, id: string): Promise<DeploymentView | undefined> {
+  return withAgentName(db, customerId)
+    .selectAll('deployments')
+    .select('agents.name as agent_name')
+    .where('deployments.id', '=', id)
+    .executeTakeFirst();
+}
+
+function filtered(db: Db, customerId: string, filter: DeploymentFilter) {
+  let query = withAgentName(db, customerId);
+  if (filter.agent_id) query = query.where('deployments.agent_id', '=', filter.agent_id);
+  if (filter.status) query = query.where('deployments.status', '=', filter.status);
+  if (filter.environment) query = query.where('deployments.environment', '=', filter.environment);
+  return query;
+}
+
+export async function listDeployments(
+  db: Db,
+  customerId: string,
+  filter: DeploymentFilter,
+  limit: number,
+  offset: number,
+): Promise<{ rows: DeploymentView[]; total: number }> {
+  const [rows, count] = await Promise.all([
+    filtered(db, customerId, filter)
+      .selectAll('deployments')
+      .select('agents.name as agent_name')
+      .orderBy('deployments.created_at', 'desc')
+      .orderBy('deployments.id', 'desc')
+      .limit(limit)
+      .offset(offset)
+      .execute(),
+    filtered(db, customerId, filter).select((eb) => eb.fn.countAll().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.total) };
+}
+
+export async function updateDeployment(db: Db, customerId: string, id: string, patch: DeploymentPatch): Promise<void> {
+  await db.updateTable('deployments').set(patch).where('customer_id', '=', customerId).where('id', '=', id).execute();
+}
+
+export async function deleteDeployment(db: Db, customerId: string, id: string): Promise<void> {
+  await db.deleteFrom('deployments').where('customer_id', '=', customerId).where('id', '=', id).execute();
+}
+
+export async function countActiveDeploymentsOfAgent(db: Db, agentId: string): Promise<number> {
+  const row = await db
+    .selectFrom('deployments')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('agent_id', '=', agentId)
+    .where('status', '=', 'active')
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}

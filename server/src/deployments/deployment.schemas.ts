@@ -1,0 +1,125 @@
+import { z } from 'zod';
+import { pageQuery } from '../http/pagination.js';
+import { atLeastOneField, SPEC_MAX_BYTES, timestamp } from '../shared/schemas.js';
+
+export const environments = ['development', 'staging', 'production'] as const;
+export const callDirections = ['inbound', 'outbound'] as const;
+export const deploymentStatuses = ['inactive', 'active'] as const;
+
+const httpUrl = z.url({ protocol: /^https?$/ }).max(2048);
+
+const origin = z
+  .string()
+  .max(300)
+  .refine(
+    (value) => {
+      try {
+        const url = new URL(value);
+        return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value;
+      } catch {
+        return false;
+      }
+    },
+    { message: 'must be an origin such as https://example.com (scheme, host and optional port, no path)' },
+  );
+
+const withinSize = <T extends z.ZodType>(schema: T) =>
+  schema.refine((v) => Buffer.byteLength(JSON.stringify(v)) <= SPEC_MAX_BYTES, { message: 'must be at most 64 KiB as JSON' });
+
+// Only the keys the service reads are checked; anything else is kept as the customer wrote it.
+export const channelConfigSchema = withinSize(
+  z.looseObject({
+    hook_url: httpUrl.optional().meta({ description: "The customer's turn hook" }),
+    transcript_hook_url: httpUrl.optional(),
+    allowed_origins: z.array(origin).max(100).optional().meta({ description: 'Origins allowed to open widget sessions; empty or absent: any' }),
+    widget: z
+      .looseObject({
+        title: z.string().max(100).optional(),
+        // Only hex colours: the value is written into the widget's CSS.
+        accent_color: z
+          .string()
+          .regex(/^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/, 'must be a hex colour such as #0a7cff')
+          .optional(),
+        position: z.enum(['bottom-right', 'bottom-left']).optional(),
+      })
+      .optional(),
+  }),
+).meta({ id: 'ChannelConfig' });
+
+export const engagementRulesSchema = withinSize(
+  z.looseObject({
+    max_turns_per_conversation: z.number().int().min(1).max(10_000).optional().meta({ default: 200 }),
+    max_pending_turns: z.number().int().min(1).max(50).optional().meta({ default: 3 }),
+    turns_per_minute: z.number().int().min(1).max(600).optional().meta({ default: 20 }),
+  }),
+).meta({ id: 'EngagementRules' });
+
+export const runtimeConfigSchema = withinSize(
+  z.looseObject({
+    hook_timeout_ms: z.number().int().min(500).max(15_000).optional().meta({ default: 5000 }),
+    reply_timeout_s: z.number().int().min(5).max(3600).optional().meta({ default: 120 }),
+  }),
+).meta({ id: 'RuntimeConfig' });
+
+export const deploymentSchema = z
+  .object({
+    id: z.uuid(),
+    agent_id: z.uuid(),
+    environment: z.enum(environments),
+    status: z.enum(deploymentStatuses),
+    agent_name: z.string(),
+    call_direction: z.enum(callDirections),
+    engagement_rules: engagementRulesSchema,
+    channel_config: channelConfigSchema,
+    runtime_config: runtimeConfigSchema,
+    deployed_at: timestamp.nullable().meta({ description: 'Set by the last activation' }),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'Deployment' });
+export type Deployment = z.infer<typeof deploymentSchema>;
+
+export const createdDeploymentSchema = deploymentSchema
+  .extend({ signing_secret: z.string().meta({ description: 'Shown only here and on rotation' }) })
+  .meta({ id: 'CreatedDeployment' });
+
+export const createDeploymentBody = z
+  .strictObject({
+    agent_id: z.uuid(),
+    environment: z.enum(environments).default('production'),
+    call_direction: z.enum(callDirections).default('inbound'),
+    channel_config: channelConfigSchema.default({}),
+    engagement_rules: engagementRulesSchema.default({}),
+    runtime_config: runtimeConfigSchema.default({}),
+  })
+  .meta({ id: 'CreateDeployment' });
+export type CreateDeploymentInput = z.infer<typeof createDeploymentBody>;
+
+export const updateDeploymentBody = z
+  .strictObject({
+    environment: z.enum(environments).optional(),
+    call_direction: z.enum(callDirections).optional(),
+    channel_config: channelConfigSchema.optional(),
+    engagement_rules: engagementRulesSchema.optional(),
+    runtime_config: runtimeConfigSchema.optional(),
+  })
+  .refine(atLeastOneField, { message: 'at least one field is required (agent_id cannot be changed)' })
+  .meta({ id: 'UpdateDeployment' });
+export type UpdateDeploymentInput = z.infer<typeof updateDeploymentBody>;
+
+export const listDeploymentsQuery = pageQuery.extend({
+  agent_id: z.uuid().optional(),
+  status: z.enum(deploymentStatuses).optional(),
+  environment: z.enum(environments).optional(),
+});
+
+export const rotateSecretBody = z
+  .strictObject({ grace_period_s: z.number().int().min(0).max(604_800).default(3600) })
+  .meta({ id: 'RotateSecret' });
+
+export const rotatedSecretSchema = z
+  .object({
+    signing_secret: z.string(),
+    previous_secret_expires_at: timestamp.nullable().meta({ description: 'Until then the previous secret still verifies' }),
+  })
+  .meta({ id: 'RotatedSecret' });

@@ -1,0 +1,133 @@
+import { requireAgent } from '../agents/agent.service.js';
+import { invalidState, notFound } from '../errors.js';
+import { type Page, offsetOf, pageMeta } from '../http/pagination.js';
+import { fromJsonColumn, toJsonColumn } from '../shared/json-column.js';
+import { newId } from '../shared/random.js';
+import { isoIn, isoNow } from '../shared/time.js';
+import type { Db } from '../store/database.js';
+import {
+  type DeploymentFilter,
+  type DeploymentPatch,
+  type DeploymentView,
+  deleteDeployment,
+  findDeployment,
+  insertDeployment,
+  listDeployments,
+  updateDeployment,
+} from './deployment.repository.js';
+import type { CreateDeploymentInput, Deployment, UpdateDeploymentInput } from './deployment.schemas.js';
+import { generateSigningSecret } from './signing-secret.js';
+
+export function toDeployment(row: DeploymentView): Deployment {
+  return {
+    id: row.id,
+    agent_id: row.agent_id,
+    environment: row.environment,
+    status: row.status,
+    agent_name: row.agent_name,
+    call_direction: row.call_direction,
+    engagement_rules: fromJsonColumn(row.engagement_rules),
+    channel_config: fromJsonColumn(row.channel_config),
+    runtime_config: fromJsonColumn(row.runtime_config),
+    deployed_at: row.deployed_at,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+export async function requireDeployment(db: Db, customerId: string, id: string): Promise<DeploymentView> {
+  const row = await findDeployment(db, customerId, id);
+  if (!row) throw notFound('Deployment');
+  return row;
+}
+
+export async function listDeploymentsPage(db: Db, customerId: string, filter: DeploymentFilter, page: Page) {
+  const { rows, total } = await listDeployments(db, customerId, filter, page.per_page, offsetOf(page));
+  return { data: rows.map(toDeployment), meta: pageMeta(page, total) };
+}
+
+export async function createDeployment(db: Db, customerId: string, input: CreateDeploymentInput) {
+  const agent = await requireAgent(db, customerId, input.agent_id);
+  const now = isoNow();
+  const row = {
+    id: newId(),
+    customer_id: customerId,
+    agent_id: agent.id,
+    environment: input.environment,
+    status: 'inactive' as const,
+    call_direction: input.call_direction,
+    channel_config: toJsonColumn(input.channel_config),
+    engagement_rules: toJsonColumn(input.engagement_rules),
+    runtime_config: toJsonColumn(input.runtime_config),
+    signing_secret: generateSigningSecret(),
+    previous_secret: null,
+    previous_secret_expires_at: null,
+    deployed_at: null,
+    created_at: now,
+    updated_at: now,
+  };
+  await insertDeployment(db, row);
+  return { ...toDeployment({ ...row, agent_name: agent.name }), signing_secret: row.signing_secret };
+}
+
+const hasHookUrl = (channelConfigText: string): boolean =>
+  typeof fromJsonColumn<{ hook_url?: unknown }>(channelConfigText).hook_url === 'string';
+
+export async function updateDeploymentFields(db: Db, customerId: string, id: string, input: UpdateDeploymentInput): Promise<Deployment> {
+  const row = await requireDeployment(db, customerId, id);
+  const patch: DeploymentPatch = { updated_at: isoNow() };
+  if (input.environment !== undefined) patch.environment = input.environment;
+  if (input.call_direction !== undefined) patch.call_direction = input.call_direction;
+  if (input.channel_config !== undefined) patch.channel_config = toJsonColumn(input.channel_config);
+  if (input.engagement_rules !== undefined) patch.engagement_rules = toJsonColumn(input.engagement_rules);
+  if (input.runtime_config !== undefined) patch.runtime_config = toJsonColumn(input.runtime_config);
+  // Activation required a hook_url; removing it from a live deployment would strand its visitors.
+  if (row.status === 'active' && patch.channel_config !== undefined && !hasHookUrl(patch.channel_config)) {
+    throw invalidState('An active deployment needs channel_config.hook_url; deactivate it first to remove the hook');
+  }
+  await updateDeployment(db, customerId, id, patch);
+  return toDeployment({ ...row, ...patch });
+}
+
+export async function removeDeployment(db: Db, customerId: string, id: string) {
+  const row = await requireDeployment(db, customerId, id);
+  if (row.status === 'active') throw invalidState('The deployment is active; deactivate it before deleting it');
+  await deleteDeployment(db, customerId, id);
+  return { id, deleted: true as const };
+}
+
+export async function activateDeployment(db: Db, customerId: string, id: string): Promise<Deployment> {
+  const row = await requireDeployment(db, customerId, id);
+  if (row.status === 'active') return toDeployment(row);
+  const agent = await requireAgent(db, customerId, row.agent_id);
+  const missing: string[] = [];
+  if (agent.status !== 'published') missing.push(`a published agent (the agent is '${agent.status}')`);
+  if (!hasHookUrl(row.channel_config)) missing.push('channel_config.hook_url');
+  if (missing.length) throw invalidState(`Cannot activate: missing ${missing.join(' and ')}`);
+  const now = isoNow();
+  const patch: DeploymentPatch = { status: 'active', deployed_at: now, updated_at: now };
+  await updateDeployment(db, customerId, id, patch);
+  return toDeployment({ ...row, ...patch });
+}
+
+export async function deactivateDeployment(db: Db, customerId: string, id: string): Promise<Deployment> {
+  const row = await requireDeployment(db, customerId, id);
+  if (row.status === 'inactive') return toDeployment(row);
+  const patch: DeploymentPatch = { status: 'inactive', updated_at: isoNow() };
+  await updateDeployment(db, customerId, id, patch);
+  return toDeployment({ ...row, ...patch });
+}
+
+/** New secret now; the previous one keeps verifying for `graceSeconds` (0: at once invalid). */
+export async function rotateSigningSecret(db: Db, customerId: string, id: string, graceSeconds: number) {
+  const row = await requireDeployment(db, customerId, id);
+  const signingSecret = generateSigningSecret();
+  const previousExpiresAt = graceSeconds > 0 ? isoIn(graceSeconds * 1000) : null;
+  await updateDeployment(db, customerId, id, {
+    signing_secret: signingSecret,
+    previous_secret: previousExpiresAt ? row.signing_secret : null,
+    previous_secret_expires_at: previousExpiresAt,
+    updated_at: isoNow(),
+  });
+  return { signing_secret: signingSecret, previous_secret_expires_at: previousExpiresAt };
+}

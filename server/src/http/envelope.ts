@@ -1,0 +1,42 @@
+import type { Response } from 'express';
+import { z } from 'zod';
+import { type AppError, type ErrorCode, errorStatus } from '../errors.js';
+
+export const pageMetaSchema = z
+  .object({
+    page: z.number().int(),
+    per_page: z.number().int(),
+    total_count: z.number().int(),
+    total_pages: z.number().int(),
+  })
+  .meta({ id: 'PageMeta' });
+export type PageMeta = z.infer<typeof pageMetaSchema>;
+
+export const emptyMetaSchema = z.object({ request_id: z.string().optional() }).meta({ id: 'Meta' });
+
+export const errorEnvelopeSchema = z
+  .object({
+    success: z.literal(false),
+    error: z.object({
+      code: z.enum(Object.keys(errorStatus) as [ErrorCode, ...ErrorCode[]]),
+      message: z.string(),
+      details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
+    }),
+    meta: z.object({ request_id: z.string() }),
+  })
+  .meta({ id: 'Error' });
+
+export function envelopeOf<T extends z.ZodType>(data: T, list = false) {
+  return z.object({ success: z.literal(true), data, meta: list ? pageMetaSchema : emptyMetaSchema });
+}
+
+export function sendSuccess(res: Response, status: number, data: unknown, meta: object = {}): void {
+  res.status(status).json({ success: true, data, meta });
+}
+
+export function sendError(res: Response, err: AppError): void {
+  const requestId = String(res.locals.requestId ?? '');
+  const error: Record<string, unknown> = { code: err.code, message: err.message };
+  if (err.details?.length) error.details = err.details;
+  res.status(err.status).json({ success: false, error, meta: { request_id: requestId } });
+}

@@ -1,0 +1,25 @@
+import { z } from 'zod';
+import type { PageMeta } from './envelope.js';
+
+const positiveInt = (max?: number) => {
+  let n = z.coerce.number().int().min(1);
+  if (max !== undefined) n = n.max(max);
+  return n;
+};
+
+/** Out-of-range or non-integer values are refused, never clamped. */
+export const pageQuery = z.object({
+  page: positiveInt().default(1).meta({ description: 'Page number, from 1' }),
+  per_page: positiveInt(100).default(20).meta({ description: 'Items per page, 1..100' }),
+});
+
+export interface Page {
+  page: number;
+  per_page: number;
+}
+
+export const offsetOf = (p: Page): number => (p.page - 1) * p.per_page;
+
+export function pageMeta(p: Page, totalCount: number): PageMeta {
+  return { page: p.page, per_page: p.per_page, total_count: totalCount, total_pages: Math.ceil(totalCount / p.per_page) };
+}

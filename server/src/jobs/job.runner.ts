@@ -1,0 +1,133 @@
+import type { Logger } from 'pino';
+import { findAgentById, finishGeneration } from '../agents/agent.repository.js';
+import { isoIn, isoNow } from '../shared/time.js';
+import type { Db } from '../store/database.js';
+import type { AgentGenerator } from './agent-generator.js';
+import { claimJob, findClaimableJobs, type JobRow, releaseJobs, updateJob } from './job.repository.js';
+
+export interface JobRunnerOptions {
+  /** How long a claim holds without renewal; a crashed worker's jobs are taken over after it. */
+  leaseMs?: number;
+  pollMs?: number;
+  maxAttempts?: number;
+}
+
+const DEFAULTS = { leaseMs: 30_000, pollMs: 1_000, maxAttempts: 3 };
+
+/**
+ * Runs agent generation jobs from the store, one at a time per node. Jobs are claimed with a
+ * lease, so a job interrupted by a crash is resumed (or failed after `maxAttempts`) by the next
+ * node to poll, and a graceful stop hands its job straight back.
+ */
+export class JobRunner {
+  private readonly options: typeof DEFAULTS;
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+  private current: string | undefined;
+  private stopped = true;
+  private again = false;
+
+  constructor(
+    private readonly db: Db,
+    private readonly generator: AgentGenerator,
+    private readonly logger: Logger,
+    options: JobRunnerOptions = {},
+  ) {
+    this.options = { ...DEFAULTS, ...options };
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.timer = setInterval(() => this.poke(), this.options.pollMs);
+    this.timer.unref();
+    this.poke();
+  }
+
+  /** Looks for work now (called after a job is queued) instead of waiting for the next poll. */
+  poke(): void {
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.drain()
+      .catch((err) => this.logger.error({ err }, 'job runner failed'))
+      .finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.poke();
+        }
+      });
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.timer);
+    const current = this.current;
+    if (current) await releaseJobs(this.db, [current], isoNow()).catch(() => undefined);
+    // The in-flight generation may still finish; its writes are guarded by the job's status.
+    await this.running;
+  }
+
+  private async drain(): Promise<void> {
+    while (!this.stopped) {
+      const job = await this.claimNext();
+      if (!job) return;
+      await this.run(job);
+    }
+  }
+
+  private async claimNext(): Promise<JobRow | undefined> {
+    const now = isoNow();
+    for (const candidate of await findClaimableJobs(this.db, now, 10)) {
+      if (candidate.attempts >= this.options.maxAttempts) {
+        await this.fail(candidate.id, candidate.agent_id, 'generation was interrupted too many times');
+        continue;
+      }
+      if (await claimJob(this.db, candidate, isoIn(this.options.leaseMs), now)) return candidate;
+    }
+    return undefined;
+  }
+
+  private async run(job: JobRow): Promise<void> {
+    this.current = job.id;
+    try {
+      const agent = await findAgentById(this.db, job.agent_id);
+      if (!agent) {
+        await this.fail(job.id, job.agent_id, 'the agent was deleted');
+        return;
+      }
+      const spec = await this.generator.generate(agent, async (percent) => {
+        if (this.stopped) throw new Error('runner stopped');
+        const progress = Math.max(0, Math.min(99, Math.round(percent)));
+        await updateJob(this.db, job.id, { progress, lease_expires_at: isoIn(this.options.leaseMs), updated_at: isoNow() });
+      });
+      if (this.stopped) return;
+      const now = isoNow();
+      const text = JSON.stringify(spec);
+      await this.db.transaction().execute(async (trx) => {
+        await finishGeneration(trx, job.agent_id, { status: 'draft', generated_spec: text, draft_spec: text, updated_at: now });
+        await updateJob(trx, job.id, { status: 'succeeded', progress: 100, error: null, lease_expires_at: null, updated_at: now });
+      });
+    } catch (err) {
+      if (this.stopped) return;
+      this.logger.warn({ err, job_id: job.id }, 'generation attempt failed');
+      if (job.attempts + 1 >= this.options.maxAttempts) {
+        await this.fail(job.id, job.agent_id, err instanceof Error ? err.message : 'generation failed');
+      } else {
+        await updateJob(this.db, job.id, { status: 'queued', lease_expires_at: null, updated_at: isoNow() });
+      }
+    } finally {
+      this.current = undefined;
+    }
+  }
+
+  private async fail(jobId: string, agentId: string, error: string): Promise<void> {
+    const now = isoNow();
+    await this.db.transaction().execute(async (trx) => {
+      await finishGeneration(trx, agentId, { status: 'failed', updated_at: now });
+      await updateJob(trx, jobId, { status: 'failed', error, lease_expires_at: null, updated_at: now });
+    });
+  }
+}

@@ -1,0 +1,37 @@
+import { createApp } from './app.js';
+import { ConfigError, loadConfig } from './config.js';
+import { bootstrapCustomer } from './customers/customer.service.js';
+import { createLogger } from './logger.js';
+
+async function main(): Promise<void> {
+  const config = loadConfig();
+  const logger = createLogger(config.logLevel);
+  const app = await createApp({ config, logger });
+  const bootstrap = await bootstrapCustomer(app.store.db);
+  const url = await app.listen();
+  logger.info({ store: app.store.location }, 'service started');
+  // Plain lines on stdout whatever the log level: scripts and people wait for them.
+  process.stdout.write(`Listening on ${url}\n`);
+  if (bootstrap) process.stdout.write(`API key: ${bootstrap.apiKey}\n`);
+
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'shutting down');
+    app.close().then(
+      () => process.exit(0),
+      (err) => {
+        logger.error({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+}
+
+main().catch((err) => {
+  process.stderr.write(`${err instanceof ConfigError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.exit(1);
+});

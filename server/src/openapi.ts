@@ -1,0 +1,91 @@
+import { z } from 'zod';
+import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
+import { type ErrorCode, errorStatus } from './errors.js';
+import { envelopeOf, errorEnvelopeSchema } from './http/envelope.js';
+import type { RouteDef } from './http/route.js';
+
+export const CONTRACT_VERSION = '2026-10-02';
+
+/** Errors any authenticated route can return, whatever it does. */
+const AUTHENTICATED: ErrorCode[] = ['unauthorized', 'rate_limited', 'internal_error'];
+const WITH_BODY: ErrorCode[] = ['invalid_json', 'invalid_request', 'payload_too_large', 'unsupported_media_type'];
+
+export const toOpenApiPath = (expressPath: string): string => expressPath.replace(/:([A-Za-z_]+)/g, '{$1}');
+
+function errorCodesOf(def: RouteDef): ErrorCode[] {
+  const codes = new Set<ErrorCode>(def.errors ?? []);
+  if (def.auth !== false) for (const c of AUTHENTICATED) codes.add(c);
+  if (def.method === 'post' || def.method === 'put') for (const c of WITH_BODY) codes.add(c);
+  if (def.query) codes.add('invalid_request');
+  return [...codes];
+}
+
+const rateLimitHeaders = {
+  'RateLimit-Limit': { description: 'Requests allowed per window', schema: { type: 'integer' as const } },
+  'RateLimit-Remaining': { description: 'Requests left in this window', schema: { type: 'integer' as const } },
+  'RateLimit-Reset': { description: 'Seconds until the window resets', schema: { type: 'integer' as const } },
+};
+const requestIdHeader = { 'X-Request-Id': { description: 'Echoes a well-formed incoming id, else a new one', schema: { type: 'string' as const } } };
+
+function operationOf(def: RouteDef): ZodOpenApiOperationObject {
+  const common = def.auth === false ? requestIdHeader : { ...requestIdHeader, ...rateLimitHeaders };
+  const successHeaders: Record<string, { description: string; schema: { type: 'string' | 'integer' } }> = { ...common };
+  for (const [name, description] of Object.entries(def.success.headers ?? {})) successHeaders[name] = { description, schema: { type: 'string' } };
+
+  const responses: ZodOpenApiResponsesObject = {
+    [String(def.success.status)]: {
+      description: def.success.description,
+      headers: successHeaders,
+      content: { 'application/json': { schema: def.success.raw ? def.success.data : envelopeOf(def.success.data, def.success.list) } },
+    },
+  };
+  const byStatus = new Map<number, ErrorCode[]>();
+  for (const code of errorCodesOf(def)) byStatus.set(errorStatus[code], [...(byStatus.get(errorStatus[code]) ?? []), code]);
+  for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
+    const headers: Record<string, { description: string; schema: { type: 'string' | 'integer' } }> = { ...common };
+    if (status === 429) headers['Retry-After'] = { description: 'Seconds to wait', schema: { type: 'integer' } };
+    if (status === 401) headers['WWW-Authenticate'] = { description: 'Bearer', schema: { type: 'string' } };
+    responses[String(status) as `${4 | 5}${string}`] = {
+      description: `Error: ${codes.map((c) => `\`${c}\``).join(', ')}`,
+      headers,
+      content: { 'application/json': { schema: errorEnvelopeSchema } },
+    };
+  }
+
+  const operation: ZodOpenApiOperationObject = {
+    operationId: def.operationId,
+    summary: def.summary,
+    tags: [def.tag],
+    security: def.auth === false ? [] : [{ apiKey: [] }],
+    responses,
+  };
+  if (def.params || def.query) {
+    operation.requestParams = {};
+    if (def.params) operation.requestParams.path = def.params as z.ZodObject;
+    if (def.query) operation.requestParams.query = def.query as z.ZodObject;
+  }
+  if (def.body) {
+    operation.requestBody = { required: !def.bodyOptional, content: { 'application/json': { schema: def.body } } };
+  }
+  return operation;
+}
+
+/** The served contract, built from the same route declarations that validate requests. */
+export function buildOpenApiDocument(routes: readonly RouteDef[], serverUrl?: string) {
+  const paths: ZodOpenApiPathsObject = {};
+  for (const def of routes) {
+    const path = toOpenApiPath(def.path);
+    paths[path] = { ...paths[path], [def.method]: operationOf(def) };
+  }
+  return createDocument({
+    openapi: '3.1.0',
+    info: {
+      title: 'Concierge service',
+      version: CONTRACT_VERSION,
+      description: 'Management API for agents, deployments and the customer API key, and the concierge session interfaces.',
+    },
+    ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
+    components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'The customer API key (vak_...)' } } },
+    paths,
+  });
+}

@@ -1,0 +1,23 @@
+import type { Kysely } from 'kysely';
+import type { AgentTable } from '../agents/agent.table.js';
+import type { ApiKeyTable, UsageDailyTable } from '../api-keys/api-key.table.js';
+import type { CustomerTable } from '../customers/customer.table.js';
+import type { DeploymentTable } from '../deployments/deployment.table.js';
+import type { JobTable } from '../jobs/job.table.js';
+
+export interface ServiceFlagTable {
+  name: string;
+  created_at: string;
+}
+
+export interface Database {
+  customers: CustomerTable;
+  api_keys: ApiKeyTable;
+  usage_daily: UsageDailyTable;
+  agents: AgentTable;
+  jobs: JobTable;
+  deployments: DeploymentTable;
+  service_flags: ServiceFlagTable;
+}
+
+export type Db = Kysely<Database>;

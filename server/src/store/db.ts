@@ -1,0 +1,92 @@
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import SQLite from 'better-sqlite3';
+import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import pg from 'pg';
+import type { Database, Db } from './database.js';
+import { migrations } from './migrations/index.js';
+
+export type Dialect = 'sqlite' | 'postgres';
+
+export interface StoreOptions {
+  /** `postgres://...`: PostgreSQL; otherwise SQLite in `dataDir`. */
+  databaseUrl?: string | undefined;
+  dataDir: string;
+  /** PostgreSQL schema to work in (tests give each file its own); created when missing. */
+  pgSchema?: string;
+}
+
+export interface Store {
+  readonly db: Db;
+  readonly dialect: Dialect;
+  /** Where the data lives, without credentials: safe to log. */
+  readonly location: string;
+  ping(): Promise<void>;
+  close(): Promise<void>;
+}
+
+export const SQLITE_FILE = 'concierge.sqlite';
+
+/** Opens the store and applies every pending migration before anything else touches it. */
+export async function openStore(options: StoreOptions): Promise<Store> {
+  const store = options.databaseUrl ? await openPostgres(options.databaseUrl, options.pgSchema) : openSqlite(options.dataDir);
+  try {
+    await migrate(store.db);
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+  return store;
+}
+
+function openSqlite(dataDir: string): Store {
+  mkdirSync(dataDir, { recursive: true });
+  const file = join(dataDir, SQLITE_FILE);
+  const database = new SQLite(file);
+  // WAL lets readers run beside the writer; NORMAL sync is durable across process crashes
+  // (the WAL is fsynced at checkpoints), which is the failure this service must survive.
+  database.pragma('journal_mode = WAL');
+  database.pragma('synchronous = NORMAL');
+  database.pragma('foreign_keys = ON');
+  database.pragma('busy_timeout = 5000');
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  return {
+    db,
+    dialect: 'sqlite',
+    location: file,
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: () => db.destroy(),
+  };
+}
+
+async function openPostgres(url: string, schema: string | undefined): Promise<Store> {
+  if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid schema name ${schema}`);
+  const pool = new pg.Pool({
+    connectionString: url,
+    max: 10,
+    ...(schema ? { options: `-c search_path=${schema}` } : {}),
+  });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
+  if (schema) await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
+  const parsed = new URL(url);
+  return {
+    db,
+    dialect: 'postgres',
+    location: `postgres://${parsed.host}${parsed.pathname}${schema ? `#${schema}` : ''}`,
+    ping: async () => {
+      await sql`select 1`.execute(db);
+    },
+    close: () => db.destroy(),
+  };
+}
+
+async function migrate(db: Db): Promise<void> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error || failed) {
+    throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}

@@ -1,0 +1,7 @@
+import type { Migration } from 'kysely';
+import { management } from './2026-10-02-01-management.js';
+
+/** Every migration, in order. Names are timestamps so they sort the way they apply. */
+export const migrations: Record<string, Migration> = {
+  '2026-10-02-01-management': management,
+};

@@ -1,0 +1,55 @@
+import { z } from 'zod';
+import { AppError } from './errors.js';
+import { type RouteDef, defineRoute } from './http/route.js';
+import type { Store } from './store/db.js';
+
+export interface SystemRouteDeps {
+  store: Store;
+  /** The OpenAPI document; built on first request, not at start. */
+  openApi(): unknown;
+}
+
+const statusSchema = z.object({ status: z.literal('ok') });
+
+export function systemRoutes({ store, openApi }: SystemRouteDeps): RouteDef[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/healthz',
+      operationId: 'healthz',
+      summary: 'The process is up',
+      tag: 'System',
+      auth: false,
+      success: { status: 200, description: 'Up', data: statusSchema },
+      handler: () => ({ data: { status: 'ok' } }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/readyz',
+      operationId: 'readyz',
+      summary: 'The store is reachable',
+      tag: 'System',
+      auth: false,
+      errors: ['not_ready'],
+      success: { status: 200, description: 'Ready', data: statusSchema },
+      handler: async () => {
+        try {
+          await store.ping();
+        } catch {
+          throw new AppError('not_ready', 'The store is not reachable');
+        }
+        return { data: { status: 'ok' } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/openapi.json',
+      operationId: 'openapi',
+      summary: 'This document',
+      tag: 'System',
+      auth: false,
+      success: { status: 200, description: 'OpenAPI 3.1', data: z.record(z.string(), z.unknown()), raw: true },
+      handler: () => ({ data: openApi() }),
+    }),
+  ];
+}
