@@ -1,0 +1,193 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import pg from 'pg';
+import { describe } from 'vitest';
+import { type App, createApp } from '../src/app.js';
+import { loadConfig } from '../src/config.js';
+import { createCustomer } from '../src/customers/customer.service.js';
+import type { AgentGenerator } from '../src/jobs/agent-generator.js';
+import type { JobRunnerOptions } from '../src/jobs/job.runner.js';
+import { createLogger } from '../src/logger.js';
+
+export type StoreKind = 'sqlite' | 'postgres';
+export const TEST_DATABASE_URL = process.env.TEST_DATABASE_URL;
+
+/**
+ * Runs a suite once per store: always on SQLite, and on PostgreSQL when TEST_DATABASE_URL is
+ * set (otherwise that copy is reported as skipped, never as passed).
+ */
+export function describeEachStore(title: string, suite: (kind: StoreKind) => void): void {
+  describe(`${title} [sqlite]`, () => suite('sqlite'));
+  describe.skipIf(!TEST_DATABASE_URL)(`${title} [postgres]`, () => suite('postgres'));
+}
+
+export interface ServiceOptions {
+  rateLimitPerMinute?: number;
+  generator?: AgentGenerator;
+  jobs?: JobRunnerOptions;
+}
+
+export interface TestService {
+  readonly url: string;
+  readonly app: App;
+  /** Every log line the service wrote, for checks that secrets stay out of them. */
+  readonly logs: string[];
+  newCustomer(name?: string): Promise<{ customerId: string; apiKey: string }>;
+  /** Stops the service and starts a new one on the same data. */
+  restart(options?: ServiceOptions): Promise<TestService>;
+  close(): Promise<void>;
+}
+
+interface Place {
+  kind: StoreKind;
+  dataDir: string;
+  pgSchema?: string;
+}
+
+function newPlace(kind: StoreKind): Place {
+  const dataDir = mkdtempSync(join(tmpdir(), 'concierge-test-'));
+  if (kind === 'sqlite') return { kind, dataDir };
+  return { kind, dataDir, pgSchema: `t_${Math.random().toString(36).slice(2, 12)}` };
+}
+
+async function dropPlace(place: Place): Promise<void> {
+  rmSync(place.dataDir, { recursive: true, force: true });
+  if (place.pgSchema) {
+    const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await client.connect();
+    await client.query(`drop schema if exists ${place.pgSchema} cascade`);
+    await client.end();
+  }
+}
+
+async function startOn(place: Place, options: ServiceOptions): Promise<TestService> {
+  const env: NodeJS.ProcessEnv = {
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: place.dataDir,
+    LOG_LEVEL: 'info',
+    RATE_LIMIT_PER_MINUTE: String(options.rateLimitPerMinute ?? 100_000),
+  };
+  if (place.kind === 'postgres') env.DATABASE_URL = TEST_DATABASE_URL;
+  const logs: string[] = [];
+  const sink = new Writable({
+    write(chunk, _enc, done) {
+      logs.push(String(chunk));
+      done();
+    },
+  });
+  const app = await createApp({
+    config: loadConfig(env),
+    logger: createLogger('info', sink),
+    ...(options.generator ? { generator: options.generator } : {}),
+    jobs: { pollMs: 50, ...options.jobs },
+    ...(place.pgSchema ? { pgSchema: place.pgSchema } : {}),
+  });
+  const url = await app.listen();
+  let closed = false;
+  const stop = async () => {
+    if (closed) return;
+    closed = true;
+    await app.close();
+  };
+  return {
+    url,
+    app,
+    logs,
+    newCustomer: (name = 'Acme') => createCustomer(app.store.db, name),
+    async restart(next = options) {
+      await stop();
+      return startOn(place, next);
+    },
+    async close() {
+      await stop();
+      await dropPlace(place);
+    },
+  };
+}
+
+/** A real service on a random port over a fresh store of the given kind. */
+export function startService(kind: StoreKind, options: ServiceOptions = {}): Promise<TestService> {
+  return startOn(newPlace(kind), options);
+}
+
+export interface Reply<T = any> {
+  status: number;
+  headers: Headers;
+  body: T;
+}
+
+export interface CallOptions {
+  key?: string;
+  body?: unknown;
+  /** Sent as is, bypassing JSON encoding. */
+  raw?: string | Buffer;
+  headers?: Record<string, string>;
+}
+
+export async function call<T = any>(base: string, method: string, path: string, options: CallOptions = {}): Promise<Reply<T>> {
+  const headers: Record<string, string> = { ...options.headers };
+  if (options.key) headers.authorization = `Bearer ${options.key}`;
+  let body: string | Buffer | undefined;
+  if (options.raw !== undefined) body = options.raw;
+  else if (options.body !== undefined) {
+    body = JSON.stringify(options.body);
+    headers['content-type'] ??= 'application/json';
+  }
+  const res = await fetch(base + path, { method, headers, body });
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    // not JSON: the test sees the text
+  }
+  return { status: res.status, headers: res.headers, body: parsed as T };
+}
+
+/** A client bound to one service and key. */
+export function client(base: string, key?: string) {
+  const withKey = (o: CallOptions = {}) => ({ ...(key ? { key } : {}), ...o });
+  return {
+    get: (path: string, o?: CallOptions) => call(base, 'GET', path, withKey(o)),
+    post: (path: string, body?: unknown, o?: CallOptions) => call(base, 'POST', path, withKey({ ...(body !== undefined ? { body } : {}), ...o })),
+    put: (path: string, body?: unknown, o?: CallOptions) => call(base, 'PUT', path, withKey({ ...(body !== undefined ? { body } : {}), ...o })),
+    del: (path: string, o?: CallOptions) => call(base, 'DELETE', path, withKey(o)),
+  };
+}
+export type Client = ReturnType<typeof client>;
+
+export async function waitFor<T>(probe: () => Promise<T | undefined | false>, timeoutMs = 5_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error('timed out waiting');
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+/** Creates an agent and waits for its generation to finish; returns the agent id. */
+export async function createReadyAgent(api: Client, name = 'Front desk', description = 'Hotel concierge'): Promise<string> {
+  const created = await api.post('/api/v1/agents', { name, description });
+  if (created.status !== 202) throw new Error(`create agent: ${created.status} ${JSON.stringify(created.body)}`);
+  await waitFor(async () => (await api.get(`/api/v1/jobs/${created.body.data.job_id}/status`)).body.data.status === 'succeeded');
+  return created.body.data.agent_id;
+}
+
+export async function createPublishedAgent(api: Client, name?: string): Promise<string> {
+  const id = await createReadyAgent(api, name);
+  const published = await api.post(`/api/v1/agents/${id}/publish`);
+  if (published.status !== 200) throw new Error(`publish: ${published.status}`);
+  return id;
+}
+
+export function expectError(reply: Reply, status: number, code: string): void {
+  if (reply.status !== status || reply.body?.success !== false || reply.body?.error?.code !== code) {
+    throw new Error(`expected ${status} ${code}, got ${reply.status} ${JSON.stringify(reply.body)}`);
+  }
+  const requestId = reply.headers.get('x-request-id');
+  if (!requestId || reply.body.meta?.request_id !== requestId) throw new Error('error meta.request_id must equal X-Request-Id');
+}
