@@ -31,7 +31,7 @@ export const SQLITE_FILE = 'concierge.sqlite';
 export async function openStore(options: StoreOptions): Promise<Store> {
   const store = options.databaseUrl ? await openPostgres(options.databaseUrl, options.pgSchema) : openSqlite(options.dataDir);
   try {
-    await migrate(store.db);
+    await migrate(store.db, options.databaseUrl ? options.pgSchema : undefined);
   } catch (err) {
     await store.close();
     throw err;
@@ -82,8 +82,13 @@ async function openPostgres(url: string, schema: string | undefined): Promise<St
   };
 }
 
-async function migrate(db: Db): Promise<void> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => migrations } });
+async function migrate(db: Db, schema: string | undefined): Promise<void> {
+  // Kysely looks for its own tables across every schema unless told which one is ours.
+  const migrator = new Migrator({
+    db,
+    provider: { getMigrations: async () => migrations },
+    ...(schema ? { migrationTableSchema: schema } : {}),
+  });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
