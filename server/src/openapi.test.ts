@@ -1,0 +1,73 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, type TestService, startService } from '../test/harness.js';
+import { toOpenApiPath } from './openapi.js';
+
+interface ExpressLayer {
+  route?: { path: string; methods: Record<string, boolean> };
+}
+
+describe('GET /openapi.json', () => {
+  let service: TestService;
+  let doc: any;
+  beforeAll(async () => {
+    service = await startService('sqlite');
+    const res = await call(service.url, 'GET', '/openapi.json');
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/^application\/json/);
+    doc = res.body;
+  });
+  afterAll(() => service.close());
+
+  it('is a valid OpenAPI 3.1 document of contract version 2026-10-02', async () => {
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.version).toBe('2026-10-02');
+    const result = await new Validator().validate(doc);
+    expect(result.errors ?? []).toEqual([]);
+    expect(result.valid).toBe(true);
+  });
+
+  it('documents every route the app serves, and nothing it does not', () => {
+    // Read from Express's own router, not from our route list, so the check is independent.
+    const stack = (service.app.express as unknown as { router: { stack: ExpressLayer[] } }).router.stack;
+    const served = stack
+      .filter((layer) => layer.route)
+      .flatMap((layer) => Object.keys(layer.route!.methods).map((m) => `${m} ${toOpenApiPath(layer.route!.path)}`))
+      .sort();
+    const documented = Object.entries(doc.paths as Record<string, object>)
+      .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m} ${path}`))
+      .sort();
+    expect(documented).toEqual(served);
+    expect(served).toHaveLength(23);
+  });
+
+  it('describes request schemas, success envelopes and error responses', () => {
+    const list = doc.paths['/api/v1/agents'].get;
+    const params = Object.fromEntries(list.parameters.map((p: { name: string; in: string; schema: object }) => [p.name, p]));
+    expect(params.per_page).toMatchObject({ in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } });
+    expect(params.page.schema).toMatchObject({ type: 'integer', minimum: 1, default: 1 });
+    expect(params.status.schema.enum).toEqual(['generating', 'draft', 'published', 'failed']);
+    expect(Object.keys(list.responses).sort()).toEqual(['200', '400', '401', '429', '500']);
+    expect(list.security).toEqual([{ apiKey: [] }]);
+
+    const create = doc.paths['/api/v1/agents'].post;
+    expect(Object.keys(create.responses).sort()).toEqual(['202', '400', '401', '413', '415', '429', '500']);
+    expect(create.responses['202'].headers.Location).toBeDefined();
+    expect(create.requestBody.required).toBe(true);
+
+    const rotate = doc.paths['/api/v1/settings/api-key/rotate'].post;
+    expect(rotate.requestBody.required).toBe(false);
+    expect(Object.keys(doc.paths['/api/v1/deployments/{id}/activate'].post.responses)).toContain('409');
+    expect(doc.paths['/api/v1/deployments'].post.responses['201']).toBeDefined();
+
+    const schemas = doc.components.schemas;
+    for (const name of ['Agent', 'Deployment', 'CreatedDeployment', 'Job', 'JobAccepted', 'PageMeta', 'Error', 'ApiKeySettings', 'RotatedApiKey', 'Usage']) {
+      expect(schemas[name], name).toBeDefined();
+    }
+    expect(schemas.Error.properties.error.properties.code.enum).toContain('invalid_state');
+    expect(schemas.Agent.required).toEqual(expect.arrayContaining(['id', 'name', 'status']));
+    expect(schemas.CreateAgent.properties.name).toMatchObject({ type: 'string', minLength: 1, maxLength: 200 });
+    expect(schemas.CreateAgent.additionalProperties).toBe(false);
+    expect(doc.components.securitySchemes.apiKey).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer' }));
+  });
+});

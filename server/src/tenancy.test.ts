@@ -1,0 +1,66 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { type Client, client, createPublishedAgent, describeEachStore, expectError, type TestService, startService } from '../test/harness.js';
+
+/** A valid body for each route that takes one, so that only ownership can make it fail. */
+const validBodies: Record<string, unknown> = {
+  'put /api/v1/agents/:id': { name: 'Renamed by someone else' },
+  'put /api/v1/deployments/:id': { environment: 'development' },
+  'post /api/v1/deployments/:id/rotate-secret': { grace_period_s: 0 },
+};
+
+describeEachStore('tenant isolation', (kind) => {
+  let service: TestService;
+  let owner: Client;
+  let intruder: Client;
+  const ids: Record<string, string> = {};
+
+  beforeAll(async () => {
+    service = await startService(kind);
+    owner = client(service.url, (await service.newCustomer('Owner')).apiKey);
+    intruder = client(service.url, (await service.newCustomer('Intruder')).apiKey);
+    ids.agents = await createPublishedAgent(owner, 'Private agent');
+    ids.jobs = (await owner.get(`/api/v1/agents/${ids.agents}/generation-status`)).body.data.job_id;
+    const deployment = await owner.post('/api/v1/deployments', { agent_id: ids.agents, channel_config: { hook_url: 'https://owner.example/hook' } });
+    ids.deployments = deployment.body.data.id;
+    await owner.post(`/api/v1/deployments/${ids.deployments}/activate`);
+  });
+  afterAll(() => service.close());
+
+  it("answers 404 on every route that names another customer's resource, and changes nothing", async () => {
+    const before = {
+      agent: (await owner.get(`/api/v1/agents/${ids.agents}`)).body.data,
+      deployment: (await owner.get(`/api/v1/deployments/${ids.deployments}`)).body.data,
+    };
+    const withIds = service.app.routes.filter((r) => r.path.includes(':id'));
+    expect(withIds).toHaveLength(13);
+    for (const route of withIds) {
+      const collection = route.path.split('/')[3]!;
+      const id = ids[collection];
+      if (!id) throw new Error(`no fixture id for ${route.path}: add one so the route is checked`);
+      const path = route.path.replace(':id', id);
+      const body = validBodies[`${route.method} ${route.path}`];
+      const reply =
+        route.method === 'get'
+          ? await intruder.get(path)
+          : route.method === 'delete'
+            ? await intruder.del(path)
+            : route.method === 'put'
+              ? await intruder.put(path, body)
+              : await intruder.post(path, body);
+      expectError(reply, 404, 'not_found');
+    }
+    expect((await owner.get(`/api/v1/agents/${ids.agents}`)).body.data).toEqual(before.agent);
+    expect((await owner.get(`/api/v1/deployments/${ids.deployments}`)).body.data).toEqual(before.deployment);
+  });
+
+  it("lists, filters and creates never reach another customer's rows", async () => {
+    expect((await intruder.get('/api/v1/agents')).body.meta.total_count).toBe(0);
+    expect((await intruder.get('/api/v1/agents?search=private')).body.meta.total_count).toBe(0);
+    expect((await intruder.get('/api/v1/deployments')).body.meta.total_count).toBe(0);
+    expect((await intruder.get(`/api/v1/deployments?agent_id=${ids.agents}`)).body.meta.total_count).toBe(0);
+    expectError(await intruder.post('/api/v1/deployments', { agent_id: ids.agents }), 404, 'not_found');
+    const usage = (await intruder.get('/api/v1/settings/api-key/usage')).body.data;
+    expect(usage.by_route.every((r: { route: string }) => !r.route.includes(ids.agents!))).toBe(true);
+    expect((await owner.get('/api/v1/agents')).body.meta.total_count).toBe(1);
+  });
+});
