@@ -34,7 +34,9 @@ export class ConfigError extends Error {}
 
 /** Parses the environment once; every problem is reported at start, not at first use. */
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = envSchema.safeParse(env);
+  // An empty variable means unset, as in most tools (`DATABASE_URL= npm start`).
+  const present = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== ''));
+  const parsed = envSchema.safeParse(present);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`);
     throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);

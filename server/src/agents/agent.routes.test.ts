@@ -6,8 +6,8 @@ import type { AgentGenerator } from '../jobs/agent-generator.js';
 function heldGenerator() {
   const waiting: Array<() => void> = [];
   const generator: AgentGenerator = {
-    async generate({ name }, report) {
-      await report(10);
+    async generate({ name }, { reportProgress }) {
+      await reportProgress(10);
       await new Promise<void>((resolve) => waiting.push(resolve));
       return { greeting: `Hi from ${name}` };
     },

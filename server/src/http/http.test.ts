@@ -74,7 +74,7 @@ describeEachStore('HTTP edge', (kind) => {
         duplex: 'half',
       } as RequestInit);
       expect(streamed.status).toBe(413);
-      expect((await streamed.json()).error.code).toBe('payload_too_large');
+      expect(((await streamed.json()) as { error: { code: string } }).error.code).toBe('payload_too_large');
       expect((await api.get('/api/v1/agents')).status).toBe(200);
     });
 

@@ -3,7 +3,13 @@
  * deterministic; a model-backed generator plugs in through the same interface.
  */
 export interface AgentGenerator {
-  generate(input: GenerationInput, reportProgress: (percent: number) => Promise<void>): Promise<Record<string, unknown>>;
+  generate(input: GenerationInput, control: GenerationControl): Promise<Record<string, unknown>>;
+}
+
+export interface GenerationControl {
+  reportProgress(percent: number): Promise<void>;
+  /** Aborted when the node stops: the job goes back to the queue and the result is not wanted. */
+  signal: AbortSignal;
 }
 
 export interface GenerationInput {
@@ -12,7 +18,7 @@ export interface GenerationInput {
 }
 
 export const templateGenerator: AgentGenerator = {
-  async generate({ name, description }, reportProgress) {
+  async generate({ name, description }, { reportProgress }) {
     const purpose = description?.trim() || `help visitors on behalf of ${name}`;
     await reportProgress(50);
     return {

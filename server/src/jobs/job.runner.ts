@@ -13,6 +13,8 @@ export interface JobRunnerOptions {
 }
 
 const DEFAULTS = { leaseMs: 30_000, pollMs: 1_000, maxAttempts: 3 };
+/** How long a stop waits for an aborted generation to wind down before leaving it behind. */
+const STOP_GRACE_MS = 2_000;
 
 /**
  * Runs agent generation jobs from the store, one at a time per node. Jobs are claimed with a
@@ -26,6 +28,7 @@ export class JobRunner {
   private current: string | undefined;
   private stopped = true;
   private again = false;
+  private abort = new AbortController();
 
   constructor(
     private readonly db: Db,
@@ -38,6 +41,7 @@ export class JobRunner {
 
   start(): void {
     this.stopped = false;
+    this.abort = new AbortController();
     this.timer = setInterval(() => this.poke(), this.options.pollMs);
     this.timer.unref();
     this.poke();
@@ -64,10 +68,13 @@ export class JobRunner {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.timer);
+    this.abort.abort();
     const current = this.current;
     if (current) await releaseJobs(this.db, [current], isoNow()).catch(() => undefined);
-    // The in-flight generation may still finish; its writes are guarded by the job's status.
-    await this.running;
+    // A generator that ignores the abort is left behind: once stopped, nothing it returns is written.
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([this.running, new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_GRACE_MS)))]);
+    clearTimeout(timer);
   }
 
   private async drain(): Promise<void> {
@@ -98,10 +105,13 @@ export class JobRunner {
         await this.fail(job.id, job.agent_id, 'the agent was deleted');
         return;
       }
-      const spec = await this.generator.generate(agent, async (percent) => {
-        if (this.stopped) throw new Error('runner stopped');
-        const progress = Math.max(0, Math.min(99, Math.round(percent)));
-        await updateJob(this.db, job.id, { progress, lease_expires_at: isoIn(this.options.leaseMs), updated_at: isoNow() });
+      const spec = await this.generator.generate(agent, {
+        signal: this.abort.signal,
+        reportProgress: async (percent) => {
+          if (this.stopped) throw new Error('runner stopped');
+          const progress = Math.max(0, Math.min(99, Math.round(percent)));
+          await updateJob(this.db, job.id, { progress, lease_expires_at: isoIn(this.options.leaseMs), updated_at: isoNow() });
+        },
       });
       if (this.stopped) return;
       const now = isoNow();
