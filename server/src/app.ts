@@ -2,13 +2,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import type { Logger } from 'pino';
-import { pinoHttp } from 'pino-http';
 import { agentRoutes } from './agents/agent.routes.js';
 import { apiKeyRoutes } from './api-keys/api-key.routes.js';
 import { UsageRecorder } from './api-keys/usage.recorder.js';
 import type { Config } from './config.js';
 import { deploymentRoutes } from './deployments/deployment.routes.js';
 import { perKeyRateLimit, requirePrincipal, resolvePrincipal } from './http/auth.js';
+import { accessLog } from './http/access-log.js';
 import { errorHandler, notFoundRoute } from './http/error-handler.js';
 import { requestId } from './http/request-id.js';
 import { mountRoutes, type RouteDef } from './http/route.js';
@@ -61,17 +61,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   app.disable('x-powered-by');
   app.disable('etag');
   app.use(requestId);
-  app.use(
-    pinoHttp({
-      logger,
-      genReqId: (_req, res) => (res as express.Response).locals.requestId,
-      serializers: {
-        req: (req: { id: string; method: string; url: string }) => ({ id: req.id, method: req.method, url: req.url }),
-        res: (res: { statusCode: number }) => ({ statusCode: res.statusCode }),
-      },
-      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-    }),
-  );
+  app.use(accessLog(logger));
+
   app.use('/api/v1', resolvePrincipal(db, usage), perKeyRateLimit(config.rateLimitPerMinute), requirePrincipal);
   mountRoutes(app, routes);
   app.use(notFoundRoute);

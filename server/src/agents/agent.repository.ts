@@ -3,15 +3,26 @@ import type { Db } from '../store/database.js';
 import type { AgentStatus, AgentTable } from './agent.table.js';
 
 export type AgentRow = AgentTable;
-export type AgentPatch = Partial<Omit<AgentRow, 'id' | 'customer_id' | 'created_at'>>;
+/** Status is changed only through {@link transitionAgent}, which keeps the counts right. */
+export type AgentPatch = Partial<Omit<AgentRow, 'id' | 'customer_id' | 'created_at' | 'status'>>;
 
 export interface AgentFilter {
   status?: AgentStatus | undefined;
   search?: string | undefined;
 }
 
+async function addToCount(db: Db, customerId: string, status: AgentStatus, delta: number): Promise<void> {
+  await db
+    .insertInto('agent_counts')
+    .values({ customer_id: customerId, status, count: delta })
+    .onConflict((oc) => oc.columns(['customer_id', 'status']).doUpdateSet((eb) => ({ count: eb('agent_counts.count', '+', eb.ref('excluded.count')) })))
+    .execute();
+}
+
+/** Call inside a transaction: the row and its count change together. */
 export async function insertAgent(db: Db, row: AgentRow): Promise<void> {
   await db.insertInto('agents').values(row).execute();
+  await addToCount(db, row.customer_id, row.status, 1);
 }
 
 export async function findAgent(db: Db, customerId: string, id: string): Promise<AgentRow | undefined> {
@@ -32,6 +43,17 @@ function filtered(db: Db, customerId: string, filter: AgentFilter) {
   return query;
 }
 
+async function countAgents(db: Db, customerId: string, filter: AgentFilter): Promise<number> {
+  if (filter.search) {
+    const row = await filtered(db, customerId, filter).select((eb) => eb.fn.countAll().as('total')).executeTakeFirstOrThrow();
+    return Number(row.total);
+  }
+  let query = db.selectFrom('agent_counts').select((eb) => eb.fn.sum<number>('count').as('total')).where('customer_id', '=', customerId);
+  if (filter.status) query = query.where('status', '=', filter.status);
+  const row = await query.executeTakeFirst();
+  return Number(row?.total ?? 0);
+}
+
 export async function listAgents(
   db: Db,
   customerId: string,
@@ -41,20 +63,37 @@ export async function listAgents(
 ): Promise<{ rows: AgentRow[]; total: number }> {
   const [rows, count] = await Promise.all([
     filtered(db, customerId, filter).selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
-    filtered(db, customerId, filter).select((eb) => eb.fn.countAll().as('total')).executeTakeFirstOrThrow(),
+    countAgents(db, customerId, filter),
   ]);
-  return { rows, total: Number(count.total) };
+  return { rows, total: count };
 }
 
 export async function updateAgent(db: Db, customerId: string, id: string, patch: AgentPatch): Promise<void> {
   await db.updateTable('agents').set(patch).where('customer_id', '=', customerId).where('id', '=', id).execute();
 }
 
-/** Moves a still-generating agent on; an agent edited or deleted meanwhile is left alone. */
-export async function finishGeneration(db: Db, id: string, patch: AgentPatch): Promise<void> {
-  await db.updateTable('agents').set(patch).where('id', '=', id).where('status', '=', 'generating').execute();
+/**
+ * Moves an agent from `from` to `to` (with the rest of `patch`) only if it is still in `from`,
+ * so a racing writer cannot be overwritten. Call inside a transaction. True when it moved.
+ */
+export async function transitionAgent(db: Db, id: string, from: AgentStatus, to: AgentStatus, patch: AgentPatch): Promise<boolean> {
+  const moved = await db
+    .updateTable('agents')
+    .set({ ...patch, status: to })
+    .where('id', '=', id)
+    .where('status', '=', from)
+    .returning('customer_id')
+    .executeTakeFirst();
+  if (!moved) return false;
+  if (from !== to) {
+    await addToCount(db, moved.customer_id, from, -1);
+    await addToCount(db, moved.customer_id, to, 1);
+  }
+  return true;
 }
 
+/** Call inside a transaction: the row and its count change together. */
 export async function deleteAgent(db: Db, customerId: string, id: string): Promise<void> {
-  await db.deleteFrom('agents').where('customer_id', '=', customerId).where('id', '=', id).execute();
+  const gone = await db.deleteFrom('agents').where('customer_id', '=', customerId).where('id', '=', id).returning('status').executeTakeFirst();
+  if (gone) await addToCount(db, customerId, gone.status, -1);
 }

@@ -236,6 +236,12 @@ describeEachStore('agents', (kind) => {
       const published = await fresh.get('/api/v1/agents?status=published');
       expect(published.body.data.map((a: { id: string }) => a.id)).toEqual([first.id]);
       expect((await fresh.get('/api/v1/agents?status=draft&search=desk')).body.meta.total_count).toBe(3);
+      // Totals without search come from maintained counts: they must follow every change.
+      const totals = async () =>
+        Promise.all(['', '?status=draft', '?status=published', '?status=generating'].map(async (qs) => (await fresh.get(`/api/v1/agents${qs}`)).body.meta.total_count));
+      expect(await totals()).toEqual([5, 4, 1, 0]);
+      await fresh.del(`/api/v1/agents/${first.id}`);
+      expect(await totals()).toEqual([4, 4, 0, 0]);
       expectError(await fresh.get('/api/v1/agents?status=archived'), 400, 'invalid_request');
     });
   });

@@ -15,6 +15,7 @@ import {
   findAgent,
   insertAgent,
   listAgents,
+  transitionAgent,
   updateAgent,
 } from './agent.repository.js';
 import type { Agent, CreateAgentInput, UpdateAgentInput } from './agent.schemas.js';
@@ -116,13 +117,14 @@ export async function publishAgent(db: Db, customerId: string, id: string): Prom
   }
   const changed = row.agent_spec !== row.draft_spec || row.version === 0;
   const patch: AgentPatch = {
-    status: 'published',
     agent_spec: row.draft_spec,
     version: changed ? row.version + 1 : row.version,
     updated_at: changed || row.status !== 'published' ? isoNow() : row.updated_at,
   };
-  await updateAgent(db, customerId, id, patch);
-  return toAgent({ ...row, ...patch });
+  const moved = await db.transaction().execute((trx) => transitionAgent(trx, id, row.status, 'published', patch));
+  // Someone else changed the agent between our read and write: report it rather than guess.
+  if (!moved) throw invalidState('The agent changed while publishing; retry');
+  return toAgent({ ...row, ...patch, status: 'published' });
 }
 
 export async function getAgentSpec(db: Db, customerId: string, id: string) {

@@ -19,3 +19,9 @@ export interface AgentTable {
   created_at: string;
   updated_at: string;
 }
+
+export interface AgentCountTable {
+  customer_id: string;
+  status: AgentStatus;
+  count: number;
+}

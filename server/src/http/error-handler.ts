@@ -7,14 +7,14 @@ export const notFoundRoute: RequestHandler = () => {
 };
 
 /** Renders every error as the contract's envelope; anything unexpected becomes a logged 500. */
-export const errorHandler: ErrorRequestHandler = (err, req, res, _next) => {
+export const errorHandler: ErrorRequestHandler = (err, _req, res, _next) => {
   let appError: AppError;
   if (err instanceof AppError) appError = err;
   else if (err instanceof URIError || (err?.status === 400 && /decode param/i.test(String(err.message)))) {
     // A path that does not even decode cannot name an existing resource.
     appError = new AppError('not_found', 'Resource not found');
   } else {
-    req.log?.error({ err, request_id: res.locals.requestId }, 'unhandled error');
+    res.locals.logger?.error({ err, request_id: res.locals.requestId }, 'unhandled error');
     appError = new AppError('internal_error', 'Internal error');
   }
   if (res.headersSent) {

@@ -121,7 +121,7 @@ describeEachStore('HTTP edge', (kind) => {
       const rotated = (await api.post('/api/v1/settings/api-key/rotate', { grace_period_s: 60 })).body.data.key;
       await client(service.url, rotated).get('/api/v1/agents');
       const logs = service.logs.join('');
-      expect(logs).toContain('"url":"/api/v1/agents"');
+      expect(logs).toContain('"url":"/api/v1/agents","status":200');
       expect(logs).not.toContain(apiKey);
       expect(logs).not.toContain(rotated);
       expect(logs.toLowerCase()).not.toContain('bearer');

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { findAgentById, finishGeneration } from '../agents/agent.repository.js';
+import { findAgentById, transitionAgent } from '../agents/agent.repository.js';
 import { isoIn, isoNow } from '../shared/time.js';
 import type { Db } from '../store/database.js';
 import type { AgentGenerator } from './agent-generator.js';
@@ -117,7 +117,7 @@ export class JobRunner {
       const now = isoNow();
       const text = JSON.stringify(spec);
       await this.db.transaction().execute(async (trx) => {
-        await finishGeneration(trx, job.agent_id, { status: 'draft', generated_spec: text, draft_spec: text, updated_at: now });
+        await transitionAgent(trx, job.agent_id, 'generating', 'draft', { generated_spec: text, draft_spec: text, updated_at: now });
         await updateJob(trx, job.id, { status: 'succeeded', progress: 100, error: null, lease_expires_at: null, updated_at: now });
       });
     } catch (err) {
@@ -136,7 +136,7 @@ export class JobRunner {
   private async fail(jobId: string, agentId: string, error: string): Promise<void> {
     const now = isoNow();
     await this.db.transaction().execute(async (trx) => {
-      await finishGeneration(trx, agentId, { status: 'failed', updated_at: now });
+      await transitionAgent(trx, agentId, 'generating', 'failed', { updated_at: now });
       await updateJob(trx, jobId, { status: 'failed', error, lease_expires_at: null, updated_at: now });
     });
   }

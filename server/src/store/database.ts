@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { AgentTable } from '../agents/agent.table.js';
+import type { AgentCountTable, AgentTable } from '../agents/agent.table.js';
 import type { ApiKeyTable, UsageDailyTable } from '../api-keys/api-key.table.js';
 import type { CustomerTable } from '../customers/customer.table.js';
 import type { DeploymentTable } from '../deployments/deployment.table.js';
@@ -15,6 +15,7 @@ export interface Database {
   api_keys: ApiKeyTable;
   usage_daily: UsageDailyTable;
   agents: AgentTable;
+  agent_counts: AgentCountTable;
   jobs: JobTable;
   deployments: DeploymentTable;
   service_flags: ServiceFlagTable;
