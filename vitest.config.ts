@@ -6,6 +6,6 @@ export default defineConfig({
     pool: 'forks',
     testTimeout: 20_000,
     hookTimeout: 30_000,
-    reporters: ['default'],
+    reporters: ['default', './server/test/summary-reporter.ts'],
   },
 });
