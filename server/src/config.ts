@@ -13,8 +13,6 @@ const envSchema = z.object({
     .optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  NODE_ENV: z.string().optional(),
-  HOOK_ALLOWED_HOSTS: z.string().default(''),
 });
 
 export interface Config {
@@ -26,8 +24,6 @@ export interface Config {
   readonly databaseUrl: string | undefined;
   readonly rateLimitPerMinute: number;
   readonly logLevel: string;
-  readonly production: boolean;
-  readonly hookAllowedHosts: readonly string[];
 }
 
 export class ConfigError extends Error {}
@@ -50,11 +46,5 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: e.DATABASE_URL,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     logLevel: e.LOG_LEVEL,
-    production: e.NODE_ENV === 'production',
-    hookAllowedHosts: Object.freeze(
-      e.HOOK_ALLOWED_HOSTS.split(',')
-        .map((h) => h.trim().toLowerCase())
-        .filter(Boolean),
-    ),
   });
 }

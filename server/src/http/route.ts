@@ -65,7 +65,7 @@ export function defineRoute<P extends z.ZodType = z.ZodType, Q extends z.ZodType
   return def as unknown as RouteDef;
 }
 
-export function detailsOf(error: z.ZodError, root: string): ErrorDetail[] {
+function detailsOf(error: z.ZodError, root: string): ErrorDetail[] {
   return error.issues.map((issue) => ({
     path: issue.path.length ? issue.path.map(String).join('.') : root,
     message: issue.message,

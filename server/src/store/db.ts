@@ -6,8 +6,6 @@ import pg from 'pg';
 import type { Database, Db } from './database.js';
 import { migrations } from './migrations/index.js';
 
-export type Dialect = 'sqlite' | 'postgres';
-
 export interface StoreOptions {
   /** `postgres://...`: PostgreSQL; otherwise SQLite in `dataDir`. */
   databaseUrl?: string | undefined;
@@ -18,14 +16,13 @@ export interface StoreOptions {
 
 export interface Store {
   readonly db: Db;
-  readonly dialect: Dialect;
   /** Where the data lives, without credentials: safe to log. */
   readonly location: string;
   ping(): Promise<void>;
   close(): Promise<void>;
 }
 
-export const SQLITE_FILE = 'concierge.sqlite';
+const SQLITE_FILE = 'concierge.sqlite';
 
 /** Opens the store and applies every pending migration before anything else touches it. */
 export async function openStore(options: StoreOptions): Promise<Store> {
@@ -52,7 +49,6 @@ function openSqlite(dataDir: string): Store {
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   return {
     db,
-    dialect: 'sqlite',
     location: file,
     ping: async () => {
       await sql`select 1`.execute(db);
@@ -96,7 +92,6 @@ async function openPostgres(url: string, schema: string | undefined): Promise<St
   const parsed = new URL(url);
   return {
     db,
-    dialect: 'postgres',
     location: `postgres://${parsed.host}${parsed.pathname}${schema ? `#${schema}` : ''}`,
     ping: async () => {
       await sql`select 1`.execute(db);
