@@ -66,7 +66,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   app.use('/api/v1', resolvePrincipal(db, usage), perKeyRateLimit(config.rateLimitPerMinute), requirePrincipal);
   mountRoutes(app, routes);
   app.use(notFoundRoute);
-  app.use(errorHandler);
+  app.use(errorHandler(logger));
 
   const server = createServer(app);
   // Slow-loris guard: a client gets this long to send its headers.

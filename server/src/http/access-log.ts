@@ -17,7 +17,6 @@ export function accessLog(logger: Logger): RequestHandler {
         else logger.info(line, 'request');
       });
     }
-    res.locals.logger = logger;
     next();
   };
 }

@@ -1,4 +1,5 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import { sendError } from './envelope.js';
 
@@ -7,14 +8,14 @@ export const notFoundRoute: RequestHandler = () => {
 };
 
 /** Renders every error as the contract's envelope; anything unexpected becomes a logged 500. */
-export const errorHandler: ErrorRequestHandler = (err, _req, res, _next) => {
+export const errorHandler = (logger: Logger): ErrorRequestHandler => (err, _req, res, _next) => {
   let appError: AppError;
   if (err instanceof AppError) appError = err;
   else if (err instanceof URIError || (err?.status === 400 && /decode param/i.test(String(err.message)))) {
     // A path that does not even decode cannot name an existing resource.
     appError = new AppError('not_found', 'Resource not found');
   } else {
-    res.locals.logger?.error({ err, request_id: res.locals.requestId }, 'unhandled error');
+    logger.error({ err, request_id: res.locals.requestId }, 'unhandled error');
     appError = new AppError('internal_error', 'Internal error');
   }
   if (res.headersSent) {
