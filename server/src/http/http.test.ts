@@ -78,11 +78,14 @@ describeEachStore('HTTP edge', (kind) => {
       expect((await api.get('/api/v1/agents')).status).toBe(200);
     });
 
-    it('ignores no body on body-less POSTs but refuses a non-empty one', async () => {
-      const res = await api.post('/api/v1/deployments/00000000-0000-4000-8000-000000000000/activate', undefined, { raw: '{}', headers: { 'content-type': 'application/json' } });
-      expectError(res, 404, 'not_found');
-      const d = await api.post('/api/v1/settings/api-key/rotate', { grace_period_s: 5, surprise: 1 });
-      expectError(d, 400, 'invalid_request');
+    it('accepts {} on body-less POSTs but refuses a non-empty body there', async () => {
+      const unknown = '/api/v1/deployments/00000000-0000-4000-8000-000000000000/activate';
+      // {} passes body validation, so the request reaches the handler and its 404.
+      expectError(await api.post(unknown, {}), 404, 'not_found');
+      // Anything in the body is refused before the handler runs.
+      const refused = await api.post(unknown, { force: true });
+      expectError(refused, 400, 'invalid_request');
+      expect(refused.body.error.details[0].path).toBe('body');
     });
   });
 
