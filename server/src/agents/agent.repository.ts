@@ -1,6 +1,25 @@
 import { sql } from 'kysely';
 import type { Db } from '../store/database.js';
+import { type FieldKind, jsonArrayText, jsonRowOf } from '../store/json-shape.js';
+import type { Agent } from './agent.schemas.js';
 import type { AgentStatus, AgentTable } from './agent.table.js';
+
+/** The public agent, field by field, as read from its columns: the one place the two meet. */
+export const AGENT_SHAPE = {
+  id: 'value',
+  name: 'value',
+  description: 'value',
+  status: 'value',
+  version: 'value',
+  agent_spec: 'json',
+  draft_spec: 'json',
+  generated_spec: 'json',
+  test_mode_enabled: 'flag',
+  created_at: 'value',
+  updated_at: 'value',
+  project_id: 'value',
+  knowledge_base_id: 'value',
+} as const satisfies Record<keyof Agent, FieldKind>;
 
 export type AgentRow = AgentTable;
 /** Status is changed only through {@link transitionAgent}, which keeps the counts right. */
@@ -43,29 +62,32 @@ function filtered(db: Db, customerId: string, filter: AgentFilter) {
   return query;
 }
 
-async function countAgents(db: Db, customerId: string, filter: AgentFilter): Promise<number> {
-  if (filter.search) {
-    const row = await filtered(db, customerId, filter).select((eb) => eb.fn.countAll().as('total')).executeTakeFirstOrThrow();
-    return Number(row.total);
-  }
-  let query = db.selectFrom('agent_counts').select((eb) => eb.fn.sum<number>('count').as('total')).where('customer_id', '=', customerId);
+function countOf(db: Db, customerId: string, filter: AgentFilter) {
+  if (filter.search) return filtered(db, customerId, filter).select((eb) => eb.fn.countAll<number | string>().as('total'));
+  let query = db.selectFrom('agent_counts').select((eb) => eb.fn.sum<number | string | null>('count').as('total')).where('customer_id', '=', customerId);
   if (filter.status) query = query.where('status', '=', filter.status);
-  const row = await query.executeTakeFirst();
-  return Number(row?.total ?? 0);
+  return query;
 }
 
-export async function listAgents(
+/** A page of agents as a JSON array text (each row built by the database) and the filter's total. */
+export async function listAgentsJson(
   db: Db,
   customerId: string,
   filter: AgentFilter,
   limit: number,
   offset: number,
-): Promise<{ rows: AgentRow[]; total: number }> {
+): Promise<{ items: string; total: number }> {
   const [rows, count] = await Promise.all([
-    filtered(db, customerId, filter).selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
-    countAgents(db, customerId, filter),
+    filtered(db, customerId, filter)
+      .select(jsonRowOf(db, AGENT_SHAPE).as('item'))
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(limit)
+      .offset(offset)
+      .execute(),
+    countOf(db, customerId, filter).executeTakeFirst(),
   ]);
-  return { rows, total: count };
+  return { items: jsonArrayText(rows.map((row) => row.item)), total: Number(count?.total ?? 0) };
 }
 
 export async function updateAgent(db: Db, customerId: string, id: string, patch: AgentPatch): Promise<void> {

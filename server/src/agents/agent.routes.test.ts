@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Client, client, createReadyAgent, describeEachStore, expectError, type TestService, startService, waitFor } from '../../test/harness.js';
+import { type Client, client, createPublishedAgent, createReadyAgent, describeEachStore, expectError, type TestService, startService, waitFor } from '../../test/harness.js';
 import type { AgentGenerator } from '../jobs/agent-generator.js';
 
 /** A generator the test releases by hand, to hold agents in `generating`. */
@@ -191,6 +191,21 @@ describeEachStore('agents', (kind) => {
       expect(res.status).toBe(200);
       expect(res.body.meta).toEqual({ page: 1, per_page: 20, total_count: 5, total_pages: 1 });
       expect(res.body.data.map((a: { name: string }) => a.name)).toEqual([...names].reverse());
+    });
+
+    it('lists each agent exactly as GET shows it: specs, flags, nulls and odd text', async () => {
+      // The list is serialised by the database; GET goes through JavaScript. They must agree.
+      const shapes = client(service.url, (await service.newCustomer('Shapes')).apiKey);
+      const plain = await createReadyAgent(shapes, 'Plain', 'line\nbreak "quoted" \u2603');
+      const rich = await createPublishedAgent(shapes, 'Rich');
+      const spec = { greeting: 'Hi "there" \\ \u00e9', nested: { list: [1, 2.5, null, true], empty: {} } };
+      const updated = await shapes.put(`/api/v1/agents/${rich}`, { test_mode_enabled: true, project_id: 'proj-1', draft_spec: spec });
+      expect(updated.status).toBe(200);
+      const listed = (await shapes.get('/api/v1/agents')).body.data;
+      const single = await Promise.all([rich, plain].map(async (id) => (await shapes.get(`/api/v1/agents/${id}`)).body.data));
+      expect(listed).toEqual(single);
+      expect(listed[0]).toMatchObject({ test_mode_enabled: true, project_id: 'proj-1', draft_spec: spec, status: 'published' });
+      expect(listed[1]).toMatchObject({ test_mode_enabled: false, agent_spec: null, knowledge_base_id: null, version: 0 });
     });
 
     it('pages with total_pages = ceil(total/per_page) and an empty page past the end', async () => {

@@ -1,3 +1,4 @@
+import { JsonText } from '../http/envelope.js';
 import { type RouteDef, defineRoute } from '../http/route.js';
 import { jobAcceptedSchema, jobSchema } from '../jobs/job.schemas.js';
 import { getLatestJobForAgent } from '../jobs/job.service.js';
@@ -31,8 +32,10 @@ export function agentRoutes({ db, onJobQueued }: AgentRouteDeps): RouteDef[] {
       tag: 'Agents',
       query: listAgentsQuery,
       success: { status: 200, description: 'A page of agents', data: agentSchema.array(), list: true },
-      handler: ({ principal, query: { page, per_page, status, search } }) =>
-        listAgentsPage(db, principal.customerId, { status, search }, { page, per_page }),
+      handler: async ({ principal, query: { page, per_page, status, search } }) => {
+        const { itemsJson, meta } = await listAgentsPage(db, principal.customerId, { status, search }, { page, per_page });
+        return { data: new JsonText(itemsJson), meta };
+      },
     }),
     defineRoute({
       method: 'post',

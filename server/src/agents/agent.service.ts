@@ -3,40 +3,26 @@ import { type Page, offsetOf, pageMeta } from '../http/pagination.js';
 import { countActiveDeploymentsOfAgent } from '../deployments/deployment.repository.js';
 import { deleteJobsOfAgent, insertJob } from '../jobs/job.repository.js';
 import { pollingUrlOf } from '../jobs/job.service.js';
-import { fromJsonColumn, toJsonColumn } from '../shared/json-column.js';
+import { toJsonColumn } from '../shared/json-column.js';
 import { newId } from '../shared/random.js';
 import { isoNow } from '../shared/time.js';
 import type { Db } from '../store/database.js';
+import { shapeRow } from '../store/json-shape.js';
 import {
   type AgentFilter,
   type AgentPatch,
+  AGENT_SHAPE,
   type AgentRow,
   deleteAgent,
   findAgent,
   insertAgent,
-  listAgents,
+  listAgentsJson,
   transitionAgent,
   updateAgent,
 } from './agent.repository.js';
 import type { Agent, CreateAgentInput, UpdateAgentInput } from './agent.schemas.js';
 
-export function toAgent(row: AgentRow): Agent {
-  return {
-    id: row.id,
-    name: row.name,
-    description: row.description,
-    status: row.status,
-    version: row.version,
-    agent_spec: fromJsonColumn(row.agent_spec),
-    draft_spec: fromJsonColumn(row.draft_spec),
-    generated_spec: fromJsonColumn(row.generated_spec),
-    test_mode_enabled: row.test_mode_enabled === 1,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-    project_id: row.project_id,
-    knowledge_base_id: row.knowledge_base_id,
-  };
-}
+export const toAgent = (row: AgentRow): Agent => shapeRow(AGENT_SHAPE, row);
 
 const searchTextOf = (name: string, description: string | null): string => `${name}\n${description ?? ''}`.toLowerCase();
 
@@ -47,8 +33,8 @@ export async function requireAgent(db: Db, customerId: string, id: string): Prom
 }
 
 export async function listAgentsPage(db: Db, customerId: string, filter: AgentFilter, page: Page) {
-  const { rows, total } = await listAgents(db, customerId, filter, page.per_page, offsetOf(page));
-  return { data: rows.map(toAgent), meta: pageMeta(page, total) };
+  const { items, total } = await listAgentsJson(db, customerId, filter, page.per_page, offsetOf(page));
+  return { itemsJson: items, meta: pageMeta(page, total) };
 }
 
 /** Creates the agent in `generating` with its durable generation job, in one transaction. */

@@ -30,8 +30,19 @@ export function envelopeOf<T extends z.ZodType>(data: T, list = false) {
   return z.object({ success: z.literal(true), data, meta: list ? pageMetaSchema : emptyMetaSchema });
 }
 
+/** Data the store has already serialised (a page built as JSON by the database): spliced in as is. */
+export class JsonText {
+  constructor(readonly text: string) {}
+}
+
+const JSON_TYPE = 'application/json; charset=utf-8';
+
 export function sendSuccess(res: Response, status: number, data: unknown, meta: object = {}): void {
-  res.status(status).json({ success: true, data, meta });
+  const body =
+    data instanceof JsonText
+      ? `{"success":true,"data":${data.text},"meta":${JSON.stringify(meta)}}`
+      : JSON.stringify({ success: true, data, meta });
+  res.status(status).set('Content-Type', JSON_TYPE).send(body);
 }
 
 export function sendError(res: Response, err: AppError): void {
