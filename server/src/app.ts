@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import type { Logger } from 'pino';
 import { agentRoutes } from './agents/agent.routes.js';
+import { ApiKeyAuthenticator } from './api-keys/api-key.authenticator.js';
 import { apiKeyRoutes } from './api-keys/api-key.routes.js';
 import { UsageRecorder } from './api-keys/usage.recorder.js';
 import type { Config } from './config.js';
@@ -45,6 +46,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...(options.pgSchema ? { pgSchema: options.pgSchema } : {}) });
   const { db } = store;
   const usage = new UsageRecorder(db, logger);
+  const keys = new ApiKeyAuthenticator(db);
   const jobs = new JobRunner(db, options.generator ?? templateGenerator, logger, options.jobs);
 
   let baseUrl = config.publicBaseUrl ?? '';
@@ -54,7 +56,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...agentRoutes({ db, onJobQueued: () => jobs.poke() }),
     ...jobRoutes(db),
     ...deploymentRoutes(db),
-    ...apiKeyRoutes(db, usage),
+    ...apiKeyRoutes({ db, usage, keys }),
   ];
 
   const app = express();
@@ -63,7 +65,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   app.use(requestId);
   app.use(accessLog(logger));
 
-  app.use('/api/v1', resolvePrincipal(db, usage), perKeyRateLimit(config.rateLimitPerMinute), requirePrincipal);
+  app.use('/api/v1', resolvePrincipal(keys, usage), perKeyRateLimit(config.rateLimitPerMinute), requirePrincipal);
   mountRoutes(app, routes);
   app.use(notFoundRoute);
   app.use(errorHandler(logger));

@@ -1,11 +1,18 @@
 import { type RouteDef, defineRoute } from '../http/route.js';
 import type { Db } from '../store/database.js';
+import type { ApiKeyAuthenticator } from './api-key.authenticator.js';
 import { apiKeySettingsSchema, rotateApiKeyBody, rotatedApiKeySchema, usageQuery, usageSchema } from './api-key.schemas.js';
 import { getApiKeySettings, rotateApiKey } from './api-key.service.js';
 import type { UsageRecorder } from './usage.recorder.js';
 import { getUsage } from './usage.service.js';
 
-export function apiKeyRoutes(db: Db, usage: UsageRecorder): RouteDef[] {
+export interface ApiKeyRouteDeps {
+  db: Db;
+  usage: UsageRecorder;
+  keys: ApiKeyAuthenticator;
+}
+
+export function apiKeyRoutes({ db, usage, keys }: ApiKeyRouteDeps): RouteDef[] {
   return [
     defineRoute({
       method: 'get',
@@ -25,7 +32,11 @@ export function apiKeyRoutes(db: Db, usage: UsageRecorder): RouteDef[] {
       body: rotateApiKeyBody,
       bodyOptional: true,
       success: { status: 200, description: 'The new key, shown once', data: rotatedApiKeySchema },
-      handler: async ({ principal, body }) => ({ data: await rotateApiKey(db, principal.customerId, body.grace_period_s) }),
+      handler: async ({ principal, body }) => {
+        const rotated = await rotateApiKey(db, principal.customerId, body.grace_period_s);
+        keys.forgetCustomer(principal.customerId);
+        return { data: rotated };
+      },
     }),
     defineRoute({
       method: 'get',

@@ -2,9 +2,8 @@ import { AppError } from '../errors.js';
 import { newId } from '../shared/random.js';
 import { isoIn, isoNow } from '../shared/time.js';
 import type { Db } from '../store/database.js';
-import { generateApiKey, hashApiKey, isWellFormedApiKey, keyLast4, keyPrefix } from './api-key.format.js';
+import { generateApiKey, hashApiKey, keyLast4, keyPrefix } from './api-key.format.js';
 import {
-  findApiKeyByHash,
   findCurrentApiKey,
   findPreviousKeyExpiry,
   insertApiKey,
@@ -23,15 +22,6 @@ export interface ApiKeySettings {
   created_at: string;
   last_used_at: string | null;
   previous_key_expires_at: string | null;
-}
-
-/** Resolves a presented key to its customer, or null for anything that is not a live key. */
-export async function authenticateApiKey(db: Db, presented: string): Promise<Principal | null> {
-  if (!isWellFormedApiKey(presented)) return null;
-  const row = await findApiKeyByHash(db, hashApiKey(presented));
-  if (!row) return null;
-  if (row.expires_at !== null && row.expires_at <= isoNow()) return null;
-  return { customerId: row.customer_id, keyId: row.id };
 }
 
 /** Issues a new current key for the customer. The returned value is the only copy there will be. */

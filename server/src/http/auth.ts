@@ -1,9 +1,8 @@
 import type { RequestHandler } from 'express';
 import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
-import { authenticateApiKey } from '../api-keys/api-key.service.js';
+import type { ApiKeyAuthenticator } from '../api-keys/api-key.authenticator.js';
 import { UNMATCHED_ROUTE, type UsageRecorder } from '../api-keys/usage.recorder.js';
 import { AppError } from '../errors.js';
-import type { Db } from '../store/database.js';
 
 const BEARER = /^Bearer +(\S+) *$/i;
 
@@ -11,10 +10,10 @@ const BEARER = /^Bearer +(\S+) *$/i;
  * Resolves the bearer key without refusing yet, so that the rate limiter can key on it and
  * unauthenticated callers are limited too (per address), then counts the request for usage.
  */
-export function resolvePrincipal(db: Db, usage: UsageRecorder): RequestHandler {
+export function resolvePrincipal(keys: ApiKeyAuthenticator, usage: UsageRecorder): RequestHandler {
   return async (req, res, next) => {
     const match = BEARER.exec(req.headers.authorization ?? '');
-    const principal = match ? await authenticateApiKey(db, match[1]!) : null;
+    const principal = match ? await keys.authenticate(match[1]!) : null;
     if (principal) {
       res.locals.principal = principal;
       res.on('finish', () => {
