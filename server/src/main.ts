@@ -1,3 +1,4 @@
+import pino from 'pino';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { bootstrapCustomer } from './customers/customer.service.js';
@@ -5,7 +6,14 @@ import { createLogger } from './logger.js';
 
 async function main(): Promise<void> {
   const config = loadConfig();
-  const logger = createLogger(config.logLevel);
+  // Asynchronous: lines written while a write is in flight go out together, instead of one
+  // blocking write per request line (a fifth of a list request's time at info level).
+  const logOut = pino.destination({ dest: 1, sync: false });
+  const exit = (code: number) => {
+    logOut.flushSync();
+    process.exit(code);
+  };
+  const logger = createLogger(config.logLevel, logOut);
   const app = await createApp({ config, logger });
   const bootstrap = await bootstrapCustomer(app.store.db);
   const url = await app.listen();
@@ -20,10 +28,10 @@ async function main(): Promise<void> {
     stopping = true;
     logger.info({ signal }, 'shutting down');
     app.close().then(
-      () => process.exit(0),
+      () => exit(0),
       (err) => {
         logger.error({ err }, 'shutdown failed');
-        process.exit(1);
+        exit(1);
       },
     );
   };
