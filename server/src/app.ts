@@ -7,6 +7,12 @@ import { ApiKeyAuthenticator } from './api-keys/api-key.authenticator.js';
 import { apiKeyRoutes } from './api-keys/api-key.routes.js';
 import { UsageRecorder } from './api-keys/usage.recorder.js';
 import type { Config } from './config.js';
+import { Concierge } from './concierge/concierge.js';
+import { LocalBus } from './concierge/conversation-bus.js';
+import { replyRoutes } from './concierge/reply.routes.js';
+import { SessionServer } from './concierge/session.socket.js';
+import { Sweeper } from './concierge/sweeper.js';
+import { TranscriptOutbox } from './concierge/transcript.outbox.js';
 import { deploymentRoutes } from './deployments/deployment.routes.js';
 import { perKeyRateLimit, requirePrincipal, resolvePrincipal } from './http/auth.js';
 import { accessLog } from './http/access-log.js';
@@ -25,6 +31,8 @@ export interface AppOptions {
   logger: Logger;
   generator?: AgentGenerator;
   jobs?: JobRunnerOptions;
+  /** Session timings, shortened by tests. */
+  sessions?: { helloTimeoutMs?: number; pingIntervalMs?: number; sweepIntervalMs?: number; hookRetryDelaysMs?: readonly number[] };
   /** PostgreSQL schema to use (tests isolate each file in its own). */
   pgSchema?: string;
 }
@@ -34,6 +42,7 @@ export interface App {
   readonly server: Server;
   readonly routes: readonly RouteDef[];
   readonly express: express.Express;
+  readonly concierge: Concierge;
   /** Starts listening; resolves with the base URL actually bound. */
   listen(): Promise<string>;
   /** Graceful: stop accepting, finish in-flight requests, stop workers, close the store. */
@@ -51,11 +60,26 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   let baseUrl = config.publicBaseUrl ?? '';
   let openApiDocument: unknown;
+  const bus = new LocalBus();
+  const egress = { guard: config.guardEgress, allowedHosts: config.hookAllowedHosts };
+  const outbox = new TranscriptOutbox(db, egress, logger, options.sessions?.sweepIntervalMs);
+  const concierge = new Concierge({
+    db,
+    bus,
+    logger,
+    egress,
+    publicBaseUrl: () => baseUrl,
+    onStored: () => outbox.poke(),
+    ...(options.sessions?.hookRetryDelaysMs ? { hookRetryDelaysMs: options.sessions.hookRetryDelaysMs } : {}),
+  });
+  const sessions = new SessionServer({ concierge, bus, logger, ...options.sessions });
+  const sweeper = new Sweeper(concierge, logger, options.sessions?.sweepIntervalMs);
   const routes: RouteDef[] = [
     ...systemRoutes({ store, openApi: () => (openApiDocument ??= buildOpenApiDocument(routes, baseUrl || undefined)) }),
     ...agentRoutes({ db, onJobQueued: () => jobs.poke() }),
     ...jobRoutes(db),
-    ...deploymentRoutes(db),
+    ...deploymentRoutes({ db, endConversations: (id) => concierge.endConversationsOf(id) }),
+    ...replyRoutes(concierge),
     ...apiKeyRoutes({ db, usage, keys }),
   ];
 
@@ -74,12 +98,14 @@ export async function createApp(options: AppOptions): Promise<App> {
   // Slow-loris guard: a client gets this long to send its headers.
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
+  server.on('upgrade', (req, socket, head) => sessions.handleUpgrade(req, socket, head));
 
   return {
     store,
     server,
     routes,
     express: app,
+    concierge,
     async listen() {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -93,12 +119,19 @@ export async function createApp(options: AppOptions): Promise<App> {
       baseUrl ||= `http://localhost:${port}`;
       usage.start();
       jobs.start();
+      sweeper.start();
+      outbox.start();
       return `http://${host}:${port}`;
     },
     async close() {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      sessions.close();
       server.closeIdleConnections();
       await closed;
+      await sweeper.stop();
+      await concierge.drain();
+      await outbox.stop();
+      await bus.close();
       await jobs.stop();
       await usage.stop();
       await store.close();

@@ -13,6 +13,8 @@ const envSchema = z.object({
     .optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  NODE_ENV: z.string().optional(),
+  HOOK_ALLOWED_HOSTS: z.string().optional(),
 });
 
 export interface Config {
@@ -24,6 +26,10 @@ export interface Config {
   readonly databaseUrl: string | undefined;
   readonly rateLimitPerMinute: number;
   readonly logLevel: string;
+  /** NODE_ENV=production: hooks may not reach loopback, private, link-local or metadata addresses. */
+  readonly guardEgress: boolean;
+  /** Host names exempt from that guard (HOOK_ALLOWED_HOSTS, comma-separated). */
+  readonly hookAllowedHosts: readonly string[];
 }
 
 export class ConfigError extends Error {}
@@ -46,5 +52,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: e.DATABASE_URL,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     logLevel: e.LOG_LEVEL,
+    guardEgress: e.NODE_ENV === 'production',
+    hookAllowedHosts: (e.HOOK_ALLOWED_HOSTS ?? '')
+      .split(',')
+      .map((h) => h.trim().toLowerCase())
+      .filter(Boolean),
   });
 }

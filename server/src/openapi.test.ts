@@ -38,7 +38,7 @@ describe('GET /openapi.json', () => {
       .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m} ${path}`))
       .sort();
     expect(documented).toEqual(served);
-    expect(served).toHaveLength(23);
+    expect(served).toHaveLength(24);
   });
 
   it('describes request schemas, success envelopes and error responses', () => {

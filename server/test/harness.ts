@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import pg from 'pg';
 import { describe } from 'vitest';
-import { type App, createApp } from '../src/app.js';
+import { type App, type AppOptions, createApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createCustomer } from '../src/customers/customer.service.js';
 import type { AgentGenerator } from '../src/jobs/agent-generator.js';
@@ -27,6 +27,7 @@ export interface ServiceOptions {
   rateLimitPerMinute?: number;
   generator?: AgentGenerator;
   jobs?: JobRunnerOptions;
+  sessions?: AppOptions['sessions'];
 }
 
 export interface TestService {
@@ -83,6 +84,7 @@ async function startOn(place: Place, options: ServiceOptions): Promise<TestServi
     logger: createLogger('info', sink),
     ...(options.generator ? { generator: options.generator } : {}),
     jobs: { pollMs: 50, ...options.jobs },
+    sessions: { sweepIntervalMs: 200, ...options.sessions },
     ...(place.pgSchema ? { pgSchema: place.pgSchema } : {}),
   });
   const url = await app.listen();

@@ -22,7 +22,13 @@ import {
   updateDeploymentFields,
 } from './deployment.service.js';
 
-export function deploymentRoutes(db: Db): RouteDef[] {
+export interface DeploymentRouteDeps {
+  db: Db;
+  /** Ends the deployment's open conversations; run on every deactivate, so a retry finishes the job. */
+  endConversations(deploymentId: string): Promise<void>;
+}
+
+export function deploymentRoutes({ db, endConversations }: DeploymentRouteDeps): RouteDef[] {
   return [
     defineRoute({
       method: 'get',
@@ -100,7 +106,11 @@ export function deploymentRoutes(db: Db): RouteDef[] {
       params: idParams,
       errors: ['not_found'],
       success: { status: 200, description: 'The inactive deployment', data: deploymentSchema },
-      handler: async ({ principal, params }) => ({ data: await deactivateDeployment(db, principal.customerId, params.id) }),
+      handler: async ({ principal, params }) => {
+        const deployment = await deactivateDeployment(db, principal.customerId, params.id);
+        await endConversations(deployment.id);
+        return { data: deployment };
+      },
     }),
     defineRoute({
       method: 'post',

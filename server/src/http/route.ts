@@ -13,6 +13,8 @@ export interface RouteContext<P, Q, B> {
   params: P;
   query: Q;
   body: B;
+  /** The body's bytes, on `rawBody` routes only. */
+  raw: Buffer | undefined;
   /** Set on every `/api/v1` route; the auth middleware has already refused anything else. */
   principal: Principal;
   req: Request;
@@ -44,6 +46,11 @@ export interface RouteDef<P extends z.ZodType = z.ZodType, Q extends z.ZodType =
   body?: B;
   /** A missing body is read as `{}` (so its defaults apply) instead of failing validation. */
   bodyOptional?: boolean;
+  /**
+   * The handler gets the body's exact bytes (`raw`) and validates `body` itself, after checks
+   * that must come first (a signature over those bytes). Size and media type are still checked here.
+   */
+  rawBody?: { limit: number };
   success: {
     status: number;
     description: string;
@@ -72,7 +79,7 @@ function detailsOf(error: z.ZodError, root: string): ErrorDetail[] {
   }));
 }
 
-function validate<T extends z.ZodType>(schema: T, value: unknown, root: string): z.output<T> {
+export function validate<T extends z.ZodType>(schema: T, value: unknown, root: string): z.output<T> {
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw new AppError('invalid_request', `Invalid ${root}`, detailsOf(parsed.error, root));
   return parsed.data;
@@ -94,6 +101,12 @@ export function mountRoutes(app: Express, routes: readonly RouteDef[], options: 
   const bodyLimit = options.bodyLimit ?? MiB;
   for (const def of routes) {
     app[def.method](def.path, async (req, res) => {
+      let raw: Buffer | undefined;
+      if (def.rawBody) {
+        // Size, then media type, before anything else looks at the request: the contract's order.
+        raw = await readRawBody(req, def.rawBody.limit);
+        if (!isJsonContentType(req)) throw new AppError('unsupported_media_type', 'Request body must be application/json');
+      }
       let params: unknown = req.params;
       if (def.params) {
         // A malformed id is reported exactly like an unknown one: 404, nothing else leaks.
@@ -103,11 +116,11 @@ export function mountRoutes(app: Express, routes: readonly RouteDef[], options: 
       }
       const query = def.query ? validate(def.query, req.query, 'query') : {};
       let body: unknown;
-      if (def.method === 'post' || def.method === 'put') {
-        const raw = await readJsonBody(req, bodyLimit);
-        body = validate(def.body ?? NO_BODY.optional(), raw === undefined && def.bodyOptional ? {} : raw, 'body');
+      if (!def.rawBody && (def.method === 'post' || def.method === 'put')) {
+        const parsed = await readJsonBody(req, bodyLimit);
+        body = validate(def.body ?? NO_BODY.optional(), parsed === undefined && def.bodyOptional ? {} : parsed, 'body');
       }
-      const result = await def.handler({ params, query, body, principal: res.locals.principal, req, res });
+      const result = await def.handler({ params, query, body, raw, principal: res.locals.principal, req, res });
       if (result.headers) res.set(result.headers);
       if (def.success.raw) res.status(def.success.status).json(result.data);
       else sendSuccess(res, result.status ?? def.success.status, result.data, result.meta);

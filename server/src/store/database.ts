@@ -1,6 +1,7 @@
 import type { Kysely } from 'kysely';
 import type { AgentCountTable, AgentTable } from '../agents/agent.table.js';
 import type { ApiKeyTable, UsageDailyTable } from '../api-keys/api-key.table.js';
+import type { ConversationEventTable, ConversationTable, TranscriptOutboxTable, TurnTable } from '../concierge/conversation.table.js';
 import type { CustomerTable } from '../customers/customer.table.js';
 import type { DeploymentTable } from '../deployments/deployment.table.js';
 import type { JobTable } from '../jobs/job.table.js';
@@ -19,6 +20,10 @@ export interface Database {
   jobs: JobTable;
   deployments: DeploymentTable;
   service_flags: ServiceFlagTable;
+  conversations: ConversationTable;
+  conversation_events: ConversationEventTable;
+  turns: TurnTable;
+  transcript_outbox: TranscriptOutboxTable;
 }
 
 export type Db = Kysely<Database>;

@@ -1,0 +1,372 @@
+import type { Logger } from 'pino';
+import { z } from 'zod';
+import { AppError } from '../errors.js';
+import { randomBase62, newId } from '../shared/random.js';
+import { isoIn, isoNow } from '../shared/time.js';
+import type { Db } from '../store/database.js';
+import {
+  appendEvents,
+  type ConversationRow,
+  countTurns,
+  dueTurnIds,
+  findConversation,
+  findTurn,
+  findTurnByClientId,
+  framesAfter,
+  insertConversation,
+  insertOutbox,
+  insertTurn,
+  type NewEvent,
+  openConversationIds,
+  transitionTurn,
+  type TurnRow,
+} from './conversation.repository.js';
+import type { EndReason, TurnFailure, TurnMode, TurnStatus } from './conversation.table.js';
+import type { ConversationBus } from './conversation-bus.js';
+import { type DeploymentContext, loadDeploymentContext } from './deployment-context.js';
+import { type EgressPolicy, postJson } from './egress.js';
+import { signatureOf, verifySignature } from './signature.js';
+import { callTurnHook, type HookOutcome } from './turn-hook.js';
+import type { UserClaims } from './user-token.js';
+
+/** A turn left `pending` this long had its hook call cut off by a crash: it is failed. */
+const STALE_PENDING_MS = 120_000;
+const OPEN_TURN_STATUSES: TurnStatus[] = ['pending', 'acknowledged'];
+
+export const replyBody = z
+  .strictObject({
+    conversation_id: z.uuid(),
+    turn_id: z.uuid(),
+    reply_text: z.string().min(1).max(10_000),
+  })
+  .meta({ id: 'DeferredReply' });
+
+export interface ConciergeOptions {
+  db: Db;
+  bus: ConversationBus;
+  egress: EgressPolicy;
+  logger: Logger;
+  /** Base of the `reply_url` in hook calls; known once the server listens. */
+  publicBaseUrl(): string;
+  hookRetryDelaysMs?: readonly number[];
+  onStored?(): void;
+}
+
+export type TurnSubmission =
+  | { outcome: 'accepted' | 'duplicate'; turnId: string }
+  | { outcome: 'refused'; code: 'rate_limited' | 'too_many_pending_turns' | 'conversation_ended'; message: string }
+  | { outcome: 'ended' };
+
+export interface TurnInput {
+  client_turn_id: string;
+  text: string;
+  mode: TurnMode;
+}
+
+/** One state change's writes: widget events, transcript events, and what else the caller adds. */
+interface Change {
+  events: NewEvent[];
+  transcript: { type: string; data: Record<string, unknown> }[];
+}
+
+/**
+ * The rules of conversations and turns. Every state change is one transaction that also
+ * stores the widget events and transcript events it causes; sockets are told after the commit.
+ */
+export class Concierge {
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  constructor(private readonly o: ConciergeOptions) {}
+
+  deployment(id: string): Promise<DeploymentContext | undefined> {
+    return loadDeploymentContext(this.o.db, id);
+  }
+
+  conversation(id: string): Promise<ConversationRow | undefined> {
+    return findConversation(this.o.db, id);
+  }
+
+  framesAfter(conversationId: string, seq: number) {
+    return framesAfter(this.o.db, conversationId, seq);
+  }
+
+  /** Starts a conversation for the token's user; `outbound` stores the greeting as its first event. */
+  async startConversation(dep: DeploymentContext, claims: UserClaims): Promise<ConversationRow> {
+    const now = isoNow();
+    const row: ConversationRow = {
+      id: newId(),
+      deployment_id: dep.id,
+      user_sub: claims.sub,
+      user_name: claims.name ?? null,
+      user_ctx: claims.ctx ? JSON.stringify(claims.ctx) : null,
+      status: 'open',
+      last_seq: 0,
+      turn_count: 0,
+      created_at: now,
+      updated_at: now,
+    };
+    const greeting = dep.callDirection === 'outbound' && dep.agent.greeting ? dep.agent.greeting : null;
+    await this.o.db.transaction().execute(async (trx) => {
+      await insertConversation(trx, row);
+      await this.record(trx, dep, row.id, {
+        events: greeting ? [{ type: 'greeting', body: { text: greeting } }] : [],
+        transcript: [{ type: 'conversation.started', data: { user: { sub: claims.sub, name: claims.name ?? null }, call_direction: dep.callDirection } }],
+      });
+    });
+    return (await findConversation(this.o.db, row.id))!;
+  }
+
+  async submitTurn(dep: DeploymentContext, conversationId: string, input: TurnInput): Promise<TurnSubmission> {
+    const result = await this.o.db.transaction().execute(async (trx): Promise<TurnSubmission & { turn?: TurnRow }> => {
+      const conversation = await lockConversation(trx, conversationId);
+      if (conversation.status !== 'open') return { outcome: 'refused', code: 'conversation_ended', message: 'The conversation has ended' };
+      const existing = await findTurnByClientId(trx, conversationId, input.client_turn_id);
+      if (existing) return { outcome: 'duplicate', turnId: existing.id };
+      if (conversation.turn_count >= dep.maxTurnsPerConversation) {
+        await this.record(trx, dep, conversationId, endChange('max_turns'), { status: 'ended' });
+        return { outcome: 'ended' };
+      }
+      if ((await countTurns(trx, conversationId, { statuses: OPEN_TURN_STATUSES })) >= dep.maxPendingTurns) {
+        return { outcome: 'refused', code: 'too_many_pending_turns', message: `At most ${dep.maxPendingTurns} turns may wait for a reply` };
+      }
+      if ((await countTurns(trx, conversationId, { since: isoIn(-60_000) })) >= dep.turnsPerMinute) {
+        return { outcome: 'refused', code: 'rate_limited', message: `At most ${dep.turnsPerMinute} turns a minute` };
+      }
+      const now = isoNow();
+      const turn: TurnRow = {
+        id: newId(),
+        conversation_id: conversationId,
+        client_turn_id: input.client_turn_id,
+        text: input.text,
+        mode: input.mode,
+        status: 'pending',
+        delivery_id: newId(),
+        reply_text: null,
+        failure_reason: null,
+        expires_at: null,
+        created_at: now,
+        updated_at: now,
+      };
+      await insertTurn(trx, turn);
+      const accepted = { turn_id: turn.id, client_turn_id: turn.client_turn_id, text: turn.text, mode: turn.mode };
+      await this.record(
+        trx,
+        dep,
+        conversationId,
+        { events: [{ type: 'turn_accepted', body: accepted }], transcript: [{ type: 'turn.created', data: accepted }] },
+        { turn_count: conversation.turn_count + 1 },
+      );
+      return { outcome: 'accepted', turnId: turn.id, turn };
+    });
+    if (result.outcome !== 'duplicate' && !(result.outcome === 'refused')) this.committed(conversationId);
+    if (result.turn) {
+      const conversation = (await findConversation(this.o.db, conversationId))!;
+      this.track(this.runHook(dep, conversation, result.turn));
+    }
+    const { turn: _turn, ...submission } = result;
+    return submission;
+  }
+
+  async endConversation(dep: DeploymentContext, conversationId: string, reason: EndReason): Promise<void> {
+    const ended = await this.o.db.transaction().execute(async (trx) => {
+      const conversation = await lockConversation(trx, conversationId);
+      if (conversation.status !== 'open') return false;
+      await this.record(trx, dep, conversationId, endChange(reason), { status: 'ended' });
+      return true;
+    });
+    if (ended) this.committed(conversationId);
+  }
+
+  /** Deactivation: every open conversation of the deployment ends (its sockets close with 4410). */
+  async endConversationsOf(deploymentId: string): Promise<void> {
+    const dep = await this.deployment(deploymentId);
+    if (!dep) return;
+    for (const id of await openConversationIds(this.o.db, deploymentId)) await this.endConversation(dep, id, 'deployment_inactive');
+  }
+
+  /**
+   * The deferred reply, checked in the contract's order on the exact bytes received.
+   * Stored before this returns, so the 202 promises nothing a crash could lose.
+   */
+  async acceptReply(deploymentId: string, raw: Buffer, signature: string | undefined): Promise<{ turn_id: string; duplicate: boolean }> {
+    const dep = await this.deployment(deploymentId);
+    if (!dep) throw new AppError('not_found', 'Deployment not found');
+    if (!verifySignature(signature, raw, dep.secrets)) {
+      throw new AppError('invalid_signature', 'X-Service-Signature must be sha256=<lowercase hex HMAC-SHA256 of the raw body> under the signing secret');
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw.toString('utf8'));
+    } catch {
+      throw new AppError('invalid_json', 'Request body is not valid JSON');
+    }
+    const checked = replyBody.safeParse(parsed);
+    if (!checked.success) {
+      throw new AppError('invalid_request', 'Invalid body', checked.error.issues.map((i) => ({ path: i.path.length ? i.path.join('.') : 'body', message: i.message })));
+    }
+    const { conversation_id, turn_id, reply_text } = checked.data;
+
+    const conversation = await findConversation(this.o.db, conversation_id);
+    const turn = conversation?.deployment_id === dep.id ? await findTurn(this.o.db, turn_id) : undefined;
+    if (!turn || turn.conversation_id !== conversation_id) throw new AppError('turn_not_found', 'No such turn in that conversation of this deployment');
+
+    const resolved = await this.o.db.transaction().execute(async (trx) => {
+      const moved = await transitionTurn(trx, turn.id, 'acknowledged', 'resolved', { reply_text });
+      if (moved) await this.record(trx, dep, conversation_id, resolvedChange(turn.id, reply_text, false));
+      return moved;
+    });
+    if (resolved) {
+      this.committed(conversation_id);
+      return { turn_id, duplicate: false };
+    }
+    // Not acknowledged (any more): say why, from the turn as it is now.
+    const current = (await findTurn(this.o.db, turn.id))!;
+    if (current.status === 'pending') throw new AppError('turn_not_acknowledged', 'The turn has not been acknowledged yet: the hook call is still in flight');
+    if (current.status === 'failed' || current.status === 'expired') throw new AppError('turn_not_pending', `The turn is ${current.status}; it takes no reply`);
+    if (current.reply_text === reply_text) return { turn_id, duplicate: true };
+    throw new AppError('turn_already_resolved', 'The turn was already resolved with a different reply_text');
+  }
+
+  /**
+   * Expires acknowledged turns past their reply timeout, and fails turns whose hook call a crash
+   * cut off. Each turn is claimed by a conditional update, so of several nodes exactly one acts.
+   */
+  async sweep(limit = 100): Promise<number> {
+    let changed = 0;
+    const now = isoNow();
+    for (const id of await dueTurnIds(this.o.db, 'acknowledged', 'expires_at', now, limit)) {
+      if (await this.failTurn(id, 'acknowledged', 'expired', 'reply_timeout')) changed++;
+    }
+    for (const id of await dueTurnIds(this.o.db, 'pending', 'created_at', isoIn(-STALE_PENDING_MS), limit)) {
+      if (await this.failTurn(id, 'pending', 'failed', 'hook_failed')) changed++;
+    }
+    return changed;
+  }
+
+  /** Waits for hook calls in flight (graceful shutdown and tests). */
+  async drain(): Promise<void> {
+    while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** After a commit that stored events: sockets read them, and transcript delivery wakes up. */
+  private committed(conversationId: string): void {
+    this.o.bus.publish(conversationId);
+    this.o.onStored?.();
+  }
+
+  private track(work: Promise<unknown>): void {
+    const tracked = work.catch((err) => this.o.logger.error({ err }, 'turn processing failed')).finally(() => this.inFlight.delete(tracked));
+    this.inFlight.add(tracked);
+  }
+
+  private async failTurn(id: string, from: TurnStatus, to: TurnStatus, reason: TurnFailure): Promise<boolean> {
+    const turn = await findTurn(this.o.db, id);
+    if (!turn) return false;
+    const conversation = await findConversation(this.o.db, turn.conversation_id);
+    const dep = conversation && (await this.deployment(conversation.deployment_id));
+    if (!dep) return false;
+    const moved = await this.o.db.transaction().execute(async (trx) => {
+      const row = await transitionTurn(trx, id, from, to, { failure_reason: reason });
+      if (row) await this.record(trx, dep, row.conversation_id, failedChange(row.id, reason));
+      return row;
+    });
+    if (moved) this.committed(moved.conversation_id);
+    return Boolean(moved);
+  }
+
+  private async runHook(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow): Promise<void> {
+    const outcome: HookOutcome = dep.hookUrl
+      ? await callTurnHook(() => this.postTurn(dep, conversation, turn), this.o.hookRetryDelaysMs)
+      : { kind: 'failed', cause: 'no hook_url' };
+    if (outcome.kind === 'failed') this.o.logger.warn({ turn_id: turn.id, deployment_id: dep.id, cause: outcome.cause }, 'turn hook failed');
+    const moved = await this.o.db.transaction().execute(async (trx) => {
+      if (outcome.kind === 'replied') {
+        const row = await transitionTurn(trx, turn.id, 'pending', 'resolved', { reply_text: outcome.text });
+        if (row) await this.record(trx, dep, turn.conversation_id, resolvedChange(turn.id, outcome.text, true));
+        return row;
+      }
+      if (outcome.kind === 'acknowledged') {
+        const row = await transitionTurn(trx, turn.id, 'pending', 'acknowledged', { expires_at: isoIn(dep.replyTimeoutS * 1000) });
+        if (row) await this.record(trx, dep, turn.conversation_id, acknowledgedChange(turn.id));
+        return row;
+      }
+      const reason = outcome.kind === 'rejected' ? 'hook_rejected' : 'hook_failed';
+      const row = await transitionTurn(trx, turn.id, 'pending', 'failed', { failure_reason: reason });
+      if (row) await this.record(trx, dep, turn.conversation_id, failedChange(turn.id, reason));
+      return row;
+    });
+    if (moved) this.committed(turn.conversation_id);
+  }
+
+  private postTurn(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow) {
+    const body = JSON.stringify({
+      type: 'turn.created',
+      delivery_id: turn.delivery_id,
+      sent_at: isoNow(),
+      deployment_id: dep.id,
+      agent_id: dep.agentId,
+      conversation_id: conversation.id,
+      turn_id: turn.id,
+      user: { sub: conversation.user_sub, name: conversation.user_name, ctx: conversation.user_ctx ? JSON.parse(conversation.user_ctx) : null },
+      text: turn.text,
+      mode: turn.mode,
+      reply_url: `${this.o.publicBaseUrl()}/embed/concierge/${dep.id}/replies`,
+    });
+    const headers = { 'X-Service-Signature': signatureOf(dep.signingSecret, body), 'X-Service-Delivery': turn.delivery_id };
+    return postJson(dep.hookUrl!, body, headers, dep.hookTimeoutMs, this.o.egress);
+  }
+
+  /** Stores a change's widget events (next seqs) and, with a transcript hook, its transcript events. */
+  private async record(trx: Db, dep: DeploymentContext, conversationId: string, change: Change, patch: Parameters<typeof appendEvents>[3] = {}): Promise<void> {
+    const first = await appendEvents(trx, conversationId, change.events, patch);
+    if (!dep.transcriptHookUrl) return;
+    const now = isoNow();
+    // Ordered with the widget events: a change without any sorts before the next one.
+    let position = (first + change.events.length - 1) * 100 + 50;
+    for (const event of change.transcript) {
+      const id = `evt_${randomBase62(24)}`;
+      const body = JSON.stringify({ id, type: event.type, created_at: now, deployment_id: dep.id, conversation_id: conversationId, data: event.data });
+      await insertOutbox(trx, {
+        id,
+        deployment_id: dep.id,
+        conversation_id: conversationId,
+        position: position++,
+        url: dep.transcriptHookUrl,
+        body,
+        status: 'pending',
+        attempts: 0,
+        next_attempt_at: now,
+        lease_expires_at: null,
+        created_at: now,
+      });
+    }
+  }
+}
+
+/** Takes the conversation's row lock first, so one conversation's changes happen one at a time. */
+async function lockConversation(trx: Db, id: string): Promise<ConversationRow> {
+  return trx.updateTable('conversations').set({ updated_at: isoNow() }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+const endChange = (reason: EndReason): Change => ({
+  events: [{ type: 'conversation_ended', body: { reason } }],
+  transcript: [{ type: 'conversation.ended', data: { reason } }],
+});
+
+const acknowledgedChange = (turnId: string): Change => ({
+  events: [{ type: 'turn_acknowledged', body: { turn_id: turnId } }],
+  transcript: [{ type: 'turn.acknowledged', data: { turn_id: turnId } }],
+});
+
+function resolvedChange(turnId: string, text: string, alsoAcknowledged: boolean): Change {
+  const ack = alsoAcknowledged ? acknowledgedChange(turnId) : { events: [], transcript: [] };
+  return {
+    events: [...ack.events, { type: 'reply', body: { turn_id: turnId, text } }],
+    transcript: [...ack.transcript, { type: 'turn.resolved', data: { turn_id: turnId, reply_text: text } }],
+  };
+}
+
+const failedChange = (turnId: string, reason: TurnFailure): Change => ({
+  events: [{ type: 'turn_failed', body: { turn_id: turnId, reason } }],
+  transcript: [{ type: 'turn.failed', data: { turn_id: turnId, reason } }],
+});

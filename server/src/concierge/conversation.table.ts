@@ -1,0 +1,58 @@
+export type ConversationStatus = 'open' | 'ended';
+export type TurnStatus = 'pending' | 'acknowledged' | 'resolved' | 'failed' | 'expired';
+export type TurnMode = 'text' | 'voice';
+export type TurnFailure = 'hook_rejected' | 'hook_failed' | 'reply_timeout';
+export type EndReason = 'user_ended' | 'deployment_inactive' | 'max_turns';
+
+export interface ConversationTable {
+  id: string;
+  deployment_id: string;
+  user_sub: string;
+  user_name: string | null;
+  /** JSON text of the token's `ctx` claim, passed to the hook. */
+  user_ctx: string | null;
+  status: ConversationStatus;
+  last_seq: number;
+  turn_count: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface ConversationEventTable {
+  conversation_id: string;
+  seq: number;
+  type: string;
+  frame: string;
+  created_at: string;
+}
+
+export interface TurnTable {
+  id: string;
+  conversation_id: string;
+  client_turn_id: string;
+  text: string;
+  mode: TurnMode;
+  status: TurnStatus;
+  delivery_id: string;
+  reply_text: string | null;
+  failure_reason: TurnFailure | null;
+  expires_at: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export type OutboxStatus = 'pending' | 'delivered' | 'dead';
+
+export interface TranscriptOutboxTable {
+  id: string;
+  deployment_id: string;
+  conversation_id: string;
+  position: number;
+  url: string;
+  body: string;
+  status: OutboxStatus;
+  attempts: number;
+  next_attempt_at: string;
+  lease_expires_at: string | null;
+  created_at: string;
+}

@@ -1,0 +1,82 @@
+import { fromJsonColumn } from '../shared/json-column.js';
+import type { Db } from '../store/database.js';
+import { liveSecrets } from '../deployments/signing-secret.js';
+import type { CallDirection, DeploymentStatus } from '../deployments/deployment.table.js';
+
+/** What a session, a turn or a reply needs to know about its deployment, defaults applied. */
+export interface DeploymentContext {
+  id: string;
+  agentId: string;
+  status: DeploymentStatus;
+  callDirection: CallDirection;
+  secrets: string[];
+  signingSecret: string;
+  hookUrl: string | undefined;
+  transcriptHookUrl: string | undefined;
+  allowedOrigins: string[];
+  widget: Record<string, unknown>;
+  maxTurnsPerConversation: number;
+  maxPendingTurns: number;
+  turnsPerMinute: number;
+  hookTimeoutMs: number;
+  replyTimeoutS: number;
+  agent: { name: string; greeting: string | null; language: string | null; voice: unknown };
+}
+
+interface ChannelConfig {
+  hook_url?: string;
+  transcript_hook_url?: string;
+  allowed_origins?: string[];
+  widget?: Record<string, unknown>;
+}
+
+/** Public routes address a deployment by id alone; the signature or token then proves the caller. */
+export async function loadDeploymentContext(db: Db, id: string): Promise<DeploymentContext | undefined> {
+  const row = await db
+    .selectFrom('deployments')
+    .innerJoin('agents', 'agents.id', 'deployments.agent_id')
+    .select([
+      'deployments.id',
+      'deployments.agent_id',
+      'deployments.status',
+      'deployments.call_direction',
+      'deployments.channel_config',
+      'deployments.engagement_rules',
+      'deployments.runtime_config',
+      'deployments.signing_secret',
+      'deployments.previous_secret',
+      'deployments.previous_secret_expires_at',
+      'agents.name as agent_name',
+      'agents.agent_spec',
+    ])
+    .where('deployments.id', '=', id)
+    .executeTakeFirst();
+  if (!row) return undefined;
+  const channel = fromJsonColumn<ChannelConfig>(row.channel_config);
+  const rules = fromJsonColumn<Record<string, number | undefined>>(row.engagement_rules);
+  const runtime = fromJsonColumn<Record<string, number | undefined>>(row.runtime_config);
+  const spec = fromJsonColumn<Record<string, unknown>>(row.agent_spec) ?? {};
+  return {
+    id: row.id,
+    agentId: row.agent_id,
+    status: row.status,
+    callDirection: row.call_direction,
+    secrets: liveSecrets(row),
+    signingSecret: row.signing_secret,
+    hookUrl: channel.hook_url,
+    transcriptHookUrl: channel.transcript_hook_url,
+    allowedOrigins: channel.allowed_origins ?? [],
+    widget: channel.widget ?? {},
+    maxTurnsPerConversation: rules.max_turns_per_conversation ?? 200,
+    maxPendingTurns: rules.max_pending_turns ?? 3,
+    turnsPerMinute: rules.turns_per_minute ?? 20,
+    hookTimeoutMs: runtime.hook_timeout_ms ?? 5000,
+    replyTimeoutS: runtime.reply_timeout_s ?? 120,
+    agent: {
+      name: row.agent_name,
+      greeting: typeof spec.greeting === 'string' ? spec.greeting : null,
+      language: typeof spec.language === 'string' ? spec.language : null,
+      voice: spec.voice ?? null,
+    },
+  };
+}

@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import { type RouteDef, defineRoute } from '../http/route.js';
+import { KiB } from '../http/raw-body.js';
+import { idParams } from '../shared/schemas.js';
+import { type Concierge, replyBody } from './concierge.js';
+
+const replyAcceptedSchema = z
+  .object({ turn_id: z.uuid(), status: z.literal('resolved'), duplicate: z.boolean() })
+  .meta({ id: 'ReplyAccepted' });
+
+export function replyRoutes(concierge: Concierge): RouteDef[] {
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/embed/concierge/:id/replies',
+      operationId: 'deliverDeferredReply',
+      summary: "The customer's server delivers the reply to an acknowledged turn (signed with X-Service-Signature)",
+      tag: 'Concierge',
+      auth: false,
+      params: idParams,
+      body: replyBody,
+      rawBody: { limit: 64 * KiB },
+      errors: ['payload_too_large', 'unsupported_media_type', 'not_found', 'invalid_signature', 'invalid_json', 'invalid_request', 'turn_not_found', 'turn_not_acknowledged', 'turn_not_pending', 'turn_already_resolved'],
+      success: { status: 202, description: 'Stored and on its way to the widget; 200 with duplicate: true for an identical repeat', data: replyAcceptedSchema },
+      handler: async ({ params, raw, req }) => {
+        const signature = req.headers['x-service-signature'];
+        const result = await concierge.acceptReply(params.id, raw!, typeof signature === 'string' ? signature : undefined);
+        return { status: result.duplicate ? 200 : 202, data: { turn_id: result.turn_id, status: 'resolved', duplicate: result.duplicate } };
+      },
+    }),
+  ];
+}

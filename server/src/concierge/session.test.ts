@@ -1,0 +1,307 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { Widget, deploy, mintToken, postReply, sign, startCustomerServer } from '../../test/concierge-kit.js';
+import { describeEachStore, type TestService, startService, waitFor } from '../../test/harness.js';
+
+describeEachStore('concierge sessions', (kind) => {
+  let service: TestService;
+  let customer: Awaited<ReturnType<typeof startCustomerServer>>;
+
+  beforeAll(async () => {
+    service = await startService(kind, { sessions: { helloTimeoutMs: 300 } });
+    customer = await startCustomerServer();
+  });
+  afterAll(async () => {
+    await service.close();
+    await customer.close();
+  });
+
+  const accept = () => {
+    customer.state.behaviour = (_c, res) => res.writeHead(202).end();
+  };
+
+  async function session(channel: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) {
+    const deployed = await deploy(service, { hook_url: customer.hookUrl, ...channel }, extra);
+    const widget = await Widget.open(service, deployed.deploymentId);
+    const ready = await widget.hello(await mintToken(deployed.secret, deployed.deploymentId, { claims: { name: 'Ada', ctx: { room: 12 } } }));
+    return { ...deployed, widget, ready };
+  }
+
+  it('runs a turn: accepted, signed hook, acknowledged, signed reply, reply frame; duplicates are safe', async () => {
+    accept();
+    const { widget, ready, deploymentId, secret } = await session();
+    expect(ready).toMatchObject({ type: 'ready', resumed: false, last_seq: 0, agent: { name: 'Front desk', language: 'en-US' } });
+    const before = customer.calls.length;
+    widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'When is breakfast?', mode: 'text' });
+    const accepted = await widget.next('turn_accepted');
+    expect(accepted).toEqual({ type: 'turn_accepted', seq: 1, turn_id: accepted.turn_id, client_turn_id: 'c1', text: 'When is breakfast?', mode: 'text' });
+    expect(await widget.next('turn_acknowledged')).toEqual({ type: 'turn_acknowledged', seq: 2, turn_id: accepted.turn_id });
+
+    const call = customer.calls[before]!;
+    expect(call.headers['x-service-signature']).toBe(sign(secret, call.raw));
+    expect(call.headers['x-service-delivery']).toBe(call.body.delivery_id);
+    expect(call.body).toMatchObject({
+      type: 'turn.created',
+      deployment_id: deploymentId,
+      conversation_id: ready.conversation_id,
+      turn_id: accepted.turn_id,
+      user: { sub: 'guest-1', name: 'Ada', ctx: { room: 12 } },
+      text: 'When is breakfast?',
+      mode: 'text',
+      reply_url: `${service.url.replace('127.0.0.1', 'localhost')}/embed/concierge/${deploymentId}/replies`,
+    });
+
+    const reply = { conversation_id: ready.conversation_id, turn_id: accepted.turn_id, reply_text: 'From 7 to 10.' };
+    const posted = await postReply(service, deploymentId, reply, secret);
+    expect(posted).toMatchObject({ status: 202, body: { success: true, data: { turn_id: accepted.turn_id, status: 'resolved', duplicate: false } } });
+    expect(await widget.next('reply')).toEqual({ type: 'reply', seq: 3, turn_id: accepted.turn_id, text: 'From 7 to 10.' });
+    expect((await postReply(service, deploymentId, reply, secret)).body.data).toEqual({ turn_id: accepted.turn_id, status: 'resolved', duplicate: true });
+    const changed = await postReply(service, deploymentId, { ...reply, reply_text: 'Other' }, secret);
+    expect(changed.status).toBe(409);
+    expect(changed.body.error.code).toBe('turn_already_resolved');
+    widget.close();
+  });
+
+  it('resolves at once on a synchronous reply_text', async () => {
+    customer.state.behaviour = (_c, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ reply_text: 'Right away.' }));
+    const { widget } = await session();
+    widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Hi', mode: 'voice' });
+    const accepted = await widget.next('turn_accepted');
+    await widget.next('turn_acknowledged');
+    expect(await widget.next('reply')).toEqual({ type: 'reply', seq: 3, turn_id: accepted.turn_id, text: 'Right away.' });
+    widget.close();
+  });
+
+  it('retries a 5xx with the same delivery id, then takes the success', async () => {
+    let n = 0;
+    customer.state.behaviour = (_c, res) => res.writeHead(n++ === 0 ? 503 : 202).end();
+    const before = customer.calls.length;
+    const { widget } = await session();
+    widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Hi', mode: 'text' });
+    await widget.next('turn_acknowledged');
+    const calls = customer.calls.slice(before);
+    expect(calls).toHaveLength(2);
+    expect(calls[1]!.headers['x-service-delivery']).toBe(calls[0]!.headers['x-service-delivery']);
+    widget.close();
+  });
+
+  it('fails a turn the hook rejects with 4xx, without retrying', async () => {
+    customer.state.behaviour = (_c, res) => res.writeHead(400).end();
+    const before = customer.calls.length;
+    const { widget } = await session();
+    widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Hi', mode: 'text' });
+    const accepted = await widget.next('turn_accepted');
+    expect(await widget.next('turn_failed')).toEqual({ type: 'turn_failed', seq: 2, turn_id: accepted.turn_id, reason: 'hook_rejected' });
+    expect(customer.calls.length - before).toBe(1);
+    widget.close();
+  });
+
+  it('fails a turn whose hook times out three times as hook_failed', async () => {
+    customer.state.behaviour = () => {}; // never answers
+    const before = customer.calls.length;
+    const { widget } = await session({}, { runtime_config: { hook_timeout_ms: 500 } });
+    widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Hi', mode: 'text' });
+    expect((await widget.next('turn_failed', 8_000)).reason).toBe('hook_failed');
+    expect(customer.calls.length - before).toBe(3);
+    widget.close();
+  }, 15_000);
+
+  it('refuses replies on every signature failure, and on a turn that is pending, expired or elsewhere', async () => {
+    let release: () => void = () => {};
+    customer.state.behaviour = (_c, res) => {
+      release = () => res.writeHead(202).end();
+    };
+    const { widget, ready, deploymentId, secret, api } = await session({}, { runtime_config: { reply_timeout_s: 5 } });
+    widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Hi', mode: 'text' });
+    const { turn_id } = await widget.next('turn_accepted');
+    const reply = { conversation_id: ready.conversation_id, turn_id, reply_text: 'Yes' };
+    const raw = JSON.stringify(reply);
+    const expectCode = async (res: Promise<{ status: number; body: any }>, status: number, code: string) => {
+      const r = await res;
+      expect([r.status, r.body.error?.code]).toEqual([status, code]);
+    };
+
+    await expectCode(postReply(service, deploymentId, reply, secret), 409, 'turn_not_acknowledged');
+    release();
+    await widget.next('turn_acknowledged');
+
+    await expectCode(postReply(service, deploymentId, reply, secret, { signature: '' }), 401, 'invalid_signature');
+    await expectCode(postReply(service, deploymentId, reply, secret, { signature: sign(secret, raw).replace('sha256=', 'sha1=') }), 401, 'invalid_signature');
+    await expectCode(postReply(service, deploymentId, reply, secret, { signature: sign(secret, raw).toUpperCase().replace('SHA256=', 'sha256=') }), 401, 'invalid_signature');
+    const spaced = JSON.stringify(reply, null, 2);
+    await expectCode(postReply(service, deploymentId, reply, secret, { raw: spaced, signature: sign(secret, JSON.stringify(JSON.parse(spaced))) }), 401, 'invalid_signature');
+    await expectCode(postReply(service, deploymentId, reply, 'whsec_wrong'), 401, 'invalid_signature');
+    await expectCode(postReply(service, deploymentId, reply, secret, { contentType: 'text/plain' }), 415, 'unsupported_media_type');
+    await expectCode(postReply(service, deploymentId, reply, secret, { raw: 'x'.repeat(65 * 1024) }), 413, 'payload_too_large');
+    await expectCode(postReply(service, deploymentId, reply, secret, { raw: '{nope' }), 400, 'invalid_json');
+    await expectCode(postReply(service, deploymentId, { ...reply, extra: 1 }, secret), 400, 'invalid_request');
+    await expectCode(postReply(service, '00000000-0000-4000-8000-000000000000', reply, secret), 404, 'not_found');
+    const other = await deploy(service, { hook_url: customer.hookUrl });
+    await expectCode(postReply(service, other.deploymentId, reply, other.secret), 404, 'turn_not_found');
+
+    // The previous secret verifies inside its grace period only.
+    const rotated = await api.post(`/api/v1/deployments/${deploymentId}/rotate-secret`, { grace_period_s: 60 });
+    const spare = { ...reply, turn_id: '00000000-0000-4000-8000-000000000001' };
+    await expectCode(postReply(service, deploymentId, spare, secret), 404, 'turn_not_found');
+    const current = (await api.post(`/api/v1/deployments/${deploymentId}/rotate-secret`, { grace_period_s: 0 })).body.data.signing_secret;
+    await expectCode(postReply(service, deploymentId, spare, rotated.body.data.signing_secret), 401, 'invalid_signature');
+
+    // Past reply_timeout_s the turn expires: the widget is told, and a late reply is refused.
+    expect(await widget.next('turn_failed', 9_000)).toMatchObject({ turn_id, reason: 'reply_timeout' });
+    await expectCode(postReply(service, deploymentId, reply, current), 409, 'turn_not_pending');
+    widget.close();
+  }, 20_000);
+
+  it('resumes with conversation_id + last_seq and replays exactly what is missing; a resent turn makes no second turn', async () => {
+    accept();
+    const { widget, ready, deploymentId, secret } = await session();
+    const before = customer.calls.length;
+    widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Hi', mode: 'text' });
+    const { turn_id } = await widget.next('turn_accepted');
+    await widget.next('turn_acknowledged');
+    widget.close();
+    await postReply(service, deploymentId, { conversation_id: ready.conversation_id, turn_id, reply_text: 'Hello again' }, secret);
+
+    const again = await Widget.open(service, deploymentId);
+    const resumed = await again.hello(await mintToken(secret, deploymentId), { conversation_id: ready.conversation_id, last_seq: 1 });
+    expect(resumed).toMatchObject({ resumed: true, conversation_id: ready.conversation_id, last_seq: 3 });
+    expect(await again.next('turn_acknowledged')).toMatchObject({ seq: 2 });
+    expect(await again.next('reply')).toMatchObject({ seq: 3, text: 'Hello again' });
+    again.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Hi', mode: 'text' });
+    again.send({ type: 'user_turn', client_turn_id: 'c2', text: 'Next', mode: 'text' });
+    expect(await again.next('turn_accepted')).toMatchObject({ seq: 4, client_turn_id: 'c2' });
+    expect(again.frames.filter((f) => f.type === 'turn_accepted')).toHaveLength(1);
+    await waitFor(async () => customer.calls.length - before === 2);
+
+    // Another user cannot resume it; an unknown conversation is 4404.
+    const stranger = await Widget.open(service, deploymentId);
+    stranger.send({ type: 'hello', token: await mintToken(secret, deploymentId, { sub: 'guest-2' }), conversation_id: ready.conversation_id });
+    expect((await stranger.closed).code).toBe(4403);
+    const lost = await Widget.open(service, deploymentId);
+    lost.send({ type: 'hello', token: await mintToken(secret, deploymentId), conversation_id: '00000000-0000-4000-8000-000000000000' });
+    expect((await lost.closed).code).toBe(4404);
+    again.close();
+  });
+
+  it('refuses bad tokens with the contract close codes', async () => {
+    const { deploymentId, secret } = await deploy(service, { hook_url: customer.hookUrl });
+    const closeCodeFor = async (token: string) => {
+      const w = await Widget.open(service, deploymentId);
+      w.send({ type: 'hello', token });
+      return (await w.closed).code;
+    };
+    const past = Math.floor(Date.now() / 1000) - 3600;
+    expect(await closeCodeFor(await mintToken(secret, deploymentId, { iat: past, ttlS: 60 }))).toBe(4401);
+    const none = `${Buffer.from('{"alg":"none","typ":"JWT"}').toString('base64url')}.${Buffer.from(JSON.stringify({ sub: 'x', aud: deploymentId, iat: past + 3600, exp: past + 4000 })).toString('base64url')}.`;
+    expect(await closeCodeFor(none)).toBe(4401);
+    expect(await closeCodeFor(await mintToken(secret, '00000000-0000-4000-8000-000000000000'))).toBe(4403);
+    expect(await closeCodeFor(await mintToken('whsec_wrong', deploymentId))).toBe(4401);
+    expect(await closeCodeFor(await mintToken(secret, deploymentId, { ttlS: 86_401 }))).toBe(4401);
+    expect(await closeCodeFor('not-a-jwt')).toBe(4401);
+  });
+
+  it('refuses a disallowed Origin (403) and an unknown deployment (404) at the upgrade', async () => {
+    const { deploymentId } = await deploy(service, { hook_url: customer.hookUrl, allowed_origins: ['https://hotel.example'] });
+    await expect(Widget.open(service, deploymentId, { origin: 'https://evil.example' })).rejects.toThrow('HTTP 403');
+    const ok = await Widget.open(service, deploymentId, { origin: 'https://hotel.example' });
+    ok.close();
+    await expect(Widget.open(service, '00000000-0000-4000-8000-000000000000')).rejects.toThrow('HTTP 404');
+  });
+
+  it('closes 4408 without hello, 4400 on a bad first frame, 1009 on an oversized frame; later junk gets invalid_message', async () => {
+    const { deploymentId } = await deploy(service, { hook_url: customer.hookUrl });
+    const silent = await Widget.open(service, deploymentId);
+    expect((await silent.closed).code).toBe(4408);
+    const junk = await Widget.open(service, deploymentId);
+    junk.send('not json');
+    expect((await junk.closed).code).toBe(4400);
+    const big = await Widget.open(service, deploymentId);
+    big.send('x'.repeat(17 * 1024));
+    expect((await big.closed).code).toBe(1009);
+
+    accept();
+    const { widget } = await session();
+    widget.send('{"type":"user_turn"');
+    widget.send({ type: 'user_turn', client_turn_id: 'x', text: '', mode: 'text' });
+    expect(await widget.next('error')).toMatchObject({ code: 'invalid_message' });
+    expect(await widget.next('error')).toMatchObject({ code: 'invalid_message' });
+    widget.close();
+  });
+
+  it('keeps serving through a burst of 1,000 malformed frames and requests', async () => {
+    accept();
+    const { widget, deploymentId } = await session();
+    for (let i = 0; i < 1000; i++) widget.send(i % 2 ? '\u0000garbage' : { type: 'nope', i });
+    await Promise.all(
+      Array.from({ length: 1000 }, (_, i) =>
+        fetch(`${service.url}/embed/concierge/${deploymentId}/replies`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: i % 2 ? '{' : '[]' }).then((r) => r.arrayBuffer()),
+      ),
+    );
+    await waitFor(async () => widget.frames.filter((f) => f.type === 'error').length === 1000, 10_000);
+    widget.send({ type: 'user_turn', client_turn_id: 'after', text: 'Still there?', mode: 'text' });
+    expect(await widget.next('turn_acknowledged')).toMatchObject({ type: 'turn_acknowledged' });
+    expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
+    widget.close();
+  }, 30_000);
+
+  it('enforces max_pending_turns and ends the conversation on deactivation (event, then 4410)', async () => {
+    customer.state.behaviour = () => {}; // holds every turn pending
+    const { widget, api, deploymentId } = await session({}, { engagement_rules: { max_pending_turns: 1 }, runtime_config: { hook_timeout_ms: 15_000 } });
+    widget.send({ type: 'user_turn', client_turn_id: 'a', text: 'One', mode: 'text' });
+    await widget.next('turn_accepted');
+    widget.send({ type: 'user_turn', client_turn_id: 'b', text: 'Two', mode: 'text' });
+    expect(await widget.next('error')).toMatchObject({ code: 'too_many_pending_turns' });
+    expect((await api.post(`/api/v1/deployments/${deploymentId}/deactivate`)).status).toBe(200);
+    expect(await widget.next('conversation_ended')).toMatchObject({ seq: 2, reason: 'deployment_inactive' });
+    expect((await widget.closed).code).toBe(4410);
+    // Inactive: a new socket is closed at once with 4410.
+    const late = await Widget.open(service, deploymentId);
+    expect((await late.closed).code).toBe(4410);
+  });
+
+  it('opens an outbound conversation with the greeting as seq 1, and ends it on request', async () => {
+    accept();
+    const { widget } = await session({}, { call_direction: 'outbound' });
+    expect(await widget.next('greeting')).toEqual({ type: 'greeting', seq: 1, text: "Hello, I'm Front desk. How can I help you today?" });
+    widget.send({ type: 'end' });
+    expect(await widget.next('conversation_ended')).toEqual({ type: 'conversation_ended', seq: 2, reason: 'user_ended' });
+    expect((await widget.closed).code).toBe(4410);
+  });
+
+  it('delivers signed transcript events in order, retrying until a 2xx', async () => {
+    accept();
+    customer.state.transcriptStatus = 500;
+    const { widget, ready, deploymentId, secret } = await session({ transcript_hook_url: customer.transcriptUrl });
+    widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Hi', mode: 'text' });
+    const { turn_id } = await widget.next('turn_accepted');
+    await widget.next('turn_acknowledged');
+    await postReply(service, deploymentId, { conversation_id: ready.conversation_id, turn_id, reply_text: 'Hello' }, secret);
+    await waitFor(async () => customer.transcript.length >= 1);
+    customer.state.transcriptStatus = 200;
+    const delivered = await waitFor(async () => {
+      const ours = customer.transcript.filter((c) => c.body.conversation_id === ready.conversation_id);
+      const types = [...new Set(ours.map((c) => c.body.type))];
+      return types.length === 4 && ours;
+    }, 10_000);
+    expect([...new Set(delivered.map((c) => c.body.type))]).toEqual(['conversation.started', 'turn.created', 'turn.acknowledged', 'turn.resolved']);
+    for (const c of delivered) {
+      expect(c.headers['x-service-signature']).toBe(sign(secret, c.raw));
+      expect(c.headers['x-service-event-id']).toBe(c.body.id);
+      expect(c.body.id).toMatch(/^evt_/);
+    }
+    widget.close();
+  }, 20_000);
+});
+
+describe('websocket upgrades elsewhere', () => {
+  it('refuses an upgrade on any other path', async () => {
+    const service = await startService('sqlite');
+    try {
+      const ws = new WebSocket(`${service.url.replace('http', 'ws')}/api/v1/agents`);
+      const status = await new Promise((resolve) => ws.once('unexpected-response', (_req, res) => resolve(res.statusCode)));
+      expect(status).toBe(404);
+    } finally {
+      await service.close();
+    }
+  });
+});

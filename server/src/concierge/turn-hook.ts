@@ -1,0 +1,44 @@
+import type { EgressResponse } from './egress.js';
+
+export type HookOutcome = { kind: 'replied'; text: string } | { kind: 'acknowledged' } | { kind: 'rejected'; status: number } | { kind: 'failed'; cause: string };
+
+/** Waits before the second and third attempts. */
+export const HOOK_RETRY_DELAYS_MS = [250, 1000] as const;
+const MAX_REPLY_CHARS = 10_000;
+
+function syncReplyOf(body: string): string | undefined {
+  try {
+    const parsed = JSON.parse(body) as { reply_text?: unknown };
+    const text = parsed?.reply_text;
+    return typeof text === 'string' && text.length > 0 && text.length <= MAX_REPLY_CHARS ? text : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The contract's reading of one answer; undefined means "try again". */
+export function classifyHookResponse(res: EgressResponse): HookOutcome | undefined {
+  if (res.status >= 200 && res.status < 300) {
+    const text = syncReplyOf(res.body);
+    return text === undefined ? { kind: 'acknowledged' } : { kind: 'replied', text };
+  }
+  if (res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429) return { kind: 'rejected', status: res.status };
+  return undefined;
+}
+
+/** Calls the hook (each attempt signs afresh), retrying 5xx, 408, 429, timeouts and network errors twice. */
+export async function callTurnHook(attempt: () => Promise<EgressResponse>, delays: readonly number[] = HOOK_RETRY_DELAYS_MS): Promise<HookOutcome> {
+  let cause = '';
+  for (let i = 0; i <= delays.length; i++) {
+    if (i > 0) await new Promise((resolve) => setTimeout(resolve, delays[i - 1]));
+    try {
+      const res = await attempt();
+      const outcome = classifyHookResponse(res);
+      if (outcome) return outcome;
+      cause = `HTTP ${res.status}`;
+    } catch (err) {
+      cause = err instanceof Error ? err.message : String(err);
+    }
+  }
+  return { kind: 'failed', cause };
+}

@@ -1,0 +1,68 @@
+import { decodeJwt, decodeProtectedHeader, errors, jwtVerify } from 'jose';
+import { z } from 'zod';
+
+export const MAX_TOKEN_LIFETIME_S = 86_400;
+const CLOCK_TOLERANCE_S = 30;
+
+const claimsSchema = z.object({
+  sub: z.string().min(1).max(256),
+  iat: z.number(),
+  exp: z.number(),
+  name: z.string().max(256).optional(),
+  ctx: z
+    .record(z.string(), z.unknown())
+    .refine((v) => Buffer.byteLength(JSON.stringify(v)) <= 4096, { message: 'ctx must be at most 4 KiB' })
+    .optional(),
+});
+
+export interface UserClaims {
+  sub: string;
+  name?: string | undefined;
+  ctx?: Record<string, unknown> | undefined;
+  /** Seconds since the epoch. */
+  exp: number;
+}
+
+/** Why a token is refused, as the close code the widget sees. */
+export type TokenRefusal = { close: 4401 | 4403; code: 'token_expired' | 'invalid_token' | 'wrong_audience'; message: string };
+
+export type TokenCheck = { ok: true; claims: UserClaims } | ({ ok: false } & TokenRefusal);
+
+const refuse = (close: 4401 | 4403, code: TokenRefusal['code'], message: string): TokenCheck => ({ ok: false, close, code, message });
+
+/**
+ * Verifies a user token for one deployment: HS256 only, signed with one of its live secrets,
+ * `aud` naming it, `sub`/`iat`/`exp` present and a lifetime of at most a day.
+ */
+export async function verifyUserToken(token: string, deploymentId: string, secrets: readonly string[]): Promise<TokenCheck> {
+  let audience: unknown;
+  try {
+    if (decodeProtectedHeader(token).alg !== 'HS256') return refuse(4401, 'invalid_token', 'Tokens must be signed with HS256');
+    audience = decodeJwt(token).aud;
+  } catch {
+    return refuse(4401, 'invalid_token', 'The token is not a JWT');
+  }
+  // Checked before the signature: a token for another deployment cannot be verified here at all.
+  const audiences = Array.isArray(audience) ? audience : [audience];
+  if (!audiences.includes(deploymentId)) return refuse(4403, 'wrong_audience', 'The token was issued for another deployment');
+
+  for (const secret of secrets) {
+    try {
+      const { payload } = await jwtVerify(token, new TextEncoder().encode(secret), {
+        algorithms: ['HS256'],
+        audience: deploymentId,
+        clockTolerance: CLOCK_TOLERANCE_S,
+        requiredClaims: ['sub', 'iat', 'exp'],
+      });
+      const claims = claimsSchema.safeParse(payload);
+      if (!claims.success) return refuse(4401, 'invalid_token', `Invalid claims: ${claims.error.issues.map((i) => i.message).join('; ')}`);
+      if (claims.data.exp - claims.data.iat > MAX_TOKEN_LIFETIME_S) return refuse(4401, 'invalid_token', 'Tokens may live at most 24 hours (exp - iat)');
+      return { ok: true, claims: claims.data };
+    } catch (err) {
+      if (err instanceof errors.JWTExpired) return refuse(4401, 'token_expired', 'The token has expired');
+      if (err instanceof errors.JWSSignatureVerificationFailed) continue;
+      return refuse(4401, 'invalid_token', err instanceof errors.JOSEError ? err.message : 'Invalid token');
+    }
+  }
+  return refuse(4401, 'invalid_token', 'The token signature does not verify');
+}

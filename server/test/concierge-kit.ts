@@ -1,0 +1,146 @@
+import { createHmac } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { SignJWT } from 'jose';
+import WebSocket from 'ws';
+import { type Client, client, createPublishedAgent, type TestService } from './harness.js';
+
+export interface HookCall {
+  headers: IncomingMessage['headers'];
+  raw: string;
+  body: any;
+}
+
+export type HookBehaviour = (call: HookCall, res: ServerResponse) => void;
+
+/** A customer's server on a random port: records every hook call and answers as told. */
+export async function startCustomerServer(behaviour: HookBehaviour = (_c, res) => res.writeHead(202).end()) {
+  const calls: HookCall[] = [];
+  const transcript: HookCall[] = [];
+  const state = { behaviour, transcriptStatus: 200 };
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c) => chunks.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      const call = { headers: req.headers, raw, body: JSON.parse(raw) };
+      if (req.url === '/transcript') {
+        transcript.push(call);
+        res.writeHead(state.transcriptStatus).end();
+        return;
+      }
+      calls.push(call);
+      state.behaviour(call, res);
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    hookUrl: `${base}/hook`,
+    transcriptUrl: `${base}/transcript`,
+    calls,
+    transcript,
+    state,
+    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+  };
+}
+
+export const sign = (secret: string, body: string): string => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+
+export interface Deployed {
+  api: Client;
+  deploymentId: string;
+  secret: string;
+}
+
+/** A customer with a published agent and an active deployment pointing at `hookUrl`. */
+export async function deploy(service: TestService, channel: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<Deployed> {
+  const api = client(service.url, (await service.newCustomer('Hotel')).apiKey);
+  const agentId = await createPublishedAgent(api, 'Front desk');
+  const created = await api.post('/api/v1/deployments', { agent_id: agentId, channel_config: channel, ...extra });
+  if (created.status !== 201) throw new Error(`deploy: ${created.status} ${JSON.stringify(created.body)}`);
+  const deploymentId = created.body.data.id;
+  const activated = await api.post(`/api/v1/deployments/${deploymentId}/activate`);
+  if (activated.status !== 200) throw new Error(`activate: ${activated.status}`);
+  return { api, deploymentId, secret: created.body.data.signing_secret };
+}
+
+export async function mintToken(secret: string, audience: string, options: { sub?: string; ttlS?: number; iat?: number; claims?: Record<string, unknown> } = {}): Promise<string> {
+  const iat = options.iat ?? Math.floor(Date.now() / 1000);
+  return new SignJWT({ ...options.claims })
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject(options.sub ?? 'guest-1')
+    .setAudience(audience)
+    .setIssuedAt(iat)
+    .setExpirationTime(iat + (options.ttlS ?? 600))
+    .sign(new TextEncoder().encode(secret));
+}
+
+/** A widget's socket: collects frames and waits for the ones a test expects. */
+export class Widget {
+  readonly frames: any[] = [];
+  readonly closed: Promise<{ code: number; reason: string }>;
+  private waiters: (() => void)[] = [];
+
+  constructor(readonly ws: WebSocket) {
+    ws.on('message', (data) => {
+      this.frames.push(JSON.parse(String(data)));
+      for (const wake of this.waiters.splice(0)) wake();
+    });
+    this.closed = new Promise((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })));
+  }
+
+  static open(service: TestService, deploymentId: string, headers: Record<string, string> = {}): Promise<Widget> {
+    const ws = new WebSocket(`${service.url.replace('http', 'ws')}/embed/concierge/${deploymentId}/ws`, { headers });
+    return new Promise((resolve, reject) => {
+      ws.once('open', () => resolve(new Widget(ws)));
+      ws.once('error', reject);
+      ws.once('unexpected-response', (_req, res) => reject(new Error(`HTTP ${res.statusCode}`)));
+    });
+  }
+
+  send(frame: unknown): void {
+    this.ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
+  }
+
+  async hello(token: string, resume: { conversation_id?: string; last_seq?: number } = {}): Promise<any> {
+    this.send({ type: 'hello', token, ...resume });
+    return this.next('ready');
+  }
+
+  /** The first frame of `type` not yet taken by an earlier call. */
+  async next(type: string, timeoutMs = 5_000): Promise<any> {
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const index = this.frames.findIndex((f, i) => f.type === type && !this.taken.has(i));
+      if (index >= 0) {
+        this.taken.add(index);
+        return this.frames[index];
+      }
+      if (Date.now() > deadline) throw new Error(`no ${type} frame; got ${JSON.stringify(this.frames)}`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, Math.max(deadline - Date.now(), 0));
+        this.waiters.push(() => {
+          clearTimeout(timer);
+          resolve();
+        });
+      });
+    }
+  }
+
+  private readonly taken = new Set<number>();
+
+  close(): void {
+    this.ws.close();
+  }
+}
+
+export async function postReply(service: TestService, deploymentId: string, body: unknown, secret: string, options: { raw?: string; signature?: string; contentType?: string } = {}) {
+  const raw = options.raw ?? JSON.stringify(body);
+  const res = await fetch(`${service.url}/embed/concierge/${deploymentId}/replies`, {
+    method: 'POST',
+    headers: { 'content-type': options.contentType ?? 'application/json', ...(options.signature !== '' ? { 'x-service-signature': options.signature ?? sign(secret, raw) } : {}) },
+    body: raw,
+  });
+  return { status: res.status, body: (await res.json()) as any };
+}
