@@ -8,7 +8,8 @@ import { apiKeyRoutes } from './api-keys/api-key.routes.js';
 import { UsageRecorder } from './api-keys/usage.recorder.js';
 import type { Config } from './config.js';
 import { Concierge } from './concierge/concierge.js';
-import { LocalBus } from './concierge/conversation-bus.js';
+import { type ConversationBus, LocalBus } from './concierge/conversation-bus.js';
+import { PgBus } from './concierge/pg-bus.js';
 import { replyRoutes } from './concierge/reply.routes.js';
 import { SessionServer } from './concierge/session.socket.js';
 import { Sweeper } from './concierge/sweeper.js';
@@ -60,7 +61,7 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   let baseUrl = config.publicBaseUrl ?? '';
   let openApiDocument: unknown;
-  const bus = new LocalBus();
+  const bus: ConversationBus = store.openChannel ? await PgBus.open({ ...store, openChannel: store.openChannel }, logger) : new LocalBus();
   const egress = { guard: config.guardEgress, allowedHosts: config.hookAllowedHosts };
   const outbox = new TranscriptOutbox(db, egress, logger, options.sessions?.sweepIntervalMs);
   const concierge = new Concierge({

@@ -113,3 +113,13 @@ export async function dueTurnIds(db: Db, status: TurnStatus, column: 'expires_at
 export async function insertOutbox(db: Db, row: TranscriptOutboxTable): Promise<void> {
   await db.insertInto('transcript_outbox').values(row).execute();
 }
+
+/** Of these conversations, the ones changed at or after `since` (the bus's catch-up). */
+export async function conversationsUpdatedSince(db: Db, ids: readonly string[], since: string): Promise<string[]> {
+  const changed: string[] = [];
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await db.selectFrom('conversations').select('id').where('id', 'in', ids.slice(i, i + 500)).where('updated_at', '>=', since).execute();
+    changed.push(...rows.map((r) => r.id));
+  }
+  return changed;
+}

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { Widget, deploy, mintToken, postReply, sign, startCustomerServer } from '../../test/concierge-kit.js';
-import { describeEachStore, type TestService, startService, waitFor } from '../../test/harness.js';
+import { describeEachStore, TEST_DATABASE_URL, type TestService, startService, waitFor } from '../../test/harness.js';
 
 describeEachStore('concierge sessions', (kind) => {
   let service: TestService;
@@ -291,6 +291,29 @@ describeEachStore('concierge sessions', (kind) => {
     }
     widget.close();
   }, 20_000);
+});
+
+describe.skipIf(!TEST_DATABASE_URL)('two nodes on one PostgreSQL database', () => {
+  it('delivers a reply posted to one node to the socket held by the other', async () => {
+    const nodeA = await startService('postgres');
+    const nodeB = await nodeA.secondNode();
+    const customer = await startCustomerServer();
+    try {
+      const { deploymentId, secret } = await deploy(nodeA, { hook_url: customer.hookUrl });
+      const widget = await Widget.open(nodeA, deploymentId);
+      const ready = await widget.hello(await mintToken(secret, deploymentId));
+      widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Hi', mode: 'text' });
+      const { turn_id } = await widget.next('turn_acknowledged');
+      const posted = await postReply(nodeB, deploymentId, { conversation_id: ready.conversation_id, turn_id, reply_text: 'From node B' }, secret);
+      expect(posted.status).toBe(202);
+      expect(await widget.next('reply')).toMatchObject({ seq: 3, text: 'From node B' });
+      widget.close();
+    } finally {
+      await nodeB.close();
+      await nodeA.close();
+      await customer.close();
+    }
+  });
 });
 
 describe('websocket upgrades elsewhere', () => {

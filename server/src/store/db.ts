@@ -20,6 +20,14 @@ export interface Store {
   readonly location: string;
   ping(): Promise<void>;
   close(): Promise<void>;
+  /** PostgreSQL only: a channel between the nodes sharing this store (one LISTEN connection). */
+  openChannel?(onMessage: (payload: string) => void, onError: (err: Error) => void): Promise<StoreChannel>;
+}
+
+export interface StoreChannel {
+  /** Sent outside any transaction: NOTIFY inside one measured at a third of the commit rate. */
+  notify(payload: string): Promise<void>;
+  close(): Promise<void>;
 }
 
 const SQLITE_FILE = 'concierge.sqlite';
@@ -97,6 +105,34 @@ async function openPostgres(url: string, schema: string | undefined): Promise<St
       await sql`select 1`.execute(db);
     },
     close: () => db.destroy(),
+    openChannel: (onMessage, onError) => openPgChannel(url, pool, `concierge_${schema ?? 'public'}`, onMessage, onError),
+  };
+}
+
+async function openPgChannel(url: string, pool: pg.Pool, channel: string, onMessage: (payload: string) => void, onError: (err: Error) => void): Promise<StoreChannel> {
+  let closed = false;
+  let client: pg.Client | undefined;
+  const connect = async (): Promise<void> => {
+    const next = new pg.Client({ connectionString: url });
+    next.on('notification', (n) => n.channel === channel && n.payload !== undefined && onMessage(n.payload));
+    next.on('error', (err) => {
+      onError(err);
+      // Reconnect; the bus's periodic catch-up covers whatever was sent meanwhile.
+      if (!closed) setTimeout(() => void connect().catch(onError), 1_000).unref();
+    });
+    await next.connect();
+    await next.query(`listen ${channel}`);
+    client = next;
+  };
+  await connect();
+  return {
+    notify: async (payload) => {
+      await pool.query('select pg_notify($1, $2)', [channel, payload]);
+    },
+    close: async () => {
+      closed = true;
+      await client?.end().catch(() => {});
+    },
   };
 }
 
