@@ -40,6 +40,7 @@ export const replyBody = z
     reply_text: z.string().min(1).max(10_000),
   })
   .meta({ id: 'DeferredReply' });
+export type ReplyInput = z.infer<typeof replyBody>;
 
 export interface ConciergeOptions {
   db: Db;
@@ -113,11 +114,11 @@ export class Concierge {
         transcript: [{ type: 'conversation.started', data: { user: { sub: claims.sub, name: claims.name ?? null }, call_direction: dep.callDirection } }],
       });
     });
-    return (await findConversation(this.o.db, row.id))!;
+    return { ...row, last_seq: greeting ? 1 : 0 };
   }
 
   async submitTurn(dep: DeploymentContext, conversationId: string, input: TurnInput): Promise<TurnSubmission> {
-    const result = await this.o.db.transaction().execute(async (trx): Promise<TurnSubmission & { turn?: TurnRow }> => {
+    const result = await this.o.db.transaction().execute(async (trx): Promise<TurnSubmission & { started?: [ConversationRow, TurnRow] }> => {
       const conversation = await lockConversation(trx, conversationId);
       if (conversation.status !== 'open') return { outcome: 'refused', code: 'conversation_ended', message: 'The conversation has ended' };
       const existing = await findTurnByClientId(trx, conversationId, input.client_turn_id);
@@ -156,14 +157,12 @@ export class Concierge {
         { events: [{ type: 'turn_accepted', body: accepted }], transcript: [{ type: 'turn.created', data: accepted }] },
         { turn_count: conversation.turn_count + 1 },
       );
-      return { outcome: 'accepted', turnId: turn.id, turn };
+      return { outcome: 'accepted', turnId: turn.id, started: [conversation, turn] };
     });
-    if (result.outcome !== 'duplicate' && !(result.outcome === 'refused')) this.committed(conversationId);
-    if (result.turn) {
-      const conversation = (await findConversation(this.o.db, conversationId))!;
-      this.track(this.runHook(dep, conversation, result.turn));
-    }
-    const { turn: _turn, ...submission } = result;
+    // Accepted and ended stored events; refusals and duplicates stored nothing.
+    if (result.outcome === 'accepted' || result.outcome === 'ended') this.committed(conversationId);
+    if (result.started) this.track(this.runHook(dep, ...result.started));
+    const { started: _started, ...submission } = result;
     return submission;
   }
 
@@ -184,28 +183,19 @@ export class Concierge {
     for (const id of await openConversationIds(this.o.db, deploymentId)) await this.endConversation(dep, id, 'deployment_inactive');
   }
 
-  /**
-   * The deferred reply, checked in the contract's order on the exact bytes received.
-   * Stored before this returns, so the 202 promises nothing a crash could lose.
-   */
-  async acceptReply(deploymentId: string, raw: Buffer, signature: string | undefined): Promise<{ turn_id: string; duplicate: boolean }> {
+  /** The deployment a deferred reply names, once its signature over these exact bytes verifies. */
+  async verifyReply(deploymentId: string, raw: Buffer, signature: string | undefined): Promise<DeploymentContext> {
     const dep = await this.deployment(deploymentId);
     if (!dep) throw new AppError('not_found', 'Deployment not found');
     if (!verifySignature(signature, raw, dep.secrets)) {
       throw new AppError('invalid_signature', 'X-Service-Signature must be sha256=<lowercase hex HMAC-SHA256 of the raw body> under the signing secret');
     }
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(raw.toString('utf8'));
-    } catch {
-      throw new AppError('invalid_json', 'Request body is not valid JSON');
-    }
-    const checked = replyBody.safeParse(parsed);
-    if (!checked.success) {
-      throw new AppError('invalid_request', 'Invalid body', checked.error.issues.map((i) => ({ path: i.path.length ? i.path.join('.') : 'body', message: i.message })));
-    }
-    const { conversation_id, turn_id, reply_text } = checked.data;
+    return dep;
+  }
 
+  /** Resolves an acknowledged turn with a verified reply; stored before this returns, so a 202 loses nothing. */
+  async acceptReply(dep: DeploymentContext, reply: ReplyInput): Promise<{ turn_id: string; duplicate: boolean }> {
+    const { conversation_id, turn_id, reply_text } = reply;
     const conversation = await findConversation(this.o.db, conversation_id);
     const turn = conversation?.deployment_id === dep.id ? await findTurn(this.o.db, turn_id) : undefined;
     if (!turn || turn.conversation_id !== conversation_id) throw new AppError('turn_not_found', 'No such turn in that conversation of this deployment');

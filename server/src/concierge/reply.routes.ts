@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { type RouteDef, defineRoute } from '../http/route.js';
-import { KiB } from '../http/raw-body.js';
+import { type RouteDef, defineRoute, validate } from '../http/route.js';
+import { KiB, parseJson } from '../http/raw-body.js';
 import { idParams } from '../shared/schemas.js';
 import { type Concierge, replyBody } from './concierge.js';
 
@@ -24,7 +24,9 @@ export function replyRoutes(concierge: Concierge): RouteDef[] {
       success: { status: 202, description: 'Stored and on its way to the widget; 200 with duplicate: true for an identical repeat', data: replyAcceptedSchema },
       handler: async ({ params, raw, req }) => {
         const signature = req.headers['x-service-signature'];
-        const result = await concierge.acceptReply(params.id, raw!, typeof signature === 'string' ? signature : undefined);
+        // The contract's order: signature on the raw bytes first, then JSON, then the body's shape.
+        const dep = await concierge.verifyReply(params.id, raw!, typeof signature === 'string' ? signature : undefined);
+        const result = await concierge.acceptReply(dep, validate(replyBody, parseJson(raw!), 'body'));
         return { status: result.duplicate ? 200 : 202, data: { turn_id: result.turn_id, status: 'resolved', duplicate: result.duplicate } };
       },
     }),
