@@ -61,7 +61,7 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   let baseUrl = config.publicBaseUrl ?? '';
   let openApiDocument: unknown;
-  const bus: ConversationBus = store.openChannel ? await PgBus.open({ ...store, openChannel: store.openChannel }, logger) : new LocalBus();
+  const bus: ConversationBus = store.openChannel ? await PgBus.open(db, store.openChannel, logger) : new LocalBus();
   const egress = { guard: config.guardEgress, allowedHosts: config.hookAllowedHosts };
   const outbox = new TranscriptOutbox(db, egress, logger, options.sessions?.sweepIntervalMs);
   const concierge = new Concierge({

@@ -55,10 +55,10 @@ export async function appendEvents(db: Db, conversationId: string, events: reado
   return first;
 }
 
-export async function framesAfter(db: Db, conversationId: string, seq: number, limit = 500): Promise<{ seq: number; frame: string }[]> {
+export async function framesAfter(db: Db, conversationId: string, seq: number, limit = 500): Promise<{ seq: number; type: string; frame: string }[]> {
   return db
     .selectFrom('conversation_events')
-    .select(['seq', 'frame'])
+    .select(['seq', 'type', 'frame'])
     .where('conversation_id', '=', conversationId)
     .where('seq', '>', seq)
     .orderBy('seq')

@@ -37,9 +37,9 @@ export class PgBus implements ConversationBus {
     this.timer.unref();
   }
 
-  static async open(store: Required<Pick<Store, 'openChannel'>> & Store, logger: Logger): Promise<PgBus> {
-    const bus = new PgBus(store.db, logger, undefined);
-    bus.channel = await store.openChannel(
+  static async open(db: Db, openChannel: NonNullable<Store['openChannel']>, logger: Logger): Promise<PgBus> {
+    const bus = new PgBus(db, logger, undefined);
+    bus.channel = await openChannel(
       (payload) => bus.onNotification(payload),
       (err) => logger.warn({ err }, 'notification channel error'),
     );

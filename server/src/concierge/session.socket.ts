@@ -252,11 +252,11 @@ class Session {
       do {
         this.flushAgain = false;
         const frames = await this.server.o.concierge.framesAfter(this.conversationId!, this.sentSeq);
-        for (const { seq, frame } of frames) {
+        for (const { seq, type, frame } of frames) {
           if (this.closed) return;
           this.ws.send(frame);
           this.sentSeq = seq;
-          if (frame.startsWith('{"type":"conversation_ended"')) return this.close(Close.ended, 'conversation ended');
+          if (type === 'conversation_ended') return this.close(Close.ended, 'conversation ended');
         }
         // A peer that stops reading is dropped; it resumes from its last_seq.
         if (this.ws.bufferedAmount > MAX_BUFFERED_BYTES) return this.ws.terminate();

@@ -60,7 +60,11 @@ export class TranscriptOutbox {
       .limit(500)
       .execute();
     const byConversation = new Map<string, typeof rows>();
-    for (const row of rows) byConversation.set(row.conversation_id, [...(byConversation.get(row.conversation_id) ?? []), row]);
+    for (const row of rows) {
+      const queue = byConversation.get(row.conversation_id);
+      if (queue) queue.push(row);
+      else byConversation.set(row.conversation_id, [row]);
+    }
     await Promise.all(
       [...byConversation.values()].map(async (queue) => {
         for (const row of queue) {
