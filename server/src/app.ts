@@ -9,6 +9,7 @@ import { UsageRecorder } from './api-keys/usage.recorder.js';
 import type { Config } from './config.js';
 import { Concierge } from './concierge/concierge.js';
 import { type ConversationBus, LocalBus } from './concierge/conversation-bus.js';
+import { DeploymentDirectory } from './concierge/deployment-context.js';
 import { PgBus } from './concierge/pg-bus.js';
 import { replyRoutes } from './concierge/reply.routes.js';
 import { SessionServer } from './concierge/session.socket.js';
@@ -24,6 +25,7 @@ import { type AgentGenerator, templateGenerator } from './jobs/agent-generator.j
 import { jobRoutes } from './jobs/job.routes.js';
 import { JobRunner, type JobRunnerOptions } from './jobs/job.runner.js';
 import { buildOpenApiDocument } from './openapi.js';
+import { WriteBatcher } from './store/write-batcher.js';
 import { openStore, type Store } from './store/db.js';
 import { systemRoutes } from './system.routes.js';
 
@@ -63,14 +65,20 @@ export async function createApp(options: AppOptions): Promise<App> {
   let openApiDocument: unknown;
   const bus: ConversationBus = store.openChannel ? await PgBus.open(db, store.openChannel, logger) : new LocalBus();
   const egress = { guard: config.guardEgress, allowedHosts: config.hookAllowedHosts };
-  const outbox = new TranscriptOutbox(db, egress, logger, options.sessions?.sweepIntervalMs);
+  const deployments = new DeploymentDirectory(db);
+  const skipLocked = store.dialect === 'postgres';
+  const outbox = new TranscriptOutbox(db, deployments, egress, logger, skipLocked, options.sessions?.sweepIntervalMs);
   const concierge = new Concierge({
     db,
+    // SQLite has one connection; a PostgreSQL pool of 10 keeps a few batches in flight.
+    writes: new WriteBatcher(db, skipLocked ? 4 : 1),
+    deployments,
+    skipLocked,
     bus,
     logger,
     egress,
     publicBaseUrl: () => baseUrl,
-    onStored: () => outbox.poke(),
+    onTranscript: () => outbox.poke(),
     ...(options.sessions?.hookRetryDelaysMs ? { hookRetryDelaysMs: options.sessions.hookRetryDelaysMs } : {}),
   });
   const sessions = new SessionServer({ concierge, bus, logger, ...options.sessions });
@@ -79,7 +87,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...systemRoutes({ store, openApi: () => (openApiDocument ??= buildOpenApiDocument(routes, baseUrl || undefined)) }),
     ...agentRoutes({ db, onJobQueued: () => jobs.poke() }),
     ...jobRoutes(db),
-    ...deploymentRoutes({ db, endConversations: (id) => concierge.endConversationsOf(id) }),
+    ...deploymentRoutes({ db, changed: (id) => concierge.deploymentChanged(id) }),
     ...replyRoutes(concierge),
     ...apiKeyRoutes({ db, usage, keys }),
   ];

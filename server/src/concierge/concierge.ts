@@ -4,26 +4,30 @@ import { AppError } from '../errors.js';
 import { randomBase62, newId } from '../shared/random.js';
 import { isoIn, isoNow } from '../shared/time.js';
 import type { Db } from '../store/database.js';
+import type { WriteBatcher } from '../store/write-batcher.js';
 import {
   appendEvents,
+  claimTurns,
   type ConversationRow,
   countTurns,
-  dueTurnIds,
+  type DueTurns,
+  dueTurns,
   findConversation,
-  findTurn,
   findTurnByClientId,
+  findTurnOf,
   framesAfter,
   insertConversation,
   insertOutbox,
   insertTurn,
   type NewEvent,
   openConversationIds,
+  type StoredFrame,
   transitionTurn,
   type TurnRow,
 } from './conversation.repository.js';
 import type { EndReason, TurnFailure, TurnMode, TurnStatus } from './conversation.table.js';
 import type { ConversationBus } from './conversation-bus.js';
-import { type DeploymentContext, loadDeploymentContext } from './deployment-context.js';
+import type { DeploymentContext, DeploymentDirectory } from './deployment-context.js';
 import { type EgressPolicy, postJson } from './egress.js';
 import { signatureOf, verifySignature } from './signature.js';
 import { callTurnHook, type HookOutcome } from './turn-hook.js';
@@ -31,6 +35,11 @@ import type { UserClaims } from './user-token.js';
 
 /** A turn left `pending` this long had its hook call cut off by a crash: it is failed. */
 const STALE_PENDING_MS = 120_000;
+/**
+ * A customer may answer the hook 202 and post the reply at once; the reply can then arrive
+ * before the acknowledgement commits. It waits this long for the turn to leave `pending`.
+ */
+const PENDING_REPLY_WAIT_MS = 2_000;
 const OPEN_TURN_STATUSES: TurnStatus[] = ['pending', 'acknowledged'];
 
 export const replyBody = z
@@ -44,13 +53,19 @@ export type ReplyInput = z.infer<typeof replyBody>;
 
 export interface ConciergeOptions {
   db: Db;
+  /** Every state change goes through it, so the changes of one tick share a commit. */
+  writes: WriteBatcher;
+  deployments: DeploymentDirectory;
+  /** PostgreSQL: the sweeper's claims skip rows another node holds. */
+  skipLocked: boolean;
   bus: ConversationBus;
   egress: EgressPolicy;
   logger: Logger;
   /** Base of the `reply_url` in hook calls; known once the server listens. */
   publicBaseUrl(): string;
   hookRetryDelaysMs?: readonly number[];
-  onStored?(): void;
+  /** After a commit that stored transcript events. */
+  onTranscript?(): void;
 }
 
 export type TurnSubmission =
@@ -70,6 +85,12 @@ interface Change {
   transcript: { type: string; data: Record<string, unknown> }[];
 }
 
+/** What a transaction stored, announced once it commits. */
+interface Written {
+  frames: Map<string, StoredFrame[]>;
+  transcript: boolean;
+}
+
 /**
  * The rules of conversations and turns. Every state change is one transaction that also
  * stores the widget events and transcript events it causes; sockets are told after the commit.
@@ -80,7 +101,18 @@ export class Concierge {
   constructor(private readonly o: ConciergeOptions) {}
 
   deployment(id: string): Promise<DeploymentContext | undefined> {
-    return loadDeploymentContext(this.o.db, id);
+    return this.o.deployments.get(id);
+  }
+
+  freshDeployment(id: string): Promise<DeploymentContext | undefined> {
+    return this.o.deployments.fresh(id);
+  }
+
+  /** After any management change to a deployment: forget it, and end its conversations if it is no longer active. */
+  async deploymentChanged(id: string): Promise<void> {
+    const dep = await this.o.deployments.fresh(id);
+    if (dep?.status !== 'inactive') return;
+    for (const conversationId of await openConversationIds(this.o.db, id)) await this.endConversation(dep, conversationId, 'deployment_inactive');
   }
 
   conversation(id: string): Promise<ConversationRow | undefined> {
@@ -107,9 +139,9 @@ export class Concierge {
       updated_at: now,
     };
     const greeting = dep.callDirection === 'outbound' && dep.agent.greeting ? dep.agent.greeting : null;
-    await this.o.db.transaction().execute(async (trx) => {
+    await this.write(async (trx, written) => {
       await insertConversation(trx, row);
-      await this.record(trx, dep, row.id, {
+      await this.record(trx, written, dep, row.id, {
         events: greeting ? [{ type: 'greeting', body: { text: greeting } }] : [],
         transcript: [{ type: 'conversation.started', data: { user: { sub: claims.sub, name: claims.name ?? null }, call_direction: dep.callDirection } }],
       });
@@ -118,13 +150,13 @@ export class Concierge {
   }
 
   async submitTurn(dep: DeploymentContext, conversationId: string, input: TurnInput): Promise<TurnSubmission> {
-    const result = await this.o.db.transaction().execute(async (trx): Promise<TurnSubmission & { started?: [ConversationRow, TurnRow] }> => {
+    const result = await this.write(async (trx, written): Promise<TurnSubmission & { started?: [ConversationRow, TurnRow] }> => {
       const conversation = await lockConversation(trx, conversationId);
       if (conversation.status !== 'open') return { outcome: 'refused', code: 'conversation_ended', message: 'The conversation has ended' };
       const existing = await findTurnByClientId(trx, conversationId, input.client_turn_id);
       if (existing) return { outcome: 'duplicate', turnId: existing.id };
       if (conversation.turn_count >= dep.maxTurnsPerConversation) {
-        await this.record(trx, dep, conversationId, endChange('max_turns'), { status: 'ended' });
+        await this.record(trx, written, dep, conversationId, endChange('max_turns'), { status: 'ended' });
         return { outcome: 'ended' };
       }
       if ((await countTurns(trx, conversationId, { statuses: OPEN_TURN_STATUSES })) >= dep.maxPendingTurns) {
@@ -152,6 +184,7 @@ export class Concierge {
       const accepted = { turn_id: turn.id, client_turn_id: turn.client_turn_id, text: turn.text, mode: turn.mode };
       await this.record(
         trx,
+        written,
         dep,
         conversationId,
         { events: [{ type: 'turn_accepted', body: accepted }], transcript: [{ type: 'turn.created', data: accepted }] },
@@ -159,33 +192,24 @@ export class Concierge {
       );
       return { outcome: 'accepted', turnId: turn.id, started: [conversation, turn] };
     });
-    // Accepted and ended stored events; refusals and duplicates stored nothing.
-    if (result.outcome === 'accepted' || result.outcome === 'ended') this.committed(conversationId);
     if (result.started) this.track(this.runHook(dep, ...result.started));
     const { started: _started, ...submission } = result;
     return submission;
   }
 
   async endConversation(dep: DeploymentContext, conversationId: string, reason: EndReason): Promise<void> {
-    const ended = await this.o.db.transaction().execute(async (trx) => {
+    await this.write(async (trx, written) => {
       const conversation = await lockConversation(trx, conversationId);
-      if (conversation.status !== 'open') return false;
-      await this.record(trx, dep, conversationId, endChange(reason), { status: 'ended' });
-      return true;
+      if (conversation.status === 'open') await this.record(trx, written, dep, conversationId, endChange(reason), { status: 'ended' });
     });
-    if (ended) this.committed(conversationId);
-  }
-
-  /** Deactivation: every open conversation of the deployment ends (its sockets close with 4410). */
-  async endConversationsOf(deploymentId: string): Promise<void> {
-    const dep = await this.deployment(deploymentId);
-    if (!dep) return;
-    for (const id of await openConversationIds(this.o.db, deploymentId)) await this.endConversation(dep, id, 'deployment_inactive');
   }
 
   /** The deployment a deferred reply names, once its signature over these exact bytes verifies. */
   async verifyReply(deploymentId: string, raw: Buffer, signature: string | undefined): Promise<DeploymentContext> {
-    const dep = await this.deployment(deploymentId);
+    let dep = await this.deployment(deploymentId);
+    if (!dep) throw new AppError('not_found', 'Deployment not found');
+    // A remembered context may predate a rotation on another node: a miss is checked afresh.
+    if (!verifySignature(signature, raw, dep.secrets)) dep = await this.freshDeployment(deploymentId);
     if (!dep) throw new AppError('not_found', 'Deployment not found');
     if (!verifySignature(signature, raw, dep.secrets)) {
       throw new AppError('invalid_signature', 'X-Service-Signature must be sha256=<lowercase hex HMAC-SHA256 of the raw body> under the signing secret');
@@ -196,41 +220,40 @@ export class Concierge {
   /** Resolves an acknowledged turn with a verified reply; stored before this returns, so a 202 loses nothing. */
   async acceptReply(dep: DeploymentContext, reply: ReplyInput): Promise<{ turn_id: string; duplicate: boolean }> {
     const { conversation_id, turn_id, reply_text } = reply;
-    const conversation = await findConversation(this.o.db, conversation_id);
-    const turn = conversation?.deployment_id === dep.id ? await findTurn(this.o.db, turn_id) : undefined;
-    if (!turn || turn.conversation_id !== conversation_id) throw new AppError('turn_not_found', 'No such turn in that conversation of this deployment');
-
-    const resolved = await this.o.db.transaction().execute(async (trx) => {
-      const moved = await transitionTurn(trx, turn.id, 'acknowledged', 'resolved', { reply_text });
-      if (moved) await this.record(trx, dep, conversation_id, resolvedChange(turn.id, reply_text, false));
-      return moved;
-    });
-    if (resolved) {
-      this.committed(conversation_id);
-      return { turn_id, duplicate: false };
+    const scope = { turnId: turn_id, conversationId: conversation_id, deploymentId: dep.id };
+    const deadline = Date.now() + PENDING_REPLY_WAIT_MS;
+    for (;;) {
+      const resolved = await this.write(async (trx, written) => {
+        const moved = await transitionTurn(trx, scope, 'acknowledged', 'resolved', { reply_text });
+        if (moved) await this.record(trx, written, dep, conversation_id, resolvedChange(turn_id, reply_text, false));
+        return Boolean(moved);
+      });
+      if (resolved) return { turn_id, duplicate: false };
+      // Not acknowledged (any more): say why, from the turn as it is now.
+      const change = this.nextChange(conversation_id, deadline - Date.now());
+      const current = await findTurnOf(this.o.db, scope);
+      if (current?.status === 'pending' && Date.now() < deadline) {
+        await change.happened;
+        continue;
+      }
+      change.cancel();
+      if (!current) throw new AppError('turn_not_found', 'No such turn in that conversation of this deployment');
+      if (current.status === 'pending') throw new AppError('turn_not_acknowledged', 'The turn has not been acknowledged yet: the hook call is still in flight');
+      if (current.status === 'failed' || current.status === 'expired') throw new AppError('turn_not_pending', `The turn is ${current.status}; it takes no reply`);
+      if (current.reply_text === reply_text) return { turn_id, duplicate: true };
+      throw new AppError('turn_already_resolved', 'The turn was already resolved with a different reply_text');
     }
-    // Not acknowledged (any more): say why, from the turn as it is now.
-    const current = (await findTurn(this.o.db, turn.id))!;
-    if (current.status === 'pending') throw new AppError('turn_not_acknowledged', 'The turn has not been acknowledged yet: the hook call is still in flight');
-    if (current.status === 'failed' || current.status === 'expired') throw new AppError('turn_not_pending', `The turn is ${current.status}; it takes no reply`);
-    if (current.reply_text === reply_text) return { turn_id, duplicate: true };
-    throw new AppError('turn_already_resolved', 'The turn was already resolved with a different reply_text');
   }
 
   /**
    * Expires acknowledged turns past their reply timeout, and fails turns whose hook call a crash
-   * cut off. Each turn is claimed by a conditional update, so of several nodes exactly one acts.
+   * cut off. Each turn is claimed inside the transaction that moves it (on PostgreSQL with
+   * `FOR UPDATE SKIP LOCKED`), and moved only if still in its state, so of several nodes exactly one acts.
    */
   async sweep(limit = 100): Promise<number> {
-    let changed = 0;
-    const now = isoNow();
-    for (const id of await dueTurnIds(this.o.db, 'acknowledged', 'expires_at', now, limit)) {
-      if (await this.failTurn(id, 'acknowledged', 'expired', 'reply_timeout')) changed++;
-    }
-    for (const id of await dueTurnIds(this.o.db, 'pending', 'created_at', isoIn(-STALE_PENDING_MS), limit)) {
-      if (await this.failTurn(id, 'pending', 'failed', 'hook_failed')) changed++;
-    }
-    return changed;
+    const expired = await this.sweepDue({ status: 'acknowledged', column: 'expires_at', before: isoNow(), limit }, 'expired', 'reply_timeout');
+    const stale = await this.sweepDue({ status: 'pending', column: 'created_at', before: isoIn(-STALE_PENDING_MS), limit }, 'failed', 'hook_failed');
+    return expired + stale;
   }
 
   /** Waits for hook calls in flight (graceful shutdown and tests). */
@@ -238,10 +261,33 @@ export class Concierge {
     while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
   }
 
-  /** After a commit that stored events: sockets read them, and transcript delivery wakes up. */
-  private committed(conversationId: string): void {
-    this.o.bus.publish(conversationId);
-    this.o.onStored?.();
+  /**
+   * Runs one state change as a transaction (shared with the other changes of its tick) and,
+   * once committed, hands the stored frames to the sockets and wakes transcript delivery.
+   */
+  private async write<T>(work: (trx: Db, written: Written) => Promise<T>): Promise<T> {
+    const { result, written } = await this.o.writes.run(async (trx) => {
+      const written: Written = { frames: new Map(), transcript: false };
+      return { result: await work(trx, written), written };
+    });
+    for (const [conversationId, frames] of written.frames) this.o.bus.publish(conversationId, frames);
+    if (written.transcript) this.o.onTranscript?.();
+    return result;
+  }
+
+  /** Resolves when the conversation stores something, or after `ms`; subscribed from the call on. */
+  private nextChange(conversationId: string, ms: number): { happened: Promise<void>; cancel(): void } {
+    let cancel = () => {};
+    const happened = new Promise<void>((resolve) => {
+      const timer = setTimeout(() => cancel(), Math.max(ms, 0));
+      const unsubscribe = this.o.bus.subscribe(conversationId, () => cancel());
+      cancel = () => {
+        clearTimeout(timer);
+        unsubscribe();
+        resolve();
+      };
+    });
+    return { happened, cancel: () => cancel() };
   }
 
   private track(work: Promise<unknown>): void {
@@ -249,19 +295,25 @@ export class Concierge {
     this.inFlight.add(tracked);
   }
 
-  private async failTurn(id: string, from: TurnStatus, to: TurnStatus, reason: TurnFailure): Promise<boolean> {
-    const turn = await findTurn(this.o.db, id);
-    if (!turn) return false;
-    const conversation = await findConversation(this.o.db, turn.conversation_id);
-    const dep = conversation && (await this.deployment(conversation.deployment_id));
-    if (!dep) return false;
-    const moved = await this.o.db.transaction().execute(async (trx) => {
-      const row = await transitionTurn(trx, id, from, to, { failure_reason: reason });
-      if (row) await this.record(trx, dep, row.conversation_id, failedChange(row.id, reason));
-      return row;
+  private async sweepDue(due: DueTurns, to: TurnStatus, reason: TurnFailure): Promise<number> {
+    const candidates = await dueTurns(this.o.db, due);
+    if (!candidates.length) return 0;
+    // Contexts are read before the transaction: a unit of a batch touches only its own transaction.
+    const depOf = new Map<string, DeploymentContext>();
+    for (const { id, deployment_id } of candidates) {
+      const dep = await this.deployment(deployment_id);
+      if (dep) depOf.set(id, dep);
+    }
+    return this.write(async (trx, written) => {
+      let moved = 0;
+      for (const id of await claimTurns(trx, [...depOf.keys()], due.status, this.o.skipLocked)) {
+        const row = await transitionTurn(trx, id, due.status, to, { failure_reason: reason });
+        if (!row) continue;
+        await this.record(trx, written, depOf.get(id)!, row.conversation_id, failedChange(row.id, reason));
+        moved++;
+      }
+      return moved;
     });
-    if (moved) this.committed(moved.conversation_id);
-    return Boolean(moved);
   }
 
   private async runHook(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow): Promise<void> {
@@ -269,23 +321,21 @@ export class Concierge {
       ? await callTurnHook(() => this.postTurn(dep, conversation, turn), this.o.hookRetryDelaysMs)
       : { kind: 'failed', cause: 'no hook_url' };
     if (outcome.kind === 'failed') this.o.logger.warn({ turn_id: turn.id, deployment_id: dep.id, cause: outcome.cause }, 'turn hook failed');
-    const moved = await this.o.db.transaction().execute(async (trx) => {
+    await this.write(async (trx, written) => {
       if (outcome.kind === 'replied') {
         const row = await transitionTurn(trx, turn.id, 'pending', 'resolved', { reply_text: outcome.text });
-        if (row) await this.record(trx, dep, turn.conversation_id, resolvedChange(turn.id, outcome.text, true));
-        return row;
+        if (row) await this.record(trx, written, dep, turn.conversation_id, resolvedChange(turn.id, outcome.text, true));
+        return;
       }
       if (outcome.kind === 'acknowledged') {
         const row = await transitionTurn(trx, turn.id, 'pending', 'acknowledged', { expires_at: isoIn(dep.replyTimeoutS * 1000) });
-        if (row) await this.record(trx, dep, turn.conversation_id, acknowledgedChange(turn.id));
-        return row;
+        if (row) await this.record(trx, written, dep, turn.conversation_id, acknowledgedChange(turn.id));
+        return;
       }
       const reason = outcome.kind === 'rejected' ? 'hook_rejected' : 'hook_failed';
       const row = await transitionTurn(trx, turn.id, 'pending', 'failed', { failure_reason: reason });
-      if (row) await this.record(trx, dep, turn.conversation_id, failedChange(turn.id, reason));
-      return row;
+      if (row) await this.record(trx, written, dep, turn.conversation_id, failedChange(turn.id, reason));
     });
-    if (moved) this.committed(turn.conversation_id);
   }
 
   private postTurn(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow) {
@@ -307,9 +357,22 @@ export class Concierge {
   }
 
   /** Stores a change's widget events (next seqs) and, with a transcript hook, its transcript events. */
-  private async record(trx: Db, dep: DeploymentContext, conversationId: string, change: Change, patch: Parameters<typeof appendEvents>[3] = {}): Promise<void> {
-    const first = await appendEvents(trx, conversationId, change.events, patch);
-    if (!dep.transcriptHookUrl) return;
+  private async record(
+    trx: Db,
+    written: Written,
+    dep: DeploymentContext,
+    conversationId: string,
+    change: Change,
+    patch: Parameters<typeof appendEvents>[3] = {},
+  ): Promise<void> {
+    const { first, frames } = await appendEvents(trx, conversationId, change.events, patch);
+    if (frames.length) {
+      const known = written.frames.get(conversationId);
+      if (known) known.push(...frames);
+      else written.frames.set(conversationId, frames);
+    }
+    if (!dep.transcriptHookUrl || !change.transcript.length) return;
+    written.transcript = true;
     const now = isoNow();
     // Ordered with the widget events: a change without any sorts before the next one.
     let position = (first + change.events.length - 1) * 100 + 50;

@@ -1,23 +1,30 @@
+import type { StoredFrame } from './conversation.repository.js';
+
+/** Told new stored events; `frames` when the publisher has them at hand, else read the store. */
+export type BusListener = (frames?: readonly StoredFrame[]) => void;
+
 /**
- * Tells sockets that their conversation has new stored events. It carries ids only: a listener
- * reads what is new from the store, so a lost or repeated signal costs a read, never an event.
+ * Tells sockets that their conversation has new stored events. Across nodes it carries ids
+ * only: a listener reads what is new from the store, so a lost or repeated signal costs a read,
+ * never an event. On the node that committed them, the frames themselves come along, so a
+ * socket that is up to date sends them without a read.
  */
 export interface ConversationBus {
   /** Call after the commit that stored the events. */
-  publish(conversationId: string): void;
-  subscribe(conversationId: string, listener: () => void): () => void;
+  publish(conversationId: string, frames?: readonly StoredFrame[]): void;
+  subscribe(conversationId: string, listener: BusListener): () => void;
   close(): Promise<void>;
 }
 
 /** One process: every socket is here, so publishing is calling the listeners. */
 export class LocalBus implements ConversationBus {
-  readonly #listeners = new Map<string, Set<() => void>>();
+  readonly #listeners = new Map<string, Set<BusListener>>();
 
-  publish(conversationId: string): void {
-    for (const listener of this.#listeners.get(conversationId) ?? []) listener();
+  publish(conversationId: string, frames?: readonly StoredFrame[]): void {
+    for (const listener of this.#listeners.get(conversationId) ?? []) listener(frames);
   }
 
-  subscribe(conversationId: string, listener: () => void): () => void {
+  subscribe(conversationId: string, listener: BusListener): () => void {
     let set = this.#listeners.get(conversationId);
     if (!set) this.#listeners.set(conversationId, (set = new Set()));
     set.add(listener);

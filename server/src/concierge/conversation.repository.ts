@@ -10,6 +10,13 @@ import type {
 export type ConversationRow = ConversationTable;
 export type TurnRow = TurnTable;
 
+/** A stored widget event: `frame` is the exact JSON text sent. */
+export interface StoredFrame {
+  seq: number;
+  type: string;
+  frame: string;
+}
+
 export interface NewEvent {
   type: string;
   /** The frame's fields besides `type` and `seq`. */
@@ -27,9 +34,14 @@ export async function findConversation(db: Db, id: string): Promise<Conversation
 /**
  * Stores events with the conversation's next seqs. Call inside a transaction: taking the seqs
  * updates (and so locks) the conversation row, which orders concurrent writers.
- * Returns the first seq given.
+ * Returns the frames stored, and the seq the first one got (or would have got).
  */
-export async function appendEvents(db: Db, conversationId: string, events: readonly NewEvent[], patch: Partial<Pick<ConversationRow, 'status' | 'turn_count'>> = {}): Promise<number> {
+export async function appendEvents(
+  db: Db,
+  conversationId: string,
+  events: readonly NewEvent[],
+  patch: Partial<Pick<ConversationRow, 'status' | 'turn_count'>> = {},
+): Promise<{ first: number; frames: StoredFrame[] }> {
   const now = isoNow();
   const { last_seq } = await db
     .updateTable('conversations')
@@ -38,24 +50,17 @@ export async function appendEvents(db: Db, conversationId: string, events: reado
     .returning('last_seq')
     .executeTakeFirstOrThrow();
   const first = last_seq - events.length + 1;
-  if (events.length) {
+  const frames = events.map((event, i) => ({ seq: first + i, type: event.type, frame: JSON.stringify({ type: event.type, seq: first + i, ...event.body }) }));
+  if (frames.length) {
     await db
       .insertInto('conversation_events')
-      .values(
-        events.map((event, i) => ({
-          conversation_id: conversationId,
-          seq: first + i,
-          type: event.type,
-          frame: JSON.stringify({ type: event.type, seq: first + i, ...event.body }),
-          created_at: now,
-        })),
-      )
+      .values(frames.map((f) => ({ conversation_id: conversationId, ...f, created_at: now })))
       .execute();
   }
-  return first;
+  return { first, frames };
 }
 
-export async function framesAfter(db: Db, conversationId: string, seq: number, limit = 500): Promise<{ seq: number; type: string; frame: string }[]> {
+export async function framesAfter(db: Db, conversationId: string, seq: number, limit = 500): Promise<StoredFrame[]> {
   return db
     .selectFrom('conversation_events')
     .select(['seq', 'type', 'frame'])
@@ -66,8 +71,21 @@ export async function framesAfter(db: Db, conversationId: string, seq: number, l
     .execute();
 }
 
-export async function findTurn(db: Db, id: string): Promise<TurnRow | undefined> {
-  return db.selectFrom('turns').selectAll().where('id', '=', id).executeTakeFirst();
+/** The turn, if it belongs to that conversation of that deployment. */
+export async function findTurnOf(db: Db, scope: TurnScope): Promise<TurnRow | undefined> {
+  return db
+    .selectFrom('turns')
+    .selectAll()
+    .where('id', '=', scope.turnId)
+    .where('conversation_id', '=', scope.conversationId)
+    .where((eb) => eb.exists(eb.selectFrom('conversations').select('id').where('id', '=', scope.conversationId).where('deployment_id', '=', scope.deploymentId)))
+    .executeTakeFirst();
+}
+
+export interface TurnScope {
+  turnId: string;
+  conversationId: string;
+  deploymentId: string;
 }
 
 export async function findTurnByClientId(db: Db, conversationId: string, clientTurnId: string): Promise<TurnRow | undefined> {
@@ -86,15 +104,22 @@ export async function countTurns(db: Db, conversationId: string, filter: { statu
 }
 
 /**
- * Moves a turn from `from` to `to` only if it is still in `from`: of two racing writers (a reply
- * and the expiry sweep, say) exactly one wins. Returns the turn as it was moved, or undefined.
+ * Moves a turn from `from` to `to` only if it is still in `from` (and, given a scope, belongs to
+ * it): of two racing writers (a reply and the expiry sweep, say) exactly one wins.
+ * Returns the turn as it was moved, or undefined.
  */
-export async function transitionTurn(db: Db, id: string, from: TurnStatus, to: TurnStatus, patch: Partial<TurnRow> = {}): Promise<TurnRow | undefined> {
+export async function transitionTurn(db: Db, turn: string | TurnScope, from: TurnStatus, to: TurnStatus, patch: Partial<TurnRow> = {}): Promise<TurnRow | undefined> {
+  const scope = typeof turn === 'string' ? undefined : turn;
   return db
     .updateTable('turns')
     .set({ ...patch, status: to, updated_at: isoNow() })
-    .where('id', '=', id)
+    .where('id', '=', scope?.turnId ?? (turn as string))
     .where('status', '=', from)
+    .$if(Boolean(scope), (qb) =>
+      qb
+        .where('conversation_id', '=', scope!.conversationId)
+        .where((eb) => eb.exists(eb.selectFrom('conversations').select('id').where('id', '=', scope!.conversationId).where('deployment_id', '=', scope!.deploymentId))),
+    )
     .returningAll()
     .executeTakeFirst();
 }
@@ -104,14 +129,87 @@ export async function openConversationIds(db: Db, deploymentId: string): Promise
   return rows.map((r) => r.id);
 }
 
-/** Turns whose time is up in `status` before `before`, oldest first. */
-export async function dueTurnIds(db: Db, status: TurnStatus, column: 'expires_at' | 'created_at', before: string, limit: number): Promise<string[]> {
-  const rows = await db.selectFrom('turns').select('id').where('status', '=', status).where(column, '<', before).orderBy(column).limit(limit).execute();
+export interface DueTurns {
+  status: TurnStatus;
+  column: 'expires_at' | 'created_at';
+  before: string;
+  limit: number;
+}
+
+/** Turns whose time is up in `status` before `before`, oldest first, with their deployment. */
+export async function dueTurns(db: Db, due: DueTurns): Promise<{ id: string; deployment_id: string }[]> {
+  return db
+    .selectFrom('turns')
+    .innerJoin('conversations', 'conversations.id', 'turns.conversation_id')
+    .select(['turns.id', 'conversations.deployment_id'])
+    .where('turns.status', '=', due.status)
+    .where(`turns.${due.column}`, '<', due.before)
+    .orderBy(`turns.${due.column}`)
+    .limit(due.limit)
+    .execute();
+}
+
+/**
+ * Claims turns still in `status` inside the caller's transaction. On PostgreSQL the rows are
+ * locked and rows another node holds are skipped (`FOR UPDATE SKIP LOCKED`), so nodes sweeping
+ * at once split the work instead of queueing on each other; SQLite has one writer, so there the
+ * read is the claim.
+ */
+export async function claimTurns(trx: Db, ids: readonly string[], status: TurnStatus, skipLocked: boolean): Promise<string[]> {
+  if (!ids.length) return [];
+  const rows = await trx
+    .selectFrom('turns')
+    .select('id')
+    .where('id', 'in', ids)
+    .where('status', '=', status)
+    .$if(skipLocked, (qb) => qb.forUpdate().skipLocked())
+    .execute();
   return rows.map((r) => r.id);
 }
 
 export async function insertOutbox(db: Db, row: TranscriptOutboxTable): Promise<void> {
   await db.insertInto('transcript_outbox').values(row).execute();
+}
+
+/**
+ * Leases the transcript events that are next in their conversation and due, so each is sent by
+ * one node at a time and a conversation's events go in order (an event whose predecessor is
+ * still pending, leased elsewhere or not, is not a head and waits). On PostgreSQL rows another
+ * node is claiming are skipped, not waited for.
+ */
+export async function claimOutboxHeads(db: Db, now: string, leaseUntil: string, limit: number, skipLocked: boolean): Promise<TranscriptOutboxTable[]> {
+  return db
+    .updateTable('transcript_outbox')
+    .set({ lease_expires_at: leaseUntil })
+    .where('id', 'in', (eb) =>
+      eb
+        .selectFrom('transcript_outbox as o')
+        .select('o.id')
+        .where('o.status', '=', 'pending')
+        .where('o.next_attempt_at', '<=', now)
+        .where((w) => w.or([w('o.lease_expires_at', 'is', null), w('o.lease_expires_at', '<', now)]))
+        .where((w) =>
+          w.not(
+            w.exists(
+              w
+                .selectFrom('transcript_outbox as p')
+                .select('p.id')
+                .where('p.conversation_id', '=', w.ref('o.conversation_id'))
+                .where('p.status', '=', 'pending')
+                .where('p.position', '<', w.ref('o.position')),
+            ),
+          ),
+        )
+        .orderBy('o.created_at')
+        .limit(limit)
+        .$if(skipLocked, (qb) => qb.forUpdate().skipLocked()),
+    )
+    .returningAll()
+    .execute();
+}
+
+export async function settleOutbox(db: Db, id: string, patch: Pick<TranscriptOutboxTable, 'status' | 'attempts' | 'next_attempt_at'>): Promise<void> {
+  await db.updateTable('transcript_outbox').set({ ...patch, lease_expires_at: null }).where('id', '=', id).execute();
 }
 
 /** Of these conversations, the ones changed at or after `since` (the bus's catch-up). */

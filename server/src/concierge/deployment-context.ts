@@ -1,4 +1,5 @@
 import { fromJsonColumn } from '../shared/json-column.js';
+import { TtlCache } from '../shared/ttl-cache.js';
 import type { Db } from '../store/database.js';
 import { liveSecrets } from '../deployments/signing-secret.js';
 import type { CallDirection, DeploymentStatus } from '../deployments/deployment.table.js';
@@ -79,4 +80,37 @@ export async function loadDeploymentContext(db: Db, id: string): Promise<Deploym
       voice: spec.voice ?? null,
     },
   };
+}
+
+/**
+ * Deployment contexts remembered for a second: a reply or a turn costs no join per request.
+ * A change made through this node is seen at once ({@link forget}); one made through another
+ * node within `ttlMs`. A signature that fails against a remembered context is checked again
+ * against a fresh one, so a rotation elsewhere never refuses a reply signed with the new secret.
+ */
+export class DeploymentDirectory {
+  readonly #cache: TtlCache<DeploymentContext>;
+
+  constructor(
+    private readonly db: Db,
+    ttlMs = 1_000,
+  ) {
+    this.#cache = new TtlCache(ttlMs);
+  }
+
+  async get(id: string): Promise<DeploymentContext | undefined> {
+    return this.#cache.get(id) ?? this.fresh(id);
+  }
+
+  /** Read from the store, skipping (and refreshing) what is remembered. */
+  async fresh(id: string): Promise<DeploymentContext | undefined> {
+    const dep = await loadDeploymentContext(this.db, id);
+    if (dep) this.#cache.set(id, dep);
+    else this.#cache.delete(id);
+    return dep;
+  }
+
+  forget(id: string): void {
+    this.#cache.delete(id);
+  }
 }

@@ -3,8 +3,8 @@ import { newId } from '../shared/random.js';
 import { isoIn } from '../shared/time.js';
 import type { Db } from '../store/database.js';
 import type { Store, StoreChannel } from '../store/db.js';
-import { conversationsUpdatedSince } from './conversation.repository.js';
-import { type ConversationBus, LocalBus } from './conversation-bus.js';
+import { type StoredFrame, conversationsUpdatedSince } from './conversation.repository.js';
+import { type BusListener, type ConversationBus, LocalBus } from './conversation-bus.js';
 
 const CATCH_UP_MS = 2_000;
 
@@ -51,12 +51,12 @@ export class PgBus implements ConversationBus {
     if (node !== this.node && conversationId) this.local.publish(conversationId);
   }
 
-  publish(conversationId: string): void {
-    this.local.publish(conversationId);
+  publish(conversationId: string, frames?: readonly StoredFrame[]): void {
+    this.local.publish(conversationId, frames);
     this.channel?.notify(`${this.node}:${conversationId}`).catch((err) => this.logger.warn({ err }, 'notify failed; catch-up will cover it'));
   }
 
-  subscribe(conversationId: string, listener: () => void): () => void {
+  subscribe(conversationId: string, listener: BusListener): () => void {
     return this.local.subscribe(conversationId, listener);
   }
 

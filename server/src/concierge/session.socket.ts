@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { z } from 'zod';
 import type { Concierge } from './concierge.js';
+import type { StoredFrame } from './conversation.repository.js';
 import type { ConversationBus } from './conversation-bus.js';
 import type { DeploymentContext } from './deployment-context.js';
 import { type UserClaims, verifyUserToken } from './user-token.js';
@@ -73,7 +74,7 @@ export class SessionServer {
   }
 
   private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, deploymentId: string): Promise<void> {
-    const dep = await this.o.concierge.deployment(deploymentId);
+    const dep = await this.o.concierge.freshDeployment(deploymentId);
     if (!dep) return refuseUpgrade(socket, 404, 'Not Found');
     const origin = req.headers.origin;
     if (dep.allowedOrigins.length && (!origin || !dep.allowedOrigins.includes(origin))) return refuseUpgrade(socket, 403, 'Forbidden');
@@ -183,7 +184,6 @@ class Session {
   private async hello(message: Extract<ClientMessage, { type: 'hello' }>): Promise<void> {
     clearTimeout(this.helloTimer);
     const concierge = this.server.o.concierge;
-    this.dep = (await concierge.deployment(this.dep.id)) ?? this.dep;
     const claims = await this.verify(message.token);
     if (!claims) return;
     let conversation;
@@ -208,11 +208,13 @@ class Session {
       agent: this.dep.agent,
       widget: this.dep.widget,
     });
-    this.unsubscribe = this.server.o.bus.subscribe(conversation.id, () => void this.flush());
+    this.unsubscribe = this.server.o.bus.subscribe(conversation.id, (frames) => this.deliver(frames));
     await this.flush();
   }
 
   private async verify(tokenText: string): Promise<UserClaims | undefined> {
+    // Remembered for a second at most: a token signed after a rotation verifies.
+    this.dep = (await this.server.o.concierge.deployment(this.dep.id)) ?? this.dep;
     const check = await verifyUserToken(tokenText, this.dep.id, this.dep.secrets);
     if (!check.ok) {
       if (check.code === 'token_expired') this.sendError('token_expired', check.message);
@@ -241,6 +243,12 @@ class Session {
     if (claims && claims.sub !== this.sub) this.close(Close.forbidden, 'the new token is for another user');
   }
 
+  /** Frames just committed on this node go straight out when they follow what was sent; else the store is read. */
+  private deliver(frames: readonly StoredFrame[] | undefined): void {
+    if (frames?.length && !this.flushing && frames[0]!.seq === this.sentSeq + 1) this.sendFrames(frames);
+    else void this.flush();
+  }
+
   /** Sends every stored event past what this socket has sent; one pass at a time. */
   private async flush(): Promise<void> {
     if (this.flushing) {
@@ -252,19 +260,23 @@ class Session {
       do {
         this.flushAgain = false;
         const frames = await this.server.o.concierge.framesAfter(this.conversationId!, this.sentSeq);
-        for (const { seq, type, frame } of frames) {
-          if (this.closed) return;
-          this.ws.send(frame);
-          this.sentSeq = seq;
-          if (type === 'conversation_ended') return this.close(Close.ended, 'conversation ended');
-        }
-        // A peer that stops reading is dropped; it resumes from its last_seq.
-        if (this.ws.bufferedAmount > MAX_BUFFERED_BYTES) return this.ws.terminate();
+        this.sendFrames(frames);
         if (frames.length === 500) this.flushAgain = true;
       } while (this.flushAgain && !this.closed);
     } finally {
       this.flushing = false;
     }
+  }
+
+  private sendFrames(frames: readonly StoredFrame[]): void {
+    for (const { seq, type, frame } of frames) {
+      if (this.closed || seq <= this.sentSeq) continue;
+      this.ws.send(frame);
+      this.sentSeq = seq;
+      if (type === 'conversation_ended') return this.close(Close.ended, 'conversation ended');
+    }
+    // A peer that stops reading is dropped; it resumes from its last_seq.
+    if (this.ws.bufferedAmount > MAX_BUFFERED_BYTES) this.ws.terminate();
   }
 
   private send(frame: object): void {

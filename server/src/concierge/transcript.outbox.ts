@@ -1,7 +1,9 @@
 import type { Logger } from 'pino';
 import { isoIn, isoNow } from '../shared/time.js';
 import type { Db } from '../store/database.js';
-import { loadDeploymentContext } from './deployment-context.js';
+import { claimOutboxHeads, settleOutbox } from './conversation.repository.js';
+import type { TranscriptOutboxTable } from './conversation.table.js';
+import type { DeploymentDirectory } from './deployment-context.js';
 import { type EgressPolicy, postJson } from './egress.js';
 import { signatureOf } from './signature.js';
 
@@ -15,18 +17,22 @@ export const backoffMs = (attempts: number): number => Math.min(1000 * 2 ** Math
 
 /**
  * Delivers stored transcript events at least once, in order per conversation: a conversation's
- * next event waits until the one before it is delivered. Rows are claimed with a conditional
- * lease update, so of several nodes exactly one sends a given event at a time.
+ * next event waits until the one before it is delivered. Each pass leases the due heads of the
+ * conversations' queues (see {@link claimOutboxHeads}), so of several nodes exactly one sends a
+ * given event at a time.
  */
 export class TranscriptOutbox {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  private again = false;
   private stopped = false;
 
   constructor(
     private readonly db: Db,
+    private readonly deployments: DeploymentDirectory,
     private readonly egress: EgressPolicy,
     private readonly logger: Logger,
+    private readonly skipLocked: boolean,
     private readonly intervalMs = 1_000,
   ) {}
 
@@ -35,12 +41,22 @@ export class TranscriptOutbox {
     this.timer.unref();
   }
 
-  /** Runs a pass now unless one is running (called after commits that add events). */
+  /** Runs a pass now, or right after the running one (called after commits that add events). */
   poke(): void {
-    if (this.running || this.stopped) return;
+    if (this.stopped) return;
+    if (this.running) {
+      this.again = true;
+      return;
+    }
     this.running = this.deliverDue()
       .catch((err) => this.logger.error({ err }, 'transcript delivery pass failed'))
-      .finally(() => (this.running = undefined));
+      .finally(() => {
+        this.running = undefined;
+        if (this.again) {
+          this.again = false;
+          this.poke();
+        }
+      });
   }
 
   async stop(): Promise<void> {
@@ -49,44 +65,19 @@ export class TranscriptOutbox {
     await this.running;
   }
 
+  /** Delivers due events until none is left that may go now. */
   async deliverDue(): Promise<void> {
-    const rows = await this.db
-      .selectFrom('transcript_outbox')
-      .selectAll()
-      .where('status', '=', 'pending')
-      .orderBy('conversation_id')
-      .orderBy('position')
-      .orderBy('created_at')
-      .limit(500)
-      .execute();
-    const byConversation = new Map<string, typeof rows>();
-    for (const row of rows) {
-      const queue = byConversation.get(row.conversation_id);
-      if (queue) queue.push(row);
-      else byConversation.set(row.conversation_id, [row]);
+    for (;;) {
+      const heads = await claimOutboxHeads(this.db, isoNow(), isoIn(LEASE_MS), 200, this.skipLocked);
+      const delivered = await Promise.all(heads.map((row) => this.deliver(row)));
+      // A delivered head lets its conversation's next event go at once.
+      if (this.stopped || !delivered.includes(true)) return;
     }
-    await Promise.all(
-      [...byConversation.values()].map(async (queue) => {
-        for (const row of queue) {
-          if (row.next_attempt_at > isoNow()) return;
-          if (!(await this.deliver(row))) return;
-        }
-      }),
-    );
   }
 
-  /** True when delivered (the conversation's next event may go). */
-  private async deliver(row: { id: string; deployment_id: string; url: string; body: string; attempts: number; created_at: string }): Promise<boolean> {
-    const now = isoNow();
-    const claimed = await this.db
-      .updateTable('transcript_outbox')
-      .set({ lease_expires_at: isoIn(LEASE_MS) })
-      .where('id', '=', row.id)
-      .where('status', '=', 'pending')
-      .where((eb) => eb.or([eb('lease_expires_at', 'is', null), eb('lease_expires_at', '<', now)]))
-      .executeTakeFirst();
-    if (Number(claimed.numUpdatedRows) !== 1) return false;
-    const dep = await loadDeploymentContext(this.db, row.deployment_id);
+  /** True when delivered. */
+  private async deliver(row: TranscriptOutboxTable): Promise<boolean> {
+    const dep = await this.deployments.get(row.deployment_id);
     let delivered = false;
     if (dep) {
       try {
@@ -98,16 +89,11 @@ export class TranscriptOutbox {
     }
     const attempts = row.attempts + 1;
     const expired = Date.now() - Date.parse(row.created_at) > GIVE_UP_AFTER_MS;
-    await this.db
-      .updateTable('transcript_outbox')
-      .set({
-        status: delivered ? 'delivered' : expired || !dep ? 'dead' : 'pending',
-        attempts,
-        next_attempt_at: isoIn(backoffMs(attempts)),
-        lease_expires_at: null,
-      })
-      .where('id', '=', row.id)
-      .execute();
+    await settleOutbox(this.db, row.id, {
+      status: delivered ? 'delivered' : expired || !dep ? 'dead' : 'pending',
+      attempts,
+      next_attempt_at: isoIn(backoffMs(attempts)),
+    });
     if (!delivered && expired) this.logger.warn({ event_id: row.id, deployment_id: row.deployment_id }, 'transcript event given up after 24 h');
     return delivered;
   }

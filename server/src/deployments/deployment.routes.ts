@@ -24,11 +24,18 @@ import {
 
 export interface DeploymentRouteDeps {
   db: Db;
-  /** Ends the deployment's open conversations; run on every deactivate, so a retry finishes the job. */
-  endConversations(deploymentId: string): Promise<void>;
+  /**
+   * After every change: sessions forget what they remember of it, and an inactive deployment's
+   * open conversations end (on every deactivate, so a retry finishes the job).
+   */
+  changed(deploymentId: string): Promise<void>;
 }
 
-export function deploymentRoutes({ db, endConversations }: DeploymentRouteDeps): RouteDef[] {
+export function deploymentRoutes({ db, changed }: DeploymentRouteDeps): RouteDef[] {
+  const announce = async <T extends { id: string }>(deployment: T): Promise<{ data: T }> => {
+    await changed(deployment.id);
+    return { data: deployment };
+  };
   return [
     defineRoute({
       method: 'get',
@@ -73,7 +80,7 @@ export function deploymentRoutes({ db, endConversations }: DeploymentRouteDeps):
       body: updateDeploymentBody,
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: 'The updated deployment', data: deploymentSchema },
-      handler: async ({ principal, params, body }) => ({ data: await updateDeploymentFields(db, principal.customerId, params.id, body) }),
+      handler: async ({ principal, params, body }) => announce(await updateDeploymentFields(db, principal.customerId, params.id, body)),
     }),
     defineRoute({
       method: 'delete',
@@ -84,7 +91,7 @@ export function deploymentRoutes({ db, endConversations }: DeploymentRouteDeps):
       params: idParams,
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: 'Deleted', data: deletedSchema },
-      handler: async ({ principal, params }) => ({ data: await removeDeployment(db, principal.customerId, params.id) }),
+      handler: async ({ principal, params }) => announce(await removeDeployment(db, principal.customerId, params.id)),
     }),
     defineRoute({
       method: 'post',
@@ -95,7 +102,7 @@ export function deploymentRoutes({ db, endConversations }: DeploymentRouteDeps):
       params: idParams,
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: 'The active deployment', data: deploymentSchema },
-      handler: async ({ principal, params }) => ({ data: await activateDeployment(db, principal.customerId, params.id) }),
+      handler: async ({ principal, params }) => announce(await activateDeployment(db, principal.customerId, params.id)),
     }),
     defineRoute({
       method: 'post',
@@ -106,11 +113,7 @@ export function deploymentRoutes({ db, endConversations }: DeploymentRouteDeps):
       params: idParams,
       errors: ['not_found'],
       success: { status: 200, description: 'The inactive deployment', data: deploymentSchema },
-      handler: async ({ principal, params }) => {
-        const deployment = await deactivateDeployment(db, principal.customerId, params.id);
-        await endConversations(deployment.id);
-        return { data: deployment };
-      },
+      handler: async ({ principal, params }) => announce(await deactivateDeployment(db, principal.customerId, params.id)),
     }),
     defineRoute({
       method: 'post',
@@ -123,9 +126,11 @@ export function deploymentRoutes({ db, endConversations }: DeploymentRouteDeps):
       bodyOptional: true,
       errors: ['not_found'],
       success: { status: 200, description: 'The new secret, shown once', data: rotatedSecretSchema },
-      handler: async ({ principal, params, body }) => ({
-        data: await rotateSigningSecret(db, principal.customerId, params.id, body.grace_period_s),
-      }),
+      handler: async ({ principal, params, body }) => {
+        const rotated = await rotateSigningSecret(db, principal.customerId, params.id, body.grace_period_s);
+        await changed(params.id);
+        return { data: rotated };
+      },
     }),
   ];
 }

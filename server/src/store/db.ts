@@ -16,6 +16,7 @@ export interface StoreOptions {
 
 export interface Store {
   readonly db: Db;
+  readonly dialect: 'sqlite' | 'postgres';
   /** Where the data lives, without credentials: safe to log. */
   readonly location: string;
   ping(): Promise<void>;
@@ -57,6 +58,7 @@ function openSqlite(dataDir: string): Store {
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   return {
     db,
+    dialect: 'sqlite',
     location: file,
     ping: async () => {
       await sql`select 1`.execute(db);
@@ -100,6 +102,7 @@ async function openPostgres(url: string, schema: string | undefined): Promise<St
   const parsed = new URL(url);
   return {
     db,
+    dialect: 'postgres',
     location: `postgres://${parsed.host}${parsed.pathname}${schema ? `#${schema}` : ''}`,
     ping: async () => {
       await sql`select 1`.execute(db);
