@@ -1,39 +1,10 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { client } from '../test/harness.js';
-
-const ROOT = join(import.meta.dirname, '..', '..');
-const TSX = ['--import', 'tsx'];
-
-interface Running {
-  child: ChildProcess;
-  url: string;
-  stdout: () => string;
-  exited: Promise<number | null>;
-}
-
-function startProcess(env: NodeJS.ProcessEnv): Promise<Running> {
-  const child = spawn(process.execPath, [...TSX, 'server/src/main.ts'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-  let out = '';
-  let err = '';
-  child.stdout!.on('data', (d) => (out += d));
-  child.stderr!.on('data', (d) => (err += d));
-  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no Listening line: ${out} ${err}`)), 15_000);
-    child.stdout!.on('data', () => {
-      const match = /^Listening on (http:\/\/\S+)$/m.exec(out);
-      if (match) {
-        clearTimeout(timer);
-        resolve({ child, url: match[1]!, stdout: () => out, exited });
-      }
-    });
-    child.on('exit', (code) => reject(new Error(`exited ${code}: ${err}`)));
-  });
-}
+import { ROOT, startServiceProcess as startProcess, TSX } from '../test/service-process.js';
 
 describe('the service process', () => {
   let dataDir: string;

@@ -53,8 +53,11 @@ export interface Deployed {
   secret: string;
 }
 
+/** What the helpers need of a service: in-process ({@link TestService}) or a real process. */
+export type ServiceRef = Pick<TestService, 'url' | 'newCustomer'>;
+
 /** A customer with a published agent and an active deployment pointing at `hookUrl`. */
-export async function deploy(service: TestService, channel: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<Deployed> {
+export async function deploy(service: ServiceRef, channel: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<Deployed> {
   const api = client(service.url, (await service.newCustomer('Hotel')).apiKey);
   const agentId = await createPublishedAgent(api, 'Front desk');
   const created = await api.post('/api/v1/deployments', { agent_id: agentId, channel_config: channel, ...extra });
@@ -90,7 +93,7 @@ export class Widget {
     this.closed = new Promise((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })));
   }
 
-  static open(service: TestService, deploymentId: string, headers: Record<string, string> = {}): Promise<Widget> {
+  static open(service: Pick<TestService, 'url'>, deploymentId: string, headers: Record<string, string> = {}): Promise<Widget> {
     const ws = new WebSocket(`${service.url.replace('http', 'ws')}/embed/concierge/${deploymentId}/ws`, { headers });
     return new Promise((resolve, reject) => {
       ws.once('open', () => resolve(new Widget(ws)));
@@ -135,7 +138,7 @@ export class Widget {
   }
 }
 
-export async function postReply(service: TestService, deploymentId: string, body: unknown, secret: string, options: { raw?: string; signature?: string; contentType?: string } = {}) {
+export async function postReply(service: Pick<TestService, 'url'>, deploymentId: string, body: unknown, secret: string, options: { raw?: string; signature?: string; contentType?: string } = {}) {
   const raw = options.raw ?? JSON.stringify(body);
   const res = await fetch(`${service.url}/embed/concierge/${deploymentId}/replies`, {
     method: 'POST',

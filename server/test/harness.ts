@@ -36,8 +36,6 @@ export interface TestService {
   /** Every log line the service wrote, for checks that secrets stay out of them. */
   readonly logs: string[];
   newCustomer(name?: string): Promise<{ customerId: string; apiKey: string }>;
-  /** Starts another node on the same store (PostgreSQL: a second service sharing the database). */
-  secondNode(options?: ServiceOptions): Promise<TestService>;
   /** Stops the service and starts a new one on the same data. */
   restart(options?: ServiceOptions): Promise<TestService>;
   close(): Promise<void>;
@@ -101,10 +99,6 @@ async function startOn(place: Place, options: ServiceOptions): Promise<TestServi
     app,
     logs,
     newCustomer: (name = 'Acme') => createCustomer(app.store.db, name),
-    async secondNode(next = options) {
-      const node = await startOn(place, next);
-      return { ...node, close: () => node.app.close() };
-    },
     async restart(next = options) {
       await stop();
       return startOn(place, next);

@@ -139,7 +139,7 @@ export class Concierge {
       updated_at: now,
     };
     const greeting = dep.callDirection === 'outbound' && dep.agent.greeting ? dep.agent.greeting : null;
-    await this.write(async (trx, written) => {
+    await this.write(row.id, async (trx, written) => {
       await insertConversation(trx, row);
       await this.record(trx, written, dep, row.id, {
         events: greeting ? [{ type: 'greeting', body: { text: greeting } }] : [],
@@ -150,7 +150,7 @@ export class Concierge {
   }
 
   async submitTurn(dep: DeploymentContext, conversationId: string, input: TurnInput): Promise<TurnSubmission> {
-    const result = await this.write(async (trx, written): Promise<TurnSubmission & { started?: [ConversationRow, TurnRow] }> => {
+    const result = await this.write(conversationId, async (trx, written): Promise<TurnSubmission & { started?: [ConversationRow, TurnRow] }> => {
       const conversation = await lockConversation(trx, conversationId);
       if (conversation.status !== 'open') return { outcome: 'refused', code: 'conversation_ended', message: 'The conversation has ended' };
       const existing = await findTurnByClientId(trx, conversationId, input.client_turn_id);
@@ -198,7 +198,7 @@ export class Concierge {
   }
 
   async endConversation(dep: DeploymentContext, conversationId: string, reason: EndReason): Promise<void> {
-    await this.write(async (trx, written) => {
+    await this.write(conversationId, async (trx, written) => {
       const conversation = await lockConversation(trx, conversationId);
       if (conversation.status === 'open') await this.record(trx, written, dep, conversationId, endChange(reason), { status: 'ended' });
     });
@@ -223,7 +223,7 @@ export class Concierge {
     const scope = { turnId: turn_id, conversationId: conversation_id, deploymentId: dep.id };
     const deadline = Date.now() + PENDING_REPLY_WAIT_MS;
     for (;;) {
-      const resolved = await this.write(async (trx, written) => {
+      const resolved = await this.write(conversation_id, async (trx, written) => {
         const moved = await transitionTurn(trx, scope, 'acknowledged', 'resolved', { reply_text });
         if (moved) await this.record(trx, written, dep, conversation_id, resolvedChange(turn_id, reply_text, false));
         return Boolean(moved);
@@ -237,6 +237,8 @@ export class Concierge {
         continue;
       }
       change.cancel();
+      // Acknowledged between the attempt and the read: try again.
+      if (current?.status === 'acknowledged') continue;
       if (!current) throw new AppError('turn_not_found', 'No such turn in that conversation of this deployment');
       if (current.status === 'pending') throw new AppError('turn_not_acknowledged', 'The turn has not been acknowledged yet: the hook call is still in flight');
       if (current.status === 'failed' || current.status === 'expired') throw new AppError('turn_not_pending', `The turn is ${current.status}; it takes no reply`);
@@ -265,8 +267,8 @@ export class Concierge {
    * Runs one state change as a transaction (shared with the other changes of its tick) and,
    * once committed, hands the stored frames to the sockets and wakes transcript delivery.
    */
-  private async write<T>(work: (trx: Db, written: Written) => Promise<T>): Promise<T> {
-    const { result, written } = await this.o.writes.run(async (trx) => {
+  private async write<T>(conversationId: string, work: (trx: Db, written: Written) => Promise<T>): Promise<T> {
+    const { result, written } = await this.o.writes.run(conversationId, async (trx) => {
       const written: Written = { frames: new Map(), transcript: false };
       return { result: await work(trx, written), written };
     });
@@ -304,7 +306,8 @@ export class Concierge {
       const dep = await this.deployment(deployment_id);
       if (dep) depOf.set(id, dep);
     }
-    return this.write(async (trx, written) => {
+    // Keyed after every conversation id, so in a batch it takes its locks last.
+    return this.write('~sweep', async (trx, written) => {
       let moved = 0;
       for (const id of await claimTurns(trx, [...depOf.keys()], due.status, this.o.skipLocked)) {
         const row = await transitionTurn(trx, id, due.status, to, { failure_reason: reason });
@@ -321,7 +324,7 @@ export class Concierge {
       ? await callTurnHook(() => this.postTurn(dep, conversation, turn), this.o.hookRetryDelaysMs)
       : { kind: 'failed', cause: 'no hook_url' };
     if (outcome.kind === 'failed') this.o.logger.warn({ turn_id: turn.id, deployment_id: dep.id, cause: outcome.cause }, 'turn hook failed');
-    await this.write(async (trx, written) => {
+    await this.write(turn.conversation_id, async (trx, written) => {
       if (outcome.kind === 'replied') {
         const row = await transitionTurn(trx, turn.id, 'pending', 'resolved', { reply_text: outcome.text });
         if (row) await this.record(trx, written, dep, turn.conversation_id, resolvedChange(turn.id, outcome.text, true));

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { Widget, deploy, mintToken, postReply, sign, startCustomerServer } from '../../test/concierge-kit.js';
-import { describeEachStore, TEST_DATABASE_URL, type TestService, startService, waitFor } from '../../test/harness.js';
+import { describeEachStore, type TestService, startService, waitFor } from '../../test/harness.js';
 
 describeEachStore('concierge sessions', (kind) => {
   let service: TestService;
@@ -59,6 +59,22 @@ describeEachStore('concierge sessions', (kind) => {
     const changed = await postReply(service, deploymentId, { ...reply, reply_text: 'Other' }, secret);
     expect(changed.status).toBe(409);
     expect(changed.body.error.code).toBe('turn_already_resolved');
+    widget.close();
+  });
+
+  it('takes a reply posted before the hook answer arrives: it waits for the acknowledgement', async () => {
+    const { widget, ready, deploymentId, secret } = await session();
+    let posted: ReturnType<typeof postReply> | undefined;
+    customer.state.behaviour = (call, res) => {
+      // The customer's reply races its own 202: it is sent first and the 202 follows 200 ms later.
+      posted = postReply(service, deploymentId, { conversation_id: ready.conversation_id, turn_id: call.body.turn_id, reply_text: 'Early bird.' }, secret);
+      setTimeout(() => res.writeHead(202).end(), 200);
+    };
+    widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Quick?', mode: 'text' });
+    const accepted = await widget.next('turn_accepted');
+    await widget.next('turn_acknowledged');
+    expect(await widget.next('reply')).toEqual({ type: 'reply', seq: 3, turn_id: accepted.turn_id, text: 'Early bird.' });
+    expect(await posted).toMatchObject({ status: 202, body: { data: { turn_id: accepted.turn_id, duplicate: false } } });
     widget.close();
   });
 
@@ -291,29 +307,6 @@ describeEachStore('concierge sessions', (kind) => {
     }
     widget.close();
   }, 20_000);
-});
-
-describe.skipIf(!TEST_DATABASE_URL)('two nodes on one PostgreSQL database', () => {
-  it('delivers a reply posted to one node to the socket held by the other', async () => {
-    const nodeA = await startService('postgres');
-    const nodeB = await nodeA.secondNode();
-    const customer = await startCustomerServer();
-    try {
-      const { deploymentId, secret } = await deploy(nodeA, { hook_url: customer.hookUrl });
-      const widget = await Widget.open(nodeA, deploymentId);
-      const ready = await widget.hello(await mintToken(secret, deploymentId));
-      widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Hi', mode: 'text' });
-      const { turn_id } = await widget.next('turn_acknowledged');
-      const posted = await postReply(nodeB, deploymentId, { conversation_id: ready.conversation_id, turn_id, reply_text: 'From node B' }, secret);
-      expect(posted.status).toBe(202);
-      expect(await widget.next('reply')).toMatchObject({ seq: 3, text: 'From node B' });
-      widget.close();
-    } finally {
-      await nodeB.close();
-      await nodeA.close();
-      await customer.close();
-    }
-  });
 });
 
 describe('websocket upgrades elsewhere', () => {

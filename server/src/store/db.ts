@@ -5,6 +5,7 @@ import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database, Db } from './database.js';
 import { migrations } from './migrations/index.js';
+import { SqliteCheckpointer } from './sqlite-checkpointer.js';
 
 export interface StoreOptions {
   /** `postgres://...`: PostgreSQL; otherwise SQLite in `dataDir`. */
@@ -55,6 +56,8 @@ function openSqlite(dataDir: string): Store {
   database.pragma('synchronous = NORMAL');
   database.pragma('foreign_keys = ON');
   database.pragma('busy_timeout = 5000');
+  database.pragma('wal_autocheckpoint = 0');
+  const checkpointer = new SqliteCheckpointer(file, (message) => process.emitWarning(`SQLite checkpoint failed: ${message}`));
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   return {
     db,
@@ -63,7 +66,10 @@ function openSqlite(dataDir: string): Store {
     ping: async () => {
       await sql`select 1`.execute(db);
     },
-    close: () => db.destroy(),
+    close: async () => {
+      await checkpointer.stop();
+      await db.destroy();
+    },
   };
 }
 

@@ -1,6 +1,8 @@
 import type { Db } from './database.js';
 
 interface Unit {
+  /** What the unit locks (a conversation id); units of one key run in the order asked. */
+  key: string;
   work(trx: Db): Promise<unknown>;
   resolve(value: unknown): void;
   reject(err: unknown): void;
@@ -10,14 +12,18 @@ interface Unit {
  * Group commit: the transactions asked for while the previous batch ran (or within one
  * event-loop tick) commit together as one. A commit costs more than the few statements of a
  * turn change, so this multiplies the write rate under load and costs one tick when idle.
- * If anything in a batch fails, the batch rolls back and each unit runs again in a
- * transaction of its own, so one unit's error never fails another's work.
+ *
+ * Locks are taken in key order within a batch, and a key is in at most one batch in flight, so
+ * batches running at once on a PostgreSQL pool, or on two nodes, do not deadlock on each
+ * other's rows. If anything in a batch fails anyway, the batch rolls back and each unit runs
+ * again in a transaction of its own, so one unit's error never fails another's work.
  *
  * A unit must touch the store only through the `trx` it is given: on SQLite's single
  * connection, a query outside it would wait for the batch it is part of.
  */
 export class WriteBatcher {
   #queue: Unit[] = [];
+  readonly #busyKeys = new Set<string>();
   #running = 0;
   #scheduled = false;
 
@@ -28,9 +34,9 @@ export class WriteBatcher {
     private readonly maxBatch = 256,
   ) {}
 
-  run<T>(work: (trx: Db) => Promise<T>): Promise<T> {
+  run<T>(key: string, work: (trx: Db) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.#queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      this.#queue.push({ key, work, resolve: resolve as (value: unknown) => void, reject });
       this.schedule();
     });
   }
@@ -40,13 +46,34 @@ export class WriteBatcher {
     this.#scheduled = true;
     setImmediate(() => {
       this.#scheduled = false;
-      if (this.#running >= this.concurrency || !this.#queue.length) return;
+      const batch = this.take();
+      if (!batch.length) return;
       this.#running++;
-      void this.commit(this.#queue.splice(0, this.maxBatch)).finally(() => {
+      for (const unit of batch) this.#busyKeys.add(unit.key);
+      void this.commit(batch).finally(() => {
+        for (const unit of batch) this.#busyKeys.delete(unit.key);
         this.#running--;
         this.schedule();
       });
+      this.schedule();
     });
+  }
+
+  /** The next batch: queued units whose key no batch in flight holds, stably sorted by key. */
+  private take(): Unit[] {
+    if (this.#running >= this.concurrency) return [];
+    const batch: Unit[] = [];
+    const blocked = new Set<string>();
+    const rest: Unit[] = [];
+    for (const unit of this.#queue) {
+      // A unit waits behind a busy or skipped one of its key, so each key keeps its order.
+      if (batch.length >= this.maxBatch || this.#busyKeys.has(unit.key) || blocked.has(unit.key)) {
+        blocked.add(unit.key);
+        rest.push(unit);
+      } else batch.push(unit);
+    }
+    this.#queue = rest;
+    return batch.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   }
 
   private async commit(batch: Unit[]): Promise<void> {
@@ -63,13 +90,11 @@ export class WriteBatcher {
         // fall through: each unit alone, so only the failing one reports its error
       }
     }
-    await Promise.all(
-      batch.map((unit) =>
-        this.db
-          .transaction()
-          .execute((trx) => unit.work(trx))
-          .then(unit.resolve, unit.reject),
-      ),
-    );
+    for (const unit of batch) {
+      await this.db
+        .transaction()
+        .execute((trx) => unit.work(trx))
+        .then(unit.resolve, unit.reject);
+    }
   }
 }

@@ -1,0 +1,123 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Widget, deploy, mintToken, postReply, type ServiceRef, startCustomerServer } from '../../test/concierge-kit.js';
+import { TEST_DATABASE_URL, waitFor } from '../../test/harness.js';
+import { bootstrapKey, type ServiceProcess, startServiceProcess, withScratchDatabase } from '../../test/service-process.js';
+
+/** Real service processes (`server/src/main.ts`), killed and restarted like in production. */
+describe.each([
+  ['sqlite', true],
+  ['postgres', Boolean(TEST_DATABASE_URL)],
+])('service processes [%s]', (kind, enabled) => {
+  let dataDir: string;
+  let customer: Awaited<ReturnType<typeof startCustomerServer>>;
+  const running: ServiceProcess[] = [];
+
+  beforeAll(async () => {
+    dataDir = mkdtempSync(join(tmpdir(), 'concierge-procs-'));
+    customer = await startCustomerServer();
+  });
+  afterAll(async () => {
+    for (const p of running) p.child.kill('SIGKILL');
+    await customer.close();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+
+  /** Runs `work` with a way to start nodes on one fresh store of this kind. */
+  async function onStore(work: (start: () => Promise<ServiceProcess>) => Promise<void>): Promise<void> {
+    const run = async (databaseUrl: string) => {
+      const env = { PORT: '0', HOST: '127.0.0.1', DATA_DIR: mkdtempSync(join(dataDir, 'store-')), DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' };
+      await work(async () => {
+        const node = await startServiceProcess(env);
+        running.push(node);
+        return node;
+      });
+    };
+    if (kind === 'sqlite') await run('');
+    else await withScratchDatabase(TEST_DATABASE_URL!, 'concierge_test', run);
+  }
+
+  const ref = (node: ServiceProcess, key: string): ServiceRef => ({ url: node.url, newCustomer: async () => ({ customerId: '', apiKey: key }) });
+
+  it.skipIf(!enabled)('delivers a reply accepted just before a SIGKILL after the restart and resume', async () => {
+    await onStore(async (start) => {
+      const first = await start();
+      const key = await bootstrapKey(first);
+      customer.state.behaviour = (_c, res) => res.writeHead(202).end();
+      const { deploymentId, secret } = await deploy(ref(first, key), { hook_url: customer.hookUrl });
+      const token = await mintToken(secret, deploymentId);
+      const widget = await Widget.open(first, deploymentId);
+      const ready = await widget.hello(token);
+      widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Late checkout?', mode: 'text' });
+      const { turn_id, seq } = await widget.next('turn_acknowledged');
+      // The visitor is away: the reply can only reach them from the store.
+      widget.close();
+      await widget.closed;
+
+      const posted = await postReply(first, deploymentId, { conversation_id: ready.conversation_id, turn_id, reply_text: 'Until 2 pm.' }, secret);
+      expect(posted.status).toBe(202);
+      first.child.kill('SIGKILL');
+      expect(await first.exited).toBe(null);
+
+      const second = await start();
+      const back = await Widget.open(second, deploymentId);
+      const resumed = await back.hello(token, { conversation_id: ready.conversation_id, last_seq: seq });
+      expect(resumed).toMatchObject({ resumed: true, last_seq: seq + 1 });
+      expect(await back.next('reply')).toEqual({ type: 'reply', seq: seq + 1, turn_id, text: 'Until 2 pm.' });
+      expect(back.frames.filter((f) => f.seq !== undefined)).toHaveLength(1);
+      back.close();
+      second.child.kill('SIGTERM');
+      expect(await second.exited).toBe(0);
+    });
+  }, 60_000);
+
+  if (kind === 'postgres') it.skipIf(!enabled)('shares one database between two nodes: replies cross, expiry and transcript events happen once', async () => {
+    await onStore(async (start) => {
+      const nodeA = await start();
+      const key = await bootstrapKey(nodeA);
+      const nodeB = await start();
+      customer.state.behaviour = (_c, res) => res.writeHead(202).end();
+      const { deploymentId, secret } = await deploy(ref(nodeA, key), { hook_url: customer.hookUrl, transcript_hook_url: customer.transcriptUrl }, { runtime_config: { reply_timeout_s: 5 } });
+      const transcriptBefore = customer.transcript.length;
+      const widget = await Widget.open(nodeA, deploymentId);
+      const ready = await widget.hello(await mintToken(secret, deploymentId));
+
+      // A reply posted to node B reaches the socket held by node A.
+      widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Spa hours?', mode: 'text' });
+      const first = await widget.next('turn_acknowledged');
+      const posted = await postReply(nodeB, deploymentId, { conversation_id: ready.conversation_id, turn_id: first.turn_id, reply_text: 'From node B' }, secret);
+      expect(posted.status).toBe(202);
+      expect(await widget.next('reply')).toEqual({ type: 'reply', seq: 3, turn_id: first.turn_id, text: 'From node B' });
+
+      // A turn nobody answers expires once, though both nodes sweep.
+      widget.send({ type: 'user_turn', client_turn_id: 'c2', text: 'Anyone?', mode: 'text' });
+      const second = await widget.next('turn_acknowledged');
+      expect(await widget.next('turn_failed', 10_000)).toEqual({ type: 'turn_failed', seq: 6, turn_id: second.turn_id, reason: 'reply_timeout' });
+
+      // Both nodes deliver transcript events: each once, in order.
+      const events = await waitFor(async () => {
+        const got = customer.transcript.slice(transcriptBefore).map((c) => c.body);
+        return got.length >= 7 && got;
+      }, 10_000);
+      await new Promise((r) => setTimeout(r, 1_500));
+      const all = customer.transcript.slice(transcriptBefore).map((c) => c.body);
+      expect(all.map((e) => e.id)).toEqual(events.map((e) => e.id));
+      expect(new Set(all.map((e) => e.id)).size).toBe(all.length);
+      expect(all.map((e) => e.type)).toEqual([
+        'conversation.started',
+        'turn.created',
+        'turn.acknowledged',
+        'turn.resolved',
+        'turn.created',
+        'turn.acknowledged',
+        'turn.failed',
+      ]);
+      expect(widget.frames.filter((f) => f.type === 'turn_failed')).toHaveLength(1);
+      widget.close();
+      for (const node of [nodeA, nodeB]) node.child.kill('SIGTERM');
+      expect(await Promise.all([nodeA.exited, nodeB.exited])).toEqual([0, 0]);
+    });
+  }, 60_000);
+});
