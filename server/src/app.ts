@@ -26,6 +26,7 @@ import { jobRoutes } from './jobs/job.routes.js';
 import { JobRunner, type JobRunnerOptions } from './jobs/job.runner.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { WriteBatcher } from './store/write-batcher.js';
+import { widgetBundle } from './widget.route.js';
 import { openStore, type Store } from './store/db.js';
 import { systemRoutes } from './system.routes.js';
 
@@ -100,6 +101,7 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   app.use('/api/v1', resolvePrincipal(keys, usage), perKeyRateLimit(config.rateLimitPerMinute), requirePrincipal);
   mountRoutes(app, routes);
+  app.get('/widget/concierge.js', widgetBundle());
   app.use(notFoundRoute);
   app.use(errorHandler(logger));
 

@@ -1,0 +1,206 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { answerFor } from './answers.js';
+import { mintUserToken, signBody, verifySignature } from './concierge-customer.js';
+import { type Provisioned, provision } from './provision.js';
+
+/** How the fake customer answers the turn hook; QA switches it from the panel. */
+export const MODES = ['deferred', 'sync', 'hook_500', 'hook_400', 'duplicate', 'bad_signature', 'no_reply'] as const;
+export type Mode = (typeof MODES)[number];
+
+export interface Behaviour {
+  mode: Mode;
+  /** How long the deferred reply takes, in ms. */
+  delayMs: number;
+}
+
+export interface DemoOptions {
+  serviceUrl: string;
+  apiKey: string;
+  port: number;
+  host: string;
+  /** Where the provisioned deployment is remembered across restarts. */
+  statePath?: string;
+}
+
+export interface Demo {
+  url: string;
+  deployment: Provisioned;
+  close(): Promise<void>;
+}
+
+interface WireEntry {
+  at: string;
+  kind: 'hook' | 'reply' | 'transcript' | 'token';
+  summary: string;
+  detail: Record<string, unknown>;
+}
+
+const SITE = join(import.meta.dirname, 'site');
+const MAX_BODY = 256 * 1024;
+const VISITOR_COOKIE = 'demo_visitor';
+
+function readBody(req: IncomingMessage): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.length;
+      if (size > MAX_BODY) {
+        reject(new Error('body too large'));
+        req.destroy();
+      } else chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
+  res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
+
+/**
+ * The demo customer: a small hotel's site embedding the widget with one script tag, and the
+ * hotel's server, which mints user tokens, takes the turn hook (verifying its signature), answers
+ * 202 and posts the signed reply after a short delay. The QA panel on the page watches the wire
+ * live (server-sent events) and switches the behaviour.
+ */
+export async function startDemo(o: DemoOptions): Promise<Demo> {
+  const behaviour: Behaviour = { mode: 'deferred', delayMs: 800 };
+  const wire: WireEntry[] = [];
+  const watchers = new Set<ServerResponse>();
+  let deployment: Provisioned | undefined;
+
+  const record = (kind: WireEntry['kind'], summary: string, detail: Record<string, unknown>) => {
+    const entry = { at: new Date().toISOString(), kind, summary, detail };
+    wire.push(entry);
+    if (wire.length > 200) wire.shift();
+    for (const watcher of watchers) watcher.write(`data: ${JSON.stringify(entry)}\n\n`);
+  };
+
+  const postReply = async (replyUrl: string, body: string, signature: string, label: string) => {
+    try {
+      const res = await fetch(replyUrl, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-service-signature': signature } });
+      record('reply', `${label} → ${res.status}`, { status: res.status, body: await res.json().catch(() => null), sent: JSON.parse(body) });
+    } catch (err) {
+      record('reply', `${label} → network error`, { error: String(err) });
+    }
+  };
+
+  const onHook = async (req: IncomingMessage, res: ServerResponse) => {
+    const raw = await readBody(req);
+    const signature = req.headers['x-service-signature'];
+    const verified = verifySignature(deployment!.signingSecret, raw, typeof signature === 'string' ? signature : undefined);
+    const call = JSON.parse(raw.toString('utf8')) as { turn_id: string; conversation_id: string; text: string; mode: string; reply_url: string };
+    const { mode, delayMs } = behaviour;
+    record('hook', `turn "${call.text.slice(0, 60)}" (${call.mode}) → ${verified ? 'signature ok' : 'BAD SIGNATURE'}, ${mode}`, {
+      signature,
+      delivery: req.headers['x-service-delivery'],
+      verified,
+      behaviour: { ...behaviour },
+      body: call,
+    });
+    if (!verified) return json(res, 401, { error: 'bad signature' });
+    if (mode === 'hook_500') return json(res, 500, { error: 'the hotel server is down (QA)' });
+    if (mode === 'hook_400') return json(res, 400, { error: 'the hotel server refuses this turn (QA)' });
+    const answer = answerFor(call.text);
+    if (mode === 'sync') return json(res, 200, { reply_text: answer });
+    res.writeHead(202).end();
+    if (mode === 'no_reply') return;
+    const body = JSON.stringify({ conversation_id: call.conversation_id, turn_id: call.turn_id, reply_text: answer });
+    setTimeout(() => {
+      const secret = mode === 'bad_signature' ? 'whsec_not_the_secret' : deployment!.signingSecret;
+      void postReply(call.reply_url, body, signBody(secret, body), 'reply').then(() => {
+        if (mode === 'duplicate') return postReply(call.reply_url, body, signBody(secret, body), 'duplicate reply');
+      });
+    }, delayMs);
+  };
+
+  const onTranscript = async (req: IncomingMessage, res: ServerResponse) => {
+    const raw = await readBody(req);
+    const signature = req.headers['x-service-signature'];
+    const verified = verifySignature(deployment!.signingSecret, raw, typeof signature === 'string' ? signature : undefined);
+    const event = JSON.parse(raw.toString('utf8')) as { id: string; type: string };
+    record('transcript', `${event.type} ${verified ? '' : '(BAD SIGNATURE)'}`.trim(), { event_id: req.headers['x-service-event-id'], verified, body: event });
+    json(res, verified ? 200 : 401, { received: verified });
+  };
+
+  const onToken = async (req: IncomingMessage, res: ServerResponse) => {
+    // The visitor is whoever holds our cookie: a real site would use its own login here.
+    const known = /(?:^|;\s*)demo_visitor=([\w-]{8,64})/.exec(req.headers.cookie ?? '')?.[1];
+    const visitor = known ?? `guest-${randomUUID()}`;
+    const token = await mintUserToken({ secret: deployment!.signingSecret, deploymentId: deployment!.deploymentId, sub: visitor, name: 'Hotel guest', ctx: { room: '214' }, ttlSeconds: 900 });
+    record('token', `token minted for ${visitor}`, { sub: visitor });
+    json(res, 200, { token }, { 'set-cookie': `${VISITOR_COOKIE}=${visitor}; Path=/; HttpOnly; SameSite=Lax`, 'cache-control': 'no-store' });
+  };
+
+  const page = () =>
+    readFileSync(join(SITE, 'index.html'), 'utf8')
+      .replaceAll('{{SERVICE_URL}}', o.serviceUrl)
+      .replaceAll('{{DEPLOYMENT_ID}}', deployment!.deploymentId);
+
+  // The strictest policy the widget must live under: no inline script or style, no eval.
+  const csp = () =>
+    [
+      "default-src 'self'",
+      `script-src 'self' ${o.serviceUrl}`,
+      `connect-src 'self' ${o.serviceUrl} ${o.serviceUrl.replace(/^http/, 'ws')}`,
+      "style-src 'self'",
+      "img-src 'self' data:",
+      "base-uri 'none'",
+      "frame-ancestors 'none'",
+    ].join('; ');
+
+  const server = createServer((req, res) => {
+    const path = (req.url ?? '/').split('?', 1)[0];
+    const route = `${req.method} ${path}`;
+    const handle = async () => {
+      if (route === 'GET /') return res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': csp() }).end(page());
+      if (route === 'GET /site.css') return res.writeHead(200, { 'content-type': 'text/css' }).end(readFileSync(join(SITE, 'site.css')));
+      if (route === 'GET /qa.js') return res.writeHead(200, { 'content-type': 'text/javascript' }).end(readFileSync(join(SITE, 'qa.js')));
+      if (route === 'POST /token') return onToken(req, res);
+      if (route === 'POST /hook') return onHook(req, res);
+      if (route === 'POST /transcript') return onTranscript(req, res);
+      if (route === 'GET /qa/behaviour') return json(res, 200, { ...behaviour, modes: MODES });
+      if (route === 'POST /qa/behaviour') {
+        const next = JSON.parse((await readBody(req)).toString('utf8') || '{}') as Partial<Behaviour>;
+        if (next.mode !== undefined && !MODES.includes(next.mode)) return json(res, 400, { error: `mode must be one of ${MODES.join(', ')}` });
+        if (next.delayMs !== undefined && !(Number.isInteger(next.delayMs) && next.delayMs >= 0 && next.delayMs <= 60_000)) return json(res, 400, { error: 'delayMs must be 0..60000' });
+        Object.assign(behaviour, next.mode === undefined ? {} : { mode: next.mode }, next.delayMs === undefined ? {} : { delayMs: next.delayMs });
+        return json(res, 200, behaviour);
+      }
+      if (route === 'GET /qa/events') {
+        res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });
+        for (const entry of wire) res.write(`data: ${JSON.stringify(entry)}\n\n`);
+        watchers.add(res);
+        req.on('close', () => watchers.delete(res));
+        return;
+      }
+      json(res, 404, { error: 'not found' });
+    };
+    handle().catch((err) => {
+      if (!res.headersSent) json(res, 400, { error: String(err instanceof Error ? err.message : err) });
+      else res.destroy();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(o.port, o.host, resolve));
+  const { port } = server.address() as AddressInfo;
+  // Served as localhost while the service is 127.0.0.1: two origins, so CORS and the Origin check are real.
+  const url = `http://${o.host === '0.0.0.0' || o.host === '127.0.0.1' ? 'localhost' : o.host}:${port}`;
+  const close = () =>
+    new Promise<void>((resolve) => {
+      for (const watcher of watchers) watcher.end();
+      server.closeAllConnections();
+      server.close(() => resolve());
+    });
+  try {
+    deployment = await provision(o.serviceUrl, o.apiKey, { hookUrl: `http://127.0.0.1:${port}/hook`, transcriptUrl: `http://127.0.0.1:${port}/transcript`, origin: url }, o.statePath);
+  } catch (err) {
+    await close();
+    throw err;
+  }
+  return { url, deployment, close };
+}

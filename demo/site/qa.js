@@ -1,0 +1,54 @@
+// The QA panel: what crossed the wire between the hotel's server and Concierge, live, and the
+// switch for how the hotel's server answers. A file of its own: the page's CSP allows no inline script.
+(function () {
+  var list = document.getElementById('qa-wire');
+  var form = document.getElementById('qa-behaviour');
+  var select = document.getElementById('qa-mode');
+  var delay = document.getElementById('qa-delay');
+  var applied = document.getElementById('qa-applied');
+
+  fetch('/qa/behaviour').then(function (r) { return r.json(); }).then(function (b) {
+    b.modes.forEach(function (mode) {
+      var option = document.createElement('option');
+      option.value = mode;
+      option.textContent = mode;
+      select.appendChild(option);
+    });
+    select.value = b.mode;
+    delay.value = String(b.delayMs);
+  });
+
+  form.addEventListener('submit', function (event) {
+    event.preventDefault();
+    fetch('/qa/behaviour', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ mode: select.value, delayMs: Number(delay.value) }),
+    }).then(function (r) { return r.json(); }).then(function (b) {
+      applied.textContent = b.error ? b.error : 'Now: ' + b.mode + ', ' + b.delayMs + ' ms';
+    });
+  });
+
+  var events = new EventSource('/qa/events');
+  events.onmessage = function (message) {
+    var entry = JSON.parse(message.data);
+    var item = document.createElement('li');
+    item.setAttribute('data-kind', entry.kind);
+    var kind = document.createElement('span');
+    kind.className = 'kind';
+    kind.textContent = entry.kind;
+    var summary = document.createElement('span');
+    summary.textContent = entry.at.slice(11, 23) + ' ' + entry.summary;
+    var detail = document.createElement('details');
+    var label = document.createElement('summary');
+    label.textContent = 'details';
+    var pre = document.createElement('pre');
+    pre.textContent = JSON.stringify(entry.detail, null, 2);
+    detail.appendChild(label);
+    detail.appendChild(pre);
+    item.appendChild(kind);
+    item.appendChild(summary);
+    item.appendChild(detail);
+    list.insertBefore(item, list.firstChild);
+  };
+})();

@@ -1,0 +1,54 @@
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { startDemo } from './customer-server.js';
+import type { Provisioned } from './provision.js';
+
+/**
+ * `npm start`: the service (its own process, exactly as `npm run service` runs it) and the demo
+ * hotel beside it. The demo is a customer of its own, created once with the admin command and
+ * remembered with its deployment in `$DATA_DIR/demo.json`.
+ */
+const ROOT = join(import.meta.dirname, '..');
+const TSX = ['--import', 'tsx'];
+const dataDir = process.env.DATA_DIR ?? './data';
+const statePath = join(dataDir, 'demo.json');
+
+const service = spawn(process.execPath, [...TSX, 'server/src/main.ts'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+let closeDemo: (() => Promise<void>) | undefined;
+service.on('exit', (code) => void (closeDemo?.() ?? Promise.resolve()).then(() => process.exit(code ?? 1)));
+for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => service.kill('SIGTERM'));
+
+const serviceUrl = await new Promise<string>((resolve) => {
+  let seen = '';
+  service.stdout!.on('data', (chunk: Buffer) => {
+    process.stdout.write(chunk);
+    seen += chunk;
+    const match = /^Listening on (http:\/\/\S+)$/m.exec(seen);
+    if (match) resolve(match[1]!);
+  });
+});
+
+function demoKey(): string {
+  if (existsSync(statePath)) return (JSON.parse(readFileSync(statePath, 'utf8')) as Provisioned).apiKey;
+  const made = spawnSync(process.execPath, [...TSX, 'server/src/admin.ts', 'create-customer', '--name', 'Harbor Hotel (demo)'], { cwd: ROOT, encoding: 'utf8' });
+  const key = /^API key: (vak_\S+)$/m.exec(made.stdout)?.[1];
+  if (!key) throw new Error(`demo: could not create its customer: ${made.stderr}`);
+  return key;
+}
+
+try {
+  mkdirSync(dataDir, { recursive: true });
+  const demo = await startDemo({
+    serviceUrl,
+    apiKey: demoKey(),
+    port: Number(process.env.DEMO_PORT ?? 8788),
+    host: process.env.HOST ?? '127.0.0.1',
+    statePath,
+  });
+  closeDemo = demo.close;
+  process.stdout.write(`Demo at ${demo.url}\n`);
+} catch (err) {
+  process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+  service.kill('SIGTERM');
+}

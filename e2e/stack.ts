@@ -1,0 +1,72 @@
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ROOT, type ServiceProcess, startServiceProcess, TSX } from '../server/test/service-process.js';
+
+/** The service and the demo hotel, each in its own process on a free port, over a fresh SQLite store. */
+export class Stack {
+  private constructor(
+    private service: ServiceProcess,
+    private readonly demo: ChildProcess,
+    private readonly dataDir: string,
+    readonly serviceUrl: string,
+    readonly demoUrl: string,
+    readonly apiKey: string,
+    readonly deploymentId: string,
+  ) {}
+
+  static async start(): Promise<Stack> {
+    const dataDir = mkdtempSync(join(tmpdir(), 'concierge-e2e-'));
+    const service = await startServiceProcess(serviceEnv(dataDir, '0'));
+    const made = spawnSync(process.execPath, [...TSX, 'server/src/admin.ts', 'create-customer', '--name', 'Harbor Hotel (e2e)'], { cwd: ROOT, env: { ...process.env, ...serviceEnv(dataDir, '0') }, encoding: 'utf8' });
+    const apiKey = /^API key: (vak_\S+)$/m.exec(made.stdout)?.[1];
+    if (!apiKey) throw new Error(`create-customer failed: ${made.stderr}`);
+    const statePath = join(dataDir, 'demo.json');
+    const demo = spawn(process.execPath, [...TSX, 'demo/main.ts'], {
+      cwd: ROOT,
+      env: { ...process.env, SERVICE_URL: service.url, DEMO_API_KEY: apiKey, DEMO_PORT: '0', DEMO_STATE: statePath },
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const demoUrl = await new Promise<string>((resolve, reject) => {
+      let out = '';
+      demo.stdout!.on('data', (chunk) => {
+        out += chunk;
+        const match = /^Demo at (http:\/\/\S+)$/m.exec(out);
+        if (match) resolve(match[1]!);
+      });
+      demo.once('exit', (code) => reject(new Error(`demo exited ${code}: ${out}`)));
+    });
+    const { deploymentId } = JSON.parse(readFileSync(statePath, 'utf8')) as { deploymentId: string };
+    return new Stack(service, demo, dataDir, service.url, demoUrl, apiKey, deploymentId);
+  }
+
+  /** Stops the service gracefully and starts it again on the same port and data. */
+  async restartService(downMs = 0): Promise<void> {
+    this.service.child.kill('SIGTERM');
+    await this.service.exited;
+    await new Promise((r) => setTimeout(r, downMs));
+    this.service = await startServiceProcess(serviceEnv(this.dataDir, new URL(this.serviceUrl).port));
+  }
+
+  async behave(mode: string, delayMs = 800): Promise<void> {
+    const res = await fetch(`${this.demoUrl}/qa/behaviour`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ mode, delayMs }) });
+    if (res.status !== 200) throw new Error(`behaviour: ${res.status}`);
+  }
+
+  async deployment(action: 'activate' | 'deactivate'): Promise<void> {
+    const res = await fetch(`${this.serviceUrl}/api/v1/deployments/${this.deploymentId}/${action}`, { method: 'POST', headers: { authorization: `Bearer ${this.apiKey}` } });
+    if (res.status !== 200) throw new Error(`${action}: ${res.status}`);
+  }
+
+  async stop(): Promise<void> {
+    this.demo.kill('SIGTERM');
+    this.service.child.kill('SIGTERM');
+    await this.service.exited;
+    rmSync(this.dataDir, { recursive: true, force: true });
+  }
+}
+
+function serviceEnv(dataDir: string, port: string): NodeJS.ProcessEnv {
+  return { PORT: port, HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn' };
+}

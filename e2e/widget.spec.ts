@@ -1,0 +1,171 @@
+import { expect, type Page, test as base } from '@playwright/test';
+import { Stack } from './stack.js';
+
+const test = base.extend<{ stack: Stack }, { shared: Stack }>({
+  shared: [
+    // eslint-disable-next-line no-empty-pattern
+    async ({}, use) => {
+      const stack = await Stack.start();
+      await use(stack);
+      await stack.stop();
+    },
+    { scope: 'worker', timeout: 60_000 },
+  ],
+  stack: async ({ shared }, use) => {
+    await shared.behave('deferred', 800);
+    await use(shared);
+  },
+});
+
+const launcher = (page: Page) => page.getByRole('button', { name: 'Chat with Harbor Hotel' });
+const composer = (page: Page) => page.getByRole('textbox', { name: 'Your message' });
+const conversation = (page: Page) => page.getByRole('list', { name: 'Conversation' });
+
+async function openWidget(page: Page, stack: Stack): Promise<void> {
+  await page.goto(stack.demoUrl);
+  await launcher(page).click();
+  await expect(page.getByRole('dialog', { name: 'Harbor Hotel' })).toBeVisible();
+}
+
+async function ask(page: Page, text: string): Promise<void> {
+  await composer(page).fill(text);
+  await page.getByRole('button', { name: 'Send' }).click();
+}
+
+test('a typed question shows the thinking state, then the reply', async ({ page, stack }, testInfo) => {
+  await stack.behave('deferred', 1500);
+  await openWidget(page, stack);
+  await ask(page, 'When is breakfast?');
+  await expect(conversation(page).getByText('When is breakfast?')).toBeVisible();
+  await expect(page.getByText('is thinking')).toBeVisible();
+  await expect(conversation(page).getByText(/Breakfast is served from 7/)).toBeVisible();
+  await expect(page.getByText('is thinking')).toBeHidden();
+  // The artifact QA looks at: kept in test-results/e2e/ after the run.
+  const path = testInfo.outputPath('widget-open.png');
+  await page.screenshot({ path });
+  await testInfo.attach('widget-open', { path, contentType: 'image/png' });
+});
+
+test('a voice turn: interim words while speaking, the reply spoken in the agent language', async ({ page, stack }) => {
+  await page.addInitScript(() => {
+    const w = window as unknown as Record<string, unknown>;
+    const spoken: { text: string; lang: string }[] = [];
+    w.__spoken = spoken;
+    // A scripted recogniser: it "hears" a question, word by word, then stops.
+    class FakeRecognition {
+      lang = '';
+      interimResults = false;
+      continuous = false;
+      onresult: ((e: unknown) => void) | null = null;
+      onend: (() => void) | null = null;
+      onerror: ((e: unknown) => void) | null = null;
+      start() {
+        const result = (text: string, isFinal: boolean) => ({ resultIndex: 0, results: { length: 1, 0: { isFinal, 0: { transcript: text } } } });
+        setTimeout(() => this.onresult?.(result('Where can I', false)), 300);
+        setTimeout(() => this.onresult?.(result('Where can I park the car', true)), 900);
+        setTimeout(() => this.onend?.(), 1000);
+      }
+      stop() {
+        this.onend?.();
+      }
+    }
+    w.SpeechRecognition = FakeRecognition;
+    speechSynthesis.speak = (u: SpeechSynthesisUtterance) => void spoken.push({ text: u.text, lang: u.lang });
+  });
+  await openWidget(page, stack);
+  await page.getByRole('button', { name: 'Speak' }).click();
+  await expect(page.getByText('Where can I', { exact: true })).toBeVisible();
+  await expect(conversation(page).getByText('Where can I park the car')).toBeVisible();
+  await expect(conversation(page).getByText(/Parking is in the garage/)).toBeVisible();
+  const spoken = await page.evaluate(() => (window as unknown as { __spoken: { text: string; lang: string }[] }).__spoken);
+  expect(spoken).toHaveLength(1);
+  expect(spoken[0]!.text).toMatch(/^Parking is in the garage/);
+  expect(spoken[0]!.lang).not.toBe('');
+});
+
+test('without speech recognition the mic is hidden and text still works', async ({ page, stack }) => {
+  await page.addInitScript(() => {
+    delete (window as unknown as Record<string, unknown>).webkitSpeechRecognition;
+    delete (window as unknown as Record<string, unknown>).SpeechRecognition;
+  });
+  await openWidget(page, stack);
+  await expect(page.getByRole('button', { name: 'Speak' })).toHaveCount(0);
+  await ask(page, 'Is there wifi?');
+  await expect(conversation(page).getByText(/Harbor Guest/)).toBeVisible();
+});
+
+test('a reload during a pending turn shows the history and still gets the reply', async ({ page, stack }) => {
+  await stack.behave('deferred', 3000);
+  await openWidget(page, stack);
+  await ask(page, 'What time is checkout?');
+  await expect(page.getByText('is thinking')).toBeVisible();
+  await page.reload();
+  await launcher(page).click();
+  await expect(conversation(page).getByText('What time is checkout?')).toBeVisible();
+  await expect(conversation(page).getByText(/Checkout is at 11/)).toBeVisible({ timeout: 15_000 });
+  await expect(conversation(page).getByText('What time is checkout?')).toHaveCount(1);
+});
+
+test('a service restart during a pending turn: the widget reconnects and gets the reply', async ({ page, stack }) => {
+  await stack.behave('deferred', 5000);
+  await openWidget(page, stack);
+  await ask(page, 'Can you book a taxi?');
+  await expect(page.getByText('is thinking')).toBeVisible();
+  await stack.restartService();
+  await expect(conversation(page).getByText(/books taxis around the clock/)).toBeVisible({ timeout: 20_000 });
+  await expect(page.getByRole('status').filter({ hasText: 'Reconnecting' })).toHaveCount(0);
+});
+
+test('a failing hook shows a failed turn; retry asks again', async ({ page, stack }) => {
+  await stack.behave('hook_400');
+  await openWidget(page, stack);
+  await ask(page, 'Is the spa open?');
+  await expect(page.getByText('This message could not be answered.')).toBeVisible();
+  await stack.behave('deferred', 300);
+  await page.getByRole('button', { name: 'Retry' }).click();
+  await expect(conversation(page).getByText(/spa and pool are open/)).toBeVisible();
+  await expect(page.getByText('This message could not be answered.')).toHaveCount(0);
+});
+
+test("the host page's aggressive CSS does not reach the widget", async ({ page, stack }) => {
+  await openWidget(page, stack);
+  const hostButton = await page.getByRole('button', { name: 'A host-page button' }).evaluate((b) => getComputedStyle(b).backgroundColor);
+  expect(hostButton).toBe('rgb(255, 105, 180)'); // the page's own rule applies on the page
+  const styles = await launcher(page)
+    .or(page.getByRole('button', { name: 'Close Harbor Hotel' }))
+    .evaluate((b) => ({ background: getComputedStyle(b).backgroundColor, font: getComputedStyle(b).fontFamily, border: getComputedStyle(b).borderStyle }));
+  expect(styles.background).toBe('rgb(11, 110, 79)'); // channel_config.widget.accent_color
+  expect(styles.font).not.toContain('Georgia');
+  expect(styles.border).toBe('none');
+});
+
+test('the whole flow by keyboard only', async ({ page, stack }) => {
+  await page.goto(stack.demoUrl);
+  const focusedLabel = () => page.evaluate(() => document.activeElement?.shadowRoot?.activeElement?.getAttribute('aria-label') ?? null);
+  // The launcher comes after everything on the host page (the QA panel's wire log grows with each test).
+  for (let i = 0; i < 500 && (await focusedLabel()) !== 'Chat with Harbor Hotel'; i++) await page.keyboard.press('Tab');
+  expect(await focusedLabel()).toBe('Chat with Harbor Hotel');
+  await page.keyboard.press('Enter');
+  await expect(composer(page)).toBeFocused();
+  await page.keyboard.type('Where do I park?');
+  await page.keyboard.press('Enter');
+  await expect(conversation(page).getByText(/Parking is in the garage/)).toBeVisible();
+  await page.keyboard.press('Escape');
+  await expect(page.getByRole('dialog')).toHaveCount(0);
+  expect(await focusedLabel()).toBe('Chat with Harbor Hotel');
+});
+
+test('deactivating the deployment ends the conversation in the widget', async ({ page, stack }) => {
+  await openWidget(page, stack);
+  await ask(page, 'Hello');
+  await expect(conversation(page).getByText(/How can I help/)).toBeVisible();
+  try {
+    await stack.deployment('deactivate');
+    await expect(page.getByText('Conversation ended.')).toBeVisible();
+    await expect(composer(page)).toHaveCount(0);
+  } finally {
+    await stack.deployment('activate');
+  }
+  await page.getByRole('button', { name: 'Start a new conversation' }).click();
+  await expect(composer(page)).toBeVisible();
+});

@@ -1,0 +1,145 @@
+import { render } from 'preact';
+import { SessionClient, type SessionEvent } from './session/client';
+import { browserSpeech, type Speech } from './speech/speech';
+import { App } from './ui/app';
+import css from './ui/styles.css?inline';
+
+export interface InitOptions {
+  deploymentId: string;
+  /** The service's base URL; defaults to where this script was loaded from. */
+  baseUrl?: string;
+  /** Resolves with a user token minted by the customer's server. */
+  getToken?: () => Promise<string>;
+  /** Instead of getToken: the customer's endpoint, POSTed with credentials, answering `{"token": "..."}`. */
+  tokenUrl?: string;
+  /** Replaces the browser's Web Speech API (tests, other engines). */
+  speech?: Speech;
+  /** Start with the panel open. */
+  open?: boolean;
+}
+
+type EventName = SessionEvent['type'];
+type Handler = (event: SessionEvent) => void;
+
+const PREFIX = '[concierge]';
+const script = document.currentScript as HTMLScriptElement | null;
+const scriptBase = script?.src ? new URL(script.src).origin : location.origin;
+
+/** One widget on the page; the public API below drives it and never throws into the host page. */
+class Widget {
+  private readonly host = document.createElement('div');
+  private readonly client: SessionClient;
+  private readonly speech: Speech;
+  private readonly handlers = new Map<EventName, Set<Handler>>();
+  private opened = false;
+
+  constructor(options: InitOptions) {
+    const baseUrl = (options.baseUrl ?? scriptBase).replace(/\/$/, '');
+    const getToken = options.getToken ?? (options.tokenUrl ? fetchToken(new URL(options.tokenUrl, location.href).href) : undefined);
+    if (!options.deploymentId || !getToken) throw new Error('init needs deploymentId and getToken (or tokenUrl)');
+    this.speech = options.speech ?? browserSpeech();
+    this.client = new SessionClient({ baseUrl, deploymentId: options.deploymentId, getToken, storage: safeSessionStorage() });
+    this.client.onEvent((event) => {
+      if (event.type === 'reply' && event.mode === 'voice' && !event.replayed) {
+        const agent = this.client.view.agent;
+        this.speech.speak(event.text, agent?.language ?? undefined, typeof agent?.voice === 'string' ? agent.voice : undefined);
+      }
+      for (const handler of this.handlers.get(event.type) ?? []) {
+        try {
+          handler(event);
+        } catch (err) {
+          console.error(PREFIX, 'an event handler threw', err);
+        }
+      }
+    });
+    this.host.setAttribute('data-concierge', '');
+    const root = this.host.attachShadow({ mode: 'open' });
+    // A constructed stylesheet: no <style> element, so a strict style-src CSP does not block it.
+    const sheet = new CSSStyleSheet();
+    sheet.replaceSync(css);
+    root.adoptedStyleSheets = [sheet];
+    document.body.appendChild(this.host);
+    this.opened = Boolean(options.open);
+    this.client.start();
+    this.render();
+  }
+
+  setOpen(open: boolean): void {
+    this.opened = open;
+    this.render();
+  }
+
+  on(name: EventName, handler: Handler): void {
+    let set = this.handlers.get(name);
+    if (!set) this.handlers.set(name, (set = new Set()));
+    set.add(handler);
+  }
+
+  destroy(): void {
+    this.client.stop();
+    this.speech.silence();
+    render(null, this.host.shadowRoot!);
+    this.host.remove();
+  }
+
+  private render(): void {
+    render(<App client={this.client} speech={this.speech} open={this.opened} setOpen={(open) => this.setOpen(open)} />, this.host.shadowRoot!);
+  }
+}
+
+function fetchToken(url: string): () => Promise<string> {
+  return async () => {
+    const res = await fetch(url, { method: 'POST', credentials: 'include' });
+    if (!res.ok) throw new Error(`token endpoint answered ${res.status}`);
+    const body = (await res.json()) as { token?: unknown };
+    if (typeof body.token !== 'string') throw new Error('token endpoint answered without a token');
+    return body.token;
+  };
+}
+
+function safeSessionStorage(): Storage | undefined {
+  try {
+    return window.sessionStorage;
+  } catch {
+    return undefined; // blocked (sandboxed frame, privacy settings)
+  }
+}
+
+let current: Widget | undefined;
+
+/** Runs a public call; a failure is logged once with the prefix instead of reaching the host page. */
+function guarded<A extends unknown[]>(name: string, call: (...args: A) => void): (...args: A) => void {
+  return (...args) => {
+    try {
+      call(...args);
+    } catch (err) {
+      console.error(PREFIX, `${name} failed:`, err instanceof Error ? err.message : err);
+    }
+  };
+}
+
+const api = {
+  init: guarded('init', (options: InitOptions) => {
+    current?.destroy();
+    current = new Widget(options);
+  }),
+  open: guarded('open', () => current?.setOpen(true)),
+  close: guarded('close', () => current?.setOpen(false)),
+  destroy: guarded('destroy', () => {
+    current?.destroy();
+    current = undefined;
+  }),
+  on: guarded('on', (name: EventName, handler: Handler) => current?.on(name, handler)),
+};
+
+type Queued = [keyof typeof api, unknown[]];
+const win = window as unknown as { Concierge?: { q?: Queued[] } | typeof api };
+const queued = (win.Concierge && 'q' in win.Concierge ? win.Concierge.q : undefined) ?? [];
+win.Concierge = api;
+
+// A script tag with data-deployment-id starts a widget by itself; queued calls then run in order.
+const data = script?.dataset;
+if (data?.deploymentId) {
+  api.init({ deploymentId: data.deploymentId, ...(data.tokenUrl ? { tokenUrl: data.tokenUrl } : {}), ...(data.baseUrl ? { baseUrl: data.baseUrl } : {}) });
+}
+for (const [name, args] of queued) (api[name] as (...a: unknown[]) => void)?.(...args);

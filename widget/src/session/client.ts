@@ -1,0 +1,285 @@
+import { Close, type ClientFrame, type ServerFrame, type TurnMode } from './protocol';
+import { applyEvent, emptyView, type Line, type View } from './transcript';
+
+export interface SessionOptions {
+  baseUrl: string;
+  deploymentId: string;
+  getToken(): Promise<string>;
+  /** Where the conversation is remembered across reloads (sessionStorage). */
+  storage: Storage | undefined;
+}
+
+export type SessionEvent =
+  | { type: 'ready'; conversationId: string }
+  | { type: 'turn'; clientTurnId: string; text: string; mode: TurnMode }
+  | { type: 'reply'; turnId: string; text: string; mode: TurnMode | undefined; replayed: boolean }
+  | { type: 'error'; code: string; message: string }
+  | { type: 'ended'; reason: string };
+
+interface Remembered {
+  conversation_id?: string;
+  /** Turns sent but not yet confirmed by `turn_accepted`: resent with the same id after a reconnect. */
+  unconfirmed: { client_turn_id: string; text: string; mode: TurnMode }[];
+}
+
+const MAX_BACKOFF_MS = 30_000;
+const REFRESH_BEFORE_MS = 60_000;
+
+const newId = (): string => crypto.randomUUID();
+
+/**
+ * The widget's end of contract section 5: one socket at a time, reconnecting with exponential
+ * backoff and jitter, resuming with `conversation_id` + `last_seq`, resending unconfirmed turns
+ * under their first `client_turn_id` (the server makes no second turn of them), and refreshing
+ * the token before it expires.
+ */
+export class SessionClient {
+  view: View = emptyView();
+  private ws: WebSocket | undefined;
+  private lastSeq = 0;
+  private attempts = 0;
+  private stopped = false;
+  private token: { value: string; expiresMs: number } | undefined;
+  private retryTimer: ReturnType<typeof setTimeout> | undefined;
+  private refreshTimer: ReturnType<typeof setTimeout> | undefined;
+  private memory: Remembered;
+  private readonly listeners = new Set<(event: SessionEvent) => void>();
+  private readonly viewers = new Set<(view: View) => void>();
+
+  constructor(private readonly o: SessionOptions) {
+    this.memory = this.recall();
+    // A reload shows the history again: the page starts from nothing, so it asks for every event.
+    for (const turn of this.memory.unconfirmed) this.addLine({ key: turn.client_turn_id, who: 'user', text: turn.text, mode: turn.mode, clientTurnId: turn.client_turn_id, state: 'sending' });
+  }
+
+  onEvent(listener: (event: SessionEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  onView(viewer: (view: View) => void): () => void {
+    this.viewers.add(viewer);
+    return () => this.viewers.delete(viewer);
+  }
+
+  start(): void {
+    this.stopped = false;
+    if (!this.ws) void this.connect();
+  }
+
+  stop(): void {
+    this.stopped = true;
+    clearTimeout(this.retryTimer);
+    clearTimeout(this.refreshTimer);
+    this.ws?.close(1000);
+    this.ws = undefined;
+  }
+
+  /** Sends a visitor's turn; it shows at once and is resent until the server confirms it. */
+  say(text: string, mode: TurnMode): void {
+    const turn = { client_turn_id: newId(), text, mode };
+    this.memory.unconfirmed.push(turn);
+    this.remember();
+    this.addLine({ key: turn.client_turn_id, who: 'user', text, mode, clientTurnId: turn.client_turn_id, state: 'sending' });
+    this.emit({ type: 'turn', clientTurnId: turn.client_turn_id, text, mode });
+    this.sendTurn(turn);
+  }
+
+  /** A failed turn asked again: a new turn with the same words. */
+  retry(line: Line): void {
+    this.setView({ ...this.view, lines: this.view.lines.filter((l) => l !== line) });
+    this.say(line.text, line.mode ?? 'text');
+  }
+
+  end(): void {
+    this.send({ type: 'end' });
+  }
+
+  /** After an ended conversation: forget it and start a new one. */
+  restart(): void {
+    this.stop();
+    this.memory = { unconfirmed: [] };
+    this.remember();
+    this.lastSeq = 0;
+    this.setView(emptyView());
+    this.start();
+  }
+
+  private async connect(): Promise<void> {
+    if (this.stopped) return;
+    this.setView({ ...this.view, status: this.attempts ? 'reconnecting' : 'connecting' });
+    let token: string;
+    try {
+      token = await this.freshToken();
+    } catch (err) {
+      this.fail('token_unavailable', `Could not get a user token: ${String(err)}`);
+      return this.scheduleReconnect();
+    }
+    if (this.stopped) return;
+    const url = `${this.o.baseUrl.replace(/^http/, 'ws')}/embed/concierge/${encodeURIComponent(this.o.deploymentId)}/ws`;
+    const ws = new WebSocket(url);
+    this.ws = ws;
+    ws.onopen = () => {
+      const resume = this.memory.conversation_id ? { conversation_id: this.memory.conversation_id, last_seq: this.lastSeq } : {};
+      ws.send(JSON.stringify({ type: 'hello', token, ...resume } satisfies ClientFrame));
+    };
+    ws.onmessage = (message) => {
+      if (this.ws === ws) this.receive(JSON.parse(String(message.data)) as ServerFrame);
+    };
+    ws.onclose = (event) => {
+      if (this.ws !== ws) return;
+      this.ws = undefined;
+      this.closed(event.code);
+    };
+  }
+
+  private receive(frame: ServerFrame): void {
+    if (frame.type === 'ready') {
+      this.attempts = 0;
+      this.memory.conversation_id = frame.conversation_id;
+      this.remember();
+      this.token = { value: this.token?.value ?? '', expiresMs: Date.parse(frame.token_expires_at) };
+      this.scheduleRefresh();
+      this.setView({ ...this.view, status: 'open', agent: frame.agent, theme: frame.widget ?? {} });
+      for (const turn of this.memory.unconfirmed) this.sendTurn(turn);
+      this.emit({ type: 'ready', conversationId: frame.conversation_id });
+      return;
+    }
+    if (frame.type === 'error') {
+      if (frame.code === 'rate_limited' || frame.code === 'too_many_pending_turns' || frame.code === 'conversation_ended') this.refuseNewestTurn(frame.code);
+      this.emit({ type: 'error', code: frame.code, message: frame.message });
+      return;
+    }
+    if (frame.seq <= this.lastSeq) return;
+    // Replayed events (a reload) are not spoken again: only those newer than the page.
+    const replayed = this.view.status !== 'open';
+    this.lastSeq = frame.seq;
+    if (frame.type === 'turn_accepted') {
+      this.memory.unconfirmed = this.memory.unconfirmed.filter((t) => t.client_turn_id !== frame.client_turn_id);
+      this.remember();
+    }
+    this.setView(applyEvent(this.view, frame));
+    if (frame.type === 'reply') {
+      const asked = this.view.lines.find((l) => l.who === 'user' && l.turnId === frame.turn_id);
+      this.emit({ type: 'reply', turnId: frame.turn_id, text: frame.text, mode: asked?.mode, replayed });
+    }
+    if (frame.type === 'conversation_ended') this.finish(frame.reason);
+  }
+
+  private closed(code: number): void {
+    clearTimeout(this.refreshTimer);
+    if (this.stopped || this.view.status === 'ended') return;
+    if (code === Close.ended) return this.finish('deployment_inactive');
+    if (code === Close.unknownConversation || code === Close.forbidden) {
+      // The remembered conversation is not ours (or gone): start afresh rather than loop.
+      this.memory.conversation_id = undefined;
+      this.lastSeq = 0;
+      this.setView({ ...emptyView(), lines: this.view.lines.filter((l) => l.state === 'sending') });
+    }
+    if (code === Close.badToken) this.token = undefined;
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.stopped) return;
+    this.setView({ ...this.view, status: 'reconnecting' });
+    const ceiling = Math.min(MAX_BACKOFF_MS, 500 * 2 ** this.attempts++);
+    // Full jitter: a restarted server is not met by every widget in the same millisecond.
+    this.retryTimer = setTimeout(() => void this.connect(), ceiling / 2 + Math.random() * (ceiling / 2));
+  }
+
+  private scheduleRefresh(): void {
+    clearTimeout(this.refreshTimer);
+    if (!this.token) return;
+    const inMs = Math.max(this.token.expiresMs - REFRESH_BEFORE_MS - Date.now(), 1_000);
+    this.refreshTimer = setTimeout(async () => {
+      try {
+        this.token = undefined;
+        const token = await this.freshToken();
+        this.send({ type: 'refresh_token', token });
+        this.scheduleRefresh();
+      } catch (err) {
+        this.fail('token_unavailable', `Could not refresh the user token: ${String(err)}`);
+      }
+    }, Math.min(inMs, 2 ** 31 - 1));
+  }
+
+  private async freshToken(): Promise<string> {
+    if (this.token && this.token.value && this.token.expiresMs - Date.now() > REFRESH_BEFORE_MS) return this.token.value;
+    const value = await this.o.getToken();
+    this.token = { value, expiresMs: expiryOf(value) };
+    return value;
+  }
+
+  private finish(reason: string): void {
+    this.memory = { unconfirmed: [] };
+    this.remember();
+    this.setView({ ...this.view, status: 'ended', ended: this.view.ended ?? (reason as View['ended']) });
+    this.emit({ type: 'ended', reason });
+  }
+
+  private refuseNewestTurn(code: string): void {
+    const newest = [...this.view.lines].reverse().find((l) => l.state === 'sending');
+    if (!newest) return;
+    this.memory.unconfirmed = this.memory.unconfirmed.filter((t) => t.client_turn_id !== newest.clientTurnId);
+    this.remember();
+    this.setView({ ...this.view, lines: this.view.lines.map((l) => (l === newest ? { ...l, state: 'failed', reason: code } : l)) });
+  }
+
+  private sendTurn(turn: Remembered['unconfirmed'][number]): void {
+    if (this.view.status === 'open') this.send({ type: 'user_turn', ...turn });
+  }
+
+  private send(frame: ClientFrame): void {
+    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(frame));
+  }
+
+  private fail(code: string, message: string): void {
+    this.emit({ type: 'error', code, message });
+  }
+
+  private addLine(line: Line): void {
+    this.setView({ ...this.view, lines: [...this.view.lines, line] });
+  }
+
+  private setView(view: View): void {
+    this.view = view;
+    for (const viewer of this.viewers) viewer(view);
+  }
+
+  private emit(event: SessionEvent): void {
+    for (const listener of this.listeners) listener(event);
+  }
+
+  private get key(): string {
+    return `concierge:${this.o.deploymentId}`;
+  }
+
+  private recall(): Remembered {
+    try {
+      const stored = JSON.parse(this.o.storage?.getItem(this.key) ?? 'null') as Remembered | null;
+      if (stored && Array.isArray(stored.unconfirmed)) return stored;
+    } catch {
+      // unreadable: start afresh
+    }
+    return { unconfirmed: [] };
+  }
+
+  private remember(): void {
+    try {
+      this.o.storage?.setItem(this.key, JSON.stringify(this.memory));
+    } catch {
+      // storage full or disabled: the conversation just won't survive a reload
+    }
+  }
+}
+
+/** The token's `exp` in ms (0 if unreadable: it is then fetched again next time). */
+function expiryOf(token: string): number {
+  try {
+    const payload = JSON.parse(atob(token.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/'))) as { exp?: number };
+    return typeof payload.exp === 'number' ? payload.exp * 1000 : 0;
+  } catch {
+    return 0;
+  }
+}

@@ -1,0 +1,80 @@
+/** What the widget needs of speech; the browser's Web Speech API by default, replaceable in tests. */
+export interface Speech {
+  /** False where the browser has no recognition: the mic button is hidden and text still works. */
+  readonly canListen: boolean;
+  /** Listens once; `onInterim` sees the words so far; resolves with the final words (empty if none). */
+  listen(language: string | undefined, onInterim: (text: string) => void): Promise<string>;
+  stopListening(): void;
+  speak(text: string, language: string | undefined, voice: string | undefined): void;
+  /** Barge-in: stops whatever is being said. */
+  silence(): void;
+}
+
+interface RecognitionResultList {
+  length: number;
+  [index: number]: { isFinal: boolean; 0: { transcript: string } };
+}
+
+interface Recognition {
+  lang: string;
+  interimResults: boolean;
+  continuous: boolean;
+  onresult: ((event: { resultIndex: number; results: RecognitionResultList }) => void) | null;
+  onend: (() => void) | null;
+  onerror: ((event: { error: string }) => void) | null;
+  start(): void;
+  stop(): void;
+}
+
+type RecognitionConstructor = new () => Recognition;
+
+export function browserSpeech(win: Window = window): Speech {
+  const w = win as unknown as { SpeechRecognition?: RecognitionConstructor; webkitSpeechRecognition?: RecognitionConstructor };
+  const Recognizer = w.SpeechRecognition ?? w.webkitSpeechRecognition;
+  const synth = win.speechSynthesis as SpeechSynthesis | undefined;
+  let active: Recognition | undefined;
+  return {
+    canListen: Boolean(Recognizer),
+    listen(language, onInterim) {
+      return new Promise((resolve, reject) => {
+        if (!Recognizer) return reject(new Error('speech recognition is not available'));
+        const recognition = new Recognizer();
+        active = recognition;
+        recognition.lang = language ?? win.navigator.language;
+        recognition.interimResults = true;
+        recognition.continuous = false;
+        let final = '';
+        recognition.onresult = (event) => {
+          let interim = '';
+          for (let i = event.resultIndex; i < event.results.length; i++) {
+            const result = event.results[i]!;
+            if (result.isFinal) final += result[0].transcript;
+            else interim += result[0].transcript;
+          }
+          onInterim((final + interim).trim());
+        };
+        recognition.onerror = (event) => (event.error === 'no-speech' || event.error === 'aborted' ? resolve('') : reject(new Error(event.error)));
+        recognition.onend = () => {
+          active = undefined;
+          resolve(final.trim());
+        };
+        recognition.start();
+      });
+    },
+    stopListening() {
+      active?.stop();
+    },
+    speak(text, language, voice) {
+      if (!synth) return;
+      synth.cancel();
+      const utterance = new SpeechSynthesisUtterance(text);
+      if (language) utterance.lang = language;
+      const chosen = voice ? synth.getVoices().find((v) => v.name === voice || v.voiceURI === voice) : undefined;
+      if (chosen) utterance.voice = chosen;
+      synth.speak(utterance);
+    },
+    silence() {
+      synth?.cancel();
+    },
+  };
+}

@@ -1,0 +1,188 @@
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { SessionClient } from '../session/client';
+import type { Line, View } from '../session/transcript';
+import type { Speech } from '../speech/speech';
+
+export interface AppProps {
+  client: SessionClient;
+  speech: Speech;
+  /** Opened and closed from the public API as well as from the launcher. */
+  open: boolean;
+  setOpen(open: boolean): void;
+}
+
+const STATUS: Record<View['status'], string> = {
+  connecting: 'Connecting…',
+  reconnecting: 'Connection lost. Reconnecting…',
+  open: '',
+  ended: 'This conversation has ended.',
+};
+
+const FAILURE: Record<string, string> = {
+  hook_rejected: 'could not be answered',
+  hook_failed: 'could not be delivered',
+  reply_timeout: 'got no answer in time',
+  rate_limited: 'was not sent: too many messages, wait a moment',
+  too_many_pending_turns: 'was not sent: wait for the answers first',
+  conversation_ended: 'was not sent: the conversation has ended',
+};
+
+function useView(client: SessionClient): View {
+  const [view, setView] = useState(client.view);
+  useEffect(() => client.onView(setView), [client]);
+  return view;
+}
+
+export function App({ client, speech, open, setOpen }: AppProps) {
+  const view = useView(client);
+  const launcher = useRef<HTMLButtonElement>(null);
+  const wasOpen = useRef(open);
+  useEffect(() => {
+    // Closing hands focus back to the launcher, so keyboard users are never stranded.
+    if (wasOpen.current && !open) launcher.current?.focus();
+    wasOpen.current = open;
+  }, [open]);
+  const title = view.theme.title ?? view.agent?.name ?? 'Concierge';
+  return (
+    <div class={`root${view.theme.position === 'bottom-left' ? ' left' : ''}`} style={view.theme.accent_color ? { '--accent': view.theme.accent_color } : undefined}>
+      {open && <Panel client={client} speech={speech} view={view} title={title} onClose={() => setOpen(false)} />}
+      <button ref={launcher} class="launcher" type="button" aria-expanded={open} aria-label={open ? `Close ${title}` : `Chat with ${title}`} onClick={() => setOpen(!open)}>
+        <svg viewBox="0 0 24 24" aria-hidden="true">
+          {open ? <path d="M6.4 5 5 6.4 10.6 12 5 17.6 6.4 19l5.6-5.6 5.6 5.6 1.4-1.4-5.6-5.6L19 6.4 17.6 5 12 10.6z" /> : <path d="M4 4h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H8l-4 4V6a2 2 0 0 1 2-2z" />}
+        </svg>
+      </button>
+    </div>
+  );
+}
+
+interface PanelProps {
+  client: SessionClient;
+  speech: Speech;
+  view: View;
+  title: string;
+  onClose(): void;
+}
+
+function Panel({ client, speech, view, title, onClose }: PanelProps) {
+  const [draft, setDraft] = useState('');
+  const [listening, setListening] = useState(false);
+  const [interim, setInterim] = useState('');
+  const input = useRef<HTMLTextAreaElement>(null);
+  const log = useRef<HTMLOListElement>(null);
+  useEffect(() => input.current?.focus(), []);
+  useEffect(() => {
+    log.current?.scrollTo({ top: log.current.scrollHeight });
+  }, [view.lines.length]);
+
+  const ended = view.status === 'ended';
+  const thinking = view.lines.some((l) => l.state === 'thinking' || l.state === 'sent');
+  const language = view.agent?.language ?? undefined;
+
+  const send = (event: Event) => {
+    event.preventDefault();
+    const text = draft.trim();
+    if (!text || ended) return;
+    speech.silence();
+    client.say(text, 'text');
+    setDraft('');
+  };
+
+  const talk = async () => {
+    if (listening) return speech.stopListening();
+    speech.silence(); // barge-in: speaking again interrupts the reply being read out
+    setListening(true);
+    setInterim('');
+    try {
+      const words = await speech.listen(language, setInterim);
+      if (words) client.say(words, 'voice');
+    } catch {
+      setInterim('');
+    } finally {
+      setListening(false);
+      setInterim('');
+    }
+  };
+
+  return (
+    <section class="panel" role="dialog" aria-label={title} onKeyDown={(e) => e.key === 'Escape' && onClose()}>
+      <header>
+        <h2>{title}</h2>
+        <button type="button" aria-label="Close" onClick={onClose}>
+          ×
+        </button>
+      </header>
+      {STATUS[view.status] && (
+        <p class="status" role="status">
+          {STATUS[view.status]}
+        </p>
+      )}
+      <ol class="log" ref={log} aria-live="polite" aria-label="Conversation">
+        {view.agent?.greeting && !view.lines.some((l) => l.key === 's1' && l.who === 'agent') && <li class="msg agent">{view.agent.greeting}</li>}
+        {view.lines.map((line) => (
+          <Message key={line.key} line={line} onRetry={() => client.retry(line)} />
+        ))}
+        {thinking && (
+          <li class="thinking" role="status">
+            <span class="dots">{view.agent?.name ?? 'Concierge'} is thinking</span>
+          </li>
+        )}
+      </ol>
+      {listening && (
+        <p class="interim" aria-live="polite">
+          {interim || 'Listening…'}
+        </p>
+      )}
+      {ended ? (
+        <div class="ended">
+          <span>Conversation ended.</span>
+          <button type="button" onClick={() => client.restart()}>
+            Start a new conversation
+          </button>
+        </div>
+      ) : (
+        <form onSubmit={send}>
+          <label class="sr" for="concierge-input">
+            Your message
+          </label>
+          <textarea
+            id="concierge-input"
+            ref={input}
+            rows={1}
+            value={draft}
+            placeholder="Ask a question…"
+            onInput={(e) => setDraft((e.target as HTMLTextAreaElement).value)}
+            onKeyDown={(e) => {
+              if (e.key === 'Enter' && !e.shiftKey) send(e);
+            }}
+          />
+          {speech.canListen && (
+            <button type="button" class="mic" aria-pressed={listening} aria-label={listening ? 'Stop listening' : 'Speak'} onClick={() => void talk()}>
+              <svg viewBox="0 0 24 24" width="20" height="20" aria-hidden="true" fill="currentColor">
+                <path d="M12 14a3 3 0 0 0 3-3V5a3 3 0 0 0-6 0v6a3 3 0 0 0 3 3zm5-3a5 5 0 0 1-10 0H5a7 7 0 0 0 6 6.9V21h2v-3.1A7 7 0 0 0 19 11z" />
+              </svg>
+            </button>
+          )}
+          <button type="submit" disabled={!draft.trim()}>
+            Send
+          </button>
+        </form>
+      )}
+    </section>
+  );
+}
+
+function Message({ line, onRetry }: { line: Line; onRetry(): void }) {
+  return (
+    <>
+      <li class={`msg ${line.who}${line.state === 'sending' ? ' sending' : ''}`}>{line.text}</li>
+      {line.state === 'failed' && (
+        <li class="note failed">
+          <span>This message {FAILURE[line.reason ?? ''] ?? 'failed'}.</span>
+          <button type="button" onClick={onRetry}>
+            Retry
+          </button>
+        </li>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,13 @@
+import { defineConfig } from 'vite';
+
+/** One self-contained IIFE (Preact included) for the script tag; the service serves it as is. */
+export default defineConfig({
+  root: import.meta.dirname,
+  oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  build: {
+    outDir: 'dist',
+    emptyOutDir: true,
+    target: 'es2020',
+    lib: { entry: 'src/loader.tsx', formats: ['iife'], name: 'ConciergeWidget', fileName: () => 'concierge.js' },
+  },
+});
