@@ -1,17 +1,26 @@
 import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+
+/** Node flags for targets whose memory is measured: SIGUSR2 then collects garbage. */
+export const MEASURED_MEMORY_ARGS = ['--expose-gc', '--import', './bench/targets/gc-on-signal.ts'];
 
 export interface Target {
   url: string;
   child: ChildProcess;
   /** Milliseconds from spawn to the `Listening on` line. */
   startMs: number;
+  /** Resident memory of the target process now, in bytes (Linux /proc). */
+  rss(): number;
+  /** Resident memory after a full collection (targets started with {@link MEASURED_MEMORY_ARGS}). */
+  settledRss(): Promise<number>;
   stop(): Promise<void>;
 }
 
 /** Starts a TypeScript entry in its own process (so load and server never share a core's loop). */
-export function startTarget(entry: string, env: NodeJS.ProcessEnv = {}): Promise<Target> {
+export function startTarget(entry: string, env: NodeJS.ProcessEnv = {}, nodeArgs: string[] = []): Promise<Target> {
   const began = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', entry], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, entry], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const rss = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))![1]) * 1024;
   return new Promise((resolve, reject) => {
     let out = '';
     child.stdout!.on('data', (chunk) => {
@@ -26,8 +35,17 @@ export function startTarget(entry: string, env: NodeJS.ProcessEnv = {}): Promise
         url: match[1]!,
         child,
         startMs,
+        rss,
+        async settledRss() {
+          for (let i = 0; i < 3; i++) {
+            child.kill('SIGUSR2');
+            await new Promise((r) => setTimeout(r, 500));
+          }
+          return rss();
+        },
         stop: () =>
           new Promise((done) => {
+            if (child.exitCode !== null) return done();
             child.once('exit', () => done());
             child.kill('SIGTERM');
           }),

@@ -1,67 +1,78 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import autocannon from 'autocannon';
-import { startTarget } from './process.js';
-import { seedAgents } from './seed.js';
+import { crossNodeLatency } from './concierge/cross-node.js';
+import { bareIdleBytes, serviceIdleBytes } from './concierge/idle.js';
+import { floorLatency, MEASURED, measureReplies, prepareTurns, WARM_UP } from './concierge/replies.js';
+import { startConcierge } from './concierge/service.js';
+import { barePipeline, serviceThroughput } from './concierge/throughput.js';
+import { managementList } from './management.js';
+import { printTable } from './stats.js';
 
-const CONNECTIONS = 50;
-const DURATION_S = 5;
-const AGENTS = 10_000;
+/**
+ * `npm run bench [-- name ...]`: every scenario, or the named ones. Each prints its baseline,
+ * measured in the same run, beside the real thing, and the ratio between them.
+ */
+const us = (ms: number) => ms * 1000;
 
-interface Figures {
-  name: string;
-  rps: number;
-  p50: number;
-  p99: number;
-  non2xx: number;
-}
+const scenarios: Record<string, () => Promise<void>> = {
+  management: managementList,
 
-async function load(name: string, url: string, headers: Record<string, string> = {}): Promise<Figures> {
-  await autocannon({ url, connections: CONNECTIONS, duration: 1, headers }); // warm-up: JIT and caches
-  const r = await autocannon({ url, connections: CONNECTIONS, duration: DURATION_S, headers });
-  return { name, rps: r.requests.average, p50: r.latency.p50, p99: r.latency.p99, non2xx: r.non2xx + r.errors };
-}
-
-const fmt = (n: number, digits = 0) => n.toFixed(digits).padStart(9);
-
-async function managementList(): Promise<void> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'concierge-bench-'));
-  try {
-    const apiKey = await seedAgents(dataDir, AGENTS);
-    const serviceEnv = { PORT: '0', DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '1000000' };
-
-    const coldStarts: number[] = [];
-    for (let i = 0; i < 3; i++) {
-      const t = await startTarget('server/src/main.ts', serviceEnv);
-      coldStarts.push(t.startMs);
-      await t.stop();
+  async replies() {
+    const floor = await floorLatency();
+    const concierge = await startConcierge(() => {});
+    let service;
+    try {
+      const url = concierge.nodes[0]!.url;
+      service = await measureReplies(url, concierge.dep, await prepareTurns(url, concierge.dep, WARM_UP + MEASURED));
+    } finally {
+      await concierge.stop();
     }
+    printTable(`Reply latency: POST sent → frame arrived, ${MEASURED} sequential requests after ${WARM_UP} warm-up, loopback, SQLite (µs)`, [
+      { target: 'floor: bare node:http POST → bare ws push', p50: us(floor.p50), p99: us(floor.p99), 'p50 ×': 1, 'p99 ×': 1 },
+      { target: 'service: POST /replies signed, stored, pushed', p50: us(service.p50), p99: us(service.p99), 'p50 ×': service.p50 / floor.p50, 'p99 ×': service.p99 / floor.p99 },
+    ], { 'p50 ×': 2, 'p99 ×': 2 });
+    console.log('aim: p50 ≤ 1.5× and p99 ≤ 2× the floor');
+  },
 
-    const results: Figures[] = [];
-    const bare = await startTarget('bench/targets/bare-http.ts');
-    results.push(await load('baseline A: bare node:http', `${bare.url}/api/v1/agents`));
-    await bare.stop();
-    const exp = await startTarget('bench/targets/bare-express.ts');
-    results.push(await load('baseline B: bare Express 5', `${exp.url}/api/v1/agents`));
-    await exp.stop();
-    for (const level of ['info', 'warn']) {
-      const service = await startTarget('server/src/main.ts', { ...serviceEnv, LOG_LEVEL: level });
-      results.push(await load(`service, LOG_LEVEL=${level}`, `${service.url}/api/v1/agents?per_page=20`, { authorization: `Bearer ${apiKey}` }));
-      await service.stop();
-    }
+  async throughput() {
+    const bare = await barePipeline();
+    const service = await serviceThroughput();
+    printTable('Turn throughput: 200 concurrent conversations, 10 s after 2 s warm-up; user_turn → hook → 202 → signed reply → reply frame', [
+      { target: 'bare pipeline: node:http + ws, no store or checks', 'turns/s': bare.turnsPerSecond, 'p50 ms': bare.p50, 'p99 ms': bare.p99, failed: bare.failed, 'refused replies': bare.refusedReplies, '×': 1 },
+      { target: 'service, SQLite', 'turns/s': service.turnsPerSecond, 'p50 ms': service.p50, 'p99 ms': service.p99, failed: service.failed, 'refused replies': service.refusedReplies, '×': service.turnsPerSecond / bare.turnsPerSecond },
+    ], { 'p50 ms': 1, 'p99 ms': 1, '×': 2 });
+    console.log('aim: ≥ 0.5× the bare pipeline');
+  },
 
-    const [a, b] = results as [Figures, Figures];
-    console.log(`\nGET /api/v1/agents?per_page=20 — SQLite, ${AGENTS} agents, ${CONNECTIONS} connections, ${DURATION_S} s, Node ${process.version}`);
-    console.log(`${'target'.padEnd(30)}${'req/s'.padStart(9)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'vs A'.padStart(9)}${'vs B'.padStart(9)}${'non-2xx'.padStart(9)}`);
-    for (const r of results) {
-      console.log(`${r.name.padEnd(30)}${fmt(r.rps)}${fmt(r.p50, 1)}${fmt(r.p99, 1)}${fmt(r.rps / a.rps, 2)}${fmt(r.rps / b.rps, 2)}${fmt(r.non2xx)}`);
+  async idle() {
+    const bare = await bareIdleBytes();
+    const service = await serviceIdleBytes();
+    printTable('10,000 idle sessions: server resident memory per connection, after a full collection', [
+      { target: 'bare ws connection', 'KB each': bare / 1024, '×': 1 },
+      { target: 'service session (hello said, conversation open)', 'KB each': service / 1024, '×': service / bare },
+    ], { 'KB each': 1, '×': 2 });
+    console.log('aim: ≤ 2× a bare ws connection');
+  },
+
+  async 'cross-node'() {
+    const url = process.env.DATABASE_URL;
+    if (!url) {
+      console.log('\nCross-node reply latency: skipped (set DATABASE_URL=postgres://... to run it)');
+      return;
     }
-    const sorted = [...coldStarts].sort((x, y) => x - y);
-    console.log(`cold start to "Listening" (tsx, ${AGENTS} agents in store): median ${sorted[1]!.toFixed(0)} ms (runs: ${coldStarts.map((c) => c.toFixed(0)).join(', ')} ms)`);
-  } finally {
-    rmSync(dataDir, { recursive: true, force: true });
-  }
+    const r = await crossNodeLatency(url);
+    printTable(`Cross-node reply latency: two service processes on one PostgreSQL database, ${MEASURED} sequential replies (µs)`, [
+      { measure: 'PostgreSQL SELECT 1 round trip', p50: us(r.selectOneMs), p99: Number.NaN },
+      { measure: 'single node: POST to the node holding the socket', p50: us(r.singleNode.p50), p99: us(r.singleNode.p99) },
+      { measure: 'cross node: POST to the other node', p50: us(r.crossNode.p50), p99: us(r.crossNode.p99) },
+      { measure: 'budget: single-node p50 + 2 × SELECT 1', p50: us(r.singleNode.p50 + 2 * r.selectOneMs), p99: Number.NaN },
+    ]);
+    console.log(`cross-node p50 − single-node p50 = ${us(r.crossNode.p50 - r.singleNode.p50).toFixed(0)} µs = ${((r.crossNode.p50 - r.singleNode.p50) / r.selectOneMs).toFixed(2)} × SELECT 1; aim ≤ 2×`);
+  },
+};
+
+const chosen = process.argv.slice(2);
+for (const name of chosen) if (!scenarios[name]) throw new Error(`unknown scenario ${name}; known: ${Object.keys(scenarios).join(', ')}`);
+console.log(`Node ${process.version}, ${(await import('node:os')).cpus().length} cores`);
+for (const [name, run] of Object.entries(scenarios)) {
+  if (chosen.length && !chosen.includes(name)) continue;
+  await run();
 }
-
-await managementList();

@@ -1,0 +1,108 @@
+import { randomUUID } from 'node:crypto';
+import { Agent } from 'node:http';
+import { signBody } from '../../demo/concierge-customer.js';
+import { startTarget } from '../process.js';
+import { quantile } from '../stats.js';
+import { BenchSocket, type Deployed, type Frame, post } from './kit.js';
+
+export const WARM_UP = 1_000;
+export const MEASURED = 10_000;
+const TURNS_PER_CONVERSATION = 50; // the most max_pending_turns allows
+
+export interface Latency {
+  p50: number;
+  p99: number;
+}
+
+export interface AwaitingTurn {
+  socket: BenchSocket;
+  conversationId: string;
+  turnId: string;
+}
+
+/** One POST, timed from sending it to the matching frame's arrival on the socket (ms). */
+async function timedPost(agent: Agent, url: string, body: string, signature: string, socket: BenchSocket, match: (f: Frame) => boolean): Promise<number> {
+  let arrived = 0;
+  const frame = new Promise<void>((resolve) => {
+    socket.onFrame = (f) => {
+      if (!match(f)) return;
+      arrived = performance.now();
+      resolve();
+    };
+  });
+  const started = performance.now();
+  const status = await post(agent, url, body, { 'x-service-signature': signature });
+  if (status !== 202) throw new Error(`POST ${url}: ${status}`);
+  await frame;
+  return arrived - started;
+}
+
+const replyBody = (conversationId: string, turnId: string) => JSON.stringify({ conversation_id: conversationId, turn_id: turnId, reply_text: 'Breakfast is from 7 to 10.' });
+
+function summary(samples: number[]): Latency {
+  const measured = samples.slice(WARM_UP);
+  return { p50: quantile(measured, 0.5), p99: quantile(measured, 0.99) };
+}
+
+/** The floor: a bare node:http server pushing each POST's body to one bare ws client. */
+export async function floorLatency(): Promise<Latency> {
+  const target = await startTarget('bench/targets/bare-push.ts');
+  const socket = await BenchSocket.open(target.url.replace(/^http/, 'ws'));
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const samples: number[] = [];
+  try {
+    for (let i = 0; i < WARM_UP + MEASURED; i++) {
+      const turnId = randomUUID();
+      const body = replyBody(randomUUID(), turnId);
+      samples.push(await timedPost(agent, `${target.url}/replies`, body, signBody('whsec_floor', body), socket, (f) => f.turn_id === turnId));
+    }
+  } finally {
+    socket.close();
+    agent.destroy();
+    await target.stop();
+  }
+  return summary(samples);
+}
+
+/** Opens conversations on `serviceUrl` and fills each with acknowledged turns awaiting a reply. */
+export async function prepareTurns(serviceUrl: string, dep: Deployed, count: number): Promise<AwaitingTurn[]> {
+  const turns: AwaitingTurn[] = [];
+  const conversations = Math.ceil(count / TURNS_PER_CONVERSATION);
+  for (let c = 0; c < conversations; c += 20) {
+    await Promise.all(
+      Array.from({ length: Math.min(20, conversations - c) }, async (_, k) => {
+        const socket = await BenchSocket.session(serviceUrl, dep, `guest-${c + k}`);
+        const acknowledged = new Set<string>();
+        await new Promise<void>((resolve, reject) => {
+          socket.onFrame = (f) => {
+            if (f.type === 'turn_failed' || f.type === 'error') reject(new Error(`preparing turns: ${JSON.stringify(f)}`));
+            if (f.type !== 'turn_acknowledged') return;
+            acknowledged.add(f.turn_id);
+            if (acknowledged.size === TURNS_PER_CONVERSATION) resolve();
+          };
+          for (let t = 0; t < TURNS_PER_CONVERSATION; t++) {
+            socket.ws.send(JSON.stringify({ type: 'user_turn', client_turn_id: `t${t}`, text: 'When is breakfast?', mode: 'text' }));
+          }
+        });
+        for (const turnId of acknowledged) turns.push({ socket, conversationId: socket.conversationId, turnId });
+      }),
+    );
+  }
+  return turns.slice(0, count);
+}
+
+/** Posts one signed reply per turn to `postUrl`, one at a time, each timed until its reply frame. */
+export async function measureReplies(postUrl: string, dep: Deployed, turns: readonly AwaitingTurn[]): Promise<Latency> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const url = `${postUrl}/embed/concierge/${dep.deploymentId}/replies`;
+  const samples: number[] = [];
+  try {
+    for (const { socket, conversationId, turnId } of turns) {
+      const body = replyBody(conversationId, turnId);
+      samples.push(await timedPost(agent, url, body, signBody(dep.secret, body), socket, (f) => f.type === 'reply' && f.turn_id === turnId));
+    }
+  } finally {
+    agent.destroy();
+  }
+  return summary(samples);
+}

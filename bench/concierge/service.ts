@@ -1,0 +1,36 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { startTarget, type Target } from '../process.js';
+import { type Deployed, type HookCall, provision, seedCustomer, startCustomer } from './kit.js';
+
+export interface Concierge {
+  /** One service process per node, all on the same store. */
+  nodes: Target[];
+  dep: Deployed;
+  stop(): Promise<void>;
+}
+
+/**
+ * The service in its own process(es) on a fresh store (SQLite in a temp dir, or the given
+ * PostgreSQL database), with one provisioned deployment whose hook is a bench customer server.
+ */
+export async function startConcierge(onHook: (call: HookCall, dep: Deployed) => void, o: { databaseUrl?: string; nodes?: number; nodeArgs?: string[] } = {}): Promise<Concierge> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'concierge-bench-'));
+  const env = { PORT: '0', DATA_DIR: dataDir, DATABASE_URL: o.databaseUrl ?? '', RATE_LIMIT_PER_MINUTE: '1000000' };
+  const key = await seedCustomer({ dataDir, databaseUrl: o.databaseUrl });
+  const nodes: Target[] = [];
+  for (let i = 0; i < (o.nodes ?? 1); i++) nodes.push(await startTarget('server/src/main.ts', env, o.nodeArgs));
+  let dep: Deployed | undefined;
+  const customer = await startCustomer((call) => onHook(call, dep!));
+  dep = await provision(nodes[0]!.url, key, customer.hookUrl);
+  return {
+    nodes,
+    dep,
+    async stop() {
+      await Promise.all(nodes.map((n) => n.stop()));
+      await customer.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
