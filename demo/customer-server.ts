@@ -40,6 +40,13 @@ interface WireEntry {
 }
 
 const SITE = join(import.meta.dirname, 'site');
+const PAGES: Record<string, string> = { 'GET /': 'index.html', 'GET /scripted': 'scripted.html' };
+const ASSETS: Record<string, [file: string, type: string]> = {
+  'GET /site.css': ['site.css', 'text/css'],
+  'GET /qa.js': ['qa.js', 'text/javascript'],
+  'GET /queue.js': ['queue.js', 'text/javascript'],
+  'GET /scripted.js': ['scripted.js', 'text/javascript'],
+};
 const MAX_BODY = 256 * 1024;
 const VISITOR_COOKIE = 'demo_visitor';
 
@@ -137,8 +144,8 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
     json(res, 200, { token }, { 'set-cookie': `${VISITOR_COOKIE}=${visitor}; Path=/; HttpOnly; SameSite=Lax`, 'cache-control': 'no-store' });
   };
 
-  const page = () =>
-    readFileSync(join(SITE, 'index.html'), 'utf8')
+  const page = (name: string) =>
+    readFileSync(join(SITE, name), 'utf8')
       .replaceAll('{{SERVICE_URL}}', o.serviceUrl)
       .replaceAll('{{DEPLOYMENT_ID}}', deployment!.deploymentId);
 
@@ -158,9 +165,10 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
     const path = (req.url ?? '/').split('?', 1)[0];
     const route = `${req.method} ${path}`;
     const handle = async () => {
-      if (route === 'GET /') return res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': csp() }).end(page());
-      if (route === 'GET /site.css') return res.writeHead(200, { 'content-type': 'text/css' }).end(readFileSync(join(SITE, 'site.css')));
-      if (route === 'GET /qa.js') return res.writeHead(200, { 'content-type': 'text/javascript' }).end(readFileSync(join(SITE, 'qa.js')));
+      const html = PAGES[route];
+      if (html) return res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': csp() }).end(page(html));
+      const asset = ASSETS[route];
+      if (asset) return res.writeHead(200, { 'content-type': asset[1] }).end(readFileSync(join(SITE, asset[0])));
       if (route === 'POST /token') return onToken(req, res);
       if (route === 'POST /hook') return onHook(req, res);
       if (route === 'POST /transcript') return onTranscript(req, res);

@@ -169,3 +169,13 @@ test('deactivating the deployment ends the conversation in the widget', async ({
   await page.getByRole('button', { name: 'Start a new conversation' }).click();
   await expect(composer(page)).toBeVisible();
 });
+
+test('calls queued before the bundle loads are replayed: init, on, open', async ({ page, stack }) => {
+  // demo/site/scripted.html: the README's queue, then Concierge.init/on/open, then the bundle (async).
+  await page.goto(`${stack.demoUrl}/scripted`);
+  await expect(page.getByRole('dialog', { name: 'Harbor Hotel' })).toBeVisible();
+  await ask(page, 'breakfast?');
+  await expect(conversation(page).getByText(/Breakfast is served/)).toBeVisible();
+  expect(await page.evaluate(() => (window as unknown as { seen: string[] }).seen)).toEqual(['ready', 'reply:Breakfast']);
+  expect(await page.evaluate(() => Object.keys(window).filter((k) => k.toLowerCase().includes('concierge')))).toEqual(['Concierge']);
+});

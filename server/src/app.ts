@@ -26,7 +26,7 @@ import { jobRoutes } from './jobs/job.routes.js';
 import { JobRunner, type JobRunnerOptions } from './jobs/job.runner.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { WriteBatcher } from './store/write-batcher.js';
-import { widgetBundle } from './widget.route.js';
+import { widgetRoute } from './widget.route.js';
 import { openStore, type Store } from './store/db.js';
 import { systemRoutes } from './system.routes.js';
 
@@ -91,6 +91,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...deploymentRoutes({ db, changed: (id) => concierge.deploymentChanged(id) }),
     ...replyRoutes(concierge),
     ...apiKeyRoutes({ db, usage, keys }),
+    widgetRoute(),
   ];
 
   const app = express();
@@ -101,7 +102,6 @@ export async function createApp(options: AppOptions): Promise<App> {
 
   app.use('/api/v1', resolvePrincipal(keys, usage), perKeyRateLimit(config.rateLimitPerMinute), requirePrincipal);
   mountRoutes(app, routes);
-  app.get('/widget/concierge.js', widgetBundle());
   app.use(notFoundRoute);
   app.use(errorHandler(logger));
 

@@ -38,7 +38,8 @@ describe('GET /openapi.json', () => {
       .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m} ${path}`))
       .sort();
     expect(documented).toEqual(served);
-    expect(served).toHaveLength(24);
+    expect(served).toHaveLength(25);
+    expect(Object.keys(doc.paths["/widget/concierge.js"].get.responses["200"].content)).toEqual(["text/javascript; charset=utf-8"]);
   });
 
   it('describes request schemas, success envelopes and error responses', () => {

@@ -36,7 +36,9 @@ function operationOf(def: RouteDef): ZodOpenApiOperationObject {
     [String(def.success.status)]: {
       description: def.success.description,
       headers: successHeaders,
-      content: { 'application/json': { schema: def.success.raw ? def.success.data : envelopeOf(def.success.data, def.success.list) } },
+      content: def.success.contentType
+        ? { [def.success.contentType]: { schema: def.success.data } }
+        : { 'application/json': { schema: def.success.raw ? def.success.data : envelopeOf(def.success.data, def.success.list) } },
     },
   };
   const byStatus = new Map<number, ErrorCode[]>();

@@ -58,7 +58,10 @@ class Widget {
     const sheet = new CSSStyleSheet();
     sheet.replaceSync(css);
     root.adoptedStyleSheets = [sheet];
-    document.body.appendChild(this.host);
+    // The bundle may run (async) before <body> exists: the host joins the page once it does.
+    const mount = () => document.body.appendChild(this.host);
+    if (document.body) mount();
+    else document.addEventListener('DOMContentLoaded', mount, { once: true });
     this.opened = Boolean(options.open);
     this.client.start();
     this.render();

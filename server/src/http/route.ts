@@ -59,6 +59,8 @@ export interface RouteDef<P extends z.ZodType = z.ZodType, Q extends z.ZodType =
     headers?: Record<string, string>;
     /** Sent as is, without the envelope (the OpenAPI document itself). */
     raw?: boolean;
+    /** Not JSON: the handler's `data` (text or bytes) is sent as is with this media type. */
+    contentType?: string;
   };
   /** Codes this route returns beyond the ones every authenticated route can return. */
   errors?: ErrorCode[];
@@ -122,7 +124,8 @@ export function mountRoutes(app: Express, routes: readonly RouteDef[], options: 
       }
       const result = await def.handler({ params, query, body, raw, principal: res.locals.principal, req, res });
       if (result.headers) res.set(result.headers);
-      if (def.success.raw) res.status(def.success.status).json(result.data);
+      if (def.success.contentType) res.status(def.success.status).type(def.success.contentType).end(result.data);
+      else if (def.success.raw) res.status(def.success.status).json(result.data);
       else sendSuccess(res, result.status ?? def.success.status, result.data, result.meta);
     });
   }
