@@ -14,7 +14,8 @@ export function replyRoutes(concierge: Concierge): RouteDef[] {
       method: 'post',
       path: '/embed/concierge/:id/replies',
       operationId: 'deliverDeferredReply',
-      summary: "The customer's server delivers the reply to an acknowledged turn (signed with X-Service-Signature)",
+      summary:
+        "The customer's server delivers the reply to an acknowledged turn (signed with X-Service-Signature); a reply that overtakes the hook's 2xx waits up to 2 s for the acknowledgement before 409 turn_not_acknowledged",
       tag: 'Concierge',
       auth: false,
       params: idParams,
