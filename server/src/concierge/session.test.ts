@@ -275,6 +275,84 @@ describeEachStore('concierge sessions', (kind) => {
     expect((await late.closed).code).toBe(4410);
   });
 
+  it('refuses turns past turns_per_minute, and ends the conversation past max_turns_per_conversation', async () => {
+    accept();
+    const limited = await session({}, { engagement_rules: { turns_per_minute: 2, max_pending_turns: 10 } });
+    for (const id of ['a', 'b']) {
+      limited.widget.send({ type: 'user_turn', client_turn_id: id, text: id, mode: 'text' });
+      await limited.widget.next('turn_accepted');
+    }
+    limited.widget.send({ type: 'user_turn', client_turn_id: 'c', text: 'c', mode: 'text' });
+    expect(await limited.widget.next('error')).toEqual({ type: 'error', code: 'rate_limited', message: 'At most 2 turns a minute' });
+    expect(limited.widget.frames.filter((f) => f.type === 'turn_accepted')).toHaveLength(2);
+    limited.widget.close();
+
+    const short = await session({}, { engagement_rules: { max_turns_per_conversation: 1 } });
+    short.widget.send({ type: 'user_turn', client_turn_id: 'a', text: 'a', mode: 'text' });
+    await short.widget.next('turn_accepted');
+    short.widget.send({ type: 'user_turn', client_turn_id: 'b', text: 'b', mode: 'text' });
+    expect(await short.widget.next('conversation_ended')).toMatchObject({ reason: 'max_turns' });
+    expect((await short.widget.closed).code).toBe(4410);
+  });
+
+  it('takes five sockets on one conversation and closes the sixth with 4429', async () => {
+    accept();
+    const { widget, ready, deploymentId, secret } = await session();
+    const token = await mintToken(secret, deploymentId, { claims: { name: 'Ada' } });
+    const more: Widget[] = [];
+    for (let i = 0; i < 4; i++) {
+      const w = await Widget.open(service, deploymentId);
+      expect(await w.hello(token, { conversation_id: ready.conversation_id, last_seq: 0 })).toMatchObject({ resumed: true });
+      more.push(w);
+    }
+    const sixth = await Widget.open(service, deploymentId);
+    sixth.send({ type: 'hello', token, conversation_id: ready.conversation_id, last_seq: 0 });
+    expect((await sixth.closed).code).toBe(4429);
+    // Every open socket of the conversation gets its events.
+    widget.send({ type: 'user_turn', client_turn_id: 'a', text: 'All of you?', mode: 'text' });
+    for (const w of [widget, ...more]) expect(await w.next('turn_accepted')).toMatchObject({ seq: 1, text: 'All of you?' });
+    for (const w of [widget, ...more]) w.close();
+  });
+
+  it('refreshes the token for the same user only, and accepts the previous secret only inside its grace', async () => {
+    accept();
+    const { widget, deploymentId, secret, api } = await session();
+    widget.send({ type: 'refresh_token', token: await mintToken(secret, deploymentId, { ttlS: 7200 }) });
+    widget.send({ type: 'user_turn', client_turn_id: 'a', text: 'Still here', mode: 'text' });
+    expect(await widget.next('turn_accepted')).toMatchObject({ text: 'Still here' });
+    widget.send({ type: 'refresh_token', token: await mintToken(secret, deploymentId, { sub: 'someone-else' }) });
+    expect((await widget.closed).code).toBe(4403);
+
+    const withGrace = (await api.post(`/api/v1/deployments/${deploymentId}/rotate-secret`, { grace_period_s: 60 })).body.data.signing_secret;
+    const old = await Widget.open(service, deploymentId);
+    expect(await old.hello(await mintToken(secret, deploymentId))).toMatchObject({ type: 'ready' });
+    old.close();
+    await api.post(`/api/v1/deployments/${deploymentId}/rotate-secret`, { grace_period_s: 0 });
+    const stale = await Widget.open(service, deploymentId);
+    stale.send({ type: 'hello', token: await mintToken(withGrace, deploymentId) });
+    expect((await stale.closed).code).toBe(4401);
+  });
+
+  it('keeps undelivered transcript events across a restart and delivers them after it, same ids', async () => {
+    accept();
+    customer.state.transcriptStatus = 503;
+    const { widget, ready } = await session({ transcript_hook_url: customer.transcriptUrl });
+    widget.close();
+    const refused = await waitFor(async () => customer.transcript.find((c) => c.body.conversation_id === ready.conversation_id));
+    const ours = () => customer.transcript.filter((c) => c.body.conversation_id === ready.conversation_id);
+    service = await service.restart();
+    // The old process is gone; what arrives from here on comes from the new one, and is accepted.
+    const attemptsBefore = ours().length;
+    customer.state.transcriptStatus = 200;
+    await waitFor(async () => ours().length > attemptsBefore, 10_000);
+    expect(new Set(ours().map((c) => c.body.id))).toEqual(new Set([refused.body.id]));
+    expect(ours().at(-1)!.body.type).toBe('conversation.started');
+    // Delivered: no further attempts.
+    const delivered = ours().length;
+    await new Promise((r) => setTimeout(r, 2_500));
+    expect(ours()).toHaveLength(delivered);
+  }, 20_000);
+
   it('opens an outbound conversation with the greeting as seq 1, and ends it on request', async () => {
     accept();
     const { widget } = await session({}, { call_direction: 'outbound' });

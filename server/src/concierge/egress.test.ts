@@ -1,0 +1,35 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EgressRefused, isForbiddenAddress, postJson } from './egress.js';
+
+describe('the egress guard (NODE_ENV=production)', () => {
+  let server: Server;
+  let port: number;
+  beforeAll(async () => {
+    server = createServer((_req, res) => res.writeHead(202).end());
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+  const guarded = { guard: true, allowedHosts: [] };
+
+  it('classifies loopback, private, link-local, metadata and mapped addresses as forbidden, public ones not', () => {
+    for (const address of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1']) {
+      expect([address, isForbiddenAddress(address)]).toEqual([address, true]);
+    }
+    for (const address of ['93.184.216.34', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) expect([address, isForbiddenAddress(address)]).toEqual([address, false]);
+  });
+
+  it('refuses an IP literal and a name that resolves to loopback, before any byte is sent', async () => {
+    await expect(postJson(`http://127.0.0.1:${port}/hook`, '{}', {}, 2_000, guarded)).rejects.toBeInstanceOf(EgressRefused);
+    await expect(postJson(`http://[::ffff:127.0.0.1]:${port}/hook`, '{}', {}, 2_000, guarded)).rejects.toBeInstanceOf(EgressRefused);
+    await expect(postJson(`http://localhost:${port}/hook`, '{}', {}, 2_000, guarded)).rejects.toThrow('resolves to a non-public address');
+  });
+
+  it('lets through hosts listed in HOOK_ALLOWED_HOSTS, and everything when the guard is off', async () => {
+    expect(await postJson(`http://localhost:${port}/hook`, '{}', {}, 2_000, { guard: true, allowedHosts: ['localhost'] })).toEqual({ status: 202, body: '' });
+    expect(await postJson(`http://127.0.0.1:${port}/hook`, '{}', {}, 2_000, { guard: false, allowedHosts: [] })).toEqual({ status: 202, body: '' });
+  });
+});
