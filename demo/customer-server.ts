@@ -24,6 +24,8 @@ export interface DemoOptions {
   host: string;
   /** Where the provisioned deployment is remembered across restarts. */
   statePath?: string;
+  /** Lifetime of the user tokens it mints (default 900 s); the widget refreshes them a minute before. */
+  tokenTtlS?: number;
 }
 
 export interface Demo {
@@ -139,7 +141,7 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
     // The visitor is whoever holds our cookie: a real site would use its own login here.
     const known = /(?:^|;\s*)demo_visitor=([\w-]{8,64})/.exec(req.headers.cookie ?? '')?.[1];
     const visitor = known ?? `guest-${randomUUID()}`;
-    const token = await mintUserToken({ secret: deployment!.signingSecret, deploymentId: deployment!.deploymentId, sub: visitor, name: 'Hotel guest', ctx: { room: '214' }, ttlSeconds: 900 });
+    const token = await mintUserToken({ secret: deployment!.signingSecret, deploymentId: deployment!.deploymentId, sub: visitor, name: 'Hotel guest', ctx: { room: '214' }, ttlSeconds: o.tokenTtlS ?? 900 });
     record('token', `token minted for ${visitor}`, { sub: visitor });
     json(res, 200, { token }, { 'set-cookie': `${VISITOR_COOKIE}=${visitor}; Path=/; HttpOnly; SameSite=Lax`, 'cache-control': 'no-store' });
   };

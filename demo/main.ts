@@ -2,7 +2,8 @@ import { startDemo } from './customer-server.js';
 
 /**
  * The demo on its own, against a running service:
- * `SERVICE_URL=http://127.0.0.1:8787 DEMO_API_KEY=vak_... tsx demo/main.ts`.
+ * `SERVICE_URL=http://127.0.0.1:8787 DEMO_API_KEY=vak_... tsx demo/main.ts`
+ * (also `DEMO_PORT`, `DEMO_STATE`: a file to keep its deployment in, `DEMO_TOKEN_TTL_S`).
  */
 const env = process.env;
 if (!env.SERVICE_URL || !env.DEMO_API_KEY) {
@@ -15,6 +16,7 @@ const demo = await startDemo({
   port: Number(env.DEMO_PORT ?? 8788),
   host: env.HOST ?? '127.0.0.1',
   ...(env.DEMO_STATE ? { statePath: env.DEMO_STATE } : {}),
+  ...(env.DEMO_TOKEN_TTL_S ? { tokenTtlS: Number(env.DEMO_TOKEN_TTL_S) } : {}),
 });
 process.stdout.write(`Demo at ${demo.url}\n`);
 const stop = () => void demo.close().then(() => process.exit(0));

@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ROOT, type ServiceProcess, startServiceProcess, TSX } from '../server/test/service-process.js';
 
+export const TOKEN_TTL_S = 65;
+
 /** The service and the demo hotel, each in its own process on a free port, over a fresh SQLite store. */
 export class Stack {
   private constructor(
@@ -25,7 +27,8 @@ export class Stack {
     const statePath = join(dataDir, 'demo.json');
     const demo = spawn(process.execPath, [...TSX, 'demo/main.ts'], {
       cwd: ROOT,
-      env: { ...process.env, SERVICE_URL: service.url, DEMO_API_KEY: apiKey, DEMO_PORT: '0', DEMO_STATE: statePath },
+      // Tokens that live 65 s: the widget refreshes them 60 s early, so every test runs across refreshes.
+      env: { ...process.env, SERVICE_URL: service.url, DEMO_API_KEY: apiKey, DEMO_PORT: '0', DEMO_STATE: statePath, DEMO_TOKEN_TTL_S: String(TOKEN_TTL_S) },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
     const demoUrl = await new Promise<string>((resolve, reject) => {

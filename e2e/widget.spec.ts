@@ -179,3 +179,17 @@ test('calls queued before the bundle loads are replayed: init, on, open', async 
   expect(await page.evaluate(() => (window as unknown as { seen: string[] }).seen)).toEqual(['ready', 'reply:Breakfast']);
   expect(await page.evaluate(() => Object.keys(window).filter((k) => k.toLowerCase().includes('concierge')))).toEqual(['Concierge']);
 });
+
+test('refreshes the user token on the open socket before it expires', async ({ page, stack }) => {
+  const tokenRequests: string[] = [];
+  page.on('request', (r) => r.url().endsWith('/token') && tokenRequests.push(r.method()));
+  let sockets = 0;
+  page.on('websocket', () => sockets++);
+  await openWidget(page, stack);
+  // Minted for 65 s, refreshed 60 s before: the second token is fetched about 5 s in.
+  await expect.poll(() => tokenRequests.length, { timeout: 15_000 }).toBeGreaterThanOrEqual(2);
+  expect(tokenRequests.every((m) => m === 'POST')).toBe(true);
+  await ask(page, 'Still there? breakfast');
+  await expect(conversation(page).getByText(/Breakfast is served/)).toBeVisible();
+  expect(sockets).toBe(1);
+});
