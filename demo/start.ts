@@ -1,5 +1,5 @@
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { startDemo } from './customer-server.js';
 import type { Provisioned } from './provision.js';
@@ -29,8 +29,15 @@ const serviceUrl = await new Promise<string>((resolve) => {
   });
 });
 
-function demoKey(): string {
-  if (existsSync(statePath)) return (JSON.parse(readFileSync(statePath, 'utf8')) as Provisioned).apiKey;
+/** The demo customer's key: the remembered one while the service still knows it, else a new customer. */
+async function demoKey(): Promise<string> {
+  if (existsSync(statePath)) {
+    const { apiKey } = JSON.parse(readFileSync(statePath, 'utf8')) as Provisioned;
+    // A store wiped while demo.json stayed would refuse it: then the demo starts over.
+    const probe = await fetch(`${serviceUrl}/api/v1/agents?per_page=1`, { headers: { authorization: `Bearer ${apiKey}` } });
+    if (probe.status !== 401) return apiKey;
+    rmSync(statePath);
+  }
   const made = spawnSync(process.execPath, [...TSX, 'server/src/admin.ts', 'create-customer', '--name', 'Harbor Hotel (demo)'], { cwd: ROOT, encoding: 'utf8' });
   const key = /^API key: (vak_\S+)$/m.exec(made.stdout)?.[1];
   if (!key) throw new Error(`demo: could not create its customer: ${made.stderr}`);
@@ -41,7 +48,7 @@ try {
   mkdirSync(dataDir, { recursive: true });
   const demo = await startDemo({
     serviceUrl,
-    apiKey: demoKey(),
+    apiKey: await demoKey(),
     port: Number(process.env.DEMO_PORT ?? 8788),
     host: process.env.HOST ?? '127.0.0.1',
     statePath,
