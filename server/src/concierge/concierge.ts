@@ -9,7 +9,6 @@ import {
   appendEvents,
   claimTurns,
   type ConversationRow,
-  countTurns,
   type DueTurns,
   dueTurns,
   findConversation,
@@ -23,6 +22,7 @@ import {
   openConversationIds,
   type StoredFrame,
   transitionTurn,
+  turnLoad,
   type TurnRow,
 } from './conversation.repository.js';
 import type { EndReason, TurnFailure, TurnMode, TurnStatus } from './conversation.table.js';
@@ -159,10 +159,11 @@ export class Concierge {
         await this.record(trx, written, dep, conversationId, endChange('max_turns'), { status: 'ended' });
         return { outcome: 'ended' };
       }
-      if ((await countTurns(trx, conversationId, { statuses: OPEN_TURN_STATUSES })) >= dep.maxPendingTurns) {
+      const load = await turnLoad(trx, conversationId, OPEN_TURN_STATUSES, isoIn(-60_000));
+      if (load.waiting >= dep.maxPendingTurns) {
         return { outcome: 'refused', code: 'too_many_pending_turns', message: `At most ${dep.maxPendingTurns} turns may wait for a reply` };
       }
-      if ((await countTurns(trx, conversationId, { since: isoIn(-60_000) })) >= dep.turnsPerMinute) {
+      if (load.recent >= dep.turnsPerMinute) {
         return { outcome: 'refused', code: 'rate_limited', message: `At most ${dep.turnsPerMinute} turns a minute` };
       }
       const now = isoNow();

@@ -96,11 +96,17 @@ export async function insertTurn(db: Db, row: TurnRow): Promise<void> {
   await db.insertInto('turns').values(row).execute();
 }
 
-export async function countTurns(db: Db, conversationId: string, filter: { statuses?: TurnStatus[]; since?: string }): Promise<number> {
-  let query = db.selectFrom('turns').select((eb) => eb.fn.countAll<number | string>().as('n')).where('conversation_id', '=', conversationId);
-  if (filter.statuses) query = query.where('status', 'in', filter.statuses);
-  if (filter.since) query = query.where('created_at', '>=', filter.since);
-  return Number((await query.executeTakeFirstOrThrow()).n);
+/** In one read: the conversation's turns still waiting (in `open` states), and those created since `since`. */
+export async function turnLoad(db: Db, conversationId: string, open: readonly TurnStatus[], since: string): Promise<{ waiting: number; recent: number }> {
+  const row = await db
+    .selectFrom('turns')
+    .select((eb) => [
+      eb.fn.sum<number | string | null>(eb.case().when('status', 'in', open).then(1).else(0).end()).as('waiting'),
+      eb.fn.sum<number | string | null>(eb.case().when('created_at', '>=', since).then(1).else(0).end()).as('recent'),
+    ])
+    .where('conversation_id', '=', conversationId)
+    .executeTakeFirstOrThrow();
+  return { waiting: Number(row.waiting ?? 0), recent: Number(row.recent ?? 0) };
 }
 
 /**
