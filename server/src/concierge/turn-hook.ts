@@ -7,6 +7,8 @@ export const HOOK_RETRY_DELAYS_MS = [250, 1000] as const;
 const MAX_REPLY_CHARS = 10_000;
 
 function syncReplyOf(body: string): string | undefined {
+  // Most answers are an empty 202: a thrown parse error per turn cost more than the rest of this file.
+  if (!body.trimStart().startsWith('{')) return undefined;
   try {
     const parsed = JSON.parse(body) as { reply_text?: unknown };
     const text = parsed?.reply_text;
