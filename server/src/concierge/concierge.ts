@@ -53,7 +53,7 @@ export type ReplyInput = z.infer<typeof replyBody>;
 
 export interface ConciergeOptions {
   db: Db;
-  /** Every state change goes through it, so the changes of one tick share a commit. */
+  /** Every state change goes through it, so changes asked for while one commits share the next commit. */
   writes: WriteBatcher;
   deployments: DeploymentDirectory;
   /** PostgreSQL: the sweeper's claims skip rows another node holds. */
@@ -92,8 +92,8 @@ interface Written {
 }
 
 /**
- * The rules of conversations and turns. Every state change is one transaction that also
- * stores the widget events and transcript events it causes; sockets are told after the commit.
+ * The rules of conversations and turns. Every state change is atomic with the widget events
+ * and transcript events it causes (one unit of a group commit); sockets are told after the commit.
  */
 export class Concierge {
   private readonly inFlight = new Set<Promise<unknown>>();
@@ -265,8 +265,8 @@ export class Concierge {
   }
 
   /**
-   * Runs one state change as a transaction (shared with the other changes of its tick) and,
-   * once committed, hands the stored frames to the sockets and wakes transcript delivery.
+   * Runs one state change, keyed by the conversation it locks, in a group commit and, once
+   * committed, hands the stored frames to the sockets and wakes transcript delivery.
    */
   private async write<T>(conversationId: string, work: (trx: Db, written: Written) => Promise<T>): Promise<T> {
     const { result, written } = await this.o.writes.run(conversationId, async (trx) => {
