@@ -81,6 +81,13 @@ test('a voice turn: interim words while speaking, the reply spoken in the agent 
   expect(spoken).toHaveLength(1);
   expect(spoken[0]!.text).toMatch(/^Parking is in the garage/);
   expect(spoken[0]!.lang).not.toBe('');
+
+  // After a reload the history is shown again, but not read out again.
+  await page.reload();
+  await launcher(page).click();
+  await expect(conversation(page).getByText(/Parking is in the garage/)).toBeVisible();
+  await page.waitForTimeout(300);
+  expect(await page.evaluate(() => (window as unknown as { __spoken: unknown[] }).__spoken)).toEqual([]);
 });
 
 test('without speech recognition the mic is hidden and text still works', async ({ page, stack }) => {

@@ -37,6 +37,8 @@ export class SessionClient {
   view: View = emptyView();
   private ws: WebSocket | undefined;
   private lastSeq = 0;
+  /** Events up to this seq were stored before this page loaded: history, not news. */
+  private historySeq: number | undefined;
   private attempts = 0;
   private stopped = false;
   private token: { value: string; expiresMs: number } | undefined;
@@ -101,6 +103,7 @@ export class SessionClient {
     this.memory = { unconfirmed: [] };
     this.remember();
     this.lastSeq = 0;
+    this.historySeq = undefined;
     this.setView(emptyView());
     this.start();
   }
@@ -138,6 +141,7 @@ export class SessionClient {
       this.attempts = 0;
       this.memory.conversation_id = frame.conversation_id;
       this.remember();
+      this.historySeq ??= frame.resumed ? frame.last_seq : 0;
       this.token = { value: this.token?.value ?? '', expiresMs: Date.parse(frame.token_expires_at) };
       this.scheduleRefresh();
       this.setView({ ...this.view, status: 'open', agent: frame.agent, theme: frame.widget ?? {} });
@@ -151,8 +155,8 @@ export class SessionClient {
       return;
     }
     if (frame.seq <= this.lastSeq) return;
-    // Replayed events (a reload) are not spoken again: only those newer than the page.
-    const replayed = this.view.status !== 'open';
+    // History replayed after a reload is shown, not spoken again.
+    const replayed = frame.seq <= (this.historySeq ?? 0);
     this.lastSeq = frame.seq;
     if (frame.type === 'turn_accepted') {
       this.memory.unconfirmed = this.memory.unconfirmed.filter((t) => t.client_turn_id !== frame.client_turn_id);
@@ -174,6 +178,7 @@ export class SessionClient {
       // The remembered conversation is not ours (or gone): start afresh rather than loop.
       this.memory.conversation_id = undefined;
       this.lastSeq = 0;
+      this.historySeq = undefined;
       this.setView({ ...emptyView(), lines: this.view.lines.filter((l) => l.state === 'sending') });
     }
     if (code === Close.badToken) this.token = undefined;
