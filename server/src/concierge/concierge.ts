@@ -104,11 +104,7 @@ export class Concierge {
     return this.o.deployments.get(id);
   }
 
-  freshDeployment(id: string): Promise<DeploymentContext | undefined> {
-    return this.o.deployments.fresh(id);
-  }
-
-  /** After any management change to a deployment: forget it, and end its conversations if it is no longer active. */
+  /** After any management change to a deployment: read it afresh, and end its conversations if it is no longer active. */
   async deploymentChanged(id: string): Promise<void> {
     const dep = await this.o.deployments.fresh(id);
     if (dep?.status !== 'inactive') return;
@@ -207,10 +203,11 @@ export class Concierge {
 
   /** The deployment a deferred reply names, once its signature over these exact bytes verifies. */
   async verifyReply(deploymentId: string, raw: Buffer, signature: string | undefined): Promise<DeploymentContext> {
-    let dep = await this.deployment(deploymentId);
-    if (!dep) throw new AppError('not_found', 'Deployment not found');
-    // A remembered context may predate a rotation on another node: a miss is checked afresh.
-    if (!verifySignature(signature, raw, dep.secrets)) dep = await this.freshDeployment(deploymentId);
+    const remembered = this.o.deployments.remembered(deploymentId);
+    if (remembered && verifySignature(signature, raw, remembered.secrets)) return remembered;
+    // Not remembered, or refused by remembered secrets that may predate a rotation on another
+    // node: the store decides, so a reply signed with the new secret is never refused.
+    const dep = await this.o.deployments.fresh(deploymentId);
     if (!dep) throw new AppError('not_found', 'Deployment not found');
     if (!verifySignature(signature, raw, dep.secrets)) {
       throw new AppError('invalid_signature', 'X-Service-Signature must be sha256=<lowercase hex HMAC-SHA256 of the raw body> under the signing secret');

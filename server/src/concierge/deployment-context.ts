@@ -84,9 +84,8 @@ export async function loadDeploymentContext(db: Db, id: string): Promise<Deploym
 
 /**
  * Deployment contexts remembered for a second: a reply or a turn costs no join per request.
- * A change made through this node is seen at once ({@link forget}); one made through another
- * node within `ttlMs`. A signature that fails against a remembered context is checked again
- * against a fresh one, so a rotation elsewhere never refuses a reply signed with the new secret.
+ * A change made through this node is read afresh at once ({@link fresh}); one made through
+ * another node is seen within `ttlMs`.
  */
 export class DeploymentDirectory {
   readonly #cache: TtlCache<DeploymentContext>;
@@ -102,15 +101,16 @@ export class DeploymentDirectory {
     return this.#cache.get(id) ?? this.fresh(id);
   }
 
-  /** Read from the store, skipping (and refreshing) what is remembered. */
+  /** What is remembered, without reading the store. */
+  remembered(id: string): DeploymentContext | undefined {
+    return this.#cache.get(id);
+  }
+
+  /** Read from the store, refreshing what is remembered. */
   async fresh(id: string): Promise<DeploymentContext | undefined> {
     const dep = await loadDeploymentContext(this.db, id);
     if (dep) this.#cache.set(id, dep);
     else this.#cache.delete(id);
     return dep;
-  }
-
-  forget(id: string): void {
-    this.#cache.delete(id);
   }
 }

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Widget, deploy, mintToken, postReply, type ServiceRef, startCustomerServer } from '../../test/concierge-kit.js';
-import { TEST_DATABASE_URL, waitFor } from '../../test/harness.js';
+import { client, TEST_DATABASE_URL, waitFor } from '../../test/harness.js';
 import { bootstrapKey, type ServiceProcess, startServiceProcess, withScratchDatabase } from '../../test/service-process.js';
 
 /** Real service processes (`server/src/main.ts`), killed and restarted like in production. */
@@ -90,6 +90,11 @@ describe.each([
       const posted = await postReply(nodeB, deploymentId, { conversation_id: ready.conversation_id, turn_id: first.turn_id, reply_text: 'From node B' }, secret);
       expect(posted.status).toBe(202);
       expect(await widget.next('reply')).toEqual({ type: 'reply', seq: 3, turn_id: first.turn_id, text: 'From node B' });
+
+      // Rotated through node A: node B, which has just verified with the old secret, accepts the new one at once.
+      const rotated = await client(nodeA.url, key).post(`/api/v1/deployments/${deploymentId}/rotate-secret`, { grace_period_s: 0 });
+      const again = await postReply(nodeB, deploymentId, { conversation_id: ready.conversation_id, turn_id: first.turn_id, reply_text: 'From node B' }, rotated.body.data.signing_secret);
+      expect([again.status, again.body.data]).toEqual([200, { turn_id: first.turn_id, status: 'resolved', duplicate: true }]);
 
       // A turn nobody answers expires once, though both nodes sweep.
       widget.send({ type: 'user_turn', client_turn_id: 'c2', text: 'Anyone?', mode: 'text' });

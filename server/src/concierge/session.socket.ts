@@ -74,7 +74,7 @@ export class SessionServer {
   }
 
   private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, deploymentId: string): Promise<void> {
-    const dep = await this.o.concierge.freshDeployment(deploymentId);
+    const dep = await this.o.concierge.deployment(deploymentId);
     if (!dep) return refuseUpgrade(socket, 404, 'Not Found');
     const origin = req.headers.origin;
     if (dep.allowedOrigins.length && (!origin || !dep.allowedOrigins.includes(origin))) return refuseUpgrade(socket, 403, 'Forbidden');
