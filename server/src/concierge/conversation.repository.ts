@@ -1,4 +1,5 @@
-import type { Db } from '../store/database.js';
+import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
+import type { Database, Db } from '../store/database.js';
 import { isoNow } from '../shared/time.js';
 import type {
   ConversationTable,
@@ -71,21 +72,24 @@ export async function framesAfter(db: Db, conversationId: string, seq: number, l
     .execute();
 }
 
-/** The turn, if it belongs to that conversation of that deployment. */
-export async function findTurnOf(db: Db, scope: TurnScope): Promise<TurnRow | undefined> {
-  return db
-    .selectFrom('turns')
-    .selectAll()
-    .where('id', '=', scope.turnId)
-    .where('conversation_id', '=', scope.conversationId)
-    .where((eb) => eb.exists(eb.selectFrom('conversations').select('id').where('id', '=', scope.conversationId).where('deployment_id', '=', scope.deploymentId)))
-    .executeTakeFirst();
-}
-
 export interface TurnScope {
   turnId: string;
   conversationId: string;
   deploymentId: string;
+}
+
+/** One turn by id, or, given a scope, only if it belongs to that conversation of that deployment. */
+function isTurn(eb: ExpressionBuilder<Database, 'turns'>, turn: string | TurnScope): Expression<SqlBool> {
+  if (typeof turn === 'string') return eb('id', '=', turn);
+  return eb.and([
+    eb('id', '=', turn.turnId),
+    eb('conversation_id', '=', turn.conversationId),
+    eb.exists(eb.selectFrom('conversations').select('id').where('id', '=', turn.conversationId).where('deployment_id', '=', turn.deploymentId)),
+  ]);
+}
+
+export async function findTurnOf(db: Db, scope: TurnScope): Promise<TurnRow | undefined> {
+  return db.selectFrom('turns').selectAll().where((eb) => isTurn(eb, scope)).executeTakeFirst();
 }
 
 export async function findTurnByClientId(db: Db, conversationId: string, clientTurnId: string): Promise<TurnRow | undefined> {
@@ -115,17 +119,11 @@ export async function turnLoad(db: Db, conversationId: string, open: readonly Tu
  * Returns the turn as it was moved, or undefined.
  */
 export async function transitionTurn(db: Db, turn: string | TurnScope, from: TurnStatus, to: TurnStatus, patch: Partial<TurnRow> = {}): Promise<TurnRow | undefined> {
-  const scope = typeof turn === 'string' ? undefined : turn;
   return db
     .updateTable('turns')
     .set({ ...patch, status: to, updated_at: isoNow() })
-    .where('id', '=', scope?.turnId ?? (turn as string))
+    .where((eb) => isTurn(eb, turn))
     .where('status', '=', from)
-    .$if(Boolean(scope), (qb) =>
-      qb
-        .where('conversation_id', '=', scope!.conversationId)
-        .where((eb) => eb.exists(eb.selectFrom('conversations').select('id').where('id', '=', scope!.conversationId).where('deployment_id', '=', scope!.deploymentId))),
-    )
     .returningAll()
     .executeTakeFirst();
 }
