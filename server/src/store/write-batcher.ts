@@ -61,7 +61,6 @@ export class WriteBatcher {
 
   /** The next batch: queued units whose key no batch in flight holds, stably sorted by key. */
   private take(): Unit[] {
-    if (this.#running >= this.concurrency) return [];
     const batch: Unit[] = [];
     const blocked = new Set<string>();
     const rest: Unit[] = [];
