@@ -142,7 +142,6 @@ export class SessionClient {
       this.memory.conversation_id = frame.conversation_id;
       this.remember();
       this.historySeq ??= frame.resumed ? frame.last_seq : 0;
-      this.token = { value: this.token?.value ?? '', expiresMs: Date.parse(frame.token_expires_at) };
       this.scheduleRefresh();
       this.setView({ ...this.view, status: 'open', agent: frame.agent, theme: frame.widget ?? {} });
       for (const turn of this.memory.unconfirmed) this.sendTurn(turn);
@@ -210,7 +209,7 @@ export class SessionClient {
   }
 
   private async freshToken(): Promise<string> {
-    if (this.token && this.token.value && this.token.expiresMs - Date.now() > REFRESH_BEFORE_MS) return this.token.value;
+    if (this.token && this.token.expiresMs - Date.now() > REFRESH_BEFORE_MS) return this.token.value;
     const value = await this.o.getToken();
     this.token = { value, expiresMs: expiryOf(value) };
     return value;
@@ -279,7 +278,10 @@ export class SessionClient {
   }
 }
 
-/** The token's `exp` in ms (0 if unreadable: it is then fetched again next time). */
+/**
+ * The token's `exp` in ms, read from the token itself: a refreshed token gets no new `ready`.
+ * 0 if unreadable (the server refuses such a token anyway; a new one is fetched next time).
+ */
 function expiryOf(token: string): number {
   try {
     const payload = JSON.parse(atob(token.split('.')[1]!.replace(/-/g, '+').replace(/_/g, '/'))) as { exp?: number };
