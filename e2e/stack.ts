@@ -1,16 +1,16 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ROOT, type ServiceProcess, startServiceProcess, TSX } from '../server/test/service-process.js';
+import { type NodeProcess, ROOT, startNodeProcess, startServiceProcess, TSX } from '../server/test/service-process.js';
 
 export const TOKEN_TTL_S = 65;
 
 /** The service and the demo hotel, each in its own process on a free port, over a fresh SQLite store. */
 export class Stack {
   private constructor(
-    private service: ServiceProcess,
-    private readonly demo: ChildProcess,
+    private service: NodeProcess,
+    private readonly demo: NodeProcess,
     private readonly dataDir: string,
     readonly serviceUrl: string,
     readonly demoUrl: string,
@@ -25,23 +25,14 @@ export class Stack {
     const apiKey = /^API key: (vak_\S+)$/m.exec(made.stdout)?.[1];
     if (!apiKey) throw new Error(`create-customer failed: ${made.stderr}`);
     const statePath = join(dataDir, 'demo.json');
-    const demo = spawn(process.execPath, [...TSX, 'demo/main.ts'], {
-      cwd: ROOT,
-      // Tokens that live 65 s: the widget refreshes them 60 s early, so every test runs across refreshes.
-      env: { ...process.env, SERVICE_URL: service.url, DEMO_API_KEY: apiKey, DEMO_PORT: '0', DEMO_STATE: statePath, DEMO_TOKEN_TTL_S: String(TOKEN_TTL_S) },
-      stdio: ['ignore', 'pipe', 'inherit'],
-    });
-    const demoUrl = await new Promise<string>((resolve, reject) => {
-      let out = '';
-      demo.stdout!.on('data', (chunk) => {
-        out += chunk;
-        const match = /^Demo at (http:\/\/\S+)$/m.exec(out);
-        if (match) resolve(match[1]!);
-      });
-      demo.once('exit', (code) => reject(new Error(`demo exited ${code}: ${out}`)));
-    });
+    // Tokens that live 65 s: the widget refreshes them 60 s early, so every test runs across refreshes.
+    const demo = await startNodeProcess(
+      'demo/main.ts',
+      { SERVICE_URL: service.url, DEMO_API_KEY: apiKey, DEMO_PORT: '0', DEMO_STATE: statePath, DEMO_TOKEN_TTL_S: String(TOKEN_TTL_S) },
+      /^Demo at (http:\/\/\S+)$/m,
+    );
     const { deploymentId } = JSON.parse(readFileSync(statePath, 'utf8')) as { deploymentId: string };
-    return new Stack(service, demo, dataDir, service.url, demoUrl, apiKey, deploymentId);
+    return new Stack(service, demo, dataDir, service.url, demo.url, apiKey, deploymentId);
   }
 
   /** Stops the service gracefully and starts it again on the same port and data. */
@@ -63,7 +54,7 @@ export class Stack {
   }
 
   async stop(): Promise<void> {
-    this.demo.kill('SIGTERM');
+    this.demo.child.kill('SIGTERM');
     this.service.child.kill('SIGTERM');
     await this.service.exited;
     rmSync(this.dataDir, { recursive: true, force: true });

@@ -32,12 +32,17 @@ async function ask(page: Page, text: string): Promise<void> {
   await page.getByRole('button', { name: 'Send' }).click();
 }
 
-test('a typed question shows the thinking state, then the reply', async ({ page, stack }, testInfo) => {
-  await stack.behave('deferred', 1500);
+/** Opens the widget and asks a question the hotel answers after `delayMs`; returns while it is "thinking". */
+async function askPending(page: Page, stack: Stack, text: string, delayMs: number): Promise<void> {
+  await stack.behave('deferred', delayMs);
   await openWidget(page, stack);
-  await ask(page, 'When is breakfast?');
-  await expect(conversation(page).getByText('When is breakfast?')).toBeVisible();
+  await ask(page, text);
   await expect(page.getByText('is thinking')).toBeVisible();
+}
+
+test('a typed question shows the thinking state, then the reply', async ({ page, stack }, testInfo) => {
+  await askPending(page, stack, 'When is breakfast?', 1500);
+  await expect(conversation(page).getByText('When is breakfast?')).toBeVisible();
   await expect(conversation(page).getByText(/Breakfast is served from 7/)).toBeVisible();
   await expect(page.getByText('is thinking')).toBeHidden();
   // The artifact QA looks at: kept in test-results/e2e/ after the run.
@@ -102,10 +107,7 @@ test('without speech recognition the mic is hidden and text still works', async 
 });
 
 test('a reload during a pending turn shows the history and still gets the reply', async ({ page, stack }) => {
-  await stack.behave('deferred', 3000);
-  await openWidget(page, stack);
-  await ask(page, 'What time is checkout?');
-  await expect(page.getByText('is thinking')).toBeVisible();
+  await askPending(page, stack, 'What time is checkout?', 3000);
   await page.reload();
   await launcher(page).click();
   await expect(conversation(page).getByText('What time is checkout?')).toBeVisible();
@@ -114,12 +116,12 @@ test('a reload during a pending turn shows the history and still gets the reply'
 });
 
 test('a service restart during a pending turn: the widget reconnects and gets the reply', async ({ page, stack }) => {
-  await stack.behave('deferred', 5000);
-  await openWidget(page, stack);
-  await ask(page, 'Can you book a taxi?');
-  await expect(page.getByText('is thinking')).toBeVisible();
+  let sockets = 0;
+  page.on('websocket', () => sockets++);
+  await askPending(page, stack, 'Can you book a taxi?', 5000);
   await stack.restartService();
   await expect(conversation(page).getByText(/books taxis around the clock/)).toBeVisible({ timeout: 20_000 });
+  expect(sockets).toBeGreaterThanOrEqual(2);
   await expect(page.getByRole('status').filter({ hasText: 'Reconnecting' })).toHaveCount(0);
 });
 

@@ -5,36 +5,40 @@ import pg from 'pg';
 export const ROOT = join(import.meta.dirname, '..', '..');
 export const TSX = ['--import', 'tsx'];
 
-export interface ServiceProcess {
+export interface NodeProcess {
   child: ChildProcess;
+  /** The first capture of the line the process was waited for (its URL). */
   url: string;
   stdout: () => string;
   exited: Promise<number | null>;
 }
 
-/** `server/src/main.ts` in a process of its own; resolves on its `Listening on` line. */
-export function startServiceProcess(env: NodeJS.ProcessEnv): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, [...TSX, 'server/src/main.ts'], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** A TypeScript entry in a process of its own; resolves once stdout has a line matching `ready`. */
+export function startNodeProcess(entry: string, env: NodeJS.ProcessEnv, ready: RegExp): Promise<NodeProcess> {
+  const child = spawn(process.execPath, [...TSX, entry], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (err += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no Listening line: ${out} ${err}`)), 15_000);
+    const timer = setTimeout(() => reject(new Error(`${entry}: no ${ready} line: ${out} ${err}`)), 15_000);
     child.stdout!.on('data', () => {
-      const match = /^Listening on (http:\/\/\S+)$/m.exec(out);
+      const match = ready.exec(out);
       if (match) {
         clearTimeout(timer);
         resolve({ child, url: match[1]!, stdout: () => out, exited });
       }
     });
-    child.on('exit', (code) => reject(new Error(`exited ${code}: ${err}`)));
+    child.on('exit', (code) => reject(new Error(`${entry} exited ${code}: ${err}`)));
   });
 }
 
+/** `server/src/main.ts`, resolved on its `Listening on` line. */
+export const startServiceProcess = (env: NodeJS.ProcessEnv): Promise<NodeProcess> => startNodeProcess('server/src/main.ts', env, /^Listening on (http:\/\/\S+)$/m);
+
 /** The bootstrap key a first start prints right after its Listening line. */
-export async function bootstrapKey(service: ServiceProcess): Promise<string> {
+export async function bootstrapKey(service: NodeProcess): Promise<string> {
   for (let i = 0; i < 50; i++) {
     const key = /^API key: (vak_\S+)$/m.exec(service.stdout())?.[1];
     if (key) return key;

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Widget, deploy, mintToken, postReply, type ServiceRef, startCustomerServer } from '../../test/concierge-kit.js';
 import { client, TEST_DATABASE_URL, waitFor } from '../../test/harness.js';
-import { bootstrapKey, type ServiceProcess, startServiceProcess, withScratchDatabase } from '../../test/service-process.js';
+import { bootstrapKey, type NodeProcess, startServiceProcess, withScratchDatabase } from '../../test/service-process.js';
 
 /** Real service processes (`server/src/main.ts`), killed and restarted like in production. */
 describe.each([
@@ -13,7 +13,7 @@ describe.each([
 ])('service processes [%s]', (kind, enabled) => {
   let dataDir: string;
   let customer: Awaited<ReturnType<typeof startCustomerServer>>;
-  const running: ServiceProcess[] = [];
+  const running: NodeProcess[] = [];
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'concierge-procs-'));
@@ -26,7 +26,7 @@ describe.each([
   });
 
   /** Runs `work` with a way to start nodes on one fresh store of this kind. */
-  async function onStore(work: (start: () => Promise<ServiceProcess>) => Promise<void>): Promise<void> {
+  async function onStore(work: (start: () => Promise<NodeProcess>) => Promise<void>): Promise<void> {
     const run = async (databaseUrl: string) => {
       const env = { PORT: '0', HOST: '127.0.0.1', DATA_DIR: mkdtempSync(join(dataDir, 'store-')), DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' };
       await work(async () => {
@@ -39,7 +39,7 @@ describe.each([
     else await withScratchDatabase(TEST_DATABASE_URL!, 'concierge_test', run);
   }
 
-  const ref = (node: ServiceProcess, key: string): ServiceRef => ({ url: node.url, newCustomer: async () => ({ customerId: '', apiKey: key }) });
+  const ref = (node: NodeProcess, key: string): ServiceRef => ({ url: node.url, newCustomer: async () => ({ customerId: '', apiKey: key }) });
 
   it.skipIf(!enabled)('delivers a reply accepted just before a SIGKILL after the restart and resume', async () => {
     await onStore(async (start) => {
