@@ -27,6 +27,8 @@ const HEADERS = {
  * resource policy) and cacheable for five minutes, so a release reaches every page soon.
  */
 export function widgetRoute(file = WIDGET_BUNDLE): RouteDef {
+  // Read once: the bundle is built before the service starts and never changes under it.
+  let bundle: Buffer | undefined;
   return defineRoute({
     method: 'get',
     path: '/widget/concierge.js',
@@ -44,10 +46,11 @@ export function widgetRoute(file = WIDGET_BUNDLE): RouteDef {
     },
     handler: async () => {
       try {
-        return { data: await readFile(file), headers: HEADERS };
+        bundle ??= await readFile(file);
       } catch {
         throw new AppError('not_found', 'The widget is not built: run `npm run build:widget`');
       }
+      return { data: bundle, headers: HEADERS };
     },
   });
 }
