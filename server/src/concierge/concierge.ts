@@ -7,7 +7,7 @@ import type { Db } from '../store/database.js';
 import type { WriteBatcher } from '../store/write-batcher.js';
 import {
   appendEvents,
-  claimTurns,
+  claimTurn,
   type ConversationRow,
   type DueTurns,
   dueTurns,
@@ -296,25 +296,21 @@ export class Concierge {
   }
 
   private async sweepDue(due: DueTurns, to: TurnStatus, reason: TurnFailure): Promise<number> {
-    const candidates = await dueTurns(this.o.db, due);
-    if (!candidates.length) return 0;
-    // Contexts are read before the transaction: a unit of a batch touches only its own transaction.
-    const depOf = new Map<string, DeploymentContext>();
-    for (const { id, deployment_id } of candidates) {
-      const dep = await this.deployment(deployment_id);
-      if (dep) depOf.set(id, dep);
-    }
-    // Keyed after every conversation id, so in a batch it takes its locks last.
-    return this.write('~sweep', async (trx, written) => {
-      let moved = 0;
-      for (const id of await claimTurns(trx, [...depOf.keys()], due.status, this.o.skipLocked)) {
-        const row = await transitionTurn(trx, id, due.status, to, { failure_reason: reason });
-        if (!row) continue;
-        await this.record(trx, written, depOf.get(id)!, row.conversation_id, failedChange(row.id, reason));
-        moved++;
-      }
-      return moved;
-    });
+    // Contexts are read before the writes: a unit of a batch touches only its own transaction.
+    const moves = await Promise.all(
+      (await dueTurns(this.o.db, due)).map(async (turn) => {
+        const dep = await this.deployment(turn.deployment_id);
+        if (!dep) return false;
+        // One unit per turn, keyed by its conversation like every other change, so the lock order holds.
+        return this.write(turn.conversation_id, async (trx, written) => {
+          if (!(await claimTurn(trx, turn.id, due.status, this.o.skipLocked))) return false;
+          const row = await transitionTurn(trx, turn.id, due.status, to, { failure_reason: reason });
+          if (row) await this.record(trx, written, dep, row.conversation_id, failedChange(row.id, reason));
+          return Boolean(row);
+        });
+      }),
+    );
+    return moves.filter(Boolean).length;
   }
 
   private async runHook(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow): Promise<void> {

@@ -140,12 +140,12 @@ export interface DueTurns {
   limit: number;
 }
 
-/** Turns whose time is up in `status` before `before`, oldest first, with their deployment. */
-export async function dueTurns(db: Db, due: DueTurns): Promise<{ id: string; deployment_id: string }[]> {
+/** Turns whose time is up in `status` before `before`, oldest first, with their conversation and deployment. */
+export async function dueTurns(db: Db, due: DueTurns): Promise<{ id: string; conversation_id: string; deployment_id: string }[]> {
   return db
     .selectFrom('turns')
     .innerJoin('conversations', 'conversations.id', 'turns.conversation_id')
-    .select(['turns.id', 'conversations.deployment_id'])
+    .select(['turns.id', 'turns.conversation_id', 'conversations.deployment_id'])
     .where('turns.status', '=', due.status)
     .where(`turns.${due.column}`, '<', due.before)
     .orderBy(`turns.${due.column}`)
@@ -154,21 +154,20 @@ export async function dueTurns(db: Db, due: DueTurns): Promise<{ id: string; dep
 }
 
 /**
- * Claims turns still in `status` inside the caller's transaction. On PostgreSQL the rows are
- * locked and rows another node holds are skipped (`FOR UPDATE SKIP LOCKED`), so nodes sweeping
- * at once split the work instead of queueing on each other; SQLite has one writer, so there the
+ * Claims a turn still in `status` inside the caller's transaction. On PostgreSQL the row is
+ * locked, or skipped if another node holds it (`FOR UPDATE SKIP LOCKED`), so nodes sweeping at
+ * once split the work instead of queueing on each other; SQLite has one writer, so there the
  * read is the claim.
  */
-export async function claimTurns(trx: Db, ids: readonly string[], status: TurnStatus, skipLocked: boolean): Promise<string[]> {
-  if (!ids.length) return [];
-  const rows = await trx
+export async function claimTurn(trx: Db, id: string, status: TurnStatus, skipLocked: boolean): Promise<boolean> {
+  const row = await trx
     .selectFrom('turns')
     .select('id')
-    .where('id', 'in', ids)
+    .where('id', '=', id)
     .where('status', '=', status)
     .$if(skipLocked, (qb) => qb.forUpdate().skipLocked())
-    .execute();
-  return rows.map((r) => r.id);
+    .executeTakeFirst();
+  return Boolean(row);
 }
 
 export async function insertOutbox(db: Db, row: TranscriptOutboxTable): Promise<void> {
