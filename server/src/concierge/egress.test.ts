@@ -22,9 +22,33 @@ describe('the egress guard (NODE_ENV=production)', () => {
     for (const address of ['93.184.216.34', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) expect([address, isForbiddenAddress(address)]).toEqual([address, false]);
   });
 
+  it('refuses every IPv6 form that embeds an IPv4 address a gateway would reach for us', () => {
+    const embedding = [
+      '64:ff9b::7f00:1', // NAT64 (RFC 6052) of 127.0.0.1
+      '64:ff9b::a00:1', // NAT64 of 10.0.0.1
+      '64:ff9b::5db8:d822', // NAT64 of a public address: still a gateway's choice, not ours
+      '64:ff9b:1::a9fe:a9fe', // local-use NAT64 (RFC 8215) of 169.254.169.254
+      '2002:7f00:1::', // 6to4 of 127.0.0.1
+      '2002:a9fe:a9fe::1', // 6to4 of the metadata address
+      '2001:0:4136:e378:8000:63bf:3fff:fdd2', // Teredo
+      '::7f00:1', // IPv4-compatible (::/96) 127.0.0.1
+      '::a9fe:a9fe',
+      '::ffff:0:7f00:1', // RFC 6145 translated
+      '::ffff:169.254.169.254', // mapped
+      '::ffff:7f00:1', // mapped, hex spelling
+      '2001:db8::1', // documentation range
+      'ff02::1', // multicast
+      'not an address',
+    ];
+    for (const address of embedding) expect([address, isForbiddenAddress(address)]).toEqual([address, true]);
+  });
+
   it('refuses an IP literal and a name that resolves to loopback, before any byte is sent', async () => {
     await expect(postJson(`http://127.0.0.1:${port}/hook`, '{}', {}, 2_000, guarded)).rejects.toBeInstanceOf(EgressRefused);
     await expect(postJson(`http://[::ffff:127.0.0.1]:${port}/hook`, '{}', {}, 2_000, guarded)).rejects.toBeInstanceOf(EgressRefused);
+    for (const literal of ['[64:ff9b::7f00:1]', '[2002:7f00:1::]', '[::7f00:1]']) {
+      await expect(postJson(`http://${literal}:${port}/hook`, '{}', {}, 2_000, guarded)).rejects.toBeInstanceOf(EgressRefused);
+    }
     await expect(postJson(`http://localhost:${port}/hook`, '{}', {}, 2_000, guarded)).rejects.toThrow('resolves to a non-public address');
   });
 

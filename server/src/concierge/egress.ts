@@ -1,7 +1,8 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import http from 'node:http';
 import https from 'node:https';
-import { BlockList, isIP, type LookupFunction } from 'node:net';
+import { isIP, type LookupFunction } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 export interface EgressPolicy {
   /** Refuse targets on loopback, private, link-local, shared, multicast or metadata addresses. */
@@ -10,18 +11,30 @@ export interface EgressPolicy {
   allowedHosts: readonly string[];
 }
 
-const forbidden = new BlockList();
-for (const [net, bits] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) forbidden.addSubnet(net, bits, 'ipv4');
-for (const [net, bits] of [['::', 128], ['::1', 128], ['fc00::', 7], ['fe80::', 10], ['ff00::', 8]] as const) forbidden.addSubnet(net, bits, 'ipv6');
+/** IPv6 forms that carry an IPv4 address a gateway would reach for us: NAT64 (RFC 6052, 8215), 6to4, Teredo. */
+const TUNNELLED_IPV4 = new Set(['rfc6052', '6to4', 'teredo']);
+/** The deprecated IPv4-compatible form (::a.b.c.d), which ipaddr.js files under plain unicast. */
+const IPV4_COMPATIBLE = ipaddr.parseCIDR('::/96');
 
-/** IPv4-mapped IPv6 (::ffff:a.b.c.d) is judged as the IPv4 address it carries. */
+/**
+ * Only globally routable unicast addresses are public. The ranges are ipaddr.js's (kept up to
+ * date there, not hand-written here). IPv4-mapped addresses (::ffff:a.b.c.d) are judged as the
+ * IPv4 address they are; every other form that embeds an IPv4 address is refused outright,
+ * since what it reaches depends on a gateway we cannot see. Anything unparsable is refused.
+ */
 export function isForbiddenAddress(address: string): boolean {
-  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-  if (mapped) return forbidden.check(mapped[1]!, 'ipv4');
-  return forbidden.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
+  let ip: ipaddr.IPv4 | ipaddr.IPv6;
+  try {
+    ip = ipaddr.parse(address);
+  } catch {
+    return true;
+  }
+  if (ip.kind() === 'ipv4') return ip.range() !== 'unicast';
+  const v6 = ip as ipaddr.IPv6;
+  const range = v6.range();
+  if (range === 'ipv4Mapped' || range === 'rfc6145') return isForbiddenAddress(new ipaddr.IPv4(v6.toByteArray().slice(12)).toString());
+  if (TUNNELLED_IPV4.has(range) || v6.match(IPV4_COMPATIBLE)) return true;
+  return range !== 'unicast';
 }
 
 export class EgressRefused extends Error {}
