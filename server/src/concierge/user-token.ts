@@ -1,5 +1,6 @@
 import { decodeJwt, decodeProtectedHeader, errors, jwtVerify } from 'jose';
 import { z } from 'zod';
+import { jsonHygieneProblem } from '../shared/json-hygiene.js';
 
 export const MAX_TOKEN_LIFETIME_S = 86_400;
 const CLOCK_TOLERANCE_S = 30;
@@ -54,9 +55,16 @@ export async function verifyUserToken(token: string, deploymentId: string, secre
         clockTolerance: CLOCK_TOLERANCE_S,
         requiredClaims: ['sub', 'iat', 'exp'],
       });
+      const unclean = jsonHygieneProblem(payload, 'claims');
+      if (unclean) return refuse(4401, 'invalid_token', `Invalid claims: ${unclean.path} ${unclean.message}`);
       const claims = claimsSchema.safeParse(payload);
       if (!claims.success) return refuse(4401, 'invalid_token', `Invalid claims: ${claims.error.issues.map((i) => i.message).join('; ')}`);
-      if (claims.data.exp - claims.data.iat > MAX_TOKEN_LIFETIME_S) return refuse(4401, 'invalid_token', 'Tokens may live at most 24 hours (exp - iat)');
+      const { iat, exp } = claims.data;
+      if (exp - iat > MAX_TOKEN_LIFETIME_S) return refuse(4401, 'invalid_token', 'Tokens may live at most 24 hours (exp - iat)');
+      // Whatever iat says: a token minted "in the future" would otherwise outlive the cap.
+      const now = Date.now() / 1000;
+      if (iat > now + CLOCK_TOLERANCE_S) return refuse(4401, 'invalid_token', 'The token was issued in the future (iat)');
+      if (exp > now + MAX_TOKEN_LIFETIME_S + CLOCK_TOLERANCE_S) return refuse(4401, 'invalid_token', 'Tokens may expire at most 24 hours from now (exp)');
       return { ok: true, claims: claims.data };
     } catch (err) {
       if (err instanceof errors.JWTExpired) return refuse(4401, 'token_expired', 'The token has expired');

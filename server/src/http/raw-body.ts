@@ -1,5 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import { AppError } from '../errors.js';
+import { jsonHygieneProblem } from '../shared/json-hygiene.js';
 
 export const MiB = 1024 * 1024;
 export const KiB = 1024;
@@ -39,7 +40,10 @@ export function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer
       chunks.push(chunk);
     });
     req.on('end', () => (overflow ? reject(tooLarge(limit)) : resolve(Buffer.concat(chunks, size))));
-    req.on('error', reject);
+    // The client hung up mid-body: its fault, not ours, and nobody is left to read the answer.
+    const cut = () => reject(new AppError('invalid_request', 'The request body ended before it was complete'));
+    req.on('error', cut);
+    req.on('close', () => req.readableEnded || cut());
   });
 }
 
@@ -48,10 +52,20 @@ function tooLarge(limit: number): AppError {
   return new AppError('payload_too_large', `Request body is larger than ${readable}`);
 }
 
+/** The body as JSON, held to the contract's text hygiene before anything else reads it. */
 export function parseJson(raw: Buffer): unknown {
+  let value: unknown;
   try {
-    return JSON.parse(raw.toString('utf8'));
+    value = JSON.parse(raw.toString('utf8'));
   } catch {
     throw new AppError('invalid_json', 'Request body is not valid JSON');
   }
+  assertCleanInput(value, 'body');
+  return value;
+}
+
+/** Refuses input that breaks the text hygiene rule (see {@link jsonHygieneProblem}) with `400 invalid_request`. */
+export function assertCleanInput(value: unknown, root: string): void {
+  const problem = jsonHygieneProblem(value, root);
+  if (problem) throw new AppError('invalid_request', `Invalid ${root}`, [problem]);
 }

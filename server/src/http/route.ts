@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Principal } from '../api-keys/api-key.service.js';
 import { AppError, type ErrorCode, type ErrorDetail } from '../errors.js';
 import { sendSuccess } from './envelope.js';
-import { hasBody, isJsonContentType, MiB, parseJson, readRawBody } from './raw-body.js';
+import { assertCleanInput, hasBody, isJsonContentType, MiB, parseJson, readRawBody } from './raw-body.js';
 
 export type Method = 'get' | 'post' | 'put' | 'delete';
 
@@ -116,6 +116,7 @@ export function mountRoutes(app: Express, routes: readonly RouteDef[], options: 
         if (!parsed.success) throw new AppError('not_found', 'Resource not found');
         params = parsed.data;
       }
+      assertCleanInput(req.query, 'query');
       const query = def.query ? validate(def.query, req.query, 'query') : {};
       let body: unknown;
       if (!def.rawBody && (def.method === 'post' || def.method === 'put')) {

@@ -1,0 +1,41 @@
+/** Deeper JSON is refused before anything walks or serialises it (a 64 KiB size check included). */
+export const MAX_JSON_DEPTH = 32;
+
+export interface HygieneProblem {
+  /** Where, as dotted keys from `root` (`body.draft_spec.a.0`). */
+  path: string;
+  message: string;
+}
+
+/**
+ * The contract's text hygiene for any input that arrived as JSON (an HTTP body, a query, a
+ * WebSocket frame, a token's claims): no string or key holds U+0000 or an unpaired surrogate,
+ * and nothing is nested deeper than {@link MAX_JSON_DEPTH}. Checked once, at the edge, on the
+ * parsed value, so no rule per field can forget it and nothing reaches a store that would refuse
+ * it (PostgreSQL rejects U+0000 in text; both stores would keep a lone surrogate as U+FFFD).
+ * Returns the first problem, or undefined.
+ */
+export function jsonHygieneProblem(value: unknown, root: string): HygieneProblem | undefined {
+  const path: string[] = [root];
+  const visit = (node: unknown, depth: number): string | undefined => {
+    if (typeof node === 'string') return badText(node);
+    if (typeof node !== 'object' || node === null) return undefined;
+    if (depth >= MAX_JSON_DEPTH) return `nested deeper than ${MAX_JSON_DEPTH} levels`;
+    const entries: [string, unknown][] = Array.isArray(node) ? node.map((v, i) => [String(i), v]) : Object.entries(node);
+    for (const [key, child] of entries) {
+      path.push(key);
+      const problem = badText(key) ?? visit(child, depth + 1);
+      if (problem) return problem;
+      path.pop();
+    }
+    return undefined;
+  };
+  const message = visit(value, 0);
+  return message ? { path: path.join('.'), message } : undefined;
+}
+
+function badText(text: string): string | undefined {
+  if (text.includes('\u0000')) return 'must not contain the character U+0000';
+  if (!text.isWellFormed()) return 'must not contain an unpaired UTF-16 surrogate';
+  return undefined;
+}
