@@ -1,0 +1,15 @@
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { expect, it } from 'vitest';
+import { ROOT } from './service-process.js';
+
+it('counts a file that failed to load and the tests of a suite whose setup failed as failed', () => {
+  const run = spawnSync(process.execPath, [join(ROOT, 'node_modules/vitest/vitest.mjs'), 'run', '--config', join(import.meta.dirname, 'summary-fixtures/vitest.config.ts')], {
+    cwd: ROOT,
+    encoding: 'utf8',
+    env: { ...process.env, NO_COLOR: '1' },
+  });
+  expect(run.status).toBe(1);
+  // passed: the one test that runs; failed: two stranded by their setup, the file that never loaded, the failing test.
+  expect(run.stdout).toContain('Tests: 1 passed, 4 failed, 1 skipped');
+}, 30_000);
