@@ -28,6 +28,7 @@ import { buildOpenApiDocument } from './openapi.js';
 import { WriteBatcher } from './store/write-batcher.js';
 import { widgetRoute } from './widget.route.js';
 import { openStore, type Store } from './store/db.js';
+import { StoreHealth } from './store/store-health.js';
 import { systemRoutes } from './system.routes.js';
 
 export interface AppOptions {
@@ -36,7 +37,7 @@ export interface AppOptions {
   generator?: AgentGenerator;
   jobs?: JobRunnerOptions;
   /** Session timings, shortened by tests. */
-  sessions?: { helloTimeoutMs?: number; pingIntervalMs?: number; sweepIntervalMs?: number; hookRetryDelaysMs?: readonly number[] };
+  sessions?: { helloTimeoutMs?: number; pingIntervalMs?: number; drainTimeoutMs?: number; sweepIntervalMs?: number; hookRetryDelaysMs?: readonly number[] };
   /** PostgreSQL schema to use (tests isolate each file in its own). */
   pgSchema?: string;
 }
@@ -58,17 +59,18 @@ export async function createApp(options: AppOptions): Promise<App> {
   const { config, logger } = options;
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...(options.pgSchema ? { pgSchema: options.pgSchema } : {}) });
   const { db } = store;
-  const usage = new UsageRecorder(db, logger);
+  const health = new StoreHealth(store.ping, logger);
+  const usage = new UsageRecorder(db, health);
   const keys = new ApiKeyAuthenticator(db);
-  const jobs = new JobRunner(db, options.generator ?? templateGenerator, logger, options.jobs);
+  const jobs = new JobRunner(db, options.generator ?? templateGenerator, logger, health, options.jobs);
 
   let baseUrl = config.publicBaseUrl ?? '';
   let openApiDocument: unknown;
-  const bus: ConversationBus = store.openChannel ? await PgBus.open(db, store.openChannel, logger) : new LocalBus();
+  const bus: ConversationBus = store.openChannel ? await PgBus.open(db, store.openChannel, logger, health) : new LocalBus();
   const egress = { guard: config.guardEgress, allowedHosts: config.hookAllowedHosts };
   const deployments = new DeploymentDirectory(db);
   const skipLocked = store.dialect === 'postgres';
-  const outbox = new TranscriptOutbox(db, deployments, egress, logger, skipLocked, options.sessions?.sweepIntervalMs);
+  const outbox = new TranscriptOutbox(db, deployments, egress, logger, health, skipLocked, options.sessions?.sweepIntervalMs);
   const concierge = new Concierge({
     db,
     // SQLite has one connection; a PostgreSQL pool of 10 keeps a few batches in flight.
@@ -77,13 +79,14 @@ export async function createApp(options: AppOptions): Promise<App> {
     skipLocked,
     bus,
     logger,
+    health,
     egress,
     publicBaseUrl: () => baseUrl,
     onTranscript: () => outbox.poke(),
     ...(options.sessions?.hookRetryDelaysMs ? { hookRetryDelaysMs: options.sessions.hookRetryDelaysMs } : {}),
   });
-  const sessions = new SessionServer({ concierge, bus, logger, ...options.sessions });
-  const sweeper = new Sweeper(concierge, logger, options.sessions?.sweepIntervalMs);
+  const sessions = new SessionServer({ concierge, bus, health, ...options.sessions });
+  const sweeper = new Sweeper(concierge, health, options.sessions?.sweepIntervalMs);
   const routes: RouteDef[] = [
     ...systemRoutes({ store, openApi: () => (openApiDocument ??= buildOpenApiDocument(routes, baseUrl || undefined)) }),
     ...agentRoutes({ db, onJobQueued: () => jobs.poke() }),
@@ -103,7 +106,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   app.use('/api/v1', resolvePrincipal(keys, usage), perKeyRateLimit(config.rateLimitPerMinute), requirePrincipal);
   mountRoutes(app, routes);
   app.use(notFoundRoute);
-  app.use(errorHandler(logger));
+  app.use(errorHandler(logger, health));
 
   const server = createServer(app);
   // Slow-loris guard: a client gets this long to send its headers.
@@ -145,6 +148,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       await bus.close();
       await jobs.stop();
       await usage.stop();
+      health.close();
       await store.close();
     },
   };

@@ -17,7 +17,7 @@ export const errorStatus = {
   unsupported_media_type: 415,
   rate_limited: 429,
   internal_error: 500,
-  not_ready: 503,
+  unavailable: 503,
 } as const;
 
 export type ErrorCode = keyof typeof errorStatus;

@@ -48,11 +48,12 @@ describe('GET /openapi.json', () => {
     expect(params.per_page).toMatchObject({ in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } });
     expect(params.page.schema).toMatchObject({ type: 'integer', minimum: 1, default: 1 });
     expect(params.status.schema.enum).toEqual(['generating', 'draft', 'published', 'failed']);
-    expect(Object.keys(list.responses).sort()).toEqual(['200', '400', '401', '429', '500']);
+    expect(Object.keys(list.responses).sort()).toEqual(['200', '400', '401', '429', '500', '503']);
+    expect(list.responses['503'].headers['Retry-After']).toBeDefined();
     expect(list.security).toEqual([{ apiKey: [] }]);
 
     const create = doc.paths['/api/v1/agents'].post;
-    expect(Object.keys(create.responses).sort()).toEqual(['202', '400', '401', '413', '415', '429', '500']);
+    expect(Object.keys(create.responses).sort()).toEqual(['202', '400', '401', '413', '415', '429', '500', '503']);
     expect(create.responses['202'].headers.Location).toBeDefined();
     expect(create.requestBody.required).toBe(true);
 

@@ -6,8 +6,8 @@ import type { RouteDef } from './http/route.js';
 
 export const CONTRACT_VERSION = '2026-10-02';
 
-/** Errors any authenticated route can return, whatever it does. */
-const AUTHENTICATED: ErrorCode[] = ['unauthorized', 'rate_limited', 'internal_error'];
+/** Errors any authenticated route can return, whatever it does (each reads the store, if only for the key). */
+const AUTHENTICATED: ErrorCode[] = ['unauthorized', 'rate_limited', 'internal_error', 'unavailable'];
 const WITH_BODY: ErrorCode[] = ['invalid_json', 'invalid_request', 'payload_too_large', 'unsupported_media_type'];
 
 export const toOpenApiPath = (expressPath: string): string => expressPath.replace(/:([A-Za-z_]+)/g, '{$1}');
@@ -45,7 +45,7 @@ function operationOf(def: RouteDef): ZodOpenApiOperationObject {
   for (const code of errorCodesOf(def)) byStatus.set(errorStatus[code], [...(byStatus.get(errorStatus[code]) ?? []), code]);
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     const headers: Record<string, { description: string; schema: { type: 'string' | 'integer' } }> = { ...common };
-    if (status === 429) headers['Retry-After'] = { description: 'Seconds to wait', schema: { type: 'integer' } };
+    if (status === 429 || status === 503) headers['Retry-After'] = { description: 'Seconds to wait', schema: { type: 'integer' } };
     if (status === 401) headers['WWW-Authenticate'] = { description: 'Bearer', schema: { type: 'string' } };
     responses[String(status) as `${4 | 5}${string}`] = {
       description: `Error: ${codes.map((c) => `\`${c}\``).join(', ')}`,

@@ -30,13 +30,13 @@ export function systemRoutes({ store, openApi }: SystemRouteDeps): RouteDef[] {
       summary: 'The store is reachable',
       tag: 'System',
       auth: false,
-      errors: ['not_ready'],
+      errors: ['unavailable'],
       success: { status: 200, description: 'Ready', data: statusSchema },
       handler: async () => {
         try {
           await store.ping();
         } catch {
-          throw new AppError('not_ready', 'The store is not reachable');
+          throw new AppError('unavailable', 'The store is not reachable');
         }
         return { data: { status: 'ok' } };
       },

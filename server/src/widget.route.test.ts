@@ -8,6 +8,7 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorHandler } from './http/error-handler.js';
 import { mountRoutes } from './http/route.js';
+import { StoreHealth } from './store/store-health.js';
 import { widgetRoute } from './widget.route.js';
 
 describe('GET /widget/concierge.js', () => {
@@ -25,7 +26,8 @@ describe('GET /widget/concierge.js', () => {
     mountRoutes(missing as unknown as express.Express, [widgetRoute(join(dir, 'absent.js'))]);
     app.use('/built', built);
     app.use('/missing', missing);
-    app.use(errorHandler(pino({ level: 'silent' })));
+    const logger = pino({ level: 'silent' });
+    app.use(errorHandler(logger, new StoreHealth(async () => {}, logger)));
     server = createServer(app);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -1,5 +1,5 @@
-import type { Logger } from 'pino';
 import type { Db } from '../store/database.js';
+import type { StoreHealth } from '../store/store-health.js';
 import type { UsageDailyTable } from './api-key.table.js';
 import { touchApiKeys } from './api-key.repository.js';
 import { addUsage } from './usage.repository.js';
@@ -23,7 +23,7 @@ export class UsageRecorder {
 
   constructor(
     private readonly db: Db,
-    private readonly logger: Logger,
+    private readonly health: StoreHealth,
   ) {}
 
   start(): void {
@@ -70,7 +70,7 @@ export class UsageRecorder {
       });
     } catch (err) {
       // Counts are best-effort bookkeeping: put them back for the next flush rather than lose them.
-      this.logger.error({ err }, 'usage flush failed');
+      this.health.failed(err, 'usage flush');
       for (const row of rows) {
         const slot = slotOf(row);
         const current = this.counts.get(slot);

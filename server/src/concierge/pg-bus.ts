@@ -3,6 +3,7 @@ import { newId } from '../shared/random.js';
 import { isoIn } from '../shared/time.js';
 import type { Db } from '../store/database.js';
 import type { Store, StoreChannel } from '../store/db.js';
+import type { StoreHealth } from '../store/store-health.js';
 import { type StoredFrame, conversationsUpdatedSince } from './conversation.repository.js';
 import { type BusListener, type ConversationBus, LocalBus } from './conversation-bus.js';
 
@@ -10,39 +11,39 @@ const CATCH_UP_MS = 2_000;
 
 /**
  * Many nodes on PostgreSQL: a publish reaches local sockets at once and other nodes through
- * NOTIFY after the commit. A notification lost in between is covered by a periodic catch-up
- * that asks the store which of this node's conversations changed, so a reply is late by
- * seconds at most, never lost.
+ * NOTIFY after the commit. A notification lost in between, or while the LISTEN connection was
+ * down, is covered by a catch-up that asks the store which of this node's conversations
+ * changed: every 2 s, and at once when listening resumes. A reply is late by seconds at most,
+ * never lost.
  */
 export class PgBus implements ConversationBus {
   private readonly local = new LocalBus();
   private readonly node = newId();
   private readonly timer: NodeJS.Timeout;
+  /** The start of the window no catch-up has covered yet; it moves only when one succeeds. */
+  private since = isoIn(-CATCH_UP_MS);
+  private catchingUp = false;
 
   private constructor(
     private readonly db: Db,
     private readonly logger: Logger,
+    private readonly health: StoreHealth,
     private channel: StoreChannel | undefined,
   ) {
-    let since = isoIn(-CATCH_UP_MS);
-    this.timer = setInterval(() => {
-      const ids = this.local.subscribed();
-      const from = since;
-      since = isoIn(-CATCH_UP_MS); // overlapping windows: clock steps between nodes cost a re-read, not an event
-      if (!ids.length) return;
-      conversationsUpdatedSince(this.db, ids, from)
-        .then((changed) => changed.forEach((id) => this.local.publish(id)))
-        .catch((err) => this.logger.error({ err }, 'conversation catch-up failed'));
-    }, CATCH_UP_MS);
+    this.timer = setInterval(() => void this.catchUp(), CATCH_UP_MS);
     this.timer.unref();
   }
 
-  static async open(db: Db, openChannel: NonNullable<Store['openChannel']>, logger: Logger): Promise<PgBus> {
-    const bus = new PgBus(db, logger, undefined);
-    bus.channel = await openChannel(
-      (payload) => bus.onNotification(payload),
-      (err) => logger.warn({ err }, 'notification channel error'),
-    );
+  static async open(db: Db, openChannel: NonNullable<Store['openChannel']>, logger: Logger, health: StoreHealth): Promise<PgBus> {
+    const bus = new PgBus(db, logger, health, undefined);
+    bus.channel = await openChannel({
+      message: (payload) => bus.onNotification(payload),
+      lost: (err) => health.failed(err, 'listening for other nodes'),
+      restored: () => {
+        logger.info('listening for other nodes again');
+        void bus.catchUp();
+      },
+    });
     return bus;
   }
 
@@ -51,9 +52,26 @@ export class PgBus implements ConversationBus {
     if (node !== this.node && conversationId) this.local.publish(conversationId);
   }
 
+  private async catchUp(): Promise<void> {
+    if (this.catchingUp) return;
+    this.catchingUp = true;
+    // Overlapping windows: a clock step between nodes costs a re-read, not an event.
+    const next = isoIn(-CATCH_UP_MS);
+    try {
+      const ids = this.local.subscribed();
+      if (ids.length) for (const id of await conversationsUpdatedSince(this.db, ids, this.since)) this.local.publish(id);
+      this.since = next;
+    } catch (err) {
+      this.health.failed(err, 'conversation catch-up');
+    } finally {
+      this.catchingUp = false;
+    }
+  }
+
   publish(conversationId: string, frames?: readonly StoredFrame[]): void {
     this.local.publish(conversationId, frames);
-    this.channel?.notify(`${this.node}:${conversationId}`).catch((err) => this.logger.warn({ err }, 'notify failed; catch-up will cover it'));
+    // A lost notification is covered by the catch-up.
+    this.channel?.notify(`${this.node}:${conversationId}`).catch((err) => this.health.failed(err, 'notifying other nodes'));
   }
 
   subscribe(conversationId: string, listener: BusListener): () => void {

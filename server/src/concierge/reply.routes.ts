@@ -21,7 +21,7 @@ export function replyRoutes(concierge: Concierge): RouteDef[] {
       params: idParams,
       body: replyBody,
       rawBody: { limit: 64 * KiB },
-      errors: ['payload_too_large', 'unsupported_media_type', 'not_found', 'invalid_signature', 'invalid_json', 'invalid_request', 'turn_not_found', 'turn_not_acknowledged', 'turn_not_pending', 'turn_already_resolved'],
+      errors: ['payload_too_large', 'unsupported_media_type', 'not_found', 'invalid_signature', 'invalid_json', 'invalid_request', 'turn_not_found', 'turn_not_acknowledged', 'turn_not_pending', 'turn_already_resolved', 'unavailable'],
       success: { status: 202, description: 'Stored and on its way to the widget; 200 with duplicate: true for an identical repeat', data: replyAcceptedSchema },
       handler: async ({ params, raw, req }) => {
         const signature = req.headers['x-service-signature'];

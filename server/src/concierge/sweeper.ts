@@ -1,4 +1,4 @@
-import type { Logger } from 'pino';
+import type { StoreHealth } from '../store/store-health.js';
 import type { Concierge } from './concierge.js';
 
 /** Runs the turn expiry sweep every `intervalMs` until stopped. */
@@ -8,7 +8,7 @@ export class Sweeper {
 
   constructor(
     private readonly concierge: Concierge,
-    private readonly logger: Logger,
+    private readonly health: StoreHealth,
     private readonly intervalMs = 1_000,
   ) {}
 
@@ -18,7 +18,7 @@ export class Sweeper {
       this.running = this.concierge
         .sweep()
         .then(() => undefined)
-        .catch((err) => this.logger.error({ err }, 'turn sweep failed'))
+        .catch((err) => void this.health.failed(err, 'turn sweep'))
         .finally(() => (this.running = undefined));
     }, this.intervalMs);
     this.timer.unref();

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import { isoIn, isoNow } from '../shared/time.js';
 import type { Db } from '../store/database.js';
+import type { StoreHealth } from '../store/store-health.js';
 import { claimOutboxHeads, settleOutbox } from './conversation.repository.js';
 import type { TranscriptOutboxTable } from './conversation.table.js';
 import type { DeploymentDirectory } from './deployment-context.js';
@@ -25,13 +26,14 @@ export class TranscriptOutbox {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
   private again = false;
-  private stopped = false;
+  private readonly stopping = new AbortController();
 
   constructor(
     private readonly db: Db,
     private readonly deployments: DeploymentDirectory,
     private readonly egress: EgressPolicy,
     private readonly logger: Logger,
+    private readonly health: StoreHealth,
     private readonly skipLocked: boolean,
     private readonly intervalMs = 1_000,
   ) {}
@@ -43,13 +45,13 @@ export class TranscriptOutbox {
 
   /** Runs a pass now, or right after the running one (called after commits that add events). */
   poke(): void {
-    if (this.stopped) return;
+    if (this.stopping.signal.aborted) return;
     if (this.running) {
       this.again = true;
       return;
     }
     this.running = this.deliverDue()
-      .catch((err) => this.logger.error({ err }, 'transcript delivery pass failed'))
+      .catch((err) => void this.health.failed(err, 'transcript delivery'))
       .finally(() => {
         this.running = undefined;
         if (this.again) {
@@ -60,7 +62,7 @@ export class TranscriptOutbox {
   }
 
   async stop(): Promise<void> {
-    this.stopped = true;
+    this.stopping.abort();
     clearInterval(this.timer);
     await this.running;
   }
@@ -71,7 +73,7 @@ export class TranscriptOutbox {
       const heads = await claimOutboxHeads(this.db, isoNow(), isoIn(LEASE_MS), 200, this.skipLocked);
       const delivered = await Promise.all(heads.map((row) => this.deliver(row)));
       // A delivered head lets its conversation's next event go at once.
-      if (this.stopped || !delivered.includes(true)) return;
+      if (this.stopping.signal.aborted || !delivered.includes(true)) return;
     }
   }
 
@@ -89,11 +91,14 @@ export class TranscriptOutbox {
     }
     const attempts = row.attempts + 1;
     const expired = Date.now() - Date.parse(row.created_at) > GIVE_UP_AFTER_MS;
-    await settleOutbox(this.db, row.id, {
-      status: delivered ? 'delivered' : expired || !dep ? 'dead' : 'pending',
-      attempts,
-      next_attempt_at: isoIn(backoffMs(attempts)),
-    });
+    // Kept through a store outage: an unsettled event would be sent again when its lease ends.
+    const settle = () =>
+      settleOutbox(this.db, row.id, {
+        status: delivered ? 'delivered' : expired || !dep ? 'dead' : 'pending',
+        attempts,
+        next_attempt_at: isoIn(backoffMs(attempts)),
+      });
+    await this.health.persist('settling a transcript event', settle, this.stopping.signal);
     if (!delivered && expired) this.logger.warn({ event_id: row.id, deployment_id: row.deployment_id }, 'transcript event given up after 24 h');
     return delivered;
   }

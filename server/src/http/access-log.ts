@@ -13,7 +13,8 @@ export function accessLog(logger: Logger): RequestHandler {
       res.on('finish', () => {
         const ms = Math.round((performance.now() - started) * 10) / 10;
         const line = { request_id: res.locals.requestId, method: req.method, url: req.originalUrl, status: res.statusCode, ms };
-        if (res.statusCode >= 500) logger.error(line, 'request failed');
+        // A 503 is the store's outage, logged once where it is noticed; a request that met it is no error of ours.
+        if (res.statusCode >= 500 && res.statusCode !== 503) logger.error(line, 'request failed');
         else logger.info(line, 'request');
       });
     }

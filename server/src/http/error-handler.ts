@@ -1,28 +1,37 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
+import { isStoreUnavailable, type StoreHealth } from '../store/store-health.js';
 import { sendError } from './envelope.js';
 
 export const notFoundRoute: RequestHandler = () => {
   throw new AppError('not_found', 'No such route');
 };
 
-/** Renders every error as the contract's envelope; anything unexpected becomes a logged 500. */
-export const errorHandler = (logger: Logger): ErrorRequestHandler => (err, _req, res, _next) => {
+/**
+ * Renders every error as the contract's envelope. A store that cannot be reached is a 503 the
+ * client may retry (reported to `health`, which logs an outage once, not once per request);
+ * anything else unexpected becomes a logged 500.
+ */
+export const errorHandler = (logger: Logger, health: StoreHealth): ErrorRequestHandler => (err, req, res, _next) => {
   let appError: AppError;
   if (err instanceof AppError) appError = err;
-  else if (err instanceof URIError || (err?.status === 400 && /decode param/i.test(String(err.message)))) {
+  else if (isStoreUnavailable(err)) {
+    health.failed(err, `${req.method} ${req.path}`);
+    appError = new AppError('unavailable', 'The store cannot be reached right now; nothing was changed. Retry shortly.');
+  } else if (err instanceof URIError || (err?.status === 400 && /decode param/i.test(String(err.message)))) {
     // A path that does not even decode cannot name an existing resource.
     appError = new AppError('not_found', 'Resource not found');
   } else {
     logger.error({ err, request_id: res.locals.requestId }, 'unhandled error');
     appError = new AppError('internal_error', 'Internal error');
   }
-  if (res.headersSent) {
+  if (res.headersSent || req.socket.destroyed) {
     res.destroy();
     return;
   }
   if (appError.code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer');
   if (appError.code === 'payload_too_large') res.setHeader('Connection', 'close');
+  if (appError.code === 'unavailable') res.setHeader('Retry-After', '1');
   sendError(res, appError);
 };

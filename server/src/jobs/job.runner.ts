@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { findAgentById, transitionAgent } from '../agents/agent.repository.js';
 import { isoIn, isoNow } from '../shared/time.js';
 import type { Db } from '../store/database.js';
+import { isStoreUnavailable, type StoreHealth } from '../store/store-health.js';
 import type { AgentGenerator } from './agent-generator.js';
 import { claimJob, findClaimableJobs, type JobRow, releaseJobs, updateJob } from './job.repository.js';
 
@@ -34,6 +35,7 @@ export class JobRunner {
     private readonly db: Db,
     private readonly generator: AgentGenerator,
     private readonly logger: Logger,
+    private readonly health: StoreHealth,
     options: JobRunnerOptions = {},
   ) {
     this.options = { ...DEFAULTS, ...options };
@@ -55,7 +57,7 @@ export class JobRunner {
       return;
     }
     this.running = this.drain()
-      .catch((err) => this.logger.error({ err }, 'job runner failed'))
+      .catch((err) => void this.health.failed(err, 'job runner'))
       .finally(() => {
         this.running = undefined;
         if (this.again) {
@@ -110,24 +112,40 @@ export class JobRunner {
         reportProgress: async (percent) => {
           if (this.stopped) throw new Error('runner stopped');
           const progress = Math.max(0, Math.min(99, Math.round(percent)));
-          await updateJob(this.db, job.id, { progress, lease_expires_at: isoIn(this.options.leaseMs), updated_at: isoNow() });
+          // Progress is a courtesy: a store outage does not cost the generation its attempt.
+          await updateJob(this.db, job.id, { progress, lease_expires_at: isoIn(this.options.leaseMs), updated_at: isoNow() }).catch((err) => {
+            if (!isStoreUnavailable(err)) throw err;
+            this.health.failed(err, 'reporting generation progress');
+          });
         },
       });
       if (this.stopped) return;
-      const now = isoNow();
       const text = JSON.stringify(spec);
-      await this.db.transaction().execute(async (trx) => {
-        await transitionAgent(trx, job.agent_id, 'generating', 'draft', { generated_spec: text, draft_spec: text, updated_at: now });
-        await updateJob(trx, job.id, { status: 'succeeded', progress: 100, error: null, lease_expires_at: null, updated_at: now });
-      });
+      await this.health.persist(
+        'finishing a generation job',
+        () =>
+          this.db.transaction().execute(async (trx) => {
+            const now = isoNow();
+            await transitionAgent(trx, job.agent_id, 'generating', 'draft', { generated_spec: text, draft_spec: text, updated_at: now });
+            await updateJob(trx, job.id, { status: 'succeeded', progress: 100, error: null, lease_expires_at: null, updated_at: now });
+          }),
+        this.abort.signal,
+      );
     } catch (err) {
       if (this.stopped) return;
-      this.logger.warn({ err, job_id: job.id }, 'generation attempt failed');
-      if (job.attempts + 1 >= this.options.maxAttempts) {
-        await this.fail(job.id, job.agent_id, err instanceof Error ? err.message : 'generation failed');
+      let settle: () => Promise<void>;
+      if (isStoreUnavailable(err)) {
+        // The store failed, not the generation: the attempt is given back.
+        this.health.failed(err, 'generation');
+        settle = () => releaseJobs(this.db, [job.id], isoNow());
       } else {
-        await updateJob(this.db, job.id, { status: 'queued', lease_expires_at: null, updated_at: isoNow() });
+        this.logger.warn({ err, job_id: job.id }, 'generation attempt failed');
+        settle = () =>
+          job.attempts + 1 >= this.options.maxAttempts
+            ? this.fail(job.id, job.agent_id, err instanceof Error ? err.message : 'generation failed')
+            : updateJob(this.db, job.id, { status: 'queued', lease_expires_at: null, updated_at: isoNow() });
       }
+      await this.health.persist('settling a generation job', settle, this.abort.signal);
     } finally {
       this.current = undefined;
     }

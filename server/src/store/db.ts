@@ -23,7 +23,15 @@ export interface Store {
   ping(): Promise<void>;
   close(): Promise<void>;
   /** PostgreSQL only: a channel between the nodes sharing this store (one LISTEN connection). */
-  openChannel?(onMessage: (payload: string) => void, onError: (err: Error) => void): Promise<StoreChannel>;
+  openChannel?(listener: ChannelListener): Promise<StoreChannel>;
+}
+
+export interface ChannelListener {
+  message(payload: string): void;
+  /** The LISTEN connection was lost; it is being reopened. */
+  lost(err: Error): void;
+  /** Listening again after a loss: whatever was sent meanwhile was missed. */
+  restored(): void;
 }
 
 export interface StoreChannel {
@@ -96,13 +104,25 @@ function withStatementCache(database: SQLite.Database) {
   };
 }
 
+/** A pool connection that cannot be had within this fails the request (503) instead of hanging it. */
+const PG_CONNECT_TIMEOUT_MS = 3_000;
+const LISTEN_RETRY_FIRST_MS = 100;
+const LISTEN_RETRY_MAX_MS = 1_000;
+
 async function openPostgres(url: string, schema: string | undefined): Promise<Store> {
   if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) throw new Error(`invalid schema name ${schema}`);
   const pool = new pg.Pool({
     connectionString: url,
     max: 10,
+    connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
+    keepAlive: true,
     ...(schema ? { options: `-c search_path=${schema}` } : {}),
   });
+  // A connection the server ends (a restart, a failover, pg_terminate_backend) emits 'error' on
+  // its client, idle or checked out; unheard, that event ends the process. The pool drops the
+  // dead client, and the query that was using it, if any, fails on its own and is answered 503.
+  pool.on('error', () => {});
+  pool.on('connect', (client) => client.on('error', () => {}));
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   if (schema) await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
   const parsed = new URL(url);
@@ -114,33 +134,76 @@ async function openPostgres(url: string, schema: string | undefined): Promise<St
       await sql`select 1`.execute(db);
     },
     close: () => db.destroy(),
-    openChannel: (onMessage, onError) => openPgChannel(url, pool, `concierge_${schema ?? 'public'}`, onMessage, onError),
+    openChannel: (listener) => openPgChannel(url, pool, `concierge_${schema ?? 'public'}`, listener),
   };
 }
 
-async function openPgChannel(url: string, pool: pg.Pool, channel: string, onMessage: (payload: string) => void, onError: (err: Error) => void): Promise<StoreChannel> {
+/**
+ * One LISTEN connection, reopened whenever it is lost, for as long as it takes: a node that
+ * stopped listening would hear of other nodes' replies only from the periodic catch-up.
+ */
+async function openPgChannel(url: string, pool: pg.Pool, channel: string, listener: ChannelListener): Promise<StoreChannel> {
   let closed = false;
-  let client: pg.Client | undefined;
-  const connect = async (): Promise<void> => {
-    const next = new pg.Client({ connectionString: url });
-    next.on('notification', (n) => n.channel === channel && n.payload !== undefined && onMessage(n.payload));
-    next.on('error', (err) => {
-      onError(err);
-      // Reconnect; the bus's periodic catch-up covers whatever was sent meanwhile.
-      if (!closed) setTimeout(() => void connect().catch(onError), 1_000).unref();
-    });
-    await next.connect();
-    await next.query(`listen ${channel}`);
-    client = next;
+  let current: pg.Client | undefined;
+  let retry: NodeJS.Timeout | undefined;
+  let delay = LISTEN_RETRY_FIRST_MS;
+
+  const listen = async (): Promise<void> => {
+    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS, keepAlive: true });
+    let lost = false;
+    const onLost = (err: Error) => {
+      if (lost) return;
+      lost = true;
+      if (current === client) current = undefined;
+      client.end().catch(() => {});
+      if (closed) return;
+      listener.lost(err);
+      retry = setTimeout(() => void reopen(), delay);
+      retry.unref();
+      delay = Math.min(delay * 2, LISTEN_RETRY_MAX_MS);
+    };
+    client.on('error', onLost);
+    client.on('end', () => onLost(new Error('LISTEN connection ended')));
+    client.on('notification', (n) => n.channel === channel && n.payload !== undefined && listener.message(n.payload));
+    try {
+      await client.connect();
+      await client.query(`listen ${channel}`);
+    } catch (err) {
+      onLost(err as Error);
+      throw err;
+    }
+    if (closed) {
+      await client.end().catch(() => {});
+      return;
+    }
+    current = client;
+    delay = LISTEN_RETRY_FIRST_MS;
   };
-  await connect();
+  const reopen = async (): Promise<void> => {
+    try {
+      await listen();
+      if (!closed) listener.restored();
+    } catch {
+      // onLost has scheduled the next attempt
+    }
+  };
+
+  try {
+    await listen();
+  } catch (err) {
+    // At start a failure is the caller's to report, not ours to retry.
+    closed = true;
+    clearTimeout(retry);
+    throw err;
+  }
   return {
     notify: async (payload) => {
       await pool.query('select pg_notify($1, $2)', [channel, payload]);
     },
     close: async () => {
       closed = true;
-      await client?.end().catch(() => {});
+      clearTimeout(retry);
+      await current?.end().catch(() => {});
     },
   };
 }
