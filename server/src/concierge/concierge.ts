@@ -4,6 +4,7 @@ import { AppError } from '../errors.js';
 import { randomBase62, newId } from '../shared/random.js';
 import { isoIn, isoNow } from '../shared/time.js';
 import type { Db } from '../store/database.js';
+import type { StoreHealth } from '../store/store-health.js';
 import type { WriteBatcher } from '../store/write-batcher.js';
 import {
   appendEvents,
@@ -13,6 +14,7 @@ import {
   dueTurns,
   findConversation,
   findTurnByClientId,
+  failOpenTurns,
   findTurnOf,
   framesAfter,
   insertConversation,
@@ -61,6 +63,8 @@ export interface ConciergeOptions {
   bus: ConversationBus;
   egress: EgressPolicy;
   logger: Logger;
+  /** Changes that must not be lost (a hook's answer) are retried through it while the store is down. */
+  health: StoreHealth;
   /** Base of the `reply_url` in hook calls; known once the server listens. */
   publicBaseUrl(): string;
   hookRetryDelaysMs?: readonly number[];
@@ -97,6 +101,8 @@ interface Written {
  */
 export class Concierge {
   private readonly inFlight = new Set<Promise<unknown>>();
+  /** Aborted on shutdown: retries waiting for the store give up and leave the change to the sweeper. */
+  private readonly stopping = new AbortController();
 
   constructor(private readonly o: ConciergeOptions) {}
 
@@ -115,8 +121,8 @@ export class Concierge {
     return findConversation(this.o.db, id);
   }
 
-  framesAfter(conversationId: string, seq: number) {
-    return framesAfter(this.o.db, conversationId, seq);
+  framesAfter(conversationId: string, seq: number, limit: number) {
+    return framesAfter(this.o.db, conversationId, seq, limit);
   }
 
   /** Starts a conversation for the token's user; `outbound` stores the greeting as its first event. */
@@ -152,7 +158,7 @@ export class Concierge {
       const existing = await findTurnByClientId(trx, conversationId, input.client_turn_id);
       if (existing) return { outcome: 'duplicate', turnId: existing.id };
       if (conversation.turn_count >= dep.maxTurnsPerConversation) {
-        await this.record(trx, written, dep, conversationId, endChange('max_turns'), { status: 'ended' });
+        await this.end(trx, written, dep, conversationId, 'max_turns');
         return { outcome: 'ended' };
       }
       const load = await turnLoad(trx, conversationId, OPEN_TURN_STATUSES, isoIn(-60_000));
@@ -197,7 +203,7 @@ export class Concierge {
   async endConversation(dep: DeploymentContext, conversationId: string, reason: EndReason): Promise<void> {
     await this.write(conversationId, async (trx, written) => {
       const conversation = await lockConversation(trx, conversationId);
-      if (conversation.status === 'open') await this.record(trx, written, dep, conversationId, endChange(reason), { status: 'ended' });
+      if (conversation.status === 'open') await this.end(trx, written, dep, conversationId, reason);
     });
   }
 
@@ -256,8 +262,13 @@ export class Concierge {
     return expired + stale;
   }
 
-  /** Waits for hook calls in flight (graceful shutdown and tests). */
+  /**
+   * Graceful shutdown: waits for hook calls in flight and the writes of their answers. Those
+   * writes are tried once more at most: with the store down, a turn left `pending` is failed by
+   * the next start's stale-pending sweep.
+   */
   async drain(): Promise<void> {
+    this.stopping.abort();
     while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
   }
 
@@ -318,7 +329,8 @@ export class Concierge {
       ? await callTurnHook(() => this.postTurn(dep, conversation, turn), this.o.hookRetryDelaysMs)
       : { kind: 'failed', cause: 'no hook_url' };
     if (outcome.kind === 'failed') this.o.logger.warn({ turn_id: turn.id, deployment_id: dep.id, cause: outcome.cause }, 'turn hook failed');
-    await this.write(turn.conversation_id, async (trx, written) => {
+    // The customer has answered: its answer is kept through a store outage, not left to the sweep.
+    const store = () => this.write(turn.conversation_id, async (trx, written) => {
       if (outcome.kind === 'replied') {
         const row = await transitionTurn(trx, turn.id, 'pending', 'resolved', { reply_text: outcome.text });
         if (row) await this.record(trx, written, dep, turn.conversation_id, resolvedChange(turn.id, outcome.text, true));
@@ -333,6 +345,24 @@ export class Concierge {
       const row = await transitionTurn(trx, turn.id, 'pending', 'failed', { failure_reason: reason });
       if (row) await this.record(trx, written, dep, turn.conversation_id, failedChange(turn.id, reason));
     });
+    await this.o.health.persist("storing the hook's answer", store, this.stopping.signal);
+  }
+
+  /**
+   * Ends an open conversation: its turns still waiting (pending or acknowledged) fail first, each
+   * with its `turn_failed`, so no reply can resolve a turn of an ended conversation.
+   */
+  private async end(trx: Db, written: Written, dep: DeploymentContext, conversationId: string, reason: EndReason): Promise<void> {
+    const failed = await failOpenTurns(trx, conversationId, OPEN_TURN_STATUSES, 'conversation_ended');
+    const change: Change = { events: [], transcript: [] };
+    for (const turnId of failed) {
+      const one = failedChange(turnId, 'conversation_ended');
+      change.events.push(...one.events);
+      change.transcript.push(...one.transcript);
+    }
+    change.events.push({ type: 'conversation_ended', body: { reason } });
+    change.transcript.push({ type: 'conversation.ended', data: { reason } });
+    await this.record(trx, written, dep, conversationId, change, { status: 'ended' });
   }
 
   private postTurn(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow) {
@@ -397,11 +427,6 @@ export class Concierge {
 async function lockConversation(trx: Db, id: string): Promise<ConversationRow> {
   return trx.updateTable('conversations').set({ updated_at: isoNow() }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
 }
-
-const endChange = (reason: EndReason): Change => ({
-  events: [{ type: 'conversation_ended', body: { reason } }],
-  transcript: [{ type: 'conversation.ended', data: { reason } }],
-});
 
 const acknowledgedChange = (turnId: string): Change => ({
   events: [{ type: 'turn_acknowledged', body: { turn_id: turnId } }],

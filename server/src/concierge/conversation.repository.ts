@@ -4,6 +4,7 @@ import { isoNow } from '../shared/time.js';
 import type {
   ConversationTable,
   TranscriptOutboxTable,
+  TurnFailure,
   TurnStatus,
   TurnTable,
 } from './conversation.table.js';
@@ -61,7 +62,7 @@ export async function appendEvents(
   return { first, frames };
 }
 
-export async function framesAfter(db: Db, conversationId: string, seq: number, limit = 500): Promise<StoredFrame[]> {
+export async function framesAfter(db: Db, conversationId: string, seq: number, limit: number): Promise<StoredFrame[]> {
   return db
     .selectFrom('conversation_events')
     .select(['seq', 'type', 'frame'])
@@ -126,6 +127,18 @@ export async function transitionTurn(db: Db, turn: string | TurnScope, from: Tur
     .where('status', '=', from)
     .returningAll()
     .executeTakeFirst();
+}
+
+/** Fails every turn of the conversation still in one of `open`; returns their ids, oldest first. */
+export async function failOpenTurns(db: Db, conversationId: string, open: readonly TurnStatus[], reason: TurnFailure): Promise<string[]> {
+  const rows = await db
+    .updateTable('turns')
+    .set({ status: 'failed', failure_reason: reason, updated_at: isoNow() })
+    .where('conversation_id', '=', conversationId)
+    .where('status', 'in', open)
+    .returning(['id', 'created_at'])
+    .execute();
+  return rows.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0)).map((r) => r.id);
 }
 
 export async function openConversationIds(db: Db, deploymentId: string): Promise<string[]> {

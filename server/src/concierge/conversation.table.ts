@@ -1,7 +1,7 @@
 export type ConversationStatus = 'open' | 'ended';
 export type TurnStatus = 'pending' | 'acknowledged' | 'resolved' | 'failed' | 'expired';
 export type TurnMode = 'text' | 'voice';
-export type TurnFailure = 'hook_rejected' | 'hook_failed' | 'reply_timeout';
+export type TurnFailure = 'hook_rejected' | 'hook_failed' | 'reply_timeout' | 'conversation_ended';
 export type EndReason = 'user_ended' | 'deployment_inactive' | 'max_turns';
 
 export interface ConversationTable {

@@ -1,8 +1,9 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import type { Logger } from 'pino';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { z } from 'zod';
+import { jsonHygieneProblem } from '../shared/json-hygiene.js';
+import type { StoreHealth } from '../store/store-health.js';
 import type { Concierge } from './concierge.js';
 import type { StoredFrame } from './conversation.repository.js';
 import type { ConversationBus } from './conversation-bus.js';
@@ -11,7 +12,17 @@ import { type UserClaims, verifyUserToken } from './user-token.js';
 
 const PATH = /^\/embed\/concierge\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\/ws$/;
 export const MAX_FRAME_BYTES = 16 * 1024;
+/** A peer whose unsent buffer passes this is not reading: it is dropped and resumes from its last_seq. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;
+/**
+ * The server's own replay hands the socket this much at most before waiting for it to drain,
+ * so a long history never trips the slow-peer rule above for a reader that keeps up.
+ */
+const REPLAY_WINDOW_BYTES = 256 * 1024;
+/** Stored events read per page of a replay. */
+const REPLAY_PAGE = 500;
+/** A replay that cannot hand over its next frame for this long is talking to a peer that does not read. */
+const DRAIN_TIMEOUT_MS = 30_000;
 const TOKEN_TOLERANCE_MS = 30_000;
 
 export const Close = {
@@ -23,6 +34,9 @@ export const Close = {
   ended: 4410,
   tooMany: 4429,
   goingAway: 1001,
+  /** The store cannot be reached right now: the widget reconnects and resumes (RFC 6455 "try again later"). */
+  tryAgainLater: 1013,
+  internalError: 1011,
 } as const;
 
 const token = z.string().min(1).max(8192);
@@ -42,9 +56,10 @@ type ClientMessage = z.infer<typeof clientMessage>;
 export interface SessionServerOptions {
   concierge: Concierge;
   bus: ConversationBus;
-  logger: Logger;
+  health: StoreHealth;
   helloTimeoutMs?: number;
   pingIntervalMs?: number;
+  drainTimeoutMs?: number;
   maxSocketsPerConversation?: number;
 }
 
@@ -68,8 +83,8 @@ export class SessionServer {
     const match = PATH.exec((req.url ?? '').split('?', 1)[0]!);
     if (!match) return refuseUpgrade(socket, 404, 'Not Found');
     this.upgrade(req, socket, head, match[1]!).catch((err) => {
-      this.o.logger.error({ err }, 'websocket upgrade failed');
-      refuseUpgrade(socket, 500, 'Internal Server Error');
+      if (this.o.health.failed(err, 'websocket upgrade')) refuseUpgrade(socket, 503, 'Service Unavailable', 'Retry-After: 1\r\n');
+      else refuseUpgrade(socket, 500, 'Internal Server Error');
     });
   }
 
@@ -113,14 +128,16 @@ export class SessionServer {
   }
 }
 
-function refuseUpgrade(socket: Duplex, status: number, reason: string): void {
-  if (socket.writable) socket.end(`HTTP/1.1 ${status} ${reason}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+function refuseUpgrade(socket: Duplex, status: number, reason: string, headers = ''): void {
+  if (socket.writable) socket.end(`HTTP/1.1 ${status} ${reason}\r\n${headers}Connection: close\r\nContent-Length: 0\r\n\r\n`);
   socket.destroy();
 }
 
 class Session {
   conversationId: string | undefined;
   private sub: string | undefined;
+  /** The current token's `exp`, in seconds. */
+  private expiresAt = 0;
   private sentSeq = 0;
   private alive = true;
   private closed = false;
@@ -139,10 +156,7 @@ class Session {
   ) {
     this.helloTimer = setTimeout(() => this.close(Close.noHello, 'no hello in time'), server.o.helloTimeoutMs ?? 10_000);
     ws.on('message', (data, isBinary) => {
-      this.queue = this.queue.then(() => this.onMessage(data, isBinary)).catch((err) => {
-        server.o.logger.error({ err }, 'session message failed');
-        this.close(1011, 'internal error');
-      });
+      this.queue = this.queue.then(() => this.onMessage(data, isBinary)).catch((err) => this.failed(err, 'session message'));
     });
     ws.on('pong', () => {
       this.alive = true;
@@ -162,20 +176,12 @@ class Session {
 
   private async onMessage(data: RawData, isBinary: boolean): Promise<void> {
     if (this.closed) return;
-    let message: ClientMessage | undefined;
-    if (!isBinary) {
-      try {
-        const parsed = clientMessage.safeParse(JSON.parse(data.toString()));
-        if (parsed.success) message = parsed.data;
-      } catch {
-        // not JSON: handled below like any other invalid message
-      }
-    }
+    const { message, problem } = parseClientMessage(data, isBinary);
     if (!this.conversationId) {
       if (message?.type !== 'hello') return this.close(Close.protocol, 'the first message must be a valid hello');
       return this.hello(message);
     }
-    if (!message || message.type === 'hello') return this.sendError('invalid_message', 'Expected user_turn, refresh_token or end as a JSON text frame');
+    if (!message || message.type === 'hello') return this.sendError('invalid_message', problem ?? 'Expected user_turn, refresh_token or end as a JSON text frame');
     if (message.type === 'user_turn') return this.userTurn(message);
     if (message.type === 'refresh_token') return this.refresh(message.token);
     return this.server.o.concierge.endConversation(this.dep, this.conversationId, 'user_ended');
@@ -212,7 +218,11 @@ class Session {
     await this.flush();
   }
 
-  private async verify(tokenText: string): Promise<UserClaims | undefined> {
+  /**
+   * Verifies a token and moves the expiry timer to it. A refresh (`current` given) must be for the
+   * same user and expire later than the token it replaces.
+   */
+  private async verify(tokenText: string, current?: { sub: string; exp: number }): Promise<UserClaims | undefined> {
     // Remembered for a second at most: a token signed after a rotation verifies.
     this.dep = (await this.server.o.concierge.deployment(this.dep.id)) ?? this.dep;
     const check = await verifyUserToken(tokenText, this.dep.id, this.dep.secrets);
@@ -221,6 +231,15 @@ class Session {
       this.close(check.close, check.message);
       return undefined;
     }
+    if (current && check.claims.sub !== current.sub) {
+      this.close(Close.forbidden, 'the new token is for another user');
+      return undefined;
+    }
+    if (current && check.claims.exp <= current.exp) {
+      this.sendError('invalid_message', 'A refreshed token must expire later than the current one');
+      return undefined;
+    }
+    this.expiresAt = check.claims.exp;
     clearTimeout(this.expiryTimer);
     const msLeft = check.claims.exp * 1000 + TOKEN_TOLERANCE_MS - Date.now();
     this.expiryTimer = setTimeout(() => {
@@ -239,17 +258,26 @@ class Session {
   }
 
   private async refresh(tokenText: string): Promise<void> {
-    const claims = await this.verify(tokenText);
-    if (claims && claims.sub !== this.sub) this.close(Close.forbidden, 'the new token is for another user');
+    await this.verify(tokenText, { sub: this.sub!, exp: this.expiresAt });
   }
 
   /** Frames just committed on this node go straight out when they follow what was sent; else the store is read. */
   private deliver(frames: readonly StoredFrame[] | undefined): void {
-    if (frames?.length && !this.flushing && frames[0]!.seq === this.sentSeq + 1) this.sendFrames(frames);
-    else void this.flush();
+    if (!frames?.length || this.flushing || frames[0]!.seq !== this.sentSeq + 1) {
+      void this.flush();
+      return;
+    }
+    for (const frame of frames) if (!this.sendFrame(frame)) return;
+    // A peer that stops reading is dropped; it resumes from its last_seq.
+    if (this.ws.bufferedAmount > MAX_BUFFERED_BYTES) this.ws.terminate();
   }
 
-  /** Sends every stored event past what this socket has sent; one pass at a time. */
+  /**
+   * Sends every stored event past what this socket has sent, one pass at a time, paced by the
+   * socket's drain: past {@link REPLAY_WINDOW_BYTES} unsent, it waits until that much is handed to
+   * the network, so a reader that keeps up gets any length of history on one connection.
+   * Never rejects: a store failure closes the socket (the widget resumes from its last_seq).
+   */
   private async flush(): Promise<void> {
     if (this.flushing) {
       this.flushAgain = true;
@@ -259,24 +287,56 @@ class Session {
     try {
       do {
         this.flushAgain = false;
-        const frames = await this.server.o.concierge.framesAfter(this.conversationId!, this.sentSeq);
-        this.sendFrames(frames);
-        if (frames.length === 500) this.flushAgain = true;
+        const frames = await this.server.o.concierge.framesAfter(this.conversationId!, this.sentSeq, REPLAY_PAGE);
+        for (const frame of frames) {
+          const paced = this.ws.bufferedAmount + frame.frame.length > REPLAY_WINDOW_BYTES;
+          if (!(paced ? await this.sendDrained(frame) : this.sendFrame(frame))) return;
+        }
+        if (frames.length === REPLAY_PAGE) this.flushAgain = true;
       } while (this.flushAgain && !this.closed);
+    } catch (err) {
+      this.failed(err, 'replaying stored events');
     } finally {
       this.flushing = false;
     }
   }
 
-  private sendFrames(frames: readonly StoredFrame[]): void {
-    for (const { seq, type, frame } of frames) {
-      if (this.closed || seq <= this.sentSeq) continue;
-      this.ws.send(frame);
-      this.sentSeq = seq;
-      if (type === 'conversation_ended') return this.close(Close.ended, 'conversation ended');
+  /** Sends a frame and resolves once the socket has handed it to the network; a peer that takes nothing for too long is dropped. */
+  private sendDrained(frame: StoredFrame): Promise<boolean> {
+    return new Promise((resolve) => {
+      const stalled = setTimeout(() => {
+        this.ws.terminate();
+        resolve(false);
+      }, this.server.o.drainTimeoutMs ?? DRAIN_TIMEOUT_MS);
+      const sent = this.sendFrame(frame, () => {
+        clearTimeout(stalled);
+        resolve(!this.closed);
+      });
+      if (!sent) {
+        clearTimeout(stalled);
+        resolve(false);
+      }
+    });
+  }
+
+  /** Sends one stored frame if this socket has not sent it yet; false once the socket is closed. */
+  private sendFrame({ seq, type, frame }: StoredFrame, onSent?: () => void): boolean {
+    if (this.closed) return false;
+    if (seq <= this.sentSeq) {
+      onSent?.();
+      return true;
     }
-    // A peer that stops reading is dropped; it resumes from its last_seq.
-    if (this.ws.bufferedAmount > MAX_BUFFERED_BYTES) this.ws.terminate();
+    this.ws.send(frame, onSent);
+    this.sentSeq = seq;
+    if (type !== 'conversation_ended') return true;
+    this.close(Close.ended, 'conversation ended');
+    return false;
+  }
+
+  /** A failure while serving this socket: a store outage asks the widget to come back shortly; anything else is a bug. */
+  private failed(err: unknown, what: string): void {
+    if (this.server.o.health.failed(err, what)) this.close(Close.tryAgainLater, 'the store is unavailable; reconnect shortly');
+    else this.close(Close.internalError, 'internal error');
   }
 
   private send(frame: object): void {
@@ -300,4 +360,19 @@ class Session {
     this.unsubscribe?.();
     this.server.leave(this);
   }
+}
+
+/** A client frame, or why it is not one (JSON text, the contract's text hygiene, then the message schema). */
+function parseClientMessage(data: RawData, isBinary: boolean): { message?: ClientMessage; problem?: string } {
+  if (isBinary) return { problem: 'Frames must be JSON text' };
+  let value: unknown;
+  try {
+    value = JSON.parse(data.toString());
+  } catch {
+    return { problem: 'The frame is not valid JSON' };
+  }
+  const unclean = jsonHygieneProblem(value, 'message');
+  if (unclean) return { problem: `${unclean.path} ${unclean.message}` };
+  const parsed = clientMessage.safeParse(value);
+  return parsed.success ? { message: parsed.data } : { problem: `Invalid message: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'message'} ${i.message}`).join('; ')}` };
 }

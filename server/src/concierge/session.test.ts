@@ -214,6 +214,14 @@ describeEachStore('concierge sessions', (kind) => {
     expect(await closeCodeFor(await mintToken('whsec_wrong', deploymentId))).toBe(4401);
     expect(await closeCodeFor(await mintToken(secret, deploymentId, { ttlS: 86_401 }))).toBe(4401);
     expect(await closeCodeFor('not-a-jwt')).toBe(4401);
+    // Whatever iat says, a token may not live past 24 h from now, nor be issued in the future.
+    const now = Math.floor(Date.now() / 1000);
+    expect(await closeCodeFor(await mintToken(secret, deploymentId, { iat: now + 10 * 365 * 86_400, ttlS: 86_400 }))).toBe(4401);
+    expect(await closeCodeFor(await mintToken(secret, deploymentId, { iat: 1e300 - 1_000, ttlS: 1_000 }))).toBe(4401);
+    // Claims are held to the text hygiene rule like any other input.
+    expect(await closeCodeFor(await mintToken(secret, deploymentId, { sub: 'guest\u0000' }))).toBe(4401);
+    expect(await closeCodeFor(await mintToken(secret, deploymentId, { claims: { name: 'Ada\ud800' } }))).toBe(4401);
+    expect(await closeCodeFor(await mintToken(secret, deploymentId, { claims: { ctx: JSON.parse(nestedJson(40)) } }))).toBe(4401);
   });
 
   it('refuses a disallowed Origin (403) and an unknown deployment (404) at the upgrade', async () => {
@@ -244,6 +252,29 @@ describeEachStore('concierge sessions', (kind) => {
     widget.close();
   });
 
+  it('refuses U+0000, unpaired surrogates and deep nesting in any field of a message, then carries on', async () => {
+    accept();
+    const { widget } = await session();
+    const before = customer.calls.length;
+    const bad: [unknown, string][] = [
+      [{ type: 'user_turn', client_turn_id: 'a', text: 'Hi\u0000there', mode: 'text' }, 'message.text must not contain the character U+0000'],
+      [{ type: 'user_turn', client_turn_id: 'b\u0000', text: 'Hi', mode: 'text' }, 'message.client_turn_id must not contain the character U+0000'],
+      [{ type: 'user_turn', client_turn_id: 'c', text: 'Hi \ud83d', mode: 'text' }, 'message.text must not contain an unpaired UTF-16 surrogate'],
+      // Built as text: JSON.stringify itself cannot write something this deep.
+      [`{"type":"user_turn","client_turn_id":"d","text":"Hi","mode":"text","extra":${nestedJson(2_000)}}`, `message.extra${'.a'.repeat(31)} nested deeper than 32 levels`],
+      [{ type: 'user_turn', 'key\u0000': 1 }, 'message.key\u0000 must not contain the character U+0000'],
+    ];
+    for (const [frame, message] of bad) {
+      widget.send(frame);
+      expect(await widget.next('error')).toEqual({ type: 'error', code: 'invalid_message', message });
+    }
+    widget.send({ type: 'user_turn', client_turn_id: 'ok', text: 'Hi \ud83d\ude00', mode: 'text' });
+    expect(await widget.next('turn_accepted')).toMatchObject({ seq: 1, client_turn_id: 'ok', text: 'Hi \ud83d\ude00' });
+    await widget.next('turn_acknowledged');
+    expect(customer.calls.length - before).toBe(1);
+    widget.close();
+  });
+
   it('keeps serving through a burst of 1,000 malformed frames and requests', async () => {
     accept();
     const { widget, deploymentId } = await session();
@@ -268,7 +299,9 @@ describeEachStore('concierge sessions', (kind) => {
     widget.send({ type: 'user_turn', client_turn_id: 'b', text: 'Two', mode: 'text' });
     expect(await widget.next('error')).toMatchObject({ code: 'too_many_pending_turns' });
     expect((await api.post(`/api/v1/deployments/${deploymentId}/deactivate`)).status).toBe(200);
-    expect(await widget.next('conversation_ended')).toMatchObject({ seq: 2, reason: 'deployment_inactive' });
+    // The turn still waiting fails first, in the same commit: no reply can resolve it any more.
+    expect(await widget.next('turn_failed')).toMatchObject({ seq: 2, reason: 'conversation_ended' });
+    expect(await widget.next('conversation_ended')).toMatchObject({ seq: 3, reason: 'deployment_inactive' });
     expect((await widget.closed).code).toBe(4410);
     // Inactive: a new socket is closed at once with 4410.
     const late = await Widget.open(service, deploymentId);
@@ -314,6 +347,31 @@ describeEachStore('concierge sessions', (kind) => {
     for (const w of [widget, ...more]) w.close();
   });
 
+  it('moves the expiry to a refreshed token: the socket outlives the first one; an exp no later is refused', async () => {
+    accept();
+    const { deploymentId, secret } = await deploy(service, { hook_url: customer.hookUrl });
+    const now = Math.floor(Date.now() / 1000);
+    // Expired 28 s ago: inside the 30 s tolerance, so the server's timer ends the socket about 2 s from now.
+    const nearlyDone = await mintToken(secret, deploymentId, { iat: now - 60, ttlS: 32 });
+    const widget = await Widget.open(service, deploymentId);
+    await widget.hello(nearlyDone);
+    widget.send({ type: 'refresh_token', token: nearlyDone });
+    expect(await widget.next('error')).toMatchObject({ code: 'invalid_message', message: 'A refreshed token must expire later than the current one' });
+    widget.send({ type: 'refresh_token', token: await mintToken(secret, deploymentId, { ttlS: 600 }) });
+    await new Promise((r) => setTimeout(r, 3_000));
+    widget.send({ type: 'user_turn', client_turn_id: 'later', text: 'Still with you?', mode: 'text' });
+    expect(await widget.next('turn_acknowledged')).toMatchObject({ type: 'turn_acknowledged' });
+    expect(widget.frames.filter((f) => f.type === 'error')).toHaveLength(1);
+
+    // Without a refresh the same token does end the socket: the timer above is what was moved.
+    const lapsed = await Widget.open(service, deploymentId);
+    const later = Math.floor(Date.now() / 1000);
+    await lapsed.hello(await mintToken(secret, deploymentId, { iat: later - 60, ttlS: 32 }));
+    expect(await lapsed.next('error', 5_000)).toMatchObject({ code: 'token_expired' });
+    expect((await lapsed.closed).code).toBe(4401);
+    widget.close();
+  });
+
   it('refreshes the token for the same user only, and accepts the previous secret only inside its grace', async () => {
     accept();
     const { widget, deploymentId, secret, api } = await session();
@@ -353,6 +411,29 @@ describeEachStore('concierge sessions', (kind) => {
     expect(ours()).toHaveLength(delivered);
   }, 20_000);
 
+  it('fails the turns still waiting when a conversation ends, so a late reply is refused and stored nowhere', async () => {
+    accept();
+    const { widget, ready, deploymentId, secret } = await session({ transcript_hook_url: customer.transcriptUrl });
+    widget.send({ type: 'user_turn', client_turn_id: 'a', text: 'Room service?', mode: 'text' });
+    const { turn_id } = await widget.next('turn_acknowledged');
+    widget.send({ type: 'end' });
+    expect(await widget.next('turn_failed')).toEqual({ type: 'turn_failed', seq: 3, turn_id, reason: 'conversation_ended' });
+    expect(await widget.next('conversation_ended')).toEqual({ type: 'conversation_ended', seq: 4, reason: 'user_ended' });
+    expect((await widget.closed).code).toBe(4410);
+
+    const late = await postReply(service, deploymentId, { conversation_id: ready.conversation_id, turn_id, reply_text: 'Too late' }, secret);
+    expect([late.status, late.body.error?.code]).toEqual([409, 'turn_not_pending']);
+    const replay = await Widget.open(service, deploymentId);
+    replay.send({ type: 'hello', token: await mintToken(secret, deploymentId), conversation_id: ready.conversation_id, last_seq: 0 });
+    await replay.closed;
+    expect(replay.frames.filter((f) => f.seq !== undefined).map((f) => f.type)).toEqual(['turn_accepted', 'turn_acknowledged', 'turn_failed', 'conversation_ended']);
+    const types = await waitFor(async () => {
+      const ours = customer.transcript.filter((c) => c.body.conversation_id === ready.conversation_id).map((c) => c.body.type);
+      return ours.includes('conversation.ended') && ours;
+    });
+    expect(types.slice(-2)).toEqual(['turn.failed', 'conversation.ended']);
+  });
+
   it('opens an outbound conversation with the greeting as seq 1, and ends it on request', async () => {
     accept();
     const { widget } = await session({}, { call_direction: 'outbound' });
@@ -386,6 +467,9 @@ describeEachStore('concierge sessions', (kind) => {
     widget.close();
   }, 20_000);
 });
+
+/** `{"a":{"a":...1}}`, `depth` objects deep. */
+const nestedJson = (depth: number): string => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
 
 describe('websocket upgrades elsewhere', () => {
   it('refuses an upgrade on any other path', async () => {

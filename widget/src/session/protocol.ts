@@ -14,7 +14,7 @@ export interface WidgetTheme {
 }
 
 export type TurnMode = 'text' | 'voice';
-export type FailReason = 'hook_rejected' | 'hook_failed' | 'reply_timeout';
+export type FailReason = 'hook_rejected' | 'hook_failed' | 'reply_timeout' | 'conversation_ended';
 export type EndReason = 'user_ended' | 'deployment_inactive' | 'max_turns';
 
 export type ServerFrame =

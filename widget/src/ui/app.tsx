@@ -24,7 +24,7 @@ const FAILURE: Record<string, string> = {
   reply_timeout: 'got no answer in time',
   rate_limited: 'was not sent: too many messages, wait a moment',
   too_many_pending_turns: 'was not sent: wait for the answers first',
-  conversation_ended: 'was not sent: the conversation has ended',
+  conversation_ended: 'was not answered: the conversation has ended',
 };
 
 function useView(client: SessionClient): View {
