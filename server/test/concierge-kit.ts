@@ -49,6 +49,7 @@ export const sign = (secret: string, body: string): string => `sha256=${createHm
 
 export interface Deployed {
   api: Client;
+  apiKey: string;
   deploymentId: string;
   secret: string;
 }
@@ -58,14 +59,15 @@ export type ServiceRef = Pick<TestService, 'url' | 'newCustomer'>;
 
 /** A customer with a published agent and an active deployment pointing at `hookUrl`. */
 export async function deploy(service: ServiceRef, channel: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<Deployed> {
-  const api = client(service.url, (await service.newCustomer('Hotel')).apiKey);
+  const { apiKey } = await service.newCustomer('Hotel');
+  const api = client(service.url, apiKey);
   const agentId = await createPublishedAgent(api, 'Front desk');
   const created = await api.post('/api/v1/deployments', { agent_id: agentId, channel_config: channel, ...extra });
   if (created.status !== 201) throw new Error(`deploy: ${created.status} ${JSON.stringify(created.body)}`);
   const deploymentId = created.body.data.id;
   const activated = await api.post(`/api/v1/deployments/${deploymentId}/activate`);
   if (activated.status !== 200) throw new Error(`activate: ${activated.status}`);
-  return { api, deploymentId, secret: created.body.data.signing_secret };
+  return { api, apiKey, deploymentId, secret: created.body.data.signing_secret };
 }
 
 export async function mintToken(secret: string, audience: string, options: { sub?: string; ttlS?: number; iat?: number; claims?: Record<string, unknown> } = {}): Promise<string> {

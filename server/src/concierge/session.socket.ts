@@ -349,7 +349,8 @@ class Session {
 
   private close(code: number, reason: string): void {
     if (this.closed) return;
-    this.ws.close(code, reason.slice(0, 120));
+    // A close reason is at most 123 bytes; it may quote input, so it is cut to ASCII first.
+    this.ws.close(code, reason.replace(/[^\x20-\x7e]/g, '?').slice(0, 123));
     this.dispose();
   }
 
