@@ -118,6 +118,23 @@ describeEachStore('HTTP edge', (kind) => {
       expect((await call(service.url, 'GET', '/healthz')).status).toBe(200);
     });
 
+    it('takes a body the client cut off as the client\'s doing: no error logged, and serving goes on', async () => {
+      const errorsBefore = service.logs.filter((l) => l.includes('"level":50')).length;
+      for (const path of ['/api/v1/agents', '/embed/concierge/00000000-0000-4000-8000-000000000000/replies']) {
+        const { port } = new URL(service.url);
+        await new Promise<void>((resolve) => {
+          const socket = connect(Number(port), '127.0.0.1', () => {
+            socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${apiKey}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":`);
+            setTimeout(() => socket.destroy(), 50);
+          });
+          socket.on('close', () => resolve());
+        });
+      }
+      await new Promise((r) => setTimeout(r, 100));
+      expect(service.logs.filter((l) => l.includes('"level":50')).slice(errorsBefore)).toEqual([]);
+      expect((await api.get('/api/v1/agents')).status).toBe(200);
+    });
+
     it('never writes keys, secrets or the Authorization header to the logs', async () => {
       const created = await api.post('/api/v1/deployments', { agent_id: '00000000-0000-4000-8000-000000000000' });
       expect(created.status).toBe(404);
