@@ -15,6 +15,8 @@ export interface Behaviour {
   mode: Mode;
   /** How long the deferred reply takes, in ms. */
   delayMs: number;
+  /** Lifetime of the user tokens minted from now on, in seconds (QA: short ones make the widget refresh every second). */
+  tokenTtlS: number;
 }
 
 export interface DemoOptions {
@@ -78,7 +80,7 @@ const json = (res: ServerResponse, status: number, body: unknown, headers: Recor
  * live (server-sent events) and switches the behaviour.
  */
 export async function startDemo(o: DemoOptions): Promise<Demo> {
-  const behaviour: Behaviour = { mode: 'deferred', delayMs: 800 };
+  const behaviour: Behaviour = { mode: 'deferred', delayMs: 800, tokenTtlS: o.tokenTtlS ?? 900 };
   const wire: WireEntry[] = [];
   const watchers = new Set<ServerResponse>();
   let deployment: Provisioned | undefined;
@@ -141,7 +143,7 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
     // The visitor is whoever holds our cookie: a real site would use its own login here.
     const known = /(?:^|;\s*)demo_visitor=([\w-]{8,64})/.exec(req.headers.cookie ?? '')?.[1];
     const visitor = known ?? `guest-${randomUUID()}`;
-    const token = await mintUserToken({ secret: deployment!.signingSecret, deploymentId: deployment!.deploymentId, sub: visitor, name: 'Hotel guest', ctx: { room: '214' }, ttlSeconds: o.tokenTtlS ?? 900 });
+    const token = await mintUserToken({ secret: deployment!.signingSecret, deploymentId: deployment!.deploymentId, sub: visitor, name: 'Hotel guest', ctx: { room: '214' }, ttlSeconds: behaviour.tokenTtlS });
     record('token', `token minted for ${visitor}`, { sub: visitor });
     json(res, 200, { token }, { 'set-cookie': `${VISITOR_COOKIE}=${visitor}; Path=/; HttpOnly; SameSite=Lax`, 'cache-control': 'no-store' });
   };
@@ -179,7 +181,13 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
         const next = JSON.parse((await readBody(req)).toString('utf8') || '{}') as Partial<Behaviour>;
         if (next.mode !== undefined && !MODES.includes(next.mode)) return json(res, 400, { error: `mode must be one of ${MODES.join(', ')}` });
         if (next.delayMs !== undefined && !(Number.isInteger(next.delayMs) && next.delayMs >= 0 && next.delayMs <= 60_000)) return json(res, 400, { error: 'delayMs must be 0..60000' });
-        Object.assign(behaviour, next.mode === undefined ? {} : { mode: next.mode }, next.delayMs === undefined ? {} : { delayMs: next.delayMs });
+        if (next.tokenTtlS !== undefined && !(Number.isInteger(next.tokenTtlS) && next.tokenTtlS >= 1 && next.tokenTtlS <= 86_400)) return json(res, 400, { error: 'tokenTtlS must be 1..86400' });
+        Object.assign(
+          behaviour,
+          next.mode === undefined ? {} : { mode: next.mode },
+          next.delayMs === undefined ? {} : { delayMs: next.delayMs },
+          next.tokenTtlS === undefined ? {} : { tokenTtlS: next.tokenTtlS },
+        );
         return json(res, 200, behaviour);
       }
       if (route === 'GET /qa/events') {

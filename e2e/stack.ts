@@ -43,8 +43,9 @@ export class Stack {
     this.service = await startServiceProcess(serviceEnv(this.dataDir, new URL(this.serviceUrl).port));
   }
 
-  async behave(mode: string, delayMs = 800): Promise<void> {
-    const res = await fetch(`${this.demoUrl}/qa/behaviour`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ mode, delayMs }) });
+  /** How the hotel's server answers turns, and how long the user tokens it mints from now on live. */
+  async behave(mode: string, delayMs = 800, tokenTtlS = TOKEN_TTL_S): Promise<void> {
+    const res = await fetch(`${this.demoUrl}/qa/behaviour`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ mode, delayMs, tokenTtlS }) });
     if (res.status !== 200) throw new Error(`behaviour: ${res.status}`);
   }
 

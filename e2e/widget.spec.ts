@@ -161,7 +161,7 @@ test('the whole flow by keyboard only', async ({ page, stack }) => {
   await expect(conversation(page).getByText(/Parking is in the garage/)).toBeVisible();
   await page.keyboard.press('Escape');
   await expect(page.getByRole('dialog')).toHaveCount(0);
-  expect(await focusedLabel()).toBe('Chat with Harbor Hotel');
+  await expect.poll(focusedLabel).toBe('Chat with Harbor Hotel');
 });
 
 test('deactivating the deployment ends the conversation in the widget', async ({ page, stack }) => {
@@ -187,6 +187,48 @@ test('calls queued before the bundle loads are replayed: init, on, open', async 
   await expect(conversation(page).getByText(/Breakfast is served/)).toBeVisible();
   expect(await page.evaluate(() => (window as unknown as { seen: string[] }).seen)).toEqual(['ready', 'reply:Breakfast']);
   expect(await page.evaluate(() => Object.keys(window).filter((k) => k.toLowerCase().includes('concierge')))).toEqual(['Concierge']);
+});
+
+test('the server moves its expiry with each refresh: the socket outlives its first token', async ({ page, stack }) => {
+  test.setTimeout(60_000);
+  // Tokens that live 2 s: the widget refreshes every second, and the service would end the
+  // first token's socket at its exp plus the 30 s clock tolerance, unless each refresh moves that.
+  await stack.behave('deferred', 300, 2);
+  let sockets = 0;
+  page.on('websocket', () => sockets++);
+  await openWidget(page, stack);
+  await page.waitForTimeout(34_000);
+  await ask(page, 'Still there? breakfast');
+  await expect(conversation(page).getByText(/Breakfast is served/)).toBeVisible();
+  expect(sockets).toBe(1);
+  await expect(page.getByRole('status').filter({ hasText: 'Reconnecting' })).toHaveCount(0);
+});
+
+test('a question the server never received (the connection died as it was sent) is sent again after the reconnect', async ({ page, stack }) => {
+  let dropped = false;
+  let sockets = 0;
+  // Between the page and the service: the first user_turn is swallowed and the connection cut.
+  await page.routeWebSocket(/\/embed\/concierge\/.+\/ws$/, (ws) => {
+    sockets++;
+    const server = ws.connectToServer();
+    ws.onMessage((message) => {
+      if (!dropped && String(message).includes('"user_turn"')) {
+        dropped = true;
+        server.close();
+        void ws.close({ code: 1001, reason: 'connection lost' });
+        return;
+      }
+      server.send(message);
+    });
+    server.onMessage((message) => ws.send(message));
+  });
+  await stack.behave('deferred', 300);
+  await openWidget(page, stack);
+  await ask(page, 'Is there a gym?');
+  await expect(conversation(page).getByText(/spa and pool are open/)).toBeVisible({ timeout: 15_000 });
+  expect(dropped).toBe(true);
+  expect(sockets).toBeGreaterThanOrEqual(2);
+  await expect(conversation(page).getByText('Is there a gym?')).toHaveCount(1);
 });
 
 test('refreshes the user token on the open socket before it expires', async ({ page, stack }) => {

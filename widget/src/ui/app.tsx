@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { SessionClient } from '../session/client';
 import type { Line, View } from '../session/transcript';
 import type { Speech } from '../speech/speech';
@@ -37,8 +37,8 @@ export function App({ client, speech, open, setOpen }: AppProps) {
   const view = useView(client);
   const launcher = useRef<HTMLButtonElement>(null);
   const wasOpen = useRef(open);
-  useEffect(() => {
-    // Closing hands focus back to the launcher, so keyboard users are never stranded.
+  useLayoutEffect(() => {
+    // Closing hands focus back to the launcher, in the same frame, so keyboard users are never stranded.
     if (wasOpen.current && !open) launcher.current?.focus();
     wasOpen.current = open;
   }, [open]);
