@@ -37,7 +37,15 @@ export interface AppOptions {
   generator?: AgentGenerator;
   jobs?: JobRunnerOptions;
   /** Session timings, shortened by tests. */
-  sessions?: { helloTimeoutMs?: number; pingIntervalMs?: number; drainTimeoutMs?: number; sweepIntervalMs?: number; hookRetryDelaysMs?: readonly number[] };
+  sessions?: {
+    helloTimeoutMs?: number;
+    pingIntervalMs?: number;
+    drainTimeoutMs?: number;
+    sweepIntervalMs?: number;
+    hookRetryDelaysMs?: readonly number[];
+    /** How long a stop waits for hook calls in flight before cutting them off. */
+    shutdownGraceMs?: number;
+  };
   /** PostgreSQL schema to use (tests isolate each file in its own). */
   pgSchema?: string;
 }
@@ -143,7 +151,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       server.closeIdleConnections();
       await closed;
       await sweeper.stop();
-      await concierge.drain();
+      await concierge.drain(options.sessions?.shutdownGraceMs);
       await outbox.stop();
       await bus.close();
       await jobs.stop();

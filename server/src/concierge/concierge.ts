@@ -43,6 +43,8 @@ const STALE_PENDING_MS = 120_000;
  */
 const PENDING_REPLY_WAIT_MS = 2_000;
 const OPEN_TURN_STATUSES: TurnStatus[] = ['pending', 'acknowledged'];
+/** How long a shutdown waits for hook calls in flight: a hook that answers at once, as it should, is never cut off. */
+const SHUTDOWN_GRACE_MS = 5_000;
 
 export const replyBody = z
   .strictObject({
@@ -101,7 +103,10 @@ interface Written {
  */
 export class Concierge {
   private readonly inFlight = new Set<Promise<unknown>>();
-  /** Aborted on shutdown: retries waiting for the store give up and leave the change to the sweeper. */
+  /**
+   * Aborted when a shutdown has waited long enough: hook calls still in flight are cut off (their
+   * turns fail, so the visitor may ask again) and writes waiting for the store give up.
+   */
   private readonly stopping = new AbortController();
 
   constructor(private readonly o: ConciergeOptions) {}
@@ -263,13 +268,14 @@ export class Concierge {
   }
 
   /**
-   * Graceful shutdown: waits for hook calls in flight and the writes of their answers. Those
-   * writes are tried once more at most: with the store down, a turn left `pending` is failed by
-   * the next start's stale-pending sweep.
+   * Graceful shutdown: waits up to `graceMs` for hook calls in flight and the writes of their
+   * answers, then cuts off the rest. A hook call cut off fails its turn (`hook_failed`); a write
+   * the store never took leaves its turn `pending`, for the stale-pending sweep of the next start.
    */
-  async drain(): Promise<void> {
-    this.stopping.abort();
+  async drain(graceMs = SHUTDOWN_GRACE_MS): Promise<void> {
+    const cut = setTimeout(() => this.stopping.abort(), graceMs);
     while (this.inFlight.size) await Promise.allSettled([...this.inFlight]);
+    clearTimeout(cut);
   }
 
   /**
@@ -326,7 +332,7 @@ export class Concierge {
 
   private async runHook(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow): Promise<void> {
     const outcome: HookOutcome = dep.hookUrl
-      ? await callTurnHook(() => this.postTurn(dep, conversation, turn), this.o.hookRetryDelaysMs)
+      ? await callTurnHook(() => this.postTurn(dep, conversation, turn), this.o.hookRetryDelaysMs, this.stopping.signal)
       : { kind: 'failed', cause: 'no hook_url' };
     if (outcome.kind === 'failed') this.o.logger.warn({ turn_id: turn.id, deployment_id: dep.id, cause: outcome.cause }, 'turn hook failed');
     // The customer has answered: its answer is kept through a store outage, not left to the sweep.
@@ -380,7 +386,7 @@ export class Concierge {
       reply_url: `${this.o.publicBaseUrl()}/embed/concierge/${dep.id}/replies`,
     });
     const headers = { 'X-Service-Signature': signatureOf(dep.signingSecret, body), 'X-Service-Delivery': turn.delivery_id };
-    return postJson(dep.hookUrl!, body, headers, dep.hookTimeoutMs, this.o.egress);
+    return postJson(dep.hookUrl!, body, headers, dep.hookTimeoutMs, this.o.egress, this.stopping.signal);
   }
 
   /** Stores a change's widget events (next seqs) and, with a transcript hook, its transcript events. */

@@ -64,8 +64,11 @@ export interface EgressResponse {
 const RESPONSE_LIMIT = 64 * 1024;
 const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
 
-/** POSTs a JSON body; rejects on network errors, refusals and timeouts (the whole exchange). */
-export function postJson(url: string, body: string, headers: Record<string, string>, timeoutMs: number, policy: EgressPolicy): Promise<EgressResponse> {
+/**
+ * POSTs a JSON body; rejects on network errors, refusals, timeouts (the whole exchange) and
+ * `signal` (a shutdown that will not wait any longer).
+ */
+export function postJson(url: string, body: string, headers: Record<string, string>, timeoutMs: number, policy: EgressPolicy, signal?: AbortSignal): Promise<EgressResponse> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     const exempt = policy.allowedHosts.includes(target.hostname.toLowerCase());
@@ -83,6 +86,7 @@ export function postJson(url: string, body: string, headers: Record<string, stri
         agent: agents[target.protocol as 'http:' | 'https:'],
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'concierge-hooks/1', ...headers },
         ...(policy.guard && !exempt ? { lookup: guardedLookup() } : {}),
+        ...(signal ? { signal } : {}),
       },
       (res) => {
         const chunks: Buffer[] = [];

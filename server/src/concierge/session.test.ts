@@ -8,7 +8,8 @@ describeEachStore('concierge sessions', (kind) => {
   let customer: Awaited<ReturnType<typeof startCustomerServer>>;
 
   beforeAll(async () => {
-    service = await startService(kind, { sessions: { helloTimeoutMs: 300 } });
+    // A stop waits half a second for hook calls in flight, not the default 5 s: several tests leave one hanging.
+    service = await startService(kind, { sessions: { helloTimeoutMs: 300, shutdownGraceMs: 500 } });
     customer = await startCustomerServer();
   });
   afterAll(async () => {
@@ -432,6 +433,24 @@ describeEachStore('concierge sessions', (kind) => {
       return ours.includes('conversation.ended') && ours;
     });
     expect(types.slice(-2)).toEqual(['turn.failed', 'conversation.ended']);
+  });
+
+  it('cuts off a hook call still running when a stop has waited long enough: the turn fails, the stop ends', async () => {
+    customer.state.behaviour = () => {}; // takes the call and never answers
+    const { widget, ready, deploymentId, secret } = await session({}, { runtime_config: { hook_timeout_ms: 15_000 } });
+    const calls = customer.calls.length;
+    widget.send({ type: 'user_turn', client_turn_id: 'slow', text: 'Anyone there?', mode: 'text' });
+    const { turn_id, seq } = await widget.next('turn_accepted');
+    await waitFor(async () => customer.calls.length > calls);
+    widget.close();
+    const stopping = Date.now();
+    service = await service.restart();
+    expect(Date.now() - stopping).toBeLessThan(3_000);
+    const back = await Widget.open(service, deploymentId);
+    await back.hello(await mintToken(secret, deploymentId), { conversation_id: ready.conversation_id, last_seq: seq });
+    expect(await back.next('turn_failed')).toEqual({ type: 'turn_failed', seq: seq + 1, turn_id, reason: 'hook_failed' });
+    expect(customer.calls.length - calls).toBe(1);
+    back.close();
   });
 
   it('opens an outbound conversation with the greeting as seq 1, and ends it on request', async () => {

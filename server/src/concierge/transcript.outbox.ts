@@ -83,7 +83,9 @@ export class TranscriptOutbox {
     let delivered = false;
     if (dep) {
       try {
-        const res = await postJson(row.url, row.body, { 'X-Service-Signature': signatureOf(dep.signingSecret, row.body), 'X-Service-Event-Id': row.id }, TIMEOUT_MS, this.egress);
+        // A stop cuts a delivery short: the event stays pending and is sent again later.
+        const headers = { 'X-Service-Signature': signatureOf(dep.signingSecret, row.body), 'X-Service-Event-Id': row.id };
+        const res = await postJson(row.url, row.body, headers, TIMEOUT_MS, this.egress, this.stopping.signal);
         delivered = res.status >= 200 && res.status < 300;
       } catch {
         delivered = false;

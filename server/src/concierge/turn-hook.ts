@@ -28,11 +28,15 @@ export function classifyHookResponse(res: EgressResponse): HookOutcome | undefin
   return undefined;
 }
 
-/** Calls the hook (each attempt signs afresh), retrying 5xx, 408, 429, timeouts and network errors twice. */
-export async function callTurnHook(attempt: () => Promise<EgressResponse>, delays: readonly number[] = HOOK_RETRY_DELAYS_MS): Promise<HookOutcome> {
+/**
+ * Calls the hook (each attempt signs afresh), retrying 5xx, 408, 429, timeouts and network errors
+ * twice. Once `signal` aborts (a shutdown), no further attempt is made.
+ */
+export async function callTurnHook(attempt: () => Promise<EgressResponse>, delays: readonly number[] = HOOK_RETRY_DELAYS_MS, signal?: AbortSignal): Promise<HookOutcome> {
   let cause = '';
   for (let i = 0; i <= delays.length; i++) {
     if (i > 0) await new Promise((resolve) => setTimeout(resolve, delays[i - 1]));
+    if (signal?.aborted) return { kind: 'failed', cause: `${cause ? `${cause}; ` : ''}the service is stopping` };
     try {
       const res = await attempt();
       const outcome = classifyHookResponse(res);
