@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import { AppError } from '../errors.js';
@@ -109,7 +110,10 @@ export class Concierge {
    */
   private readonly stopping = new AbortController();
 
-  constructor(private readonly o: ConciergeOptions) {}
+  constructor(private readonly o: ConciergeOptions) {
+    // Every hook call in flight listens to it: hundreds at once are normal, not a leak.
+    setMaxListeners(0, this.stopping.signal);
+  }
 
   deployment(id: string): Promise<DeploymentContext | undefined> {
     return this.o.deployments.get(id);

@@ -1,3 +1,4 @@
+import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import { isoIn, isoNow } from '../shared/time.js';
 import type { Db } from '../store/database.js';
@@ -36,7 +37,10 @@ export class TranscriptOutbox {
     private readonly health: StoreHealth,
     private readonly skipLocked: boolean,
     private readonly intervalMs = 1_000,
-  ) {}
+  ) {
+    // Every delivery in flight listens to it (up to a pass of 200 at once).
+    setMaxListeners(0, this.stopping.signal);
+  }
 
   start(): void {
     this.timer = setInterval(() => this.poke(), this.intervalMs);
