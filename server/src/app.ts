@@ -17,6 +17,7 @@ import { Sweeper } from './concierge/sweeper.js';
 import { TranscriptOutbox } from './concierge/transcript.outbox.js';
 import { deploymentRoutes } from './deployments/deployment.routes.js';
 import { perKeyRateLimit, requirePrincipal, resolvePrincipal } from './http/auth.js';
+import { noStore } from './http/no-store.js';
 import { accessLog } from './http/access-log.js';
 import { errorHandler, notFoundRoute } from './http/error-handler.js';
 import { requestId } from './http/request-id.js';
@@ -111,7 +112,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   app.use(requestId);
   app.use(accessLog(logger));
 
-  app.use('/api/v1', resolvePrincipal(keys, usage), perKeyRateLimit(config.rateLimitPerMinute), requirePrincipal);
+  app.use('/api/v1', noStore, resolvePrincipal(keys, usage), perKeyRateLimit(config.rateLimitPerMinute), requirePrincipal);
   mountRoutes(app, routes);
   app.use(notFoundRoute);
   app.use(errorHandler(logger, health));

@@ -135,6 +135,23 @@ describeEachStore('HTTP edge', (kind) => {
       expect((await api.get('/api/v1/agents')).status).toBe(200);
     });
 
+    it('marks every management response no-store, secrets and errors included', async () => {
+      const created = await api.post('/api/v1/agents', { name: 'Cached?' });
+      const responses = [
+        await api.get('/api/v1/agents'),
+        created,
+        await api.get('/api/v1/settings/api-key'),
+        await api.get('/api/v1/nothing-here'),
+        await call(service.url, 'GET', '/api/v1/agents'),
+        await api.post('/api/v1/deployments', { agent_id: created.body.data.agent_id }),
+      ];
+      for (const res of responses) expect([res.status, res.headers.get('cache-control')]).toEqual([res.status, 'no-store']);
+      const deployment = responses[5]!.body.data;
+      expect(deployment.signing_secret).toMatch(/^whsec_/);
+      const rotated = await api.post(`/api/v1/deployments/${deployment.id}/rotate-secret`, { grace_period_s: 0 });
+      expect([rotated.status, rotated.headers.get('cache-control')]).toEqual([200, 'no-store']);
+    });
+
     it('never writes keys, secrets or the Authorization header to the logs', async () => {
       const created = await api.post('/api/v1/deployments', { agent_id: '00000000-0000-4000-8000-000000000000' });
       expect(created.status).toBe(404);
