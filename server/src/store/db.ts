@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
@@ -55,8 +55,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
 }
 
 function openSqlite(dataDir: string): Store {
-  mkdirSync(dataDir, { recursive: true });
   const file = join(dataDir, SQLITE_FILE);
+  keepPrivate(dataDir, file);
   const database = new SQLite(file);
   // WAL lets readers run beside the writer; NORMAL sync is durable across process crashes
   // (the WAL is fsynced at checkpoints), which is the failure this service must survive.
@@ -79,6 +79,23 @@ function openSqlite(dataDir: string): Store {
       await db.destroy();
     },
   };
+}
+
+/**
+ * The file holds every deployment's signing secret: readable by its owner only (0600, in a
+ * 0700 directory), whatever the umask. SQLite gives its -wal and -shm files the database
+ * file's mode; ones left from an older start are narrowed too.
+ */
+function keepPrivate(dataDir: string, file: string): void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  closeSync(openSync(file, 'a', 0o600));
+  for (const [path, mode] of [[dataDir, 0o700], [file, 0o600], [`${file}-wal`, 0o600], [`${file}-shm`, 0o600]] as const) {
+    try {
+      chmodSync(path, mode);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') process.emitWarning(`could not make ${path} private (${(err as Error).message})`);
+    }
+  }
 }
 
 const STATEMENT_CACHE_SIZE = 500;
