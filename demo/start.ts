@@ -14,7 +14,9 @@ const TSX = ['--import', 'tsx'];
 const dataDir = process.env.DATA_DIR ?? './data';
 const statePath = join(dataDir, 'demo.json');
 
-const service = spawn(process.execPath, [...TSX, 'server/src/main.ts'], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+// The demo hotel's hooks are on loopback: the service's egress guard lets that host through, and no other private one.
+const allowed = [process.env.HOOK_ALLOWED_HOSTS, '127.0.0.1'].filter(Boolean).join(',');
+const service = spawn(process.execPath, [...TSX, 'server/src/main.ts'], { cwd: ROOT, env: { ...process.env, HOOK_ALLOWED_HOSTS: allowed }, stdio: ['ignore', 'pipe', 'inherit'] });
 let closeDemo: (() => Promise<void>) | undefined;
 service.on('exit', (code) => void (closeDemo?.() ?? Promise.resolve()).then(() => process.exit(code ?? 1)));
 for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => service.kill('SIGTERM'));

@@ -63,5 +63,6 @@ export class Stack {
 }
 
 function serviceEnv(dataDir: string, port: string): NodeJS.ProcessEnv {
-  return { PORT: port, HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn' };
+  // The demo hotel's hooks are on loopback, which the egress guard refuses unless allowed.
+  return { PORT: port, HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn', HOOK_ALLOWED_HOSTS: '127.0.0.1' };
 }

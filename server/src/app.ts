@@ -76,7 +76,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   let baseUrl = config.publicBaseUrl ?? '';
   let openApiDocument: unknown;
   const bus: ConversationBus = store.openChannel ? await PgBus.open(db, store.openChannel, logger, health) : new LocalBus();
-  const egress = { guard: config.guardEgress, allowedHosts: config.hookAllowedHosts };
+  const egress = { allowedHosts: config.hookAllowedHosts };
   const deployments = new DeploymentDirectory(db);
   const skipLocked = store.dialect === 'postgres';
   const outbox = new TranscriptOutbox(db, deployments, egress, logger, health, skipLocked, options.sessions?.sweepIntervalMs);

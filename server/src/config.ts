@@ -13,7 +13,6 @@ const envSchema = z.object({
     .optional(),
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  NODE_ENV: z.string().optional(),
   HOOK_ALLOWED_HOSTS: z.string().optional(),
 });
 
@@ -26,9 +25,10 @@ export interface Config {
   readonly databaseUrl: string | undefined;
   readonly rateLimitPerMinute: number;
   readonly logLevel: string;
-  /** NODE_ENV=production: hooks may not reach loopback, private, link-local or metadata addresses. */
-  readonly guardEgress: boolean;
-  /** Host names exempt from that guard (HOOK_ALLOWED_HOSTS, comma-separated). */
+  /**
+   * Host names (or IP literals) that hooks may reach although they resolve to a non-public
+   * address (HOOK_ALLOWED_HOSTS, comma-separated); every other such target is refused.
+   */
   readonly hookAllowedHosts: readonly string[];
 }
 
@@ -52,7 +52,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: e.DATABASE_URL,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     logLevel: e.LOG_LEVEL,
-    guardEgress: e.NODE_ENV === 'production',
     hookAllowedHosts: (e.HOOK_ALLOWED_HOSTS ?? '')
       .split(',')
       .map((h) => h.trim().toLowerCase())

@@ -6,6 +6,10 @@ import WebSocket from 'ws';
 import { type Client, client, createPublishedAgent, type TestService } from './harness.js';
 
 export interface HookCall {
+  /** The path called: `/hook`, or `/transcript...` (any path under it reaches the transcript list). */
+  url: string;
+  /** When it arrived (ms since the epoch). */
+  at: number;
   headers: IncomingMessage['headers'];
   raw: string;
   body: any;
@@ -17,16 +21,16 @@ export type HookBehaviour = (call: HookCall, res: ServerResponse) => void;
 export async function startCustomerServer(behaviour: HookBehaviour = (_c, res) => res.writeHead(202).end()) {
   const calls: HookCall[] = [];
   const transcript: HookCall[] = [];
-  const state = { behaviour, transcriptStatus: 200 };
+  const state = { behaviour, transcriptStatus: 200, transcriptHeaders: {} as Record<string, string> };
   const server: Server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c) => chunks.push(c));
     req.on('end', () => {
       const raw = Buffer.concat(chunks).toString('utf8');
-      const call = { headers: req.headers, raw, body: JSON.parse(raw) };
-      if (req.url === '/transcript') {
+      const call = { url: req.url ?? '', at: Date.now(), headers: req.headers, raw, body: JSON.parse(raw) };
+      if (call.url.startsWith('/transcript')) {
         transcript.push(call);
-        res.writeHead(state.transcriptStatus).end();
+        res.writeHead(state.transcriptStatus, state.transcriptHeaders).end();
         return;
       }
       calls.push(call);

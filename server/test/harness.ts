@@ -25,6 +25,8 @@ export function describeEachStore(title: string, suite: (kind: StoreKind) => voi
 
 export interface ServiceOptions {
   rateLimitPerMinute?: number;
+  /** HOOK_ALLOWED_HOSTS; by default the loopback address the tests' customer servers listen on. */
+  hookAllowedHosts?: string;
   generator?: AgentGenerator;
   jobs?: JobRunnerOptions;
   sessions?: AppOptions['sessions'];
@@ -70,6 +72,7 @@ async function startOn(place: Place, options: ServiceOptions): Promise<TestServi
     DATA_DIR: place.dataDir,
     LOG_LEVEL: 'info',
     RATE_LIMIT_PER_MINUTE: String(options.rateLimitPerMinute ?? 100_000),
+    HOOK_ALLOWED_HOSTS: options.hookAllowedHosts ?? '127.0.0.1',
   };
   if (place.kind === 'postgres') env.DATABASE_URL = TEST_DATABASE_URL;
   const logs: string[] = [];

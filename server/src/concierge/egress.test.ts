@@ -1,9 +1,11 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { deploy, mintToken, startCustomerServer, Widget } from '../../test/concierge-kit.js';
+import { startService } from '../../test/harness.js';
 import { EgressRefused, isForbiddenAddress, postJson } from './egress.js';
 
-describe('the egress guard (NODE_ENV=production)', () => {
+describe('the egress guard', () => {
   let server: Server;
   let port: number;
   beforeAll(async () => {
@@ -13,7 +15,7 @@ describe('the egress guard (NODE_ENV=production)', () => {
   });
   afterAll(() => new Promise((resolve) => server.close(resolve)));
 
-  const guarded = { guard: true, allowedHosts: [] };
+  const guarded = { allowedHosts: [] };
 
   it('classifies loopback, private, link-local, metadata and mapped addresses as forbidden, public ones not', () => {
     for (const address of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1']) {
@@ -52,8 +54,34 @@ describe('the egress guard (NODE_ENV=production)', () => {
     await expect(postJson(`http://localhost:${port}/hook`, '{}', {}, 2_000, guarded)).rejects.toThrow('resolves to a non-public address');
   });
 
-  it('lets through hosts listed in HOOK_ALLOWED_HOSTS, and everything when the guard is off', async () => {
-    expect(await postJson(`http://localhost:${port}/hook`, '{}', {}, 2_000, { guard: true, allowedHosts: ['localhost'] })).toEqual({ status: 202, body: '' });
-    expect(await postJson(`http://127.0.0.1:${port}/hook`, '{}', {}, 2_000, { guard: false, allowedHosts: [] })).toEqual({ status: 202, body: '' });
+  it('lets through hosts listed in HOOK_ALLOWED_HOSTS, and names that variable when it refuses', async () => {
+    expect(await postJson(`http://localhost:${port}/hook`, '{}', {}, 2_000, { allowedHosts: ['localhost'] })).toMatchObject({ status: 202, body: '' });
+    expect(await postJson(`http://127.0.0.1:${port}/hook`, '{}', {}, 2_000, { allowedHosts: ['127.0.0.1'] })).toMatchObject({ status: 202, body: '' });
+    await expect(postJson(`http://127.0.0.1:${port}/hook`, '{}', {}, 2_000, { allowedHosts: ['localhost'] })).rejects.toThrow(
+      '127.0.0.1 is not a public address; refused unless its host is listed in HOOK_ALLOWED_HOSTS',
+    );
   });
+});
+
+describe('a service with no HOOK_ALLOWED_HOSTS, in the default mode', () => {
+  it('never calls a hook or transcript target on loopback: the turn fails, the log says what to set', async () => {
+    const service = await startService('sqlite', { hookAllowedHosts: '' });
+    const customer = await startCustomerServer();
+    try {
+      const { deploymentId, secret } = await deploy(service, { hook_url: customer.hookUrl, transcript_hook_url: customer.transcriptUrl });
+      const widget = await Widget.open(service, deploymentId);
+      await widget.hello(await mintToken(secret, deploymentId));
+      widget.send({ type: 'user_turn', client_turn_id: 'probe', text: 'Is port 39001 open?', mode: 'text' });
+      const { turn_id } = await widget.next('turn_accepted');
+      expect(await widget.next('turn_failed', 8_000)).toMatchObject({ turn_id, reason: 'hook_failed' });
+      await new Promise((r) => setTimeout(r, 1_500));
+      expect([customer.calls.length, customer.transcript.length]).toEqual([0, 0]);
+      const refusal = service.logs.find((l) => l.includes('turn hook failed'));
+      expect(refusal).toContain('127.0.0.1 is not a public address; refused unless its host is listed in HOOK_ALLOWED_HOSTS');
+      widget.close();
+    } finally {
+      await service.close();
+      await customer.close();
+    }
+  }, 15_000);
 });

@@ -1,13 +1,15 @@
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
-import http from 'node:http';
+import http, { type IncomingHttpHeaders } from 'node:http';
 import https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
+/**
+ * Hooks and transcript events may reach public addresses only (SSRF: a tenant must not make the
+ * service call, or scan, its own network), in every mode.
+ */
 export interface EgressPolicy {
-  /** Refuse targets on loopback, private, link-local, shared, multicast or metadata addresses. */
-  guard: boolean;
-  /** Lower-case host names the guard lets through (a customer's hook on the same private network). */
+  /** Lower-case host names the guard lets through (HOOK_ALLOWED_HOSTS: a customer's hook on the same private network, the demo). */
   allowedHosts: readonly string[];
 }
 
@@ -37,7 +39,13 @@ export function isForbiddenAddress(address: string): boolean {
   return range !== 'unicast';
 }
 
-export class EgressRefused extends Error {}
+/** A target the guard refused; the message says how an operator allows it. */
+export class EgressRefused extends Error {
+  constructor(what: string) {
+    super(`${what}; refused unless its host is listed in HOOK_ALLOWED_HOSTS`);
+    this.name = 'EgressRefused';
+  }
+}
 
 /**
  * Checks the address the socket will really connect to, after DNS: a name that resolves to a
@@ -57,6 +65,7 @@ function guardedLookup(): LookupFunction {
 
 export interface EgressResponse {
   status: number;
+  headers: IncomingHttpHeaders;
   /** At most 64 KiB of the body; the rest is discarded. */
   body: string;
 }
@@ -74,7 +83,7 @@ export function postJson(url: string, body: string, headers: Record<string, stri
     const exempt = policy.allowedHosts.includes(target.hostname.toLowerCase());
     const literal = target.hostname.replace(/^\[|\]$/g, '');
     // Node skips the lookup for IP literals, so those are checked here.
-    if (policy.guard && !exempt && isIP(literal) && isForbiddenAddress(literal)) {
+    if (!exempt && isIP(literal) && isForbiddenAddress(literal)) {
       reject(new EgressRefused(`${literal} is not a public address`));
       return;
     }
@@ -85,7 +94,7 @@ export function postJson(url: string, body: string, headers: Record<string, stri
         method: 'POST',
         agent: agents[target.protocol as 'http:' | 'https:'],
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'concierge-hooks/1', ...headers },
-        ...(policy.guard && !exempt ? { lookup: guardedLookup() } : {}),
+        ...(exempt ? {} : { lookup: guardedLookup() }),
         ...(signal ? { signal } : {}),
       },
       (res) => {
@@ -97,7 +106,7 @@ export function postJson(url: string, body: string, headers: Record<string, stri
         });
         res.on('end', () => {
           clearTimeout(timer);
-          resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).subarray(0, RESPONSE_LIMIT).toString('utf8') });
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).subarray(0, RESPONSE_LIMIT).toString('utf8') });
         });
         res.on('error', reject);
       },

@@ -28,7 +28,7 @@ describe.each([
   /** Runs `work` with a way to start nodes on one fresh store of this kind. */
   async function onStore(work: (start: () => Promise<NodeProcess>) => Promise<void>): Promise<void> {
     const run = async (databaseUrl: string) => {
-      const env = { PORT: '0', HOST: '127.0.0.1', DATA_DIR: mkdtempSync(join(dataDir, 'store-')), DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn' };
+      const env = { PORT: '0', HOST: '127.0.0.1', DATA_DIR: mkdtempSync(join(dataDir, 'store-')), DATABASE_URL: databaseUrl, LOG_LEVEL: 'warn', HOOK_ALLOWED_HOSTS: '127.0.0.1' };
       await work(async () => {
         const node = await startServiceProcess(env);
         running.push(node);

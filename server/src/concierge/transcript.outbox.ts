@@ -6,7 +6,7 @@ import type { StoreHealth } from '../store/store-health.js';
 import { claimOutboxHeads, settleOutbox } from './conversation.repository.js';
 import type { TranscriptOutboxTable } from './conversation.table.js';
 import type { DeploymentDirectory } from './deployment-context.js';
-import { type EgressPolicy, postJson } from './egress.js';
+import { EgressRefused, type EgressPolicy, type EgressResponse, postJson } from './egress.js';
 import { signatureOf } from './signature.js';
 
 const LEASE_MS = 30_000;
@@ -14,8 +14,24 @@ const MAX_BACKOFF_MS = 3_600_000;
 const GIVE_UP_AFTER_MS = 24 * 3_600_000;
 const TIMEOUT_MS = 10_000;
 
-/** 1 s after the first failure, doubling, capped at an hour. */
-export const backoffMs = (attempts: number): number => Math.min(1000 * 2 ** Math.max(attempts - 1, 0), MAX_BACKOFF_MS);
+/**
+ * When to try again after `attempts` failures: 1 s after the first, doubling, capped at an hour,
+ * each ±20% at random so that a receiver coming back is not met by every node's retries at once.
+ * A receiver's `Retry-After` (on 429 or 503, capped at an hour) wins.
+ */
+export function retryDelayMs(attempts: number, res?: EgressResponse): number {
+  const asked = res && (res.status === 429 || res.status === 503) ? retryAfterMs(res.headers['retry-after']) : undefined;
+  if (asked !== undefined) return Math.min(asked, MAX_BACKOFF_MS);
+  return Math.min(1000 * 2 ** Math.max(attempts - 1, 0), MAX_BACKOFF_MS) * (0.8 + 0.4 * Math.random());
+}
+
+/** `Retry-After` as seconds or an HTTP date; undefined when absent or unreadable. */
+function retryAfterMs(value: string | undefined): number | undefined {
+  if (!value) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value.trim()) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(at - Date.now(), 0);
+}
 
 /**
  * Delivers stored transcript events at least once, in order per conversation: a conversation's
@@ -81,28 +97,33 @@ export class TranscriptOutbox {
     }
   }
 
-  /** True when delivered. */
+  /**
+   * True when delivered. Each attempt goes to the deployment's transcript URL as it is now (a
+   * customer who fixed a wrong URL is not retried at the old one); with none left, the event is dead.
+   */
   private async deliver(row: TranscriptOutboxTable): Promise<boolean> {
     const dep = await this.deployments.get(row.deployment_id);
-    let delivered = false;
-    if (dep) {
+    const url = dep?.transcriptHookUrl;
+    let res: EgressResponse | undefined;
+    if (dep && url) {
       try {
         // A stop cuts a delivery short: the event stays pending and is sent again later.
         const headers = { 'X-Service-Signature': signatureOf(dep.signingSecret, row.body), 'X-Service-Event-Id': row.id };
-        const res = await postJson(row.url, row.body, headers, TIMEOUT_MS, this.egress, this.stopping.signal);
-        delivered = res.status >= 200 && res.status < 300;
-      } catch {
-        delivered = false;
+        res = await postJson(url, row.body, headers, TIMEOUT_MS, this.egress, this.stopping.signal);
+      } catch (err) {
+        if (err instanceof EgressRefused) this.logger.warn({ event_id: row.id, deployment_id: row.deployment_id, cause: err.message }, 'transcript target refused');
       }
     }
+    // Any 2xx; a 3xx is a failure (redirects are never followed).
+    const delivered = res !== undefined && res.status >= 200 && res.status < 300;
     const attempts = row.attempts + 1;
     const expired = Date.now() - Date.parse(row.created_at) > GIVE_UP_AFTER_MS;
     // Kept through a store outage: an unsettled event would be sent again when its lease ends.
     const settle = () =>
       settleOutbox(this.db, row.id, {
-        status: delivered ? 'delivered' : expired || !dep ? 'dead' : 'pending',
+        status: delivered ? 'delivered' : expired || !url ? 'dead' : 'pending',
         attempts,
-        next_attempt_at: isoIn(backoffMs(attempts)),
+        next_attempt_at: isoIn(retryDelayMs(attempts, res)),
       });
     await this.health.persist('settling a transcript event', settle, this.stopping.signal);
     if (!delivered && expired) this.logger.warn({ event_id: row.id, deployment_id: row.deployment_id }, 'transcript event given up after 24 h');

@@ -1,4 +1,4 @@
-import type { EgressResponse } from './egress.js';
+import { EgressRefused, type EgressResponse } from './egress.js';
 
 export type HookOutcome = { kind: 'replied'; text: string } | { kind: 'acknowledged' } | { kind: 'rejected'; status: number } | { kind: 'failed'; cause: string };
 
@@ -44,6 +44,8 @@ export async function callTurnHook(attempt: () => Promise<EgressResponse>, delay
       cause = `HTTP ${res.status}`;
     } catch (err) {
       cause = err instanceof Error ? err.message : String(err);
+      // A refused target stays refused: trying again would only delay the answer.
+      if (err instanceof EgressRefused) break;
     }
   }
   return { kind: 'failed', cause };

@@ -42,7 +42,7 @@ describe.skipIf(!TEST_DATABASE_URL)('a PostgreSQL outage [postgres]', () => {
   it('lives through it: 503 during, ready within 5 s after, LISTEN back, no reply lost, the hook answer kept', async () => {
     await withScratchDatabase(TEST_DATABASE_URL!, 'concierge_outage', async (url) => {
       const database = new URL(url).pathname.slice(1);
-      const env = { PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: url, LOG_LEVEL: 'warn' };
+      const env = { PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: url, LOG_LEVEL: 'warn', HOOK_ALLOWED_HOSTS: '127.0.0.1' };
       const nodeA = await startServiceProcess(env);
       running.push(nodeA);
       const key = await bootstrapKey(nodeA);
