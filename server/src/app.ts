@@ -94,7 +94,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     onTranscript: () => outbox.poke(),
     ...(options.sessions?.hookRetryDelaysMs ? { hookRetryDelaysMs: options.sessions.hookRetryDelaysMs } : {}),
   });
-  const sessions = new SessionServer({ concierge, bus, health, ...options.sessions });
+  const sessions = new SessionServer({ concierge, bus, health, newConversationsPerSub: config.newConversationsPerSub, ...options.sessions });
   const sweeper = new Sweeper(concierge, health, options.sessions?.sweepIntervalMs);
   const routes: RouteDef[] = [
     ...systemRoutes({ store, openApi: () => (openApiDocument ??= buildOpenApiDocument(routes, baseUrl || undefined)) }),

@@ -14,6 +14,11 @@ const envSchema = z.object({
   RATE_LIMIT_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(600),
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   HOOK_ALLOWED_HOSTS: z.string().optional(),
+  MAX_CONNECTIONS: z.coerce.number().int().min(1).max(1_000_000).default(20_000),
+  PREHELLO_SOCKETS_PER_ADDRESS: z.coerce.number().int().min(1).max(100_000).default(20),
+  NEW_CONVERSATIONS_PER_SUB: z.coerce.number().int().min(1).max(100_000).default(10),
+  REPLY_SIGNATURE_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(20),
+  TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
 });
 
 export interface Config {
@@ -30,6 +35,16 @@ export interface Config {
    * address (HOOK_ALLOWED_HOSTS, comma-separated); every other such target is refused.
    */
   readonly hookAllowedHosts: readonly string[];
+  /** Sockets this node holds at most; past it new ones are refused at once. */
+  readonly maxConnections: number;
+  /** Sockets one client address may hold open before `hello`. */
+  readonly preHelloSocketsPerAddress: number;
+  /** New conversations one `sub` may start on a deployment per 10 minutes. */
+  readonly newConversationsPerSub: number;
+  /** Badly signed replies one client address may send per minute before every reply is 429. */
+  readonly replySignatureFailuresPerMinute: number;
+  /** Proxy hops in front of the service whose X-Forwarded-For is believed (0: the socket's address is the client's). */
+  readonly trustProxyHops: number;
 }
 
 export class ConfigError extends Error {}
@@ -52,6 +67,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl: e.DATABASE_URL,
     rateLimitPerMinute: e.RATE_LIMIT_PER_MINUTE,
     logLevel: e.LOG_LEVEL,
+    maxConnections: e.MAX_CONNECTIONS,
+    preHelloSocketsPerAddress: e.PREHELLO_SOCKETS_PER_ADDRESS,
+    newConversationsPerSub: e.NEW_CONVERSATIONS_PER_SUB,
+    replySignatureFailuresPerMinute: e.REPLY_SIGNATURE_FAILURES_PER_MINUTE,
+    trustProxyHops: e.TRUST_PROXY,
     hookAllowedHosts: (e.HOOK_ALLOWED_HOSTS ?? '')
       .split(',')
       .map((h) => h.trim().toLowerCase())

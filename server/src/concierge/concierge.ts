@@ -10,6 +10,7 @@ import type { WriteBatcher } from '../store/write-batcher.js';
 import {
   appendEvents,
   claimTurn,
+  conversationsStartedSince,
   type ConversationRow,
   type DueTurns,
   dueTurns,
@@ -44,6 +45,7 @@ const STALE_PENDING_MS = 120_000;
  */
 const PENDING_REPLY_WAIT_MS = 2_000;
 const OPEN_TURN_STATUSES: TurnStatus[] = ['pending', 'acknowledged'];
+const NEW_CONVERSATION_WINDOW_MS = 10 * 60_000;
 /** How long a shutdown waits for hook calls in flight: a hook that answers at once, as it should, is never cut off. */
 const SHUTDOWN_GRACE_MS = 5_000;
 
@@ -74,6 +76,8 @@ export interface ConciergeOptions {
   /** After a commit that stored transcript events. */
   onTranscript?(): void;
 }
+
+export type ConversationStart = { outcome: 'started'; conversation: ConversationRow } | { outcome: 'refused'; message: string };
 
 export type TurnSubmission =
   | { outcome: 'accepted' | 'duplicate'; turnId: string }
@@ -134,8 +138,12 @@ export class Concierge {
     return framesAfter(this.o.db, conversationId, seq, limit);
   }
 
-  /** Starts a conversation for the token's user; `outbound` stores the greeting as its first event. */
-  async startConversation(dep: DeploymentContext, claims: UserClaims): Promise<ConversationRow> {
+  /**
+   * Starts a conversation for the token's user; `outbound` stores the greeting as its first event.
+   * Refused when the user has started `perTenMinutes` on this deployment in the last 10 minutes:
+   * each start costs the customer's server a conversation, so one token may not mint them freely.
+   */
+  async startConversation(dep: DeploymentContext, claims: UserClaims, perTenMinutes: number): Promise<ConversationStart> {
     const now = isoNow();
     const row: ConversationRow = {
       id: newId(),
@@ -150,14 +158,18 @@ export class Concierge {
       updated_at: now,
     };
     const greeting = dep.callDirection === 'outbound' && dep.agent.greeting ? dep.agent.greeting : null;
-    await this.write(row.id, async (trx, written) => {
+    // Keyed by the user, not the new id: one user's starts on this node are counted one at a time.
+    return this.write(`start:${dep.id}:${claims.sub}`, async (trx, written): Promise<ConversationStart> => {
+      if ((await conversationsStartedSince(trx, dep.id, claims.sub, isoIn(-NEW_CONVERSATION_WINDOW_MS))) >= perTenMinutes) {
+        return { outcome: 'refused', message: `At most ${perTenMinutes} new conversations per user every 10 minutes; resume an open one instead` };
+      }
       await insertConversation(trx, row);
       await this.record(trx, written, dep, row.id, {
         events: greeting ? [{ type: 'greeting', body: { text: greeting } }] : [],
         transcript: [{ type: 'conversation.started', data: { user: { sub: claims.sub, name: claims.name ?? null }, call_direction: dep.callDirection } }],
       });
+      return { outcome: 'started', conversation: { ...row, last_seq: greeting ? 1 : 0 } };
     });
-    return { ...row, last_seq: greeting ? 1 : 0 };
   }
 
   async submitTurn(dep: DeploymentContext, conversationId: string, input: TurnInput): Promise<TurnSubmission> {
@@ -283,11 +295,11 @@ export class Concierge {
   }
 
   /**
-   * Runs one state change, keyed by the conversation it locks, in a group commit and, once
+   * Runs one state change, keyed by what it locks (a conversation id), in a group commit and, once
    * committed, hands the stored frames to the sockets and wakes transcript delivery.
    */
-  private async write<T>(conversationId: string, work: (trx: Db, written: Written) => Promise<T>): Promise<T> {
-    const { result, written } = await this.o.writes.run(conversationId, async (trx) => {
+  private async write<T>(key: string, work: (trx: Db, written: Written) => Promise<T>): Promise<T> {
+    const { result, written } = await this.o.writes.run(key, async (trx) => {
       const written: Written = { frames: new Map(), transcript: false };
       return { result: await work(trx, written), written };
     });

@@ -29,6 +29,18 @@ export async function insertConversation(db: Db, row: ConversationRow): Promise<
   await db.insertInto('conversations').values(row).execute();
 }
 
+/** How many conversations `sub` started on the deployment at or after `since`. */
+export async function conversationsStartedSince(db: Db, deploymentId: string, sub: string, since: string): Promise<number> {
+  const row = await db
+    .selectFrom('conversations')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('deployment_id', '=', deploymentId)
+    .where('user_sub', '=', sub)
+    .where('created_at', '>=', since)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 export async function findConversation(db: Db, id: string): Promise<ConversationRow | undefined> {
   return db.selectFrom('conversations').selectAll().where('id', '=', id).executeTakeFirst();
 }

@@ -57,6 +57,8 @@ export interface SessionServerOptions {
   concierge: Concierge;
   bus: ConversationBus;
   health: StoreHealth;
+  /** New conversations one `sub` may start on a deployment per 10 minutes. */
+  newConversationsPerSub: number;
   helloTimeoutMs?: number;
   pingIntervalMs?: number;
   drainTimeoutMs?: number;
@@ -199,7 +201,12 @@ class Session {
       if (conversation.user_sub !== claims.sub) return this.close(Close.forbidden, "another user's conversation");
       this.sentSeq = Math.min(message.last_seq ?? 0, conversation.last_seq);
     } else {
-      conversation = await concierge.startConversation(this.dep, claims);
+      const started = await concierge.startConversation(this.dep, claims, this.server.o.newConversationsPerSub);
+      if (started.outcome === 'refused') {
+        this.sendError('rate_limited', started.message);
+        return this.close(Close.tooMany, 'too many new conversations for this user');
+      }
+      conversation = started.conversation;
     }
     if (this.closed) return;
     if (!this.server.join(conversation.id, this)) return this.close(Close.tooMany, 'too many connections to this conversation');

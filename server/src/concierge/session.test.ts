@@ -329,6 +329,28 @@ describeEachStore('concierge sessions', (kind) => {
     expect((await short.widget.closed).code).toBe(4410);
   });
 
+  it('lets one sub start 10 conversations on a deployment in 10 minutes; the 11th is refused, resuming never is', async () => {
+    const { deploymentId, secret } = await deploy(service, { hook_url: customer.hookUrl });
+    const token = await mintToken(secret, deploymentId, { sub: 'busy-visitor' });
+    const started: string[] = [];
+    for (let i = 0; i < 10; i++) {
+      const w = await Widget.open(service, deploymentId);
+      started.push((await w.hello(token)).conversation_id);
+      w.close();
+    }
+    const eleventh = await Widget.open(service, deploymentId);
+    eleventh.send({ type: 'hello', token });
+    expect(await eleventh.next('error')).toMatchObject({ code: 'rate_limited' });
+    expect((await eleventh.closed).code).toBe(4429);
+
+    const back = await Widget.open(service, deploymentId);
+    expect(await back.hello(token, { conversation_id: started[0]!, last_seq: 0 })).toMatchObject({ resumed: true, conversation_id: started[0] });
+    const other = await Widget.open(service, deploymentId);
+    expect(await other.hello(await mintToken(secret, deploymentId, { sub: 'another-visitor' }))).toMatchObject({ resumed: false });
+    back.close();
+    other.close();
+  });
+
   it('takes five sockets on one conversation and closes the sixth with 4429', async () => {
     accept();
     const { widget, ready, deploymentId, secret } = await session();
