@@ -47,6 +47,8 @@ export interface AppOptions {
     /** How long a stop waits for hook calls in flight before cutting them off. */
     shutdownGraceMs?: number;
   };
+  /** Slow-client limits (contract: 10 s each), shortened by tests. */
+  timeouts?: { headersMs?: number; bodyMs?: number };
   /** PostgreSQL schema to use (tests isolate each file in its own). */
   pgSchema?: string;
 }
@@ -66,6 +68,7 @@ export interface App {
 /** The composition root: builds every part from config and wires them; no rules live here. */
 export async function createApp(options: AppOptions): Promise<App> {
   const { config, logger } = options;
+  const timeouts = { headersMs: 10_000, bodyMs: 10_000, ...options.timeouts };
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...(options.pgSchema ? { pgSchema: options.pgSchema } : {}) });
   const { db } = store;
   const health = new StoreHealth(store.ping, logger);
@@ -94,7 +97,15 @@ export async function createApp(options: AppOptions): Promise<App> {
     onTranscript: () => outbox.poke(),
     ...(options.sessions?.hookRetryDelaysMs ? { hookRetryDelaysMs: options.sessions.hookRetryDelaysMs } : {}),
   });
-  const sessions = new SessionServer({ concierge, bus, health, newConversationsPerSub: config.newConversationsPerSub, ...options.sessions });
+  const sessions = new SessionServer({
+    concierge,
+    bus,
+    health,
+    newConversationsPerSub: config.newConversationsPerSub,
+    preHelloSocketsPerAddress: config.preHelloSocketsPerAddress,
+    trustProxyHops: config.trustProxyHops,
+    ...options.sessions,
+  });
   const sweeper = new Sweeper(concierge, health, options.sessions?.sweepIntervalMs);
   const routes: RouteDef[] = [
     ...systemRoutes({ store, openApi: () => (openApiDocument ??= buildOpenApiDocument(routes, baseUrl || undefined)) }),
@@ -112,15 +123,20 @@ export async function createApp(options: AppOptions): Promise<App> {
   app.use(requestId);
   app.use(accessLog(logger));
 
-  app.use('/api/v1', noStore, resolvePrincipal(keys, usage), perKeyRateLimit(config.rateLimitPerMinute), requirePrincipal);
-  mountRoutes(app, routes);
+  app.use('/api/v1', noStore, resolvePrincipal(keys, usage), perKeyRateLimit(config.rateLimitPerMinute, config.trustProxyHops), requirePrincipal);
+  mountRoutes(app, routes, { bodyTimeoutMs: timeouts.bodyMs });
   app.use(notFoundRoute);
   app.use(errorHandler(logger, health));
 
-  const server = createServer(app);
-  // Slow-loris guard: a client gets this long to send its headers.
-  server.headersTimeout = 10_000;
-  server.requestTimeout = 30_000;
+  // Slow-loris guards: headers must arrive within 10 s, a body within 10 s of them (see
+  // readRawBody), and the whole request within their sum. Node checks these every second
+  // (its default, 30 s, held a silent socket that long).
+  const server = createServer(
+    { headersTimeout: timeouts.headersMs, requestTimeout: timeouts.headersMs + timeouts.bodyMs, connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs) },
+    app,
+  );
+  // Past this many sockets new ones are closed at once, so an exhausted node fails fast, not slowly.
+  server.maxConnections = config.maxConnections;
   server.on('upgrade', (req, socket, head) => sessions.handleUpgrade(req, socket, head));
 
   return {

@@ -27,6 +27,9 @@ export interface ServiceOptions {
   rateLimitPerMinute?: number;
   /** HOOK_ALLOWED_HOSTS; by default the loopback address the tests' customer servers listen on. */
   hookAllowedHosts?: string;
+  /** More configuration, as environment variables (MAX_CONNECTIONS, TRUST_PROXY, ...). */
+  env?: Record<string, string>;
+  timeouts?: AppOptions['timeouts'];
   generator?: AgentGenerator;
   jobs?: JobRunnerOptions;
   sessions?: AppOptions['sessions'];
@@ -73,6 +76,7 @@ async function startOn(place: Place, options: ServiceOptions): Promise<TestServi
     LOG_LEVEL: 'info',
     RATE_LIMIT_PER_MINUTE: String(options.rateLimitPerMinute ?? 100_000),
     HOOK_ALLOWED_HOSTS: options.hookAllowedHosts ?? '127.0.0.1',
+    ...options.env,
   };
   if (place.kind === 'postgres') env.DATABASE_URL = TEST_DATABASE_URL;
   const logs: string[] = [];
@@ -88,6 +92,7 @@ async function startOn(place: Place, options: ServiceOptions): Promise<TestServi
     ...(options.generator ? { generator: options.generator } : {}),
     jobs: { pollMs: 50, ...options.jobs },
     sessions: { sweepIntervalMs: 200, ...options.sessions },
+    ...(options.timeouts ? { timeouts: options.timeouts } : {}),
     ...(place.pgSchema ? { pgSchema: place.pgSchema } : {}),
   });
   const url = await app.listen();

@@ -2,7 +2,9 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { z } from 'zod';
+import { clientAddress } from '../http/client-address.js';
 import { jsonHygieneProblem } from '../shared/json-hygiene.js';
+import { PerKeyCap } from '../shared/per-key-cap.js';
 import type { StoreHealth } from '../store/store-health.js';
 import type { Concierge } from './concierge.js';
 import type { StoredFrame } from './conversation.repository.js';
@@ -59,6 +61,10 @@ export interface SessionServerOptions {
   health: StoreHealth;
   /** New conversations one `sub` may start on a deployment per 10 minutes. */
   newConversationsPerSub: number;
+  /** Sockets one client address may hold open before `hello`. */
+  preHelloSocketsPerAddress: number;
+  /** Proxy hops whose X-Forwarded-For is believed (see {@link clientAddress}). */
+  trustProxyHops: number;
   helloTimeoutMs?: number;
   pingIntervalMs?: number;
   drainTimeoutMs?: number;
@@ -71,8 +77,14 @@ export class SessionServer {
   readonly sessions = new Set<Session>();
   readonly byConversation = new Map<string, Set<Session>>();
   private readonly heartbeat: NodeJS.Timeout;
+  /**
+   * Sockets that have not said hello cost memory and a file each and prove nothing: one client
+   * address may hold only so many, counted from the upgrade until hello succeeds or the socket ends.
+   */
+  private readonly preHello: PerKeyCap;
 
   constructor(readonly o: SessionServerOptions) {
+    this.preHello = new PerKeyCap(o.preHelloSocketsPerAddress);
     this.heartbeat = setInterval(() => {
       for (const session of this.sessions) session.checkAlive();
     }, o.pingIntervalMs ?? 30_000);
@@ -84,13 +96,16 @@ export class SessionServer {
     socket.on('error', () => socket.destroy());
     const match = PATH.exec((req.url ?? '').split('?', 1)[0]!);
     if (!match) return refuseUpgrade(socket, 404, 'Not Found');
-    this.upgrade(req, socket, head, match[1]!).catch((err) => {
+    const release = this.preHello.take(clientAddress(req, this.o.trustProxyHops));
+    if (!release) return refuseUpgrade(socket, 429, 'Too Many Requests', 'Retry-After: 10\r\n');
+    socket.once('close', release);
+    this.upgrade(req, socket, head, match[1]!, release).catch((err) => {
       if (this.o.health.failed(err, 'websocket upgrade')) refuseUpgrade(socket, 503, 'Service Unavailable', 'Retry-After: 1\r\n');
       else refuseUpgrade(socket, 500, 'Internal Server Error');
     });
   }
 
-  private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, deploymentId: string): Promise<void> {
+  private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, deploymentId: string, helloSaid: () => void): Promise<void> {
     const dep = await this.o.concierge.deployment(deploymentId);
     if (!dep) return refuseUpgrade(socket, 404, 'Not Found');
     const origin = req.headers.origin;
@@ -100,7 +115,7 @@ export class SessionServer {
         ws.close(Close.ended, 'deployment inactive');
         return;
       }
-      const session = new Session(this, ws, dep);
+      const session = new Session(this, ws, dep, helloSaid);
       this.sessions.add(session);
     });
   }
@@ -155,6 +170,8 @@ class Session {
     private readonly server: SessionServer,
     readonly ws: WebSocket,
     private dep: DeploymentContext,
+    /** Frees this socket's place among its address's sockets without hello. */
+    private readonly helloSaid: () => void,
   ) {
     this.helloTimer = setTimeout(() => this.close(Close.noHello, 'no hello in time'), server.o.helloTimeoutMs ?? 10_000);
     ws.on('message', (data, isBinary) => {
@@ -212,6 +229,7 @@ class Session {
     if (!this.server.join(conversation.id, this)) return this.close(Close.tooMany, 'too many connections to this conversation');
     this.conversationId = conversation.id;
     this.sub = claims.sub;
+    this.helloSaid();
     this.send({
       type: 'ready',
       conversation_id: conversation.id,

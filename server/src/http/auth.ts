@@ -3,6 +3,7 @@ import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
 import type { ApiKeyAuthenticator } from '../api-keys/api-key.authenticator.js';
 import { UNMATCHED_ROUTE, type UsageRecorder } from '../api-keys/usage.recorder.js';
 import { AppError } from '../errors.js';
+import { clientAddress } from './client-address.js';
 
 const BEARER = /^Bearer +(\S+) *$/i;
 
@@ -30,13 +31,13 @@ export const requirePrincipal: RequestHandler = (_req, res, next) => {
   next();
 };
 
-export function perKeyRateLimit(limitPerMinute: number): RequestHandler {
+export function perKeyRateLimit(limitPerMinute: number, trustProxyHops: number): RequestHandler {
   return rateLimit({
     windowMs: 60_000,
     limit: limitPerMinute,
     standardHeaders: 'draft-6',
     legacyHeaders: false,
-    keyGenerator: (req, res) => res.locals.principal?.keyId ?? `ip:${ipKeyGenerator(req.ip ?? '')}`,
+    keyGenerator: (req, res) => res.locals.principal?.keyId ?? `ip:${ipKeyGenerator(clientAddress(req, trustProxyHops))}`,
     handler: (_req, _res, next) => next(new AppError('rate_limited', 'Too many requests for this API key; retry after the time in Retry-After')),
   });
 }

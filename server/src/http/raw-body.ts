@@ -4,6 +4,8 @@ import { jsonHygieneProblem } from '../shared/json-hygiene.js';
 
 export const MiB = 1024 * 1024;
 export const KiB = 1024;
+/** A body must arrive within this long of its headers; a slower one is cut off (the socket is closed). */
+export const BODY_TIMEOUT_MS = 10_000;
 
 export function hasBody(req: IncomingMessage): boolean {
   const length = req.headers['content-length'];
@@ -21,12 +23,17 @@ export function isJsonContentType(req: IncomingMessage): boolean {
 /**
  * Reads the body as raw bytes, refusing more than `limit`. Signatures are checked on exactly
  * these bytes, so nothing may parse or re-encode them first. Past the limit the rest is still
- * read and discarded, so the client sees the 413 instead of a reset connection.
+ * read and discarded, so the client sees the 413 instead of a reset connection. A body still
+ * arriving `timeoutMs` after the headers is cut off: a slow body holds a socket and a buffer.
  */
-export function readRawBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+export function readRawBody(req: IncomingMessage, limit: number, timeoutMs = BODY_TIMEOUT_MS): Promise<Buffer> {
   const declared = Number(req.headers['content-length'] ?? 0);
   if (declared > limit) return Promise.reject(tooLarge(limit));
   return new Promise((resolve, reject) => {
+    const slow = setTimeout(() => req.destroy(), timeoutMs);
+    const done = () => clearTimeout(slow);
+    req.once('end', done);
+    req.once('close', done);
     const chunks: Buffer[] = [];
     let size = 0;
     let overflow = false;

@@ -3,7 +3,7 @@ import { z } from 'zod';
 import type { Principal } from '../api-keys/api-key.service.js';
 import { AppError, type ErrorCode, type ErrorDetail } from '../errors.js';
 import { sendSuccess } from './envelope.js';
-import { assertCleanInput, hasBody, isJsonContentType, MiB, parseJson, readRawBody } from './raw-body.js';
+import { assertCleanInput, BODY_TIMEOUT_MS, hasBody, isJsonContentType, MiB, parseJson, readRawBody } from './raw-body.js';
 
 export type Method = 'get' | 'post' | 'put' | 'delete';
 
@@ -87,26 +87,29 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown, root: s
   return parsed.data;
 }
 
-async function readJsonBody(req: Request, limit: number): Promise<unknown> {
+async function readJsonBody(req: Request, limit: number, timeoutMs: number): Promise<unknown> {
   if (!hasBody(req)) return undefined;
   if (!isJsonContentType(req)) {
     throw new AppError('unsupported_media_type', 'Request body must be application/json');
   }
-  return parseJson(await readRawBody(req, limit));
+  return parseJson(await readRawBody(req, limit, timeoutMs));
 }
 
 export interface MountOptions {
   bodyLimit?: number;
+  /** How long a body may take once the headers are in (contract: 10 s). */
+  bodyTimeoutMs?: number;
 }
 
 export function mountRoutes(app: Express, routes: readonly RouteDef[], options: MountOptions = {}): void {
   const bodyLimit = options.bodyLimit ?? MiB;
+  const bodyTimeoutMs = options.bodyTimeoutMs ?? BODY_TIMEOUT_MS;
   for (const def of routes) {
     app[def.method](def.path, async (req, res) => {
       let raw: Buffer | undefined;
       if (def.rawBody) {
         // Size, then media type, before anything else looks at the request: the contract's order.
-        raw = await readRawBody(req, def.rawBody.limit);
+        raw = await readRawBody(req, def.rawBody.limit, bodyTimeoutMs);
         if (!isJsonContentType(req)) throw new AppError('unsupported_media_type', 'Request body must be application/json');
       }
       let params: unknown = req.params;
@@ -120,7 +123,7 @@ export function mountRoutes(app: Express, routes: readonly RouteDef[], options: 
       const query = def.query ? validate(def.query, req.query, 'query') : {};
       let body: unknown;
       if (!def.rawBody && (def.method === 'post' || def.method === 'put')) {
-        const parsed = await readJsonBody(req, bodyLimit);
+        const parsed = await readJsonBody(req, bodyLimit, bodyTimeoutMs);
         body = validate(def.body ?? NO_BODY.optional(), parsed === undefined && def.bodyOptional ? {} : parsed, 'body');
       }
       const result = await def.handler({ params, query, body, raw, principal: res.locals.principal, req, res });
