@@ -112,7 +112,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...agentRoutes({ db, onJobQueued: () => jobs.poke() }),
     ...jobRoutes(db),
     ...deploymentRoutes({ db, changed: (id) => concierge.deploymentChanged(id) }),
-    ...replyRoutes(concierge),
+    ...replyRoutes(concierge, { signatureFailuresPerMinute: config.replySignatureFailuresPerMinute, trustProxyHops: config.trustProxyHops }),
     ...apiKeyRoutes({ db, usage, keys }),
     widgetRoute(),
   ];

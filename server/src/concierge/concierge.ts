@@ -230,16 +230,14 @@ export class Concierge {
 
   /** The deployment a deferred reply names, once its signature over these exact bytes verifies. */
   async verifyReply(deploymentId: string, raw: Buffer, signature: string | undefined): Promise<DeploymentContext> {
-    const remembered = this.o.deployments.remembered(deploymentId);
-    if (remembered && verifySignature(signature, raw, remembered.secrets)) return remembered;
-    // Not remembered, or refused by remembered secrets that may predate a rotation on another
-    // node: the store decides, so a reply signed with the new secret is never refused.
-    const dep = await this.o.deployments.fresh(deploymentId);
-    if (!dep) throw new AppError('not_found', 'Deployment not found');
-    if (!verifySignature(signature, raw, dep.secrets)) {
-      throw new AppError('invalid_signature', 'X-Service-Signature must be sha256=<lowercase hex HMAC-SHA256 of the raw body> under the signing secret');
-    }
-    return dep;
+    const known = await this.o.deployments.get(deploymentId);
+    if (!known) throw new AppError('not_found', 'Deployment not found');
+    if (verifySignature(signature, raw, known.secrets)) return known;
+    // Refused by remembered secrets that may predate a rotation on another node: the store
+    // decides (at most once a second per deployment), so a reply signed with the new secret verifies.
+    const fresh = await this.o.deployments.recheck(deploymentId);
+    if (fresh && verifySignature(signature, raw, fresh.secrets)) return fresh;
+    throw new AppError('invalid_signature', 'X-Service-Signature must be sha256=<lowercase hex HMAC-SHA256 of the raw body> under the signing secret');
   }
 
   /** Resolves an acknowledged turn with a verified reply; stored before this returns, so a 202 loses nothing. */

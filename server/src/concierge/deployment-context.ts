@@ -83,34 +83,45 @@ export async function loadDeploymentContext(db: Db, id: string): Promise<Deploym
 }
 
 /**
- * Deployment contexts remembered for a second: a reply or a turn costs no join per request.
- * A change made through this node is read afresh at once ({@link fresh}); one made through
+ * Deployment contexts remembered for a second, and so is the absence of one: a reply or a turn
+ * costs no join per request, and a flood naming unknown deployments costs one read a second
+ * each. A change made through this node is read afresh at once ({@link fresh}); one made through
  * another node is seen within `ttlMs`.
  */
 export class DeploymentDirectory {
-  readonly #cache: TtlCache<DeploymentContext>;
+  /** null: known not to exist. */
+  readonly #cache: TtlCache<DeploymentContext | null>;
+  /** Deployments rechecked for a failed signature within the last `ttlMs`. */
+  readonly #rechecked: TtlCache<true>;
 
   constructor(
     private readonly db: Db,
     ttlMs = 1_000,
   ) {
     this.#cache = new TtlCache(ttlMs);
+    this.#rechecked = new TtlCache(ttlMs);
   }
 
   async get(id: string): Promise<DeploymentContext | undefined> {
-    return this.#cache.get(id) ?? this.fresh(id);
-  }
-
-  /** What is remembered, without reading the store. */
-  remembered(id: string): DeploymentContext | undefined {
-    return this.#cache.get(id);
+    const known = this.#cache.get(id);
+    return known === undefined ? this.fresh(id) : (known ?? undefined);
   }
 
   /** Read from the store, refreshing what is remembered. */
   async fresh(id: string): Promise<DeploymentContext | undefined> {
     const dep = await loadDeploymentContext(this.db, id);
-    if (dep) this.#cache.set(id, dep);
-    else this.#cache.delete(id);
+    this.#cache.set(id, dep ?? null);
     return dep;
+  }
+
+  /**
+   * Read from the store unless a recheck did within the last `ttlMs` (then undefined): for a
+   * signature that failed against what is remembered, which may predate a rotation made on
+   * another node, without letting badly signed requests cost a read each.
+   */
+  async recheck(id: string): Promise<DeploymentContext | undefined> {
+    if (this.#rechecked.get(id)) return undefined;
+    this.#rechecked.set(id, true);
+    return this.fresh(id);
   }
 }

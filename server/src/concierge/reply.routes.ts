@@ -1,6 +1,9 @@
 import { z } from 'zod';
+import { AppError } from '../errors.js';
+import { clientAddress } from '../http/client-address.js';
 import { type RouteDef, defineRoute, validate } from '../http/route.js';
 import { KiB, parseJson } from '../http/raw-body.js';
+import { FailureWindow } from '../shared/failure-window.js';
 import { idParams } from '../shared/schemas.js';
 import { type Concierge, replyBody } from './concierge.js';
 
@@ -8,7 +11,14 @@ const replyAcceptedSchema = z
   .object({ turn_id: z.uuid(), status: z.literal('resolved'), duplicate: z.boolean() })
   .meta({ id: 'ReplyAccepted' });
 
-export function replyRoutes(concierge: Concierge): RouteDef[] {
+export interface ReplyLimits {
+  /** Badly signed replies one client address may send per minute; then every badly signed one is 429 until the minute ends. */
+  signatureFailuresPerMinute: number;
+  trustProxyHops: number;
+}
+
+export function replyRoutes(concierge: Concierge, limits: ReplyLimits): RouteDef[] {
+  const failures = new FailureWindow(limits.signatureFailuresPerMinute);
   return [
     defineRoute({
       method: 'post',
@@ -21,12 +31,21 @@ export function replyRoutes(concierge: Concierge): RouteDef[] {
       params: idParams,
       body: replyBody,
       rawBody: { limit: 64 * KiB },
-      errors: ['payload_too_large', 'unsupported_media_type', 'not_found', 'invalid_signature', 'invalid_json', 'invalid_request', 'turn_not_found', 'turn_not_acknowledged', 'turn_not_pending', 'turn_already_resolved', 'unavailable'],
+      errors: ['payload_too_large', 'unsupported_media_type', 'not_found', 'invalid_signature', 'rate_limited', 'invalid_json', 'invalid_request', 'turn_not_found', 'turn_not_acknowledged', 'turn_not_pending', 'turn_already_resolved', 'unavailable'],
       success: { status: 202, description: 'Stored and on its way to the widget; 200 with duplicate: true for an identical repeat', data: replyAcceptedSchema },
-      handler: async ({ params, raw, req }) => {
+      handler: async ({ params, raw, req, res }) => {
         const signature = req.headers['x-service-signature'];
+        const address = clientAddress(req, limits.trustProxyHops);
         // The contract's order: signature on the raw bytes first, then JSON, then the body's shape.
-        const dep = await concierge.verifyReply(params.id, raw!, typeof signature === 'string' ? signature : undefined);
+        const dep = await concierge.verifyReply(params.id, raw!, typeof signature === 'string' ? signature : undefined).catch((err: unknown) => {
+          if (!(err instanceof AppError && err.code === 'invalid_signature')) throw err;
+          // Guessing signatures is slowed down per address; a correctly signed reply is never limited.
+          const blocked = failures.blockedFor(address);
+          failures.record(address);
+          if (!blocked) throw err;
+          res.setHeader('Retry-After', String(blocked));
+          throw new AppError('rate_limited', `More than ${limits.signatureFailuresPerMinute} badly signed replies from this address in a minute; retry after the time in Retry-After`);
+        });
         const result = await concierge.acceptReply(dep, validate(replyBody, parseJson(raw!), 'body'));
         return { status: result.duplicate ? 200 : 202, data: { turn_id: result.turn_id, status: 'resolved', duplicate: result.duplicate } };
       },
