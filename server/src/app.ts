@@ -23,6 +23,7 @@ import { errorHandler, notFoundRoute } from './http/error-handler.js';
 import { requestId } from './http/request-id.js';
 import { mountRoutes, type RouteDef } from './http/route.js';
 import { type AgentGenerator, templateGenerator } from './jobs/agent-generator.js';
+import { Idempotency } from './idempotency/idempotency.js';
 import { jobRoutes } from './jobs/job.routes.js';
 import { JobRunner, type JobRunnerOptions } from './jobs/job.runner.js';
 import { buildOpenApiDocument } from './openapi.js';
@@ -75,6 +76,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const usage = new UsageRecorder(db, health);
   const keys = new ApiKeyAuthenticator(db);
   const jobs = new JobRunner(db, options.generator ?? templateGenerator, logger, health, options.jobs);
+  const idempotency = new Idempotency(db, health);
 
   let baseUrl = config.publicBaseUrl ?? '';
   let openApiDocument: unknown;
@@ -124,7 +126,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   app.use(accessLog(logger));
 
   app.use('/api/v1', noStore, resolvePrincipal(keys, usage), perKeyRateLimit(config.rateLimitPerMinute, config.trustProxyHops), requirePrincipal);
-  mountRoutes(app, routes, { bodyTimeoutMs: timeouts.bodyMs });
+  mountRoutes(app, routes, { bodyTimeoutMs: timeouts.bodyMs, idempotency });
   app.use(notFoundRoute);
   app.use(errorHandler(logger, health));
 
@@ -160,6 +162,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       jobs.start();
       sweeper.start();
       outbox.start();
+      idempotency.start();
       return `http://${host}:${port}`;
     },
     async close() {
@@ -170,6 +173,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       await sweeper.stop();
       await concierge.drain(options.sessions?.shutdownGraceMs);
       await outbox.stop();
+      idempotency.stop();
       await bus.close();
       await jobs.stop();
       await usage.stop();

@@ -10,6 +10,7 @@ export const errorStatus = {
   not_found: 404,
   turn_not_found: 404,
   invalid_state: 409,
+  idempotency_conflict: 409,
   turn_not_acknowledged: 409,
   turn_not_pending: 409,
   turn_already_resolved: 409,

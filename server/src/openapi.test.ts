@@ -53,7 +53,11 @@ describe('GET /openapi.json', () => {
     expect(list.security).toEqual([{ apiKey: [] }]);
 
     const create = doc.paths['/api/v1/agents'].post;
-    expect(Object.keys(create.responses).sort()).toEqual(['202', '400', '401', '413', '415', '429', '500', '503']);
+    expect(Object.keys(create.responses).sort()).toEqual(['202', '400', '401', '409', '413', '415', '429', '500', '503']);
+    const idempotencyKey = create.parameters.find((p: { name: string }) => p.name === 'Idempotency-Key');
+    expect(idempotencyKey).toMatchObject({ in: 'header', schema: { type: 'string', minLength: 1, maxLength: 255 } });
+    expect(idempotencyKey.required).not.toBe(true);
+    expect(create.responses['202'].headers['Idempotent-Replayed']).toBeDefined();
     expect(create.responses['202'].headers.Location).toBeDefined();
     expect(create.requestBody.required).toBe(true);
 

@@ -12,9 +12,22 @@ const WITH_BODY: ErrorCode[] = ['invalid_json', 'invalid_request', 'payload_too_
 
 export const toOpenApiPath = (expressPath: string): string => expressPath.replace(/:([A-Za-z_]+)/g, '{$1}');
 
+/** POSTs under /api/v1 take an Idempotency-Key (contract section 1). */
+const isIdempotent = (def: RouteDef): boolean => def.auth !== false && def.method === 'post';
+const idempotencyHeader = z.object({
+  'Idempotency-Key': z
+    .string()
+    .min(1)
+    .max(255)
+    .regex(/^[\x20-\x7e]+$/)
+    .optional()
+    .meta({ description: 'Makes a retry safe: the first successful response to a key is kept 24 h and sent again to a repeat of the same request' }),
+});
+
 function errorCodesOf(def: RouteDef): ErrorCode[] {
   const codes = new Set<ErrorCode>(def.errors ?? []);
   if (def.auth !== false) for (const c of AUTHENTICATED) codes.add(c);
+  if (isIdempotent(def)) codes.add('idempotency_conflict');
   if (def.method === 'post' || def.method === 'put') for (const c of WITH_BODY) codes.add(c);
   if (def.query) codes.add('invalid_request');
   return [...codes];
@@ -31,6 +44,7 @@ function operationOf(def: RouteDef): ZodOpenApiOperationObject {
   const common = def.auth === false ? requestIdHeader : { ...requestIdHeader, ...rateLimitHeaders };
   const successHeaders: Record<string, { description: string; schema: { type: 'string' | 'integer' } }> = { ...common };
   for (const [name, description] of Object.entries(def.success.headers ?? {})) successHeaders[name] = { description, schema: { type: 'string' } };
+  if (isIdempotent(def)) successHeaders['Idempotent-Replayed'] = { description: '`true` when this is the kept response to an earlier request with the same Idempotency-Key', schema: { type: 'string' } };
 
   const responses: ZodOpenApiResponsesObject = {
     [String(def.success.status)]: {
@@ -61,10 +75,11 @@ function operationOf(def: RouteDef): ZodOpenApiOperationObject {
     security: def.auth === false ? [] : [{ apiKey: [] }],
     responses,
   };
-  if (def.params || def.query) {
+  if (def.params || def.query || isIdempotent(def)) {
     operation.requestParams = {};
     if (def.params) operation.requestParams.path = def.params as z.ZodObject;
     if (def.query) operation.requestParams.query = def.query as z.ZodObject;
+    if (isIdempotent(def)) operation.requestParams.header = idempotencyHeader;
   }
   if (def.body) {
     operation.requestBody = { required: !def.bodyOptional, content: { 'application/json': { schema: def.body } } };

@@ -35,14 +35,11 @@ export class JsonText {
   constructor(readonly text: string) {}
 }
 
-const JSON_TYPE = 'application/json; charset=utf-8';
+export const JSON_TYPE = 'application/json; charset=utf-8';
 
-export function sendSuccess(res: Response, status: number, data: unknown, meta: object = {}): void {
-  const body =
-    data instanceof JsonText
-      ? `{"success":true,"data":${data.text},"meta":${JSON.stringify(meta)}}`
-      : JSON.stringify({ success: true, data, meta });
-  res.status(status).set('Content-Type', JSON_TYPE).send(body);
+/** The success envelope as the JSON text sent. */
+export function successBody(data: unknown, meta: object = {}): string {
+  return data instanceof JsonText ? `{"success":true,"data":${data.text},"meta":${JSON.stringify(meta)}}` : JSON.stringify({ success: true, data, meta });
 }
 
 export function sendError(res: Response, err: AppError): void {

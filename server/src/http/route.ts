@@ -2,7 +2,8 @@ import type { Express, Request, Response } from 'express';
 import { z } from 'zod';
 import type { Principal } from '../api-keys/api-key.service.js';
 import { AppError, type ErrorCode, type ErrorDetail } from '../errors.js';
-import { sendSuccess } from './envelope.js';
+import { fingerprintOf, type Idempotency, idempotencyKeyOf, type KeptResponse } from '../idempotency/idempotency.js';
+import { JSON_TYPE, successBody } from './envelope.js';
 import { assertCleanInput, BODY_TIMEOUT_MS, hasBody, isJsonContentType, MiB, parseJson, readRawBody } from './raw-body.js';
 
 export type Method = 'get' | 'post' | 'put' | 'delete';
@@ -87,18 +88,22 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown, root: s
   return parsed.data;
 }
 
-async function readJsonBody(req: Request, limit: number, timeoutMs: number): Promise<unknown> {
+/** The body's bytes and its JSON, or undefined when there is none. */
+async function readJsonBody(req: Request, limit: number, timeoutMs: number): Promise<{ raw: Buffer; value: unknown } | undefined> {
   if (!hasBody(req)) return undefined;
   if (!isJsonContentType(req)) {
     throw new AppError('unsupported_media_type', 'Request body must be application/json');
   }
-  return parseJson(await readRawBody(req, limit, timeoutMs));
+  const raw = await readRawBody(req, limit, timeoutMs);
+  return { raw, value: parseJson(raw) };
 }
 
 export interface MountOptions {
   bodyLimit?: number;
   /** How long a body may take once the headers are in (contract: 10 s). */
   bodyTimeoutMs?: number;
+  /** Keeps and replays the responses of POSTs that carry an Idempotency-Key (authenticated routes). */
+  idempotency?: Idempotency;
 }
 
 export function mountRoutes(app: Express, routes: readonly RouteDef[], options: MountOptions = {}): void {
@@ -122,15 +127,33 @@ export function mountRoutes(app: Express, routes: readonly RouteDef[], options: 
       assertCleanInput(req.query, 'query');
       const query = def.query ? validate(def.query, req.query, 'query') : {};
       let body: unknown;
+      let bodyBytes = raw;
       if (!def.rawBody && (def.method === 'post' || def.method === 'put')) {
-        const parsed = await readJsonBody(req, bodyLimit, bodyTimeoutMs);
-        body = validate(def.body ?? NO_BODY.optional(), parsed === undefined && def.bodyOptional ? {} : parsed, 'body');
+        const read = await readJsonBody(req, bodyLimit, bodyTimeoutMs);
+        bodyBytes = read?.raw;
+        body = validate(def.body ?? NO_BODY.optional(), read === undefined && def.bodyOptional ? {} : read?.value, 'body');
       }
-      const result = await def.handler({ params, query, body, raw, principal: res.locals.principal, req, res });
-      if (result.headers) res.set(result.headers);
-      if (def.success.contentType) res.status(def.success.status).type(def.success.contentType).end(result.data);
-      else if (def.success.raw) res.status(def.success.status).json(result.data);
-      else sendSuccess(res, result.status ?? def.success.status, result.data, result.meta);
+      const principal: Principal = res.locals.principal;
+      const run = async (): Promise<KeptResponse> => render(def, await def.handler({ params, query, body, raw, principal, req, res }));
+      // A request that failed validation keeps nothing: only what reaches the handler is idempotent.
+      const key = def.auth !== false && def.method === 'post' && options.idempotency ? idempotencyKeyOf(req) : undefined;
+      if (!key) return send(res, await run());
+      const { response, replayed } = await options.idempotency!.run(principal.customerId, key, fingerprintOf(req, bodyBytes), run);
+      if (replayed) res.setHeader('Idempotent-Replayed', 'true');
+      send(res, response);
     });
   }
+}
+
+/** A handler's result as it goes on the wire (bytes only where the route sends a file as is). */
+function render(def: RouteDef, result: RouteResult): KeptResponse {
+  const headers: Record<string, string> = { ...result.headers };
+  if (def.success.contentType) return { status: def.success.status, headers: { ...headers, 'Content-Type': def.success.contentType }, body: result.data as string };
+  headers['Content-Type'] = JSON_TYPE;
+  if (def.success.raw) return { status: def.success.status, headers, body: JSON.stringify(result.data) };
+  return { status: result.status ?? def.success.status, headers, body: successBody(result.data, result.meta) };
+}
+
+function send(res: Response, response: KeptResponse): void {
+  res.status(response.status).set(response.headers).end(response.body);
 }

@@ -4,6 +4,7 @@ import type { ApiKeyTable, UsageDailyTable } from '../api-keys/api-key.table.js'
 import type { ConversationEventTable, ConversationTable, TranscriptOutboxTable, TurnTable } from '../concierge/conversation.table.js';
 import type { CustomerTable } from '../customers/customer.table.js';
 import type { DeploymentTable } from '../deployments/deployment.table.js';
+import type { IdempotencyKeyTable } from '../idempotency/idempotency.table.js';
 import type { JobTable } from '../jobs/job.table.js';
 
 export interface ServiceFlagTable {
@@ -24,6 +25,7 @@ export interface Database {
   conversation_events: ConversationEventTable;
   turns: TurnTable;
   transcript_outbox: TranscriptOutboxTable;
+  idempotency_keys: IdempotencyKeyTable;
 }
 
 export type Db = Kysely<Database>;
