@@ -17,8 +17,16 @@ export interface Concierge {
  */
 export async function startConcierge(onHook: (call: HookCall, dep: Deployed) => void, o: { databaseUrl?: string; nodes?: number; nodeArgs?: string[] } = {}): Promise<Concierge> {
   const dataDir = mkdtempSync(join(tmpdir(), 'concierge-bench-'));
-  // The bench customer listens on loopback, which the egress guard refuses unless allowed.
-  const env = { PORT: '0', DATA_DIR: dataDir, DATABASE_URL: o.databaseUrl ?? '', RATE_LIMIT_PER_MINUTE: '1000000', HOOK_ALLOWED_HOSTS: '127.0.0.1' };
+  // The bench customer listens on loopback, which the egress guard refuses unless allowed; every
+  // bench client comes from one address, which the per-address cap before hello would refuse.
+  const env = {
+    PORT: '0',
+    DATA_DIR: dataDir,
+    DATABASE_URL: o.databaseUrl ?? '',
+    RATE_LIMIT_PER_MINUTE: '1000000',
+    HOOK_ALLOWED_HOSTS: '127.0.0.1',
+    PREHELLO_SOCKETS_PER_ADDRESS: '100000',
+  };
   const key = await seedCustomer({ dataDir, databaseUrl: o.databaseUrl });
   const nodes: Target[] = [];
   for (let i = 0; i < (o.nodes ?? 1); i++) nodes.push(await startTarget('server/src/main.ts', env, o.nodeArgs));
