@@ -160,6 +160,7 @@ export function randomRequest(rng: Rng, target: FuzzTarget): FuzzRequest {
   if (auth < 4) headers.authorization = `Bearer ${target.apiKey}`;
   else if (auth === 4) headers.authorization = rng.pick(['Bearer ', 'Bearer vak_nope', `Bearer ${target.apiKey}x`, 'Basic abc', `Bearer ${'k'.repeat(5_000)}`]);
   if (rng.chance(0.2)) headers['x-request-id'] = rng.pick(['ok-1', 'bad id', 'x'.repeat(200), '\u00e9']);
+  if (rng.chance(0.15)) headers['idempotency-key'] = rng.pick(['retry-1', 'retry-2', '', ' ', 'x'.repeat(300), `k${rng.int(50)}`]);
   let body: string | undefined;
   if (method === 'post' || method === 'put' || method === 'patch' || rng.chance(0.05)) {
     body = randomBody(rng, target);
