@@ -134,26 +134,33 @@ export function mountRoutes(app: Express, routes: readonly RouteDef[], options: 
         body = validate(def.body ?? NO_BODY.optional(), read === undefined && def.bodyOptional ? {} : read?.value, 'body');
       }
       const principal: Principal = res.locals.principal;
-      const run = async (): Promise<KeptResponse> => render(def, await def.handler({ params, query, body, raw, principal, req, res }));
+      const run = async (): Promise<WireResponse> => render(def, await def.handler({ params, query, body, raw, principal, req, res }));
       // A request that failed validation keeps nothing: only what reaches the handler is idempotent.
       const key = def.auth !== false && def.method === 'post' && options.idempotency ? idempotencyKeyOf(req) : undefined;
       if (!key) return send(res, await run());
-      const { response, replayed } = await options.idempotency!.run(principal.customerId, key, fingerprintOf(req, bodyBytes), run);
+      // POST routes answer JSON text, never bytes: what is kept is what was sent.
+      const keepable = async (): Promise<KeptResponse> => {
+        const wire = await run();
+        return { ...wire, body: wire.body.toString() };
+      };
+      const { response, replayed } = await options.idempotency!.run(principal.customerId, key, fingerprintOf(req, bodyBytes), keepable);
       if (replayed) res.setHeader('Idempotent-Replayed', 'true');
       send(res, response);
     });
   }
 }
 
-/** A handler's result as it goes on the wire (bytes only where the route sends a file as is). */
-function render(def: RouteDef, result: RouteResult): KeptResponse {
+/** A response as it goes on the wire: JSON text, or bytes where a route sends a file as is. */
+type WireResponse = Omit<KeptResponse, 'body'> & { body: string | Buffer };
+
+function render(def: RouteDef, result: RouteResult): WireResponse {
   const headers: Record<string, string> = { ...result.headers };
-  if (def.success.contentType) return { status: def.success.status, headers: { ...headers, 'Content-Type': def.success.contentType }, body: result.data as string };
+  if (def.success.contentType) return { status: def.success.status, headers: { ...headers, 'Content-Type': def.success.contentType }, body: result.data as string | Buffer };
   headers['Content-Type'] = JSON_TYPE;
   if (def.success.raw) return { status: def.success.status, headers, body: JSON.stringify(result.data) };
   return { status: result.status ?? def.success.status, headers, body: successBody(result.data, result.meta) };
 }
 
-function send(res: Response, response: KeptResponse): void {
+function send(res: Response, response: WireResponse): void {
   res.status(response.status).set(response.headers).end(response.body);
 }
