@@ -1,37 +1,13 @@
-import { connect } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { deploy, mintToken, postReply, startCustomerServer, Widget } from '../test/concierge-kit.js';
 import { type FuzzTarget, randomFrame, randomRequest, rawRequest, Rng } from '../test/fuzz-input.js';
-import { describeEachStore, type TestService, startService } from '../test/harness.js';
+import { describeEachStore, rawExchange, type TestService, startService } from '../test/harness.js';
 
 /** FUZZ_SEED=n replays a run; the seed is in every failure message. */
 const SEED = Number(process.env.FUZZ_SEED ?? 20_261_124);
 const HTTP_REQUESTS = 6_000;
 const WS_FRAMES = 4_000;
 const CONCURRENCY = 16;
-
-/** Sends bytes no client library would, and returns the status code of the answer, if one came. */
-function sendRaw(url: string, bytes: Buffer, hangUp: boolean): Promise<number | undefined> {
-  const { port } = new URL(url);
-  return new Promise((resolve) => {
-    let answer = '';
-    const socket = connect(Number(port), '127.0.0.1', () => {
-      socket.write(bytes);
-      if (hangUp) socket.end();
-    });
-    const done = () => {
-      clearTimeout(timer);
-      socket.destroy();
-      const status = /^HTTP\/1\.[01] (\d{3})/.exec(answer)?.[1];
-      resolve(status ? Number(status) : undefined);
-    };
-    // A request that waits for a body never sent is cut by us: the aborted-body case.
-    const timer = setTimeout(done, 500);
-    socket.on('data', (chunk) => (answer += chunk));
-    socket.on('close', done);
-    socket.on('error', done);
-  });
-}
 
 describeEachStore('fuzzing the edges', (kind) => {
   let service: TestService;
@@ -73,7 +49,9 @@ describeEachStore('fuzzing the edges', (kind) => {
           next++;
           if (rng.chance(0.15)) {
             const { bytes, hangUp } = rawRequest(rng, target);
-            note(await sendRaw(service.url, bytes, hangUp), `raw ${JSON.stringify(bytes.subarray(0, 120).toString())}`);
+            // A request that waits for a body never sent is cut by us after 500 ms: the aborted-body case.
+            const { status } = await rawExchange(service.url, bytes, { hangUp, waitMs: 500 });
+            note(status, `raw ${JSON.stringify(bytes.subarray(0, 120).toString())}`);
             continue;
           }
           const request = randomRequest(rng, target);

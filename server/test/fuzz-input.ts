@@ -1,5 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { SignJWT } from 'jose';
+import { deepJson } from './harness.js';
 
 /** mulberry32: a small seeded generator, so a failing run can be replayed from its seed. */
 export class Rng {
@@ -89,8 +90,6 @@ export function randomJson(rng: Rng, depth = 0): unknown {
   return out;
 }
 
-/** `{"a":{"a":...}}` as text: JSON.stringify cannot write something this deep. */
-export const deepJson = (depth: number, open = '{"a":', close = '}'): string => `${open.repeat(depth)}1${close.repeat(depth)}`;
 
 /** A body as text: valid-looking ones with one field spoiled, random JSON, deep JSON, or not JSON at all. */
 function randomBody(rng: Rng, target: FuzzTarget): string {

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -200,4 +201,41 @@ export function expectError(reply: Reply, status: number, code: string): void {
   }
   const requestId = reply.headers.get('x-request-id');
   if (!requestId || reply.body.meta?.request_id !== requestId) throw new Error('error meta.request_id must equal X-Request-Id');
+}
+
+/** `{"a":{"a":...1}}` (or `[[...1]]`), `depth` levels deep, as text: JSON.stringify cannot write something this deep. */
+export const deepJson = (depth: number, open = '{"a":', close = '}'): string => `${open.repeat(depth)}1${close.repeat(depth)}`;
+
+export interface RawExchange {
+  /** Everything the server sent back. */
+  answer: string;
+  /** The status of its answer, if one came. */
+  status: number | undefined;
+  /** From connecting until the socket closed, by either side. */
+  ms: number;
+}
+
+/**
+ * Sends bytes no HTTP client would send (broken framing, a lying Content-Length, half a request)
+ * on a socket of its own. `hangUp` closes the client's side right after writing; the client gives
+ * up and destroys the socket after `waitMs` if the server has not closed it by then.
+ */
+export function rawExchange(url: string, bytes: string | Buffer, o: { hangUp?: boolean; waitMs?: number } = {}): Promise<RawExchange> {
+  const { port } = new URL(url);
+  return new Promise((resolve) => {
+    const started = Date.now();
+    let answer = '';
+    const socket = connect(Number(port), '127.0.0.1', () => {
+      socket.write(bytes);
+      if (o.hangUp) socket.end();
+    });
+    const timer = setTimeout(() => socket.destroy(), o.waitMs ?? 5_000);
+    socket.on('data', (chunk) => (answer += chunk));
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      clearTimeout(timer);
+      const status = /^HTTP\/1\.[01] (\d{3})/.exec(answer)?.[1];
+      resolve({ answer, status: status ? Number(status) : undefined, ms: Date.now() - started });
+    });
+  });
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { Widget, deploy, mintToken, postReply, sign, startCustomerServer } from '../../test/concierge-kit.js';
-import { describeEachStore, type TestService, startService, waitFor } from '../../test/harness.js';
+import { deepJson, describeEachStore, type TestService, startService, waitFor } from '../../test/harness.js';
 
 describeEachStore('concierge sessions', (kind) => {
   let service: TestService;
@@ -222,7 +222,7 @@ describeEachStore('concierge sessions', (kind) => {
     // Claims are held to the text hygiene rule like any other input.
     expect(await closeCodeFor(await mintToken(secret, deploymentId, { sub: 'guest\u0000' }))).toBe(4401);
     expect(await closeCodeFor(await mintToken(secret, deploymentId, { claims: { name: 'Ada\ud800' } }))).toBe(4401);
-    expect(await closeCodeFor(await mintToken(secret, deploymentId, { claims: { ctx: JSON.parse(nestedJson(40)) } }))).toBe(4401);
+    expect(await closeCodeFor(await mintToken(secret, deploymentId, { claims: { ctx: JSON.parse(deepJson(40)) } }))).toBe(4401);
   });
 
   it('refuses a disallowed Origin (403) and an unknown deployment (404) at the upgrade', async () => {
@@ -262,7 +262,7 @@ describeEachStore('concierge sessions', (kind) => {
       [{ type: 'user_turn', client_turn_id: 'b\u0000', text: 'Hi', mode: 'text' }, 'message.client_turn_id must not contain the character U+0000'],
       [{ type: 'user_turn', client_turn_id: 'c', text: 'Hi \ud83d', mode: 'text' }, 'message.text must not contain an unpaired UTF-16 surrogate'],
       // Built as text: JSON.stringify itself cannot write something this deep.
-      [`{"type":"user_turn","client_turn_id":"d","text":"Hi","mode":"text","extra":${nestedJson(2_000)}}`, `message.extra${'.a'.repeat(31)} nested deeper than 32 levels`],
+      [`{"type":"user_turn","client_turn_id":"d","text":"Hi","mode":"text","extra":${deepJson(2_000)}}`, `message.extra${'.a'.repeat(31)} nested deeper than 32 levels`],
       [{ type: 'user_turn', 'key\u0000': 1 }, 'message.key\u0000 must not contain the character U+0000'],
     ];
     for (const [frame, message] of bad) {
@@ -508,9 +508,6 @@ describeEachStore('concierge sessions', (kind) => {
     widget.close();
   }, 20_000);
 });
-
-/** `{"a":{"a":...1}}`, `depth` objects deep. */
-const nestedJson = (depth: number): string => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
 
 describe('websocket upgrades elsewhere', () => {
   it('refuses an upgrade on any other path', async () => {

@@ -1,18 +1,8 @@
-import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, type Client, client, describeEachStore, expectError, type TestService, startService } from '../../test/harness.js';
+import { call, type Client, client, describeEachStore, expectError, rawExchange, type TestService, startService } from '../../test/harness.js';
 
 /** Sends bytes on a raw socket and returns the status line and body: for requests fetch won't make. */
-function rawRequest(url: string, request: string): Promise<string> {
-  const { port } = new URL(url);
-  return new Promise((resolve, reject) => {
-    const socket = connect(Number(port), '127.0.0.1', () => socket.write(request));
-    let out = '';
-    socket.on('data', (d) => (out += d));
-    socket.on('end', () => resolve(out));
-    socket.on('error', reject);
-  });
-}
+const rawRequest = async (url: string, request: string): Promise<string> => (await rawExchange(url, request)).answer;
 
 describeEachStore('HTTP edge', (kind) => {
   let service: TestService;
@@ -121,14 +111,8 @@ describeEachStore('HTTP edge', (kind) => {
     it('takes a body the client cut off as the client\'s doing: no error logged, and serving goes on', async () => {
       const errorsBefore = service.logs.filter((l) => l.includes('"level":50')).length;
       for (const path of ['/api/v1/agents', '/embed/concierge/00000000-0000-4000-8000-000000000000/replies']) {
-        const { port } = new URL(service.url);
-        await new Promise<void>((resolve) => {
-          const socket = connect(Number(port), '127.0.0.1', () => {
-            socket.write(`POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${apiKey}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":`);
-            setTimeout(() => socket.destroy(), 50);
-          });
-          socket.on('close', () => resolve());
-        });
+        const request = `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${apiKey}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":`;
+        await rawExchange(service.url, request, { waitMs: 50 });
       }
       await new Promise((r) => setTimeout(r, 100));
       expect(service.logs.filter((l) => l.includes('"level":50')).slice(errorsBefore)).toEqual([]);

@@ -1,11 +1,9 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { sign } from '../../test/concierge-kit.js';
-import { type Client, client, createReadyAgent, describeEachStore, expectError, type Reply, type TestService, startService } from '../../test/harness.js';
+import { type Client, client, createReadyAgent, deepJson, describeEachStore, expectError, type Reply, type TestService, startService } from '../../test/harness.js';
 
 const NUL = 'must not contain the character U+0000';
 const SURROGATE = 'must not contain an unpaired UTF-16 surrogate';
-/** `{"a":{"a":...1}}`, `depth` objects deep, as text: JSON.stringify cannot write something this deep. */
-const nestedJson = (depth: number): string => `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`;
 const TOO_DEEP = 'nested deeper than 32 levels';
 
 /** The contract's text hygiene (section 1) on every route, whatever the store would do with the input. */
@@ -46,12 +44,12 @@ describeEachStore('text hygiene at the HTTP edge', (kind) => {
   });
 
   it('refuses JSON nested deeper than 32 levels before anything serialises it', async () => {
-    const deep = `{"draft_spec":${nestedJson(5_000)}}`;
+    const deep = `{"draft_spec":${deepJson(5_000)}}`;
     refused(await api.put(`/api/v1/agents/${agentId}`, undefined, { raw: deep, headers: json }), `body.draft_spec${'.a'.repeat(31)}`, TOO_DEEP);
-    const deepChannel = `{"agent_id":"${agentId}","channel_config":{"hook_url":"https://hotel.example/hook","x":${nestedJson(5_000)}}}`;
+    const deepChannel = `{"agent_id":"${agentId}","channel_config":{"hook_url":"https://hotel.example/hook","x":${deepJson(5_000)}}}`;
     refused(await api.post('/api/v1/deployments', undefined, { raw: deepChannel, headers: json }), `body.channel_config.x${'.a'.repeat(30)}`, TOO_DEEP);
     // 32 levels, the body itself counted, are allowed.
-    const edge = await api.put(`/api/v1/agents/${agentId}`, undefined, { raw: `{"draft_spec":${nestedJson(31)}}`, headers: json });
+    const edge = await api.put(`/api/v1/agents/${agentId}`, undefined, { raw: `{"draft_spec":${deepJson(31)}}`, headers: json });
     expect(edge.status).toBe(200);
   });
 
