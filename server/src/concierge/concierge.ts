@@ -230,14 +230,11 @@ export class Concierge {
 
   /** The deployment a deferred reply names, once its signature over these exact bytes verifies. */
   async verifyReply(deploymentId: string, raw: Buffer, signature: string | undefined): Promise<DeploymentContext> {
-    const known = await this.o.deployments.get(deploymentId);
-    if (!known) throw new AppError('not_found', 'Deployment not found');
-    if (verifySignature(signature, raw, known.secrets)) return known;
-    // Refused by remembered secrets that may predate a rotation on another node: the store
-    // decides (at most once a second per deployment), so a reply signed with the new secret verifies.
-    const fresh = await this.o.deployments.recheck(deploymentId);
-    if (fresh && verifySignature(signature, raw, fresh.secrets)) return fresh;
-    throw new AppError('invalid_signature', 'X-Service-Signature must be sha256=<lowercase hex HMAC-SHA256 of the raw body> under the signing secret');
+    // A reply signed with a secret just rotated on another node verifies here too (see accepting).
+    const found = await this.o.deployments.accepting(deploymentId, (dep) => verifySignature(signature, raw, dep.secrets));
+    if (!found) throw new AppError('not_found', 'Deployment not found');
+    if (!found.accepted) throw new AppError('invalid_signature', 'X-Service-Signature must be sha256=<lowercase hex HMAC-SHA256 of the raw body> under the signing secret');
+    return found.dep;
   }
 
   /** Resolves an acknowledged turn with a verified reply; stored before this returns, so a 202 loses nothing. */

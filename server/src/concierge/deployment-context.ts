@@ -115,13 +115,20 @@ export class DeploymentDirectory {
   }
 
   /**
-   * Read from the store unless a recheck did within the last `ttlMs` (then undefined): for a
-   * signature that failed against what is remembered, which may predate a rotation made on
-   * another node, without letting badly signed requests cost a read each.
+   * The deployment, and whether `accepts` (a signature check) takes it: undefined when there is
+   * none. What is remembered is tried first. Its refusal may predate a change made on another node
+   * (a rotated secret), so the store decides, but for a refusal at most once per `ttlMs`: badly
+   * signed requests must not cost a read each. At most one read per call.
    */
-  async recheck(id: string): Promise<DeploymentContext | undefined> {
-    if (this.#rechecked.get(id)) return undefined;
-    this.#rechecked.set(id, true);
-    return this.fresh(id);
+  async accepting(id: string, accepts: (dep: DeploymentContext) => boolean): Promise<{ dep: DeploymentContext; accepted: boolean } | undefined> {
+    const remembered = this.#cache.get(id);
+    if (remembered === null) return undefined;
+    if (remembered) {
+      if (accepts(remembered)) return { dep: remembered, accepted: true };
+      if (this.#rechecked.get(id)) return { dep: remembered, accepted: false };
+      this.#rechecked.set(id, true);
+    }
+    const dep = await this.fresh(id);
+    return dep && { dep, accepted: accepts(dep) };
   }
 }

@@ -1,0 +1,47 @@
+import type { KyselyPlugin } from 'kysely';
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { deploy } from '../../test/concierge-kit.js';
+import { describeEachStore, type TestService, startService } from '../../test/harness.js';
+import { DeploymentDirectory } from './deployment-context.js';
+
+/** Contract section 6: a signature that fails against remembered secrets rechecks the store at most once a second per deployment. */
+describeEachStore('the deployment directory', (kind) => {
+  let service: TestService;
+  let deploymentId: string;
+  beforeAll(async () => {
+    service = await startService(kind);
+    ({ deploymentId } = await deploy(service, { hook_url: 'https://hotel.example/hook' }));
+  });
+  afterAll(() => service.close());
+
+  /** A directory over the service's store that counts the statements it runs. */
+  function counted(ttlMs: number) {
+    const reads = { n: 0 };
+    const counter: KyselyPlugin = {
+      transformQuery: (args) => {
+        reads.n++;
+        return args.node;
+      },
+      transformResult: async (args) => args.result,
+    };
+    return { directory: new DeploymentDirectory(service.app.store.db.withPlugin(counter), ttlMs), reads };
+  }
+
+  it('reads a deployment once per second, however often a signature fails against it', async () => {
+    const { directory, reads } = counted(400);
+    for (let i = 0; i < 5; i++) expect((await directory.accepting(deploymentId, () => true))?.accepted).toBe(true);
+    expect(reads.n).toBe(1);
+    for (let i = 0; i < 50; i++) expect((await directory.accepting(deploymentId, () => false))?.accepted).toBe(false);
+    // The first refusal may predate a rotation elsewhere: one recheck, then none until the second is up.
+    expect(reads.n).toBe(2);
+    await new Promise((r) => setTimeout(r, 450));
+    for (let i = 0; i < 50; i++) await directory.accepting(deploymentId, () => false);
+    expect(reads.n).toBeLessThanOrEqual(4);
+  });
+
+  it('remembers that a deployment does not exist, for a second too', async () => {
+    const { directory, reads } = counted(1_000);
+    for (let i = 0; i < 20; i++) expect(await directory.accepting('00000000-0000-4000-8000-000000000000', () => true)).toBeUndefined();
+    expect(reads.n).toBe(1);
+  });
+});
