@@ -41,7 +41,7 @@ export interface Config {
   readonly preHelloSocketsPerAddress: number;
   /** New conversations one `sub` may start on a deployment per 10 minutes. */
   readonly newConversationsPerSub: number;
-  /** Badly signed replies one client address may send per minute before every reply is 429. */
+  /** Badly signed replies one client address may send per minute; past it each badly signed one is 429 until the minute ends. */
   readonly replySignatureFailuresPerMinute: number;
   /** Proxy hops in front of the service whose X-Forwarded-For is believed (0: the socket's address is the client's). */
   readonly trustProxyHops: number;

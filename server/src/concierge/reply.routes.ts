@@ -35,11 +35,11 @@ export function replyRoutes(concierge: Concierge, limits: ReplyLimits): RouteDef
       success: { status: 202, description: 'Stored and on its way to the widget; 200 with duplicate: true for an identical repeat', data: replyAcceptedSchema },
       handler: async ({ params, raw, req, res }) => {
         const signature = req.headers['x-service-signature'];
-        const address = clientAddress(req, limits.trustProxyHops);
         // The contract's order: signature on the raw bytes first, then JSON, then the body's shape.
         const dep = await concierge.verifyReply(params.id, raw!, typeof signature === 'string' ? signature : undefined).catch((err: unknown) => {
           if (!(err instanceof AppError && err.code === 'invalid_signature')) throw err;
           // Guessing signatures is slowed down per address; a correctly signed reply is never limited.
+          const address = clientAddress(req, limits.trustProxyHops);
           const blocked = failures.blockedFor(address);
           failures.record(address);
           if (!blocked) throw err;

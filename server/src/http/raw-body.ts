@@ -31,9 +31,6 @@ export function readRawBody(req: IncomingMessage, limit: number, timeoutMs = BOD
   if (declared > limit) return Promise.reject(tooLarge(limit));
   return new Promise((resolve, reject) => {
     const slow = setTimeout(() => req.destroy(), timeoutMs);
-    const done = () => clearTimeout(slow);
-    req.once('end', done);
-    req.once('close', done);
     const chunks: Buffer[] = [];
     let size = 0;
     let overflow = false;
@@ -46,11 +43,18 @@ export function readRawBody(req: IncomingMessage, limit: number, timeoutMs = BOD
       }
       chunks.push(chunk);
     });
-    req.on('end', () => (overflow ? reject(tooLarge(limit)) : resolve(Buffer.concat(chunks, size))));
-    // The client hung up mid-body: its fault, not ours, and nobody is left to read the answer.
+    req.on('end', () => {
+      clearTimeout(slow);
+      if (overflow) reject(tooLarge(limit));
+      else resolve(Buffer.concat(chunks, size));
+    });
+    // The client hung up mid-body (or was too slow): its fault, not ours, and nobody is left to read the answer.
     const cut = () => reject(new AppError('invalid_request', 'The request body ended before it was complete'));
     req.on('error', cut);
-    req.on('close', () => req.readableEnded || cut());
+    req.on('close', () => {
+      clearTimeout(slow);
+      if (!req.readableEnded) cut();
+    });
   });
 }
 
