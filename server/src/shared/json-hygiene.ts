@@ -16,22 +16,34 @@ export interface HygieneProblem {
  * Returns the first problem, or undefined.
  */
 export function jsonHygieneProblem(value: unknown, root: string): HygieneProblem | undefined {
-  const path: string[] = [root];
+  // The keys down to the problem, filled in on the way back up (innermost first): nothing is
+  // built while walking input that is clean, which is almost all of it.
+  const trail: string[] = [];
   const visit = (node: unknown, depth: number): string | undefined => {
     if (typeof node === 'string') return badText(node);
     if (typeof node !== 'object' || node === null) return undefined;
     if (depth >= MAX_JSON_DEPTH) return `nested deeper than ${MAX_JSON_DEPTH} levels`;
-    const entries: [string, unknown][] = Array.isArray(node) ? node.map((v, i) => [String(i), v]) : Object.entries(node);
-    for (const [key, child] of entries) {
-      path.push(key);
-      const problem = badText(key) ?? visit(child, depth + 1);
-      if (problem) return problem;
-      path.pop();
+    if (Array.isArray(node)) {
+      for (let i = 0; i < node.length; i++) {
+        const problem = visit(node[i], depth + 1);
+        if (problem) {
+          trail.unshift(String(i));
+          return problem;
+        }
+      }
+      return undefined;
+    }
+    for (const key of Object.keys(node)) {
+      const problem = badText(key) ?? visit((node as Record<string, unknown>)[key], depth + 1);
+      if (problem) {
+        trail.unshift(key);
+        return problem;
+      }
     }
     return undefined;
   };
   const message = visit(value, 0);
-  return message ? { path: path.join('.'), message } : undefined;
+  return message ? { path: [root, ...trail].join('.'), message } : undefined;
 }
 
 function badText(text: string): string | undefined {
