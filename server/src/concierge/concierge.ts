@@ -428,7 +428,6 @@ export class Concierge {
         deployment_id: dep.id,
         conversation_id: conversationId,
         position: position++,
-        url: dep.transcriptHookUrl,
         body,
         status: 'pending',
         attempts: 0,

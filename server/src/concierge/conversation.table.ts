@@ -48,7 +48,6 @@ export interface TranscriptOutboxTable {
   deployment_id: string;
   conversation_id: string;
   position: number;
-  url: string;
   body: string;
   status: OutboxStatus;
   attempts: number;

@@ -2,10 +2,12 @@ import type { Migration } from 'kysely';
 import { management } from './2026-10-02-01-management.js';
 import { sessions } from './2026-10-02-02-sessions.js';
 import { limits } from './2026-11-24-01-limits.js';
+import { outboxUrl } from './2026-11-24-02-outbox-url.js';
 
 /** Every migration, in order. Names are timestamps so they sort the way they apply. */
 export const migrations: Record<string, Migration> = {
   '2026-10-02-01-management': management,
   '2026-10-02-02-sessions': sessions,
   '2026-11-24-01-limits': limits,
+  '2026-11-24-02-outbox-url': outboxUrl,
 };
