@@ -319,7 +319,8 @@ export class Concierge {
   }
 
   private track(work: Promise<unknown>): void {
-    const tracked = work.catch((err) => this.o.logger.error({ err }, 'turn processing failed')).finally(() => this.inFlight.delete(tracked));
+    // A hook answer the store never took (a stop during an outage) is an outage, logged once like the rest.
+    const tracked = work.catch((err) => void this.o.health.failed(err, 'turn processing')).finally(() => this.inFlight.delete(tracked));
     this.inFlight.add(tracked);
   }
 
