@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deploy, mintToken, postReply, type ServiceRef, startCustomerServer, Widget } from '../../test/concierge-kit.js';
-import { call, TEST_DATABASE_URL, waitFor } from '../../test/harness.js';
+import { call, client, TEST_DATABASE_URL, waitFor } from '../../test/harness.js';
 import { bootstrapKey, type NodeProcess, startServiceProcess, withScratchDatabase } from '../../test/service-process.js';
 
 /**
@@ -39,7 +39,7 @@ describe.skipIf(!TEST_DATABASE_URL)('a PostgreSQL outage [postgres]', () => {
   const listeners = async (database: string) =>
     Number((await admin.query("select count(*) as n from pg_stat_activity where datname = $1 and query ilike 'listen %'", [database])).rows[0].n);
 
-  it('lives through it: 503 during, ready within 5 s after, LISTEN back, no reply lost, the hook answer kept', async () => {
+  it('lives through it: 503 during, ready within 5 s after, LISTEN and every loop back, no reply lost, the hook answer kept', async () => {
     await withScratchDatabase(TEST_DATABASE_URL!, 'concierge_outage', async (url) => {
       const database = new URL(url).pathname.slice(1);
       const env = { PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: url, LOG_LEVEL: 'warn', HOOK_ALLOWED_HOSTS: '127.0.0.1' };
@@ -51,10 +51,16 @@ describe.skipIf(!TEST_DATABASE_URL)('a PostgreSQL outage [postgres]', () => {
       const ref: ServiceRef = { url: nodeA.url, newCustomer: async () => ({ customerId: '', apiKey: key }) };
       const held: ServerResponse[] = [];
       customer.state.behaviour = (_call, res) => res.writeHead(202).end();
-      const { deploymentId, secret } = await deploy(ref, { hook_url: customer.hookUrl }, { engagement_rules: { max_pending_turns: 20 } });
+      const { deploymentId, secret } = await deploy(ref, { hook_url: customer.hookUrl, transcript_hook_url: customer.transcriptUrl }, { engagement_rules: { max_pending_turns: 20 } });
       const token = await mintToken(secret, deploymentId);
       const widget = await Widget.open(nodeA, deploymentId);
       const { conversation_id } = await widget.hello(token);
+      // A turn nobody answers, due to expire just after the store is back: the sweeper must be running then.
+      const expiring = await deploy(ref, { hook_url: customer.hookUrl }, { runtime_config: { reply_timeout_s: 5 } });
+      const expiringWidget = await Widget.open(nodeA, expiring.deploymentId);
+      await expiringWidget.hello(await mintToken(expiring.secret, expiring.deploymentId));
+      expiringWidget.send({ type: 'user_turn', client_turn_id: 'unanswered', text: 'Anyone?', mode: 'text' });
+      const { turn_id: unanswered } = await expiringWidget.next('turn_acknowledged');
       const ask = async (id: string) => {
         widget.send({ type: 'user_turn', client_turn_id: id, text: `Question ${id}`, mode: 'text' });
         return (await widget.next('turn_accepted')).turn_id as string;
@@ -126,6 +132,17 @@ describe.skipIf(!TEST_DATABASE_URL)('a PostgreSQL outage [postgres]', () => {
         expect(Date.now() - started).toBeLessThan(500);
       }
 
+      // The background loops resumed by themselves: the outbox sends what was written after the
+      // cut, the sweeper expires the unanswered turn, the job runner generates a new agent, and
+      // usage counts are written.
+      await waitFor(async () => customer.transcript.find((c) => c.body.type === 'turn.acknowledged' && c.body.data.turn_id === duringCut), 5_000);
+      expect(await expiringWidget.next('turn_failed', 8_000)).toMatchObject({ turn_id: unanswered, reason: 'reply_timeout' });
+      const api = client(nodeB.url, key);
+      const job = (await api.post('/api/v1/agents', { name: 'After the outage' })).body.data;
+      await waitFor(async () => (await api.get(job.polling_url)).body.data.status === 'succeeded', 5_000);
+      const usage = await api.get('/api/v1/settings/api-key/usage?days=1');
+      expect([usage.status, usage.body.data.total_requests > 0]).toEqual([200, true]);
+
       // Every reply that got a 202 reached the widget, once; the refused ones were posted again.
       posting = false;
       await poster;
@@ -143,6 +160,7 @@ describe.skipIf(!TEST_DATABASE_URL)('a PostgreSQL outage [postgres]', () => {
         expect(lines.filter((l) => l.includes('"level":50') && !l.includes('store unavailable'))).toEqual([]);
       }
       widget.close();
+      expiringWidget.close();
       for (const node of [nodeA, nodeB]) node.child.kill('SIGTERM');
       expect(await Promise.all([nodeA.exited, nodeB.exited])).toEqual([0, 0]);
     });
