@@ -52,6 +52,7 @@ const clientMessage = z.discriminatedUnion('type', [
   }),
   z.strictObject({ type: z.literal('refresh_token'), token }),
   z.strictObject({ type: z.literal('end') }),
+  z.strictObject({ type: z.literal('ping') }),
 ]);
 type ClientMessage = z.infer<typeof clientMessage>;
 
@@ -175,7 +176,11 @@ class Session {
   ) {
     this.helloTimer = setTimeout(() => this.close(Close.noHello, 'no hello in time'), server.o.helloTimeoutMs ?? 10_000);
     ws.on('message', (data, isBinary) => {
-      this.queue = this.queue.then(() => this.onMessage(data, isBinary)).catch((err) => this.failed(err, 'session message'));
+      const parsed = parseClientMessage(data, isBinary);
+      // A ping is the widget asking whether this connection still works: it is answered at once,
+      // not after the turns queued before it.
+      if (parsed.message?.type === 'ping' && this.conversationId) return this.send({ type: 'pong' });
+      this.queue = this.queue.then(() => this.onMessage(parsed)).catch((err) => this.failed(err, 'session message'));
     });
     ws.on('pong', () => {
       this.alive = true;
@@ -193,14 +198,14 @@ class Session {
     this.ws.ping();
   }
 
-  private async onMessage(data: RawData, isBinary: boolean): Promise<void> {
+  private async onMessage({ message, problem }: ParsedMessage): Promise<void> {
     if (this.closed) return;
-    const { message, problem } = parseClientMessage(data, isBinary);
     if (!this.conversationId) {
       if (message?.type !== 'hello') return this.close(Close.protocol, 'the first message must be a valid hello');
       return this.hello(message);
     }
-    if (!message || message.type === 'hello') return this.sendError('invalid_message', problem ?? 'Expected user_turn, refresh_token or end as a JSON text frame');
+    if (!message || message.type === 'hello') return this.sendError('invalid_message', problem ?? 'Expected user_turn, refresh_token, end or ping as a JSON text frame');
+    if (message.type === 'ping') return this.send({ type: 'pong' });
     if (message.type === 'user_turn') return this.userTurn(message);
     if (message.type === 'refresh_token') return this.refresh(message.token);
     return this.server.o.concierge.endConversation(this.dep, this.conversationId, 'user_ended');
@@ -389,7 +394,12 @@ class Session {
 }
 
 /** A client frame, or why it is not one (JSON text, the contract's text hygiene, then the message schema). */
-function parseClientMessage(data: RawData, isBinary: boolean): { message?: ClientMessage; problem?: string } {
+interface ParsedMessage {
+  message?: ClientMessage;
+  problem?: string;
+}
+
+function parseClientMessage(data: RawData, isBinary: boolean): ParsedMessage {
   if (isBinary) return { problem: 'Frames must be JSON text' };
   let value: unknown;
   try {

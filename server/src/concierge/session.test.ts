@@ -253,6 +253,26 @@ describeEachStore('concierge sessions', (kind) => {
     widget.close();
   });
 
+  it('answers ping with pong at once, stores neither, and takes ping only after hello', async () => {
+    accept();
+    const { widget, deploymentId, secret } = await session();
+    customer.state.behaviour = () => undefined; // the hook call hangs: a turn is still in flight when the ping comes
+    widget.send({ type: 'user_turn', client_turn_id: 'p1', text: 'Still there?', mode: 'text' });
+    widget.send({ type: 'ping' });
+    expect(await widget.next('pong', 1_000)).toEqual({ type: 'pong' });
+    await widget.next('turn_accepted');
+    const resumed = await Widget.open(service, deploymentId);
+    const ready = await resumed.hello(await mintToken(secret, deploymentId, { claims: { name: 'Ada' } }), { conversation_id: widget.frames[0].conversation_id, last_seq: 0 });
+    expect(ready.last_seq).toBe(1);
+    resumed.close();
+    widget.close();
+
+    const first = await Widget.open(service, deploymentId);
+    first.send({ type: 'ping' });
+    expect((await first.closed).code).toBe(4400);
+    expect(first.frames).toEqual([]);
+  });
+
   it('refuses U+0000, unpaired surrogates and deep nesting in any field of a message, then carries on', async () => {
     accept();
     const { widget } = await session();
