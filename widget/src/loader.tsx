@@ -1,5 +1,6 @@
 import { render } from 'preact';
 import { SessionClient, type SessionEvent } from './session/client';
+import { browserSurroundings } from './session/surroundings';
 import { browserSpeech, type Speech } from './speech/speech';
 import { App } from './ui/app';
 import css from './ui/styles.css?inline';
@@ -38,19 +39,13 @@ class Widget {
     const getToken = options.getToken ?? (options.tokenUrl ? fetchToken(new URL(options.tokenUrl, location.href).href) : undefined);
     if (!options.deploymentId || !getToken) throw new Error('init needs deploymentId and getToken (or tokenUrl)');
     this.speech = options.speech ?? browserSpeech();
-    this.client = new SessionClient({ baseUrl, deploymentId: options.deploymentId, getToken, storage: safeSessionStorage() });
+    this.client = new SessionClient({ baseUrl, deploymentId: options.deploymentId, getToken, storage: safeSessionStorage(), surroundings: browserSurroundings() });
     this.client.onEvent((event) => {
-      if (event.type === 'reply' && event.mode === 'voice' && !event.replayed) {
+      if (event.type === 'reply' && event.speak) {
         const agent = this.client.view.agent;
         this.speech.speak(event.text, agent?.language ?? undefined, typeof agent?.voice === 'string' ? agent.voice : undefined);
       }
-      for (const handler of this.handlers.get(event.type) ?? []) {
-        try {
-          handler(event);
-        } catch (err) {
-          console.error(PREFIX, 'an event handler threw', err);
-        }
-      }
+      this.dispatch(event);
     });
     this.host.setAttribute('data-concierge', '');
     const root = this.host.attachShadow({ mode: 'open' });
@@ -85,8 +80,19 @@ class Widget {
     this.host.remove();
   }
 
+  private dispatch(event: SessionEvent): void {
+    for (const handler of this.handlers.get(event.type) ?? []) {
+      try {
+        handler(event);
+      } catch (err) {
+        console.error(PREFIX, 'an event handler threw', err);
+      }
+    }
+  }
+
   private render(): void {
-    render(<App client={this.client} speech={this.speech} open={this.opened} setOpen={(open) => this.setOpen(open)} />, this.host.shadowRoot!);
+    const onError = (code: string, message: string) => this.dispatch({ type: 'error', code, message });
+    render(<App client={this.client} speech={this.speech} open={this.opened} setOpen={(open) => this.setOpen(open)} onError={onError} />, this.host.shadowRoot!);
   }
 }
 

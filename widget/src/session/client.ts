@@ -1,5 +1,22 @@
 import { Close, type ClientFrame, type ServerFrame, type TurnMode } from './protocol';
-import { applyEvent, emptyView, type Line, type View } from './transcript';
+import { applyEvent, emptyView, type Line, type Status, type View } from './transcript';
+
+/** The part of a browser WebSocket the session uses: the browser's own, or a fake in tests. */
+export interface Socket {
+  readonly readyState: number;
+  onopen: ((event: Event) => void) | null;
+  onmessage: ((message: MessageEvent) => void) | null;
+  onclose: ((event: CloseEvent) => void) | null;
+  send(data: string): void;
+  close(code?: number): void;
+}
+
+/** What the browser says about the network and the page: hints the session acts on at once. */
+export interface Surroundings {
+  online(): boolean;
+  /** Calls back on the browser's `online` and `offline` events and when the page becomes visible. */
+  watch(on: { online(): void; offline(): void; visible(): void }): () => void;
+}
 
 export interface SessionOptions {
   baseUrl: string;
@@ -7,12 +24,15 @@ export interface SessionOptions {
   getToken(): Promise<string>;
   /** Where the conversation is remembered across reloads (sessionStorage). */
   storage: Storage | undefined;
+  openSocket?: (url: string) => Socket;
+  surroundings?: Surroundings;
 }
 
 export type SessionEvent =
   | { type: 'ready'; conversationId: string }
   | { type: 'turn'; clientTurnId: string; text: string; mode: TurnMode }
-  | { type: 'reply'; turnId: string; text: string; mode: TurnMode | undefined; replayed: boolean }
+  /** `speak`: this page asked the question by voice, so this page reads the answer out. */
+  | { type: 'reply'; turnId: string; text: string; mode: TurnMode | undefined; replayed: boolean; speak: boolean }
   | { type: 'error'; code: string; message: string }
   | { type: 'ended'; reason: string };
 
@@ -24,6 +44,11 @@ interface Remembered {
 
 const MAX_BACKOFF_MS = 30_000;
 const REFRESH_BEFORE_MS = 60_000;
+/** Silence on the socket before the widget asks with `ping` whether it still works. */
+export const QUIET_MS = 10_000;
+/** How long a `ping` waits for any frame before the socket is given up and replaced. */
+export const PONG_WAIT_MS = 10_000;
+const OPEN = 1;
 
 const newId = (): string => crypto.randomUUID();
 
@@ -31,11 +56,12 @@ const newId = (): string => crypto.randomUUID();
  * The widget's end of contract section 5: one socket at a time, reconnecting with exponential
  * backoff and jitter, resuming with `conversation_id` + `last_seq`, resending unconfirmed turns
  * under their first `client_turn_id` (the server makes no second turn of them), and refreshing
- * the token before it expires.
+ * the token before it expires. A connection that dies without a close is found by its own
+ * heartbeat, and the browser's word that the network is back skips whatever backoff is left.
  */
 export class SessionClient {
   view: View = emptyView();
-  private ws: WebSocket | undefined;
+  private ws: Socket | undefined;
   private lastSeq = 0;
   /** Events up to this seq were stored before this page loaded: history, not news. */
   private historySeq: number | undefined;
@@ -44,6 +70,13 @@ export class SessionClient {
   private token: { value: string; expiresMs: number } | undefined;
   private retryTimer: ReturnType<typeof setTimeout> | undefined;
   private refreshTimer: ReturnType<typeof setTimeout> | undefined;
+  private heartbeat: ReturnType<typeof setTimeout> | undefined;
+  /** The socket's own state; the view says "offline" over it while the browser reports no network. */
+  private link: Status = 'connecting';
+  private offline = false;
+  private unwatch: (() => void) | undefined;
+  /** Turns this page asked by voice, not yet answered: only this page speaks their replies. */
+  private readonly askedByVoice = new Set<string>();
   private memory: Remembered;
   private readonly listeners = new Set<(event: SessionEvent) => void>();
   private readonly viewers = new Set<(view: View) => void>();
@@ -66,20 +99,40 @@ export class SessionClient {
 
   start(): void {
     this.stopped = false;
+    const around = this.o.surroundings;
+    if (around && !this.unwatch) {
+      this.offline = !around.online();
+      this.unwatch = around.watch({
+        offline: () => {
+          this.offline = true;
+          this.setStatus(this.link);
+        },
+        online: () => {
+          this.offline = false;
+          this.setStatus(this.link);
+          this.reconnectNow();
+        },
+        visible: () => {
+          if (!this.ws) this.reconnectNow();
+        },
+      });
+    }
     if (!this.ws) void this.connect();
   }
 
   stop(): void {
     this.stopped = true;
+    this.unwatch?.();
+    this.unwatch = undefined;
     clearTimeout(this.retryTimer);
     clearTimeout(this.refreshTimer);
-    this.ws?.close(1000);
-    this.ws = undefined;
+    this.drop(1000);
   }
 
   /** Sends a visitor's turn; it shows at once and is resent until the server confirms it. */
   say(text: string, mode: TurnMode): void {
     const turn = { client_turn_id: newId(), text, mode };
+    if (mode === 'voice') this.askedByVoice.add(turn.client_turn_id);
     this.memory.unconfirmed.push(turn);
     this.remember();
     this.addLine({ key: turn.client_turn_id, who: 'user', text, mode, clientTurnId: turn.client_turn_id, state: 'sending' });
@@ -104,13 +157,48 @@ export class SessionClient {
     this.remember();
     this.lastSeq = 0;
     this.historySeq = undefined;
+    this.link = 'connecting';
     this.setView(emptyView());
     this.start();
   }
 
+  /** The browser says the network is back (or the page is seen again): no backoff left to wait out. */
+  private reconnectNow(): void {
+    if (this.stopped || this.link === 'ended') return;
+    clearTimeout(this.retryTimer);
+    this.drop();
+    this.attempts = 0;
+    void this.connect();
+  }
+
+  /** Lets go of the current socket; its late events are ignored. */
+  private drop(code?: number): void {
+    clearTimeout(this.heartbeat);
+    const ws = this.ws;
+    this.ws = undefined;
+    ws?.close(code);
+  }
+
+  /**
+   * Browsers hide WebSocket pings, so the widget keeps its own watch: after {@link QUIET_MS} without
+   * a frame it sends `ping`; if nothing at all comes back within {@link PONG_WAIT_MS} the socket is
+   * dead (or never opened) and is replaced, resuming from `last_seq`.
+   */
+  private watch(ws: Socket): void {
+    clearTimeout(this.heartbeat);
+    this.heartbeat = setTimeout(() => {
+      if (ws.readyState === OPEN) ws.send(JSON.stringify({ type: 'ping' } satisfies ClientFrame));
+      this.heartbeat = setTimeout(() => {
+        if (this.ws !== ws) return;
+        this.drop();
+        this.closed(0);
+      }, PONG_WAIT_MS);
+    }, QUIET_MS);
+  }
+
   private async connect(): Promise<void> {
-    if (this.stopped) return;
-    this.setView({ ...this.view, status: this.attempts ? 'reconnecting' : 'connecting' });
+    if (this.stopped || this.ws) return;
+    this.setStatus(this.link === 'connecting' ? 'connecting' : 'reconnecting');
     let token: string;
     try {
       token = await this.freshToken();
@@ -118,19 +206,23 @@ export class SessionClient {
       this.fail('token_unavailable', `Could not get a user token: ${String(err)}`);
       return this.scheduleReconnect();
     }
-    if (this.stopped) return;
+    if (this.stopped || this.ws) return;
     const url = `${this.o.baseUrl.replace(/^http/, 'ws')}/embed/concierge/${encodeURIComponent(this.o.deploymentId)}/ws`;
-    const ws = new WebSocket(url);
+    const ws = this.o.openSocket ? this.o.openSocket(url) : new WebSocket(url);
     this.ws = ws;
+    this.watch(ws);
     ws.onopen = () => {
       const resume = this.memory.conversation_id ? { conversation_id: this.memory.conversation_id, last_seq: this.lastSeq } : {};
       ws.send(JSON.stringify({ type: 'hello', token, ...resume } satisfies ClientFrame));
     };
     ws.onmessage = (message) => {
-      if (this.ws === ws) this.receive(JSON.parse(String(message.data)) as ServerFrame);
+      if (this.ws !== ws) return;
+      this.watch(ws);
+      this.receive(JSON.parse(String(message.data)) as ServerFrame);
     };
     ws.onclose = (event) => {
       if (this.ws !== ws) return;
+      clearTimeout(this.heartbeat);
       this.ws = undefined;
       this.closed(event.code);
     };
@@ -143,11 +235,13 @@ export class SessionClient {
       this.remember();
       this.historySeq ??= frame.resumed ? frame.last_seq : 0;
       this.scheduleRefresh();
-      this.setView({ ...this.view, status: 'open', agent: frame.agent, theme: frame.widget ?? {} });
+      this.link = 'open';
+      this.setView({ ...this.view, status: this.offline ? 'offline' : 'open', agent: frame.agent, theme: frame.widget ?? {} });
       for (const turn of this.memory.unconfirmed) this.sendTurn(turn);
       this.emit({ type: 'ready', conversationId: frame.conversation_id });
       return;
     }
+    if (frame.type === 'pong') return;
     if (frame.type === 'error') {
       if (frame.code === 'rate_limited' || frame.code === 'too_many_pending_turns' || frame.code === 'conversation_ended') this.refuseNewestTurn(frame.code);
       this.emit({ type: 'error', code: frame.code, message: frame.message });
@@ -164,21 +258,22 @@ export class SessionClient {
     this.setView(applyEvent(this.view, frame));
     if (frame.type === 'reply') {
       const asked = this.view.lines.find((l) => l.who === 'user' && l.turnId === frame.turn_id);
-      this.emit({ type: 'reply', turnId: frame.turn_id, text: frame.text, mode: asked?.mode, replayed });
+      const speak = !replayed && this.askedByVoice.delete(asked?.clientTurnId ?? '');
+      this.emit({ type: 'reply', turnId: frame.turn_id, text: frame.text, mode: asked?.mode, replayed, speak });
     }
     if (frame.type === 'conversation_ended') this.finish(frame.reason);
   }
 
   private closed(code: number): void {
     clearTimeout(this.refreshTimer);
-    if (this.stopped || this.view.status === 'ended') return;
+    if (this.stopped || this.link === 'ended') return;
     if (code === Close.ended) return this.finish('deployment_inactive');
     if (code === Close.unknownConversation || code === Close.forbidden) {
       // The remembered conversation is not ours (or gone): start afresh rather than loop.
       this.memory.conversation_id = undefined;
       this.lastSeq = 0;
       this.historySeq = undefined;
-      this.setView({ ...emptyView(), lines: this.view.lines.filter((l) => l.state === 'sending') });
+      this.setView({ ...emptyView(), status: this.view.status, lines: this.view.lines.filter((l) => l.state === 'sending') });
     }
     if (code === Close.badToken) this.token = undefined;
     this.scheduleReconnect();
@@ -186,7 +281,7 @@ export class SessionClient {
 
   private scheduleReconnect(): void {
     if (this.stopped) return;
-    this.setView({ ...this.view, status: 'reconnecting' });
+    this.setStatus('reconnecting');
     const ceiling = Math.min(MAX_BACKOFF_MS, 500 * 2 ** this.attempts++);
     // Full jitter: a restarted server is not met by every widget in the same millisecond.
     this.retryTimer = setTimeout(() => void this.connect(), ceiling / 2 + Math.random() * (ceiling / 2));
@@ -218,6 +313,7 @@ export class SessionClient {
   private finish(reason: string): void {
     this.memory = { unconfirmed: [] };
     this.remember();
+    this.link = 'ended';
     this.setView({ ...this.view, status: 'ended', ended: this.view.ended ?? (reason as View['ended']) });
     this.emit({ type: 'ended', reason });
   }
@@ -231,11 +327,16 @@ export class SessionClient {
   }
 
   private sendTurn(turn: Remembered['unconfirmed'][number]): void {
-    if (this.view.status === 'open') this.send({ type: 'user_turn', ...turn });
+    if (this.link === 'open') this.send({ type: 'user_turn', ...turn });
   }
 
   private send(frame: ClientFrame): void {
-    if (this.ws?.readyState === WebSocket.OPEN) this.ws.send(JSON.stringify(frame));
+    if (this.ws?.readyState === OPEN) this.ws.send(JSON.stringify(frame));
+  }
+
+  private setStatus(link: Status): void {
+    this.link = link;
+    this.setView({ ...this.view, status: this.offline && link !== 'ended' ? 'offline' : link });
   }
 
   private fail(code: string, message: string): void {

@@ -25,13 +25,15 @@ export type ServerFrame =
   | { type: 'turn_acknowledged'; seq: number; turn_id: string }
   | { type: 'reply'; seq: number; turn_id: string; text: string }
   | { type: 'turn_failed'; seq: number; turn_id: string; reason: FailReason }
-  | { type: 'conversation_ended'; seq: number; reason: EndReason };
+  | { type: 'conversation_ended'; seq: number; reason: EndReason }
+  | { type: 'pong' };
 
 export type ClientFrame =
   | { type: 'hello'; token: string; conversation_id?: string; last_seq?: number }
   | { type: 'user_turn'; client_turn_id: string; text: string; mode: TurnMode }
   | { type: 'refresh_token'; token: string }
-  | { type: 'end' };
+  | { type: 'end' }
+  | { type: 'ping' };
 
 export const Close = {
   goingAway: 1001,

@@ -1,6 +1,6 @@
 import type { AgentInfo, EndReason, ServerFrame, TurnMode, WidgetTheme } from './protocol';
 
-export type Status = 'connecting' | 'open' | 'reconnecting' | 'ended';
+export type Status = 'connecting' | 'open' | 'reconnecting' | 'offline' | 'ended';
 export type LineState = 'sending' | 'sent' | 'thinking' | 'answered' | 'failed';
 
 export interface Line {

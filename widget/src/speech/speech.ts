@@ -1,8 +1,18 @@
+/**
+ * Why listening failed: the recognition error's name (`not-allowed`, `audio-capture`, `network`,
+ * `service-not-allowed`, ...), or `unavailable` when recognition could not even start.
+ */
+export class ListenError extends Error {
+  constructor(readonly reason: string) {
+    super(`speech recognition failed: ${reason}`);
+  }
+}
+
 /** What the widget needs of speech; the browser's Web Speech API by default, replaceable in tests. */
 export interface Speech {
   /** False where the browser has no recognition: the mic button is hidden and text still works. */
   readonly canListen: boolean;
-  /** Listens once; `onInterim` sees the words so far; resolves with the final words (empty if none). */
+  /** Listens once; `onInterim` sees the words so far; resolves with the final words (empty if none), rejects with a {@link ListenError}. */
   listen(language: string | undefined, onInterim: (text: string) => void): Promise<string>;
   stopListening(): void;
   speak(text: string, language: string | undefined, voice: string | undefined): void;
@@ -37,7 +47,7 @@ export function browserSpeech(win: Window = window): Speech {
     canListen: Boolean(Recognizer),
     listen(language, onInterim) {
       return new Promise((resolve, reject) => {
-        if (!Recognizer) return reject(new Error('speech recognition is not available'));
+        if (!Recognizer) return reject(new ListenError('unavailable'));
         const recognition = new Recognizer();
         active = recognition;
         recognition.lang = language ?? win.navigator.language;
@@ -53,12 +63,17 @@ export function browserSpeech(win: Window = window): Speech {
           }
           onInterim((final + interim).trim());
         };
-        recognition.onerror = (event) => (event.error === 'no-speech' || event.error === 'aborted' ? resolve('') : reject(new Error(event.error)));
+        recognition.onerror = (event) => (event.error === 'no-speech' || event.error === 'aborted' ? resolve('') : reject(new ListenError(event.error)));
         recognition.onend = () => {
           active = undefined;
           resolve(final.trim());
         };
-        recognition.start();
+        try {
+          recognition.start();
+        } catch {
+          active = undefined;
+          reject(new ListenError('unavailable'));
+        }
       });
     },
     stopListening() {

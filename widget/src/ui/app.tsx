@@ -1,7 +1,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { SessionClient } from '../session/client';
 import type { Line, View } from '../session/transcript';
-import type { Speech } from '../speech/speech';
+import { ListenError, type Speech } from '../speech/speech';
 
 export interface AppProps {
   client: SessionClient;
@@ -9,11 +9,14 @@ export interface AppProps {
   /** Opened and closed from the public API as well as from the launcher. */
   open: boolean;
   setOpen(open: boolean): void;
+  /** A problem outside the session (the microphone), for the page's `error` handlers. */
+  onError(code: string, message: string): void;
 }
 
 const STATUS: Record<View['status'], string> = {
   connecting: 'Connecting…',
   reconnecting: 'Connection lost. Reconnecting…',
+  offline: 'Offline. Your messages will be sent when the connection is back.',
   open: '',
   ended: 'This conversation has ended.',
 };
@@ -27,13 +30,20 @@ const FAILURE: Record<string, string> = {
   conversation_ended: 'was not answered: the conversation has ended',
 };
 
+const BLOCKED_MIC = 'The microphone is blocked. Allow it for this site in your browser, or type your message.';
+const MIC_PROBLEM: Record<string, string> = {
+  'not-allowed': BLOCKED_MIC,
+  'service-not-allowed': BLOCKED_MIC,
+  'audio-capture': 'No microphone was found. Type your message instead.',
+};
+
 function useView(client: SessionClient): View {
   const [view, setView] = useState(client.view);
   useEffect(() => client.onView(setView), [client]);
   return view;
 }
 
-export function App({ client, speech, open, setOpen }: AppProps) {
+export function App({ client, speech, open, setOpen, onError }: AppProps) {
   const view = useView(client);
   const launcher = useRef<HTMLButtonElement>(null);
   const wasOpen = useRef(open);
@@ -45,7 +55,7 @@ export function App({ client, speech, open, setOpen }: AppProps) {
   const title = view.theme.title ?? view.agent?.name ?? 'Concierge';
   return (
     <div class={`root${view.theme.position === 'bottom-left' ? ' left' : ''}`} style={view.theme.accent_color ? { '--accent': view.theme.accent_color } : undefined}>
-      {open && <Panel client={client} speech={speech} view={view} title={title} onClose={() => setOpen(false)} />}
+      {open && <Panel client={client} speech={speech} view={view} title={title} onClose={() => setOpen(false)} onError={onError} />}
       <button ref={launcher} class="launcher" type="button" aria-expanded={open} aria-label={open ? `Close ${title}` : `Chat with ${title}`} onClick={() => setOpen(!open)}>
         <svg viewBox="0 0 24 24" aria-hidden="true">
           {open ? <path d="M6.4 5 5 6.4 10.6 12 5 17.6 6.4 19l5.6-5.6 5.6 5.6 1.4-1.4-5.6-5.6L19 6.4 17.6 5 12 10.6z" /> : <path d="M4 4h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H8l-4 4V6a2 2 0 0 1 2-2z" />}
@@ -55,18 +65,17 @@ export function App({ client, speech, open, setOpen }: AppProps) {
   );
 }
 
-interface PanelProps {
-  client: SessionClient;
-  speech: Speech;
+interface PanelProps extends Pick<AppProps, 'client' | 'speech' | 'onError'> {
   view: View;
   title: string;
   onClose(): void;
 }
 
-function Panel({ client, speech, view, title, onClose }: PanelProps) {
+function Panel({ client, speech, view, title, onClose, onError }: PanelProps) {
   const [draft, setDraft] = useState('');
   const [listening, setListening] = useState(false);
   const [interim, setInterim] = useState('');
+  const [micProblem, setMicProblem] = useState('');
   const input = useRef<HTMLTextAreaElement>(null);
   const log = useRef<HTMLOListElement>(null);
   useEffect(() => input.current?.focus(), []);
@@ -92,11 +101,16 @@ function Panel({ client, speech, view, title, onClose }: PanelProps) {
     speech.silence(); // barge-in: speaking again interrupts the reply being read out
     setListening(true);
     setInterim('');
+    setMicProblem('');
     try {
       const words = await speech.listen(language, setInterim);
       if (words) client.say(words, 'voice');
-    } catch {
-      setInterim('');
+    } catch (err) {
+      // Said in the panel (an alert, so screen readers hear it), told to the page, and typing stays ready.
+      const reason = err instanceof ListenError ? err.reason : 'unavailable';
+      setMicProblem(MIC_PROBLEM[reason] ?? 'Voice input is not working right now. Type your message instead.');
+      onError('mic_unavailable', `The microphone cannot be used: ${reason}`);
+      input.current?.focus();
     } finally {
       setListening(false);
       setInterim('');
@@ -105,28 +119,33 @@ function Panel({ client, speech, view, title, onClose }: PanelProps) {
 
   return (
     <section class="panel" role="dialog" aria-label={title} onKeyDown={(e) => e.key === 'Escape' && onClose()}>
-      <header>
+      {/* Not a <header>: inside the host page's body it would be a second banner landmark. */}
+      <div class="head">
         <h2>{title}</h2>
         <button type="button" aria-label="Close" onClick={onClose}>
           ×
         </button>
-      </header>
-      {STATUS[view.status] && (
-        <p class="status" role="status">
-          {STATUS[view.status]}
-        </p>
-      )}
+      </div>
+      {/* Always present, so screen readers announce each change of its text. */}
+      <p class="status" role="status">
+        {STATUS[view.status]}
+      </p>
       <ol class="log" ref={log} aria-live="polite" aria-label="Conversation">
         {view.agent?.greeting && !view.lines.some((l) => l.key === 's1' && l.who === 'agent') && <li class="msg agent">{view.agent.greeting}</li>}
         {view.lines.map((line) => (
           <Message key={line.key} line={line} onRetry={() => client.retry(line)} />
         ))}
         {thinking && (
-          <li class="thinking" role="status">
+          <li class="thinking">
             <span class="dots">{view.agent?.name ?? 'Concierge'} is thinking</span>
           </li>
         )}
       </ol>
+      {micProblem && (
+        <p class="problem" role="alert">
+          {micProblem}
+        </p>
+      )}
       {listening && (
         <p class="interim" aria-live="polite">
           {interim || 'Listening…'}
@@ -174,7 +193,10 @@ function Panel({ client, speech, view, title, onClose }: PanelProps) {
 function Message({ line, onRetry }: { line: Line; onRetry(): void }) {
   return (
     <>
-      <li class={`msg ${line.who}${line.state === 'sending' ? ' sending' : ''}`}>{line.text}</li>
+      <li class={`msg ${line.who}${line.state === 'sending' ? ' sending' : ''}`}>
+        {line.text}
+        {line.state === 'sending' && <span class="sr"> (sending)</span>}
+      </li>
       {line.state === 'failed' && (
         <li class="note failed">
           <span>This message {FAILURE[line.reason ?? ''] ?? 'failed'}.</span>
