@@ -21,6 +21,8 @@ export interface Behaviour {
 
 export interface DemoOptions {
   serviceUrl: string;
+  /** Where visitors' browsers reach the service, when not at `serviceUrl` (a proxy in front of it). */
+  publicServiceUrl?: string;
   apiKey: string;
   port: number;
   host: string;
@@ -148,17 +150,18 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
     json(res, 200, { token }, { 'set-cookie': `${VISITOR_COOKIE}=${visitor}; Path=/; HttpOnly; SameSite=Lax`, 'cache-control': 'no-store' });
   };
 
+  const browserServiceUrl = o.publicServiceUrl ?? o.serviceUrl;
   const page = (name: string) =>
     readFileSync(join(SITE, name), 'utf8')
-      .replaceAll('{{SERVICE_URL}}', o.serviceUrl)
+      .replaceAll('{{SERVICE_URL}}', browserServiceUrl)
       .replaceAll('{{DEPLOYMENT_ID}}', deployment!.deploymentId);
 
   // The strictest policy the widget must live under: no inline script or style, no eval.
   const csp = () =>
     [
       "default-src 'self'",
-      `script-src 'self' ${o.serviceUrl}`,
-      `connect-src 'self' ${o.serviceUrl} ${o.serviceUrl.replace(/^http/, 'ws')}`,
+      `script-src 'self' ${browserServiceUrl}`,
+      `connect-src 'self' ${browserServiceUrl} ${browserServiceUrl.replace(/^http/, 'ws')}`,
       "style-src 'self'",
       "img-src 'self' data:",
       "base-uri 'none'",
@@ -177,6 +180,7 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
       if (route === 'POST /hook') return onHook(req, res);
       if (route === 'POST /transcript') return onTranscript(req, res);
       if (route === 'GET /qa/behaviour') return json(res, 200, { ...behaviour, modes: MODES });
+      if (route === 'GET /qa/wire') return json(res, 200, wire);
       if (route === 'POST /qa/behaviour') {
         const next = JSON.parse((await readBody(req)).toString('utf8') || '{}') as Partial<Behaviour>;
         if (next.mode !== undefined && !MODES.includes(next.mode)) return json(res, 400, { error: `mode must be one of ${MODES.join(', ')}` });

@@ -3,7 +3,8 @@ import { startDemo } from './customer-server.js';
 /**
  * The demo on its own, against a running service:
  * `SERVICE_URL=http://127.0.0.1:8787 DEMO_API_KEY=vak_... tsx demo/main.ts`
- * (also `DEMO_PORT`, `DEMO_STATE`: a file to keep its deployment in, `DEMO_TOKEN_TTL_S`).
+ * (also `DEMO_PORT`, `DEMO_STATE`: a file to keep its deployment in, `DEMO_TOKEN_TTL_S`, and
+ * `DEMO_PUBLIC_SERVICE_URL`: where browsers reach the service, when a proxy stands in front of it).
  */
 const env = process.env;
 if (!env.SERVICE_URL || !env.DEMO_API_KEY) {
@@ -12,6 +13,7 @@ if (!env.SERVICE_URL || !env.DEMO_API_KEY) {
 }
 const demo = await startDemo({
   serviceUrl: env.SERVICE_URL.replace(/\/$/, ''),
+  ...(env.DEMO_PUBLIC_SERVICE_URL ? { publicServiceUrl: env.DEMO_PUBLIC_SERVICE_URL.replace(/\/$/, '') } : {}),
   apiKey: env.DEMO_API_KEY,
   port: Number(env.DEMO_PORT ?? 8788),
   host: env.HOST ?? '127.0.0.1',
