@@ -3,14 +3,19 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type NodeProcess, ROOT, startNodeProcess, startServiceProcess, TSX } from '../server/test/service-process.js';
+import { Relay } from './relay.js';
 
 export const TOKEN_TTL_S = 65;
 
-/** The service and the demo hotel, each in its own process on a free port, over a fresh SQLite store. */
+/**
+ * The service and the demo hotel, each in its own process on a free port, over a fresh SQLite store.
+ * Browsers reach the service through a {@link Relay}, which tests use to break the network.
+ */
 export class Stack {
   private constructor(
     private service: NodeProcess,
     private readonly demo: NodeProcess,
+    readonly relay: Relay,
     private readonly dataDir: string,
     readonly serviceUrl: string,
     readonly demoUrl: string,
@@ -24,15 +29,16 @@ export class Stack {
     const made = spawnSync(process.execPath, [...TSX, 'server/src/admin.ts', 'create-customer', '--name', 'Harbor Hotel (e2e)'], { cwd: ROOT, env: { ...process.env, ...serviceEnv(dataDir, '0') }, encoding: 'utf8' });
     const apiKey = /^API key: (vak_\S+)$/m.exec(made.stdout)?.[1];
     if (!apiKey) throw new Error(`create-customer failed: ${made.stderr}`);
+    const relay = await Relay.start(new URL(service.url));
     const statePath = join(dataDir, 'demo.json');
     // Tokens that live 65 s: the widget refreshes them 60 s early, so every test runs across refreshes.
     const demo = await startNodeProcess(
       'demo/main.ts',
-      { SERVICE_URL: service.url, DEMO_API_KEY: apiKey, DEMO_PORT: '0', DEMO_STATE: statePath, DEMO_TOKEN_TTL_S: String(TOKEN_TTL_S) },
+      { SERVICE_URL: service.url, DEMO_PUBLIC_SERVICE_URL: relay.url, DEMO_API_KEY: apiKey, DEMO_PORT: '0', DEMO_STATE: statePath, DEMO_TOKEN_TTL_S: String(TOKEN_TTL_S) },
       /^Demo at (http:\/\/\S+)$/m,
     );
     const { deploymentId } = JSON.parse(readFileSync(statePath, 'utf8')) as { deploymentId: string };
-    return new Stack(service, demo, dataDir, service.url, demo.url, apiKey, deploymentId);
+    return new Stack(service, demo, relay, dataDir, service.url, demo.url, apiKey, deploymentId);
   }
 
   /** Stops the service gracefully and starts it again on the same port and data. */
@@ -49,6 +55,12 @@ export class Stack {
     if (res.status !== 200) throw new Error(`behaviour: ${res.status}`);
   }
 
+  /** How many times the hotel's turn hook was called with this question. */
+  async hookCalls(text: string): Promise<number> {
+    const wire = (await (await fetch(`${this.demoUrl}/qa/wire`)).json()) as { kind: string; detail: { body?: { text?: string } } }[];
+    return wire.filter((e) => e.kind === 'hook' && e.detail.body?.text === text).length;
+  }
+
   async deployment(action: 'activate' | 'deactivate'): Promise<void> {
     const res = await fetch(`${this.serviceUrl}/api/v1/deployments/${this.deploymentId}/${action}`, { method: 'POST', headers: { authorization: `Bearer ${this.apiKey}` } });
     if (res.status !== 200) throw new Error(`${action}: ${res.status}`);
@@ -58,6 +70,7 @@ export class Stack {
     this.demo.child.kill('SIGTERM');
     this.service.child.kill('SIGTERM');
     await this.service.exited;
+    await this.relay.close();
     rmSync(this.dataDir, { recursive: true, force: true });
   }
 }

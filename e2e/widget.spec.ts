@@ -1,44 +1,4 @@
-import { expect, type Page, test as base } from '@playwright/test';
-import { Stack } from './stack.js';
-
-const test = base.extend<{ stack: Stack }, { shared: Stack }>({
-  shared: [
-    // eslint-disable-next-line no-empty-pattern
-    async ({}, use) => {
-      const stack = await Stack.start();
-      await use(stack);
-      await stack.stop();
-    },
-    { scope: 'worker', timeout: 60_000 },
-  ],
-  stack: async ({ shared }, use) => {
-    await shared.behave('deferred', 800);
-    await use(shared);
-  },
-});
-
-const launcher = (page: Page) => page.getByRole('button', { name: 'Chat with Harbor Hotel' });
-const composer = (page: Page) => page.getByRole('textbox', { name: 'Your message' });
-const conversation = (page: Page) => page.getByRole('list', { name: 'Conversation' });
-
-async function openWidget(page: Page, stack: Stack): Promise<void> {
-  await page.goto(stack.demoUrl);
-  await launcher(page).click();
-  await expect(page.getByRole('dialog', { name: 'Harbor Hotel' })).toBeVisible();
-}
-
-async function ask(page: Page, text: string): Promise<void> {
-  await composer(page).fill(text);
-  await page.getByRole('button', { name: 'Send' }).click();
-}
-
-/** Opens the widget and asks a question the hotel answers after `delayMs`; returns while it is "thinking". */
-async function askPending(page: Page, stack: Stack, text: string, delayMs: number): Promise<void> {
-  await stack.behave('deferred', delayMs);
-  await openWidget(page, stack);
-  await ask(page, text);
-  await expect(page.getByText('is thinking')).toBeVisible();
-}
+import { ask, askPending, composer, conversation, expect, launcher, openWidget, scriptedSpeech, spoken, test } from './fixtures.js';
 
 test('a typed question shows the thinking state, then the reply', async ({ page, stack }, testInfo) => {
   await askPending(page, stack, 'When is breakfast?', 1500);
@@ -52,47 +12,23 @@ test('a typed question shows the thinking state, then the reply', async ({ page,
 });
 
 test('a voice turn: interim words while speaking, the reply spoken in the agent language', async ({ page, stack }) => {
-  await page.addInitScript(() => {
-    const w = window as unknown as Record<string, unknown>;
-    const spoken: { text: string; lang: string }[] = [];
-    w.__spoken = spoken;
-    // A scripted recogniser: it "hears" a question, word by word, then stops.
-    class FakeRecognition {
-      lang = '';
-      interimResults = false;
-      continuous = false;
-      onresult: ((e: unknown) => void) | null = null;
-      onend: (() => void) | null = null;
-      onerror: ((e: unknown) => void) | null = null;
-      start() {
-        const result = (text: string, isFinal: boolean) => ({ resultIndex: 0, results: { length: 1, 0: { isFinal, 0: { transcript: text } } } });
-        setTimeout(() => this.onresult?.(result('Where can I', false)), 300);
-        setTimeout(() => this.onresult?.(result('Where can I park the car', true)), 900);
-        setTimeout(() => this.onend?.(), 1000);
-      }
-      stop() {
-        this.onend?.();
-      }
-    }
-    w.SpeechRecognition = FakeRecognition;
-    speechSynthesis.speak = (u: SpeechSynthesisUtterance) => void spoken.push({ text: u.text, lang: u.lang });
-  });
+  await scriptedSpeech(page, { words: ['Where can I', 'Where can I park the car'] });
   await openWidget(page, stack);
   await page.getByRole('button', { name: 'Speak' }).click();
   await expect(page.getByText('Where can I', { exact: true })).toBeVisible();
   await expect(conversation(page).getByText('Where can I park the car')).toBeVisible();
   await expect(conversation(page).getByText(/Parking is in the garage/)).toBeVisible();
-  const spoken = await page.evaluate(() => (window as unknown as { __spoken: { text: string; lang: string }[] }).__spoken);
-  expect(spoken).toHaveLength(1);
-  expect(spoken[0]!.text).toMatch(/^Parking is in the garage/);
-  expect(spoken[0]!.lang).not.toBe('');
+  const said = await spoken(page);
+  expect(said).toHaveLength(1);
+  expect(said[0]!.text).toMatch(/^Parking is in the garage/);
+  expect(said[0]!.lang).not.toBe('');
 
   // After a reload the history is shown again, but not read out again.
   await page.reload();
   await launcher(page).click();
   await expect(conversation(page).getByText(/Parking is in the garage/)).toBeVisible();
   await page.waitForTimeout(300);
-  expect(await page.evaluate(() => (window as unknown as { __spoken: unknown[] }).__spoken)).toEqual([]);
+  expect(await spoken(page)).toEqual([]);
 });
 
 test('without speech recognition the mic is hidden and text still works', async ({ page, stack }) => {

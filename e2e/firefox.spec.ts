@@ -1,0 +1,73 @@
+import puppeteer, { type Browser, type Page } from 'puppeteer-core';
+import { expect, test as base } from './fixtures.js';
+
+/**
+ * The same widget in Debian's Firefox ESR, driven over WebDriver BiDi by puppeteer-core (Playwright
+ * can only drive its own patched Firefox build, which cannot be downloaded here).
+ */
+const test = base.extend<{ tab: Page }, { firefox: Browser }>({
+  firefox: [
+    // eslint-disable-next-line no-empty-pattern
+    async ({}, use) => {
+      const browser = await puppeteer.launch({ browser: 'firefox', executablePath: process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr', headless: true });
+      await use(browser);
+      await browser.close();
+    },
+    { scope: 'worker', timeout: 60_000 },
+  ],
+  tab: async ({ firefox }, use) => {
+    const context = await firefox.createBrowserContext();
+    await use(await context.newPage());
+    await context.close();
+  },
+});
+
+const widget = (selector: string) => `[data-concierge] >>> ${selector}`;
+
+/** The conversation's text, read from inside the widget's shadow root. */
+const transcript = (tab: Page) => tab.evaluate(() => document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('.log')?.textContent ?? '');
+
+async function waitForTranscript(tab: Page, pattern: RegExp, timeout = 15_000): Promise<void> {
+  await tab.waitForFunction((source) => new RegExp(source).test(document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('.log')?.textContent ?? ''), { timeout, polling: 100 }, pattern.source);
+}
+
+async function openPanel(tab: Page, url: string): Promise<void> {
+  await tab.goto(url);
+  await (await tab.waitForSelector(widget('.launcher')))!.click();
+  await tab.waitForSelector(widget('textarea'), { visible: true });
+}
+
+async function type(tab: Page, text: string): Promise<void> {
+  await (await tab.waitForSelector(widget('textarea')))!.type(text);
+  await tab.keyboard.press('Enter');
+}
+
+test('Firefox: a typed question gets its reply', async ({ tab, stack }) => {
+  await openPanel(tab, stack.demoUrl);
+  await type(tab, 'When is breakfast?');
+  await waitForTranscript(tab, /Breakfast is served from 7/);
+  expect(await transcript(tab)).toContain('When is breakfast?');
+});
+
+test('Firefox: a reload during a pending turn resumes the conversation and gets the reply once', async ({ tab, stack }) => {
+  await stack.behave('deferred', 3000);
+  await openPanel(tab, stack.demoUrl);
+  await type(tab, 'Firefox: what time is checkout?');
+  await waitForTranscript(tab, /Firefox: what time is checkout\?/);
+  await tab.waitForSelector(widget('.thinking'));
+  await tab.reload();
+  await (await tab.waitForSelector(widget('.launcher')))!.click();
+  await waitForTranscript(tab, /Checkout is at 11/);
+  const text = await transcript(tab);
+  expect(text.split('Firefox: what time is checkout?')).toHaveLength(2);
+  expect(text.split('Checkout is at 11')).toHaveLength(2);
+  expect(await stack.hookCalls('Firefox: what time is checkout?')).toBe(1);
+});
+
+test('Firefox: without speech recognition the mic is hidden and text still works', async ({ tab, stack }) => {
+  await openPanel(tab, stack.demoUrl);
+  expect(await tab.evaluate(() => 'SpeechRecognition' in window || 'webkitSpeechRecognition' in window)).toBe(false);
+  expect(await tab.$(widget('button.mic'))).toBeNull();
+  await type(tab, 'Is there wifi?');
+  await waitForTranscript(tab, /Harbor Guest/);
+});

@@ -1,0 +1,86 @@
+import { expect, type Page, test as base } from '@playwright/test';
+import { Stack } from './stack.js';
+
+/** One stack for the whole run (a single worker); each test starts from the hotel's default behaviour. */
+export const test = base.extend<{ stack: Stack }, { shared: Stack }>({
+  shared: [
+    // eslint-disable-next-line no-empty-pattern
+    async ({}, use) => {
+      const stack = await Stack.start();
+      await use(stack);
+      await stack.stop();
+    },
+    { scope: 'worker', timeout: 60_000 },
+  ],
+  stack: async ({ shared }, use) => {
+    await shared.behave('deferred', 800);
+    await use(shared);
+  },
+});
+
+export const launcher = (page: Page) => page.getByRole('button', { name: 'Chat with Harbor Hotel' });
+export const composer = (page: Page) => page.getByRole('textbox', { name: 'Your message' });
+export const conversation = (page: Page) => page.getByRole('list', { name: 'Conversation' });
+
+export async function openWidget(page: Page, stack: Stack): Promise<void> {
+  await page.goto(stack.demoUrl);
+  await launcher(page).click();
+  await expect(page.getByRole('dialog', { name: 'Harbor Hotel' })).toBeVisible();
+}
+
+export async function ask(page: Page, text: string): Promise<void> {
+  await composer(page).fill(text);
+  await page.getByRole('button', { name: 'Send' }).click();
+}
+
+/** Opens the widget and asks a question the hotel answers after `delayMs`; returns while it is "thinking". */
+export async function askPending(page: Page, stack: Stack, text: string, delayMs: number): Promise<void> {
+  await stack.behave('deferred', delayMs);
+  await openWidget(page, stack);
+  await ask(page, text);
+  await expect(page.getByText('is thinking')).toBeVisible();
+}
+
+export { expect };
+
+export interface Spoken {
+  text: string;
+  lang: string;
+}
+
+/**
+ * A scripted recogniser in place of the browser's: it "hears" `words` (each but the last as interim
+ * results, 300 ms apart) or fails with the recognition error `fail`; the synthesiser only records.
+ */
+export async function scriptedSpeech(page: Page, script: { words?: string[]; fail?: string } = {}): Promise<void> {
+  await page.addInitScript((o) => {
+    const w = window as unknown as Record<string, unknown>;
+    const spoken: { text: string; lang: string }[] = [];
+    w.__spoken = spoken;
+    class ScriptedRecognition {
+      lang = '';
+      interimResults = false;
+      continuous = false;
+      onresult: ((e: unknown) => void) | null = null;
+      onend: (() => void) | null = null;
+      onerror: ((e: unknown) => void) | null = null;
+      start() {
+        const words = o.words ?? [];
+        const result = (text: string, isFinal: boolean) => ({ resultIndex: 0, results: { length: 1, 0: { isFinal, 0: { transcript: text } } } });
+        words.forEach((text, i) => setTimeout(() => this.onresult?.(result(text, i === words.length - 1)), 300 * (i + 1)));
+        setTimeout(() => {
+          if (o.fail) this.onerror?.({ error: o.fail });
+          this.onend?.();
+        }, 300 * (words.length + 1));
+      }
+      stop() {
+        this.onend?.();
+      }
+    }
+    w.SpeechRecognition = ScriptedRecognition;
+    speechSynthesis.speak = (u: SpeechSynthesisUtterance) => void spoken.push({ text: u.text, lang: u.lang });
+  }, script);
+}
+
+/** What the scripted synthesiser was asked to say on this page. */
+export const spoken = (page: Page): Promise<Spoken[]> => page.evaluate(() => (window as unknown as { __spoken: Spoken[] }).__spoken);
