@@ -13,7 +13,6 @@ import { DeploymentDirectory } from './concierge/deployment-context.js';
 import { PgBus } from './concierge/pg-bus.js';
 import { replyRoutes } from './concierge/reply.routes.js';
 import { SessionServer } from './concierge/session.socket.js';
-import { Sweeper } from './concierge/sweeper.js';
 import { TranscriptOutbox } from './concierge/transcript.outbox.js';
 import { deploymentRoutes } from './deployments/deployment.routes.js';
 import { perKeyRateLimit, requirePrincipal, resolvePrincipal } from './http/auth.js';
@@ -27,6 +26,7 @@ import { Idempotency } from './idempotency/idempotency.js';
 import { jobRoutes } from './jobs/job.routes.js';
 import { JobRunner, type JobRunnerOptions } from './jobs/job.runner.js';
 import { buildOpenApiDocument } from './openapi.js';
+import { BackgroundLoop } from './shared/background-loop.js';
 import { WriteBatcher } from './store/write-batcher.js';
 import { widgetRoute } from './widget.route.js';
 import { openStore, type Store } from './store/db.js';
@@ -108,7 +108,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     trustProxyHops: config.trustProxyHops,
     ...options.sessions,
   });
-  const sweeper = new Sweeper(concierge, health, options.sessions?.sweepIntervalMs);
+  const sweeper = new BackgroundLoop('turn sweep', () => concierge.sweep(), health, options.sessions?.sweepIntervalMs ?? 1_000);
   const routes: RouteDef[] = [
     ...systemRoutes({ store, openApi: () => (openApiDocument ??= buildOpenApiDocument(routes, baseUrl || undefined)) }),
     ...agentRoutes({ db, onJobQueued: () => jobs.poke() }),
@@ -173,7 +173,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       await sweeper.stop();
       await concierge.drain(options.sessions?.shutdownGraceMs);
       await outbox.stop();
-      idempotency.stop();
+      await idempotency.stop();
       await bus.close();
       await jobs.stop();
       await usage.stop();

@@ -1,3 +1,4 @@
+import { BackgroundLoop } from '../shared/background-loop.js';
 import type { Db } from '../store/database.js';
 import type { StoreHealth } from '../store/store-health.js';
 import type { UsageDailyTable } from './api-key.table.js';
@@ -18,17 +19,17 @@ const slotOf = (s: Slot): string => `${s.customer_id}\n${s.day}\n${s.method}\n${
 export class UsageRecorder {
   private counts = new Map<string, UsageDailyTable>();
   private lastUsed = new Map<string, string>();
-  private timer: NodeJS.Timeout | undefined;
-  private flushing: Promise<void> = Promise.resolve();
+  private readonly flushing: BackgroundLoop;
 
   constructor(
     private readonly db: Db,
     private readonly health: StoreHealth,
-  ) {}
+  ) {
+    this.flushing = new BackgroundLoop('usage flush', () => this.write(), health, FLUSH_INTERVAL_MS);
+  }
 
   start(): void {
-    this.timer = setInterval(() => void this.flush(), FLUSH_INTERVAL_MS);
-    this.timer.unref();
+    this.flushing.start();
   }
 
   record(customerId: string, keyId: string, method: string, route: string, failed: boolean, at: Date): void {
@@ -46,15 +47,14 @@ export class UsageRecorder {
     this.lastUsed.set(keyId, iso);
   }
 
-  /** Writes what is pending; concurrent callers wait for the same write. */
+  /** Writes what is pending; resolves once everything recorded before the call is written (or put back after a failure). */
   flush(): Promise<void> {
-    this.flushing = this.flushing.then(() => this.write());
-    return this.flushing;
+    return this.flushing.run();
   }
 
   async stop(): Promise<void> {
-    clearInterval(this.timer);
-    await this.flush();
+    await this.flushing.stop();
+    await this.write();
   }
 
   private async write(): Promise<void> {

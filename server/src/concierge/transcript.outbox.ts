@@ -1,5 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
+import { BackgroundLoop } from '../shared/background-loop.js';
 import { isoIn, isoNow } from '../shared/time.js';
 import type { Db } from '../store/database.js';
 import type { StoreHealth } from '../store/store-health.js';
@@ -40,10 +41,8 @@ function retryAfterMs(value: string | undefined): number | undefined {
  * given event at a time.
  */
 export class TranscriptOutbox {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
-  private again = false;
   private readonly stopping = new AbortController();
+  private readonly loop: BackgroundLoop;
 
   constructor(
     private readonly db: Db,
@@ -52,39 +51,25 @@ export class TranscriptOutbox {
     private readonly logger: Logger,
     private readonly health: StoreHealth,
     private readonly skipLocked: boolean,
-    private readonly intervalMs = 1_000,
+    intervalMs = 1_000,
   ) {
     // Every delivery in flight listens to it (up to a pass of 200 at once).
     setMaxListeners(0, this.stopping.signal);
+    this.loop = new BackgroundLoop('transcript delivery', () => this.deliverDue(), health, intervalMs);
   }
 
   start(): void {
-    this.timer = setInterval(() => this.poke(), this.intervalMs);
-    this.timer.unref();
+    this.loop.start();
   }
 
   /** Runs a pass now, or right after the running one (called after commits that add events). */
   poke(): void {
-    if (this.stopping.signal.aborted) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.deliverDue()
-      .catch((err) => void this.health.failed(err, 'transcript delivery'))
-      .finally(() => {
-        this.running = undefined;
-        if (this.again) {
-          this.again = false;
-          this.poke();
-        }
-      });
+    void this.loop.run();
   }
 
   async stop(): Promise<void> {
     this.stopping.abort();
-    clearInterval(this.timer);
-    await this.running;
+    await this.loop.stop();
   }
 
   /** Delivers due events until none is left that may go now. */

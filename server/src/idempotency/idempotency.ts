@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '../errors.js';
 import { isoIn, isoNow } from '../shared/time.js';
 import type { Db } from '../store/database.js';
+import { BackgroundLoop } from '../shared/background-loop.js';
 import type { StoreHealth } from '../store/store-health.js';
 import { claimKey, completeKey, findKey, type IdempotencyRow, purgeKeys, releaseKey, takeOverKey } from './idempotency.repository.js';
 
@@ -45,21 +46,22 @@ export function fingerprintOf(req: IncomingMessage, body: Buffer | undefined): s
  * not), and its error never carries another request's id.
  */
 export class Idempotency {
-  private timer: NodeJS.Timeout | undefined;
+  private readonly purging: BackgroundLoop;
 
   constructor(
     private readonly db: Db,
     private readonly health: StoreHealth,
-  ) {}
-
-  start(): void {
-    void this.purge();
-    this.timer = setInterval(() => void this.purge(), PURGE_EVERY_MS);
-    this.timer.unref();
+  ) {
+    this.purging = new BackgroundLoop('purging idempotency keys', () => purgeKeys(this.db, isoIn(-KEEP_MS)), health, PURGE_EVERY_MS);
   }
 
-  stop(): void {
-    clearInterval(this.timer);
+  start(): void {
+    this.purging.start();
+    void this.purging.run();
+  }
+
+  stop(): Promise<void> {
+    return this.purging.stop();
   }
 
   async run(customerId: string, key: string, fingerprint: string, work: () => Promise<KeptResponse>): Promise<{ response: KeptResponse; replayed: boolean }> {
@@ -101,13 +103,6 @@ export class Idempotency {
     return response;
   }
 
-  private async purge(): Promise<void> {
-    try {
-      await purgeKeys(this.db, isoIn(-KEEP_MS));
-    } catch (err) {
-      this.health.failed(err, 'purging idempotency keys');
-    }
-  }
 }
 
 function keptOf(row: IdempotencyRow): KeptResponse {

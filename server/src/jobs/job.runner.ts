@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import { findAgentById, transitionAgent } from '../agents/agent.repository.js';
+import { BackgroundLoop } from '../shared/background-loop.js';
 import { isoIn, isoNow } from '../shared/time.js';
 import type { Db } from '../store/database.js';
 import { isStoreUnavailable, type StoreHealth } from '../store/store-health.js';
@@ -24,11 +25,9 @@ const STOP_GRACE_MS = 2_000;
  */
 export class JobRunner {
   private readonly options: typeof DEFAULTS;
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> | undefined;
+  private readonly loop: BackgroundLoop;
   private current: string | undefined;
   private stopped = true;
-  private again = false;
   private abort = new AbortController();
 
   constructor(
@@ -39,43 +38,30 @@ export class JobRunner {
     options: JobRunnerOptions = {},
   ) {
     this.options = { ...DEFAULTS, ...options };
+    this.loop = new BackgroundLoop('job runner', () => this.drain(), health, this.options.pollMs);
   }
 
   start(): void {
     this.stopped = false;
     this.abort = new AbortController();
-    this.timer = setInterval(() => this.poke(), this.options.pollMs);
-    this.timer.unref();
+    this.loop.start();
     this.poke();
   }
 
   /** Looks for work now (called after a job is queued) instead of waiting for the next poll. */
   poke(): void {
-    if (this.stopped) return;
-    if (this.running) {
-      this.again = true;
-      return;
-    }
-    this.running = this.drain()
-      .catch((err) => void this.health.failed(err, 'job runner'))
-      .finally(() => {
-        this.running = undefined;
-        if (this.again) {
-          this.again = false;
-          this.poke();
-        }
-      });
+    if (!this.stopped) void this.loop.run();
   }
 
   async stop(): Promise<void> {
     this.stopped = true;
-    clearInterval(this.timer);
+    const running = this.loop.stop();
     this.abort.abort();
     const current = this.current;
     if (current) await releaseJobs(this.db, [current], isoNow()).catch(() => undefined);
     // A generator that ignores the abort is left behind: once stopped, nothing it returns is written.
     let timer: NodeJS.Timeout | undefined;
-    await Promise.race([this.running, new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_GRACE_MS)))]);
+    await Promise.race([running, new Promise<void>((resolve) => (timer = setTimeout(resolve, STOP_GRACE_MS)))]);
     clearTimeout(timer);
   }
 
