@@ -2,6 +2,7 @@ import { fromJsonColumn } from '../shared/json-column.js';
 import { TtlCache } from '../shared/ttl-cache.js';
 import type { Db } from '../store/database.js';
 import { liveSecrets } from '../deployments/signing-secret.js';
+import { type ChannelConfig, effectiveEngagementRules, effectiveRuntimeConfig } from '../deployments/deployment.schemas.js';
 import type { CallDirection, DeploymentStatus } from '../deployments/deployment.table.js';
 
 /** What a session, a turn or a reply needs to know about its deployment, defaults applied. */
@@ -22,13 +23,6 @@ export interface DeploymentContext {
   hookTimeoutMs: number;
   replyTimeoutS: number;
   agent: { name: string; greeting: string | null; language: string | null; voice: unknown };
-}
-
-interface ChannelConfig {
-  hook_url?: string;
-  transcript_hook_url?: string;
-  allowed_origins?: string[];
-  widget?: Record<string, unknown>;
 }
 
 /** Public routes address a deployment by id alone; the signature or token then proves the caller. */
@@ -54,8 +48,8 @@ export async function loadDeploymentContext(db: Db, id: string): Promise<Deploym
     .executeTakeFirst();
   if (!row) return undefined;
   const channel = fromJsonColumn<ChannelConfig>(row.channel_config);
-  const rules = fromJsonColumn<Record<string, number | undefined>>(row.engagement_rules);
-  const runtime = fromJsonColumn<Record<string, number | undefined>>(row.runtime_config);
+  const rules = effectiveEngagementRules.parse(fromJsonColumn(row.engagement_rules));
+  const runtime = effectiveRuntimeConfig.parse(fromJsonColumn(row.runtime_config));
   const spec = fromJsonColumn<Record<string, unknown>>(row.agent_spec) ?? {};
   return {
     id: row.id,
@@ -68,11 +62,11 @@ export async function loadDeploymentContext(db: Db, id: string): Promise<Deploym
     transcriptHookUrl: channel.transcript_hook_url,
     allowedOrigins: channel.allowed_origins ?? [],
     widget: channel.widget ?? {},
-    maxTurnsPerConversation: rules.max_turns_per_conversation ?? 200,
-    maxPendingTurns: rules.max_pending_turns ?? 3,
-    turnsPerMinute: rules.turns_per_minute ?? 20,
-    hookTimeoutMs: runtime.hook_timeout_ms ?? 5000,
-    replyTimeoutS: runtime.reply_timeout_s ?? 120,
+    maxTurnsPerConversation: rules.max_turns_per_conversation,
+    maxPendingTurns: rules.max_pending_turns,
+    turnsPerMinute: rules.turns_per_minute,
+    hookTimeoutMs: runtime.hook_timeout_ms,
+    replyTimeoutS: runtime.reply_timeout_s,
     agent: {
       name: row.agent_name,
       greeting: typeof spec.greeting === 'string' ? spec.greeting : null,

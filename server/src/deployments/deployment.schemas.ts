@@ -46,20 +46,31 @@ export const channelConfigSchema = withinSize(
   }),
 ).meta({ id: 'ChannelConfig' });
 
-export const engagementRulesSchema = withinSize(
-  z.looseObject({
-    max_turns_per_conversation: z.number().int().min(1).max(10_000).optional().meta({ default: 200 }),
-    max_pending_turns: z.number().int().min(1).max(50).optional().meta({ default: 3 }),
-    turns_per_minute: z.number().int().min(1).max(600).optional().meta({ default: 20 }),
-  }),
-).meta({ id: 'EngagementRules' });
+/** Each setting once, with its default: documented in the API, applied when the service reads it. */
+const engagementRules = {
+  max_turns_per_conversation: z.number().int().min(1).max(10_000).default(200),
+  max_pending_turns: z.number().int().min(1).max(50).default(3),
+  turns_per_minute: z.number().int().min(1).max(600).default(20),
+};
+const runtimeSettings = {
+  hook_timeout_ms: z.number().int().min(500).max(15_000).default(5000),
+  reply_timeout_s: z.number().int().min(5).max(3600).default(120),
+};
 
-export const runtimeConfigSchema = withinSize(
-  z.looseObject({
-    hook_timeout_ms: z.number().int().min(500).max(15_000).optional().meta({ default: 5000 }),
-    reply_timeout_s: z.number().int().min(5).max(3600).optional().meta({ default: 120 }),
-  }),
-).meta({ id: 'RuntimeConfig' });
+/** The API keeps what the customer wrote: a default is documented, not filled in. */
+function documented<S extends Record<string, z.ZodDefault<z.ZodNumber>>>(shape: S): { [K in keyof S]: z.ZodOptional<z.ZodNumber> } {
+  return Object.fromEntries(Object.entries(shape).map(([key, setting]) => [key, setting.unwrap().optional().meta({ default: setting.def.defaultValue })])) as {
+    [K in keyof S]: z.ZodOptional<z.ZodNumber>;
+  };
+}
+
+export const engagementRulesSchema = withinSize(z.looseObject(documented(engagementRules))).meta({ id: 'EngagementRules' });
+export const runtimeConfigSchema = withinSize(z.looseObject(documented(runtimeSettings))).meta({ id: 'RuntimeConfig' });
+
+/** The rules and timeouts a deployment runs with: what it stores, defaults applied. */
+export const effectiveEngagementRules = z.object(engagementRules);
+export const effectiveRuntimeConfig = z.object(runtimeSettings);
+export type ChannelConfig = z.infer<typeof channelConfigSchema>;
 
 export const deploymentSchema = z
   .object({
