@@ -7,13 +7,18 @@ import { ApiKeyAuthenticator } from './api-keys/api-key.authenticator.js';
 import { apiKeyRoutes } from './api-keys/api-key.routes.js';
 import { UsageRecorder } from './api-keys/usage.recorder.js';
 import type { Config } from './config.js';
-import { Concierge } from './concierge/concierge.js';
-import { type ConversationBus, LocalBus } from './concierge/conversation-bus.js';
+import { ConversationService } from './concierge/conversations/conversation.service.js';
 import { DeploymentDirectory } from './concierge/deployment-context.js';
-import { PgBus } from './concierge/pg-bus.js';
-import { replyRoutes } from './concierge/reply.routes.js';
-import { SessionServer } from './concierge/session.socket.js';
-import { TranscriptOutbox } from './concierge/transcript.outbox.js';
+import { type ConversationBus, LocalBus } from './concierge/events/conversation-bus.js';
+import { EventRecorder } from './concierge/events/event.recorder.js';
+import { framesAfter } from './concierge/events/event.repository.js';
+import { PgBus } from './concierge/events/pg-bus.js';
+import { TranscriptOutbox } from './concierge/events/transcript.outbox.js';
+import { SessionGateway } from './concierge/sessions/session.gateway.js';
+import { replyRoutes } from './concierge/turns/reply.routes.js';
+import { ReplyService } from './concierge/turns/reply.service.js';
+import { TurnService } from './concierge/turns/turn.service.js';
+import { TurnSweep } from './concierge/turns/turn.sweep.js';
 import { deploymentRoutes } from './deployments/deployment.routes.js';
 import { perKeyRateLimit, requirePrincipal, resolvePrincipal } from './http/auth.js';
 import { noStore } from './http/no-store.js';
@@ -59,7 +64,6 @@ export interface App {
   readonly server: Server;
   readonly routes: readonly RouteDef[];
   readonly express: express.Express;
-  readonly concierge: Concierge;
   /** Starts listening; resolves with the base URL actually bound. */
   listen(): Promise<string>;
   /** Graceful: stop accepting, finish in-flight requests, stop workers, close the store. */
@@ -85,22 +89,26 @@ export async function createApp(options: AppOptions): Promise<App> {
   const deployments = new DeploymentDirectory(db);
   const skipLocked = store.dialect === 'postgres';
   const outbox = new TranscriptOutbox(db, deployments, egress, logger, health, skipLocked, options.sessions?.sweepIntervalMs);
-  const concierge = new Concierge({
-    db,
-    // SQLite has one connection; a PostgreSQL pool of 10 keeps a few batches in flight.
-    writes: new WriteBatcher(db, skipLocked ? 4 : 1),
+  // SQLite has one connection; a PostgreSQL pool of 10 keeps a few batches in flight.
+  const events = new EventRecorder(new WriteBatcher(db, skipLocked ? 4 : 1), bus, () => outbox.poke());
+  const conversations = new ConversationService(db, deployments, events);
+  const turns = new TurnService({
     deployments,
-    skipLocked,
-    bus,
+    conversations,
+    events,
+    egress,
     logger,
     health,
-    egress,
     publicBaseUrl: () => baseUrl,
-    onTranscript: () => outbox.poke(),
     ...(options.sessions?.hookRetryDelaysMs ? { hookRetryDelaysMs: options.sessions.hookRetryDelaysMs } : {}),
   });
-  const sessions = new SessionServer({
-    concierge,
+  const replies = new ReplyService(db, deployments, events, bus);
+  const turnSweep = new TurnSweep(db, deployments, events, skipLocked);
+  const sessions = new SessionGateway({
+    conversations,
+    turns,
+    deployments,
+    history: { framesAfter: (conversationId, seq, limit) => framesAfter(db, conversationId, seq, limit) },
     bus,
     health,
     newConversationsPerSub: config.newConversationsPerSub,
@@ -108,13 +116,13 @@ export async function createApp(options: AppOptions): Promise<App> {
     trustProxyHops: config.trustProxyHops,
     ...options.sessions,
   });
-  const sweeper = new BackgroundLoop('turn sweep', () => concierge.sweep(), health, options.sessions?.sweepIntervalMs ?? 1_000);
+  const sweeper = new BackgroundLoop('turn sweep', () => turnSweep.sweep(), health, options.sessions?.sweepIntervalMs ?? 1_000);
   const routes: RouteDef[] = [
     ...systemRoutes({ store, openApi: () => (openApiDocument ??= buildOpenApiDocument(routes, baseUrl || undefined)) }),
     ...agentRoutes({ db, onJobQueued: () => jobs.poke() }),
     ...jobRoutes(db),
-    ...deploymentRoutes({ db, changed: (id) => concierge.deploymentChanged(id) }),
-    ...replyRoutes(concierge, { signatureFailuresPerMinute: config.replySignatureFailuresPerMinute, trustProxyHops: config.trustProxyHops }),
+    ...deploymentRoutes({ db, changed: (id) => conversations.deploymentChanged(id) }),
+    ...replyRoutes(replies, { signatureFailuresPerMinute: config.replySignatureFailuresPerMinute, trustProxyHops: config.trustProxyHops }),
     ...apiKeyRoutes({ db, usage, keys }),
     widgetRoute(),
   ];
@@ -146,7 +154,6 @@ export async function createApp(options: AppOptions): Promise<App> {
     server,
     routes,
     express: app,
-    concierge,
     async listen() {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);
@@ -171,7 +178,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       server.closeIdleConnections();
       await closed;
       await sweeper.stop();
-      await concierge.drain(options.sessions?.shutdownGraceMs);
+      await turns.drain(options.sessions?.shutdownGraceMs);
       await outbox.stop();
       await idempotency.stop();
       await bus.close();

@@ -1,27 +1,52 @@
-/**
- * One error type for the whole service. Services throw it with a stable code; the HTTP edge
- * renders it through {@link httpStatusOf}, so a code means the same status everywhere.
- */
-export const errorStatus = {
-  invalid_json: 400,
-  invalid_request: 400,
-  unauthorized: 401,
-  invalid_signature: 401,
-  not_found: 404,
-  turn_not_found: 404,
-  invalid_state: 409,
-  idempotency_conflict: 409,
-  turn_not_acknowledged: 409,
-  turn_not_pending: 409,
-  turn_already_resolved: 409,
-  payload_too_large: 413,
-  unsupported_media_type: 415,
-  rate_limited: 429,
-  internal_error: 500,
-  unavailable: 503,
-} as const;
+import { Close, type CloseCode } from './concierge/protocol/close-codes.js';
 
-export type ErrorCode = keyof typeof errorStatus;
+interface ErrorKind {
+  /** The HTTP status; absent for the codes that only the widget's socket uses. */
+  status?: number;
+  /** The close code when the error ends the widget's socket. */
+  close?: CloseCode;
+}
+
+/**
+ * One error type for the whole service, on both transports. Services throw {@link AppError} with
+ * a stable code; the HTTP edge renders it with the code's status, the session gateway with its
+ * close code, so a code means the same thing everywhere.
+ */
+const errorTable = {
+  invalid_json: { status: 400 },
+  invalid_request: { status: 400 },
+  unauthorized: { status: 401 },
+  invalid_signature: { status: 401 },
+  not_found: { status: 404, close: Close.unknownConversation },
+  turn_not_found: { status: 404 },
+  invalid_state: { status: 409 },
+  idempotency_conflict: { status: 409 },
+  turn_not_acknowledged: { status: 409 },
+  turn_not_pending: { status: 409 },
+  turn_already_resolved: { status: 409 },
+  payload_too_large: { status: 413 },
+  unsupported_media_type: { status: 415 },
+  rate_limited: { status: 429, close: Close.tooMany },
+  internal_error: { status: 500, close: Close.internalError },
+  unavailable: { status: 503, close: Close.tryAgainLater },
+  // The widget's socket only (contract §5).
+  protocol_error: { close: Close.protocol },
+  invalid_token: { close: Close.badToken },
+  token_expired: { close: Close.badToken },
+  forbidden: { close: Close.forbidden },
+  hello_timeout: { close: Close.noHello },
+  deployment_inactive: { close: Close.ended },
+  too_many_connections: { close: Close.tooMany },
+  invalid_message: {},
+  too_many_pending_turns: {},
+  conversation_ended: {},
+} as const satisfies Record<string, ErrorKind>;
+
+export type ErrorCode = keyof typeof errorTable;
+/** The codes an HTTP response can carry. */
+export type HttpErrorCode = { [C in ErrorCode]: (typeof errorTable)[C] extends { status: number } ? C : never }[ErrorCode];
+
+export const errorStatus = Object.fromEntries(Object.entries(errorTable).flatMap(([code, kind]) => ('status' in kind ? [[code, kind.status]] : []))) as Record<HttpErrorCode, number>;
 
 export interface ErrorDetail {
   path: string;
@@ -38,8 +63,14 @@ export class AppError extends Error {
     this.name = 'AppError';
   }
 
+  /** A socket-only code reaching HTTP is a bug: 500. */
   get status(): number {
-    return errorStatus[this.code];
+    return (errorTable[this.code] as ErrorKind).status ?? 500;
+  }
+
+  /** The close code when this error ends the widget's socket (1011 when it has none). */
+  get close(): CloseCode {
+    return (errorTable[this.code] as ErrorKind).close ?? Close.internalError;
   }
 }
 

@@ -1,14 +1,14 @@
 import { z } from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
-import { type ErrorCode, errorStatus } from './errors.js';
+import { type HttpErrorCode, errorStatus } from './errors.js';
 import { envelopeOf, errorEnvelopeSchema } from './http/envelope.js';
 import type { RouteDef } from './http/route.js';
 
 export const CONTRACT_VERSION = '2026-10-02';
 
 /** Errors any authenticated route can return, whatever it does (each reads the store, if only for the key). */
-const AUTHENTICATED: ErrorCode[] = ['unauthorized', 'rate_limited', 'internal_error', 'unavailable'];
-const WITH_BODY: ErrorCode[] = ['invalid_json', 'invalid_request', 'payload_too_large', 'unsupported_media_type'];
+const AUTHENTICATED: HttpErrorCode[] = ['unauthorized', 'rate_limited', 'internal_error', 'unavailable'];
+const WITH_BODY: HttpErrorCode[] = ['invalid_json', 'invalid_request', 'payload_too_large', 'unsupported_media_type'];
 
 export const toOpenApiPath = (expressPath: string): string => expressPath.replace(/:([A-Za-z_]+)/g, '{$1}');
 
@@ -24,8 +24,8 @@ const idempotencyHeader = z.object({
     .meta({ description: 'Makes a retry safe: the first successful response to a key is kept 24 h and sent again to a repeat of the same request' }),
 });
 
-function errorCodesOf(def: RouteDef): ErrorCode[] {
-  const codes = new Set<ErrorCode>(def.errors ?? []);
+function errorCodesOf(def: RouteDef): HttpErrorCode[] {
+  const codes = new Set<HttpErrorCode>(def.errors ?? []);
   if (def.auth !== false) for (const c of AUTHENTICATED) codes.add(c);
   if (isIdempotent(def)) codes.add('idempotency_conflict');
   if (def.method === 'post' || def.method === 'put') for (const c of WITH_BODY) codes.add(c);
@@ -55,7 +55,7 @@ function operationOf(def: RouteDef): ZodOpenApiOperationObject {
         : { 'application/json': { schema: def.success.raw ? def.success.data : envelopeOf(def.success.data, def.success.list) } },
     },
   };
-  const byStatus = new Map<number, ErrorCode[]>();
+  const byStatus = new Map<number, HttpErrorCode[]>();
   for (const code of errorCodesOf(def)) byStatus.set(errorStatus[code], [...(byStatus.get(errorStatus[code]) ?? []), code]);
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     const headers: Record<string, { description: string; schema: { type: 'string' | 'integer' } }> = { ...common };

@@ -3,6 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { SignJWT } from 'jose';
 import WebSocket from 'ws';
+import { serverFrame } from '../src/concierge/protocol/frames.js';
 import { type Client, client, createPublishedAgent, type TestService } from './harness.js';
 
 export interface HookCall {
@@ -93,7 +94,10 @@ export class Widget {
 
   constructor(readonly ws: WebSocket) {
     ws.on('message', (data) => {
-      this.frames.push(JSON.parse(String(data)));
+      const frame: unknown = JSON.parse(String(data));
+      // Every frame the server sends must be exactly one the protocol module describes.
+      serverFrame.parse(frame);
+      this.frames.push(frame);
       for (const wake of this.waiters.splice(0)) wake();
     });
     this.closed = new Promise((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })));

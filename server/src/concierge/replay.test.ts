@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { deploy, mintToken, startCustomerServer, Widget } from '../../test/concierge-kit.js';
 import { describeEachStore, type TestService, startService } from '../../test/harness.js';
-import { appendEvents } from './conversation.repository.js';
+import { appendEvents } from './events/event.repository.js';
 
 const EVENTS = 700;
 /** 9,000 characters of reply, 27 KB of UTF-8: a page of 500 such events is far more than a socket's buffers. */
@@ -24,7 +25,7 @@ describeEachStore('replaying a long history', (kind) => {
     widget.close();
     // About 18 MB of stored replies, written straight to the store: the history of a long conversation.
     for (let from = 0; from < EVENTS; from += 100) {
-      const events = Array.from({ length: 100 }, (_, i) => ({ type: 'reply', body: { turn_id: `t${from + i}`, text: TEXT } }));
+      const events = Array.from({ length: 100 }, () => ({ type: 'reply' as const, turn_id: randomUUID(), text: TEXT }));
       await service.app.store.db.transaction().execute((trx) => appendEvents(trx, conversationId, events));
     }
     history = { deploymentId, conversationId, token };

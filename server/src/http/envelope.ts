@@ -1,6 +1,6 @@
 import type { Response } from 'express';
 import { z } from 'zod';
-import { type AppError, type ErrorCode, errorStatus } from '../errors.js';
+import { type AppError, type HttpErrorCode, errorStatus } from '../errors.js';
 
 export const pageMetaSchema = z
   .object({
@@ -18,7 +18,7 @@ export const errorEnvelopeSchema = z
   .object({
     success: z.literal(false),
     error: z.object({
-      code: z.enum(Object.keys(errorStatus) as [ErrorCode, ...ErrorCode[]]),
+      code: z.enum(Object.keys(errorStatus) as [HttpErrorCode, ...HttpErrorCode[]]),
       message: z.string(),
       details: z.array(z.object({ path: z.string(), message: z.string() })).optional(),
     }),

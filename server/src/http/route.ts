@@ -1,7 +1,7 @@
 import type { Express, Request, Response } from 'express';
 import { z } from 'zod';
 import type { Principal } from '../api-keys/api-key.service.js';
-import { AppError, type ErrorCode, type ErrorDetail } from '../errors.js';
+import { AppError, type ErrorDetail, type HttpErrorCode } from '../errors.js';
 import { fingerprintOf, type Idempotency, idempotencyKeyOf, type KeptResponse } from '../idempotency/idempotency.js';
 import { JSON_TYPE, successBody } from './envelope.js';
 import { assertCleanInput, BODY_TIMEOUT_MS, hasBody, isJsonContentType, MiB, parseJson, readRawBody } from './raw-body.js';
@@ -64,7 +64,7 @@ export interface RouteDef<P extends z.ZodType = z.ZodType, Q extends z.ZodType =
     contentType?: string;
   };
   /** Codes this route returns beyond the ones every authenticated route can return. */
-  errors?: ErrorCode[];
+  errors?: HttpErrorCode[];
   handler(ctx: RouteContext<z.output<P>, z.output<Q>, z.output<B>>): Promise<RouteResult> | RouteResult;
 }
 

@@ -1,7 +1,9 @@
 import type { Kysely } from 'kysely';
 import type { AgentCountTable, AgentTable } from '../agents/agent.table.js';
 import type { ApiKeyTable, UsageDailyTable } from '../api-keys/api-key.table.js';
-import type { ConversationEventTable, ConversationTable, TranscriptOutboxTable, TurnTable } from '../concierge/conversation.table.js';
+import type { ConversationTable, TurnTable } from '../concierge/conversations/conversation.table.js';
+import type { ConversationEventTable } from '../concierge/events/event.table.js';
+import type { TranscriptOutboxTable } from '../concierge/events/outbox.table.js';
 import type { CustomerTable } from '../customers/customer.table.js';
 import type { DeploymentTable } from '../deployments/deployment.table.js';
 import type { IdempotencyKeyTable } from '../idempotency/idempotency.table.js';

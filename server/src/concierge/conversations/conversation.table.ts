@@ -1,8 +1,8 @@
+import type { EndReason, TurnFailure, TurnMode } from '../protocol/frames.js';
+
+export type { EndReason, TurnFailure, TurnMode };
 export type ConversationStatus = 'open' | 'ended';
 export type TurnStatus = 'pending' | 'acknowledged' | 'resolved' | 'failed' | 'expired';
-export type TurnMode = 'text' | 'voice';
-export type TurnFailure = 'hook_rejected' | 'hook_failed' | 'reply_timeout' | 'conversation_ended';
-export type EndReason = 'user_ended' | 'deployment_inactive' | 'max_turns';
 
 export interface ConversationTable {
   id: string;
@@ -18,14 +18,6 @@ export interface ConversationTable {
   updated_at: string;
 }
 
-export interface ConversationEventTable {
-  conversation_id: string;
-  seq: number;
-  type: string;
-  frame: string;
-  created_at: string;
-}
-
 export interface TurnTable {
   id: string;
   conversation_id: string;
@@ -39,19 +31,4 @@ export interface TurnTable {
   expires_at: string | null;
   created_at: string;
   updated_at: string;
-}
-
-export type OutboxStatus = 'pending' | 'delivered' | 'dead';
-
-export interface TranscriptOutboxTable {
-  id: string;
-  deployment_id: string;
-  conversation_id: string;
-  position: number;
-  body: string;
-  status: OutboxStatus;
-  attempts: number;
-  next_attempt_at: string;
-  lease_expires_at: string | null;
-  created_at: string;
 }

@@ -1,6 +1,7 @@
 import { decodeJwt, decodeProtectedHeader, errors, jwtVerify } from 'jose';
 import { z } from 'zod';
-import { jsonHygieneProblem } from '../shared/json-hygiene.js';
+import { AppError } from '../../errors.js';
+import { jsonHygieneProblem } from '../../shared/json-hygiene.js';
 
 export const MAX_TOKEN_LIFETIME_S = 86_400;
 const CLOCK_TOLERANCE_S = 30;
@@ -24,12 +25,10 @@ export interface UserClaims {
   exp: number;
 }
 
-/** Why a token is refused, as the close code the widget sees. */
-export type TokenRefusal = { close: 4401 | 4403; code: 'token_expired' | 'invalid_token' | 'wrong_audience'; message: string };
+/** A token's claims, or why it is refused (`invalid_token`, `token_expired`, or `forbidden` for another deployment's). */
+export type TokenCheck = { ok: true; claims: UserClaims } | { ok: false; error: AppError };
 
-export type TokenCheck = { ok: true; claims: UserClaims } | ({ ok: false } & TokenRefusal);
-
-const refuse = (close: 4401 | 4403, code: TokenRefusal['code'], message: string): TokenCheck => ({ ok: false, close, code, message });
+const refuse = (code: 'invalid_token' | 'token_expired' | 'forbidden', message: string): TokenCheck => ({ ok: false, error: new AppError(code, message) });
 
 /**
  * Verifies a user token for one deployment: HS256 only, signed with one of its live secrets,
@@ -38,14 +37,14 @@ const refuse = (close: 4401 | 4403, code: TokenRefusal['code'], message: string)
 export async function verifyUserToken(token: string, deploymentId: string, secrets: readonly string[]): Promise<TokenCheck> {
   let audience: unknown;
   try {
-    if (decodeProtectedHeader(token).alg !== 'HS256') return refuse(4401, 'invalid_token', 'Tokens must be signed with HS256');
+    if (decodeProtectedHeader(token).alg !== 'HS256') return refuse('invalid_token', 'Tokens must be signed with HS256');
     audience = decodeJwt(token).aud;
   } catch {
-    return refuse(4401, 'invalid_token', 'The token is not a JWT');
+    return refuse('invalid_token', 'The token is not a JWT');
   }
   // Checked before the signature: a token for another deployment cannot be verified here at all.
   const audiences = Array.isArray(audience) ? audience : [audience];
-  if (!audiences.includes(deploymentId)) return refuse(4403, 'wrong_audience', 'The token was issued for another deployment');
+  if (!audiences.includes(deploymentId)) return refuse('forbidden', 'The token was issued for another deployment');
 
   for (const secret of secrets) {
     try {
@@ -56,21 +55,21 @@ export async function verifyUserToken(token: string, deploymentId: string, secre
         requiredClaims: ['sub', 'iat', 'exp'],
       });
       const unclean = jsonHygieneProblem(payload, 'claims');
-      if (unclean) return refuse(4401, 'invalid_token', `Invalid claims: ${unclean.path} ${unclean.message}`);
+      if (unclean) return refuse('invalid_token', `Invalid claims: ${unclean.path} ${unclean.message}`);
       const claims = claimsSchema.safeParse(payload);
-      if (!claims.success) return refuse(4401, 'invalid_token', `Invalid claims: ${claims.error.issues.map((i) => i.message).join('; ')}`);
+      if (!claims.success) return refuse('invalid_token', `Invalid claims: ${claims.error.issues.map((i) => i.message).join('; ')}`);
       const { iat, exp } = claims.data;
-      if (exp - iat > MAX_TOKEN_LIFETIME_S) return refuse(4401, 'invalid_token', 'Tokens may live at most 24 hours (exp - iat)');
+      if (exp - iat > MAX_TOKEN_LIFETIME_S) return refuse('invalid_token', 'Tokens may live at most 24 hours (exp - iat)');
       // Whatever iat says: a token minted "in the future" would otherwise outlive the cap.
       const now = Date.now() / 1000;
-      if (iat > now + CLOCK_TOLERANCE_S) return refuse(4401, 'invalid_token', 'The token was issued in the future (iat)');
-      if (exp > now + MAX_TOKEN_LIFETIME_S + CLOCK_TOLERANCE_S) return refuse(4401, 'invalid_token', 'Tokens may expire at most 24 hours from now (exp)');
+      if (iat > now + CLOCK_TOLERANCE_S) return refuse('invalid_token', 'The token was issued in the future (iat)');
+      if (exp > now + MAX_TOKEN_LIFETIME_S + CLOCK_TOLERANCE_S) return refuse('invalid_token', 'Tokens may expire at most 24 hours from now (exp)');
       return { ok: true, claims: claims.data };
     } catch (err) {
-      if (err instanceof errors.JWTExpired) return refuse(4401, 'token_expired', 'The token has expired');
+      if (err instanceof errors.JWTExpired) return refuse('token_expired', 'The token has expired');
       if (err instanceof errors.JWSSignatureVerificationFailed) continue;
-      return refuse(4401, 'invalid_token', err instanceof errors.JOSEError ? err.message : 'Invalid token');
+      return refuse('invalid_token', err instanceof errors.JOSEError ? err.message : 'Invalid token');
     }
   }
-  return refuse(4401, 'invalid_token', 'The token signature does not verify');
+  return refuse('invalid_token', 'The token signature does not verify');
 }

@@ -1,14 +1,14 @@
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
-import { BackgroundLoop } from '../shared/background-loop.js';
-import { isoIn, isoNow } from '../shared/time.js';
-import type { Db } from '../store/database.js';
-import type { StoreHealth } from '../store/store-health.js';
-import { claimOutboxHeads, settleOutbox } from './conversation.repository.js';
-import type { TranscriptOutboxTable } from './conversation.table.js';
-import type { DeploymentDirectory } from './deployment-context.js';
-import { EgressRefused, type EgressPolicy, type EgressResponse, postJson } from './egress.js';
-import { signatureOf } from './signature.js';
+import { BackgroundLoop } from '../../shared/background-loop.js';
+import { isoIn, isoNow } from '../../shared/time.js';
+import type { Db } from '../../store/database.js';
+import type { StoreHealth } from '../../store/store-health.js';
+import type { DeploymentDirectory } from '../deployment-context.js';
+import { EgressRefused, type EgressPolicy, type EgressResponse, postJson } from '../egress.js';
+import { signatureOf } from '../signature.js';
+import { claimOutboxHeads, settleOutbox } from './outbox.repository.js';
+import type { TranscriptOutboxTable } from './outbox.table.js';
 
 const LEASE_MS = 30_000;
 const MAX_BACKOFF_MS = 3_600_000;

@@ -1,4 +1,9 @@
-import { EgressRefused, type EgressResponse } from './egress.js';
+import { isoNow } from '../../shared/time.js';
+import type { ConversationRow } from '../conversations/conversation.repository.js';
+import type { DeploymentContext } from '../deployment-context.js';
+import { EgressRefused, type EgressPolicy, type EgressResponse, postJson } from '../egress.js';
+import { signatureOf } from '../signature.js';
+import type { TurnRow } from './turn.repository.js';
 
 export type HookOutcome = { kind: 'replied'; text: string } | { kind: 'acknowledged' } | { kind: 'rejected'; status: number } | { kind: 'failed'; cause: string };
 
@@ -49,4 +54,23 @@ export async function callTurnHook(attempt: () => Promise<EgressResponse>, delay
     }
   }
   return { kind: 'failed', cause };
+}
+
+/** One signed `turn.created` call to the customer's hook (signed afresh, so each attempt has its own `sent_at`). */
+export function postTurn(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow, replyUrl: string, egress: EgressPolicy, signal: AbortSignal): Promise<EgressResponse> {
+  const body = JSON.stringify({
+    type: 'turn.created',
+    delivery_id: turn.delivery_id,
+    sent_at: isoNow(),
+    deployment_id: dep.id,
+    agent_id: dep.agentId,
+    conversation_id: conversation.id,
+    turn_id: turn.id,
+    user: { sub: conversation.user_sub, name: conversation.user_name, ctx: conversation.user_ctx ? JSON.parse(conversation.user_ctx) : null },
+    text: turn.text,
+    mode: turn.mode,
+    reply_url: replyUrl,
+  });
+  const headers = { 'X-Service-Signature': signatureOf(dep.signingSecret, body), 'X-Service-Delivery': turn.delivery_id };
+  return postJson(dep.hookUrl!, body, headers, dep.hookTimeoutMs, egress, signal);
 }

@@ -1,15 +1,11 @@
-import { z } from 'zod';
-import { AppError } from '../errors.js';
-import { clientAddress } from '../http/client-address.js';
-import { type RouteDef, defineRoute, validate } from '../http/route.js';
-import { KiB, parseJson } from '../http/raw-body.js';
-import { FailureWindow } from '../shared/failure-window.js';
-import { idParams } from '../shared/schemas.js';
-import { type Concierge, replyBody } from './concierge.js';
-
-const replyAcceptedSchema = z
-  .object({ turn_id: z.uuid(), status: z.literal('resolved'), duplicate: z.boolean() })
-  .meta({ id: 'ReplyAccepted' });
+import { AppError } from '../../errors.js';
+import { clientAddress } from '../../http/client-address.js';
+import { type RouteDef, defineRoute, validate } from '../../http/route.js';
+import { KiB, parseJson } from '../../http/raw-body.js';
+import { FailureWindow } from '../../shared/failure-window.js';
+import { idParams } from '../../shared/schemas.js';
+import { replyAcceptedSchema, replyBody } from './reply.schemas.js';
+import type { ReplyService } from './reply.service.js';
 
 export interface ReplyLimits {
   /** Badly signed replies one client address may send per minute; then every badly signed one is 429 until the minute ends. */
@@ -17,7 +13,7 @@ export interface ReplyLimits {
   trustProxyHops: number;
 }
 
-export function replyRoutes(concierge: Concierge, limits: ReplyLimits): RouteDef[] {
+export function replyRoutes(replies: ReplyService, limits: ReplyLimits): RouteDef[] {
   const failures = new FailureWindow(limits.signatureFailuresPerMinute);
   return [
     defineRoute({
@@ -36,7 +32,7 @@ export function replyRoutes(concierge: Concierge, limits: ReplyLimits): RouteDef
       handler: async ({ params, raw, req, res }) => {
         const signature = req.headers['x-service-signature'];
         // The contract's order: signature on the raw bytes first, then JSON, then the body's shape.
-        const dep = await concierge.verifyReply(params.id, raw!, typeof signature === 'string' ? signature : undefined).catch((err: unknown) => {
+        const dep = await replies.verifyReply(params.id, raw!, typeof signature === 'string' ? signature : undefined).catch((err: unknown) => {
           if (!(err instanceof AppError && err.code === 'invalid_signature')) throw err;
           // Guessing signatures is slowed down per address; a correctly signed reply is never limited.
           const address = clientAddress(req, limits.trustProxyHops);
@@ -46,7 +42,7 @@ export function replyRoutes(concierge: Concierge, limits: ReplyLimits): RouteDef
           res.setHeader('Retry-After', String(blocked));
           throw new AppError('rate_limited', `More than ${limits.signatureFailuresPerMinute} badly signed replies from this address in a minute; retry after the time in Retry-After`);
         });
-        const result = await concierge.acceptReply(dep, validate(replyBody, parseJson(raw!), 'body'));
+        const result = await replies.acceptReply(dep, validate(replyBody, parseJson(raw!), 'body'));
         return { status: result.duplicate ? 200 : 202, data: { turn_id: result.turn_id, status: 'resolved', duplicate: result.duplicate } };
       },
     }),

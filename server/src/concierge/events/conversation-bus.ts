@@ -1,4 +1,4 @@
-import type { StoredFrame } from './conversation.repository.js';
+import type { StoredFrame } from './event.repository.js';
 
 /** Told new stored events; `frames` when the publisher has them at hand, else read the store. */
 export type BusListener = (frames?: readonly StoredFrame[]) => void;

@@ -1,10 +1,12 @@
 import type { Logger } from 'pino';
-import { newId } from '../shared/random.js';
-import { isoIn } from '../shared/time.js';
-import type { Db } from '../store/database.js';
-import type { Store, StoreChannel } from '../store/db.js';
-import type { StoreHealth } from '../store/store-health.js';
-import { type StoredFrame, conversationsUpdatedSince } from './conversation.repository.js';
+import { BackgroundLoop } from '../../shared/background-loop.js';
+import { newId } from '../../shared/random.js';
+import { isoIn } from '../../shared/time.js';
+import type { Db } from '../../store/database.js';
+import type { Store, StoreChannel } from '../../store/db.js';
+import type { StoreHealth } from '../../store/store-health.js';
+import { conversationsUpdatedSince } from '../conversations/conversation.repository.js';
+import type { StoredFrame } from './event.repository.js';
 import { type BusListener, type ConversationBus, LocalBus } from './conversation-bus.js';
 
 const CATCH_UP_MS = 2_000;
@@ -19,10 +21,9 @@ const CATCH_UP_MS = 2_000;
 export class PgBus implements ConversationBus {
   private readonly local = new LocalBus();
   private readonly node = newId();
-  private readonly timer: NodeJS.Timeout;
+  private readonly catchUp: BackgroundLoop;
   /** The start of the window no catch-up has covered yet; it moves only when one succeeds. */
   private since = isoIn(-CATCH_UP_MS);
-  private catchingUp = false;
 
   private constructor(
     private readonly db: Db,
@@ -30,8 +31,8 @@ export class PgBus implements ConversationBus {
     private readonly health: StoreHealth,
     private channel: StoreChannel | undefined,
   ) {
-    this.timer = setInterval(() => void this.catchUp(), CATCH_UP_MS);
-    this.timer.unref();
+    this.catchUp = new BackgroundLoop('conversation catch-up', () => this.catchUpPass(), health, CATCH_UP_MS);
+    this.catchUp.start();
   }
 
   static async open(db: Db, openChannel: NonNullable<Store['openChannel']>, logger: Logger, health: StoreHealth): Promise<PgBus> {
@@ -41,7 +42,7 @@ export class PgBus implements ConversationBus {
       lost: (err) => health.failed(err, 'listening for other nodes'),
       restored: () => {
         logger.info('listening for other nodes again');
-        void bus.catchUp();
+        void bus.catchUp.run();
       },
     });
     return bus;
@@ -52,20 +53,12 @@ export class PgBus implements ConversationBus {
     if (node !== this.node && conversationId) this.local.publish(conversationId);
   }
 
-  private async catchUp(): Promise<void> {
-    if (this.catchingUp) return;
-    this.catchingUp = true;
+  private async catchUpPass(): Promise<void> {
     // Overlapping windows: a clock step between nodes costs a re-read, not an event.
     const next = isoIn(-CATCH_UP_MS);
-    try {
-      const ids = this.local.subscribed();
-      if (ids.length) for (const id of await conversationsUpdatedSince(this.db, ids, this.since)) this.local.publish(id);
-      this.since = next;
-    } catch (err) {
-      this.health.failed(err, 'conversation catch-up');
-    } finally {
-      this.catchingUp = false;
-    }
+    const ids = this.local.subscribed();
+    if (ids.length) for (const id of await conversationsUpdatedSince(this.db, ids, this.since)) this.local.publish(id);
+    this.since = next;
   }
 
   publish(conversationId: string, frames?: readonly StoredFrame[]): void {
@@ -79,7 +72,7 @@ export class PgBus implements ConversationBus {
   }
 
   async close(): Promise<void> {
-    clearInterval(this.timer);
+    await this.catchUp.stop();
     await this.channel?.close();
     await this.local.close();
   }

@@ -1,0 +1,45 @@
+import type { Db } from '../../store/database.js';
+import { isoNow } from '../../shared/time.js';
+import type { ConversationTable } from './conversation.table.js';
+
+export type ConversationRow = ConversationTable;
+
+export async function insertConversation(db: Db, row: ConversationRow): Promise<void> {
+  await db.insertInto('conversations').values(row).execute();
+}
+
+/** How many conversations `sub` started on the deployment at or after `since`. */
+export async function conversationsStartedSince(db: Db, deploymentId: string, sub: string, since: string): Promise<number> {
+  const row = await db
+    .selectFrom('conversations')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('deployment_id', '=', deploymentId)
+    .where('user_sub', '=', sub)
+    .where('created_at', '>=', since)
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+export async function findConversation(db: Db, id: string): Promise<ConversationRow | undefined> {
+  return db.selectFrom('conversations').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+export async function openConversationIds(db: Db, deploymentId: string): Promise<string[]> {
+  const rows = await db.selectFrom('conversations').select('id').where('deployment_id', '=', deploymentId).where('status', '=', 'open').execute();
+  return rows.map((r) => r.id);
+}
+
+/** Takes the conversation's row lock first, so one conversation's changes happen one at a time. */
+export async function lockConversation(trx: Db, id: string): Promise<ConversationRow> {
+  return trx.updateTable('conversations').set({ updated_at: isoNow() }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+}
+
+/** Of these conversations, the ones changed at or after `since` (the bus's catch-up). */
+export async function conversationsUpdatedSince(db: Db, ids: readonly string[], since: string): Promise<string[]> {
+  const changed: string[] = [];
+  for (let i = 0; i < ids.length; i += 500) {
+    const rows = await db.selectFrom('conversations').select('id').where('id', 'in', ids.slice(i, i + 500)).where('updated_at', '>=', since).execute();
+    changed.push(...rows.map((r) => r.id));
+  }
+  return changed;
+}

@@ -1,0 +1,99 @@
+import { AppError } from '../../errors.js';
+import { newId } from '../../shared/random.js';
+import { isoIn, isoNow } from '../../shared/time.js';
+import type { Db } from '../../store/database.js';
+import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
+import { type Change, type EventRecorder, turnChanges, type Written } from '../events/event.recorder.js';
+import type { EndReason } from '../protocol/frames.js';
+import type { UserClaims } from '../sessions/user-token.js';
+import { failOpenTurns, OPEN_TURN_STATUSES } from '../turns/turn.repository.js';
+import { conversationsStartedSince, type ConversationRow, findConversation, insertConversation, lockConversation, openConversationIds } from './conversation.repository.js';
+
+const NEW_CONVERSATION_WINDOW_MS = 10 * 60_000;
+
+/** The lifecycle of conversations: who may start one, who may resume it, and how it ends. */
+export class ConversationService {
+  constructor(
+    private readonly db: Db,
+    private readonly deployments: DeploymentDirectory,
+    private readonly events: EventRecorder,
+  ) {}
+
+  /**
+   * Starts a conversation for the token's user; `outbound` stores the greeting as its first event.
+   * Refused (`rate_limited`) when the user has started `perTenMinutes` on this deployment in the
+   * last 10 minutes: each start costs the customer's server a conversation, so one token may not
+   * mint them freely.
+   */
+  async start(dep: DeploymentContext, claims: UserClaims, perTenMinutes: number): Promise<ConversationRow> {
+    const now = isoNow();
+    const row: ConversationRow = {
+      id: newId(),
+      deployment_id: dep.id,
+      user_sub: claims.sub,
+      user_name: claims.name ?? null,
+      user_ctx: claims.ctx ? JSON.stringify(claims.ctx) : null,
+      status: 'open',
+      last_seq: 0,
+      turn_count: 0,
+      created_at: now,
+      updated_at: now,
+    };
+    const greeting = dep.callDirection === 'outbound' && dep.agent.greeting ? dep.agent.greeting : null;
+    // Keyed by the user, not the new id: one user's starts on this node are counted one at a time.
+    // A refusal is returned, not thrown, from the unit: a throw would roll back its whole batch.
+    const started = await this.events.write(`start:${dep.id}:${claims.sub}`, async (trx, written) => {
+      if ((await conversationsStartedSince(trx, dep.id, claims.sub, isoIn(-NEW_CONVERSATION_WINDOW_MS))) >= perTenMinutes) {
+        return new AppError('rate_limited', `At most ${perTenMinutes} new conversations per user every 10 minutes; resume an open one instead`);
+      }
+      await insertConversation(trx, row);
+      await this.events.record(trx, written, dep, row.id, {
+        events: greeting ? [{ type: 'greeting', text: greeting }] : [],
+        transcript: [{ type: 'conversation.started', data: { user: { sub: claims.sub, name: claims.name ?? null }, call_direction: dep.callDirection } }],
+      });
+      return { ...row, last_seq: greeting ? 1 : 0 };
+    });
+    if (started instanceof AppError) throw started;
+    return started;
+  }
+
+  /** The conversation a user resumes: one of this deployment's, and their own. */
+  async resume(dep: DeploymentContext, conversationId: string, sub: string): Promise<ConversationRow> {
+    const conversation = await findConversation(this.db, conversationId);
+    if (!conversation || conversation.deployment_id !== dep.id) throw new AppError('not_found', 'unknown conversation');
+    if (conversation.user_sub !== sub) throw new AppError('forbidden', "another user's conversation");
+    return conversation;
+  }
+
+  async end(dep: DeploymentContext, conversationId: string, reason: EndReason): Promise<void> {
+    await this.events.write(conversationId, async (trx, written) => {
+      const conversation = await lockConversation(trx, conversationId);
+      if (conversation.status === 'open') await this.endWithin(trx, written, dep, conversationId, reason);
+    });
+  }
+
+  /**
+   * Ends an open conversation inside the caller's change: its turns still waiting (pending or
+   * acknowledged) fail first, each with its `turn_failed`, so no reply can resolve a turn of an
+   * ended conversation.
+   */
+  async endWithin(trx: Db, written: Written, dep: DeploymentContext, conversationId: string, reason: EndReason): Promise<void> {
+    const failed = await failOpenTurns(trx, conversationId, OPEN_TURN_STATUSES, 'conversation_ended');
+    const change: Change = { events: [], transcript: [] };
+    for (const turnId of failed) {
+      const one = turnChanges.failed(turnId, 'conversation_ended');
+      change.events.push(...one.events);
+      change.transcript.push(...one.transcript);
+    }
+    change.events.push({ type: 'conversation_ended', reason });
+    change.transcript.push({ type: 'conversation.ended', data: { reason } });
+    await this.events.record(trx, written, dep, conversationId, change, { status: 'ended' });
+  }
+
+  /** After any management change to a deployment: read it afresh, and end its conversations if it is no longer active. */
+  async deploymentChanged(id: string): Promise<void> {
+    const dep = await this.deployments.fresh(id);
+    if (dep?.status !== 'inactive') return;
+    for (const conversationId of await openConversationIds(this.db, id)) await this.end(dep, conversationId, 'deployment_inactive');
+  }
+}

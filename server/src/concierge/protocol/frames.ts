@@ -1,0 +1,69 @@
+import { z } from 'zod';
+
+/**
+ * Every frame of the widget's WebSocket (contract §5), client and server, as zod schemas: the
+ * server parses client messages with them and builds its frames from their types; the widget
+ * imports the types only (`import type`), so no schema reaches its bundle.
+ */
+
+export const turnModes = ['text', 'voice'] as const;
+export type TurnMode = (typeof turnModes)[number];
+export type TurnFailure = 'hook_rejected' | 'hook_failed' | 'reply_timeout' | 'conversation_ended';
+export type EndReason = 'user_ended' | 'deployment_inactive' | 'max_turns';
+/** The codes of `error` frames: what the widget is told, the socket staying open or not. */
+export type WidgetErrorCode = 'invalid_message' | 'rate_limited' | 'too_many_pending_turns' | 'token_expired' | 'conversation_ended';
+export const widgetErrorCodes: readonly WidgetErrorCode[] = ['invalid_message', 'rate_limited', 'too_many_pending_turns', 'token_expired', 'conversation_ended'];
+
+const token = z.string().min(1).max(8192);
+
+export const clientMessage = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('hello'), token, conversation_id: z.uuid().optional(), last_seq: z.number().int().min(0).optional() }),
+  z.strictObject({
+    type: z.literal('user_turn'),
+    client_turn_id: z.string().min(1).max(64),
+    text: z.string().min(1).max(4000),
+    mode: z.enum(turnModes),
+  }),
+  z.strictObject({ type: z.literal('refresh_token'), token }),
+  z.strictObject({ type: z.literal('end') }),
+  z.strictObject({ type: z.literal('ping') }),
+]);
+export type ClientMessage = z.infer<typeof clientMessage>;
+
+const seq = z.number().int().min(1);
+const id = z.uuid();
+
+/** The events stored per conversation, each with its `seq`, delivered at least once and in order. */
+export const storedEvent = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('greeting'), seq, text: z.string() }),
+  z.strictObject({ type: z.literal('turn_accepted'), seq, turn_id: id, client_turn_id: z.string(), text: z.string(), mode: z.enum(turnModes) }),
+  z.strictObject({ type: z.literal('turn_acknowledged'), seq, turn_id: id }),
+  z.strictObject({ type: z.literal('reply'), seq, turn_id: id, text: z.string() }),
+  z.strictObject({ type: z.literal('turn_failed'), seq, turn_id: id, reason: z.enum(['hook_rejected', 'hook_failed', 'reply_timeout', 'conversation_ended']) }),
+  z.strictObject({ type: z.literal('conversation_ended'), seq, reason: z.enum(['user_ended', 'deployment_inactive', 'max_turns']) }),
+]);
+export type StoredEvent = z.infer<typeof storedEvent>;
+/** An event about to be stored: its `seq` is taken when it is. */
+export type NewEvent = StoredEvent extends infer E ? (E extends StoredEvent ? Omit<E, 'seq'> : never) : never;
+
+export const agentInfo = z.strictObject({ name: z.string(), greeting: z.string().nullable(), language: z.string().nullable(), voice: z.unknown() });
+export type AgentInfo = z.infer<typeof agentInfo>;
+
+export const readyFrame = z.strictObject({
+  type: z.literal('ready'),
+  conversation_id: id,
+  resumed: z.boolean(),
+  last_seq: z.number().int().min(0),
+  token_expires_at: z.iso.datetime(),
+  agent: agentInfo,
+  /** The deployment's `channel_config.widget`: title, accent colour, position. */
+  widget: z.record(z.string(), z.unknown()),
+});
+
+export const errorFrame = z.strictObject({ type: z.literal('error'), code: z.enum(widgetErrorCodes as [WidgetErrorCode, ...WidgetErrorCode[]]), message: z.string() });
+
+/** Every frame the server sends: `ready`, `error` and `pong` are not stored. */
+export const serverFrame = z.union([readyFrame, errorFrame, z.strictObject({ type: z.literal('pong') }), storedEvent]);
+export type ServerFrame = z.infer<typeof serverFrame>;
+export type ReadyFrame = z.infer<typeof readyFrame>;
+export type ErrorFrame = z.infer<typeof errorFrame>;

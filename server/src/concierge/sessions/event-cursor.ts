@@ -1,0 +1,117 @@
+import type { StoredFrame } from '../events/event.repository.js';
+import type { SessionSocket } from './session.js';
+
+/** A peer whose unsent buffer passes this is not reading: it is dropped and resumes from its last_seq. */
+const MAX_BUFFERED_BYTES = 1024 * 1024;
+/**
+ * The replay hands the socket this much at most before waiting for it to drain, so a long
+ * history never trips the slow-peer rule above for a reader that keeps up.
+ */
+const REPLAY_WINDOW_BYTES = 256 * 1024;
+/** Stored events read per page of a replay. */
+export const REPLAY_PAGE = 500;
+/** A replay that cannot hand over its next frame for this long is talking to a peer that does not read. */
+const DRAIN_TIMEOUT_MS = 30_000;
+
+export interface CursorSource {
+  /** Stored events of the conversation after `seq`, at most `limit`, in order. */
+  framesAfter(conversationId: string, seq: number, limit: number): Promise<StoredFrame[]>;
+}
+
+/**
+ * Where one socket is in its conversation's events: every stored event past `sentSeq` goes out
+ * once, in order, whether it comes live from the bus or is read back from the store.
+ */
+export class EventCursor {
+  private flushing = false;
+  private flushAgain = false;
+
+  constructor(
+    private readonly socket: SessionSocket,
+    private readonly conversationId: string,
+    private readonly source: CursorSource,
+    /** The seq the widget already has. */
+    private sentSeq: number,
+    private readonly on: {
+      /** True once the session is over: nothing more is sent. */
+      closed(): boolean;
+      /** The conversation's `conversation_ended` went out. */
+      ended(): void;
+      /** Reading the store failed. */
+      failed(err: unknown): void;
+    },
+    private readonly drainTimeoutMs = DRAIN_TIMEOUT_MS,
+  ) {}
+
+  /** Frames just committed on this node go straight out when they follow what was sent; else the store is read. */
+  deliver(frames: readonly StoredFrame[] | undefined): void {
+    if (!frames?.length || this.flushing || frames[0]!.seq !== this.sentSeq + 1) {
+      void this.flush();
+      return;
+    }
+    for (const frame of frames) if (!this.send(frame)) return;
+    // A peer that stops reading is dropped; it resumes from its last_seq.
+    if (this.socket.bufferedAmount > MAX_BUFFERED_BYTES) this.socket.terminate();
+  }
+
+  /**
+   * Sends every stored event past what this socket has sent, one pass at a time, paced by the
+   * socket's drain: past {@link REPLAY_WINDOW_BYTES} unsent, it waits until that much is handed to
+   * the network, so a reader that keeps up gets any length of history on one connection.
+   * Never rejects: a store failure is reported through `on.failed`.
+   */
+  async flush(): Promise<void> {
+    if (this.flushing) {
+      this.flushAgain = true;
+      return;
+    }
+    this.flushing = true;
+    try {
+      do {
+        this.flushAgain = false;
+        const frames = await this.source.framesAfter(this.conversationId, this.sentSeq, REPLAY_PAGE);
+        for (const frame of frames) {
+          const paced = this.socket.bufferedAmount + frame.frame.length > REPLAY_WINDOW_BYTES;
+          if (!(paced ? await this.sendDrained(frame) : this.send(frame))) return;
+        }
+        if (frames.length === REPLAY_PAGE) this.flushAgain = true;
+      } while (this.flushAgain && !this.on.closed());
+    } catch (err) {
+      this.on.failed(err);
+    } finally {
+      this.flushing = false;
+    }
+  }
+
+  /** Sends a frame and resolves once the socket has handed it to the network; a peer that takes nothing for too long is dropped. */
+  private sendDrained(frame: StoredFrame): Promise<boolean> {
+    return new Promise((resolve) => {
+      const stalled = setTimeout(() => {
+        this.socket.terminate();
+        resolve(false);
+      }, this.drainTimeoutMs);
+      const sent = this.send(frame, () => {
+        clearTimeout(stalled);
+        resolve(!this.on.closed());
+      });
+      if (!sent) {
+        clearTimeout(stalled);
+        resolve(false);
+      }
+    });
+  }
+
+  /** Sends one stored frame if this socket has not sent it yet; false once the session is over. */
+  private send({ seq, type, frame }: StoredFrame, onSent?: () => void): boolean {
+    if (this.on.closed()) return false;
+    if (seq <= this.sentSeq) {
+      onSent?.();
+      return true;
+    }
+    this.socket.send(frame, onSent);
+    this.sentSeq = seq;
+    if (type !== 'conversation_ended') return true;
+    this.on.ended();
+    return false;
+  }
+}

@@ -1,0 +1,122 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { type WebSocket, WebSocketServer } from 'ws';
+import { AppError } from '../../errors.js';
+import { clientAddress } from '../../http/client-address.js';
+import { PerKeyCap } from '../../shared/per-key-cap.js';
+import { Close, CloseReason } from '../protocol/close-codes.js';
+import { Session, type SessionContext } from './session.js';
+
+const PATH = /^\/embed\/concierge\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\/ws$/;
+export const MAX_FRAME_BYTES = 16 * 1024;
+
+export interface SessionGatewayOptions extends Omit<SessionContext, 'join' | 'leave' | 'helloTimeoutMs'> {
+  /** Sockets one client address may hold open before `hello`. */
+  preHelloSocketsPerAddress: number;
+  /** Proxy hops whose X-Forwarded-For is believed (see {@link clientAddress}). */
+  trustProxyHops: number;
+  helloTimeoutMs?: number;
+  pingIntervalMs?: number;
+  maxSocketsPerConversation?: number;
+}
+
+/**
+ * The widget's WebSocket endpoint: the upgrade's checks (path, deployment, Origin, sockets per
+ * address), the registry of sessions per conversation, and the heartbeat that drops dead peers.
+ * What a socket says is its {@link Session}'s business.
+ */
+export class SessionGateway {
+  readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
+  readonly sessions = new Set<Session>();
+  readonly byConversation = new Map<string, Set<Session>>();
+  private readonly alive = new WeakMap<WebSocket, boolean>();
+  private readonly sockets = new Map<Session, WebSocket>();
+  private readonly heartbeat: NodeJS.Timeout;
+  /**
+   * Sockets that have not said hello cost memory and a file each and prove nothing: one client
+   * address may hold only so many, counted from the upgrade until hello succeeds or the socket ends.
+   */
+  private readonly preHello: PerKeyCap;
+  private readonly context: SessionContext;
+
+  constructor(readonly o: SessionGatewayOptions) {
+    this.preHello = new PerKeyCap(o.preHelloSocketsPerAddress);
+    this.context = { ...o, helloTimeoutMs: o.helloTimeoutMs ?? 10_000, join: (id, session) => this.join(id, session), leave: (session) => this.leave(session) };
+    this.heartbeat = setInterval(() => {
+      for (const ws of this.sockets.values()) this.checkAlive(ws);
+    }, o.pingIntervalMs ?? 30_000);
+    this.heartbeat.unref();
+  }
+
+  /** The server's only upgrade handler: any other path is refused with 404. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    socket.on('error', () => socket.destroy());
+    const match = PATH.exec((req.url ?? '').split('?', 1)[0]!);
+    if (!match) return refuseUpgrade(socket, 404, 'Not Found');
+    const release = this.preHello.take(clientAddress(req, this.o.trustProxyHops));
+    if (!release) return refuseUpgrade(socket, 429, 'Too Many Requests', 'Retry-After: 10\r\n');
+    socket.once('close', release);
+    this.upgrade(req, socket, head, match[1]!, release).catch((err) => {
+      if (this.o.health.failed(err, 'websocket upgrade')) refuseUpgrade(socket, 503, 'Service Unavailable', 'Retry-After: 1\r\n');
+      else refuseUpgrade(socket, 500, 'Internal Server Error');
+    });
+  }
+
+  /** Shutdown: every widget is told to reconnect elsewhere (1001). */
+  close(): void {
+    clearInterval(this.heartbeat);
+    for (const session of this.sessions) session.close(Close.goingAway, CloseReason.goingAway);
+    this.wss.close();
+  }
+
+  private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, deploymentId: string, helloSaid: () => void): Promise<void> {
+    const dep = await this.o.deployments.get(deploymentId);
+    if (!dep) return refuseUpgrade(socket, 404, 'Not Found');
+    const origin = req.headers.origin;
+    if (dep.allowedOrigins.length && (!origin || !dep.allowedOrigins.includes(origin))) return refuseUpgrade(socket, 403, 'Forbidden');
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      if (dep.status !== 'active') {
+        const inactive = new AppError('deployment_inactive', 'deployment inactive');
+        return ws.close(inactive.close, inactive.message);
+      }
+      const session = new Session(ws, this.context, dep, helloSaid);
+      this.sessions.add(session);
+      this.sockets.set(session, ws);
+      this.alive.set(ws, true);
+      ws.on('message', (data, isBinary) => session.receive(data, isBinary));
+      ws.on('pong', () => this.alive.set(ws, true));
+      ws.on('close', () => session.dispose());
+      ws.on('error', () => session.dispose());
+    });
+  }
+
+  /** A peer that did not answer the last ping is gone. */
+  private checkAlive(ws: WebSocket): void {
+    if (!this.alive.get(ws)) return ws.terminate();
+    this.alive.set(ws, false);
+    ws.ping();
+  }
+
+  private join(conversationId: string, session: Session): boolean {
+    let set = this.byConversation.get(conversationId);
+    if (!set) this.byConversation.set(conversationId, (set = new Set()));
+    if (set.size >= (this.o.maxSocketsPerConversation ?? 5)) return false;
+    set.add(session);
+    return true;
+  }
+
+  private leave(session: Session): void {
+    this.sessions.delete(session);
+    this.sockets.delete(session);
+    const id = session.conversationId;
+    if (!id) return;
+    const set = this.byConversation.get(id);
+    set?.delete(session);
+    if (set && !set.size) this.byConversation.delete(id);
+  }
+}
+
+function refuseUpgrade(socket: Duplex, status: number, reason: string, headers = ''): void {
+  if (socket.writable) socket.end(`HTTP/1.1 ${status} ${reason}\r\n${headers}Connection: close\r\nContent-Length: 0\r\n\r\n`);
+  socket.destroy();
+}

@@ -1,0 +1,218 @@
+import type { RawData } from 'ws';
+import { AppError } from '../../errors.js';
+import { jsonHygieneProblem } from '../../shared/json-hygiene.js';
+import type { StoreHealth } from '../../store/store-health.js';
+import type { ConversationService } from '../conversations/conversation.service.js';
+import type { ConversationRow } from '../conversations/conversation.repository.js';
+import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
+import type { ConversationBus } from '../events/conversation-bus.js';
+import { Close, CloseReason, type CloseCode } from '../protocol/close-codes.js';
+import { type ClientMessage, clientMessage, type ServerFrame, type WidgetErrorCode, widgetErrorCodes } from '../protocol/frames.js';
+import type { TurnService } from '../turns/turn.service.js';
+import { type CursorSource, EventCursor } from './event-cursor.js';
+import { type UserClaims, verifyUserToken } from './user-token.js';
+
+const TOKEN_TOLERANCE_MS = 30_000;
+
+/** What a session needs of its socket: `ws`'s WebSocket, or a fake in tests. */
+export interface SessionSocket {
+  readonly bufferedAmount: number;
+  send(data: string, onSent?: () => void): void;
+  close(code: CloseCode, reason: string): void;
+  terminate(): void;
+}
+
+/** What every session shares: the services it speaks for, and its gateway's registry. */
+export interface SessionContext {
+  conversations: ConversationService;
+  turns: TurnService;
+  deployments: DeploymentDirectory;
+  history: CursorSource;
+  bus: ConversationBus;
+  health: StoreHealth;
+  /** New conversations one `sub` may start on a deployment per 10 minutes. */
+  newConversationsPerSub: number;
+  helloTimeoutMs: number;
+  drainTimeoutMs?: number;
+  /** Takes a place among the conversation's sockets; false when it has no more. */
+  join(conversationId: string, session: Session): boolean;
+  leave(session: Session): void;
+}
+
+/**
+ * One widget socket speaking contract §5: `hello` (token, start or resume), then turns, token
+ * refreshes, `end` and `ping`, while the conversation's events flow out through its
+ * {@link EventCursor}. Errors are rendered here only: {@link tell} answers with an `error` frame and
+ * keeps the socket; {@link end} also closes it with the error's close code.
+ */
+export class Session {
+  conversationId: string | undefined;
+  private sub: string | undefined;
+  /** The current token's `exp`, in seconds. */
+  private expiresAt = 0;
+  private closed = false;
+  private cursor: EventCursor | undefined;
+  private unsubscribe: (() => void) | undefined;
+  private helloTimer: NodeJS.Timeout | undefined;
+  private expiryTimer: NodeJS.Timeout | undefined;
+  /** Messages run one at a time, in order, so a turn sent right after hello finds its conversation. */
+  private queue: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly socket: SessionSocket,
+    private readonly ctx: SessionContext,
+    private dep: DeploymentContext,
+    /** Frees this socket's place among its address's sockets without hello. */
+    private readonly helloSaid: () => void,
+  ) {
+    this.helloTimer = setTimeout(() => this.end(new AppError('hello_timeout', 'no hello in time')), ctx.helloTimeoutMs);
+  }
+
+  receive(data: RawData, isBinary: boolean): void {
+    const parsed = parseClientMessage(data, isBinary);
+    // A ping is the widget asking whether this connection still works: it is answered at once,
+    // not after the turns queued before it.
+    if (parsed.message?.type === 'ping' && this.conversationId) return this.send({ type: 'pong' });
+    this.queue = this.queue.then(() => this.onMessage(parsed)).catch((err) => this.failed(err));
+  }
+
+  /** The socket is gone, however it went. */
+  dispose(): void {
+    this.closed = true;
+    clearTimeout(this.helloTimer);
+    clearTimeout(this.expiryTimer);
+    this.unsubscribe?.();
+    this.ctx.leave(this);
+  }
+
+  /** A close that is not an error: the server going away, the conversation over. */
+  close(code: CloseCode, reason: string): void {
+    if (this.closed) return;
+    // A close reason is at most 123 bytes; it may quote input, so it is cut to ASCII first.
+    this.socket.close(code, reason.replace(/[^\x20-\x7e]/g, '?').slice(0, 123));
+    this.dispose();
+  }
+
+  private async onMessage({ message, problem }: ParsedMessage): Promise<void> {
+    if (this.closed) return;
+    if (!this.conversationId) {
+      if (message?.type !== 'hello') return this.end(new AppError('protocol_error', 'the first message must be a valid hello'));
+      return this.hello(message);
+    }
+    if (!message || message.type === 'hello') return this.tell(new AppError('invalid_message', problem ?? 'Expected user_turn, refresh_token, end or ping as a JSON text frame'));
+    if (message.type === 'ping') return this.send({ type: 'pong' });
+    if (message.type === 'user_turn') return this.userTurn(message);
+    if (message.type === 'refresh_token') return this.refresh(message.token);
+    return this.ctx.conversations.end(this.dep, this.conversationId, 'user_ended');
+  }
+
+  private async hello(message: Extract<ClientMessage, { type: 'hello' }>): Promise<void> {
+    clearTimeout(this.helloTimer);
+    const claims = await this.verify(message.token);
+    this.expireAt(claims.exp);
+    let conversation: ConversationRow;
+    let sentSeq = 0;
+    if (message.conversation_id) {
+      conversation = await this.ctx.conversations.resume(this.dep, message.conversation_id, claims.sub);
+      sentSeq = Math.min(message.last_seq ?? 0, conversation.last_seq);
+    } else {
+      conversation = await this.ctx.conversations.start(this.dep, claims, this.ctx.newConversationsPerSub);
+    }
+    if (this.closed) return;
+    if (!this.ctx.join(conversation.id, this)) throw new AppError('too_many_connections', 'too many connections to this conversation');
+    this.conversationId = conversation.id;
+    this.sub = claims.sub;
+    this.helloSaid();
+    this.send({
+      type: 'ready',
+      conversation_id: conversation.id,
+      resumed: Boolean(message.conversation_id),
+      last_seq: conversation.last_seq,
+      token_expires_at: new Date(claims.exp * 1000).toISOString(),
+      agent: this.dep.agent,
+      widget: this.dep.widget,
+    });
+    const cursor = new EventCursor(
+      this.socket,
+      conversation.id,
+      this.ctx.history,
+      sentSeq,
+      { closed: () => this.closed, ended: () => this.close(Close.ended, CloseReason.ended), failed: (err) => this.failed(err) },
+      this.ctx.drainTimeoutMs,
+    );
+    this.cursor = cursor;
+    this.unsubscribe = this.ctx.bus.subscribe(conversation.id, (frames) => cursor.deliver(frames));
+    await cursor.flush();
+  }
+
+  /** The claims of a token for this deployment, read afresh (a token signed after a rotation verifies); throws its refusal. */
+  private async verify(tokenText: string): Promise<UserClaims> {
+    this.dep = (await this.ctx.deployments.get(this.dep.id)) ?? this.dep;
+    const check = await verifyUserToken(tokenText, this.dep.id, this.dep.secrets);
+    if (!check.ok) throw check.error;
+    return check.claims;
+  }
+
+  /** The socket lives as long as its token (with the clock tolerance): then `token_expired` and 4401. */
+  private expireAt(exp: number): void {
+    this.expiresAt = exp;
+    clearTimeout(this.expiryTimer);
+    const msLeft = exp * 1000 + TOKEN_TOLERANCE_MS - Date.now();
+    this.expiryTimer = setTimeout(() => this.end(new AppError('token_expired', 'The token expired; reconnect with a fresh one')), Math.min(Math.max(msLeft, 0), 2 ** 31 - 1));
+  }
+
+  private async userTurn(message: Extract<ClientMessage, { type: 'user_turn' }>): Promise<void> {
+    const result = await this.ctx.turns.submit(this.dep, this.conversationId!, message);
+    if (result.outcome === 'refused') this.tell(result.error);
+  }
+
+  /** A new token for the same user that expires later moves the expiry; an earlier or equal one is refused. */
+  private async refresh(tokenText: string): Promise<void> {
+    const claims = await this.verify(tokenText);
+    if (claims.sub !== this.sub) throw new AppError('forbidden', 'the new token is for another user');
+    if (claims.exp <= this.expiresAt) return this.tell(new AppError('invalid_message', 'A refreshed token must expire later than the current one'));
+    this.expireAt(claims.exp);
+  }
+
+  /** Answers with an `error` frame; the socket stays open. */
+  private tell(err: AppError): void {
+    if (widgetErrorCodes.includes(err.code as WidgetErrorCode)) this.send({ type: 'error', code: err.code as WidgetErrorCode, message: err.message });
+  }
+
+  /** Tells the widget (for the codes it knows) and closes with the error's close code. */
+  private end(err: AppError): void {
+    this.tell(err);
+    this.close(err.close, err.message);
+  }
+
+  /** A failure while serving this socket: a refusal ends it with its own code, a store outage asks the widget to come back shortly, anything else is a bug. */
+  private failed(err: unknown): void {
+    if (err instanceof AppError) return this.end(err);
+    if (this.ctx.health.failed(err, 'session')) return this.close(Close.tryAgainLater, 'the store is unavailable; reconnect shortly');
+    this.close(Close.internalError, 'internal error');
+  }
+
+  private send(frame: ServerFrame): void {
+    if (!this.closed) this.socket.send(JSON.stringify(frame));
+  }
+}
+
+interface ParsedMessage {
+  message?: ClientMessage;
+  problem?: string;
+}
+
+/** A client frame, or why it is not one (JSON text, the contract's text hygiene, then the message schema). */
+function parseClientMessage(data: RawData, isBinary: boolean): ParsedMessage {
+  if (isBinary) return { problem: 'Frames must be JSON text' };
+  let value: unknown;
+  try {
+    value = JSON.parse(data.toString());
+  } catch {
+    return { problem: 'The frame is not valid JSON' };
+  }
+  const unclean = jsonHygieneProblem(value, 'message');
+  if (unclean) return { problem: `${unclean.path} ${unclean.message}` };
+  const parsed = clientMessage.safeParse(value);
+  return parsed.success ? { message: parsed.data } : { problem: `Invalid message: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'message'} ${i.message}`).join('; ')}` };
+}

@@ -1,0 +1,114 @@
+import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
+import type { Database, Db } from '../../store/database.js';
+import { isoNow } from '../../shared/time.js';
+import type { TurnFailure, TurnStatus, TurnTable } from '../conversations/conversation.table.js';
+
+export type TurnRow = TurnTable;
+
+/** The states in which a turn still waits for its answer. */
+export const OPEN_TURN_STATUSES: readonly TurnStatus[] = ['pending', 'acknowledged'];
+
+export interface TurnScope {
+  turnId: string;
+  conversationId: string;
+  deploymentId: string;
+}
+
+/** One turn by id, or, given a scope, only if it belongs to that conversation of that deployment. */
+function isTurn(eb: ExpressionBuilder<Database, 'turns'>, turn: string | TurnScope): Expression<SqlBool> {
+  if (typeof turn === 'string') return eb('id', '=', turn);
+  return eb.and([
+    eb('id', '=', turn.turnId),
+    eb('conversation_id', '=', turn.conversationId),
+    eb.exists(eb.selectFrom('conversations').select('id').where('id', '=', turn.conversationId).where('deployment_id', '=', turn.deploymentId)),
+  ]);
+}
+
+export async function findTurnOf(db: Db, scope: TurnScope): Promise<TurnRow | undefined> {
+  return db.selectFrom('turns').selectAll().where((eb) => isTurn(eb, scope)).executeTakeFirst();
+}
+
+export async function findTurnByClientId(db: Db, conversationId: string, clientTurnId: string): Promise<TurnRow | undefined> {
+  return db.selectFrom('turns').selectAll().where('conversation_id', '=', conversationId).where('client_turn_id', '=', clientTurnId).executeTakeFirst();
+}
+
+export async function insertTurn(db: Db, row: TurnRow): Promise<void> {
+  await db.insertInto('turns').values(row).execute();
+}
+
+/** In one read: the conversation's turns still waiting (in `open` states), and those created since `since`. */
+export async function turnLoad(db: Db, conversationId: string, open: readonly TurnStatus[], since: string): Promise<{ waiting: number; recent: number }> {
+  const row = await db
+    .selectFrom('turns')
+    .select((eb) => [
+      eb.fn.sum<number | string | null>(eb.case().when('status', 'in', open).then(1).else(0).end()).as('waiting'),
+      eb.fn.sum<number | string | null>(eb.case().when('created_at', '>=', since).then(1).else(0).end()).as('recent'),
+    ])
+    .where('conversation_id', '=', conversationId)
+    .executeTakeFirstOrThrow();
+  return { waiting: Number(row.waiting ?? 0), recent: Number(row.recent ?? 0) };
+}
+
+/**
+ * Moves a turn from `from` to `to` only if it is still in `from` (and, given a scope, belongs to
+ * it): of two racing writers (a reply and the expiry sweep, say) exactly one wins.
+ * Returns the turn as it was moved, or undefined.
+ */
+export async function transitionTurn(db: Db, turn: string | TurnScope, from: TurnStatus, to: TurnStatus, patch: Partial<TurnRow> = {}): Promise<TurnRow | undefined> {
+  return db
+    .updateTable('turns')
+    .set({ ...patch, status: to, updated_at: isoNow() })
+    .where((eb) => isTurn(eb, turn))
+    .where('status', '=', from)
+    .returningAll()
+    .executeTakeFirst();
+}
+
+/** Fails every turn of the conversation still in one of `open`; returns their ids, oldest first. */
+export async function failOpenTurns(db: Db, conversationId: string, open: readonly TurnStatus[], reason: TurnFailure): Promise<string[]> {
+  const rows = await db
+    .updateTable('turns')
+    .set({ status: 'failed', failure_reason: reason, updated_at: isoNow() })
+    .where('conversation_id', '=', conversationId)
+    .where('status', 'in', open)
+    .returning(['id', 'created_at'])
+    .execute();
+  return rows.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0)).map((r) => r.id);
+}
+
+export interface DueTurns {
+  status: TurnStatus;
+  column: 'expires_at' | 'created_at';
+  before: string;
+  limit: number;
+}
+
+/** Turns whose time is up in `status` before `before`, oldest first, with their conversation and deployment. */
+export async function dueTurns(db: Db, due: DueTurns): Promise<{ id: string; conversation_id: string; deployment_id: string }[]> {
+  return db
+    .selectFrom('turns')
+    .innerJoin('conversations', 'conversations.id', 'turns.conversation_id')
+    .select(['turns.id', 'turns.conversation_id', 'conversations.deployment_id'])
+    .where('turns.status', '=', due.status)
+    .where(`turns.${due.column}`, '<', due.before)
+    .orderBy(`turns.${due.column}`)
+    .limit(due.limit)
+    .execute();
+}
+
+/**
+ * Claims a turn still in `status` inside the caller's transaction. On PostgreSQL the row is
+ * locked, or skipped if another node holds it (`FOR UPDATE SKIP LOCKED`), so nodes sweeping at
+ * once split the work instead of queueing on each other; SQLite has one writer, so there the
+ * read is the claim.
+ */
+export async function claimTurn(trx: Db, id: string, status: TurnStatus, skipLocked: boolean): Promise<boolean> {
+  const row = await trx
+    .selectFrom('turns')
+    .select('id')
+    .where('id', '=', id)
+    .where('status', '=', status)
+    .$if(skipLocked, (qb) => qb.forUpdate().skipLocked())
+    .executeTakeFirst();
+  return Boolean(row);
+}
