@@ -7,6 +7,8 @@ class FakeSocket implements Socket {
   readyState = 0;
   readonly sent: Record<string, unknown>[] = [];
   closedByWidget: number | undefined;
+  /** A live far end answers each ping. */
+  answersPings = false;
   onopen: Socket['onopen'] = null;
   onmessage: Socket['onmessage'] = null;
   onclose: Socket['onclose'] = null;
@@ -15,7 +17,9 @@ class FakeSocket implements Socket {
 
   send(data: string): void {
     if (this.readyState !== 1) throw new Error('sent on a socket that is not open');
-    this.sent.push(JSON.parse(data) as Record<string, unknown>);
+    const frame = JSON.parse(data) as Record<string, unknown>;
+    this.sent.push(frame);
+    if (frame.type === 'ping' && this.answersPings) queueMicrotask(() => this.receive({ type: 'pong' }));
   }
 
   /** Like a browser on a dead connection: closing starts, but no close event ever arrives. */
@@ -68,7 +72,7 @@ class FakeSurroundings implements Surroundings {
 
 const CONVERSATION = '6f1d0c3e-9a0b-4d7e-8f5a-2b3c4d5e6f70';
 const token = (): string => `h.${btoa(JSON.stringify({ exp: Math.floor(Date.now() / 1000) + 3600 }))}.s`;
-const ready = (lastSeq = 0): ServerFrame => ({
+const ready = (lastSeq = 0): Extract<ServerFrame, { type: 'ready' }> => ({
   type: 'ready',
   conversation_id: CONVERSATION,
   resumed: lastSeq > 0,
@@ -77,6 +81,8 @@ const ready = (lastSeq = 0): ServerFrame => ({
   agent: { name: 'Front desk', greeting: null, language: 'en-US', voice: null },
   widget: {},
 });
+
+const readyFrame = (lastSeq = 0): Record<string, unknown> => ready(lastSeq);
 
 describe('the session client on unreliable networks', () => {
   let sockets: FakeSocket[];
@@ -237,5 +243,193 @@ describe('the session client on unreliable networks', () => {
       { turnId: 't2', mode: 'voice', speak: false },
       { turnId: 't1', mode: 'voice', speak: true },
     ]);
+  });
+});
+
+/** sessionStorage as a page has it: survives a reload (a new client over the same storage). */
+class MemoryStorage implements Storage {
+  private readonly items = new Map<string, string>();
+  get length(): number {
+    return this.items.size;
+  }
+  clear(): void {
+    this.items.clear();
+  }
+  getItem(key: string): string | null {
+    return this.items.get(key) ?? null;
+  }
+  key(index: number): string | null {
+    return [...this.items.keys()][index] ?? null;
+  }
+  removeItem(key: string): void {
+    this.items.delete(key);
+  }
+  setItem(key: string, value: string): void {
+    this.items.set(key, value);
+  }
+}
+
+describe('the session client: backoff, resume, resend and refresh', () => {
+  let sockets: FakeSocket[];
+  let tokens: number;
+  let storage: MemoryStorage;
+  let tokenTtlS: number;
+  const clients: SessionClient[] = [];
+  const latest = (): FakeSocket => sockets[sockets.length - 1]!;
+  const settle = (ms = 0) => vi.advanceTimersByTimeAsync(ms);
+  const mintedToken = (): string => {
+    tokens++;
+    return `h.${btoa(JSON.stringify({ exp: Math.floor(Date.now() / 1000) + tokenTtlS, n: tokens }))}.s`;
+  };
+
+  function newClient(): SessionClient {
+    const client = new SessionClient({
+      baseUrl: 'https://service.test',
+      deploymentId: 'd1',
+      getToken: async () => mintedToken(),
+      storage,
+      openSocket: (url) => {
+        const ws = new FakeSocket(url);
+        ws.answersPings = true;
+        sockets.push(ws);
+        return ws;
+      },
+    });
+    clients.push(client);
+    client.start();
+    return client;
+  }
+
+  async function ready(ws: FakeSocket, lastSeq = 0): Promise<void> {
+    ws.open();
+    ws.receive(readyFrame(lastSeq));
+    await settle();
+  }
+
+  beforeEach(() => {
+    vi.useFakeTimers();
+    sockets = [];
+    tokens = 0;
+    tokenTtlS = 3600;
+    storage = new MemoryStorage();
+  });
+
+  afterEach(() => {
+    for (const client of clients.splice(0)) client.stop();
+    vi.restoreAllMocks();
+    vi.useRealTimers();
+  });
+
+  it('opens wss:// on the deployment path and says hello with a fresh token', async () => {
+    newClient();
+    await settle();
+    expect(latest().url).toBe('wss://service.test/embed/concierge/d1/ws');
+    latest().open();
+    expect(latest().sent).toEqual([{ type: 'hello', token: expect.stringMatching(/^h\./) }]);
+  });
+
+  it('waits twice as long after each failure, up to 30 s, with full jitter; a ready resets the wait', async () => {
+    vi.spyOn(Math, 'random').mockReturnValue(0.999_999);
+    newClient();
+    await settle();
+    const waits: number[] = [];
+    for (let i = 0; i < 8; i++) {
+      const before = sockets.length;
+      latest().lose();
+      let waited = 0;
+      while (sockets.length === before) {
+        await settle(100);
+        waited += 100;
+      }
+      waits.push(waited);
+    }
+    expect(waits).toEqual([500, 1000, 2000, 4000, 8000, 16000, 30000, 30000]);
+    await ready(latest());
+    latest().lose();
+    await settle(500);
+    expect(sockets).toHaveLength(10);
+    // With the lowest draw, half the ceiling.
+    vi.spyOn(Math, 'random').mockReturnValue(0);
+    latest().lose();
+    await settle(499);
+    expect(sockets).toHaveLength(10);
+    await settle(1);
+    expect(sockets).toHaveLength(11);
+  });
+
+  it('resumes with conversation_id and last_seq, and shows each replayed event once', async () => {
+    const client = newClient();
+    await settle();
+    await ready(latest());
+    latest().receive({ type: 'greeting', seq: 1, text: 'Welcome' });
+    latest().receive({ type: 'turn_accepted', seq: 2, turn_id: 't1', client_turn_id: 'c1', text: 'Breakfast?', mode: 'text' });
+    latest().lose();
+    await settle(500);
+    latest().open();
+    expect(latest().sent[0]).toMatchObject({ type: 'hello', conversation_id: CONVERSATION, last_seq: 2 });
+    latest().receive(readyFrame(3));
+    // The server replays from last_seq; an event seen before is ignored.
+    latest().receive({ type: 'turn_accepted', seq: 2, turn_id: 't1', client_turn_id: 'c1', text: 'Breakfast?', mode: 'text' });
+    latest().receive({ type: 'reply', seq: 3, turn_id: 't1', text: 'From 7.' });
+    expect(client.view.lines.map((l) => [l.who, l.text, l.state])).toEqual([
+      ['agent', 'Welcome', undefined],
+      ['user', 'Breakfast?', 'answered'],
+      ['agent', 'From 7.', undefined],
+    ]);
+  });
+
+  it('a reload resends the turns still unconfirmed under their first client_turn_id, and forgets them once accepted', async () => {
+    const first = newClient();
+    await settle();
+    await ready(latest());
+    latest().lose(); // the turn is asked while the connection is down
+    first.say('Is there parking?', 'text');
+    first.stop();
+    const remembered = JSON.parse(storage.getItem('concierge:d1')!) as { conversation_id: string; unconfirmed: { client_turn_id: string }[] };
+    expect(remembered.conversation_id).toBe(CONVERSATION);
+    const [turn] = remembered.unconfirmed;
+
+    const reloaded = newClient();
+    expect(reloaded.view.lines).toMatchObject([{ who: 'user', text: 'Is there parking?', state: 'sending' }]);
+    await settle();
+    latest().open();
+    // A reload starts from nothing: it asks for every event again.
+    expect(latest().sent[0]).toMatchObject({ type: 'hello', conversation_id: CONVERSATION, last_seq: 0 });
+    latest().receive(readyFrame(0));
+    expect(latest().sentOf('user_turn')).toEqual([{ type: 'user_turn', client_turn_id: turn!.client_turn_id, text: 'Is there parking?', mode: 'text' }]);
+    latest().receive({ type: 'turn_accepted', seq: 1, turn_id: 't9', client_turn_id: turn!.client_turn_id, text: 'Is there parking?', mode: 'text' });
+    expect(JSON.parse(storage.getItem('concierge:d1')!)).toMatchObject({ unconfirmed: [] });
+    expect(reloaded.view.lines).toMatchObject([{ who: 'user', text: 'Is there parking?', state: 'sent' }]);
+  });
+
+  it('refreshes the token on the open socket a minute before it expires, and again for the next one', async () => {
+    tokenTtlS = 180;
+    newClient();
+    await settle();
+    await ready(latest());
+    expect(tokens).toBe(1);
+    await settle(119_000);
+    expect(latest().sentOf('refresh_token')).toHaveLength(0);
+    await settle(1_000);
+    expect(tokens).toBe(2);
+    const [refresh] = latest().sentOf('refresh_token');
+    expect(JSON.parse(atob(String(refresh!.token).split('.')[1]!))).toMatchObject({ n: 2 });
+    await settle(120_000);
+    expect(latest().sentOf('refresh_token')).toHaveLength(2);
+    expect(sockets).toHaveLength(1);
+  });
+
+  it('after a 4401 fetches a new token; after a 4404 starts a new conversation instead of looping', async () => {
+    const client = newClient();
+    await settle();
+    await ready(latest());
+    latest().lose(4401);
+    await settle(500);
+    expect(tokens).toBe(2);
+    latest().lose(4404);
+    await settle(1_000);
+    latest().open();
+    expect(latest().sent[0]).toEqual({ type: 'hello', token: expect.any(String) });
+    expect(client.view.status).toBe('reconnecting');
   });
 });

@@ -1,0 +1,89 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createLogger } from '../../logger.js';
+import { StoreHealth } from '../../store/store-health.js';
+import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
+import { LocalBus } from '../events/conversation-bus.js';
+import { Close } from '../protocol/close-codes.js';
+import { Session, type SessionContext, type SessionSocket } from './session.js';
+
+/** The socket side a session sees, recorded: no network, no server. */
+class RecordingSocket implements SessionSocket {
+  bufferedAmount = 0;
+  readonly sent: unknown[] = [];
+  closedWith: { code: number; reason: string } | undefined;
+  send(data: string): void {
+    this.sent.push(JSON.parse(data));
+  }
+  close(code: number, reason: string): void {
+    this.closedWith = { code, reason };
+  }
+  terminate(): void {
+    this.closedWith = { code: 1006, reason: '' };
+  }
+}
+
+const dep = {
+  id: '0b7f7f7e-3c1a-4d9b-9a3e-6f2a1c0d4e5f',
+  status: 'active',
+  secrets: ['whsec_unit'],
+  agent: { name: 'Front desk', greeting: null, language: null, voice: null },
+  widget: {},
+} as unknown as DeploymentContext;
+
+/** A session before `hello` touches no service: any call to one fails the test. */
+function context(): SessionContext {
+  const untouched = new Proxy({}, { get: (_t, name) => () => Promise.reject(new Error(`unexpected call: ${String(name)}`)) });
+  return {
+    conversations: untouched as SessionContext['conversations'],
+    turns: untouched as SessionContext['turns'],
+    deployments: { get: async () => dep } as unknown as DeploymentDirectory,
+    history: untouched as SessionContext['history'],
+    bus: new LocalBus(),
+    health: new StoreHealth(async () => {}, createLogger('silent')),
+    newConversationsPerSub: 10,
+    helloTimeoutMs: 1_000,
+    join: () => true,
+    leave: () => {},
+  };
+}
+
+const frame = (value: unknown) => Buffer.from(JSON.stringify(value));
+const settled = () => new Promise((resolve) => setImmediate(resolve));
+
+describe('one session, without a network', () => {
+  afterEach(() => vi.useRealTimers());
+
+  it('closes 4400 when the first frame is not a hello, a ping included, and sends nothing', async () => {
+    for (const first of [{ type: 'ping' }, { type: 'user_turn', client_turn_id: 'c', text: 'hi', mode: 'text' }, 'not json']) {
+      const socket = new RecordingSocket();
+      const session = new Session(socket, context(), dep, () => {});
+      session.receive(typeof first === 'string' ? Buffer.from(first) : frame(first), false);
+      await settled();
+      expect(socket.closedWith).toEqual({ code: Close.protocol, reason: 'the first message must be a valid hello' });
+      expect(socket.sent).toEqual([]);
+      session.dispose();
+    }
+  });
+
+  it('closes 4408 when no hello comes in time', async () => {
+    vi.useFakeTimers();
+    const socket = new RecordingSocket();
+    new Session(socket, context(), dep, () => {});
+    await vi.advanceTimersByTimeAsync(999);
+    expect(socket.closedWith).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1);
+    expect(socket.closedWith).toEqual({ code: Close.noHello, reason: 'no hello in time' });
+  });
+
+  it('closes 4401 on a token that is not a JWT, and 4403 on one for another deployment, without a frame', async () => {
+    const other = 'eyJhbGciOiJIUzI1NiJ9.eyJhdWQiOiJzb21lb25lLWVsc2UifQ.c2ln';
+    for (const [token, code] of [['not-a-token', Close.badToken], [other, Close.forbidden]] as const) {
+      const socket = new RecordingSocket();
+      new Session(socket, context(), dep, () => {}).receive(frame({ type: 'hello', token }), false);
+      await settled();
+      await settled();
+      expect(socket.closedWith?.code).toBe(code);
+      expect(socket.sent).toEqual([]);
+    }
+  });
+});
