@@ -13,6 +13,16 @@ export const REPLAY_PAGE = 500;
 /** A replay that cannot hand over its next frame for this long is talking to a peer that does not read. */
 const DRAIN_TIMEOUT_MS = 30_000;
 
+/** The session a cursor serves. */
+export interface CursorOwner {
+  /** True once the session is over: nothing more is sent. */
+  isClosed(): boolean;
+  /** The conversation's `conversation_ended` went out. */
+  conversationEnded(): void;
+  /** Reading the store failed. */
+  readFailed(err: unknown): void;
+}
+
 export interface CursorSource {
   /** Stored events of the conversation after `seq`, at most `limit`, in order. */
   framesAfter(conversationId: string, seq: number, limit: number): Promise<StoredFrame[]>;
@@ -32,14 +42,7 @@ export class EventCursor {
     private readonly source: CursorSource,
     /** The seq the widget already has. */
     private sentSeq: number,
-    private readonly on: {
-      /** True once the session is over: nothing more is sent. */
-      closed(): boolean;
-      /** The conversation's `conversation_ended` went out. */
-      ended(): void;
-      /** Reading the store failed. */
-      failed(err: unknown): void;
-    },
+    private readonly owner: CursorOwner,
     private readonly drainTimeoutMs = DRAIN_TIMEOUT_MS,
   ) {}
 
@@ -58,7 +61,7 @@ export class EventCursor {
    * Sends every stored event past what this socket has sent, one pass at a time, paced by the
    * socket's drain: past {@link REPLAY_WINDOW_BYTES} unsent, it waits until that much is handed to
    * the network, so a reader that keeps up gets any length of history on one connection.
-   * Never rejects: a store failure is reported through `on.failed`.
+   * Never rejects: a store failure is reported through `owner.readFailed`.
    */
   async flush(): Promise<void> {
     if (this.flushing) {
@@ -75,9 +78,9 @@ export class EventCursor {
           if (!(paced ? await this.sendDrained(frame) : this.send(frame))) return;
         }
         if (frames.length === REPLAY_PAGE) this.flushAgain = true;
-      } while (this.flushAgain && !this.on.closed());
+      } while (this.flushAgain && !this.owner.isClosed());
     } catch (err) {
-      this.on.failed(err);
+      this.owner.readFailed(err);
     } finally {
       this.flushing = false;
     }
@@ -92,7 +95,7 @@ export class EventCursor {
       }, this.drainTimeoutMs);
       const sent = this.send(frame, () => {
         clearTimeout(stalled);
-        resolve(!this.on.closed());
+        resolve(!this.owner.isClosed());
       });
       if (!sent) {
         clearTimeout(stalled);
@@ -103,7 +106,7 @@ export class EventCursor {
 
   /** Sends one stored frame if this socket has not sent it yet; false once the session is over. */
   private send({ seq, type, frame }: StoredFrame, onSent?: () => void): boolean {
-    if (this.on.closed()) return false;
+    if (this.owner.isClosed()) return false;
     if (seq <= this.sentSeq) {
       onSent?.();
       return true;
@@ -111,7 +114,7 @@ export class EventCursor {
     this.socket.send(frame, onSent);
     this.sentSeq = seq;
     if (type !== 'conversation_ended') return true;
-    this.on.ended();
+    this.owner.conversationEnded();
     return false;
   }
 }

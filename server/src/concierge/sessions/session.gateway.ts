@@ -1,6 +1,6 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { type WebSocket, WebSocketServer } from 'ws';
+import { WebSocketServer } from 'ws';
 import { AppError } from '../../errors.js';
 import { clientAddress } from '../../http/client-address.js';
 import { PerKeyCap } from '../../shared/per-key-cap.js';
@@ -29,8 +29,6 @@ export class SessionGateway {
   readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
   readonly sessions = new Set<Session>();
   readonly byConversation = new Map<string, Set<Session>>();
-  private readonly alive = new WeakMap<WebSocket, boolean>();
-  private readonly sockets = new Map<Session, WebSocket>();
   private readonly heartbeat: NodeJS.Timeout;
   /**
    * Sockets that have not said hello cost memory and a file each and prove nothing: one client
@@ -43,7 +41,7 @@ export class SessionGateway {
     this.preHello = new PerKeyCap(o.preHelloSocketsPerAddress);
     this.context = { ...o, helloTimeoutMs: o.helloTimeoutMs ?? 10_000, join: (id, session) => this.join(id, session), leave: (session) => this.leave(session) };
     this.heartbeat = setInterval(() => {
-      for (const ws of this.sockets.values()) this.checkAlive(ws);
+      for (const session of this.sessions) session.checkAlive();
     }, o.pingIntervalMs ?? 30_000);
     this.heartbeat.unref();
   }
@@ -81,20 +79,11 @@ export class SessionGateway {
       }
       const session = new Session(ws, this.context, dep, helloSaid);
       this.sessions.add(session);
-      this.sockets.set(session, ws);
-      this.alive.set(ws, true);
       ws.on('message', (data, isBinary) => session.receive(data, isBinary));
-      ws.on('pong', () => this.alive.set(ws, true));
+      ws.on('pong', () => session.answered());
       ws.on('close', () => session.dispose());
       ws.on('error', () => session.dispose());
     });
-  }
-
-  /** A peer that did not answer the last ping is gone. */
-  private checkAlive(ws: WebSocket): void {
-    if (!this.alive.get(ws)) return ws.terminate();
-    this.alive.set(ws, false);
-    ws.ping();
   }
 
   private join(conversationId: string, session: Session): boolean {
@@ -107,7 +96,6 @@ export class SessionGateway {
 
   private leave(session: Session): void {
     this.sessions.delete(session);
-    this.sockets.delete(session);
     const id = session.conversationId;
     if (!id) return;
     const set = this.byConversation.get(id);

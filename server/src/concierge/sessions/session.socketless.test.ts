@@ -20,6 +20,7 @@ class RecordingSocket implements SessionSocket {
   terminate(): void {
     this.closedWith = { code: 1006, reason: '' };
   }
+  ping(): void {}
 }
 
 const dep = {

@@ -9,7 +9,7 @@ import type { ConversationBus } from '../events/conversation-bus.js';
 import { Close, CloseReason, type CloseCode } from '../protocol/close-codes.js';
 import { type ClientMessage, clientMessage, type ServerFrame, type WidgetErrorCode, widgetErrorCodes } from '../protocol/frames.js';
 import type { TurnService } from '../turns/turn.service.js';
-import { type CursorSource, EventCursor } from './event-cursor.js';
+import { type CursorOwner, type CursorSource, EventCursor } from './event-cursor.js';
 import { type UserClaims, verifyUserToken } from './user-token.js';
 
 const TOKEN_TOLERANCE_MS = 30_000;
@@ -20,6 +20,7 @@ export interface SessionSocket {
   send(data: string, onSent?: () => void): void;
   close(code: CloseCode, reason: string): void;
   terminate(): void;
+  ping(): void;
 }
 
 /** What every session shares: the services it speaks for, and its gateway's registry. */
@@ -45,13 +46,14 @@ export interface SessionContext {
  * {@link EventCursor}. Errors are rendered here only: {@link tell} answers with an `error` frame and
  * keeps the socket; {@link end} also closes it with the error's close code.
  */
-export class Session {
+export class Session implements CursorOwner {
   conversationId: string | undefined;
   private sub: string | undefined;
   /** The current token's `exp`, in seconds. */
   private expiresAt = 0;
   private closed = false;
-  private cursor: EventCursor | undefined;
+  /** Whether the peer answered the last ping. */
+  private alive = true;
   private unsubscribe: (() => void) | undefined;
   private helloTimer: NodeJS.Timeout | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
@@ -74,6 +76,29 @@ export class Session {
     // not after the turns queued before it.
     if (parsed.message?.type === 'ping' && this.conversationId) return this.send({ type: 'pong' });
     this.queue = this.queue.then(() => this.onMessage(parsed)).catch((err) => this.failed(err));
+  }
+
+  isClosed(): boolean {
+    return this.closed;
+  }
+
+  conversationEnded(): void {
+    this.close(Close.ended, CloseReason.ended);
+  }
+
+  readFailed(err: unknown): void {
+    this.failed(err);
+  }
+
+  /** The gateway's heartbeat: a peer that did not answer the last ping is gone. */
+  checkAlive(): void {
+    if (!this.alive) return this.socket.terminate();
+    this.alive = false;
+    this.socket.ping();
+  }
+
+  answered(): void {
+    this.alive = true;
   }
 
   /** The socket is gone, however it went. */
@@ -132,15 +157,7 @@ export class Session {
       agent: this.dep.agent,
       widget: this.dep.widget,
     });
-    const cursor = new EventCursor(
-      this.socket,
-      conversation.id,
-      this.ctx.history,
-      sentSeq,
-      { closed: () => this.closed, ended: () => this.close(Close.ended, CloseReason.ended), failed: (err) => this.failed(err) },
-      this.ctx.drainTimeoutMs,
-    );
-    this.cursor = cursor;
+    const cursor = new EventCursor(this.socket, conversation.id, this.ctx.history, sentSeq, this, this.ctx.drainTimeoutMs);
     this.unsubscribe = this.ctx.bus.subscribe(conversation.id, (frames) => cursor.deliver(frames));
     await cursor.flush();
   }
