@@ -8,11 +8,13 @@ import { z } from 'zod';
 
 export const turnModes = ['text', 'voice'] as const;
 export type TurnMode = (typeof turnModes)[number];
-export type TurnFailure = 'hook_rejected' | 'hook_failed' | 'reply_timeout' | 'conversation_ended';
-export type EndReason = 'user_ended' | 'deployment_inactive' | 'max_turns';
+export const turnFailures = ['hook_rejected', 'hook_failed', 'reply_timeout', 'conversation_ended'] as const;
+export type TurnFailure = (typeof turnFailures)[number];
+export const endReasons = ['user_ended', 'deployment_inactive', 'max_turns'] as const;
+export type EndReason = (typeof endReasons)[number];
 /** The codes of `error` frames: what the widget is told, the socket staying open or not. */
-export type WidgetErrorCode = 'invalid_message' | 'rate_limited' | 'too_many_pending_turns' | 'token_expired' | 'conversation_ended';
-export const widgetErrorCodes: readonly WidgetErrorCode[] = ['invalid_message', 'rate_limited', 'too_many_pending_turns', 'token_expired', 'conversation_ended'];
+export const widgetErrorCodes = ['invalid_message', 'rate_limited', 'too_many_pending_turns', 'token_expired', 'conversation_ended'] as const;
+export type WidgetErrorCode = (typeof widgetErrorCodes)[number];
 
 const token = z.string().min(1).max(8192);
 
@@ -39,8 +41,8 @@ export const storedEvent = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('turn_accepted'), seq, turn_id: id, client_turn_id: z.string(), text: z.string(), mode: z.enum(turnModes) }),
   z.strictObject({ type: z.literal('turn_acknowledged'), seq, turn_id: id }),
   z.strictObject({ type: z.literal('reply'), seq, turn_id: id, text: z.string() }),
-  z.strictObject({ type: z.literal('turn_failed'), seq, turn_id: id, reason: z.enum(['hook_rejected', 'hook_failed', 'reply_timeout', 'conversation_ended']) }),
-  z.strictObject({ type: z.literal('conversation_ended'), seq, reason: z.enum(['user_ended', 'deployment_inactive', 'max_turns']) }),
+  z.strictObject({ type: z.literal('turn_failed'), seq, turn_id: id, reason: z.enum(turnFailures) }),
+  z.strictObject({ type: z.literal('conversation_ended'), seq, reason: z.enum(endReasons) }),
 ]);
 export type StoredEvent = z.infer<typeof storedEvent>;
 /** An event about to be stored: its `seq` is taken when it is. */
@@ -60,7 +62,7 @@ export const readyFrame = z.strictObject({
   widget: z.record(z.string(), z.unknown()),
 });
 
-export const errorFrame = z.strictObject({ type: z.literal('error'), code: z.enum(widgetErrorCodes as [WidgetErrorCode, ...WidgetErrorCode[]]), message: z.string() });
+export const errorFrame = z.strictObject({ type: z.literal('error'), code: z.enum(widgetErrorCodes), message: z.string() });
 
 /** Every frame the server sends: `ready`, `error` and `pong` are not stored. */
 export const serverFrame = z.union([readyFrame, errorFrame, z.strictObject({ type: z.literal('pong') }), storedEvent]);

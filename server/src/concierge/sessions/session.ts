@@ -193,7 +193,7 @@ export class Session implements CursorOwner {
 
   /** Answers with an `error` frame; the socket stays open. */
   private tell(err: AppError): void {
-    if (widgetErrorCodes.includes(err.code as WidgetErrorCode)) this.send({ type: 'error', code: err.code as WidgetErrorCode, message: err.message });
+    if (isWidgetErrorCode(err.code)) this.send({ type: 'error', code: err.code, message: err.message });
   }
 
   /** Tells the widget (for the codes it knows) and closes with the error's close code. */
@@ -205,14 +205,16 @@ export class Session implements CursorOwner {
   /** A failure while serving this socket: a refusal ends it with its own code, a store outage asks the widget to come back shortly, anything else is a bug. */
   private failed(err: unknown): void {
     if (err instanceof AppError) return this.end(err);
-    if (this.ctx.health.failed(err, 'session')) return this.close(Close.tryAgainLater, 'the store is unavailable; reconnect shortly');
-    this.close(Close.internalError, 'internal error');
+    if (this.ctx.health.failed(err, 'session')) return this.end(new AppError('unavailable', 'the store is unavailable; reconnect shortly'));
+    this.end(new AppError('internal_error', 'internal error'));
   }
 
   private send(frame: ServerFrame): void {
     if (!this.closed) this.socket.send(JSON.stringify(frame));
   }
 }
+
+const isWidgetErrorCode = (code: string): code is WidgetErrorCode => (widgetErrorCodes as readonly string[]).includes(code);
 
 interface ParsedMessage {
   message?: ClientMessage;
