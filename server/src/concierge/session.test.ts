@@ -1,3 +1,5 @@
+import type { IncomingHttpHeaders } from 'node:http';
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { Widget, deploy, mintToken, postReply, sign, startCustomerServer } from '../../test/concierge-kit.js';
@@ -502,6 +504,37 @@ describeEachStore('concierge sessions', (kind) => {
     widget.send({ type: 'end' });
     expect(await widget.next('conversation_ended')).toEqual({ type: 'conversation_ended', seq: 2, reason: 'user_ended' });
     expect((await widget.closed).code).toBe(4410);
+  });
+
+  it("signs hook calls and transcript events the Standard Webhooks way too: the specification's library verifies them, under both secrets while a rotation's grace runs", async () => {
+    accept();
+    const { widget, ready, api, deploymentId, secret } = await session({ transcript_hook_url: customer.transcriptUrl });
+    const standard = (headers: IncomingHttpHeaders) => ({
+      'webhook-id': String(headers['webhook-id']),
+      'webhook-timestamp': String(headers['webhook-timestamp']),
+      'webhook-signature': String(headers['webhook-signature']),
+    });
+    const hookCall = (text: string) => customer.calls.find((c) => c.body.text === text && c.body.conversation_id === ready.conversation_id)!;
+
+    widget.send({ type: 'user_turn', client_turn_id: 'sw1', text: 'Standard?', mode: 'text' });
+    await widget.next('turn_acknowledged');
+    const hook = hookCall('Standard?');
+    expect(hook.headers['webhook-id']).toBe(hook.body.delivery_id);
+    expect(Math.abs(Number(hook.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
+    expect(new Webhook(secret).verify(hook.raw, standard(hook.headers))).toEqual(hook.body);
+
+    await waitFor(async () => customer.transcript.some((e) => e.body.conversation_id === ready.conversation_id && e.body.type === 'turn.created'));
+    const event = customer.transcript.find((e) => e.body.conversation_id === ready.conversation_id && e.body.type === 'turn.created')!;
+    expect(event.headers['webhook-id']).toBe(event.body.id);
+    expect(new Webhook(secret).verify(event.raw, standard(event.headers))).toEqual(event.body);
+
+    const rotated = (await api.post(`/api/v1/deployments/${deploymentId}/rotate-secret`, { grace_period_s: 60 })).body.data.signing_secret;
+    widget.send({ type: 'user_turn', client_turn_id: 'sw2', text: 'Rotated?', mode: 'text' });
+    await widget.next('turn_acknowledged');
+    const during = hookCall('Rotated?');
+    expect(String(during.headers['webhook-signature']).split(' ')).toHaveLength(2);
+    for (const key of [rotated, secret]) expect(new Webhook(key).verify(during.raw, standard(during.headers))).toEqual(during.body);
+    widget.close();
   });
 
   it('delivers signed transcript events in order, retrying until a 2xx', async () => {

@@ -1,5 +1,6 @@
+import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { signatureOf, verifySignature } from './signature.js';
+import { signatureOf, standardSignature, standardWebhookHeaders, verifySignature } from './signature.js';
 
 describe('signatures on raw bytes', () => {
   const body = Buffer.from('{"reply_text":"Zürich 🚆"}');
@@ -22,5 +23,25 @@ describe('signatures on raw bytes', () => {
     for (const header of [hex, `sha256=${hex.toUpperCase()}`, `sha256=${hex.slice(2)}`, `sha1=${hex}`, `sha256=${hex} `, '', undefined]) {
       expect(verifySignature(header, body, ['s'])).toBe(false);
     }
+  });
+});
+
+describe('Standard Webhooks signatures', () => {
+  it("reproduce the specification's published test vector", () => {
+    expect(standardSignature('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, '{"test": 2432232314}')).toBe(
+      'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
+    );
+  });
+
+  it("are accepted by the specification's own library, under each secret of a rotation, and by no other secret", () => {
+    const current = 'whsec_0123456789abcdefghijABCDEFGHIJklmnopqrst';
+    const previous = 'whsec_ZYXWVUTSRQponmlkjihg9876543210zyxwvutsrq';
+    const body = '{"type":"turn.created","text":"Zürich 🚆"}';
+    const headers = standardWebhookHeaders('8c0c5a9e-1a7b-4b39-9a57-3f1e2d4c6b80', body, [current, previous]);
+    expect(headers['webhook-signature']!.split(' ')).toHaveLength(2);
+    expect(headers['webhook-signature']!.split(' ')[0]).toBe(standardSignature(current, headers['webhook-id']!, Number(headers['webhook-timestamp']), body));
+    for (const secret of [current, previous]) expect(new Webhook(secret).verify(body, headers)).toEqual(JSON.parse(body));
+    expect(() => new Webhook('whsec_someoneElsesSecretAAAAAAAAAAAAAAAAAAAAA').verify(body, headers)).toThrow();
+    expect(() => new Webhook(current).verify(`${body} `, headers)).toThrow();
   });
 });

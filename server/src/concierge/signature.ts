@@ -22,3 +22,26 @@ export function verifySignature(header: string | undefined, body: Buffer, secret
   }
   return matched;
 }
+
+/**
+ * A Standard Webhooks signature (contract §12): `v1,` and the base64 HMAC-SHA256 of
+ * `{id}.{timestamp}.{body}`, keyed by the base64 decoding of the secret after its `whsec_` prefix.
+ */
+export function standardSignature(secret: string, id: string, timestamp: number, body: string): string {
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
+}
+
+/**
+ * The three Standard Webhooks headers of one outbound call, so a customer can verify it with that
+ * specification's library in any language. `secrets` are the live ones, current first: during a
+ * rotation's grace the header carries a signature for each, space-separated.
+ */
+export function standardWebhookHeaders(id: string, body: string, secrets: readonly string[], now = Date.now()): Record<string, string> {
+  const timestamp = Math.floor(now / 1000);
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(timestamp),
+    'webhook-signature': secrets.map((secret) => standardSignature(secret, id, timestamp, body)).join(' '),
+  };
+}

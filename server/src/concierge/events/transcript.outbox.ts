@@ -6,7 +6,7 @@ import type { Db } from '../../store/database.js';
 import type { StoreHealth } from '../../store/store-health.js';
 import type { DeploymentDirectory } from '../deployment-context.js';
 import { EgressRefused, type EgressPolicy, type EgressResponse, postJson } from '../egress.js';
-import { signatureOf } from '../signature.js';
+import { signatureOf, standardWebhookHeaders } from '../signature.js';
 import { claimOutboxHeads, settleOutbox } from './outbox.repository.js';
 import type { TranscriptOutboxTable } from './outbox.table.js';
 
@@ -93,7 +93,7 @@ export class TranscriptOutbox {
     if (dep && url) {
       try {
         // A stop cuts a delivery short: the event stays pending and is sent again later.
-        const headers = { 'X-Service-Signature': signatureOf(dep.signingSecret, row.body), 'X-Service-Event-Id': row.id };
+        const headers = { 'X-Service-Signature': signatureOf(dep.signingSecret, row.body), 'X-Service-Event-Id': row.id, ...standardWebhookHeaders(row.id, row.body, dep.secrets) };
         res = await postJson(url, row.body, headers, TIMEOUT_MS, this.egress, this.stopping.signal);
       } catch (err) {
         if (err instanceof EgressRefused) this.logger.warn({ event_id: row.id, deployment_id: row.deployment_id, cause: err.message }, 'transcript target refused');

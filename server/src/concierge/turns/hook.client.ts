@@ -2,7 +2,7 @@ import { isoNow } from '../../shared/time.js';
 import type { ConversationRow } from '../conversations/conversation.repository.js';
 import type { DeploymentContext } from '../deployment-context.js';
 import { EgressRefused, type EgressPolicy, type EgressResponse, postJson } from '../egress.js';
-import { signatureOf } from '../signature.js';
+import { signatureOf, standardWebhookHeaders } from '../signature.js';
 import type { TurnRow } from './turn.repository.js';
 
 export type HookOutcome = { kind: 'replied'; text: string } | { kind: 'acknowledged' } | { kind: 'rejected'; status: number } | { kind: 'failed'; cause: string };
@@ -71,6 +71,6 @@ export function postTurn(dep: DeploymentContext, conversation: ConversationRow, 
     mode: turn.mode,
     reply_url: replyUrl,
   });
-  const headers = { 'X-Service-Signature': signatureOf(dep.signingSecret, body), 'X-Service-Delivery': turn.delivery_id };
+  const headers = { 'X-Service-Signature': signatureOf(dep.signingSecret, body), 'X-Service-Delivery': turn.delivery_id, ...standardWebhookHeaders(turn.delivery_id, body, dep.secrets) };
   return postJson(dep.hookUrl!, body, headers, dep.hookTimeoutMs, egress, signal);
 }
