@@ -119,7 +119,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const sweeper = new BackgroundLoop('turn sweep', () => turnSweep.sweep(), health, options.sessions?.sweepIntervalMs ?? 1_000);
   const routes: RouteDef[] = [
     ...systemRoutes({ store, openApi: () => (openApiDocument ??= buildOpenApiDocument(routes, baseUrl || undefined)) }),
-    ...agentRoutes({ db, onJobQueued: () => jobs.poke() }),
+    ...agentRoutes({ db, onJobQueued: () => jobs.poke(), onPublished: (agentId) => deployments.agentChanged(agentId) }),
     ...jobRoutes(db),
     ...deploymentRoutes({ db, changed: (id) => conversations.deploymentChanged(id) }),
     ...replyRoutes(replies, { signatureFailuresPerMinute: config.replySignatureFailuresPerMinute, trustProxyHops: config.trustProxyHops }),

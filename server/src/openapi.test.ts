@@ -38,7 +38,7 @@ describe('GET /openapi.json', () => {
       .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m} ${path}`))
       .sort();
     expect(documented).toEqual(served);
-    expect(served).toHaveLength(25);
+    expect(served).toHaveLength(27);
     expect(Object.keys(doc.paths["/widget/concierge.js"].get.responses["200"].content)).toEqual(["text/javascript; charset=utf-8"]);
   });
 

@@ -33,12 +33,12 @@ describeEachStore('tenant isolation', (kind) => {
     };
     // Public routes (the signed reply callback) prove their caller by signature; its tests cover other deployments.
     const withIds = service.app.routes.filter((r) => r.path.includes(':id') && r.auth !== false);
-    expect(withIds).toHaveLength(13);
+    expect(withIds).toHaveLength(15);
     for (const route of withIds) {
       const collection = route.path.split('/')[3]!;
       const id = ids[collection];
       if (!id) throw new Error(`no fixture id for ${route.path}: add one so the route is checked`);
-      const path = route.path.replace(':id', id);
+      const path = route.path.replace(':id', id).replace(':version', '1');
       const body = validBodies[`${route.method} ${route.path}`];
       const reply =
         route.method === 'get'

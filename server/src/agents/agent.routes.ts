@@ -4,11 +4,14 @@ import { jobAcceptedSchema, jobSchema } from '../jobs/job.schemas.js';
 import { getLatestJobForAgent } from '../jobs/job.service.js';
 import { deletedSchema, idParams } from '../shared/schemas.js';
 import type { Db } from '../store/database.js';
-import { agentSchema, agentSpecSchema, createAgentBody, listAgentsQuery, updateAgentBody } from './agent.schemas.js';
+import { pageQuery } from '../http/pagination.js';
+import { agentSchema, agentSpecSchema, agentVersionParams, agentVersionSchema, createAgentBody, listAgentsQuery, updateAgentBody } from './agent.schemas.js';
 import {
   createAgent,
   getAgentSpec,
+  getAgentVersion,
   listAgentsPage,
+  listVersionsPage,
   publishAgent,
   removeAgent,
   requireAgent,
@@ -20,9 +23,11 @@ export interface AgentRouteDeps {
   db: Db;
   /** Wakes the generation worker so a new job starts without waiting for the next poll. */
   onJobQueued(): void;
+  /** After a publish: deployments that follow the latest version start their next conversation with it. */
+  onPublished(agentId: string): Promise<void>;
 }
 
-export function agentRoutes({ db, onJobQueued }: AgentRouteDeps): RouteDef[] {
+export function agentRoutes({ db, onJobQueued, onPublished }: AgentRouteDeps): RouteDef[] {
   return [
     defineRoute({
       method: 'get',
@@ -103,6 +108,29 @@ export function agentRoutes({ db, onJobQueued }: AgentRouteDeps): RouteDef[] {
     }),
     defineRoute({
       method: 'get',
+      path: '/api/v1/agents/:id/versions',
+      operationId: 'listAgentVersions',
+      summary: "List an agent's published versions, newest first (each publish that changes agent_spec makes one)",
+      tag: 'Agents',
+      params: idParams,
+      query: pageQuery,
+      errors: ['not_found'],
+      success: { status: 200, description: 'A page of versions', data: agentVersionSchema.array(), list: true },
+      handler: async ({ principal, params, query }) => listVersionsPage(db, principal.customerId, params.id, query),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/v1/agents/:id/versions/:version',
+      operationId: 'getAgentVersion',
+      summary: 'Get one published version of an agent, as it was published',
+      tag: 'Agents',
+      params: agentVersionParams,
+      errors: ['not_found'],
+      success: { status: 200, description: 'The version', data: agentVersionSchema },
+      handler: async ({ principal, params }) => ({ data: await getAgentVersion(db, principal.customerId, params.id, params.version) }),
+    }),
+    defineRoute({
+      method: 'get',
       path: '/api/v1/agents/:id/generation-status',
       operationId: 'getAgentGenerationStatus',
       summary: "The agent's latest generation job",
@@ -124,7 +152,11 @@ export function agentRoutes({ db, onJobQueued }: AgentRouteDeps): RouteDef[] {
       params: idParams,
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: 'The published agent', data: agentSchema },
-      handler: async ({ principal, params }) => ({ data: await publishAgent(db, principal.customerId, params.id) }),
+      handler: async ({ principal, params }) => {
+        const agent = await publishAgent(db, principal.customerId, params.id);
+        await onPublished(agent.id);
+        return { data: agent };
+      },
     }),
   ];
 }

@@ -60,3 +60,14 @@ export const agentSpecSchema = z
     generated_spec: specObject.nullable(),
   })
   .meta({ id: 'AgentSpec' });
+
+export const agentVersionSchema = z
+  .object({
+    version: z.number().int().min(1),
+    agent_spec: specObject,
+    published_at: timestamp,
+  })
+  .meta({ id: 'AgentVersion' });
+export type AgentVersion = z.infer<typeof agentVersionSchema>;
+
+export const agentVersionParams = z.object({ id: z.uuid(), version: z.coerce.number().int().min(1) });

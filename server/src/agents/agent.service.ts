@@ -3,7 +3,7 @@ import { type Page, offsetOf, pageMeta } from '../http/pagination.js';
 import { countActiveDeploymentsOfAgent } from '../deployments/deployment.repository.js';
 import { deleteJobsOfAgent, insertJob } from '../jobs/job.repository.js';
 import { pollingUrlOf } from '../jobs/job.service.js';
-import { toJsonColumn } from '../shared/json-column.js';
+import { fromJsonColumn, toJsonColumn } from '../shared/json-column.js';
 import { newId } from '../shared/random.js';
 import { isoNow } from '../shared/time.js';
 import type { Db } from '../store/database.js';
@@ -20,7 +20,8 @@ import {
   transitionAgent,
   updateAgent,
 } from './agent.repository.js';
-import type { Agent, CreateAgentInput, UpdateAgentInput } from './agent.schemas.js';
+import { findAgentVersion, insertAgentVersion, listAgentVersions, type AgentVersionRow } from './agent-version.repository.js';
+import type { Agent, AgentVersion, CreateAgentInput, UpdateAgentInput } from './agent.schemas.js';
 
 export const toAgent = (row: AgentRow): Agent => shapeRow(AGENT_SHAPE, row);
 
@@ -107,7 +108,12 @@ export async function publishAgent(db: Db, customerId: string, id: string): Prom
     version: changed ? row.version + 1 : row.version,
     updated_at: changed || row.status !== 'published' ? isoNow() : row.updated_at,
   };
-  const moved = await db.transaction().execute((trx) => transitionAgent(trx, id, row.status, 'published', patch));
+  const moved = await db.transaction().execute(async (trx) => {
+    if (!(await transitionAgent(trx, id, row.status, 'published', patch))) return false;
+    // Each published spec is kept as it was: deployments may pin it, conversations keep it.
+    if (changed && row.draft_spec !== null) await insertAgentVersion(trx, { agent_id: id, version: patch.version!, agent_spec: row.draft_spec, published_at: patch.updated_at! });
+    return true;
+  });
   // Someone else changed the agent between our read and write: report it rather than guess.
   if (!moved) throw invalidState('The agent changed while publishing; retry');
   return toAgent({ ...row, ...patch, status: 'published' });
@@ -135,4 +141,20 @@ export async function removeAgent(db: Db, customerId: string, id: string) {
     await deleteAgent(trx, customerId, id);
     return { id, deleted: true as const };
   });
+}
+
+const toAgentVersion = (row: AgentVersionRow): AgentVersion => ({ version: row.version, agent_spec: fromJsonColumn(row.agent_spec), published_at: row.published_at });
+
+/** The agent's published versions, newest first. */
+export async function listVersionsPage(db: Db, customerId: string, id: string, page: Page) {
+  await requireAgent(db, customerId, id);
+  const { rows, total } = await listAgentVersions(db, id, offsetOf(page), page.per_page);
+  return { data: rows.map(toAgentVersion), meta: pageMeta(page, total) };
+}
+
+export async function getAgentVersion(db: Db, customerId: string, id: string, version: number): Promise<AgentVersion> {
+  await requireAgent(db, customerId, id);
+  const row = await findAgentVersion(db, id, version);
+  if (!row) throw notFound('Agent version');
+  return toAgentVersion(row);
 }

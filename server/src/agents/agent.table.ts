@@ -25,3 +25,11 @@ export interface AgentCountTable {
   status: AgentStatus;
   count: number;
 }
+
+/** One published `agent_spec`, kept as it was: deployments may pin it, conversations keep it. */
+export interface AgentVersionTable {
+  agent_id: string;
+  version: number;
+  agent_spec: string;
+  published_at: string;
+}

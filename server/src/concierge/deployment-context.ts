@@ -1,9 +1,11 @@
+import { findAgentVersion } from '../agents/agent-version.repository.js';
 import { fromJsonColumn } from '../shared/json-column.js';
 import { TtlCache } from '../shared/ttl-cache.js';
 import type { Db } from '../store/database.js';
 import { liveSecrets } from '../deployments/signing-secret.js';
 import { type ChannelConfig, effectiveEngagementRules, effectiveRuntimeConfig } from '../deployments/deployment.schemas.js';
 import type { CallDirection, DeploymentStatus } from '../deployments/deployment.table.js';
+import type { AgentInfo } from './protocol/frames.js';
 
 /** What a session, a turn or a reply needs to know about its deployment, defaults applied. */
 export interface DeploymentContext {
@@ -22,7 +24,9 @@ export interface DeploymentContext {
   turnsPerMinute: number;
   hookTimeoutMs: number;
   replyTimeoutS: number;
-  agent: { name: string; greeting: string | null; language: string | null; voice: unknown };
+  /** The agent version a conversation starting now gets: the pinned one, or the latest published. */
+  agentVersion: number;
+  agent: AgentInfo;
 }
 
 /** Public routes address a deployment by id alone; the signature or token then proves the caller. */
@@ -41,7 +45,9 @@ export async function loadDeploymentContext(db: Db, id: string): Promise<Deploym
       'deployments.signing_secret',
       'deployments.previous_secret',
       'deployments.previous_secret_expires_at',
+      'deployments.agent_version',
       'agents.name as agent_name',
+      'agents.version as latest_version',
       'agents.agent_spec',
     ])
     .where('deployments.id', '=', id)
@@ -50,7 +56,7 @@ export async function loadDeploymentContext(db: Db, id: string): Promise<Deploym
   const channel = fromJsonColumn<ChannelConfig>(row.channel_config);
   const rules = effectiveEngagementRules.parse(fromJsonColumn(row.engagement_rules));
   const runtime = effectiveRuntimeConfig.parse(fromJsonColumn(row.runtime_config));
-  const spec = fromJsonColumn<Record<string, unknown>>(row.agent_spec) ?? {};
+  const pinned = row.agent_version === null ? undefined : await findAgentVersion(db, row.agent_id, row.agent_version);
   return {
     id: row.id,
     agentId: row.agent_id,
@@ -67,12 +73,19 @@ export async function loadDeploymentContext(db: Db, id: string): Promise<Deploym
     turnsPerMinute: rules.turns_per_minute,
     hookTimeoutMs: runtime.hook_timeout_ms,
     replyTimeoutS: runtime.reply_timeout_s,
-    agent: {
-      name: row.agent_name,
-      greeting: typeof spec.greeting === 'string' ? spec.greeting : null,
-      language: typeof spec.language === 'string' ? spec.language : null,
-      voice: spec.voice ?? null,
-    },
+    agentVersion: pinned?.version ?? row.latest_version,
+    agent: agentInfo(row.agent_name, pinned?.agent_spec ?? row.agent_spec),
+  };
+}
+
+/** What the widget is told of an agent, from one of its specs. */
+export function agentInfo(name: string, specText: string | null): AgentInfo {
+  const spec = fromJsonColumn<Record<string, unknown>>(specText) ?? {};
+  return {
+    name,
+    greeting: typeof spec.greeting === 'string' ? spec.greeting : null,
+    language: typeof spec.language === 'string' ? spec.language : null,
+    voice: spec.voice ?? null,
   };
 }
 
@@ -106,6 +119,12 @@ export class DeploymentDirectory {
     const dep = await loadDeploymentContext(this.db, id);
     this.#cache.set(id, dep ?? null);
     return dep;
+  }
+
+  /** After a publish: this agent's deployments are read afresh (another node sees it within `ttlMs`). */
+  async agentChanged(agentId: string): Promise<void> {
+    const rows = await this.db.selectFrom('deployments').select('id').where('agent_id', '=', agentId).execute();
+    await Promise.all(rows.map((r) => this.fresh(r.id)));
   }
 
   /**

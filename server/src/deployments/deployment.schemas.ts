@@ -72,6 +72,13 @@ export const effectiveEngagementRules = z.object(engagementRules);
 export const effectiveRuntimeConfig = z.object(runtimeSettings);
 export type ChannelConfig = z.infer<typeof channelConfigSchema>;
 
+const agentVersion = z
+  .number()
+  .int()
+  .min(1)
+  .nullable()
+  .meta({ description: 'The agent version conversations start with: null follows the latest published one; a number pins it (rolling back is pinning the previous one)' });
+
 export const deploymentSchema = z
   .object({
     id: z.uuid(),
@@ -80,6 +87,7 @@ export const deploymentSchema = z
     status: z.enum(deploymentStatuses),
     agent_name: z.string(),
     call_direction: z.enum(callDirections),
+    agent_version: agentVersion,
     engagement_rules: engagementRulesSchema,
     channel_config: channelConfigSchema,
     runtime_config: runtimeConfigSchema,
@@ -99,6 +107,7 @@ export const createDeploymentBody = z
     agent_id: z.uuid(),
     environment: z.enum(environments).default('production'),
     call_direction: z.enum(callDirections).default('inbound'),
+    agent_version: agentVersion.default(null),
     channel_config: channelConfigSchema.default({}),
     engagement_rules: engagementRulesSchema.default({}),
     runtime_config: runtimeConfigSchema.default({}),
@@ -110,6 +119,7 @@ export const updateDeploymentBody = z
   .strictObject({
     environment: z.enum(environments).optional(),
     call_direction: z.enum(callDirections).optional(),
+    agent_version: agentVersion.optional(),
     channel_config: channelConfigSchema.optional(),
     engagement_rules: engagementRulesSchema.optional(),
     runtime_config: runtimeConfigSchema.optional(),

@@ -1,5 +1,6 @@
 import { requireAgent } from '../agents/agent.service.js';
-import { invalidState, notFound } from '../errors.js';
+import { findAgentVersion } from '../agents/agent-version.repository.js';
+import { AppError, invalidState, notFound } from '../errors.js';
 import { type Page, offsetOf, pageMeta } from '../http/pagination.js';
 import { fromJsonColumn, toJsonColumn } from '../shared/json-column.js';
 import { newId } from '../shared/random.js';
@@ -26,6 +27,7 @@ export function toDeployment(row: DeploymentView): Deployment {
     status: row.status,
     agent_name: row.agent_name,
     call_direction: row.call_direction,
+    agent_version: row.agent_version,
     engagement_rules: fromJsonColumn(row.engagement_rules),
     channel_config: fromJsonColumn(row.channel_config),
     runtime_config: fromJsonColumn(row.runtime_config),
@@ -48,6 +50,7 @@ export async function listDeploymentsPage(db: Db, customerId: string, filter: De
 
 export async function createDeployment(db: Db, customerId: string, input: CreateDeploymentInput) {
   const agent = await requireAgent(db, customerId, input.agent_id);
+  await requireVersion(db, agent.id, input.agent_version);
   const now = isoNow();
   const row = {
     id: newId(),
@@ -56,6 +59,7 @@ export async function createDeployment(db: Db, customerId: string, input: Create
     environment: input.environment,
     status: 'inactive' as const,
     call_direction: input.call_direction,
+    agent_version: input.agent_version,
     channel_config: toJsonColumn(input.channel_config),
     engagement_rules: toJsonColumn(input.engagement_rules),
     runtime_config: toJsonColumn(input.runtime_config),
@@ -70,6 +74,12 @@ export async function createDeployment(db: Db, customerId: string, input: Create
   return { ...toDeployment({ ...row, agent_name: agent.name }), signing_secret: row.signing_secret };
 }
 
+/** A pinned version must exist (contract §13); null follows the latest. */
+async function requireVersion(db: Db, agentId: string, version: number | null): Promise<void> {
+  if (version === null || (await findAgentVersion(db, agentId, version))) return;
+  throw new AppError('invalid_request', 'Invalid body', [{ path: 'agent_version', message: `The agent has no published version ${version}` }]);
+}
+
 const hasHookUrl = (channelConfigText: string): boolean =>
   typeof fromJsonColumn<{ hook_url?: unknown }>(channelConfigText).hook_url === 'string';
 
@@ -78,6 +88,10 @@ export async function updateDeploymentFields(db: Db, customerId: string, id: str
   const patch: DeploymentPatch = { updated_at: isoNow() };
   if (input.environment !== undefined) patch.environment = input.environment;
   if (input.call_direction !== undefined) patch.call_direction = input.call_direction;
+  if (input.agent_version !== undefined) {
+    await requireVersion(db, row.agent_id, input.agent_version);
+    patch.agent_version = input.agent_version;
+  }
   if (input.channel_config !== undefined) patch.channel_config = toJsonColumn(input.channel_config);
   if (input.engagement_rules !== undefined) patch.engagement_rules = toJsonColumn(input.engagement_rules);
   if (input.runtime_config !== undefined) patch.runtime_config = toJsonColumn(input.runtime_config);

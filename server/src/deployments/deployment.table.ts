@@ -9,6 +9,8 @@ export interface DeploymentTable {
   environment: Environment;
   status: DeploymentStatus;
   call_direction: CallDirection;
+  /** Pinned agent version; null follows the latest published one. */
+  agent_version: number | null;
   channel_config: string;
   engagement_rules: string;
   runtime_config: string;

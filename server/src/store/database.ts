@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely';
-import type { AgentCountTable, AgentTable } from '../agents/agent.table.js';
+import type { AgentCountTable, AgentTable, AgentVersionTable } from '../agents/agent.table.js';
 import type { ApiKeyTable, UsageDailyTable } from '../api-keys/api-key.table.js';
 import type { ConversationTable, TurnTable } from '../concierge/conversations/conversation.table.js';
 import type { ConversationEventTable } from '../concierge/events/event.table.js';
@@ -19,6 +19,7 @@ export interface Database {
   api_keys: ApiKeyTable;
   usage_daily: UsageDailyTable;
   agents: AgentTable;
+  agent_versions: AgentVersionTable;
   agent_counts: AgentCountTable;
   jobs: JobTable;
   deployments: DeploymentTable;

@@ -2,9 +2,10 @@ import { AppError } from '../../errors.js';
 import { newId } from '../../shared/random.js';
 import { isoIn, isoNow } from '../../shared/time.js';
 import type { Db } from '../../store/database.js';
-import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
+import { findAgentVersion } from '../../agents/agent-version.repository.js';
+import { agentInfo, type DeploymentContext, type DeploymentDirectory } from '../deployment-context.js';
 import { type Change, type EventRecorder, turnChanges, type Written } from '../events/event.recorder.js';
-import type { EndReason } from '../protocol/frames.js';
+import type { AgentInfo, EndReason } from '../protocol/frames.js';
 import type { UserClaims } from '../sessions/user-token.js';
 import { failOpenTurns, OPEN_TURN_STATUSES } from '../turns/turn.repository.js';
 import { conversationsStartedSince, type ConversationRow, findConversation, insertConversation, lockConversation, openConversationIds } from './conversation.repository.js';
@@ -34,6 +35,7 @@ export class ConversationService {
       user_name: claims.name ?? null,
       user_ctx: claims.ctx ? JSON.stringify(claims.ctx) : null,
       status: 'open',
+      agent_version: dep.agentVersion,
       last_seq: 0,
       turn_count: 0,
       created_at: now,
@@ -63,6 +65,13 @@ export class ConversationService {
     if (!conversation || conversation.deployment_id !== dep.id) throw new AppError('not_found', 'unknown conversation');
     if (conversation.user_sub !== sub) throw new AppError('forbidden', "another user's conversation");
     return conversation;
+  }
+
+  /** The agent as this conversation knows it: the version it started with, whatever the deployment is pinned to now. */
+  async agentOf(dep: DeploymentContext, conversation: ConversationRow): Promise<AgentInfo> {
+    if (conversation.agent_version === null || conversation.agent_version === dep.agentVersion) return dep.agent;
+    const version = await findAgentVersion(this.db, dep.agentId, conversation.agent_version);
+    return version ? agentInfo(dep.agent.name, version.agent_spec) : dep.agent;
   }
 
   async end(dep: DeploymentContext, conversationId: string, reason: EndReason): Promise<void> {

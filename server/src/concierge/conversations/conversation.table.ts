@@ -12,6 +12,8 @@ export interface ConversationTable {
   /** JSON text of the token's `ctx` claim, passed to the hook. */
   user_ctx: string | null;
   status: ConversationStatus;
+  /** The agent version the conversation started with, kept whatever its deployment is pinned to later. */
+  agent_version: number | null;
   last_seq: number;
   turn_count: number;
   created_at: string;

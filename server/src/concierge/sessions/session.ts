@@ -143,6 +143,7 @@ export class Session implements CursorOwner {
     } else {
       conversation = await this.ctx.conversations.start(this.dep, claims, this.ctx.newConversationsPerSub);
     }
+    const agent = message.conversation_id ? await this.ctx.conversations.agentOf(this.dep, conversation) : this.dep.agent;
     if (this.closed) return;
     if (!this.ctx.join(conversation.id, this)) throw new AppError('too_many_connections', 'too many connections to this conversation');
     this.conversationId = conversation.id;
@@ -154,7 +155,7 @@ export class Session implements CursorOwner {
       resumed: Boolean(message.conversation_id),
       last_seq: conversation.last_seq,
       token_expires_at: new Date(claims.exp * 1000).toISOString(),
-      agent: this.dep.agent,
+      agent,
       widget: this.dep.widget,
     });
     const cursor = new EventCursor(this.socket, conversation.id, this.ctx.history, sentSeq, this, this.ctx.drainTimeoutMs);

@@ -3,6 +3,7 @@ import { management } from './2026-10-02-01-management.js';
 import { sessions } from './2026-10-02-02-sessions.js';
 import { limits } from './2026-11-24-01-limits.js';
 import { outboxUrl } from './2026-11-24-02-outbox-url.js';
+import { agentVersions } from './2026-11-24-03-agent-versions.js';
 
 /** Every migration, in order. Names are timestamps so they sort the way they apply. */
 export const migrations: Record<string, Migration> = {
@@ -10,4 +11,5 @@ export const migrations: Record<string, Migration> = {
   '2026-10-02-02-sessions': sessions,
   '2026-11-24-01-limits': limits,
   '2026-11-24-02-outbox-url': outboxUrl,
+  '2026-11-24-03-agent-versions': agentVersions,
 };

@@ -1,0 +1,21 @@
+import type { Db } from '../store/database.js';
+import type { AgentVersionTable } from './agent.table.js';
+
+export type AgentVersionRow = AgentVersionTable;
+
+export async function insertAgentVersion(db: Db, row: AgentVersionRow): Promise<void> {
+  await db.insertInto('agent_versions').values(row).execute();
+}
+
+export async function findAgentVersion(db: Db, agentId: string, version: number): Promise<AgentVersionRow | undefined> {
+  return db.selectFrom('agent_versions').selectAll().where('agent_id', '=', agentId).where('version', '=', version).executeTakeFirst();
+}
+
+/** A page of an agent's versions, newest first, and how many it has. */
+export async function listAgentVersions(db: Db, agentId: string, offset: number, limit: number): Promise<{ rows: AgentVersionRow[]; total: number }> {
+  const [rows, count] = await Promise.all([
+    db.selectFrom('agent_versions').selectAll().where('agent_id', '=', agentId).orderBy('version', 'desc').offset(offset).limit(limit).execute(),
+    db.selectFrom('agent_versions').select((eb) => eb.fn.countAll<number | string>().as('n')).where('agent_id', '=', agentId).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
