@@ -31,6 +31,7 @@ import { Idempotency } from './idempotency/idempotency.js';
 import { jobRoutes } from './jobs/job.routes.js';
 import { JobRunner, type JobRunnerOptions } from './jobs/job.runner.js';
 import { buildOpenApiDocument } from './openapi.js';
+import { RetentionPurge } from './retention/retention.purge.js';
 import { BackgroundLoop } from './shared/background-loop.js';
 import { WriteBatcher } from './store/write-batcher.js';
 import { widgetRoute } from './widget.route.js';
@@ -116,6 +117,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     trustProxyHops: config.trustProxyHops,
     ...options.sessions,
   });
+  const retention = new RetentionPurge(db, health, { conversationDays: config.conversationRetentionDays, deliveryDays: config.deliveryRetentionDays, skipLocked });
   const sweeper = new BackgroundLoop('turn sweep', () => turnSweep.sweep(), health, options.sessions?.sweepIntervalMs ?? 1_000);
   const routes: RouteDef[] = [
     ...systemRoutes({ store, openApi: () => (openApiDocument ??= buildOpenApiDocument(routes, baseUrl || undefined)) }),
@@ -170,6 +172,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       sweeper.start();
       outbox.start();
       idempotency.start();
+      retention.start();
       return `http://${host}:${port}`;
     },
     async close() {
@@ -181,6 +184,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       await turns.drain(options.sessions?.shutdownGraceMs);
       await outbox.stop();
       await idempotency.stop();
+      await retention.stop();
       await bus.close();
       await jobs.stop();
       await usage.stop();

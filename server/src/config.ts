@@ -19,6 +19,8 @@ const envSchema = z.object({
   NEW_CONVERSATIONS_PER_SUB: z.coerce.number().int().min(1).max(100_000).default(10),
   REPLY_SIGNATURE_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(20),
   TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
+  CONVERSATION_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
+  DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
 });
 
 export interface Config {
@@ -45,6 +47,10 @@ export interface Config {
   readonly replySignatureFailuresPerMinute: number;
   /** Proxy hops in front of the service whose X-Forwarded-For is believed (0: the socket's address is the client's). */
   readonly trustProxyHops: number;
+  /** Days an ended conversation is kept after its last change (0: forever). */
+  readonly conversationRetentionDays: number;
+  /** Days a delivered transcript event is kept (0: forever). */
+  readonly deliveryRetentionDays: number;
 }
 
 export class ConfigError extends Error {}
@@ -72,6 +78,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     newConversationsPerSub: e.NEW_CONVERSATIONS_PER_SUB,
     replySignatureFailuresPerMinute: e.REPLY_SIGNATURE_FAILURES_PER_MINUTE,
     trustProxyHops: e.TRUST_PROXY,
+    conversationRetentionDays: e.CONVERSATION_RETENTION_DAYS,
+    deliveryRetentionDays: e.DELIVERY_RETENTION_DAYS,
     hookAllowedHosts: (e.HOOK_ALLOWED_HOSTS ?? '')
       .split(',')
       .map((h) => h.trim().toLowerCase())

@@ -1,0 +1,73 @@
+import { BackgroundLoop } from '../shared/background-loop.js';
+import { isoIn } from '../shared/time.js';
+import type { Db } from '../store/database.js';
+import type { StoreHealth } from '../store/store-health.js';
+import { claimExpiredConversations, deleteConversations, deleteDeliveredEvents } from './retention.repository.js';
+
+const DAY_MS = 86_400_000;
+
+export interface RetentionOptions {
+  /** Ended conversations are kept this many days after their last change; 0 keeps them forever. */
+  conversationDays: number;
+  /** Delivered transcript events are kept this many days; 0 keeps them forever. */
+  deliveryDays: number;
+  /** PostgreSQL: claims skip rows another node holds. */
+  skipLocked: boolean;
+  everyMs?: number;
+  /** Rows per transaction: small, so a batch holds the store for milliseconds. */
+  batch?: number;
+}
+
+/**
+ * Deletes what outlived its retention (contract §14), in small batches, each claimed in its own
+ * short transaction so that of several nodes exactly one deletes it. Open conversations are never
+ * touched, however old.
+ */
+export class RetentionPurge {
+  private readonly loop: BackgroundLoop;
+  private readonly batch: number;
+
+  constructor(
+    private readonly db: Db,
+    health: StoreHealth,
+    private readonly o: RetentionOptions,
+  ) {
+    this.batch = o.batch ?? 100;
+    this.loop = new BackgroundLoop('retention purge', () => this.purge(), health, o.everyMs ?? 60_000);
+  }
+
+  start(): void {
+    this.loop.start();
+  }
+
+  stop(): Promise<void> {
+    return this.loop.stop();
+  }
+
+  /** One full pass: every batch that is due. Returns how many conversations and events went. */
+  async purge(): Promise<{ conversations: number; events: number }> {
+    let conversations = 0;
+    let events = 0;
+    if (this.o.conversationDays > 0) {
+      const before = isoIn(-this.o.conversationDays * DAY_MS);
+      for (;;) {
+        const ids = await this.db.transaction().execute(async (trx) => {
+          const claimed = await claimExpiredConversations(trx, before, this.batch, this.o.skipLocked);
+          await deleteConversations(trx, claimed);
+          return claimed;
+        });
+        conversations += ids.length;
+        if (ids.length < this.batch) break;
+      }
+    }
+    if (this.o.deliveryDays > 0) {
+      const before = isoIn(-this.o.deliveryDays * DAY_MS);
+      for (;;) {
+        const deleted = await this.db.transaction().execute((trx) => deleteDeliveredEvents(trx, before, this.batch, this.o.skipLocked));
+        events += deleted;
+        if (deleted < this.batch) break;
+      }
+    }
+    return { conversations, events };
+  }
+}

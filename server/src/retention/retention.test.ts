@@ -1,0 +1,76 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { deploy, mintToken, startCustomerServer, Widget } from '../../test/concierge-kit.js';
+import { describeEachStore, type TestService, startService, waitFor } from '../../test/harness.js';
+import { createLogger } from '../logger.js';
+import { isoIn } from '../shared/time.js';
+import { StoreHealth } from '../store/store-health.js';
+import { RetentionPurge } from './retention.purge.js';
+
+describeEachStore('retention', (kind) => {
+  let service: TestService;
+  let customer: Awaited<ReturnType<typeof startCustomerServer>>;
+
+  beforeAll(async () => {
+    service = await startService(kind);
+    customer = await startCustomerServer();
+  });
+  afterAll(async () => {
+    await service.close();
+    await customer.close();
+  });
+
+  const db = () => service.app.store.db;
+  const purge = (days: { conversationDays: number; deliveryDays: number }) =>
+    new RetentionPurge(db(), new StoreHealth(async () => {}, createLogger('silent')), { ...days, skipLocked: kind === 'postgres', batch: 2 }).purge();
+  const count = async (table: 'conversations' | 'turns' | 'conversation_events' | 'transcript_outbox', column: 'id' | 'conversation_id', ids: string[]) =>
+    Number((await db().selectFrom(table).select((eb) => eb.fn.countAll<number | string>().as('n')).where(column, 'in', ids).executeTakeFirstOrThrow()).n);
+
+  it('purges ended conversations past their days with all they hold, and delivered events past theirs; open conversations stay, however old', async () => {
+    customer.state.behaviour = (_call, res) => res.writeHead(202).end();
+    const { deploymentId, secret } = await deploy(service, { hook_url: customer.hookUrl, transcript_hook_url: customer.transcriptUrl });
+    /** A conversation with one turn; ended unless asked to stay open. */
+    const conversation = async (sub: string, end: boolean) => {
+      const widget = await Widget.open(service, deploymentId);
+      const ready = await widget.hello(await mintToken(secret, deploymentId, { sub }));
+      widget.send({ type: 'user_turn', client_turn_id: `${sub}-1`, text: 'How long do you keep this?', mode: 'text' });
+      await widget.next('turn_acknowledged');
+      if (end) {
+        widget.send({ type: 'end' });
+        await widget.next('conversation_ended');
+      }
+      widget.close();
+      return ready.conversation_id as string;
+    };
+    const old = [await conversation('old-1', true), await conversation('old-2', true), await conversation('old-3', true)];
+    const recent = await conversation('recent', true);
+    const openForAges = await conversation('open', false);
+    const all = [...old, recent, openForAges];
+    await waitFor(async () => (await db().selectFrom('transcript_outbox').select('id').where('conversation_id', 'in', all).where('status', '!=', 'delivered').execute()).length === 0 || undefined);
+    const recentEvents = await count('transcript_outbox', 'conversation_id', [recent]);
+
+    // Age the rows: the old conversations and the open one were last changed 40 days ago, and the
+    // recent conversation's transcript events were delivered as long ago.
+    const longAgo = isoIn(-40 * 86_400_000);
+    await db().updateTable('conversations').set({ updated_at: longAgo }).where('id', 'in', [...old, openForAges]).execute();
+    await db().updateTable('transcript_outbox').set({ created_at: longAgo }).where('conversation_id', '=', recent).execute();
+
+    expect(await purge({ conversationDays: 0, deliveryDays: 0 })).toEqual({ conversations: 0, events: 0 });
+    expect(await count('conversations', 'id', all)).toBe(5);
+
+    const purged = await purge({ conversationDays: 30, deliveryDays: 30 });
+    expect(purged.conversations).toBe(3);
+    expect(purged.events).toBeGreaterThanOrEqual(recentEvents);
+    expect(await count('conversations', 'id', old)).toBe(0);
+    for (const table of ['turns', 'conversation_events', 'transcript_outbox'] as const) expect(await count(table, 'conversation_id', old)).toBe(0);
+    expect(await count('conversations', 'id', [recent, openForAges])).toBe(2);
+    expect(await count('turns', 'conversation_id', [recent, openForAges])).toBe(2);
+    expect(await count('transcript_outbox', 'conversation_id', [recent])).toBe(0);
+    expect(await count('transcript_outbox', 'conversation_id', [openForAges])).toBeGreaterThan(0);
+
+    // The open conversation is still usable.
+    const back = await Widget.open(service, deploymentId);
+    const resumed = await back.hello(await mintToken(secret, deploymentId, { sub: 'open' }), { conversation_id: openForAges, last_seq: 0 });
+    expect(resumed).toMatchObject({ type: 'ready', resumed: true });
+    back.close();
+  });
+});
