@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { SignJWT } from 'jose';
 import WebSocket from 'ws';
 import { serverFrame } from '../src/concierge/protocol/frames.js';
-import { type Client, client, createPublishedAgent, type TestService } from './harness.js';
+import { afterAll, beforeAll } from 'vitest';
+import { type Client, client, createPublishedAgent, type StoreKind, startService, type TestService } from './harness.js';
 
 export interface HookCall {
   /** The path called: `/hook`, or `/transcript...` (any path under it reaches the transcript list). */
@@ -156,4 +157,21 @@ export async function postReply(service: Pick<TestService, 'url'>, deploymentId:
     body: raw,
   });
   return { status: res.status, body: (await res.json()) as any };
+}
+
+export type CustomerServer = Awaited<ReturnType<typeof startCustomerServer>>;
+
+/** A service on `kind` and a customer server, started before the suite's tests and closed after them. */
+export function serviceWithCustomer(kind: StoreKind): { service(): TestService; customer(): CustomerServer } {
+  let service: TestService | undefined;
+  let customer: CustomerServer | undefined;
+  beforeAll(async () => {
+    service = await startService(kind);
+    customer = await startCustomerServer();
+  });
+  afterAll(async () => {
+    await service?.close();
+    await customer?.close();
+  });
+  return { service: () => service!, customer: () => customer! };
 }

@@ -1,19 +1,9 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { deploy, mintToken, startCustomerServer, Widget } from '../../test/concierge-kit.js';
-import { type Client, client, createPublishedAgent, describeEachStore, expectError, type TestService, startService } from '../../test/harness.js';
+import { expect, it } from 'vitest';
+import { deploy, mintToken, serviceWithCustomer, Widget } from '../../test/concierge-kit.js';
+import { type Client, client, createPublishedAgent, describeEachStore, expectError } from '../../test/harness.js';
 
 describeEachStore('agent versions and pinned deployments', (kind) => {
-  let service: TestService;
-  let customer: Awaited<ReturnType<typeof startCustomerServer>>;
-
-  beforeAll(async () => {
-    service = await startService(kind);
-    customer = await startCustomerServer();
-  });
-  afterAll(async () => {
-    await service.close();
-    await customer.close();
-  });
+  const suite = serviceWithCustomer(kind);
 
   /** Replaces the draft with `greeting` and publishes it. */
   async function publishGreeting(api: Client, agentId: string, greeting: string) {
@@ -23,7 +13,7 @@ describeEachStore('agent versions and pinned deployments', (kind) => {
   }
 
   it('keeps each published spec as an immutable version, newest first; a publish without a change makes none', async () => {
-    const api = client(service.url, (await service.newCustomer('Versions')).apiKey);
+    const api = client(suite.service().url, (await suite.service().newCustomer('Versions')).apiKey);
     const agentId = await createPublishedAgent(api, 'Versioned');
     const first = (await api.get(`/api/v1/agents/${agentId}/spec`)).body.data.agent_spec;
     expect((await publishGreeting(api, agentId, 'Second hello')).body.data.version).toBe(2);
@@ -45,7 +35,7 @@ describeEachStore('agent versions and pinned deployments', (kind) => {
   });
 
   it('pins a deployment to an existing version only; null follows the latest', async () => {
-    const api = client(service.url, (await service.newCustomer('Pins')).apiKey);
+    const api = client(suite.service().url, (await suite.service().newCustomer('Pins')).apiKey);
     const agentId = await createPublishedAgent(api, 'Pinned');
     const created = await api.post('/api/v1/deployments', { agent_id: agentId, agent_version: 1 });
     expect(created.status).toBe(201);
@@ -60,16 +50,16 @@ describeEachStore('agent versions and pinned deployments', (kind) => {
   });
 
   it('a conversation keeps the version it started with; a publish is rolled back by pinning the previous version', async () => {
-    const { api, deploymentId, secret } = await deploy(service, { hook_url: customer.hookUrl });
+    const { api, deploymentId, secret } = await deploy(suite.service(), { hook_url: suite.customer().hookUrl });
     const agentId = (await api.get(`/api/v1/deployments/${deploymentId}`)).body.data.agent_id;
     const open = async (resume?: { conversation_id: string }) => {
-      const widget = await Widget.open(service, deploymentId);
+      const widget = await Widget.open(suite.service(), deploymentId);
       const ready = await widget.hello(await mintToken(secret, deploymentId), resume ? { ...resume, last_seq: 0 } : {});
       widget.close();
       return ready;
     };
     const versionOf = async (conversationId: string) =>
-      (await service.app.store.db.selectFrom('conversations').select('agent_version').where('id', '=', conversationId).executeTakeFirstOrThrow()).agent_version;
+      (await suite.service().app.store.db.selectFrom('conversations').select('agent_version').where('id', '=', conversationId).executeTakeFirstOrThrow()).agent_version;
 
     const before = await open();
     const firstGreeting = before.agent.greeting;

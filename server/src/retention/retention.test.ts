@@ -1,36 +1,26 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { deploy, mintToken, startCustomerServer, Widget } from '../../test/concierge-kit.js';
-import { describeEachStore, type TestService, startService, waitFor } from '../../test/harness.js';
+import { expect, it } from 'vitest';
+import { deploy, mintToken, serviceWithCustomer, Widget } from '../../test/concierge-kit.js';
+import { describeEachStore, waitFor } from '../../test/harness.js';
 import { createLogger } from '../logger.js';
 import { isoIn } from '../shared/time.js';
 import { StoreHealth } from '../store/store-health.js';
 import { RetentionPurge } from './retention.purge.js';
 
 describeEachStore('retention', (kind) => {
-  let service: TestService;
-  let customer: Awaited<ReturnType<typeof startCustomerServer>>;
+  const suite = serviceWithCustomer(kind);
 
-  beforeAll(async () => {
-    service = await startService(kind);
-    customer = await startCustomerServer();
-  });
-  afterAll(async () => {
-    await service.close();
-    await customer.close();
-  });
-
-  const db = () => service.app.store.db;
+  const db = () => suite.service().app.store.db;
   const purge = (days: { conversationDays: number; deliveryDays: number }) =>
     new RetentionPurge(db(), new StoreHealth(async () => {}, createLogger('silent')), { ...days, skipLocked: kind === 'postgres', batch: 2 }).purge();
   const count = async (table: 'conversations' | 'turns' | 'conversation_events' | 'transcript_outbox', column: 'id' | 'conversation_id', ids: string[]) =>
     Number((await db().selectFrom(table).select((eb) => eb.fn.countAll<number | string>().as('n')).where(column, 'in', ids).executeTakeFirstOrThrow()).n);
 
   it('purges ended conversations past their days with all they hold, and delivered events past theirs; open conversations stay, however old', async () => {
-    customer.state.behaviour = (_call, res) => res.writeHead(202).end();
-    const { deploymentId, secret } = await deploy(service, { hook_url: customer.hookUrl, transcript_hook_url: customer.transcriptUrl });
+    suite.customer().state.behaviour = (_call, res) => res.writeHead(202).end();
+    const { deploymentId, secret } = await deploy(suite.service(), { hook_url: suite.customer().hookUrl, transcript_hook_url: suite.customer().transcriptUrl });
     /** A conversation with one turn; ended unless asked to stay open. */
     const conversation = async (sub: string, end: boolean) => {
-      const widget = await Widget.open(service, deploymentId);
+      const widget = await Widget.open(suite.service(), deploymentId);
       const ready = await widget.hello(await mintToken(secret, deploymentId, { sub }));
       widget.send({ type: 'user_turn', client_turn_id: `${sub}-1`, text: 'How long do you keep this?', mode: 'text' });
       await widget.next('turn_acknowledged');
@@ -68,7 +58,7 @@ describeEachStore('retention', (kind) => {
     expect(await count('transcript_outbox', 'conversation_id', [openForAges])).toBeGreaterThan(0);
 
     // The open conversation is still usable.
-    const back = await Widget.open(service, deploymentId);
+    const back = await Widget.open(suite.service(), deploymentId);
     const resumed = await back.hello(await mintToken(secret, deploymentId, { sub: 'open' }), { conversation_id: openForAges, last_seq: 0 });
     expect(resumed).toMatchObject({ type: 'ready', resumed: true });
     back.close();
