@@ -76,3 +76,8 @@ export async function countActiveDeploymentsOfAgent(db: Db, agentId: string): Pr
     .executeTakeFirstOrThrow();
   return Number(row.n);
 }
+
+export async function deploymentIdsOfAgent(db: Db, agentId: string): Promise<string[]> {
+  const rows = await db.selectFrom('deployments').select('id').where('agent_id', '=', agentId).execute();
+  return rows.map((r) => r.id);
+}
