@@ -236,7 +236,7 @@ export class SessionClient {
       this.historySeq ??= frame.resumed ? frame.last_seq : 0;
       this.scheduleRefresh();
       this.link = 'open';
-      this.setView({ ...this.view, status: this.offline ? 'offline' : 'open', agent: frame.agent, theme: frame.widget ?? {} });
+      this.setView({ ...this.view, status: this.statusOf('open'), agent: frame.agent, theme: frame.widget ?? {} });
       for (const turn of this.memory.unconfirmed) this.sendTurn(turn);
       this.emit({ type: 'ready', conversationId: frame.conversation_id });
       return;
@@ -336,7 +336,12 @@ export class SessionClient {
 
   private setStatus(link: Status): void {
     this.link = link;
-    this.setView({ ...this.view, status: this.offline && link !== 'ended' ? 'offline' : link });
+    this.setView({ ...this.view, status: this.statusOf(link) });
+  }
+
+  /** What the panel says: the socket's state, unless the browser reports no network. */
+  private statusOf(link: Status): Status {
+    return this.offline && link !== 'ended' ? 'offline' : link;
   }
 
   private fail(code: string, message: string): void {

@@ -48,10 +48,10 @@ export type StoredEvent = z.infer<typeof storedEvent>;
 /** An event about to be stored: its `seq` is taken when it is. */
 export type NewEvent = StoredEvent extends infer E ? (E extends StoredEvent ? Omit<E, 'seq'> : never) : never;
 
-export const agentInfo = z.strictObject({ name: z.string(), greeting: z.string().nullable(), language: z.string().nullable(), voice: z.unknown() });
+const agentInfo = z.strictObject({ name: z.string(), greeting: z.string().nullable(), language: z.string().nullable(), voice: z.unknown() });
 export type AgentInfo = z.infer<typeof agentInfo>;
 
-export const readyFrame = z.strictObject({
+const readyFrame = z.strictObject({
   type: z.literal('ready'),
   conversation_id: id,
   resumed: z.boolean(),
@@ -62,10 +62,8 @@ export const readyFrame = z.strictObject({
   widget: z.record(z.string(), z.unknown()),
 });
 
-export const errorFrame = z.strictObject({ type: z.literal('error'), code: z.enum(widgetErrorCodes), message: z.string() });
+const errorFrame = z.strictObject({ type: z.literal('error'), code: z.enum(widgetErrorCodes), message: z.string() });
 
 /** Every frame the server sends: `ready`, `error` and `pong` are not stored. */
 export const serverFrame = z.union([readyFrame, errorFrame, z.strictObject({ type: z.literal('pong') }), storedEvent]);
 export type ServerFrame = z.infer<typeof serverFrame>;
-export type ReadyFrame = z.infer<typeof readyFrame>;
-export type ErrorFrame = z.infer<typeof errorFrame>;

@@ -20,7 +20,7 @@ export interface CursorOwner {
   /** The conversation's `conversation_ended` went out. */
   conversationEnded(): void;
   /** Reading the store failed. */
-  readFailed(err: unknown): void;
+  failed(err: unknown): void;
 }
 
 export interface CursorSource {
@@ -61,7 +61,7 @@ export class EventCursor {
    * Sends every stored event past what this socket has sent, one pass at a time, paced by the
    * socket's drain: past {@link REPLAY_WINDOW_BYTES} unsent, it waits until that much is handed to
    * the network, so a reader that keeps up gets any length of history on one connection.
-   * Never rejects: a store failure is reported through `owner.readFailed`.
+   * Never rejects: a store failure is reported through `owner.failed`.
    */
   async flush(): Promise<void> {
     if (this.flushing) {
@@ -80,7 +80,7 @@ export class EventCursor {
         if (frames.length === REPLAY_PAGE) this.flushAgain = true;
       } while (this.flushAgain && !this.owner.isClosed());
     } catch (err) {
-      this.owner.readFailed(err);
+      this.owner.failed(err);
     } finally {
       this.flushing = false;
     }

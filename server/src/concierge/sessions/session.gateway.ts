@@ -8,7 +8,7 @@ import { Close, CloseReason } from '../protocol/close-codes.js';
 import { Session, type SessionContext } from './session.js';
 
 const PATH = /^\/embed\/concierge\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\/ws$/;
-export const MAX_FRAME_BYTES = 16 * 1024;
+const MAX_FRAME_BYTES = 16 * 1024;
 
 export interface SessionGatewayOptions extends Omit<SessionContext, 'join' | 'leave' | 'helloTimeoutMs'> {
   /** Sockets one client address may hold open before `hello`. */
@@ -26,9 +26,9 @@ export interface SessionGatewayOptions extends Omit<SessionContext, 'join' | 'le
  * What a socket says is its {@link Session}'s business.
  */
 export class SessionGateway {
-  readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
-  readonly sessions = new Set<Session>();
-  readonly byConversation = new Map<string, Set<Session>>();
+  private readonly wss = new WebSocketServer({ noServer: true, maxPayload: MAX_FRAME_BYTES, perMessageDeflate: false });
+  private readonly sessions = new Set<Session>();
+  private readonly byConversation = new Map<string, Set<Session>>();
   private readonly heartbeat: NodeJS.Timeout;
   /**
    * Sockets that have not said hello cost memory and a file each and prove nothing: one client

@@ -86,10 +86,6 @@ export class Session implements CursorOwner {
     this.close(Close.ended, CloseReason.ended);
   }
 
-  readFailed(err: unknown): void {
-    this.failed(err);
-  }
-
   /** The gateway's heartbeat: a peer that did not answer the last ping is gone. */
   checkAlive(): void {
     if (!this.alive) return this.socket.terminate();
@@ -204,7 +200,7 @@ export class Session implements CursorOwner {
   }
 
   /** A failure while serving this socket: a refusal ends it with its own code, a store outage asks the widget to come back shortly, anything else is a bug. */
-  private failed(err: unknown): void {
+  failed(err: unknown): void {
     if (err instanceof AppError) return this.end(err);
     if (this.ctx.health.failed(err, 'session')) return this.end(new AppError('unavailable', 'the store is unavailable; reconnect shortly'));
     this.end(new AppError('internal_error', 'internal error'));

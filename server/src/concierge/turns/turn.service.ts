@@ -9,18 +9,15 @@ import { type ConversationRow, lockConversation } from '../conversations/convers
 import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
 import type { EgressPolicy } from '../egress.js';
 import { type EventRecorder, turnChanges } from '../events/event.recorder.js';
-import type { TurnMode } from '../protocol/frames.js';
+import type { ClientMessage } from '../protocol/frames.js';
 import { callTurnHook, type HookOutcome, postTurn } from './hook.client.js';
 import { findTurnByClientId, insertTurn, OPEN_TURN_STATUSES, transitionTurn, turnLoad, type TurnRow } from './turn.repository.js';
 
 /** How long a shutdown waits for hook calls in flight: a hook that answers at once, as it should, is never cut off. */
 const SHUTDOWN_GRACE_MS = 5_000;
 
-export interface TurnInput {
-  client_turn_id: string;
-  text: string;
-  mode: TurnMode;
-}
+/** A visitor's turn as the widget sends it. */
+export type TurnInput = Omit<Extract<ClientMessage, { type: 'user_turn' }>, 'type'>;
 
 /** A turn taken (or recognised as a resend), refused with the reason the widget is told, or the conversation ended by it. */
 export type TurnSubmission = { outcome: 'accepted' | 'duplicate'; turnId: string } | { outcome: 'refused'; error: AppError } | { outcome: 'ended' };
