@@ -255,10 +255,10 @@ describeEachStore('concierge sessions', (kind) => {
     widget.close();
   });
 
-  it('answers ping with pong at once, stores neither, and takes ping only after hello', async () => {
+  it('answers ping with pong, stores neither, and takes ping only after hello', async () => {
     accept();
     const { widget, deploymentId, secret } = await session();
-    customer.state.behaviour = () => undefined; // the hook call hangs: a turn is still in flight when the ping comes
+    customer.state.behaviour = () => undefined; // the hook call hangs: turn_accepted is the only event stored
     widget.send({ type: 'user_turn', client_turn_id: 'p1', text: 'Still there?', mode: 'text' });
     widget.send({ type: 'ping' });
     expect(await widget.next('pong', 1_000)).toEqual({ type: 'pong' });

@@ -72,9 +72,6 @@ export class Session implements CursorOwner {
 
   receive(data: RawData, isBinary: boolean): void {
     const parsed = parseClientMessage(data, isBinary);
-    // A ping is the widget asking whether this connection still works: it is answered at once,
-    // not after the turns queued before it.
-    if (parsed.message?.type === 'ping' && this.conversationId) return this.send({ type: 'pong' });
     this.queue = this.queue.then(() => this.onMessage(parsed)).catch((err) => this.failed(err));
   }
 
