@@ -1,5 +1,5 @@
 import type { Page } from '@playwright/test';
-import { ask, askPending, conversation, expect, test } from './fixtures.js';
+import { ask, askPending, conversation, expect, launcher, test } from './fixtures.js';
 
 const RECONNECTING = 'Connection lost. Reconnecting…';
 
@@ -44,16 +44,18 @@ test('a connection that goes silent without closing is found by the heartbeat, r
   expect(await statuses(page)).toContain(RECONNECTING);
 });
 
-test("a lost confirmation of a turn: the widget resends it after reconnecting and the server makes no second turn", async ({ page, stack }) => {
+test("a lost confirmation of a turn: the panel says it is reconnecting, the widget resends the turn and the server makes no second one", async ({ page, stack }) => {
+  await recordStatuses(page);
   await stack.behave('deferred', 300);
   await page.goto(stack.demoUrl);
-  await page.getByRole('button', { name: 'Chat with Harbor Hotel' }).click();
+  await launcher(page).click();
   stack.relay.loseNextConfirmation();
   const lostBefore = stack.relay.lost;
   await ask(page, 'Lost: is there a gym?');
   await expect(conversation(page).getByText(/spa and pool are open/)).toBeVisible({ timeout: 15_000 });
   expect(stack.relay.lost).toBe(lostBefore + 1);
   await answeredOnce(page, stack, 'Lost: is there a gym?', /spa and pool are open/);
+  expect(await statuses(page)).toContain(RECONNECTING);
 });
 
 test('offline for 5 s: the panel says so, and the widget reconnects as soon as the browser is back', async ({ page, context, stack }) => {
