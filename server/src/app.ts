@@ -7,7 +7,12 @@ import { ApiKeyAuthenticator } from './api-keys/api-key.authenticator.js';
 import { apiKeyRoutes } from './api-keys/api-key.routes.js';
 import { UsageRecorder } from './api-keys/usage.recorder.js';
 import type { Config } from './config.js';
+import { ConversationHistory } from './concierge/conversations/conversation-history.js';
+import { conversationRoutes } from './concierge/conversations/conversation.routes.js';
 import { ConversationService } from './concierge/conversations/conversation.service.js';
+import { SearchIndex } from './concierge/conversations/search-index.js';
+import { deliveryRoutes } from './concierge/deliveries/delivery.routes.js';
+import { DeliveryService } from './concierge/deliveries/delivery.service.js';
 import { DeploymentDirectory } from './concierge/deployment-context.js';
 import { type ConversationBus, LocalBus } from './concierge/events/conversation-bus.js';
 import { EventRecorder } from './concierge/events/event.recorder.js';
@@ -104,6 +109,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...(options.sessions?.hookRetryDelaysMs ? { hookRetryDelaysMs: options.sessions.hookRetryDelaysMs } : {}),
   });
   const replies = new ReplyService(db, deployments, events, bus);
+  const deliveries = new DeliveryService({ db, deployments, egress, publicBaseUrl: () => baseUrl });
   const turnSweep = new TurnSweep(db, deployments, events, skipLocked);
   const sessions = new SessionGateway({
     conversations,
@@ -117,6 +123,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     trustProxyHops: config.trustProxyHops,
     ...options.sessions,
   });
+  const searchIndex = new SearchIndex(db, store.dialect, health);
   const retention = new RetentionPurge(db, health, { conversationDays: config.conversationRetentionDays, deliveryDays: config.deliveryRetentionDays, skipLocked });
   const sweeper = new BackgroundLoop('turn sweep', () => turnSweep.sweep(), health, options.sessions?.sweepIntervalMs ?? 1_000);
   const routes: RouteDef[] = [
@@ -124,6 +131,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...agentRoutes({ db, onJobQueued: () => jobs.poke(), onPublished: (agentId) => deployments.agentChanged(agentId) }),
     ...jobRoutes(db),
     ...deploymentRoutes({ db, changed: (id) => conversations.deploymentChanged(id) }),
+    ...conversationRoutes(new ConversationHistory(db, store.dialect, searchIndex), conversations),
+    ...deliveryRoutes(deliveries),
     ...replyRoutes(replies, { signatureFailuresPerMinute: config.replySignatureFailuresPerMinute, trustProxyHops: config.trustProxyHops }),
     ...apiKeyRoutes({ db, usage, keys }),
     widgetRoute(),
@@ -173,6 +182,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       outbox.start();
       idempotency.start();
       retention.start();
+      searchIndex.start();
       return `http://${host}:${port}`;
     },
     async close() {
@@ -185,6 +195,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       await outbox.stop();
       await idempotency.stop();
       await retention.stop();
+      await searchIndex.stop();
       await bus.close();
       await jobs.stop();
       await usage.stop();

@@ -39,7 +39,8 @@ const errorTable = {
   too_many_connections: { close: Close.tooMany },
   invalid_message: {},
   too_many_pending_turns: {},
-  conversation_ended: {},
+  // Told with the socket left open (a turn after the end), or closing it (the conversation erased).
+  conversation_ended: { close: Close.ended },
 } as const satisfies Record<string, ErrorKind>;
 
 export type ErrorCode = keyof typeof errorTable;
@@ -58,6 +59,8 @@ export class AppError extends Error {
     readonly code: ErrorCode,
     message: string,
     readonly details?: ErrorDetail[],
+    /** Sent as `Retry-After` with a refusal that lifts by itself (a rate limit). */
+    readonly retryAfterS?: number,
   ) {
     super(message);
     this.name = 'AppError';

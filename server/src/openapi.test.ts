@@ -38,8 +38,9 @@ describe('GET /openapi.json', () => {
       .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m} ${path}`))
       .sort();
     expect(documented).toEqual(served);
-    expect(served).toHaveLength(27);
+    expect(served).toHaveLength(35);
     expect(Object.keys(doc.paths["/widget/concierge.js"].get.responses["200"].content)).toEqual(["text/javascript; charset=utf-8"]);
+    expect(Object.keys(doc.paths['/api/v1/conversations/export'].get.responses['200'].content)).toEqual(['application/x-ndjson']);
   });
 
   it('describes request schemas, success envelopes and error responses', () => {
@@ -67,13 +68,18 @@ describe('GET /openapi.json', () => {
     expect(doc.paths['/api/v1/deployments'].post.responses['201']).toBeDefined();
 
     const schemas = doc.components.schemas;
-    for (const name of ['Agent', 'Deployment', 'CreatedDeployment', 'Job', 'JobAccepted', 'PageMeta', 'Error', 'ApiKeySettings', 'RotatedApiKey', 'Usage']) {
+    for (const name of ['Agent', 'Deployment', 'CreatedDeployment', 'Job', 'JobAccepted', 'PageMeta', 'Error', 'ApiKeySettings', 'RotatedApiKey', 'Usage', 'Conversation', 'ConversationDetail', 'ConversationTurn', 'Delivery']) {
       expect(schemas[name], name).toBeDefined();
     }
     expect(schemas.Error.properties.error.properties.code.enum).toContain('invalid_state');
     expect(schemas.Agent.required).toEqual(expect.arrayContaining(['id', 'name', 'status']));
     expect(schemas.CreateAgent.properties.name).toMatchObject({ type: 'string', minLength: 1, maxLength: 200 });
     expect(schemas.CreateAgent.additionalProperties).toBe(false);
+    expect(schemas.Delivery.properties.kind.enum).toEqual(['turn_hook', 'transcript', 'test']);
+    // Nullable, and the contract's four reasons, "deleted" included.
+    expect(schemas.Conversation.properties.end_reason).toEqual({ anyOf: [{ type: 'string', enum: ['user_ended', 'deployment_inactive', 'max_turns', 'deleted'] }, { type: 'null' }] });
+    expect(Object.keys(doc.paths['/api/v1/deployments/{id}/test-hook'].post.responses)).toEqual(expect.arrayContaining(['200', '404', '409', '429']));
+    expect(Object.keys(doc.paths['/api/v1/deliveries/{id}/redeliver'].post.responses)).toEqual(expect.arrayContaining(['200', '404', '409']));
     expect(doc.components.securitySchemes.apiKey).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer' }));
   });
 });

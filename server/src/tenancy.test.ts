@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type Client, client, createPublishedAgent, describeEachStore, expectError, type TestService, startService } from '../test/harness.js';
+import { mintToken, Widget } from '../test/concierge-kit.js';
+import { type Client, client, createPublishedAgent, describeEachStore, expectError, type TestService, startService, waitFor } from '../test/harness.js';
 
 /** A valid body for each route that takes one, so that only ownership can make it fail. */
 const validBodies: Record<string, unknown> = {
@@ -23,6 +24,14 @@ describeEachStore('tenant isolation', (kind) => {
     const deployment = await owner.post('/api/v1/deployments', { agent_id: ids.agents, channel_config: { hook_url: 'https://owner.example/hook' } });
     ids.deployments = deployment.body.data.id;
     await owner.post(`/api/v1/deployments/${ids.deployments}/activate`);
+    // A conversation with one turn, whose hook call (to a host that does not resolve here) is recorded.
+    const deploymentId: string = deployment.body.data.id;
+    const widget = await Widget.open(service, deploymentId);
+    ids.conversations = (await widget.hello(await mintToken(deployment.body.data.signing_secret, deploymentId))).conversation_id;
+    widget.send({ type: 'user_turn', client_turn_id: 'private', text: 'My room number is 512', mode: 'text' });
+    await widget.next('turn_failed', 10_000);
+    widget.close();
+    ids.deliveries = await waitFor(async () => (await owner.get('/api/v1/deliveries')).body.data[0]?.id);
   });
   afterAll(() => service.close());
 
@@ -30,10 +39,12 @@ describeEachStore('tenant isolation', (kind) => {
     const before = {
       agent: (await owner.get(`/api/v1/agents/${ids.agents}`)).body.data,
       deployment: (await owner.get(`/api/v1/deployments/${ids.deployments}`)).body.data,
+      conversation: (await owner.get(`/api/v1/conversations/${ids.conversations}`)).body.data,
+      deliveries: (await owner.get('/api/v1/deliveries')).body.meta.total_count,
     };
     // Public routes (the signed reply callback) prove their caller by signature; its tests cover other deployments.
     const withIds = service.app.routes.filter((r) => r.path.includes(':id') && r.auth !== false);
-    expect(withIds).toHaveLength(15);
+    expect(withIds).toHaveLength(20);
     for (const route of withIds) {
       const collection = route.path.split('/')[3]!;
       const id = ids[collection];
@@ -52,6 +63,8 @@ describeEachStore('tenant isolation', (kind) => {
     }
     expect((await owner.get(`/api/v1/agents/${ids.agents}`)).body.data).toEqual(before.agent);
     expect((await owner.get(`/api/v1/deployments/${ids.deployments}`)).body.data).toEqual(before.deployment);
+    expect((await owner.get(`/api/v1/conversations/${ids.conversations}`)).body.data).toEqual(before.conversation);
+    expect((await owner.get('/api/v1/deliveries')).body.meta.total_count).toBe(before.deliveries);
   });
 
   it("lists, filters and creates never reach another customer's rows", async () => {
@@ -59,6 +72,8 @@ describeEachStore('tenant isolation', (kind) => {
     expect((await intruder.get('/api/v1/agents?search=private')).body.meta.total_count).toBe(0);
     expect((await intruder.get('/api/v1/deployments')).body.meta.total_count).toBe(0);
     expect((await intruder.get(`/api/v1/deployments?agent_id=${ids.agents}`)).body.meta.total_count).toBe(0);
+    expect((await intruder.get(`/api/v1/conversations?deployment_id=${ids.deployments}&search=room`)).body.meta.total_count).toBe(0);
+    expect((await intruder.get(`/api/v1/deliveries?conversation_id=${ids.conversations}`)).body.meta.total_count).toBe(0);
     expectError(await intruder.post('/api/v1/deployments', { agent_id: ids.agents }), 404, 'not_found');
     const usage = (await intruder.get('/api/v1/settings/api-key/usage')).body.data;
     expect(usage.by_route.every((r: { route: string }) => !r.route.includes(ids.agents!))).toBe(true);

@@ -10,6 +10,7 @@ import type { AgentInfo } from './protocol/frames.js';
 /** What a session, a turn or a reply needs to know about its deployment, defaults applied. */
 export interface DeploymentContext {
   id: string;
+  customerId: string;
   agentId: string;
   status: DeploymentStatus;
   callDirection: CallDirection;
@@ -38,6 +39,7 @@ export async function loadDeploymentContext(db: Db, id: string): Promise<Deploym
     .leftJoin('agent_versions', (join) => join.onRef('agent_versions.agent_id', '=', 'deployments.agent_id').onRef('agent_versions.version', '=', 'deployments.agent_version'))
     .select([
       'deployments.id',
+      'deployments.customer_id',
       'deployments.agent_id',
       'deployments.status',
       'deployments.call_direction',
@@ -61,6 +63,7 @@ export async function loadDeploymentContext(db: Db, id: string): Promise<Deploym
   const runtime = effectiveRuntimeConfig.parse(fromJsonColumn(row.runtime_config));
   return {
     id: row.id,
+    customerId: row.customer_id,
     agentId: row.agent_id,
     status: row.status,
     callDirection: row.call_direction,

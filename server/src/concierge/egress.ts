@@ -68,16 +68,56 @@ export interface EgressResponse {
   headers: IncomingHttpHeaders;
   /** At most 64 KiB of the body; the rest is discarded. */
   body: string;
+  /** The body's whole length in bytes, read or not. */
+  bytes: number;
+}
+
+/** The whole exchange took longer than its timeout. */
+export class EgressTimeout extends Error {
+  constructor(ms: number) {
+    super(`timed out after ${ms} ms`);
+    this.name = 'EgressTimeout';
+  }
 }
 
 const RESPONSE_LIMIT = 64 * 1024;
 const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
 
+/** Every header a POST carries, ours and the caller's, exactly as sent. */
+function requestHeaders(body: string, headers: Record<string, string>): Record<string, string> {
+  return { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'concierge-hooks/1', ...headers };
+}
+
+/** One POST as it went: what was sent, and the answer or why none came. */
+export interface Exchange {
+  url: string;
+  sentAt: string;
+  durationMs: number;
+  request: { headers: Record<string, string>; body: string };
+  response?: EgressResponse;
+  error?: { kind: 'timeout' | 'network' | 'egress_refused'; message: string };
+}
+
+/** POSTs a JSON body, recorded: never rejects, whatever happened on the way. */
+export async function exchange(url: string, body: string, headers: Record<string, string>, timeoutMs: number, policy: EgressPolicy, signal?: AbortSignal): Promise<Exchange> {
+  const sentAt = new Date();
+  const started = performance.now();
+  const request = { headers: requestHeaders(body, headers), body };
+  const done = (): Pick<Exchange, 'url' | 'sentAt' | 'durationMs' | 'request'> => ({ url, sentAt: sentAt.toISOString(), durationMs: Math.round(performance.now() - started), request });
+  try {
+    const response = await postJson(url, body, request.headers, timeoutMs, policy, signal);
+    return { ...done(), response };
+  } catch (err) {
+    const kind = err instanceof EgressRefused ? 'egress_refused' : err instanceof EgressTimeout ? 'timeout' : 'network';
+    return { ...done(), error: { kind, message: err instanceof Error ? err.message : String(err) } };
+  }
+}
+
 /**
- * POSTs a JSON body; rejects on network errors, refusals, timeouts (the whole exchange) and
- * `signal` (a shutdown that will not wait any longer).
+ * POSTs a JSON body with exactly these headers; rejects on network errors, refusals, timeouts (the
+ * whole exchange) and `signal` (a shutdown that will not wait any longer).
  */
-export function postJson(url: string, body: string, headers: Record<string, string>, timeoutMs: number, policy: EgressPolicy, signal?: AbortSignal): Promise<EgressResponse> {
+function postJson(url: string, body: string, headers: Record<string, string>, timeoutMs: number, policy: EgressPolicy, signal?: AbortSignal): Promise<EgressResponse> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     const exempt = policy.allowedHosts.includes(target.hostname.toLowerCase());
@@ -93,7 +133,7 @@ export function postJson(url: string, body: string, headers: Record<string, stri
       {
         method: 'POST',
         agent: agents[target.protocol as 'http:' | 'https:'],
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), 'user-agent': 'concierge-hooks/1', ...headers },
+        headers,
         ...(exempt ? {} : { lookup: guardedLookup() }),
         ...(signal ? { signal } : {}),
       },
@@ -106,12 +146,12 @@ export function postJson(url: string, body: string, headers: Record<string, stri
         });
         res.on('end', () => {
           clearTimeout(timer);
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).subarray(0, RESPONSE_LIMIT).toString('utf8') });
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).subarray(0, RESPONSE_LIMIT).toString('utf8'), bytes: size });
         });
         res.on('error', reject);
       },
     );
-    const timer = setTimeout(() => req.destroy(new Error(`timed out after ${timeoutMs} ms`)), timeoutMs);
+    const timer = setTimeout(() => req.destroy(new EgressTimeout(timeoutMs)), timeoutMs);
     req.on('error', (err) => {
       clearTimeout(timer);
       reject(err);

@@ -73,7 +73,7 @@ describe.each([
     });
   }, 60_000);
 
-  if (kind === 'postgres') it.skipIf(!enabled)('shares one database between two nodes: replies cross, expiry and transcript events happen once', async () => {
+  if (kind === 'postgres') it.skipIf(!enabled)('shares one database between two nodes: replies cross, expiry and transcript events happen once, an erasure reaches a socket on the other node', async () => {
     await onStore(async (start) => {
       const nodeA = await start();
       const key = await bootstrapKey(nodeA);
@@ -120,7 +120,11 @@ describe.each([
         'turn.failed',
       ]);
       expect(widget.frames.filter((f) => f.type === 'turn_failed')).toHaveLength(1);
-      widget.close();
+
+      // Erased through node B: the socket on node A finds its conversation gone and closes with 4410.
+      expect((await client(nodeB.url, key).del(`/api/v1/conversations/${ready.conversation_id}`)).status).toBe(200);
+      expect(await widget.next('error', 5_000)).toMatchObject({ code: 'conversation_ended' });
+      expect((await widget.closed).code).toBe(4410);
       for (const node of [nodeA, nodeB]) node.child.kill('SIGTERM');
       expect(await Promise.all([nodeA.exited, nodeB.exited])).toEqual([0, 0]);
     });

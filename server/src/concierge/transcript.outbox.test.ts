@@ -14,7 +14,7 @@ describe('transcript retry delays', () => {
   });
 
   it("take the receiver's Retry-After on 429 and 503, in seconds or as a date, up to an hour", () => {
-    const answer = (status: number, retryAfter: string) => ({ status, headers: { 'retry-after': retryAfter }, body: '' });
+    const answer = (status: number, retryAfter: string) => ({ status, headers: { 'retry-after': retryAfter }, body: '', bytes: 0 });
     expect(retryDelayMs(1, answer(503, '7'))).toBe(7_000);
     expect(retryDelayMs(5, answer(429, '0'))).toBe(0);
     expect(retryDelayMs(1, answer(429, '99999'))).toBe(3_600_000);

@@ -33,5 +33,6 @@ export const errorHandler = (logger: Logger, health: StoreHealth): ErrorRequestH
   if (appError.code === 'unauthorized') res.setHeader('WWW-Authenticate', 'Bearer');
   if (appError.code === 'payload_too_large') res.setHeader('Connection', 'close');
   if (appError.code === 'unavailable') res.setHeader('Retry-After', '1');
+  if (appError.retryAfterS !== undefined) res.setHeader('Retry-After', String(appError.retryAfterS));
   sendError(res, appError);
 };

@@ -1,3 +1,4 @@
+import { once } from 'node:events';
 import type { Express, Request, Response } from 'express';
 import { z } from 'zod';
 import type { Principal } from '../api-keys/api-key.service.js';
@@ -62,6 +63,8 @@ export interface RouteDef<P extends z.ZodType = z.ZodType, Q extends z.ZodType =
     raw?: boolean;
     /** Not JSON: the handler's `data` (text or bytes) is sent as is with this media type. */
     contentType?: string;
+    /** With `contentType`: `data` is an async iterable of text, streamed as it comes, paced by the client's reading. */
+    stream?: boolean;
   };
   /** Codes this route returns beyond the ones every authenticated route can return. */
   errors?: HttpErrorCode[];
@@ -137,6 +140,7 @@ export function mountRoutes(app: Express, routes: readonly RouteDef[], options: 
       const run = async (): Promise<WireResponse> => render(def, await def.handler({ params, query, body, raw, principal, req, res }));
       // A request that failed validation keeps nothing: only what reaches the handler is idempotent.
       const key = def.auth !== false && def.method === 'post' && options.idempotency ? idempotencyKeyOf(req) : undefined;
+      if (def.success.stream) return stream(res, def, await def.handler({ params, query, body, raw, principal, req, res }));
       if (!key) return send(res, await run());
       // POST routes answer JSON text, never bytes: what is kept is what was sent.
       const keepable = async (): Promise<KeptResponse> => {
@@ -159,6 +163,24 @@ function render(def: RouteDef, result: RouteResult): WireResponse {
   headers['Content-Type'] = JSON_TYPE;
   if (def.success.raw) return { status: def.success.status, headers, body: JSON.stringify(result.data) };
   return { status: result.status ?? def.success.status, headers, body: successBody(result.data, result.meta) };
+}
+
+/**
+ * Sends text as it is produced, waiting for the client to drain what it was given: memory holds
+ * one piece at a time. The first piece is ready before the status goes out, so a failure to
+ * start (the store down) is still an ordinary error response; a later one cuts the response off.
+ */
+async function stream(res: Response, def: RouteDef, result: RouteResult): Promise<void> {
+  const pieces = (result.data as AsyncIterable<string>)[Symbol.asyncIterator]();
+  let next = await pieces.next();
+  res.status(def.success.status).set({ ...result.headers, 'Content-Type': def.success.contentType });
+  const gone = new Promise<void>((resolve) => res.once('close', resolve));
+  while (!next.done) {
+    if (res.destroyed) return void (await pieces.return?.());
+    if (!res.write(next.value)) await Promise.race([once(res, 'drain'), gone]);
+    next = await pieces.next();
+  }
+  res.end();
 }
 
 function send(res: Response, response: WireResponse): void {

@@ -2,14 +2,15 @@ import { BackgroundLoop } from '../shared/background-loop.js';
 import { isoIn } from '../shared/time.js';
 import type { Db } from '../store/database.js';
 import type { StoreHealth } from '../store/store-health.js';
-import { claimExpiredConversations, deleteConversations, deleteDeliveredEvents } from './retention.repository.js';
+import { deleteConversations } from '../concierge/conversations/conversation.repository.js';
+import { claimExpiredConversations, deleteAged } from './retention.repository.js';
 
 const DAY_MS = 86_400_000;
 
 export interface RetentionOptions {
   /** Ended conversations are kept this many days after their last change; 0 keeps them forever. */
   conversationDays: number;
-  /** Delivered transcript events are kept this many days; 0 keeps them forever. */
+  /** Delivered transcript events, and records of calls outside conversations, are kept this many days; 0 keeps them forever. */
   deliveryDays: number;
   /** PostgreSQL: claims skip rows another node holds. */
   skipLocked: boolean;
@@ -44,10 +45,11 @@ export class RetentionPurge {
     return this.loop.stop();
   }
 
-  /** One full pass: every batch that is due. Returns how many conversations and events went. */
-  async purge(): Promise<{ conversations: number; events: number }> {
+  /** One full pass: every batch that is due. Returns how many conversations, events and loose delivery records went. */
+  async purge(): Promise<{ conversations: number; events: number; deliveries: number }> {
     let conversations = 0;
     let events = 0;
+    let deliveries = 0;
     if (this.o.conversationDays > 0) {
       const before = isoIn(-this.o.conversationDays * DAY_MS);
       for (;;) {
@@ -62,12 +64,19 @@ export class RetentionPurge {
     }
     if (this.o.deliveryDays > 0) {
       const before = isoIn(-this.o.deliveryDays * DAY_MS);
-      for (;;) {
-        const deleted = await this.db.transaction().execute((trx) => deleteDeliveredEvents(trx, before, this.batch, this.o.skipLocked));
-        events += deleted;
-        if (deleted < this.batch) break;
-      }
+      events = await this.inBatches((trx) => deleteAged(trx, 'deliveredEvents', before, this.batch, this.o.skipLocked));
+      deliveries = await this.inBatches((trx) => deleteAged(trx, 'testDeliveries', before, this.batch, this.o.skipLocked));
     }
-    return { conversations, events };
+    return { conversations, events, deliveries };
+  }
+
+  /** Runs a batch delete, one short transaction each, until a batch comes back short; returns the total. */
+  private async inBatches(batch: (trx: Db) => Promise<number>): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const deleted = await this.db.transaction().execute(batch);
+      total += deleted;
+      if (deleted < this.batch) return total;
+    }
   }
 }

@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from '../store/database.js';
 
 /**
@@ -17,28 +18,19 @@ export async function claimExpiredConversations(trx: Db, before: string, limit: 
   return rows.map((r) => r.id);
 }
 
-/** Deletes conversations with everything of theirs: events and turns (by cascade) and transcript events. */
-export async function deleteConversations(trx: Db, ids: readonly string[]): Promise<void> {
-  if (!ids.length) return;
-  await trx.deleteFrom('transcript_outbox').where('conversation_id', 'in', ids).execute();
-  await trx.deleteFrom('conversations').where('id', 'in', ids).execute();
-}
+/** What expires by age alone: rows of a table in one state, older than a cutoff on one column. */
+const aging = {
+  /** Transcript events delivered. */
+  deliveredEvents: { table: 'transcript_outbox', column: 'status', value: 'delivered', aged: 'created_at' },
+  /** Records of calls outside any conversation (tests of a hook). */
+  testDeliveries: { table: 'deliveries', column: 'kind', value: 'test', aged: 'sent_at' },
+} as const;
 
-/** Deletes up to `limit` transcript events delivered before `before`; returns how many. */
-export async function deleteDeliveredEvents(trx: Db, before: string, limit: number, skipLocked: boolean): Promise<number> {
-  const rows = await trx
-    .deleteFrom('transcript_outbox')
-    .where('id', 'in', (eb) =>
-      eb
-        .selectFrom('transcript_outbox')
-        .select('id')
-        .where('status', '=', 'delivered')
-        .where('created_at', '<', before)
-        .orderBy('created_at')
-        .limit(limit)
-        .$if(skipLocked, (qb) => qb.forUpdate().skipLocked()),
-    )
-    .returning('id')
-    .execute();
-  return rows.length;
+/** Deletes up to `limit` of `what`, oldest first, aged before `before`; returns how many. */
+export async function deleteAged(trx: Db, what: keyof typeof aging, before: string, limit: number, skipLocked: boolean): Promise<number> {
+  const { table, column, value, aged } = aging[what];
+  const claim = skipLocked ? sql` FOR UPDATE SKIP LOCKED` : sql``;
+  const result = await sql`DELETE FROM ${sql.table(table)} WHERE id IN (
+      SELECT id FROM ${sql.table(table)} WHERE ${sql.ref(column)} = ${value} AND ${sql.ref(aged)} < ${before} ORDER BY ${sql.ref(aged)} LIMIT ${limit}${claim})`.execute(trx);
+  return Number(result.numAffectedRows ?? 0);
 }

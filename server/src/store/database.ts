@@ -2,6 +2,7 @@ import type { Kysely } from 'kysely';
 import type { AgentCountTable, AgentTable, AgentVersionTable } from '../agents/agent.table.js';
 import type { ApiKeyTable, UsageDailyTable } from '../api-keys/api-key.table.js';
 import type { ConversationTable, TurnTable } from '../concierge/conversations/conversation.table.js';
+import type { DeliveryTable } from '../concierge/deliveries/delivery.table.js';
 import type { ConversationEventTable } from '../concierge/events/event.table.js';
 import type { TranscriptOutboxTable } from '../concierge/events/outbox.table.js';
 import type { CustomerTable } from '../customers/customer.table.js';
@@ -28,6 +29,7 @@ export interface Database {
   conversation_events: ConversationEventTable;
   turns: TurnTable;
   transcript_outbox: TranscriptOutboxTable;
+  deliveries: DeliveryTable;
   idempotency_keys: IdempotencyKeyTable;
 }
 

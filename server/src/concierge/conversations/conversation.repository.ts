@@ -29,17 +29,27 @@ export async function openConversationIds(db: Db, deploymentId: string): Promise
   return rows.map((r) => r.id);
 }
 
-/** Takes the conversation's row lock first, so one conversation's changes happen one at a time. */
-export async function lockConversation(trx: Db, id: string): Promise<ConversationRow> {
-  return trx.updateTable('conversations').set({ updated_at: isoNow() }).where('id', '=', id).returningAll().executeTakeFirstOrThrow();
+/** Takes the conversation's row lock first, so one conversation's changes happen one at a time; undefined once it is erased. */
+export async function lockConversation(trx: Db, id: string): Promise<ConversationRow | undefined> {
+  return trx.updateTable('conversations').set({ updated_at: isoNow() }).where('id', '=', id).returningAll().executeTakeFirst();
 }
 
-/** Of these conversations, the ones changed at or after `since` (the bus's catch-up). */
+/** Of these conversations, the ones changed at or after `since`, or erased (the bus's catch-up). */
 export async function conversationsUpdatedSince(db: Db, ids: readonly string[], since: string): Promise<string[]> {
   const changed: string[] = [];
   for (let i = 0; i < ids.length; i += 500) {
-    const rows = await db.selectFrom('conversations').select('id').where('id', 'in', ids.slice(i, i + 500)).where('updated_at', '>=', since).execute();
-    changed.push(...rows.map((r) => r.id));
+    const chunk = ids.slice(i, i + 500);
+    const rows = await db.selectFrom('conversations').select(['id', 'updated_at']).where('id', 'in', chunk).execute();
+    const updated = new Map(rows.map((r) => [r.id, r.updated_at]));
+    changed.push(...chunk.filter((id) => (updated.get(id) ?? since) >= since));
   }
   return changed;
+}
+
+/** Deletes conversations with everything of theirs: events and turns (by cascade), transcript events and delivery records. */
+export async function deleteConversations(trx: Db, ids: readonly string[]): Promise<void> {
+  if (!ids.length) return;
+  await trx.deleteFrom('transcript_outbox').where('conversation_id', 'in', ids).execute();
+  await trx.deleteFrom('deliveries').where('conversation_id', 'in', ids).execute();
+  await trx.deleteFrom('conversations').where('id', 'in', ids).execute();
 }

@@ -1,4 +1,4 @@
-import { AppError } from '../../errors.js';
+import { AppError, notFound } from '../../errors.js';
 import { newId } from '../../shared/random.js';
 import { isoIn, isoNow } from '../../shared/time.js';
 import type { Db } from '../../store/database.js';
@@ -8,7 +8,7 @@ import { type Change, type EventRecorder, turnChanges, type Written } from '../e
 import type { AgentInfo, EndReason } from '../protocol/frames.js';
 import type { UserClaims } from '../sessions/user-token.js';
 import { failOpenTurns, OPEN_TURN_STATUSES } from '../turns/turn.repository.js';
-import { conversationsStartedSince, type ConversationRow, findConversation, insertConversation, lockConversation, openConversationIds } from './conversation.repository.js';
+import { conversationsStartedSince, type ConversationRow, deleteConversations, findConversation, insertConversation, lockConversation, openConversationIds } from './conversation.repository.js';
 
 const NEW_CONVERSATION_WINDOW_MS = 10 * 60_000;
 
@@ -30,11 +30,15 @@ export class ConversationService {
     const now = isoNow();
     const row: ConversationRow = {
       id: newId(),
+      customer_id: dep.customerId,
       deployment_id: dep.id,
+      agent_id: dep.agentId,
       user_sub: claims.sub,
       user_name: claims.name ?? null,
       user_ctx: claims.ctx ? JSON.stringify(claims.ctx) : null,
       status: 'open',
+      end_reason: null,
+      ended_at: null,
       agent_version: dep.agentVersion,
       last_seq: 0,
       turn_count: 0,
@@ -74,11 +78,33 @@ export class ConversationService {
     return version ? agentInfo(dep.agent.name, version.agent_spec) : dep.agent;
   }
 
-  async end(dep: DeploymentContext, conversationId: string, reason: EndReason): Promise<void> {
-    await this.events.write(conversationId, async (trx, written) => {
+  /** Ends the conversation if it is open; false when it is gone (erased). */
+  async end(dep: DeploymentContext, conversationId: string, reason: EndReason): Promise<boolean> {
+    return this.events.write(conversationId, async (trx, written) => {
       const conversation = await lockConversation(trx, conversationId);
-      if (conversation.status === 'open') await this.endWithin(trx, written, dep, conversationId, reason);
+      if (conversation?.status === 'open') await this.endWithin(trx, written, dep, conversationId, reason);
+      return conversation !== undefined;
     });
+  }
+
+  /**
+   * Erases a conversation with everything of it: turns, events, delivery records and transcript
+   * events not yet sent (a person's right to erasure). An open one first ends (`deleted`), in the
+   * same transaction, so its sockets here are told and closed; sockets on other nodes find it gone.
+   */
+  async erase(customerId: string, id: string): Promise<{ id: string; deleted: true }> {
+    const conversation = await findConversation(this.db, id);
+    const dep = conversation?.customer_id === customerId ? await this.deployments.get(conversation.deployment_id) : undefined;
+    if (!dep) throw notFound('Conversation');
+    const erased = await this.events.write(id, async (trx, written) => {
+      const locked = await lockConversation(trx, id);
+      if (!locked) return false;
+      if (locked.status === 'open') await this.endWithin(trx, written, dep, id, 'deleted');
+      await deleteConversations(trx, [id]);
+      return true;
+    });
+    if (!erased) throw notFound('Conversation');
+    return { id, deleted: true };
   }
 
   /**
@@ -96,7 +122,7 @@ export class ConversationService {
     }
     change.events.push({ type: 'conversation_ended', reason });
     change.transcript.push({ type: 'conversation.ended', data: { reason } });
-    await this.events.record(trx, written, dep, conversationId, change, { status: 'ended' });
+    await this.events.record(trx, written, dep, conversationId, change, { status: 'ended', end_reason: reason, ended_at: isoNow() });
   }
 
   /** After any management change to a deployment: read it afresh, and end its conversations if it is no longer active. */

@@ -1,17 +1,24 @@
 import type { EndReason, TurnFailure, TurnMode } from '../protocol/frames.js';
 
 export type { EndReason, TurnFailure, TurnMode };
-export type ConversationStatus = 'open' | 'ended';
-export type TurnStatus = 'pending' | 'acknowledged' | 'resolved' | 'failed' | 'expired';
+export const conversationStatuses = ['open', 'ended'] as const;
+export type ConversationStatus = (typeof conversationStatuses)[number];
+export const turnStatuses = ['pending', 'acknowledged', 'resolved', 'failed', 'expired'] as const;
+export type TurnStatus = (typeof turnStatuses)[number];
 
 export interface ConversationTable {
   id: string;
+  /** Its deployment's customer and agent, kept on the row so the history lists without joins. */
+  customer_id: string;
   deployment_id: string;
+  agent_id: string;
   user_sub: string;
   user_name: string | null;
   /** JSON text of the token's `ctx` claim, passed to the hook. */
   user_ctx: string | null;
   status: ConversationStatus;
+  end_reason: EndReason | null;
+  ended_at: string | null;
   /** The agent version the conversation started with, kept whatever its deployment is pinned to later. */
   agent_version: number | null;
   last_seq: number;
@@ -31,6 +38,11 @@ export interface TurnTable {
   reply_text: string | null;
   failure_reason: TurnFailure | null;
   expires_at: string | null;
+  acknowledged_at: string | null;
+  resolved_at: string | null;
+  /** When the deferred reply came (null for a reply in the hook's answer), and how many identical copies followed it. */
+  reply_received_at: string | null;
+  reply_duplicates: number;
   created_at: string;
   updated_at: string;
 }

@@ -8,10 +8,14 @@ import type { ConversationBus } from './conversation-bus.js';
 import { appendEvents, type StoredFrame } from './event.repository.js';
 import { insertOutbox } from './outbox.repository.js';
 
+/** The events a transcript hook is sent (contract §7). */
+export const transcriptEventTypes = ['conversation.started', 'turn.created', 'turn.acknowledged', 'turn.resolved', 'turn.failed', 'conversation.ended'] as const;
+export type TranscriptEventType = (typeof transcriptEventTypes)[number];
+
 /** What one state change tells: widget events (stored with seqs) and transcript events (for the outbox). */
 export interface Change {
   events: NewEvent[];
-  transcript: { type: string; data: Record<string, unknown> }[];
+  transcript: { type: TranscriptEventType; data: Record<string, unknown> }[];
 }
 
 /** What a transaction stored, announced once it commits. */
@@ -67,8 +71,8 @@ export class EventRecorder {
     // Ordered with the widget events: a change without any sorts before the next one.
     let position = (first + change.events.length - 1) * 100 + 50;
     for (const event of change.transcript) {
-      const id = `evt_${randomBase62(24)}`;
-      const body = JSON.stringify({ id, type: event.type, created_at: now, deployment_id: dep.id, conversation_id: conversationId, data: event.data });
+      const id = newEventId();
+      const body = transcriptEventBody({ id, type: event.type, created_at: now, deployment_id: dep.id, conversation_id: conversationId, data: event.data });
       await insertOutbox(trx, {
         id,
         deployment_id: dep.id,
@@ -83,6 +87,17 @@ export class EventRecorder {
       });
     }
   }
+}
+
+export const newEventId = (): string => `evt_${randomBase62(24)}`;
+
+/** A transcript event as its receiver gets it; `test` marks a sample sent by test-hook. */
+export function transcriptEventBody(
+  event: { id: string; type: TranscriptEventType; created_at: string; deployment_id: string; conversation_id: string; data: Record<string, unknown> },
+  test = false,
+): string {
+  const { data, ...head } = event;
+  return JSON.stringify({ ...head, ...(test ? { test: true } : {}), data });
 }
 
 /** The changes a turn goes through, each told to the widget and the transcript alike. */

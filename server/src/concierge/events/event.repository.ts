@@ -19,7 +19,7 @@ export async function appendEvents(
   db: Db,
   conversationId: string,
   events: readonly NewEvent[],
-  patch: Partial<Pick<ConversationRow, 'status' | 'turn_count'>> = {},
+  patch: Partial<Pick<ConversationRow, 'status' | 'end_reason' | 'ended_at' | 'turn_count'>> = {},
 ): Promise<{ first: number; frames: StoredFrame[] }> {
   const now = isoNow();
   const { last_seq } = await db
@@ -39,13 +39,19 @@ export async function appendEvents(
   return { first, frames };
 }
 
-export async function framesAfter(db: Db, conversationId: string, seq: number, limit: number): Promise<StoredFrame[]> {
-  return db
-    .selectFrom('conversation_events')
-    .select(['seq', 'type', 'frame'])
-    .where('conversation_id', '=', conversationId)
-    .where('seq', '>', seq)
-    .orderBy('seq')
+/**
+ * Stored events after `seq`, at most `limit`, in order; undefined when the conversation itself
+ * is gone (erased), told apart in the same read.
+ */
+export async function framesAfter(db: Db, conversationId: string, seq: number, limit: number): Promise<StoredFrame[] | undefined> {
+  const rows = await db
+    .selectFrom('conversations as c')
+    .leftJoin('conversation_events as e', (join) => join.onRef('e.conversation_id', '=', 'c.id').on('e.seq', '>', seq))
+    .select(['e.seq', 'e.type', 'e.frame'])
+    .where('c.id', '=', conversationId)
+    .orderBy('e.seq')
     .limit(limit)
     .execute();
+  if (!rows.length) return undefined;
+  return rows.flatMap((r) => (r.seq === null || r.type === null || r.frame === null ? [] : [{ seq: r.seq, type: r.type, frame: r.frame }]));
 }

@@ -42,6 +42,13 @@ export async function claimOutboxHeads(db: Db, now: string, leaseUntil: string, 
     .execute();
 }
 
-export async function settleOutbox(db: Db, id: string, patch: Pick<TranscriptOutboxTable, 'status' | 'attempts' | 'next_attempt_at'>): Promise<void> {
-  await db.updateTable('transcript_outbox').set({ ...patch, lease_expires_at: null }).where('id', '=', id).execute();
+/** False when the event is gone (its conversation erased meanwhile). */
+export async function settleOutbox(db: Db, id: string, patch: Pick<TranscriptOutboxTable, 'status' | 'attempts' | 'next_attempt_at'>): Promise<boolean> {
+  const result = await db.updateTable('transcript_outbox').set({ ...patch, lease_expires_at: null }).where('id', '=', id).executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}
+
+/** A dead event that reached its receiver after all (a redelivery) is delivered. */
+export async function reviveDeadEvent(db: Db, id: string): Promise<void> {
+  await db.updateTable('transcript_outbox').set({ status: 'delivered', lease_expires_at: null }).where('id', '=', id).where('status', '=', 'dead').execute();
 }

@@ -4,8 +4,10 @@ import { BackgroundLoop } from '../../shared/background-loop.js';
 import { isoIn, isoNow } from '../../shared/time.js';
 import type { Db } from '../../store/database.js';
 import type { StoreHealth } from '../../store/store-health.js';
-import type { DeploymentDirectory } from '../deployment-context.js';
-import { EgressRefused, type EgressPolicy, type EgressResponse, postJson } from '../egress.js';
+import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
+import { type DeliverySubject, deliveryRow } from '../deliveries/delivery.record.js';
+import { insertDeliveries } from '../deliveries/delivery.repository.js';
+import { type EgressPolicy, type EgressResponse, type Exchange, exchange } from '../egress.js';
 import { signatureOf, standardWebhookHeaders } from '../signature.js';
 import { claimOutboxHeads, settleOutbox } from './outbox.repository.js';
 import type { TranscriptOutboxTable } from './outbox.table.js';
@@ -13,7 +15,8 @@ import type { TranscriptOutboxTable } from './outbox.table.js';
 const LEASE_MS = 30_000;
 const MAX_BACKOFF_MS = 3_600_000;
 const GIVE_UP_AFTER_MS = 24 * 3_600_000;
-const TIMEOUT_MS = 10_000;
+/** How long a transcript receiver may take to answer. */
+export const TRANSCRIPT_TIMEOUT_MS = 10_000;
 
 /**
  * When to try again after `attempts` failures: 1 s after the first, doubling, capped at an hour,
@@ -89,29 +92,36 @@ export class TranscriptOutbox {
   private async deliver(row: TranscriptOutboxTable): Promise<boolean> {
     const dep = await this.deployments.get(row.deployment_id);
     const url = dep?.transcriptHookUrl;
-    let res: EgressResponse | undefined;
-    if (dep && url) {
-      try {
-        // A stop cuts a delivery short: the event stays pending and is sent again later.
-        const headers = { 'X-Service-Signature': signatureOf(dep.signingSecret, row.body), 'X-Service-Event-Id': row.id, ...standardWebhookHeaders(row.id, row.body, dep.secrets) };
-        res = await postJson(url, row.body, headers, TIMEOUT_MS, this.egress, this.stopping.signal);
-      } catch (err) {
-        if (err instanceof EgressRefused) this.logger.warn({ event_id: row.id, deployment_id: row.deployment_id, cause: err.message }, 'transcript target refused');
-      }
-    }
+    // A stop cuts a delivery short: the event stays pending and is sent again later.
+    const sent = dep && url ? await sendTranscriptEvent(dep, url, row.id, row.body, TRANSCRIPT_TIMEOUT_MS, this.egress, this.stopping.signal) : undefined;
+    if (sent?.error?.kind === 'egress_refused') this.logger.warn({ event_id: row.id, deployment_id: row.deployment_id, cause: sent.error.message }, 'transcript target refused');
+    const res = sent?.response;
     // Any 2xx; a 3xx is a failure (redirects are never followed).
     const delivered = res !== undefined && res.status >= 200 && res.status < 300;
     const attempts = row.attempts + 1;
     const expired = Date.now() - Date.parse(row.created_at) > GIVE_UP_AFTER_MS;
-    // Kept through a store outage: an unsettled event would be sent again when its lease ends.
+    const settled = { status: delivered ? 'delivered' : expired || !url ? 'dead' : 'pending', attempts, next_attempt_at: isoIn(retryDelayMs(attempts, res)) } as const;
+    const record = sent && dep ? deliveryRow(transcriptSubject(dep.customerId, row, attempts, 'transcript'), sent) : undefined;
+    // Settled with the record of its attempt in one transaction, kept through a store outage (an
+    // unsettled event would be sent again when its lease ends); an event erased meanwhile keeps nothing.
     const settle = () =>
-      settleOutbox(this.db, row.id, {
-        status: delivered ? 'delivered' : expired || !url ? 'dead' : 'pending',
-        attempts,
-        next_attempt_at: isoIn(retryDelayMs(attempts, res)),
+      this.db.transaction().execute(async (trx) => {
+        if ((await settleOutbox(trx, row.id, settled)) && record) await insertDeliveries(trx, [record]);
       });
     await this.health.persist('settling a transcript event', settle, this.stopping.signal);
     if (!delivered && expired) this.logger.warn({ event_id: row.id, deployment_id: row.deployment_id }, 'transcript event given up after 24 h');
     return delivered;
   }
+}
+
+/** Signs and sends one transcript event's body, as stored. */
+export function sendTranscriptEvent(dep: DeploymentContext, url: string, eventId: string, body: string, timeoutMs: number, egress: EgressPolicy, signal?: AbortSignal): Promise<Exchange> {
+  const headers = { 'X-Service-Signature': signatureOf(dep.signingSecret, body), 'X-Service-Event-Id': eventId, ...standardWebhookHeaders(eventId, body, dep.secrets) };
+  return exchange(url, body, headers, timeoutMs, egress, signal);
+}
+
+/** What a transcript event's delivery record is about. */
+export function transcriptSubject(customerId: string, event: Pick<TranscriptOutboxTable, 'id' | 'deployment_id' | 'conversation_id' | 'body'>, attempt: number, kind: 'transcript' | 'test'): DeliverySubject {
+  const { type } = JSON.parse(event.body) as { type: string };
+  return { kind, customerId, deploymentId: event.deployment_id, conversationId: kind === 'test' ? null : event.conversation_id, turnId: null, eventId: event.id, eventType: type, attempt };
 }

@@ -10,7 +10,7 @@ export const turnModes = ['text', 'voice'] as const;
 export type TurnMode = (typeof turnModes)[number];
 export const turnFailures = ['hook_rejected', 'hook_failed', 'reply_timeout', 'conversation_ended'] as const;
 export type TurnFailure = (typeof turnFailures)[number];
-export const endReasons = ['user_ended', 'deployment_inactive', 'max_turns'] as const;
+export const endReasons = ['user_ended', 'deployment_inactive', 'max_turns', 'deleted'] as const;
 export type EndReason = (typeof endReasons)[number];
 /** The codes of `error` frames: what the widget is told, the socket staying open or not. */
 export const widgetErrorCodes = ['invalid_message', 'rate_limited', 'too_many_pending_turns', 'token_expired', 'conversation_ended'] as const;

@@ -19,13 +19,15 @@ export interface CursorOwner {
   isClosed(): boolean;
   /** The conversation's `conversation_ended` went out. */
   conversationEnded(): void;
+  /** The conversation is gone (erased on another node: its `conversation_ended` went with it). */
+  conversationGone(): void;
   /** Reading the store failed. */
   failed(err: unknown): void;
 }
 
 export interface CursorSource {
-  /** Stored events of the conversation after `seq`, at most `limit`, in order. */
-  framesAfter(conversationId: string, seq: number, limit: number): Promise<StoredFrame[]>;
+  /** Stored events of the conversation after `seq`, at most `limit`, in order; undefined once the conversation is gone. */
+  framesAfter(conversationId: string, seq: number, limit: number): Promise<StoredFrame[] | undefined>;
 }
 
 /**
@@ -73,6 +75,7 @@ export class EventCursor {
       do {
         this.flushAgain = false;
         const frames = await this.source.framesAfter(this.conversationId, this.sentSeq, REPLAY_PAGE);
+        if (!frames) return this.owner.conversationGone();
         for (const frame of frames) {
           const paced = this.socket.bufferedAmount + frame.frame.length > REPLAY_WINDOW_BYTES;
           if (!(paced ? await this.sendDrained(frame) : this.send(frame))) return;

@@ -83,6 +83,10 @@ export class Session implements CursorOwner {
     this.close(Close.ended, CloseReason.ended);
   }
 
+  conversationGone(): void {
+    this.end(new AppError('conversation_ended', 'The conversation was deleted'));
+  }
+
   /** The gateway's heartbeat: a peer that did not answer the last ping is gone. */
   checkAlive(): void {
     if (!this.alive) return this.socket.terminate();
@@ -121,7 +125,7 @@ export class Session implements CursorOwner {
     if (message.type === 'ping') return this.send({ type: 'pong' });
     if (message.type === 'user_turn') return this.userTurn(message);
     if (message.type === 'refresh_token') return this.refresh(message.token);
-    return this.ctx.conversations.end(this.dep, this.conversationId, 'user_ended');
+    if (!(await this.ctx.conversations.end(this.dep, this.conversationId, 'user_ended'))) this.conversationGone();
   }
 
   private async hello(message: Extract<ClientMessage, { type: 'hello' }>): Promise<void> {
@@ -175,6 +179,7 @@ export class Session implements CursorOwner {
   private async userTurn(message: Extract<ClientMessage, { type: 'user_turn' }>): Promise<void> {
     const result = await this.ctx.turns.submit(this.dep, this.conversationId!, message);
     if (result.outcome === 'refused') this.tell(result.error);
+    if (result.outcome === 'gone') this.conversationGone();
   }
 
   /** A new token for the same user that expires later moves the expiry; an earlier or equal one is refused. */

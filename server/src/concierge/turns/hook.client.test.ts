@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
-import { EgressRefused, type EgressResponse } from '../egress.js';
+import type { EgressResponse, Exchange } from '../egress.js';
 import { callTurnHook, classifyHookResponse } from './hook.client.js';
 
-const answer = (status: number, body = ''): EgressResponse => ({ status, body, headers: {} });
+const answer = (status: number, body = ''): EgressResponse => ({ status, body, headers: {}, bytes: Buffer.byteLength(body) });
+const exchanged = (outcome: Pick<Exchange, 'response' | 'error'>): Exchange => ({ url: 'https://hotel.example/hook', sentAt: new Date().toISOString(), durationMs: 1, request: { headers: {}, body: '{}' }, ...outcome });
 
 describe("the contract's reading of the hook's answer", () => {
   it('2xx acknowledges; a 2xx carrying reply_text answers at once', () => {
@@ -20,32 +21,31 @@ describe("the contract's reading of the hook's answer", () => {
     for (const status of [408, 429, 500, 503, 302]) expect(classifyHookResponse(answer(status))).toBeUndefined();
   });
 
-  it('retries twice with the given delays, then fails with the last cause', async () => {
+  it('retries twice with the given delays, then fails with the last cause, keeping every attempt', async () => {
     const seen: number[] = [];
-    const outcome = await callTurnHook(async () => {
+    const call = await callTurnHook(async () => {
       seen.push(Date.now());
-      return answer(503);
+      return exchanged({ response: answer(503) });
     }, [20, 40]);
-    expect(outcome).toEqual({ kind: 'failed', cause: 'HTTP 503' });
+    expect(call.outcome).toEqual({ kind: 'failed', cause: 'HTTP 503' });
+    expect(call.exchanges.map((ex) => ex.response?.status)).toEqual([503, 503, 503]);
     expect(seen).toHaveLength(3);
     expect(seen[1]! - seen[0]!).toBeGreaterThanOrEqual(18);
     expect(seen[2]! - seen[1]!).toBeGreaterThanOrEqual(38);
   });
 
   it('takes the first answer that settles it, and never retries a refused target or after a stop', async () => {
-    const answers = [answer(500), answer(202)];
-    expect(await callTurnHook(async () => answers.shift()!, [1, 1])).toEqual({ kind: 'acknowledged' });
+    const answers = [exchanged({ error: { kind: 'timeout', message: 'timed out after 5 ms' } }), exchanged({ response: answer(202) })];
+    const settled = await callTurnHook(async () => answers.shift()!, [1, 1]);
+    expect(settled.outcome).toEqual({ kind: 'acknowledged' });
+    expect(settled.exchanges.map((ex) => ex.error?.kind ?? ex.response?.status)).toEqual(['timeout', 202]);
 
-    let attempts = 0;
-    const refused = await callTurnHook(async () => {
-      attempts++;
-      throw new EgressRefused('127.0.0.1 is not allowed');
-    }, [1, 1]);
-    expect(refused).toEqual({ kind: 'failed', cause: '127.0.0.1 is not allowed; refused unless its host is listed in HOOK_ALLOWED_HOSTS' });
-    expect(attempts).toBe(1);
+    const refused = await callTurnHook(async () => exchanged({ error: { kind: 'egress_refused', message: '127.0.0.1 is not allowed' } }), [1, 1]);
+    expect(refused.outcome).toEqual({ kind: 'failed', cause: '127.0.0.1 is not allowed' });
+    expect(refused.exchanges).toHaveLength(1);
 
     const stop = new AbortController();
     stop.abort();
-    expect(await callTurnHook(async () => answer(202), [1, 1], stop.signal)).toEqual({ kind: 'failed', cause: 'the service is stopping' });
+    expect(await callTurnHook(async () => exchanged({ response: answer(202) }), [1, 1], stop.signal)).toEqual({ outcome: { kind: 'failed', cause: 'the service is stopping' }, exchanges: [] });
   });
 });

@@ -1,7 +1,8 @@
 import { isoNow } from '../../shared/time.js';
 import type { ConversationRow } from '../conversations/conversation.repository.js';
+import type { TurnMode } from '../protocol/frames.js';
 import type { DeploymentContext } from '../deployment-context.js';
-import { EgressRefused, type EgressPolicy, type EgressResponse, postJson } from '../egress.js';
+import { type EgressPolicy, type EgressResponse, type Exchange, exchange } from '../egress.js';
 import { signatureOf, standardWebhookHeaders } from '../signature.js';
 import type { TurnRow } from './turn.repository.js';
 
@@ -33,44 +34,75 @@ export function classifyHookResponse(res: EgressResponse): HookOutcome | undefin
   return undefined;
 }
 
+/** What calling the hook came to, with every attempt as it went. */
+export interface HookCall {
+  outcome: HookOutcome;
+  exchanges: Exchange[];
+}
+
 /**
  * Calls the hook (each attempt signs afresh), retrying 5xx, 408, 429, timeouts and network errors
  * twice. Once `signal` aborts (a shutdown), no further attempt is made.
  */
-export async function callTurnHook(attempt: () => Promise<EgressResponse>, delays: readonly number[] = HOOK_RETRY_DELAYS_MS, signal?: AbortSignal): Promise<HookOutcome> {
+export async function callTurnHook(attempt: () => Promise<Exchange>, delays: readonly number[] = HOOK_RETRY_DELAYS_MS, signal?: AbortSignal): Promise<HookCall> {
+  const exchanges: Exchange[] = [];
   let cause = '';
   for (let i = 0; i <= delays.length; i++) {
     if (i > 0) await new Promise((resolve) => setTimeout(resolve, delays[i - 1]));
-    if (signal?.aborted) return { kind: 'failed', cause: `${cause ? `${cause}; ` : ''}the service is stopping` };
-    try {
-      const res = await attempt();
-      const outcome = classifyHookResponse(res);
-      if (outcome) return outcome;
-      cause = `HTTP ${res.status}`;
-    } catch (err) {
-      cause = err instanceof Error ? err.message : String(err);
+    if (signal?.aborted) return { outcome: { kind: 'failed', cause: `${cause ? `${cause}; ` : ''}the service is stopping` }, exchanges };
+    const ex = await attempt();
+    exchanges.push(ex);
+    if (ex.response) {
+      const outcome = classifyHookResponse(ex.response);
+      if (outcome) return { outcome, exchanges };
+      cause = `HTTP ${ex.response.status}`;
+    } else {
+      cause = ex.error?.message ?? 'no answer';
       // A refused target stays refused: trying again would only delay the answer.
-      if (err instanceof EgressRefused) break;
+      if (ex.error?.kind === 'egress_refused') break;
     }
   }
-  return { kind: 'failed', cause };
+  return { outcome: { kind: 'failed', cause }, exchanges };
 }
 
-/** One signed `turn.created` call to the customer's hook (signed afresh, so each attempt has its own `sent_at`). */
-export function postTurn(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow, replyUrl: string, egress: EgressPolicy, signal: AbortSignal): Promise<EgressResponse> {
-  const body = JSON.stringify({
-    type: 'turn.created',
-    delivery_id: turn.delivery_id,
-    sent_at: isoNow(),
-    deployment_id: dep.id,
-    agent_id: dep.agentId,
-    conversation_id: conversation.id,
-    turn_id: turn.id,
-    user: { sub: conversation.user_sub, name: conversation.user_name, ctx: conversation.user_ctx ? JSON.parse(conversation.user_ctx) : null },
-    text: turn.text,
-    mode: turn.mode,
-    reply_url: replyUrl,
-  });
-  const headers = { 'X-Service-Signature': signatureOf(dep.signingSecret, body), 'X-Service-Delivery': turn.delivery_id, ...standardWebhookHeaders(turn.delivery_id, body, dep.secrets) };
-  return postJson(dep.hookUrl!, body, headers, dep.hookTimeoutMs, egress, signal);
+/** The fields of a `turn.created` call that are not about when it is sent. */
+export interface TurnCreated {
+  delivery_id: string;
+  deployment_id: string;
+  agent_id: string;
+  conversation_id: string;
+  turn_id: string;
+  user: { sub: string; name: string | null; ctx: unknown };
+  text: string;
+  mode: TurnMode;
+  reply_url: string;
+}
+
+/** Signs and sends one `turn.created` body (signed afresh, so each attempt has its own `sent_at`); `test` marks a sample. */
+export function sendTurnCreated(dep: DeploymentContext, url: string, call: TurnCreated, egress: EgressPolicy, signal?: AbortSignal, test = false): Promise<Exchange> {
+  const { delivery_id, ...about } = call;
+  const body = JSON.stringify({ type: 'turn.created', delivery_id, sent_at: isoNow(), ...(test ? { test: true } : {}), ...about });
+  const headers = { 'X-Service-Signature': signatureOf(dep.signingSecret, body), 'X-Service-Delivery': delivery_id, ...standardWebhookHeaders(delivery_id, body, dep.secrets) };
+  return exchange(url, body, headers, dep.hookTimeoutMs, egress, signal);
+}
+
+/** One attempt of a turn's hook call. */
+export function postTurn(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow, replyUrl: string, egress: EgressPolicy, signal: AbortSignal): Promise<Exchange> {
+  return sendTurnCreated(
+    dep,
+    dep.hookUrl!,
+    {
+      delivery_id: turn.delivery_id,
+      deployment_id: dep.id,
+      agent_id: dep.agentId,
+      conversation_id: conversation.id,
+      turn_id: turn.id,
+      user: { sub: conversation.user_sub, name: conversation.user_name, ctx: conversation.user_ctx ? JSON.parse(conversation.user_ctx) : null },
+      text: turn.text,
+      mode: turn.mode,
+      reply_url: replyUrl,
+    },
+    egress,
+    signal,
+  );
 }

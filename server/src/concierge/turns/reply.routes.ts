@@ -29,7 +29,7 @@ export function replyRoutes(replies: ReplyService, limits: ReplyLimits): RouteDe
       rawBody: { limit: 64 * KiB },
       errors: ['payload_too_large', 'unsupported_media_type', 'not_found', 'invalid_signature', 'rate_limited', 'invalid_json', 'invalid_request', 'turn_not_found', 'turn_not_acknowledged', 'turn_not_pending', 'turn_already_resolved', 'unavailable'],
       success: { status: 202, description: 'Stored and on its way to the widget; 200 with duplicate: true for an identical repeat', data: replyAcceptedSchema },
-      handler: async ({ params, raw, req, res }) => {
+      handler: async ({ params, raw, req }) => {
         const signature = req.headers['x-service-signature'];
         // The contract's order: signature on the raw bytes first, then JSON, then the body's shape.
         const dep = await replies.verifyReply(params.id, raw!, typeof signature === 'string' ? signature : undefined).catch((err: unknown) => {
@@ -39,8 +39,7 @@ export function replyRoutes(replies: ReplyService, limits: ReplyLimits): RouteDe
           const blocked = failures.blockedFor(address);
           failures.record(address);
           if (!blocked) throw err;
-          res.setHeader('Retry-After', String(blocked));
-          throw new AppError('rate_limited', `More than ${limits.signatureFailuresPerMinute} badly signed replies from this address in a minute; retry after the time in Retry-After`);
+          throw new AppError('rate_limited', `More than ${limits.signatureFailuresPerMinute} badly signed replies from this address in a minute; retry after the time in Retry-After`, undefined, blocked);
         });
         const result = await replies.acceptReply(dep, validate(replyBody, parseJson(raw!), 'body'));
         return { status: result.duplicate ? 200 : 202, data: { turn_id: result.turn_id, status: 'resolved', duplicate: result.duplicate } };

@@ -1,11 +1,12 @@
 import { AppError } from '../../errors.js';
+import { isoNow } from '../../shared/time.js';
 import type { Db } from '../../store/database.js';
 import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
 import type { ConversationBus } from '../events/conversation-bus.js';
 import { type EventRecorder, turnChanges } from '../events/event.recorder.js';
 import { verifySignature } from '../signature.js';
 import type { ReplyInput } from './reply.schemas.js';
-import { findTurnOf, transitionTurn } from './turn.repository.js';
+import { countDuplicateReply, findTurnOf, transitionTurn } from './turn.repository.js';
 
 /**
  * A customer may answer the hook 202 and post the reply at once; the reply can then arrive
@@ -38,7 +39,8 @@ export class ReplyService {
     const deadline = Date.now() + PENDING_REPLY_WAIT_MS;
     for (;;) {
       const resolved = await this.events.write(conversation_id, async (trx, written) => {
-        const moved = await transitionTurn(trx, scope, 'acknowledged', 'resolved', { reply_text });
+        const now = isoNow();
+        const moved = await transitionTurn(trx, scope, 'acknowledged', 'resolved', { reply_text, resolved_at: now, reply_received_at: now });
         if (moved) await this.events.record(trx, written, dep, conversation_id, turnChanges.resolved(turn_id, reply_text, false));
         return Boolean(moved);
       });
@@ -56,7 +58,11 @@ export class ReplyService {
       if (!current) throw new AppError('turn_not_found', 'No such turn in that conversation of this deployment');
       if (current.status === 'pending') throw new AppError('turn_not_acknowledged', 'The turn has not been acknowledged yet: the hook call is still in flight');
       if (current.status === 'failed' || current.status === 'expired') throw new AppError('turn_not_pending', `The turn is ${current.status}; it takes no reply`);
-      if (current.reply_text === reply_text) return { turn_id, duplicate: true };
+      if (current.reply_text === reply_text) {
+        // Counted for the history, where a customer sees its server sending a reply more than once.
+        await countDuplicateReply(this.db, turn_id);
+        return { turn_id, duplicate: true };
+      }
       throw new AppError('turn_already_resolved', 'The turn was already resolved with a different reply_text');
     }
   }

@@ -28,6 +28,10 @@ export async function findTurnOf(db: Db, scope: TurnScope): Promise<TurnRow | un
   return db.selectFrom('turns').selectAll().where((eb) => isTurn(eb, scope)).executeTakeFirst();
 }
 
+export async function turnExists(db: Db, id: string): Promise<boolean> {
+  return Boolean(await db.selectFrom('turns').select('id').where('id', '=', id).executeTakeFirst());
+}
+
 export async function findTurnByClientId(db: Db, conversationId: string, clientTurnId: string): Promise<TurnRow | undefined> {
   return db.selectFrom('turns').selectAll().where('conversation_id', '=', conversationId).where('client_turn_id', '=', clientTurnId).executeTakeFirst();
 }
@@ -62,6 +66,10 @@ export async function transitionTurn(db: Db, turn: string | TurnScope, from: Tur
     .where('status', '=', from)
     .returningAll()
     .executeTakeFirst();
+}
+
+export async function countDuplicateReply(db: Db, id: string): Promise<void> {
+  await db.updateTable('turns').set((eb) => ({ reply_duplicates: eb('reply_duplicates', '+', 1) })).where('id', '=', id).execute();
 }
 
 /** Fails every turn of the conversation still in one of `open`; returns their ids, oldest first. */

@@ -10,8 +10,10 @@ import type { DeploymentContext, DeploymentDirectory } from '../deployment-conte
 import type { EgressPolicy } from '../egress.js';
 import { type EventRecorder, turnChanges } from '../events/event.recorder.js';
 import type { ClientMessage } from '../protocol/frames.js';
-import { callTurnHook, type HookOutcome, postTurn } from './hook.client.js';
-import { findTurnByClientId, insertTurn, OPEN_TURN_STATUSES, transitionTurn, turnLoad, type TurnRow } from './turn.repository.js';
+import { deliveryRow } from '../deliveries/delivery.record.js';
+import { insertDeliveries } from '../deliveries/delivery.repository.js';
+import { callTurnHook, type HookCall, postTurn } from './hook.client.js';
+import { findTurnByClientId, insertTurn, OPEN_TURN_STATUSES, transitionTurn, turnExists, turnLoad, type TurnRow } from './turn.repository.js';
 
 /** How long a shutdown waits for hook calls in flight: a hook that answers at once, as it should, is never cut off. */
 const SHUTDOWN_GRACE_MS = 5_000;
@@ -19,8 +21,8 @@ const SHUTDOWN_GRACE_MS = 5_000;
 /** A visitor's turn as the widget sends it. */
 export type TurnInput = Omit<Extract<ClientMessage, { type: 'user_turn' }>, 'type'>;
 
-/** A turn taken (or recognised as a resend), refused with the reason the widget is told, or the conversation ended by it. */
-export type TurnSubmission = { outcome: 'accepted' | 'duplicate'; turnId: string } | { outcome: 'refused'; error: AppError } | { outcome: 'ended' };
+/** A turn taken (or recognised as a resend), refused with the reason the widget is told, the conversation ended by it, or gone (erased). */
+export type TurnSubmission = { outcome: 'accepted' | 'duplicate'; turnId: string } | { outcome: 'refused'; error: AppError } | { outcome: 'ended' | 'gone' };
 
 export interface TurnServiceOptions {
   deployments: DeploymentDirectory;
@@ -60,6 +62,7 @@ export class TurnService {
     // Refusals are returned from the unit, not thrown: a throw would roll back its whole batch.
     const { submission, started } = await this.o.events.write(conversationId, async (trx, written): Promise<{ submission: TurnSubmission; started?: [ConversationRow, TurnRow] }> => {
       const conversation = await lockConversation(trx, conversationId);
+      if (!conversation) return { submission: { outcome: 'gone' } };
       if (conversation.status !== 'open') return refused('conversation_ended', 'The conversation has ended');
       const existing = await findTurnByClientId(trx, conversationId, input.client_turn_id);
       if (existing) return { submission: { outcome: 'duplicate', turnId: existing.id } };
@@ -82,6 +85,10 @@ export class TurnService {
         reply_text: null,
         failure_reason: null,
         expires_at: null,
+        acknowledged_at: null,
+        resolved_at: null,
+        reply_received_at: null,
+        reply_duplicates: 0,
         created_at: now,
         updated_at: now,
       };
@@ -120,27 +127,36 @@ export class TurnService {
 
   private async runHook(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow): Promise<void> {
     const replyUrl = `${this.o.publicBaseUrl()}/embed/concierge/${dep.id}/replies`;
-    const outcome: HookOutcome = dep.hookUrl
+    const { outcome, exchanges }: HookCall = dep.hookUrl
       ? await callTurnHook(() => postTurn(dep, conversation, turn, replyUrl, this.o.egress, this.stopping.signal), this.o.hookRetryDelaysMs, this.stopping.signal)
-      : { kind: 'failed', cause: 'no hook_url' };
+      : { outcome: { kind: 'failed', cause: 'no hook_url' }, exchanges: [] };
     if (outcome.kind === 'failed') this.o.logger.warn({ turn_id: turn.id, deployment_id: dep.id, cause: outcome.cause }, 'turn hook failed');
+    const attempts = exchanges.map((ex, i) =>
+      deliveryRow(
+        { kind: 'turn_hook', customerId: dep.customerId, deploymentId: dep.id, conversationId: turn.conversation_id, turnId: turn.id, eventId: null, eventType: 'turn.created', attempt: i + 1 },
+        ex,
+      ),
+    );
     const { events } = this.o;
-    // The customer has answered: its answer is kept through a store outage, not left to the sweep.
+    // The customer has answered: its answer, and the record of each attempt, are stored in one
+    // change, kept through a store outage, not left to the sweep.
     const store = () =>
       events.write(turn.conversation_id, async (trx, written) => {
+        const now = isoNow();
+        let moved: TurnRow | undefined;
         if (outcome.kind === 'replied') {
-          const row = await transitionTurn(trx, turn.id, 'pending', 'resolved', { reply_text: outcome.text });
-          if (row) await events.record(trx, written, dep, turn.conversation_id, turnChanges.resolved(turn.id, outcome.text, true));
-          return;
+          moved = await transitionTurn(trx, turn.id, 'pending', 'resolved', { reply_text: outcome.text, acknowledged_at: now, resolved_at: now });
+          if (moved) await events.record(trx, written, dep, turn.conversation_id, turnChanges.resolved(turn.id, outcome.text, true));
+        } else if (outcome.kind === 'acknowledged') {
+          moved = await transitionTurn(trx, turn.id, 'pending', 'acknowledged', { expires_at: isoIn(dep.replyTimeoutS * 1000), acknowledged_at: now });
+          if (moved) await events.record(trx, written, dep, turn.conversation_id, turnChanges.acknowledged(turn.id));
+        } else {
+          const reason = outcome.kind === 'rejected' ? 'hook_rejected' : 'hook_failed';
+          moved = await transitionTurn(trx, turn.id, 'pending', 'failed', { failure_reason: reason });
+          if (moved) await events.record(trx, written, dep, turn.conversation_id, turnChanges.failed(turn.id, reason));
         }
-        if (outcome.kind === 'acknowledged') {
-          const row = await transitionTurn(trx, turn.id, 'pending', 'acknowledged', { expires_at: isoIn(dep.replyTimeoutS * 1000) });
-          if (row) await events.record(trx, written, dep, turn.conversation_id, turnChanges.acknowledged(turn.id));
-          return;
-        }
-        const reason = outcome.kind === 'rejected' ? 'hook_rejected' : 'hook_failed';
-        const row = await transitionTurn(trx, turn.id, 'pending', 'failed', { failure_reason: reason });
-        if (row) await events.record(trx, written, dep, turn.conversation_id, turnChanges.failed(turn.id, reason));
+        // A turn ended meanwhile still shows its calls; an erased one keeps nothing.
+        if (moved || (await turnExists(trx, turn.id))) await insertDeliveries(trx, attempts);
       });
     await this.o.health.persist("storing the hook's answer", store, this.stopping.signal);
   }

@@ -5,6 +5,7 @@ import { limits } from './2026-11-24-01-limits.js';
 import { outboxUrl } from './2026-11-24-02-outbox-url.js';
 import { agentVersions } from './2026-11-24-03-agent-versions.js';
 import { retention } from './2026-11-24-04-retention.js';
+import { history } from './2026-11-24-05-history.js';
 
 /** Every migration, in order. Names are timestamps so they sort the way they apply. */
 export const migrations: Record<string, Migration> = {
@@ -14,4 +15,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-24-02-outbox-url': outboxUrl,
   '2026-11-24-03-agent-versions': agentVersions,
   '2026-11-24-04-retention': retention,
+  '2026-11-24-05-history': history,
 };

@@ -1,0 +1,112 @@
+import { notFound } from '../../errors.js';
+import { type Page, offsetOf, pageMeta } from '../../http/pagination.js';
+import type { Db } from '../../store/database.js';
+import { hookAttemptsOf } from '../deliveries/delivery.repository.js';
+import { toDelivery } from '../deliveries/delivery.service.js';
+import {
+  conversationsAfter,
+  type Dialect,
+  eventsOf,
+  findHistoryRow,
+  type HistoryCursor,
+  type HistoryRow,
+  listConversations,
+  turnsOf,
+} from './conversation-history.repository.js';
+import type { SearchIndex } from './search-index.js';
+import type { Conversation, ConversationDetail, ConversationFilter, ConversationTurn } from './conversation.schemas.js';
+
+/** Conversations one export streams at most; the next request narrows `created_before`. */
+export const EXPORT_LIMIT = 10_000;
+/** Conversations read per step of an export: its memory, whatever the count. */
+const EXPORT_STEP = 100;
+
+export function toConversation(row: HistoryRow): Conversation {
+  return {
+    id: row.id,
+    deployment_id: row.deployment_id,
+    agent_id: row.agent_id,
+    agent_version: row.agent_version,
+    status: row.status,
+    end_reason: row.end_reason,
+    user: { sub: row.user_sub, name: row.user_name },
+    turn_count: row.turn_count,
+    failed_turn_count: Number(row.failed_turn_count),
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    ended_at: row.ended_at,
+  };
+}
+
+/** Groups rows by one of their keys, keeping their order. */
+function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[]> {
+  const groups = new Map<string, T[]>();
+  for (const row of rows) {
+    const group = groups.get(key(row));
+    if (group) group.push(row);
+    else groups.set(key(row), [row]);
+  }
+  return groups;
+}
+
+/** What a customer reads of its conversations: the list, one in full (turns, hook attempts, events), and the export. */
+export class ConversationHistory {
+  constructor(
+    private readonly db: Db,
+    private readonly dialect: Dialect,
+    private readonly searchIndex: SearchIndex,
+  ) {}
+
+  async list(customerId: string, filter: ConversationFilter, page: Page) {
+    if (filter.search) await this.searchIndex.catchUp();
+    const { rows, total } = await listConversations(this.db, this.dialect, customerId, filter, page.per_page, offsetOf(page));
+    return { data: rows.map(toConversation), meta: pageMeta(page, total) };
+  }
+
+  async get(customerId: string, id: string): Promise<ConversationDetail> {
+    const row = await findHistoryRow(this.db, this.dialect, customerId, id);
+    if (!row) throw notFound('Conversation');
+    const [detail] = await this.details([row]);
+    return detail!;
+  }
+
+  /** One NDJSON line per conversation, newest first, read a step at a time: memory stays flat however many there are. */
+  async *export(customerId: string, filter: ConversationFilter): AsyncGenerator<string> {
+    if (filter.search) await this.searchIndex.catchUp();
+    let after: HistoryCursor | undefined;
+    for (let sent = 0; sent < EXPORT_LIMIT; ) {
+      const rows = await conversationsAfter(this.db, this.dialect, customerId, filter, after, Math.min(EXPORT_STEP, EXPORT_LIMIT - sent));
+      if (!rows.length) return;
+      yield (await this.details(rows)).map((d) => `${JSON.stringify(d)}\n`).join('');
+      sent += rows.length;
+      after = rows[rows.length - 1]!;
+    }
+  }
+
+  /** Conversations in full, in three reads whatever their number: turns, hook attempts, events. */
+  private async details(rows: readonly HistoryRow[]): Promise<ConversationDetail[]> {
+    const ids = rows.map((r) => r.id);
+    const [turns, events, hookCalls] = await Promise.all([turnsOf(this.db, ids), eventsOf(this.db, ids), hookAttemptsOf(this.db, ids)]);
+    const attempts = groupBy(hookCalls.map(toDelivery), (d) => d.turn_id!);
+    const turnsBy = groupBy(turns, (t) => t.conversation_id);
+    const eventsBy = groupBy(events, (e) => e.conversation_id);
+    return rows.map((row) => ({
+      ...toConversation(row),
+      turns: (turnsBy.get(row.id) ?? []).map((turn): ConversationTurn => ({
+        id: turn.id,
+        client_turn_id: turn.client_turn_id,
+        text: turn.text,
+        mode: turn.mode,
+        status: turn.status,
+        failure_reason: turn.failure_reason,
+        reply_text: turn.reply_text,
+        created_at: turn.created_at,
+        acknowledged_at: turn.acknowledged_at,
+        resolved_at: turn.resolved_at,
+        hook_attempts: attempts.get(turn.id) ?? [],
+        reply_received: turn.reply_received_at ? { at: turn.reply_received_at, duplicates: turn.reply_duplicates } : null,
+      })),
+      events: (eventsBy.get(row.id) ?? []).map((e) => JSON.parse(e.frame)),
+    }));
+  }
+}

@@ -1,0 +1,73 @@
+import { z } from 'zod';
+import { pageQuery } from '../../http/pagination.js';
+import { timestamp } from '../../shared/schemas.js';
+import { deliverySchema } from '../deliveries/delivery.schemas.js';
+import { endReasons, storedEvent, turnFailures, turnModes } from '../protocol/frames.js';
+import { conversationStatuses, turnStatuses } from './conversation.table.js';
+
+
+export const conversationSchema = z
+  .object({
+    id: z.uuid(),
+    deployment_id: z.uuid(),
+    agent_id: z.uuid(),
+    agent_version: z.number().int().nullable().meta({ description: 'The agent version the conversation started with' }),
+    status: z.enum(conversationStatuses),
+    end_reason: z.enum(endReasons).nullable(),
+    user: z.object({ sub: z.string(), name: z.string().nullable() }),
+    turn_count: z.number().int(),
+    failed_turn_count: z.number().int().meta({ description: 'Turns failed or expired' }),
+    created_at: timestamp,
+    updated_at: timestamp,
+    ended_at: timestamp.nullable(),
+  })
+  .meta({ id: 'Conversation' });
+export type Conversation = z.infer<typeof conversationSchema>;
+
+const turnSchema = z
+  .object({
+    id: z.uuid(),
+    client_turn_id: z.string(),
+    text: z.string(),
+    mode: z.enum(turnModes),
+    status: z.enum(turnStatuses),
+    failure_reason: z.enum(turnFailures).nullable(),
+    reply_text: z.string().nullable(),
+    created_at: timestamp,
+    acknowledged_at: timestamp.nullable(),
+    resolved_at: timestamp.nullable(),
+    hook_attempts: deliverySchema.array().meta({ description: "Every call of this turn's hook, in attempt order" }),
+    reply_received: z
+      .object({ at: timestamp, duplicates: z.number().int().meta({ description: 'Identical copies of the reply that followed it' }) })
+      .nullable()
+      .meta({ description: 'The deferred reply as received; null when none came, or when the reply came in the hook’s own answer' }),
+  })
+  .meta({ id: 'ConversationTurn' });
+export type ConversationTurn = z.infer<typeof turnSchema>;
+
+export const conversationDetailSchema = conversationSchema
+  .extend({
+    turns: turnSchema.array().meta({ description: 'Oldest first' }),
+    events: storedEvent.array().meta({ description: "The widget's stored events in seq order, exactly as the widget receives them" }),
+  })
+  .meta({ id: 'ConversationDetail' });
+export type ConversationDetail = z.infer<typeof conversationDetailSchema>;
+
+const conversationFilter = z.object({
+  deployment_id: z.uuid().optional(),
+  agent_id: z.uuid().optional(),
+  status: z.enum(conversationStatuses).optional(),
+  user_sub: z.string().min(1).max(256).optional(),
+  created_after: timestamp.optional().meta({ description: 'Only conversations created at or after this time' }),
+  created_before: timestamp.optional().meta({ description: 'Only conversations created before this time' }),
+  search: z.string().min(1).max(200).optional().meta({ description: "Case-insensitive substring of any turn's text or reply" }),
+  has_failures: z
+    .enum(['true', 'false'])
+    .transform((v) => v === 'true')
+    .optional()
+    .meta({ description: '`true`: at least one failed or expired turn, or a dead transcript event; `false`: none' }),
+});
+export type ConversationFilter = z.infer<typeof conversationFilter>;
+
+export const listConversationsQuery = pageQuery.extend(conversationFilter.shape);
+export const exportConversationsQuery = conversationFilter;

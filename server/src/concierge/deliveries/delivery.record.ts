@@ -1,0 +1,48 @@
+import { newId } from '../../shared/random.js';
+import type { Exchange } from '../egress.js';
+import type { DeliveryKind, DeliveryTable } from './delivery.table.js';
+
+/** What an outbound call was about: who it was for and which attempt it was. */
+export interface DeliverySubject {
+  kind: DeliveryKind;
+  customerId: string;
+  deploymentId: string;
+  conversationId: string | null;
+  turnId: string | null;
+  eventId: string | null;
+  eventType: string;
+  attempt: number;
+}
+
+/** A customer's answer is kept up to this much: enough to read an error page, not to store a download. */
+const KEPT_BODY_BYTES = 4096;
+
+/** The first {@link KEPT_BODY_BYTES} of a body, cut on a character boundary. */
+function keptBody(body: string, bytes: number): { body: string; truncated: boolean } {
+  if (bytes <= KEPT_BODY_BYTES && Buffer.byteLength(body) <= KEPT_BODY_BYTES) return { body, truncated: false };
+  // A character cut in half decodes as U+FFFD at the end; it is dropped, not shown.
+  return { body: Buffer.from(body).subarray(0, KEPT_BODY_BYTES).toString('utf8').replace(/\uFFFD$/, ''), truncated: true };
+}
+
+/** The record of one attempt: any 2xx answer is a success, everything else (no answer included) a failure. */
+export function deliveryRow(subject: DeliverySubject, ex: Exchange, id = newId()): DeliveryTable {
+  const res = ex.response;
+  return {
+    id,
+    customer_id: subject.customerId,
+    deployment_id: subject.deploymentId,
+    conversation_id: subject.conversationId,
+    turn_id: subject.turnId,
+    event_id: subject.eventId,
+    kind: subject.kind,
+    event_type: subject.eventType,
+    url: ex.url,
+    attempt: subject.attempt,
+    sent_at: ex.sentAt,
+    duration_ms: ex.durationMs,
+    request: JSON.stringify(ex.request),
+    response: res ? JSON.stringify({ status: res.status, headers: res.headers, ...keptBody(res.body, res.bytes) }) : null,
+    error: ex.error?.kind ?? null,
+    outcome: res && res.status >= 200 && res.status < 300 ? 'succeeded' : 'failed',
+  };
+}

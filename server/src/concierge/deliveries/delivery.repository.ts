@@ -1,0 +1,63 @@
+import type { Db } from '../../store/database.js';
+import type { DeliveryFilter } from './delivery.schemas.js';
+import type { DeliveryTable } from './delivery.table.js';
+
+export type DeliveryRow = DeliveryTable;
+
+export async function insertDeliveries(db: Db, rows: readonly DeliveryRow[]): Promise<void> {
+  if (rows.length) await db.insertInto('deliveries').values([...rows]).execute();
+}
+
+export async function findDelivery(db: Db, customerId: string, id: string): Promise<DeliveryRow | undefined> {
+  return db.selectFrom('deliveries').selectAll().where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();
+}
+
+function filtered(db: Db, customerId: string, filter: DeliveryFilter) {
+  let query = db.selectFrom('deliveries').where('customer_id', '=', customerId);
+  if (filter.deployment_id) query = query.where('deployment_id', '=', filter.deployment_id);
+  if (filter.conversation_id) query = query.where('conversation_id', '=', filter.conversation_id);
+  if (filter.kind) query = query.where('kind', '=', filter.kind);
+  if (filter.outcome) query = query.where('outcome', '=', filter.outcome);
+  if (filter.event_type) query = query.where('event_type', '=', filter.event_type);
+  if (filter.since) query = query.where('sent_at', '>=', filter.since);
+  return query;
+}
+
+export async function listDeliveries(db: Db, customerId: string, filter: DeliveryFilter, limit: number, offset: number): Promise<{ rows: DeliveryRow[]; total: number }> {
+  const [rows, count] = await Promise.all([
+    filtered(db, customerId, filter).selectAll().orderBy('sent_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
+    filtered(db, customerId, filter).select((eb) => eb.fn.countAll<number | string>().as('total')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.total) };
+}
+
+/** The turn hook calls of these conversations' turns, each turn's in attempt order (read through the conversation index). */
+export async function hookAttemptsOf(db: Db, conversationIds: readonly string[]): Promise<DeliveryRow[]> {
+  if (!conversationIds.length) return [];
+  return db
+    .selectFrom('deliveries')
+    .selectAll()
+    .where('conversation_id', 'in', [...conversationIds])
+    .where('kind', '=', 'turn_hook')
+    .orderBy('turn_id')
+    .orderBy('attempt')
+    .execute();
+}
+
+/** The attempt number a further sending of this transcript event of this conversation gets. */
+export async function nextEventAttempt(db: Db, conversationId: string, eventId: string): Promise<number> {
+  const row = await db
+    .selectFrom('deliveries')
+    .select((eb) => eb.fn.max('attempt').as('last'))
+    .where('conversation_id', '=', conversationId)
+    .where('event_id', '=', eventId)
+    .where('kind', '=', 'transcript')
+    .executeTakeFirstOrThrow();
+  return Number(row.last ?? 0) + 1;
+}
+
+/** The deployment's tests sent at or after `since`: their record ids and when they went. */
+export async function testsSince(db: Db, deploymentId: string, since: string): Promise<{ id: string; sentAt: string }[]> {
+  const rows = await db.selectFrom('deliveries').select(['id', 'sent_at']).where('deployment_id', '=', deploymentId).where('kind', '=', 'test').where('sent_at', '>=', since).execute();
+  return rows.map((r) => ({ id: r.id, sentAt: r.sent_at }));
+}

@@ -1,0 +1,130 @@
+import { invalidState, notFound } from '../../errors.js';
+import { type Page, offsetOf, pageMeta } from '../../http/pagination.js';
+import { newId } from '../../shared/random.js';
+import { isoNow } from '../../shared/time.js';
+import type { Db } from '../../store/database.js';
+import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
+import type { EgressPolicy, Exchange } from '../egress.js';
+import { newEventId, transcriptEventBody } from '../events/event.recorder.js';
+import { reviveDeadEvent } from '../events/outbox.repository.js';
+import { sendTranscriptEvent, TRANSCRIPT_TIMEOUT_MS, transcriptSubject } from '../events/transcript.outbox.js';
+import { sendTurnCreated } from '../turns/hook.client.js';
+import { type DeliverySubject, deliveryRow } from './delivery.record.js';
+import { TestHookLimit } from './test-limit.js';
+import { type DeliveryRow, findDelivery, insertDeliveries, listDeliveries, nextEventAttempt } from './delivery.repository.js';
+import type { Delivery, DeliveryFilter } from './delivery.schemas.js';
+
+export function toDelivery(row: DeliveryRow): Delivery {
+  return {
+    id: row.id,
+    kind: row.kind,
+    deployment_id: row.deployment_id,
+    conversation_id: row.conversation_id,
+    turn_id: row.turn_id,
+    event_id: row.event_id,
+    event_type: row.event_type as Delivery['event_type'],
+    url: row.url,
+    attempt: row.attempt,
+    sent_at: row.sent_at,
+    duration_ms: row.duration_ms,
+    request: JSON.parse(row.request),
+    response: row.response === null ? null : JSON.parse(row.response),
+    error: row.error,
+    outcome: row.outcome,
+  };
+}
+
+export interface DeliveryServiceOptions {
+  db: Db;
+  deployments: DeploymentDirectory;
+  egress: EgressPolicy;
+  /** Base of the sample's `reply_url`; known once the server listens. */
+  publicBaseUrl(): string;
+}
+
+/** What the service sent to a customer, and sending it again: the record of every delivery, redelivery and test-hook. */
+export class DeliveryService {
+  readonly #tests: TestHookLimit;
+
+  constructor(private readonly o: DeliveryServiceOptions) {
+    this.#tests = new TestHookLimit(o.db);
+  }
+
+  async list(customerId: string, filter: DeliveryFilter, page: Page) {
+    const { rows, total } = await listDeliveries(this.o.db, customerId, filter, page.per_page, offsetOf(page));
+    return { data: rows.map(toDelivery), meta: pageMeta(page, total) };
+  }
+
+  async get(customerId: string, id: string): Promise<Delivery> {
+    return toDelivery(await this.require(customerId, id));
+  }
+
+  /**
+   * Sends a transcript event again now, whatever its state, outside its conversation's ordered
+   * queue: the same body (the same `id`), signed afresh. A dead event that this reaches is
+   * delivered. A turn's hook call is never sent again: the visitor asks again, as a new turn.
+   */
+  async redeliver(customerId: string, id: string): Promise<Delivery> {
+    const original = await this.require(customerId, id);
+    if (original.kind === 'turn_hook') throw invalidState("A turn's hook call is not redelivered: a failed turn is asked again by the visitor, as a new turn");
+    if (original.kind === 'test') throw invalidState('A test is not redelivered: send another with POST /api/v1/deployments/{id}/test-hook');
+    const dep = await this.o.deployments.fresh(original.deployment_id);
+    const url = dep?.transcriptHookUrl;
+    if (!dep || !url) throw invalidState('The deployment has no channel_config.transcript_hook_url to send it to');
+    const event = { id: original.event_id!, deployment_id: original.deployment_id, conversation_id: original.conversation_id!, body: (JSON.parse(original.request) as { body: string }).body };
+    const sent = await sendTranscriptEvent(dep, url, event.id, event.body, TRANSCRIPT_TIMEOUT_MS, this.o.egress);
+    const record = deliveryRow(transcriptSubject(customerId, event, await nextEventAttempt(this.o.db, event.conversation_id, event.id), 'transcript'), sent);
+    await this.o.db.transaction().execute(async (trx) => {
+      await insertDeliveries(trx, [record]);
+      if (record.outcome === 'succeeded') await reviveDeadEvent(trx, event.id);
+    });
+    return toDelivery(record);
+  }
+
+  /**
+   * Sends a signed sample to the deployment's hook or transcript URL, exactly as a real call but
+   * marked `"test": true` with ids that match nothing, and returns what happened, whatever the
+   * customer answered.
+   */
+  async testHook(customerId: string, deploymentId: string, target: 'hook' | 'transcript'): Promise<Delivery> {
+    const dep = await this.o.deployments.fresh(deploymentId);
+    if (dep?.customerId !== customerId) throw notFound('Deployment');
+    const url = target === 'hook' ? dep.hookUrl : dep.transcriptHookUrl;
+    if (!url) throw invalidState(`The deployment has no channel_config.${target === 'hook' ? 'hook_url' : 'transcript_hook_url'} to test`);
+    const recordId = await this.#tests.take(deploymentId);
+    const { sent, subject } = target === 'hook' ? await this.sampleTurn(dep, url) : await this.sampleEvent(dep, url);
+    const record = deliveryRow(subject, sent, recordId);
+    await insertDeliveries(this.o.db, [record]);
+    return toDelivery(record);
+  }
+
+  private async sampleTurn(dep: DeploymentContext, url: string): Promise<{ sent: Exchange; subject: DeliverySubject }> {
+    const sample = {
+      delivery_id: newId(),
+      deployment_id: dep.id,
+      agent_id: dep.agentId,
+      conversation_id: newId(),
+      turn_id: newId(),
+      user: { sub: 'test-visitor', name: 'Test visitor', ctx: null },
+      text: 'This is a test turn sent from test-hook. Is the hook reachable?',
+      mode: 'text' as const,
+      reply_url: `${this.o.publicBaseUrl()}/embed/concierge/${dep.id}/replies`,
+    };
+    const sent = await sendTurnCreated(dep, url, sample, this.o.egress, undefined, true);
+    return { sent, subject: { kind: 'test', customerId: dep.customerId, deploymentId: dep.id, conversationId: null, turnId: null, eventId: null, eventType: 'turn.created', attempt: 1 } };
+  }
+
+  private async sampleEvent(dep: DeploymentContext, url: string): Promise<{ sent: Exchange; subject: DeliverySubject }> {
+    const id = newEventId();
+    const data = { user: { sub: 'test-visitor', name: 'Test visitor' }, call_direction: dep.callDirection };
+    const body = transcriptEventBody({ id, type: 'conversation.started', created_at: isoNow(), deployment_id: dep.id, conversation_id: newId(), data }, true);
+    const sent = await sendTranscriptEvent(dep, url, id, body, dep.hookTimeoutMs, this.o.egress);
+    return { sent, subject: transcriptSubject(dep.customerId, { id, deployment_id: dep.id, conversation_id: '', body }, 1, 'test') };
+  }
+
+  private async require(customerId: string, id: string): Promise<DeliveryRow> {
+    const row = await findDelivery(this.o.db, customerId, id);
+    if (!row) throw notFound('Delivery');
+    return row;
+  }
+}

@@ -1,0 +1,28 @@
+export const deliveryKinds = ['turn_hook', 'transcript', 'test'] as const;
+export type DeliveryKind = (typeof deliveryKinds)[number];
+export const deliveryErrors = ['timeout', 'network', 'egress_refused'] as const;
+export type DeliveryError = (typeof deliveryErrors)[number];
+export const deliveryOutcomes = ['succeeded', 'failed'] as const;
+export type DeliveryOutcome = (typeof deliveryOutcomes)[number];
+
+/** One outbound HTTP attempt, as sent and as answered (contract §11). */
+export interface DeliveryTable {
+  id: string;
+  customer_id: string;
+  deployment_id: string;
+  conversation_id: string | null;
+  turn_id: string | null;
+  event_id: string | null;
+  kind: DeliveryKind;
+  event_type: string;
+  url: string;
+  attempt: number;
+  sent_at: string;
+  duration_ms: number;
+  /** JSON text of `{headers, body}` as sent. */
+  request: string;
+  /** JSON text of `{status, headers, body, truncated}`, or null when no answer came. */
+  response: string | null;
+  error: DeliveryError | null;
+  outcome: DeliveryOutcome;
+}
