@@ -3,6 +3,7 @@ import { bareIdleBytes, serviceIdleBytes } from './concierge/idle.js';
 import { floorLatency, MEASURED, measureReplies, prepareTurns, WARM_UP } from './concierge/replies.js';
 import { startConcierge } from './concierge/service.js';
 import { barePipeline, serviceThroughput } from './concierge/throughput.js';
+import { history } from './history.js';
 import { managementList } from './management.js';
 import { printTable } from './stats.js';
 
@@ -14,6 +15,7 @@ const us = (ms: number) => ms * 1000;
 
 const scenarios: Record<string, () => Promise<void>> = {
   management: managementList,
+  history,
 
   async replies() {
     const floor = await floorLatency();
