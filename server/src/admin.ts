@@ -1,30 +1,82 @@
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig } from './config.js';
+import { z } from 'zod';
+import { type Config, ConfigError, loadConfig } from './config.js';
+import { findUserByEmail } from './console/console-account.repository.js';
+import { ConsoleAccounts, welcomeLink } from './console/console-accounts.js';
 import { createCustomer } from './customers/customer.service.js';
 import { openStore } from './store/db.js';
+import type { Db } from './store/database.js';
 
-const USAGE = 'usage: npm run admin -- create-customer --name NAME';
+const USAGE = `usage:
+  npm run admin -- create-customer --name NAME [--email EMAIL]
+  npm run admin -- create-user --customer CUSTOMER_ID --email EMAIL`;
 
-async function main(argv: string[]): Promise<number> {
-  const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: { name: { type: 'string' } } });
-  if (positionals[0] !== 'create-customer' || positionals.length !== 1) {
-    process.stderr.write(`${USAGE}\n`);
-    return 2;
+class UsageError extends Error {}
+
+/** Where the printed links point: PUBLIC_BASE_URL, else this machine on the configured port. */
+const baseUrlOf = (config: Config): string => config.publicBaseUrl ?? `http://localhost:${config.port}`;
+
+/** Loose on purpose: `owner@localhost`, the first start's user, must be reachable too. */
+const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
+
+function emailOf(value: string | undefined): string {
+  const email = value?.trim().toLowerCase() ?? '';
+  if (!EMAIL.test(email)) throw new UsageError('--email must be an email address');
+  return email;
+}
+
+async function signInLink(db: Db, config: Config, customerId: string, email: string): Promise<string> {
+  const { token } = await new ConsoleAccounts(db).invite(customerId, email);
+  return `Console sign-in: ${welcomeLink(baseUrlOf(config), token)}\n`;
+}
+
+async function run(command: string, values: { name?: string; email?: string; customer?: string }): Promise<string> {
+  if (command === 'create-customer') {
+    const name = values.name?.trim();
+    if (!name || name.length > 200) throw new UsageError('--name is required (1..200 characters)');
+    const email = values.email === undefined ? undefined : emailOf(values.email);
+    return withStore(async (db, config) => {
+      // Before anything is created: a refused address must not leave a customer whose key nobody saw.
+      if (email && (await findUserByEmail(db, email))) throw new UsageError(`${email} already has a console account`);
+      const { customerId, apiKey } = await createCustomer(db, name);
+      const link = email ? await signInLink(db, config, customerId, email) : '';
+      return `Customer: ${customerId}\nAPI key: ${apiKey}\n${link}`;
+    });
   }
-  const name = values.name?.trim();
-  if (!name || name.length > 200) {
-    process.stderr.write(`--name is required (1..200 characters)\n${USAGE}\n`);
-    return 2;
+  if (command === 'create-user') {
+    const customerId = z.uuid().safeParse(values.customer);
+    if (!customerId.success) throw new UsageError('--customer must be a customer id (the UUID create-customer printed)');
+    const email = emailOf(values.email);
+    return withStore(async (db, config) => {
+      const known = await db.selectFrom('customers').select('id').where('id', '=', customerId.data).executeTakeFirst();
+      if (!known) throw new UsageError(`No customer ${customerId.data}`);
+      return signInLink(db, config, customerId.data, email);
+    });
   }
+  throw new UsageError(`unknown command ${command}`);
+}
+
+async function withStore(work: (db: Db, config: Config) => Promise<string>): Promise<string> {
   const config = loadConfig();
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
-    const { customerId, apiKey } = await createCustomer(store.db, name);
-    process.stdout.write(`Customer: ${customerId}\nAPI key: ${apiKey}\n`);
+    return await work(store.db, config);
   } finally {
     await store.close();
   }
-  return 0;
+}
+
+async function main(argv: string[]): Promise<number> {
+  try {
+    const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: { name: { type: 'string' }, email: { type: 'string' }, customer: { type: 'string' } } });
+    if (positionals.length !== 1) throw new UsageError('one command');
+    process.stdout.write(await run(positionals[0]!, values));
+    return 0;
+  } catch (err) {
+    if (!(err instanceof UsageError) && !(err instanceof TypeError && 'code' in err)) throw err;
+    process.stderr.write(`${err.message}\n${USAGE}\n`);
+    return 2;
+  }
 }
 
 main(process.argv.slice(2)).then(

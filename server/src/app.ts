@@ -7,6 +7,9 @@ import { ApiKeyAuthenticator } from './api-keys/api-key.authenticator.js';
 import { apiKeyRoutes } from './api-keys/api-key.routes.js';
 import { UsageRecorder } from './api-keys/usage.recorder.js';
 import type { Config } from './config.js';
+import { ConsoleAccounts } from './console/console-accounts.js';
+import { consoleRoutes } from './console/console.routes.js';
+import { consoleStatic } from './console/console-static.js';
 import { ConversationHistory } from './concierge/conversations/conversation-history.js';
 import { conversationRoutes } from './concierge/conversations/conversation.routes.js';
 import { ConversationService } from './concierge/conversations/conversation.service.js';
@@ -25,6 +28,7 @@ import { ReplyService } from './concierge/turns/reply.service.js';
 import { TurnService } from './concierge/turns/turn.service.js';
 import { TurnSweep } from './concierge/turns/turn.sweep.js';
 import { deploymentRoutes } from './deployments/deployment.routes.js';
+import { previewTokenRoute } from './deployments/preview-token.routes.js';
 import { perKeyRateLimit, requirePrincipal, resolvePrincipal } from './http/auth.js';
 import { noStore } from './http/no-store.js';
 import { accessLog } from './http/access-log.js';
@@ -63,11 +67,14 @@ export interface AppOptions {
   timeouts?: { headersMs?: number; bodyMs?: number };
   /** PostgreSQL schema to use (tests isolate each file in its own). */
   pgSchema?: string;
+  /** Where the built console is (default `console/dist`). */
+  consoleDir?: string;
 }
 
 export interface App {
   readonly store: Store;
   readonly server: Server;
+  readonly consoleAccounts: ConsoleAccounts;
   readonly routes: readonly RouteDef[];
   readonly express: express.Express;
   /** Starts listening; resolves with the base URL actually bound. */
@@ -87,6 +94,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const keys = new ApiKeyAuthenticator(db);
   const jobs = new JobRunner(db, options.generator ?? templateGenerator, logger, health, options.jobs);
   const idempotency = new Idempotency(db, health);
+  const consoleAccounts = new ConsoleAccounts(db);
 
   let baseUrl = config.publicBaseUrl ?? '';
   let openApiDocument: unknown;
@@ -121,6 +129,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     newConversationsPerSub: config.newConversationsPerSub,
     preHelloSocketsPerAddress: config.preHelloSocketsPerAddress,
     trustProxyHops: config.trustProxyHops,
+    publicBaseUrl: config.publicBaseUrl,
     ...options.sessions,
   });
   const searchIndex = new SearchIndex(db, store.dialect, health);
@@ -131,10 +140,12 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...agentRoutes({ db, onJobQueued: () => jobs.poke(), onPublished: (agentId) => deployments.agentChanged(agentId) }),
     ...jobRoutes(db),
     ...deploymentRoutes({ db, changed: (id) => conversations.deploymentChanged(id) }),
+    previewTokenRoute(deployments),
     ...conversationRoutes(new ConversationHistory(db, store.dialect, searchIndex), conversations),
     ...deliveryRoutes(deliveries),
     ...replyRoutes(replies, { signatureFailuresPerMinute: config.replySignatureFailuresPerMinute, trustProxyHops: config.trustProxyHops }),
     ...apiKeyRoutes({ db, usage, keys }),
+    ...consoleRoutes({ accounts: consoleAccounts, secure: config.publicBaseUrl?.startsWith('https:') ?? false, trustProxyHops: config.trustProxyHops }),
     widgetRoute(),
   ];
 
@@ -144,8 +155,10 @@ export async function createApp(options: AppOptions): Promise<App> {
   app.use(requestId);
   app.use(accessLog(logger));
 
-  app.use('/api/v1', noStore, resolvePrincipal(keys, usage), perKeyRateLimit(config.rateLimitPerMinute, config.trustProxyHops), requirePrincipal);
+  app.use('/console', noStore);
+  app.use('/api/v1', noStore, resolvePrincipal(keys, usage, { accounts: consoleAccounts, publicBaseUrl: config.publicBaseUrl }), perKeyRateLimit(config.rateLimitPerMinute, config.trustProxyHops), requirePrincipal);
   mountRoutes(app, routes, { bodyTimeoutMs: timeouts.bodyMs, idempotency });
+  app.use('/console', consoleStatic(options.consoleDir));
   app.use(notFoundRoute);
   app.use(errorHandler(logger, health));
 
@@ -163,6 +176,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   return {
     store,
     server,
+    consoleAccounts,
     routes,
     express: app,
     async listen() {

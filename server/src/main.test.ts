@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { client } from '../test/harness.js';
+import { call, client } from '../test/harness.js';
 import { ROOT, startServiceProcess as startProcess, TSX } from '../test/service-process.js';
 
 describe('the service process', () => {
@@ -14,19 +14,26 @@ describe('the service process', () => {
   });
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
 
-  it('prints Listening and the bootstrap key once, serves it, and exits 0 on SIGTERM', async () => {
+  it('prints Listening, the bootstrap key and the owner\'s console link once, serves them, and exits 0 on SIGTERM', async () => {
     const first = await startProcess(env());
-    // Give the key line a moment: it is written right after Listening.
-    await new Promise((r) => setTimeout(r, 100));
+    // Give the key lines a moment: they are written right after Listening.
+    await new Promise((r) => setTimeout(r, 200));
     const key = /^API key: (vak_\S+)$/m.exec(first.stdout())?.[1];
     expect(key).toBeDefined();
     expect((await client(first.url, key).get('/api/v1/agents')).status).toBe(200);
+    const link = /^Console sign-in: (\S+)$/m.exec(first.stdout())?.[1];
+    expect(link).toMatch(new RegExp(`^${first.url}/console/#/welcome/[A-Za-z0-9_-]{43}$`));
+    const welcome = await call(first.url, 'POST', '/console/welcome', { body: { token: link!.split('/').pop(), password: 'a long enough password' } });
+    expect(welcome.status).toBe(204);
+    const signIn = await call(first.url, 'POST', '/console/session', { body: { email: 'owner@localhost', password: 'a long enough password' } });
+    expect(signIn.status).toBe(204);
     first.child.kill('SIGTERM');
     expect(await first.exited).toBe(0);
 
     const second = await startProcess(env());
     await new Promise((r) => setTimeout(r, 100));
     expect(second.stdout()).not.toContain('API key:');
+    expect(second.stdout()).not.toContain('Console sign-in:');
     expect((await client(second.url, key).get('/api/v1/settings/api-key')).status).toBe(200);
 
     const admin = spawnSync(process.execPath, [...TSX, 'server/src/admin.ts', 'create-customer', '--name', 'Second hotel'], { cwd: ROOT, env: { ...process.env, ...env() }, encoding: 'utf8' });
@@ -34,6 +41,13 @@ describe('the service process', () => {
     const adminKey = /^API key: (vak_\S+)$/m.exec(admin.stdout)?.[1];
     expect(adminKey).toBeDefined();
     expect((await client(second.url, adminKey).get('/api/v1/agents')).body.meta.total_count).toBe(0);
+    const customerId = /^Customer: (\S+)$/m.exec(admin.stdout)![1]!;
+    const user = spawnSync(process.execPath, [...TSX, 'server/src/admin.ts', 'create-user', '--customer', customerId, '--email', 'desk@second.example'], { cwd: ROOT, env: { ...process.env, ...env() }, encoding: 'utf8' });
+    expect(user.status).toBe(0);
+    expect(user.stdout).toMatch(/^Console sign-in: http:\/\/localhost:0\/console\/#\/welcome\/[A-Za-z0-9_-]{43}\n$/);
+    const foreign = spawnSync(process.execPath, [...TSX, 'server/src/admin.ts', 'create-user', '--customer', customerId, '--email', 'owner@localhost'], { cwd: ROOT, env: { ...process.env, ...env() }, encoding: 'utf8' });
+    expect(foreign.status).toBe(1);
+    expect(foreign.stderr).toContain('owner@localhost already belongs to another customer');
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
   });
@@ -42,6 +56,9 @@ describe('the service process', () => {
     const usage = spawnSync(process.execPath, [...TSX, 'server/src/admin.ts', 'create-customer'], { cwd: ROOT, env: { ...process.env, ...env() }, encoding: 'utf8' });
     expect(usage.status).toBe(2);
     expect(usage.stderr).toContain('--name is required');
+    const badEmail = spawnSync(process.execPath, [...TSX, 'server/src/admin.ts', 'create-user', '--customer', '00000000-0000-4000-8000-000000000000', '--email', 'not-an-address'], { cwd: ROOT, env: { ...process.env, ...env() }, encoding: 'utf8' });
+    expect(badEmail.status).toBe(2);
+    expect(badEmail.stderr).toContain('--email must be an email address');
     const config = spawnSync(process.execPath, [...TSX, 'server/src/main.ts'], { cwd: ROOT, env: { ...process.env, ...env(), PORT: 'eighty' }, encoding: 'utf8' });
     expect(config.status).toBe(1);
     expect(config.stderr).toContain('Invalid configuration');

@@ -1,8 +1,12 @@
 import pino from 'pino';
 import { createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
+import { welcomeLink } from './console/console-accounts.js';
 import { bootstrapCustomer } from './customers/customer.service.js';
 import { createLogger } from './logger.js';
+
+/** The first customer's console user, created with it on an empty store. */
+const OWNER_EMAIL = 'owner@localhost';
 
 async function main(): Promise<void> {
   const config = loadConfig();
@@ -20,7 +24,10 @@ async function main(): Promise<void> {
   logger.info({ store: app.store.location }, 'service started');
   // Plain lines on stdout whatever the log level: scripts and people wait for them.
   process.stdout.write(`Listening on ${url}\n`);
-  if (bootstrap) process.stdout.write(`API key: ${bootstrap.apiKey}\n`);
+  if (bootstrap) {
+    const { token } = await app.consoleAccounts.invite(bootstrap.customerId, OWNER_EMAIL);
+    process.stdout.write(`API key: ${bootstrap.apiKey}\nConsole sign-in: ${welcomeLink(config.publicBaseUrl ?? url, token)}\n`);
+  }
 
   let stopping = false;
   const stop = (signal: string) => {

@@ -38,7 +38,7 @@ describe('GET /openapi.json', () => {
       .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m} ${path}`))
       .sort();
     expect(documented).toEqual(served);
-    expect(served).toHaveLength(35);
+    expect(served).toHaveLength(39);
     expect(Object.keys(doc.paths["/widget/concierge.js"].get.responses["200"].content)).toEqual(["text/javascript; charset=utf-8"]);
     expect(Object.keys(doc.paths['/api/v1/conversations/export'].get.responses['200'].content)).toEqual(['application/x-ndjson']);
   });
@@ -51,7 +51,7 @@ describe('GET /openapi.json', () => {
     expect(params.status.schema.enum).toEqual(['generating', 'draft', 'published', 'failed']);
     expect(Object.keys(list.responses).sort()).toEqual(['200', '400', '401', '429', '500', '503']);
     expect(list.responses['503'].headers['Retry-After']).toBeDefined();
-    expect(list.security).toEqual([{ apiKey: [] }]);
+    expect(list.security).toEqual([{ apiKey: [] }, { consoleSession: [] }]);
 
     const create = doc.paths['/api/v1/agents'].post;
     expect(Object.keys(create.responses).sort()).toEqual(['202', '400', '401', '409', '413', '415', '429', '500', '503']);

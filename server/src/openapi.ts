@@ -40,6 +40,11 @@ const rateLimitHeaders = {
 };
 const requestIdHeader = { 'X-Request-Id': { description: 'Echoes a well-formed incoming id, else a new one', schema: { type: 'string' as const } } };
 
+function successContent(def: RouteDef) {
+  if (def.success.contentType) return { [def.success.contentType]: { schema: def.success.data } };
+  return { 'application/json': { schema: def.success.raw ? def.success.data : envelopeOf(def.success.data, def.success.list) } };
+}
+
 function operationOf(def: RouteDef): ZodOpenApiOperationObject {
   const common = def.auth === false ? requestIdHeader : { ...requestIdHeader, ...rateLimitHeaders };
   const successHeaders: Record<string, { description: string; schema: { type: 'string' | 'integer' } }> = { ...common };
@@ -50,9 +55,7 @@ function operationOf(def: RouteDef): ZodOpenApiOperationObject {
     [String(def.success.status)]: {
       description: def.success.description,
       headers: successHeaders,
-      content: def.success.contentType
-        ? { [def.success.contentType]: { schema: def.success.data } }
-        : { 'application/json': { schema: def.success.raw ? def.success.data : envelopeOf(def.success.data, def.success.list) } },
+      ...(def.success.empty ? {} : { content: successContent(def) }),
     },
   };
   const byStatus = new Map<number, HttpErrorCode[]>();
@@ -72,7 +75,7 @@ function operationOf(def: RouteDef): ZodOpenApiOperationObject {
     operationId: def.operationId,
     summary: def.summary,
     tags: [def.tag],
-    security: def.auth === false ? [] : [{ apiKey: [] }],
+    security: def.auth === false ? [] : [{ apiKey: [] }, { consoleSession: [] }],
     responses,
   };
   if (def.params || def.query || isIdempotent(def)) {
@@ -102,7 +105,17 @@ export function buildOpenApiDocument(routes: readonly RouteDef[], serverUrl?: st
       description: 'Management API for agents, deployments and the customer API key, and the concierge session interfaces.',
     },
     ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
-    components: { securitySchemes: { apiKey: { type: 'http', scheme: 'bearer', description: 'The customer API key (vak_...)' } } },
+    components: {
+      securitySchemes: {
+        apiKey: { type: 'http', scheme: 'bearer', description: 'The customer API key (vak_...)' },
+        consoleSession: {
+          type: 'apiKey',
+          in: 'cookie',
+          name: 'concierge_session',
+          description: 'The console\'s session (POST /console/session); counts only with `X-Requested-With: concierge-console` and, when an Origin is sent, the service\'s own',
+        },
+      },
+    },
     paths,
   });
 }

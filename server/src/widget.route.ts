@@ -1,19 +1,11 @@
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { z } from 'zod';
 import { AppError } from './errors.js';
 import { type RouteDef, defineRoute } from './http/route.js';
+import { PROJECT_ROOT } from './shared/project-root.js';
 
-/** The project root: the same from `server/src` under tsx and from `dist/server/src` when compiled. */
-function projectRoot(from: string): string {
-  for (let dir = from; ; dir = dirname(dir)) {
-    if (existsSync(join(dir, 'package.json'))) return dir;
-    if (dirname(dir) === dir) return from;
-  }
-}
-
-export const WIDGET_BUNDLE = join(projectRoot(import.meta.dirname), 'widget', 'dist', 'concierge.js');
+export const WIDGET_BUNDLE = join(PROJECT_ROOT, 'widget', 'dist', 'concierge.js');
 
 const HEADERS = {
   'Access-Control-Allow-Origin': '*',

@@ -34,6 +34,7 @@ export interface ServiceOptions {
   generator?: AgentGenerator;
   jobs?: JobRunnerOptions;
   sessions?: AppOptions['sessions'];
+  consoleDir?: string;
 }
 
 export interface TestService {
@@ -94,6 +95,7 @@ async function startOn(place: Place, options: ServiceOptions): Promise<TestServi
     jobs: { pollMs: 50, ...options.jobs },
     sessions: { sweepIntervalMs: 200, ...options.sessions },
     ...(options.timeouts ? { timeouts: options.timeouts } : {}),
+    ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}),
     ...(place.pgSchema ? { pgSchema: place.pgSchema } : {}),
   });
   const url = await app.listen();

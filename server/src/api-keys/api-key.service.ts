@@ -10,9 +10,13 @@ import {
   retireApiKeys,
 } from './api-key.repository.js';
 
+/** Who a management request acts for: an API key, or a console user signed in with a session. */
 export interface Principal {
   customerId: string;
-  keyId: string;
+  /** The API key used; null for a console session. */
+  keyId: string | null;
+  /** The console user, for a console session. */
+  userId?: string;
 }
 
 export interface ApiKeySettings {

@@ -32,7 +32,7 @@ export class UsageRecorder {
     this.flushing.start();
   }
 
-  record(customerId: string, keyId: string, method: string, route: string, failed: boolean, at: Date): void {
+  record(customerId: string, keyId: string | null, method: string, route: string, failed: boolean, at: Date): void {
     const iso = at.toISOString();
     const day = iso.slice(0, 10);
     const fresh = { customer_id: customerId, day, method, route, requests: 0, errors: 0 };
@@ -44,7 +44,8 @@ export class UsageRecorder {
     }
     row.requests += 1;
     if (failed) row.errors += 1;
-    this.lastUsed.set(keyId, iso);
+    // A console session uses no key: its requests count, no key's last use moves.
+    if (keyId) this.lastUsed.set(keyId, iso);
   }
 
   /** Writes what is pending; resolves once everything recorded before the call is written (or put back after a failure). */

@@ -61,6 +61,8 @@ export interface RouteDef<P extends z.ZodType = z.ZodType, Q extends z.ZodType =
     headers?: Record<string, string>;
     /** Sent as is, without the envelope (the OpenAPI document itself). */
     raw?: boolean;
+    /** No body at all (204). */
+    empty?: boolean;
     /** Not JSON: the handler's `data` (text or bytes) is sent as is with this media type. */
     contentType?: string;
     /** With `contentType`: `data` is an async iterable of text, streamed as it comes, paced by the client's reading. */
@@ -160,6 +162,7 @@ type WireResponse = Omit<KeptResponse, 'body'> & { body: string | Buffer };
 function render(def: RouteDef, result: RouteResult): WireResponse {
   const headers: Record<string, string> = { ...result.headers };
   if (def.success.contentType) return { status: def.success.status, headers: { ...headers, 'Content-Type': def.success.contentType }, body: result.data as string | Buffer };
+  if (def.success.empty) return { status: def.success.status, headers, body: '' };
   headers['Content-Type'] = JSON_TYPE;
   if (def.success.raw) return { status: def.success.status, headers, body: JSON.stringify(result.data) };
   return { status: result.status ?? def.success.status, headers, body: successBody(result.data, result.meta) };

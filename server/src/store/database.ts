@@ -5,6 +5,7 @@ import type { ConversationTable, TurnTable } from '../concierge/conversations/co
 import type { DeliveryTable } from '../concierge/deliveries/delivery.table.js';
 import type { ConversationEventTable } from '../concierge/events/event.table.js';
 import type { TranscriptOutboxTable } from '../concierge/events/outbox.table.js';
+import type { ConsoleSessionTable, ConsoleSignInFailureTable, ConsoleUserTable } from '../console/console.table.js';
 import type { CustomerTable } from '../customers/customer.table.js';
 import type { DeploymentTable } from '../deployments/deployment.table.js';
 import type { IdempotencyKeyTable } from '../idempotency/idempotency.table.js';
@@ -31,6 +32,9 @@ export interface Database {
   transcript_outbox: TranscriptOutboxTable;
   deliveries: DeliveryTable;
   idempotency_keys: IdempotencyKeyTable;
+  console_users: ConsoleUserTable;
+  console_sessions: ConsoleSessionTable;
+  console_sign_in_failures: ConsoleSignInFailureTable;
 }
 
 export type Db = Kysely<Database>;

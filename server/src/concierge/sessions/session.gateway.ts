@@ -1,6 +1,7 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
+import { ownOrigin } from '../../http/console-cookie.js';
 import { AppError } from '../../errors.js';
 import { clientAddress } from '../../http/client-address.js';
 import { PerKeyCap } from '../../shared/per-key-cap.js';
@@ -15,6 +16,8 @@ export interface SessionGatewayOptions extends Omit<SessionContext, 'join' | 'le
   preHelloSocketsPerAddress: number;
   /** Proxy hops whose X-Forwarded-For is believed (see {@link clientAddress}). */
   trustProxyHops: number;
+  /** The service's own origin (the console's) passes every deployment's allowed_origins. */
+  publicBaseUrl: string | undefined;
   helloTimeoutMs?: number;
   pingIntervalMs?: number;
   maxSocketsPerConversation?: number;
@@ -71,7 +74,8 @@ export class SessionGateway {
     const dep = await this.o.deployments.get(deploymentId);
     if (!dep) return refuseUpgrade(socket, 404, 'Not Found');
     const origin = req.headers.origin;
-    if (dep.allowedOrigins.length && (!origin || !dep.allowedOrigins.includes(origin))) return refuseUpgrade(socket, 403, 'Forbidden');
+    const allowed = !dep.allowedOrigins.length || (origin !== undefined && (dep.allowedOrigins.includes(origin) || origin === ownOrigin(req, this.o.publicBaseUrl)));
+    if (!allowed) return refuseUpgrade(socket, 403, 'Forbidden');
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       if (dep.status !== 'active') {
         const inactive = new AppError('deployment_inactive', 'deployment inactive');

@@ -6,6 +6,7 @@ import { outboxUrl } from './2026-11-24-02-outbox-url.js';
 import { agentVersions } from './2026-11-24-03-agent-versions.js';
 import { retention } from './2026-11-24-04-retention.js';
 import { history } from './2026-11-24-05-history.js';
+import { consoleAccounts } from './2026-11-24-06-console.js';
 
 /** Every migration, in order. Names are timestamps so they sort the way they apply. */
 export const migrations: Record<string, Migration> = {
@@ -16,4 +17,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-24-03-agent-versions': agentVersions,
   '2026-11-24-04-retention': retention,
   '2026-11-24-05-history': history,
+  '2026-11-24-06-console': consoleAccounts,
 };

@@ -1,0 +1,74 @@
+import type { Selectable } from 'kysely';
+import type { Db } from '../store/database.js';
+import type { ConsoleSessionTable, ConsoleUserTable } from './console.table.js';
+
+export type ConsoleUserRow = Selectable<ConsoleUserTable>;
+export type ConsoleSessionRow = Selectable<ConsoleSessionTable>;
+
+export async function findUserByEmail(db: Db, email: string): Promise<ConsoleUserRow | undefined> {
+  return db.selectFrom('console_users').selectAll().where('email', '=', email).executeTakeFirst();
+}
+
+export async function findUserByWelcome(db: Db, welcomeHash: string): Promise<ConsoleUserRow | undefined> {
+  return db.selectFrom('console_users').selectAll().where('welcome_hash', '=', welcomeHash).executeTakeFirst();
+}
+
+export async function insertUser(db: Db, row: ConsoleUserRow): Promise<void> {
+  await db.insertInto('console_users').values(row).execute();
+}
+
+export async function setWelcome(db: Db, userId: string, welcomeHash: string, expiresAt: string): Promise<void> {
+  await db.updateTable('console_users').set({ welcome_hash: welcomeHash, welcome_expires_at: expiresAt }).where('id', '=', userId).execute();
+}
+
+/** Sets the password once: only while the welcome is still the one presented, so a link cannot be used twice even by two racing requests. */
+export async function claimWelcome(db: Db, userId: string, welcomeHash: string, passwordHash: string): Promise<boolean> {
+  const result = await db
+    .updateTable('console_users')
+    .set({ password_hash: passwordHash, welcome_hash: null, welcome_expires_at: null })
+    .where('id', '=', userId)
+    .where('welcome_hash', '=', welcomeHash)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
+/** Opens a session and notes the sign-in; expired sessions of anyone go at the same time (they are few). */
+export async function openSession(db: Db, row: ConsoleSessionRow, now: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('console_sessions').where('expires_at', '<', now).execute();
+    await trx.insertInto('console_sessions').values(row).execute();
+    await trx.updateTable('console_users').set({ last_sign_in_at: now }).where('id', '=', row.user_id).execute();
+  });
+}
+
+export async function findSession(db: Db, tokenHash: string): Promise<ConsoleSessionRow | undefined> {
+  return db.selectFrom('console_sessions').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+}
+
+export async function touchSession(db: Db, tokenHash: string, at: string): Promise<void> {
+  await db.updateTable('console_sessions').set({ last_seen_at: at }).where('token_hash', '=', tokenHash).execute();
+}
+
+export async function deleteSession(db: Db, tokenHash: string): Promise<void> {
+  await db.deleteFrom('console_sessions').where('token_hash', '=', tokenHash).execute();
+}
+
+/** Failed sign-ins since `since` for this email and from this address. */
+export async function countFailures(db: Db, email: string, address: string, since: string): Promise<{ byEmail: string[]; byAddress: string[] }> {
+  const rows = await db
+    .selectFrom('console_sign_in_failures')
+    .select(['email', 'address', 'at'])
+    .where('at', '>=', since)
+    .where((eb) => eb.or([eb('email', '=', email), eb('address', '=', address)]))
+    .orderBy('at')
+    .execute();
+  return { byEmail: rows.filter((r) => r.email === email).map((r) => r.at), byAddress: rows.filter((r) => r.address === address).map((r) => r.at) };
+}
+
+/** Notes a failure; those past the window go at the same time. */
+export async function recordFailure(db: Db, row: { id: string; email: string; address: string; at: string }, before: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('console_sign_in_failures').where('at', '<', before).execute();
+    await trx.insertInto('console_sign_in_failures').values(row).execute();
+  });
+}

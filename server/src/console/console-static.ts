@@ -1,0 +1,34 @@
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import express, { type RequestHandler, Router } from 'express';
+import { AppError } from '../errors.js';
+import { PROJECT_ROOT } from '../shared/project-root.js';
+
+export const CONSOLE_DIR = join(PROJECT_ROOT, 'console', 'dist');
+
+/** Nothing inline, nothing from elsewhere, and never inside another site's frame. */
+const CONSOLE_CSP = "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+
+const securityHeaders: RequestHandler = (_req, res, next) => {
+  res.setHeader('Content-Security-Policy', CONSOLE_CSP);
+  res.setHeader('X-Content-Type-Options', 'nosniff');
+  res.setHeader('Referrer-Policy', 'no-referrer');
+  next();
+};
+
+/**
+ * `/console`: the built single-page app, as static files (routes live after `#`, so one
+ * index.html serves them all). Every response is `no-store` (set before this router).
+ */
+export function consoleStatic(dir = CONSOLE_DIR): Router {
+  const router = Router();
+  router.use(securityHeaders);
+  router.get('/', (req, res, next) => {
+    // `/console` → `/console/`, so the page's relative asset paths resolve under it.
+    if (req.originalUrl === '/console') return res.redirect(308, '/console/');
+    if (!existsSync(join(dir, 'index.html'))) return next(new AppError('not_found', 'The console is not built: run `npm run build:console`'));
+    next();
+  });
+  router.use(express.static(dir, { index: 'index.html', redirect: false, etag: false, lastModified: false, cacheControl: false, dotfiles: 'ignore', fallthrough: true }));
+  return router;
+}

@@ -1,0 +1,65 @@
+import { z } from 'zod';
+import { clientAddress } from '../http/client-address.js';
+import { clearedSessionCookie, readCookie, SESSION_COOKIE, sessionCookie } from '../http/console-cookie.js';
+import { type RouteDef, defineRoute } from '../http/route.js';
+import { type ConsoleAccounts, MIN_PASSWORD_LENGTH } from './console-accounts.js';
+
+export interface ConsoleRouteDeps {
+  accounts: ConsoleAccounts;
+  /** The cookie gets `Secure` when the service is reached over https. */
+  secure: boolean;
+  trustProxyHops: number;
+}
+
+const password = z.string().max(1024);
+const signInBody = z.strictObject({ email: z.string().min(1).max(320), password: password.min(1) });
+const welcomeBody = z.strictObject({
+  token: z.string().min(1).max(200),
+  password: password.min(MIN_PASSWORD_LENGTH, `The password must have at least ${MIN_PASSWORD_LENGTH} characters`),
+});
+const cookieHeader = { 'Set-Cookie': 'concierge_session: HttpOnly, SameSite=Strict, Path=/ (Secure over https); 12 h absolute, 2 h idle' };
+
+/** Sign-in, sign-out and the welcome link's first password (contract §15). */
+export function consoleRoutes({ accounts, secure, trustProxyHops }: ConsoleRouteDeps): RouteDef[] {
+  const signedIn = (token: string) => ({ data: null, headers: { 'Set-Cookie': sessionCookie(token, secure) } });
+  return [
+    defineRoute({
+      method: 'post',
+      path: '/console/session',
+      operationId: 'signIn',
+      summary: 'Sign in to the console; at most 10 failures per email and per address in 15 minutes',
+      tag: 'Console',
+      auth: false,
+      body: signInBody,
+      errors: ['unauthorized', 'rate_limited'],
+      success: { status: 204, description: 'Signed in: the session cookie is set', data: z.null(), empty: true, headers: cookieHeader },
+      handler: async ({ body, req }) => signedIn(await accounts.signIn(body.email, body.password, clientAddress(req, trustProxyHops))),
+    }),
+    defineRoute({
+      method: 'delete',
+      path: '/console/session',
+      operationId: 'signOut',
+      summary: 'Sign out: the session ends on the server and the cookie is cleared',
+      tag: 'Console',
+      auth: false,
+      success: { status: 204, description: 'Signed out', data: z.null(), empty: true, headers: { 'Set-Cookie': 'concierge_session, cleared' } },
+      handler: async ({ req }) => {
+        const token = readCookie(req, SESSION_COOKIE);
+        if (token) await accounts.signOut(token);
+        return { data: null, headers: { 'Set-Cookie': clearedSessionCookie(secure) } };
+      },
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/console/welcome',
+      operationId: 'welcome',
+      summary: 'Choose a password with a one-time welcome link (24 h) and sign in',
+      tag: 'Console',
+      auth: false,
+      body: welcomeBody,
+      errors: ['unauthorized'],
+      success: { status: 204, description: 'Password set and signed in: the session cookie is set', data: z.null(), empty: true, headers: cookieHeader },
+      handler: async ({ body }) => signedIn(await accounts.welcome(body.token, body.password)),
+    }),
+  ];
+}

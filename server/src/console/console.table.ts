@@ -1,0 +1,33 @@
+/** A person who signs in to the console; belongs to one customer. */
+export interface ConsoleUserTable {
+  id: string;
+  customer_id: string;
+  /** Lower-cased: one account per address. */
+  email: string;
+  /** `scrypt$N$r$p$salt$hash` (base64url), or null until the welcome link is used. */
+  password_hash: string | null;
+  /** SHA-256 of the one-time welcome token; null once used. */
+  welcome_hash: string | null;
+  welcome_expires_at: string | null;
+  created_at: string;
+  last_sign_in_at: string | null;
+}
+
+/** A signed-in browser. Only the SHA-256 of its cookie's token is kept. */
+export interface ConsoleSessionTable {
+  token_hash: string;
+  user_id: string;
+  customer_id: string;
+  created_at: string;
+  last_seen_at: string;
+  /** Absolute end (12 h after sign-in); the idle end is last_seen_at + 2 h. */
+  expires_at: string;
+}
+
+/** A failed sign-in, kept 15 minutes, counted per email and per client address. */
+export interface ConsoleSignInFailureTable {
+  id: string;
+  email: string;
+  address: string;
+  at: string;
+}

@@ -1,0 +1,181 @@
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { decodeJwt } from 'jose';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import { deploy } from '../../test/concierge-kit.js';
+import { call, client, describeEachStore, expectError, type StoreKind, startService, type TestService } from '../../test/harness.js';
+
+const PASSWORD = 'correct horse battery';
+const CONSOLE = { 'x-requested-with': 'concierge-console' };
+
+/** The session cookie's value from a Set-Cookie header. */
+const tokenOf = (setCookie: string | null): string => /^concierge_session=([^;]*)/.exec(setCookie ?? '')?.[1] ?? '';
+
+function suite(kind: StoreKind) {
+  let service: TestService;
+  let dir: string;
+  let customerId: string;
+  let apiKey: string;
+  const agents = (cookie: string, headers: Record<string, string> = CONSOLE) => call(service.url, 'GET', '/api/v1/agents', { headers: { cookie: `concierge_session=${cookie}`, ...headers } });
+  const signIn = (email: string, password: string) => call(service.url, 'POST', '/console/session', { body: { email, password } });
+  const newUser = async (email: string) => (await service.app.consoleAccounts.invite(customerId, email)).token;
+  const welcomed = async (email: string) => {
+    const reply = await call(service.url, 'POST', '/console/welcome', { body: { token: await newUser(email), password: PASSWORD } });
+    expect(reply.status).toBe(204);
+    return tokenOf(reply.headers.get('set-cookie'));
+  };
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'concierge-console-'));
+    mkdirSync(join(dir, 'assets'));
+    writeFileSync(join(dir, 'index.html'), '<!doctype html><title>Console</title><script type="module" src="./assets/app.js"></script>');
+    writeFileSync(join(dir, 'assets', 'app.js'), 'export {};');
+    service = await startService(kind, { consoleDir: dir });
+    ({ customerId, apiKey } = await service.newCustomer('Harbor Hotel'));
+  });
+  afterAll(async () => {
+    await service?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('sets a password once from a welcome link, then signs in with a strict, HttpOnly session cookie', async () => {
+    const token = await newUser('Ana@Example.com');
+    expectError(await call(service.url, 'POST', '/console/welcome', { body: { token, password: 'too short' } }), 400, 'invalid_request');
+    const welcome = await call(service.url, 'POST', '/console/welcome', { body: { token, password: PASSWORD } });
+    expect(welcome.status).toBe(204);
+    expect(welcome.body).toBe('');
+    expect(welcome.headers.get('cache-control')).toBe('no-store');
+    const cookie = welcome.headers.get('set-cookie')!;
+    expect(cookie).toMatch(/^concierge_session=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=\/; Max-Age=43200$/);
+    expect((await agents(tokenOf(cookie))).status).toBe(200);
+    // One use only.
+    expectError(await call(service.url, 'POST', '/console/welcome', { body: { token, password: PASSWORD } }), 401, 'unauthorized');
+    expect((await signIn('ana@example.com', PASSWORD)).status).toBe(204);
+    const user = await service.app.store.db.selectFrom('console_users').selectAll().where('email', '=', 'ana@example.com').executeTakeFirstOrThrow();
+    expect(user.password_hash).toMatch(/^scrypt\$32768\$8\$1\$/);
+    expect(user.last_sign_in_at).not.toBeNull();
+    expect(service.logs.join('')).not.toContain(tokenOf(cookie));
+  });
+
+  it('refuses a wrong password and an unknown email with the same answer', async () => {
+    await welcomed('ben@example.com');
+    const wrong = await signIn('ben@example.com', 'not the password');
+    const unknown = await signIn('nobody@example.com', PASSWORD);
+    expectError(wrong, 401, 'unauthorized');
+    expectError(unknown, 401, 'unauthorized');
+    expect(wrong.body.error.message).toBe(unknown.body.error.message);
+    expect(wrong.headers.get('set-cookie')).toBeNull();
+  });
+
+  it('takes the cookie only with the console header and from its own origin; the key works as before', async () => {
+    const session = await welcomed('cy@example.com');
+    expect((await agents(session)).status).toBe(200);
+    expectError(await agents(session, {}), 401, 'unauthorized');
+    expectError(await agents(session, { ...CONSOLE, origin: 'https://evil.example' }), 401, 'unauthorized');
+    expect((await agents(session, { ...CONSOLE, origin: service.url })).status).toBe(200);
+    expectError(await agents('not-a-session'), 401, 'unauthorized');
+    expect((await client(service.url, apiKey).get('/api/v1/agents')).status).toBe(200);
+  });
+
+  it('ends a session on sign-out, after 2 h idle and after 12 h whatever happens', async () => {
+    const db = service.app.store.db;
+    const out = await welcomed('dee@example.com');
+    const signedOut = await call(service.url, 'DELETE', '/console/session', { headers: { cookie: `concierge_session=${out}` } });
+    expect(signedOut.status).toBe(204);
+    expect(signedOut.headers.get('set-cookie')).toMatch(/^concierge_session=; HttpOnly; SameSite=Strict; Path=\/; Max-Age=0$/);
+    expectError(await agents(out), 401, 'unauthorized');
+
+    const idle = await welcomed('dee@example.com');
+    const agesAgo = (ms: number) => new Date(Date.now() - ms).toISOString();
+    await db.updateTable('console_sessions').set({ last_seen_at: agesAgo(2 * 3_600_000 + 1_000) }).execute();
+    expectError(await agents(idle), 401, 'unauthorized');
+
+    const old = await welcomed('dee@example.com');
+    expect((await agents(old)).status).toBe(200);
+    await db.updateTable('console_sessions').set({ expires_at: agesAgo(1_000) }).execute();
+    expectError(await agents(old), 401, 'unauthorized');
+  });
+
+  it('refuses an email after 10 failures in 15 minutes, the right password too, and an address after 10', async () => {
+    // Earlier tests failed from this address too: the count starts here.
+    await service.app.store.db.deleteFrom('console_sign_in_failures').execute();
+    await welcomed('eve@example.com');
+    for (let i = 0; i < 10; i++) expectError(await signIn('eve@example.com', `wrong ${i}`), 401, 'unauthorized');
+    const limited = await signIn('eve@example.com', PASSWORD);
+    expectError(limited, 429, 'rate_limited');
+    expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(800);
+    expect(Number(limited.headers.get('retry-after'))).toBeLessThanOrEqual(900);
+    // The failures were counted against this client's address as well: another email from it is refused.
+    await welcomed('fay@example.com');
+    expectError(await signIn('fay@example.com', PASSWORD), 429, 'rate_limited');
+    // Once the window has passed, both work again.
+    await service.app.store.db.updateTable('console_sign_in_failures').set({ at: new Date(Date.now() - 15 * 60_000 - 1_000).toISOString() }).execute();
+    expect((await signIn('eve@example.com', PASSWORD)).status).toBe(204);
+  });
+
+  it('mints a ten-minute preview token for an active deployment; the service origin passes allowed_origins', async () => {
+    const { api, deploymentId } = await deploy(service, { hook_url: 'https://hooks.example/turn', allowed_origins: ['https://hotel.example'] });
+    const owner = (await service.app.store.db.selectFrom('deployments').select('customer_id').where('id', '=', deploymentId).executeTakeFirstOrThrow()).customer_id;
+    const { token: welcome } = await service.app.consoleAccounts.invite(owner, 'gus@example.com');
+    const session = tokenOf((await call(service.url, 'POST', '/console/welcome', { body: { token: welcome, password: PASSWORD } })).headers.get('set-cookie'));
+    const minted = await call(service.url, 'POST', `/api/v1/deployments/${deploymentId}/preview-token`, { headers: { cookie: `concierge_session=${session}`, ...CONSOLE } });
+    expect(minted.status).toBe(200);
+    const claims = decodeJwt(minted.body.data.token);
+    const user = await service.app.store.db.selectFrom('console_users').select('id').where('email', '=', 'gus@example.com').executeTakeFirstOrThrow();
+    expect(claims).toMatchObject({ sub: `console:${user.id}`, aud: deploymentId });
+    expect(claims.exp! - claims.iat!).toBe(600);
+    expect(minted.body.data).toMatchObject({ sub: `console:${user.id}`, expires_at: new Date(claims.exp! * 1000).toISOString() });
+    const byKey = await api.post(`/api/v1/deployments/${deploymentId}/preview-token`);
+    expect(decodeJwt(byKey.body.data.token).sub).toMatch(/^api-key:[0-9a-f-]{36}$/);
+
+    const opens = (origin: string) =>
+      new Promise<number>((resolve) => {
+        const ws = new WebSocket(`${service.url.replace('http', 'ws')}/embed/concierge/${deploymentId}/ws`, { origin });
+        ws.on('open', () => {
+          ws.close();
+          resolve(101);
+        });
+        ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+      });
+    expect(await opens(service.url)).toBe(101);
+    expect(await opens('https://hotel.example')).toBe(101);
+    expect(await opens('https://elsewhere.example')).toBe(403);
+
+    expect((await api.post(`/api/v1/deployments/${deploymentId}/deactivate`)).status).toBe(200);
+    expectError(await api.post(`/api/v1/deployments/${deploymentId}/preview-token`), 409, 'invalid_state');
+    const stranger = client(service.url, (await service.newCustomer('Other')).apiKey);
+    expectError(await stranger.post(`/api/v1/deployments/${deploymentId}/preview-token`), 404, 'not_found');
+  });
+
+  it('serves the console under a strict CSP, never cached, with /console sent to /console/', async () => {
+    const bare = await fetch(`${service.url}/console`, { redirect: 'manual' });
+    expect(bare.status).toBe(308);
+    expect(bare.headers.get('location')).toBe('/console/');
+    for (const path of ['/console/', '/console/assets/app.js']) {
+      const res = await fetch(service.url + path);
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-security-policy')).toBe("default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
+      expect(res.headers.get('cache-control')).toBe('no-store');
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff');
+    }
+    expect((await fetch(`${service.url}/console/`)).headers.get('content-type')).toMatch(/^text\/html/);
+    expectError(await call(service.url, 'GET', '/console/assets/absent.js'), 404, 'not_found');
+  });
+}
+
+describeEachStore('console accounts and sessions', suite);
+
+describe('console without a build', () => {
+  it('answers /console/ with a 404 that says how to build it', async () => {
+    const service = await startService('sqlite', { consoleDir: join(tmpdir(), 'no-console-here') });
+    try {
+      const reply = await call(service.url, 'GET', '/console/');
+      expectError(reply, 404, 'not_found');
+      expect(reply.body.error.message).toContain('npm run build:console');
+    } finally {
+      await service.close();
+    }
+  });
+});

@@ -1,0 +1,32 @@
+import type { IncomingMessage } from 'node:http';
+import { SESSION_ABSOLUTE_MS } from '../console/console-accounts.js';
+
+export const SESSION_COOKIE = 'concierge_session';
+/** The header a console request must carry for its cookie to count: a cross-site form cannot set it, and a cross-site fetch that sets it needs a preflight nobody answers. */
+export const CONSOLE_HEADER = { name: 'x-requested-with', value: 'concierge-console' };
+
+/** The value of one cookie, or undefined. */
+export function readCookie(req: IncomingMessage, name: string): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
+  }
+  return undefined;
+}
+
+/** HttpOnly, SameSite=Strict, the whole site, Secure behind https; lives as long as the session may. */
+export function sessionCookie(token: string, secure: boolean): string {
+  return `${SESSION_COOKIE}=${token}; HttpOnly; SameSite=Strict; Path=/; Max-Age=${SESSION_ABSOLUTE_MS / 1000}${secure ? '; Secure' : ''}`;
+}
+
+export function clearedSessionCookie(secure: boolean): string {
+  return `${SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0${secure ? '; Secure' : ''}`;
+}
+
+/**
+ * The service's own origin as the browser sees it: that of PUBLIC_BASE_URL when set (behind a
+ * proxy), else the Host the request was sent to.
+ */
+export function ownOrigin(req: IncomingMessage, publicBaseUrl: string | undefined): string {
+  return publicBaseUrl ? new URL(publicBaseUrl).origin : `http://${req.headers.host ?? ''}`;
+}
