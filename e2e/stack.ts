@@ -41,6 +41,15 @@ export class Stack {
     return new Stack(service, demo, relay, dataDir, service.url, demo.url, apiKey, deploymentId);
   }
 
+  /** A new customer with a console user, as `npm run admin -- create-customer --email` makes them: its key and the welcome token. */
+  newConsoleCustomer(name: string, email: string): { apiKey: string; welcomeToken: string } {
+    const made = spawnSync(process.execPath, [...TSX, 'server/src/admin.ts', 'create-customer', '--name', name, '--email', email], { cwd: ROOT, env: { ...process.env, ...serviceEnv(this.dataDir, '0') }, encoding: 'utf8' });
+    const apiKey = /^API key: (vak_\S+)$/m.exec(made.stdout)?.[1];
+    const welcomeToken = /^Console sign-in: \S+\/console\/#\/welcome\/(\S+)$/m.exec(made.stdout)?.[1];
+    if (!apiKey || !welcomeToken) throw new Error(`create-customer failed: ${made.stderr}`);
+    return { apiKey, welcomeToken };
+  }
+
   /** Stops the service gracefully and starts it again on the same port and data. */
   async restartService(downMs = 0): Promise<void> {
     this.service.child.kill('SIGTERM');

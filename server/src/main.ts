@@ -23,7 +23,7 @@ async function main(): Promise<void> {
   const url = await app.listen();
   logger.info({ store: app.store.location }, 'service started');
   // Plain lines on stdout whatever the log level: scripts and people wait for them.
-  process.stdout.write(`Listening on ${url}\n`);
+  process.stdout.write(`Listening on ${url}\nConsole at ${config.publicBaseUrl ?? url}/console/\n`);
   if (bootstrap) {
     const { token } = await app.consoleAccounts.invite(bootstrap.customerId, OWNER_EMAIL);
     process.stdout.write(`API key: ${bootstrap.apiKey}\nConsole sign-in: ${welcomeLink(config.publicBaseUrl ?? url, token)}\n`);

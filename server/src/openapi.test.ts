@@ -38,7 +38,7 @@ describe('GET /openapi.json', () => {
       .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m} ${path}`))
       .sort();
     expect(documented).toEqual(served);
-    expect(served).toHaveLength(39);
+    expect(served).toHaveLength(40);
     expect(Object.keys(doc.paths["/widget/concierge.js"].get.responses["200"].content)).toEqual(["text/javascript; charset=utf-8"]);
     expect(Object.keys(doc.paths['/api/v1/conversations/export'].get.responses['200'].content)).toEqual(['application/x-ndjson']);
   });

@@ -149,7 +149,8 @@ export async function call<T = any>(base: string, method: string, path: string, 
     body = JSON.stringify(options.body);
     headers['content-type'] ??= 'application/json';
   }
-  const res = await fetch(base + path, { method, headers, body });
+  // Bytes as a Uint8Array: a body type both Node's and the DOM's fetch types accept.
+  const res = await fetch(base + path, { method, headers, body: typeof body === 'object' ? new Uint8Array(body) : body });
   const text = await res.text();
   let parsed: unknown = text;
   try {

@@ -9,6 +9,10 @@ export async function findUserByEmail(db: Db, email: string): Promise<ConsoleUse
   return db.selectFrom('console_users').selectAll().where('email', '=', email).executeTakeFirst();
 }
 
+export async function findUserById(db: Db, id: string): Promise<ConsoleUserRow | undefined> {
+  return db.selectFrom('console_users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
 export async function findUserByWelcome(db: Db, welcomeHash: string): Promise<ConsoleUserRow | undefined> {
   return db.selectFrom('console_users').selectAll().where('welcome_hash', '=', welcomeHash).executeTakeFirst();
 }

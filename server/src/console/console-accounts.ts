@@ -8,6 +8,7 @@ import {
   deleteSession,
   findSession,
   findUserByEmail,
+  findUserById,
   findUserByWelcome,
   insertUser,
   openSession,
@@ -117,6 +118,13 @@ export class ConsoleAccounts {
     }
     if (now - lastSeen >= TOUCH_EVERY_MS) await touchSession(this.db, hash, iso(now));
     return { userId: row.user_id, customerId: row.customer_id };
+  }
+
+  /** The signed-in user, for the console's header; null when the session is not valid. */
+  async whoIs(token: string): Promise<{ id: string; email: string; customer_id: string } | null> {
+    const who = await this.identify(token);
+    const user = who && (await findUserById(this.db, who.userId));
+    return user ? { id: user.id, email: user.email, customer_id: user.customer_id } : null;
   }
 
   async signOut(token: string): Promise<void> {

@@ -17,6 +17,7 @@ const welcomeBody = z.strictObject({
   token: z.string().min(1).max(200),
   password: password.min(MIN_PASSWORD_LENGTH, `The password must have at least ${MIN_PASSWORD_LENGTH} characters`),
 });
+export const consoleUserSchema = z.object({ id: z.uuid(), email: z.string(), customer_id: z.uuid() }).nullable().meta({ id: 'ConsoleUser' });
 const cookieHeader = { 'Set-Cookie': 'concierge_session: HttpOnly, SameSite=Strict, Path=/ (Secure over https); 12 h absolute, 2 h idle' };
 
 /** Sign-in, sign-out and the welcome link's first password (contract §15). */
@@ -34,6 +35,23 @@ export function consoleRoutes({ accounts, secure, trustProxyHops }: ConsoleRoute
       errors: ['unauthorized', 'rate_limited'],
       success: { status: 204, description: 'Signed in: the session cookie is set', data: z.null(), empty: true, headers: cookieHeader },
       handler: async ({ body, req }) => signedIn(await accounts.signIn(body.email, body.password, clientAddress(req, trustProxyHops))),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/console/session',
+      operationId: 'currentSession',
+      summary: 'Who is signed in: the user, or null (200 either way, so a page can ask without an error)',
+      tag: 'Console',
+      auth: false,
+      success: {
+        status: 200,
+        description: 'The signed-in user, or null',
+        data: consoleUserSchema,
+      },
+      handler: async ({ req }) => {
+        const token = readCookie(req, SESSION_COOKIE);
+        return { data: token ? await accounts.whoIs(token) : null };
+      },
     }),
     defineRoute({
       method: 'delete',

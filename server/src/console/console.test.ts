@@ -50,6 +50,9 @@ function suite(kind: StoreKind) {
     const cookie = welcome.headers.get('set-cookie')!;
     expect(cookie).toMatch(/^concierge_session=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=\/; Max-Age=43200$/);
     expect((await agents(tokenOf(cookie))).status).toBe(200);
+    const me = await call(service.url, 'GET', '/console/session', { headers: { cookie: `concierge_session=${tokenOf(cookie)}` } });
+    expect(me.body.data).toEqual({ id: expect.any(String), email: 'ana@example.com', customer_id: customerId });
+    expect((await call(service.url, 'GET', '/console/session')).body).toMatchObject({ success: true, data: null });
     // One use only.
     expectError(await call(service.url, 'POST', '/console/welcome', { body: { token, password: PASSWORD } }), 401, 'unauthorized');
     expect((await signIn('ana@example.com', PASSWORD)).status).toBe(204);
@@ -115,6 +118,16 @@ function suite(kind: StoreKind) {
     expect((await signIn('eve@example.com', PASSWORD)).status).toBe(204);
   });
 
+  it('counts console requests in the usage like any other', async () => {
+    const session = await welcomed('hal@example.com');
+    await agents(session);
+    const usage = await client(service.url, apiKey).get('/api/v1/settings/api-key/usage?days=1');
+    expect(usage.body.data.by_route).toContainEqual({ method: 'GET', route: '/api/v1/agents', requests: expect.any(Number) });
+    const byRoute = usage.body.data.by_route.find((r: { route: string }) => r.route === '/api/v1/agents');
+    // This customer's agents list was read by console sessions only (the key read it once, in an earlier test).
+    expect(byRoute.requests).toBeGreaterThanOrEqual(5);
+  });
+
   it('mints a ten-minute preview token for an active deployment; the service origin passes allowed_origins', async () => {
     const { api, deploymentId } = await deploy(service, { hook_url: 'https://hooks.example/turn', allowed_origins: ['https://hotel.example'] });
     const owner = (await service.app.store.db.selectFrom('deployments').select('customer_id').where('id', '=', deploymentId).executeTakeFirstOrThrow()).customer_id;
@@ -166,6 +179,24 @@ function suite(kind: StoreKind) {
 }
 
 describeEachStore('console accounts and sessions', suite);
+
+describe('console behind https', () => {
+  it('marks the cookie Secure when PUBLIC_BASE_URL is https, and takes that origin as its own', async () => {
+    const service = await startService('sqlite', { env: { PUBLIC_BASE_URL: 'https://concierge.example' } });
+    try {
+      const { customerId } = await service.newCustomer();
+      const { token } = await service.app.consoleAccounts.invite(customerId, 'ivy@example.com');
+      const welcome = await call(service.url, 'POST', '/console/welcome', { body: { token, password: PASSWORD } });
+      expect(welcome.headers.get('set-cookie')).toMatch(/; Secure$/);
+      const cookie = `concierge_session=${tokenOf(welcome.headers.get('set-cookie'))}`;
+      const from = (origin: string) => call(service.url, 'GET', '/api/v1/agents', { headers: { cookie, ...CONSOLE, origin } });
+      expect((await from('https://concierge.example')).status).toBe(200);
+      expectError(await from(service.url), 401, 'unauthorized');
+    } finally {
+      await service.close();
+    }
+  });
+});
 
 describe('console without a build', () => {
   it('answers /console/ with a 404 that says how to build it', async () => {

@@ -8,7 +8,7 @@ import { idParams } from '../shared/schemas.js';
 
 const PREVIEW_TTL_S = 600;
 
-const previewTokenSchema = z
+export const previewTokenSchema = z
   .object({
     token: z.string().meta({ description: 'A user token (HS256, `aud` = the deployment) for `Concierge.init({getToken})`' }),
     sub: z.string().meta({ description: '`console:{user id}` for a console user, `api-key:{key id}` with a Bearer key' }),

@@ -1,0 +1,59 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startService, type TestService } from '../../server/test/harness.js';
+import { ApiError, api, curlOf, query, sentLog, whenSignedOut } from './api';
+
+describe('the console API client, against a real service', () => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startService('sqlite');
+    // The client resolves paths against the page's origin: here, the service's.
+    (globalThis as unknown as { location?: URL }).location = new URL(service.url);
+  });
+  afterAll(async () => {
+    await service?.close();
+    delete (globalThis as unknown as { location?: URL }).location;
+  });
+
+  it('turns an error envelope into an ApiError with status, code, message and request id, and reports a lost session', async () => {
+    let signedOut = 0;
+    whenSignedOut(() => signedOut++);
+    const error = await api('GET', '/api/v1/agents').catch((e: unknown) => e);
+    expect(error).toBeInstanceOf(ApiError);
+    expect(error).toMatchObject({ status: 401, code: 'unauthorized' });
+    expect((error as ApiError).requestId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(signedOut).toBe(1);
+    const signIn = await api('POST', '/console/session', { email: 'x@example.com', password: '' }).catch((e: unknown) => e);
+    expect(signIn).toMatchObject({ status: 400, code: 'invalid_request', details: [{ path: 'password' }] });
+    // A refused sign-in is not a lost session.
+    expect(signedOut).toBe(1);
+    expect(sentLog[0]).toMatchObject({ method: 'POST', path: '/console/session', status: 400 });
+    // The password never enters the log the curl drawer shows.
+    expect(sentLog[0]).not.toHaveProperty('body');
+    expect(sentLog[0]!.ms).toBeGreaterThanOrEqual(0);
+  });
+
+  it('signs in with a welcome link and reads data with the console header', async () => {
+    const { customerId } = await service.newCustomer('Harbor Hotel');
+    const { token } = await service.app.consoleAccounts.invite(customerId, 'ana@example.com');
+    // Node's fetch keeps no cookies: the welcome's answer is checked, then the cookie is sent by hand.
+    const res = await fetch(`${service.url}/console/welcome`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ token, password: 'correct horse battery' }) });
+    expect(res.status).toBe(204);
+    const cookie = res.headers.get('set-cookie')!.split(';')[0]!;
+    const original = globalThis.fetch;
+    globalThis.fetch = (input, init) => original(input, { ...init, headers: { ...(init?.headers as Record<string, string>), cookie } });
+    try {
+      const agents = await api<unknown[], { total_count: number }>('GET', `/api/v1/agents${query({ search: '', status: undefined, page: 1 })}`);
+      expect(agents).toEqual({ success: true, data: [], meta: { page: 1, per_page: 20, total_count: 0, total_pages: 0 } });
+    } finally {
+      globalThis.fetch = original;
+    }
+  });
+
+  it('writes each request as curl with the key as a placeholder, quoting the body for a shell', () => {
+    expect(curlOf('POST', '/api/v1/agents', { name: "Harbor's desk" }, 'https://svc.example')).toBe(
+      [`curl -X POST 'https://svc.example/api/v1/agents'`, `-H "Authorization: Bearer $CONCIERGE_API_KEY"`, `-H 'Content-Type: application/json'`, `-d '{"name":"Harbor'\\''s desk"}'`].join(' \\\n  '),
+    );
+    expect(curlOf('GET', '/api/v1/agents', undefined, 'https://svc.example')).toBe(`curl -X GET 'https://svc.example/api/v1/agents' \\\n  -H "Authorization: Bearer $CONCIERGE_API_KEY"`);
+    expect(query({ a: '', b: undefined, c: 0, d: 'x y' })).toBe('?c=0&d=x+y');
+  });
+});

@@ -1,0 +1,90 @@
+import { describe, expect, it } from 'vitest';
+import { checklist, lineDiff, originProblems, routeOf, signedStringOf, snippetOf, startOfDay, turnTimeline } from './logic';
+import type { Delivery, Turn } from './types';
+
+const delivery = (over: Partial<Delivery> = {}): Delivery => ({
+  id: 'd1',
+  kind: 'turn_hook',
+  deployment_id: 'dep',
+  conversation_id: 'c1',
+  turn_id: 't1',
+  event_id: null,
+  event_type: 'turn.created',
+  url: 'https://hooks.example/turn',
+  attempt: 1,
+  sent_at: '2026-11-24T10:00:00.100Z',
+  duration_ms: 42,
+  request: { headers: { 'Webhook-Id': 'msg_1', 'Webhook-Timestamp': '1764000000' }, body: '{"text":"hi"}' },
+  response: { status: 202, headers: {}, body: '', truncated: false },
+  error: null,
+  outcome: 'succeeded',
+  ...over,
+});
+
+describe('console view logic', () => {
+  it('reads hash routes, decoding ids and ignoring the query', () => {
+    expect(routeOf('')).toEqual([]);
+    expect(routeOf('#/')).toEqual([]);
+    expect(routeOf('#/agents/a%20b')).toEqual(['agents', 'a b']);
+    expect(routeOf('#/deployments?agent=1')).toEqual(['deployments']);
+  });
+
+  it('ticks the checklist from the counts, in order', () => {
+    const none = checklist({ agents: 0, published: 0, deployments: 0, tests: 0, active: 0, conversations: 0 });
+    expect(none.map((s) => s.done)).toEqual([false, false, false, false, false, false]);
+    const half = checklist({ agents: 2, published: 1, deployments: 1, tests: 0, active: 0, conversations: 0 });
+    expect(half.map((s) => s.id)).toEqual(['agent', 'publish', 'deployment', 'test', 'install', 'conversation']);
+    expect(half.find((s) => !s.done)?.id).toBe('test');
+  });
+
+  it('turns a local day into the instant it starts, the next day for an inclusive end', () => {
+    expect(startOfDay('')).toBe('');
+    expect(startOfDay('2026-11-24')).toBe(new Date(2026, 10, 24).toISOString());
+    expect(startOfDay('2026-11-30', 1)).toBe(new Date(2026, 11, 1).toISOString());
+  });
+
+  it('diffs two specs line by line', () => {
+    expect(lineDiff('a\nb\nc', 'a\nB\nc\nd')).toEqual([
+      { kind: ' ', text: 'a' },
+      { kind: '-', text: 'b' },
+      { kind: '+', text: 'B' },
+      { kind: ' ', text: 'c' },
+      { kind: '+', text: 'd' },
+    ]);
+    expect(lineDiff('same', 'same')).toEqual([{ kind: ' ', text: 'same' }]);
+  });
+
+  it('warns about an empty allowed-origins list and about values that are not origins', () => {
+    expect(originProblems([])).toEqual(['The list is empty: a page on any site can open sessions with this deployment.']);
+    expect(originProblems(['https://www.example.com', 'http://localhost:8080'])).toEqual([]);
+    expect(originProblems(['https://example.com/', 'example.com'])).toHaveLength(2);
+  });
+
+  it('builds the signed string from the headers as sent, whatever their case', () => {
+    expect(signedStringOf(delivery())).toBe('msg_1.1764000000.{"text":"hi"}');
+    expect(snippetOf('https://svc.example', 'dep-1')).toBe('<script src="https://svc.example/widget/concierge.js" data-deployment-id="dep-1" data-token-url="/your/token-endpoint" async></script>');
+  });
+
+  it('puts a turn in time order: question, attempts, acknowledgement, reply with its duplicates', () => {
+    const turn: Turn = {
+      id: 't1',
+      client_turn_id: 'c',
+      text: 'Is breakfast included?',
+      mode: 'text',
+      status: 'resolved',
+      failure_reason: null,
+      reply_text: 'Yes, 7 to 10.',
+      created_at: '2026-11-24T10:00:00.000Z',
+      acknowledged_at: '2026-11-24T10:00:00.300Z',
+      resolved_at: '2026-11-24T10:00:01.000Z',
+      hook_attempts: [delivery({ attempt: 2, sent_at: '2026-11-24T10:00:00.200Z' }), delivery({ outcome: 'failed', response: { status: 500, headers: {}, body: '', truncated: false } })],
+      reply_received: { at: '2026-11-24T10:00:01.000Z', duplicates: 2 },
+    } as Turn;
+    const items = turnTimeline(turn);
+    expect(items.map((i) => i.kind)).toEqual(['visitor', 'attempt', 'attempt', 'acknowledged', 'reply', 'resolved']);
+    expect(items[1]).toMatchObject({ title: 'Hook attempt 1: 500 in 42 ms', ok: false });
+    expect(items[4]!.title).toBe('Reply received (2 duplicates ignored): Yes, 7 to 10.');
+    const failed = turnTimeline({ ...turn, status: 'failed', failure_reason: 'hook_failed', reply_received: null, acknowledged_at: null, hook_attempts: [] } as Turn);
+    expect(failed.at(-1)).toMatchObject({ kind: 'failed', title: 'Turn failed: hook_failed' });
+  });
+});

@@ -1,0 +1,145 @@
+import type { Delivery, Turn } from './types';
+
+/** `#/agents/123` → `['agents', '123']`; empty for the home page. */
+export function routeOf(hash: string): string[] {
+  return hash.replace(/^#\/?/, '').split('?')[0]!.split('/').filter(Boolean).map(decodeURIComponent);
+}
+
+export interface Facts {
+  agents: number;
+  published: number;
+  deployments: number;
+  tests: number;
+  active: number;
+  conversations: number;
+}
+
+export interface Step {
+  id: string;
+  title: string;
+  done: boolean;
+  href: string;
+}
+
+/** The getting-started checklist, ticked from what exists; the first step not done is the next one. */
+export function checklist(f: Facts): Step[] {
+  return [
+    { id: 'agent', title: 'Create an agent', done: f.agents > 0, href: '#/agents' },
+    { id: 'publish', title: 'Publish it', done: f.published > 0, href: '#/agents' },
+    { id: 'deployment', title: 'Create a deployment', done: f.deployments > 0, href: '#/deployments' },
+    { id: 'test', title: 'Send a test hook to your server', done: f.tests > 0, href: '#/deployments' },
+    { id: 'install', title: 'Activate it and install the snippet', done: f.active > 0, href: '#/deployments' },
+    { id: 'conversation', title: 'Have a first conversation', done: f.conversations > 0, href: '#/try' },
+  ];
+}
+
+export interface DiffLine {
+  kind: ' ' | '+' | '-';
+  text: string;
+}
+
+/** A line diff (longest common subsequence): enough for two agent specs of a few hundred lines. */
+export function lineDiff(before: string, after: string): DiffLine[] {
+  const a = before.split('\n');
+  const b = after.split('\n');
+  const lcs = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
+  for (let i = a.length - 1; i >= 0; i--) for (let j = b.length - 1; j >= 0; j--) lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
+  const out: DiffLine[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    if (a[i] === b[j]) {
+      out.push({ kind: ' ', text: a[i]! });
+      i++;
+      j++;
+    } else if (lcs[i + 1]![j]! >= lcs[i]![j + 1]!) out.push({ kind: '-', text: a[i++]! });
+    else out.push({ kind: '+', text: b[j++]! });
+  }
+  while (i < a.length) out.push({ kind: '-', text: a[i++]! });
+  while (j < b.length) out.push({ kind: '+', text: b[j++]! });
+  return out;
+}
+
+/** What a customer pastes into their page. */
+export function snippetOf(baseUrl: string, deploymentId: string): string {
+  return `<script src="${baseUrl}/widget/concierge.js" data-deployment-id="${deploymentId}" data-token-url="/your/token-endpoint" async></script>`;
+}
+
+const header = (d: Delivery, name: string): string => Object.entries(d.request.headers).find(([k]) => k.toLowerCase() === name)?.[1] ?? '';
+
+/** The exact string a Standard Webhooks signature covers: `{webhook-id}.{webhook-timestamp}.{body}`. */
+export function signedStringOf(d: Delivery): string {
+  return `${header(d, 'webhook-id')}.${header(d, 'webhook-timestamp')}.${d.request.body}`;
+}
+
+/** How to check this delivery's signature yourself, with the stock library in Node and with openssl anywhere. */
+export function verificationSnippets(d: Delivery): { node: string; openssl: string } {
+  const id = header(d, 'webhook-id');
+  const ts = header(d, 'webhook-timestamp');
+  return {
+    node: [
+      `import { Webhook } from 'standardwebhooks';`,
+      `// rawBody: the request's exact bytes, as text; headers: the request's headers`,
+      `const payload = new Webhook(process.env.SIGNING_SECRET).verify(rawBody, headers);`,
+    ].join('\n'),
+    openssl: [
+      `# The key is the base64 after whsec_; compare with webhook-signature (after "v1,")`,
+      `printf '%s' '${id}.${ts}.'"$BODY" \\`,
+      `  | openssl dgst -sha256 -mac HMAC -macopt hexkey:$(printf '%s' "\${SIGNING_SECRET#whsec_}" | base64 -d | xxd -p -c 256) -binary | base64`,
+    ].join('\n'),
+  };
+}
+
+/** Problems with an allowed-origins list; an empty list is allowed but worth a warning. */
+export function originProblems(origins: string[]): string[] {
+  if (!origins.length) return ['The list is empty: a page on any site can open sessions with this deployment.'];
+  const problems: string[] = [];
+  for (const origin of origins) {
+    let parsed: URL | undefined;
+    try {
+      parsed = new URL(origin);
+    } catch {
+      // reported below
+    }
+    if (!parsed || parsed.origin !== origin) problems.push(`${origin} is not an origin (scheme://host[:port], no path or trailing slash)`);
+  }
+  return problems;
+}
+
+export interface TimelineItem {
+  at: string;
+  kind: 'visitor' | 'attempt' | 'acknowledged' | 'reply' | 'resolved' | 'failed';
+  title: string;
+  delivery?: Delivery;
+  ok?: boolean;
+}
+
+/** One turn as it happened, in time order: the question, each hook attempt, the acknowledgement, the reply. */
+export function turnTimeline(turn: Turn): TimelineItem[] {
+  const items: TimelineItem[] = [{ at: turn.created_at, kind: 'visitor', title: `Visitor (${turn.mode}): ${turn.text}` }];
+  for (const d of turn.hook_attempts) {
+    const answer = d.response ? `${d.response.status}` : (d.error ?? 'no answer');
+    items.push({ at: d.sent_at, kind: 'attempt', title: `Hook attempt ${d.attempt}: ${answer} in ${d.duration_ms} ms`, delivery: d, ok: d.outcome === 'succeeded' });
+  }
+  if (turn.acknowledged_at) items.push({ at: turn.acknowledged_at, kind: 'acknowledged', title: 'Acknowledged' });
+  if (turn.reply_received) {
+    const dup = turn.reply_received.duplicates;
+    items.push({ at: turn.reply_received.at, kind: 'reply', title: `Reply received${dup ? ` (${dup} duplicate${dup > 1 ? 's' : ''} ignored)` : ''}: ${turn.reply_text ?? ''}` });
+  }
+  if (turn.status === 'failed' || turn.status === 'expired') items.push({ at: turn.resolved_at ?? turn.created_at, kind: 'failed', title: `Turn ${turn.status}${turn.failure_reason ? `: ${turn.failure_reason}` : ''}` });
+  else if (turn.resolved_at) items.push({ at: turn.resolved_at, kind: 'resolved', title: 'Resolved' });
+  return items.sort((x, y) => x.at.localeCompare(y.at));
+}
+
+/** 1234 → "1.2 s"; 87 → "87 ms". */
+export const duration = (ms: number): string => (ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`);
+
+/** A timestamp for people, in their time zone, to the second. */
+export const when = (iso: string | null | undefined): string => (iso ? new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' }) : '—');
+
+/** A local day (`2026-11-24`, from a date input) as the instant it starts, `plusDays` later; empty stays empty. */
+export function startOfDay(day: string, plusDays = 0): string {
+  if (!day) return '';
+  const [y, m, d] = day.split('-').map(Number);
+  return new Date(y!, m! - 1, d! + plusDays).toISOString();
+}

@@ -1,0 +1,140 @@
+import { render } from 'preact';
+import { useEffect, useState } from 'preact/hooks';
+import { api, curlOf, get, onLogChange, sentLog, whenSignedOut } from './api';
+import { routeOf } from './logic';
+import { AgentPage, AgentsPage } from './pages/agents';
+import { ApiKeyPage } from './pages/api-key';
+import { SignIn, Welcome } from './pages/auth';
+import { ConversationPage, ConversationsPage } from './pages/conversations';
+import { DeploymentPage, DeploymentsPage } from './pages/deployments';
+import { GettingStarted } from './pages/start';
+import { TryIt } from './pages/try';
+import type { ConsoleUser } from './types';
+import { CodeBlock, ErrorNote } from './ui';
+
+const NAV = [
+  ['', 'Getting started'],
+  ['agents', 'Agents'],
+  ['deployments', 'Deployments'],
+  ['try', 'Try it'],
+  ['conversations', 'Conversations'],
+  ['api-key', 'API key'],
+] as const;
+
+function useRoute(): string[] {
+  const [route, setRoute] = useState(() => routeOf(location.hash));
+  useEffect(() => {
+    const changed = () => setRoute(routeOf(location.hash));
+    addEventListener('hashchange', changed);
+    return () => removeEventListener('hashchange', changed);
+  }, []);
+  return route;
+}
+
+function page(route: string[]) {
+  const [section = '', id] = route;
+  switch (section) {
+    case '':
+      return <GettingStarted />;
+    case 'agents':
+      return id ? <AgentPage id={id} /> : <AgentsPage />;
+    case 'deployments':
+      return id ? <DeploymentPage id={id} /> : <DeploymentsPage />;
+    case 'try':
+      return <TryIt deploymentId={id} />;
+    case 'conversations':
+      return id ? <ConversationPage id={id} /> : <ConversationsPage />;
+    case 'api-key':
+      return <ApiKeyPage />;
+    default:
+      return (
+        <section>
+          <h1>Not found</h1>
+          <p>
+            There is no page here. <a href="#/">Back to getting started</a>.
+          </p>
+        </section>
+      );
+  }
+}
+
+/** The requests this tab made, each as a curl command with the key as a placeholder. */
+function RequestLog({ onClose }: { onClose(): void }) {
+  const [, redraw] = useState(0);
+  useEffect(() => onLogChange(() => redraw((n) => n + 1)), []);
+  return (
+    <aside class="log" aria-label="Requests as curl">
+      <header>
+        <h2>Requests as curl</h2>
+        <button type="button" onClick={onClose}>
+          Close
+        </button>
+      </header>
+      {sentLog.length === 0 && <p class="muted">Requests this page makes appear here.</p>}
+      {sentLog.map((s) => (
+        <CodeBlock key={s.at + s.path} label={`${s.method} ${s.path} → ${s.status ?? '…'}${s.ms !== undefined ? ` (${s.ms} ms)` : ''}`} code={curlOf(s.method, s.path, s.body)} />
+      ))}
+    </aside>
+  );
+}
+
+function Console() {
+  const route = useRoute();
+  const [user, setUser] = useState<ConsoleUser | null | undefined>(undefined);
+  const signedIn = user === undefined ? undefined : user !== null;
+  const [showLog, setShowLog] = useState(false);
+  const [signOutError, setSignOutError] = useState<unknown>();
+  const refresh = () => get<ConsoleUser | null>('/console/session').then(setUser, () => setUser(null));
+
+  useEffect(() => {
+    whenSignedOut(() => setUser(null));
+    void refresh();
+  }, []);
+  // Focus the page's heading on navigation, so screen readers and keyboards start at the top.
+  useEffect(() => {
+    (document.querySelector('main h1') as HTMLElement | null)?.focus();
+  }, [route.join('/'), signedIn]);
+
+  if (route[0] === 'welcome') return <Welcome token={route[1] ?? ''} onDone={refresh} />;
+  if (signedIn === undefined) return <main class="center" aria-busy="true" />;
+  if (!signedIn) return <SignIn onDone={refresh} />;
+  const signOut = async () => {
+    try {
+      await api('DELETE', '/console/session');
+      setUser(null);
+    } catch (err) {
+      setSignOutError(err);
+    }
+  };
+  return (
+    <>
+      <a class="skip" href="#main" onClick={(e) => (e.preventDefault(), document.getElementById('main')?.focus())}>
+        Skip to content
+      </a>
+      <header class="top">
+        <span class="brand">Concierge</span>
+        <nav aria-label="Sections">
+          {NAV.map(([path, label]) => (
+            <a key={path} href={`#/${path}`} aria-current={route[0] === path || (!route[0] && !path) ? 'page' : undefined}>
+              {label}
+            </a>
+          ))}
+        </nav>
+        <button type="button" class="small" aria-expanded={showLog} onClick={() => setShowLog(!showLog)}>
+          curl
+        </button>
+        <span class="muted">{user?.email}</span>
+        <button type="button" class="small" onClick={signOut}>
+          Sign out
+        </button>
+      </header>
+      <main id="main" tabIndex={-1}>
+        <ErrorNote error={signOutError} />
+        {page(route)}
+      </main>
+      {showLog && <RequestLog onClose={() => setShowLog(false)} />}
+    </>
+  );
+}
+
+render(<Console />, document.getElementById('app')!);

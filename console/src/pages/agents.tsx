@@ -1,0 +1,223 @@
+import { useEffect, useState } from 'preact/hooks';
+import { ApiError, del, get, list, post, put, query } from '../api';
+import { lineDiff, when } from '../logic';
+import type { Agent, AgentVersion, Job, JobAccepted } from '../types';
+import { ActionForm, Badge, Empty, ErrorNote, ListTable, Loading, Title, useAction, useLoad } from '../ui';
+
+const STATUSES = ['generating', 'draft', 'published', 'failed'] as const;
+
+function CreateAgent({ onCreated }: { onCreated(): void }) {
+  const [name, setName] = useState('');
+  const [description, setDescription] = useState('');
+  const [job, setJob] = useState<Job>();
+  const action = useAction(async () => {
+    const accepted = await post<JobAccepted>('/api/v1/agents', { name, ...(description ? { description } : {}) });
+    // Generation runs in the background: its progress, polled until it ends.
+    for (;;) {
+      const now = await get<Job>(`/api/v1/jobs/${accepted.job_id}/status`);
+      setJob(now);
+      if (now.status === 'succeeded' || now.status === 'failed') break;
+      await new Promise((r) => setTimeout(r, 400));
+    }
+    setName('');
+    setDescription('');
+    onCreated();
+  });
+  return (
+    <ActionForm onRun={() => void action.start()}>
+      <h2>New agent</h2>
+      <label>
+        Name
+        <input required maxLength={200} value={name} onInput={(e) => setName(e.currentTarget.value)} />
+      </label>
+      <label>
+        Description (what it should know and do; generation starts from it)
+        <textarea maxLength={4000} rows={3} value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
+      </label>
+      <ErrorNote error={action.error} />
+      {job && (
+        <p role="status">
+          Generation {job.status}: <progress max={100} value={job.progress} aria-label="Generation progress" /> {job.progress}%{job.error ? `: ${job.error}` : ''}
+        </p>
+      )}
+      <button type="submit" class="primary" disabled={action.busy}>
+        Create agent
+      </button>
+    </ActionForm>
+  );
+}
+
+export function AgentsPage() {
+  const [search, setSearch] = useState('');
+  const [status, setStatus] = useState('');
+  const [page, setPage] = useState(1);
+  const agents = useLoad(() => list<Agent>(`/api/v1/agents${query({ search, status, page })}`), [search, status, page]);
+  return (
+    <section>
+      <Title>Agents</Title>
+      <CreateAgent onCreated={agents.reload} />
+      <div class="filters" role="search">
+        <label>
+          Search
+          <input type="search" value={search} onInput={(e) => (setSearch(e.currentTarget.value), setPage(1))} />
+        </label>
+        <label>
+          Status
+          <select value={status} onChange={(e) => (setStatus(e.currentTarget.value), setPage(1))}>
+            <option value="">Any</option>
+            {STATUSES.map((s) => (
+              <option key={s}>{s}</option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <ListTable
+        what="Agents"
+        loaded={agents}
+        onPage={setPage}
+        empty={search || status ? 'No agent matches these filters.' : 'No agent yet: create your first one above.'}
+        columns={[
+          { label: 'Name', cell: (a) => <a href={`#/agents/${a.id}`}>{a.name}</a> },
+          { label: 'Status', cell: (a) => <Badge value={a.status} /> },
+          { label: 'Version', cell: (a) => a.version || '—' },
+          { label: 'Updated', cell: (a) => when(a.updated_at) },
+        ]}
+      />
+    </section>
+  );
+}
+
+type Spec = Record<string, unknown>;
+const pretty = (v: unknown) => JSON.stringify(v ?? {}, null, 2);
+
+/** The draft: the fields the concierge reads as a form, the whole object as JSON; each edits the other. */
+function DraftEditor({ agent, onSaved }: { agent: Agent; onSaved(a: Agent): void }) {
+  const [raw, setRaw] = useState(pretty(agent.draft_spec));
+  useEffect(() => setRaw(pretty(agent.draft_spec)), [agent.id, agent.updated_at]);
+  let spec: Spec | undefined;
+  let problem = '';
+  try {
+    const parsed: unknown = JSON.parse(raw);
+    if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) spec = parsed as Spec;
+    else problem = 'The draft must be a JSON object';
+  } catch (err) {
+    problem = `Not valid JSON: ${(err as Error).message}`;
+  }
+  const voice = (spec?.voice ?? {}) as Spec;
+  const set = (key: string, value: unknown) => spec && setRaw(pretty({ ...spec, [key]: value }));
+  const save = useAction(async () => onSaved((await put<Agent>(`/api/v1/agents/${agent.id}`, { draft_spec: spec })).data));
+  const text = (key: string) => (typeof spec?.[key] === 'string' ? (spec[key] as string) : '');
+  return (
+    <ActionForm onRun={() => void save.start()}>
+      <h2>Draft</h2>
+      <div class="grid">
+        <label>
+          Greeting
+          <input value={text('greeting')} disabled={!spec} onInput={(e) => set('greeting', e.currentTarget.value)} />
+        </label>
+        <label>
+          Language (BCP 47)
+          <input value={text('language')} placeholder="en-US" disabled={!spec} onInput={(e) => set('language', e.currentTarget.value)} />
+        </label>
+        <label>
+          Voice name
+          <input value={typeof voice.name === 'string' ? voice.name : ''} disabled={!spec} onInput={(e) => set('voice', { ...voice, name: e.currentTarget.value })} />
+        </label>
+      </div>
+      <label>
+        Draft as JSON
+        <textarea class="mono" rows={12} value={raw} aria-invalid={!!problem} onInput={(e) => setRaw(e.currentTarget.value)} />
+      </label>
+      {problem && <p class="warn">{problem}</p>}
+      <ErrorNote error={save.error} />
+      <button type="submit" disabled={!!problem || save.busy || agent.status === 'generating'}>
+        Save draft
+      </button>
+    </ActionForm>
+  );
+}
+
+function Versions({ agent }: { agent: Agent }) {
+  const versions = useLoad(() => list<AgentVersion>(`/api/v1/agents/${agent.id}/versions?per_page=100`), [agent.id, agent.version]);
+  const all = versions.data?.data ?? [];
+  const [from, setFrom] = useState<number>();
+  const [to, setTo] = useState<number>();
+  const a = all.find((v) => v.version === (from ?? all[1]?.version));
+  const b = all.find((v) => v.version === (to ?? all[0]?.version));
+  const pick = (label: string, value: number | undefined, onPick: (v: number) => void) => (
+    <label>
+      {label}
+      <select value={value} onChange={(e) => onPick(Number(e.currentTarget.value))}>
+        {all.map((v) => (
+          <option key={v.version} value={v.version}>
+            v{v.version} ({when(v.published_at)})
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+  return (
+    <section class="card">
+      <h2>Versions</h2>
+      <ErrorNote error={versions.error} />
+      {all.length === 0 && <Empty>Nothing published yet. Publish the draft to make version 1.</Empty>}
+      {all.length === 1 && <p>Version 1 is the only one; publish a change to compare versions.</p>}
+      {all.length > 1 && (
+        <>
+          <div class="filters">
+            {pick('From', a?.version, setFrom)}
+            {pick('To', b?.version, setTo)}
+          </div>
+          <pre class="diff" tabIndex={0} aria-label={`Changes from v${a?.version} to v${b?.version}`}>
+            {lineDiff(pretty(a?.agent_spec), pretty(b?.agent_spec)).map((l, i) => (
+              <span key={i} class={l.kind === '+' ? 'add' : l.kind === '-' ? 'del' : ''}>{`${l.kind} ${l.text}\n`}</span>
+            ))}
+          </pre>
+        </>
+      )}
+    </section>
+  );
+}
+
+export function AgentPage({ id }: { id: string }) {
+  const loaded = useLoad(() => get<Agent>(`/api/v1/agents/${id}`), [id]);
+  const [agent, setAgent] = useState<Agent>();
+  useEffect(() => setAgent(loaded.data), [loaded.data]);
+  const publish = useAction(async () => setAgent(await post<Agent>(`/api/v1/agents/${id}/publish`)));
+  const remove = useAction(async () => {
+    if (!confirm(`Delete ${agent?.name} and its deployments?`)) return;
+    await del(`/api/v1/agents/${id}`);
+    location.hash = '#/agents';
+  });
+  if (loaded.error) return <ErrorNote error={loaded.error} />;
+  if (!agent) return <Loading what="the agent" />;
+  const inUse = remove.error instanceof ApiError && remove.error.code === 'invalid_state';
+  return (
+    <section>
+      <p>
+        <a href="#/agents">← Agents</a>
+      </p>
+      <Title>{agent.name}</Title>
+      <p>
+        <Badge value={agent.status} /> version {agent.version || 'none yet'} · updated {when(agent.updated_at)}
+      </p>
+      {agent.description && <p>{agent.description}</p>}
+      <div class="actions">
+        <button type="button" class="primary" disabled={publish.busy || agent.status === 'generating' || agent.status === 'failed'} onClick={() => publish.start()}>
+          Publish the draft
+        </button>
+        <a class="button" href={`#/deployments?agent=${agent.id}`}>
+          Deploy it
+        </a>
+        <button type="button" class="danger" disabled={remove.busy} onClick={() => remove.start()}>
+          Delete
+        </button>
+      </div>
+      <ErrorNote error={publish.error} />
+      <ErrorNote error={remove.error} />
+      {inUse && <p class="warn">An active deployment uses this agent: deactivate its deployments first, then delete it.</p>}
+      <DraftEditor agent={agent} onSaved={setAgent} />
+      <Versions agent={agent} />
+    </section>
+  );
+}

@@ -1,0 +1,187 @@
+import { useState } from 'preact/hooks';
+import { del, get, list, post, query, text } from '../api';
+import { startOfDay, turnTimeline, when } from '../logic';
+import type { Conversation, ConversationDetail, Delivery } from '../types';
+import { Badge, DeliveryView, Empty, ErrorNote, ListTable, Loading, Title, useAction, useLoad } from '../ui';
+
+/** The turns of a conversation as one timeline each, then its transcript deliveries with Redeliver. */
+export function Timeline({ conversation, transcript, onRedelivered }: { conversation: ConversationDetail; transcript: Delivery[]; onRedelivered(): void }) {
+  const redeliver = useAction(async (id: string) => {
+    await post<Delivery>(`/api/v1/deliveries/${id}/redeliver`);
+    onRedelivered();
+  });
+  return (
+    <>
+      {conversation.turns.length === 0 && <Empty>No turn yet: the visitor has not said anything.</Empty>}
+      {conversation.turns.map((turn, n) => (
+        <section key={turn.id} class="card turn" aria-label={`Turn ${n + 1}`}>
+          <h3>
+            Turn {n + 1} <Badge value={turn.status} />
+          </h3>
+          <ol class="timeline">
+            {turnTimeline(turn).map((item, i) => (
+              <li key={i} class={`t-${item.kind}${item.ok === false ? ' t-bad' : ''}`}>
+                <time dateTime={item.at}>{when(item.at)}</time> <span>{item.title}</span>
+                {item.delivery && <DeliveryView d={item.delivery} />}
+              </li>
+            ))}
+          </ol>
+        </section>
+      ))}
+      <section class="card">
+        <h3>Transcript deliveries</h3>
+        <ErrorNote error={redeliver.error} />
+        {transcript.length === 0 && <Empty>No transcript event sent yet (or no transcript hook URL on the deployment).</Empty>}
+        <ul class="plain">
+          {transcript.map((d) => (
+            <li key={d.id}>
+              <DeliveryView d={d} />
+              <button type="button" class="small" disabled={redeliver.busy} onClick={() => redeliver.start(d.id)}>
+                Redeliver {d.event_type}
+              </button>
+            </li>
+          ))}
+        </ul>
+      </section>
+    </>
+  );
+}
+
+/** A conversation and its transcript deliveries, read together. */
+export const loadConversation = async (id: string) => {
+  const [conversation, transcript] = await Promise.all([
+    get<ConversationDetail>(`/api/v1/conversations/${id}`),
+    list<Delivery>(`/api/v1/deliveries${query({ conversation_id: id, kind: 'transcript', per_page: 100 })}`),
+  ]);
+  return { conversation, transcript: transcript.data };
+};
+
+export function ConversationPage({ id }: { id: string }) {
+  const loaded = useLoad(() => loadConversation(id), [id]);
+  const remove = useAction(async () => {
+    if (!confirm('Erase this conversation, its turns, events and delivery records? This cannot be undone.')) return;
+    await del(`/api/v1/conversations/${id}`);
+    location.hash = '#/conversations';
+  });
+  if (loaded.error) return <ErrorNote error={loaded.error} />;
+  if (!loaded.data) return <Loading what="the conversation" />;
+  const c = loaded.data.conversation;
+  return (
+    <section>
+      <p>
+        <a href="#/conversations">← Conversations</a>
+      </p>
+      <Title>Conversation with {c.user.name ?? c.user.sub}</Title>
+      <p>
+        <Badge value={c.status} /> {c.end_reason ? `ended: ${c.end_reason} · ` : ''}started {when(c.created_at)} · agent v{c.agent_version} · {c.turn_count} turns
+        {c.failed_turn_count ? `, ${c.failed_turn_count} failed` : ''}
+      </p>
+      <div class="actions">
+        <button type="button" onClick={loaded.reload}>
+          Refresh
+        </button>
+        <button type="button" class="danger" disabled={remove.busy} onClick={() => remove.start()}>
+          Erase
+        </button>
+      </div>
+      <ErrorNote error={remove.error} />
+      <Timeline conversation={c} transcript={loaded.data.transcript} onRedelivered={loaded.reload} />
+    </section>
+  );
+}
+
+export function ConversationsPage() {
+  const initial = new URLSearchParams(location.hash.split('?')[1]);
+  const [filters, setFilters] = useState({ deployment_id: initial.get('deployment_id') ?? '', agent_id: '', status: '', search: '', user_sub: '', has_failures: '', created_after: '', created_before: '' });
+  const [page, setPage] = useState(1);
+  const set = (key: keyof typeof filters) => (e: { currentTarget: { value: string } }) => {
+    setFilters({ ...filters, [key]: e.currentTarget.value });
+    setPage(1);
+  };
+  // The date inputs are local days; the API takes instants.
+  const params = { ...filters, created_after: startOfDay(filters.created_after), created_before: startOfDay(filters.created_before, 1) };
+  const conversations = useLoad(() => list<Conversation>(`/api/v1/conversations${query({ ...params, page })}`), [JSON.stringify(params), page]);
+  const exporting = useAction(async () => {
+    const ndjson = await text(`/api/v1/conversations/export${query(params)}`);
+    const link = document.createElement('a');
+    link.href = URL.createObjectURL(new Blob([ndjson], { type: 'application/x-ndjson' }));
+    link.download = 'conversations.ndjson';
+    link.click();
+    URL.revokeObjectURL(link.href);
+  });
+  return (
+    <section>
+      <Title>Conversations</Title>
+      <div class="filters" role="search">
+        <label>
+          Search what was said
+          <input type="search" maxLength={200} value={filters.search} onInput={set('search')} />
+        </label>
+        <label>
+          Status
+          <select value={filters.status} onChange={set('status')}>
+            <option value="">Any</option>
+            <option value="open">open</option>
+            <option value="ended">ended</option>
+          </select>
+        </label>
+        <label>
+          Failures
+          <select value={filters.has_failures} onChange={set('has_failures')}>
+            <option value="">Any</option>
+            <option value="true">With failures</option>
+            <option value="false">Without failures</option>
+          </select>
+        </label>
+        <label>
+          Visitor (sub)
+          <input value={filters.user_sub} onInput={set('user_sub')} />
+        </label>
+        <label>
+          Deployment id
+          <input value={filters.deployment_id} onInput={set('deployment_id')} />
+        </label>
+        <label>
+          Agent id
+          <input value={filters.agent_id} onInput={set('agent_id')} />
+        </label>
+        <label>
+          From (day)
+          <input type="date" value={filters.created_after} onInput={set('created_after')} />
+        </label>
+        <label>
+          To (day, included)
+          <input type="date" value={filters.created_before} onInput={set('created_before')} />
+        </label>
+        <button type="button" disabled={exporting.busy} onClick={() => exporting.start()}>
+          Export NDJSON
+        </button>
+      </div>
+      <ErrorNote error={exporting.error} />
+      <ListTable
+        what="Conversations"
+        loaded={conversations}
+        onPage={setPage}
+        empty={
+          <>
+            No conversation here yet. <a href="#/try">Try a deployment</a> to have the first one.
+          </>
+        }
+        columns={[
+          { label: 'Visitor', cell: (c) => <a href={`#/conversations/${c.id}`}>{c.user.name ?? c.user.sub}</a> },
+          {
+            label: 'Status',
+            cell: (c) => (
+              <>
+                <Badge value={c.status} />
+                {c.failed_turn_count > 0 && <span class="badge badge-failed">{c.failed_turn_count} failed</span>}
+              </>
+            ),
+          },
+          { label: 'Turns', cell: (c) => c.turn_count },
+          { label: 'Started', cell: (c) => when(c.created_at) },
+        ]}
+      />
+    </section>
+  );
+}

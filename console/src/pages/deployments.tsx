@@ -1,0 +1,331 @@
+import { useEffect, useState } from 'preact/hooks';
+import { get, list, post, put, query } from '../api';
+import { originProblems, signedStringOf, snippetOf, verificationSnippets, when } from '../logic';
+import type { Agent, AgentVersion, CreatedDeployment, Delivery, Deployment, RotatedSecret } from '../types';
+import { ActionForm, Badge, CodeBlock, DeliveryView, Empty, ErrorNote, ListTable, Loading, OnceSecret, Title, useAction, useLoad } from '../ui';
+
+export function DeploymentsPage() {
+  const preset = new URLSearchParams(location.hash.split('?')[1]).get('agent') ?? '';
+  const [page, setPage] = useState(1);
+  const deployments = useLoad(() => list<Deployment>(`/api/v1/deployments${query({ page })}`), [page]);
+  const agents = useLoad(() => list<Agent>('/api/v1/agents?per_page=100'), []);
+  const [agentId, setAgentId] = useState(preset);
+  const [hookUrl, setHookUrl] = useState('');
+  const [created, setCreated] = useState<CreatedDeployment>();
+  const create = useAction(async () => {
+    const body = { agent_id: agentId || agents.data?.data[0]?.id, channel_config: hookUrl ? { hook_url: hookUrl } : {} };
+    setCreated(await post<CreatedDeployment>('/api/v1/deployments', body));
+    deployments.reload();
+  });
+  return (
+    <section>
+      <Title>Deployments</Title>
+      <ActionForm onRun={() => void create.start()}>
+        <h2>New deployment</h2>
+        {agents.data?.data.length === 0 ? (
+          <Empty>
+            A deployment puts an agent on your site. <a href="#/agents">Create an agent</a> first.
+          </Empty>
+        ) : (
+          <div class="grid">
+            <label>
+              Agent
+              <select value={agentId} onChange={(e) => setAgentId(e.currentTarget.value)}>
+                {agents.data?.data.map((a) => (
+                  <option key={a.id} value={a.id}>
+                    {a.name} ({a.status})
+                  </option>
+                ))}
+              </select>
+            </label>
+            <label>
+              Your hook URL (receives each turn)
+              <input type="url" placeholder="https://example.com/concierge/hook" value={hookUrl} onInput={(e) => setHookUrl(e.currentTarget.value)} />
+            </label>
+          </div>
+        )}
+        <ErrorNote error={create.error} />
+        {created && (
+          <>
+            <OnceSecret label="Signing secret" value={created.signing_secret} />
+            <p>
+              <a href={`#/deployments/${created.id}`}>Open the new deployment</a> to finish its settings and activate it.
+            </p>
+          </>
+        )}
+        <button type="submit" class="primary" disabled={create.busy || !agents.data?.data.length}>
+          Create deployment
+        </button>
+      </ActionForm>
+      <ListTable
+        what="Deployments"
+        loaded={deployments}
+        onPage={setPage}
+        empty="No deployment yet: create one above."
+        columns={[
+          { label: 'Agent', cell: (d) => <a href={`#/deployments/${d.id}`}>{d.agent_name}</a> },
+          { label: 'Status', cell: (d) => <Badge value={d.status} /> },
+          { label: 'Environment', cell: (d) => d.environment },
+          { label: 'Hook', cell: (d) => <code>{String(d.channel_config.hook_url ?? '—')}</code> },
+        ]}
+      />
+    </section>
+  );
+}
+
+type Json = Record<string, unknown>;
+const num = (v: string) => (v === '' ? undefined : Number(v));
+
+function Settings({ dep, onSaved }: { dep: Deployment; onSaved(d: Deployment): void }) {
+  const channel = dep.channel_config as Json;
+  const theme = (channel.widget ?? {}) as Json;
+  const [hookUrl, setHookUrl] = useState(String(channel.hook_url ?? ''));
+  const [transcriptUrl, setTranscriptUrl] = useState(String(channel.transcript_hook_url ?? ''));
+  const [origins, setOrigins] = useState(((channel.allowed_origins as string[] | undefined) ?? []).join('\n'));
+  const [title, setTitle] = useState(String(theme.title ?? ''));
+  const [accent, setAccent] = useState(String(theme.accent_color ?? '#1d4ed8'));
+  const [position, setPosition] = useState(String(theme.position ?? 'bottom-right'));
+  const rules = dep.engagement_rules as Json;
+  const runtime = dep.runtime_config as Json;
+  const [maxTurns, setMaxTurns] = useState(String(rules.max_turns_per_conversation ?? ''));
+  const [perMinute, setPerMinute] = useState(String(rules.turns_per_minute ?? ''));
+  const [hookTimeout, setHookTimeout] = useState(String(runtime.hook_timeout_ms ?? ''));
+  const [replyTimeout, setReplyTimeout] = useState(String(runtime.reply_timeout_s ?? ''));
+  const [version, setVersion] = useState(dep.agent_version === null ? '' : String(dep.agent_version));
+  const [environment, setEnvironment] = useState(dep.environment);
+  const [direction, setDirection] = useState(dep.call_direction);
+  const versions = useLoad(() => list<AgentVersion>(`/api/v1/agents/${dep.agent_id}/versions?per_page=100`), [dep.agent_id]);
+  const originList = origins.split(/\s+/).filter(Boolean);
+  const problems = originProblems(originList);
+  const [warnings, setWarnings] = useState<{ path: string; message: string }[]>([]);
+  const save = useAction(async () => {
+    const { data, meta } = await put<Deployment>(`/api/v1/deployments/${dep.id}`, {
+      agent_version: version === '' ? null : Number(version),
+      environment,
+      call_direction: direction,
+      channel_config: {
+        ...channel,
+        hook_url: hookUrl || undefined,
+        transcript_hook_url: transcriptUrl || undefined,
+        allowed_origins: originList,
+        widget: { ...theme, title: title || undefined, accent_color: accent, position },
+      },
+      engagement_rules: { ...rules, max_turns_per_conversation: num(maxTurns), turns_per_minute: num(perMinute) },
+      runtime_config: { ...runtime, hook_timeout_ms: num(hookTimeout), reply_timeout_s: num(replyTimeout) },
+    });
+    setWarnings(meta.warnings ?? []);
+    onSaved(data);
+  });
+  return (
+    <ActionForm onRun={() => void save.start()}>
+      <h2>Settings</h2>
+      <div class="grid">
+        <label>
+          Hook URL (each turn is POSTed here, signed)
+          <input type="url" value={hookUrl} onInput={(e) => setHookUrl(e.currentTarget.value)} />
+        </label>
+        <label>
+          Transcript hook URL (optional)
+          <input type="url" value={transcriptUrl} onInput={(e) => setTranscriptUrl(e.currentTarget.value)} />
+        </label>
+        <label>
+          Environment
+          <select value={environment} onChange={(e) => setEnvironment(e.currentTarget.value as Deployment['environment'])}>
+            <option value="production">production</option>
+            <option value="staging">staging</option>
+            <option value="development">development</option>
+          </select>
+        </label>
+        <label>
+          Who speaks first
+          <select value={direction} onChange={(e) => setDirection(e.currentTarget.value as Deployment['call_direction'])}>
+            <option value="inbound">The visitor (inbound)</option>
+            <option value="outbound">The agent's greeting (outbound)</option>
+          </select>
+        </label>
+        <label>
+          Agent version
+          <select value={version} onChange={(e) => setVersion(e.currentTarget.value)}>
+            <option value="">Latest published (follows each publish)</option>
+            {versions.data?.data.map((v) => (
+              <option key={v.version} value={v.version}>
+                Pinned to v{v.version}
+              </option>
+            ))}
+          </select>
+        </label>
+      </div>
+      <label>
+        Allowed origins (one per line, e.g. https://www.example.com)
+        <textarea rows={3} value={origins} onInput={(e) => setOrigins(e.currentTarget.value)} />
+      </label>
+      {problems.map((p) => (
+        <p key={p} class="warn">
+          {p}
+        </p>
+      ))}
+      <fieldset>
+        <legend>Widget theme</legend>
+        <div class="grid">
+          <label>
+            Title
+            <input value={title} onInput={(e) => setTitle(e.currentTarget.value)} />
+          </label>
+          <label>
+            Accent colour
+            <input type="color" value={accent} onInput={(e) => setAccent(e.currentTarget.value)} />
+          </label>
+          <label>
+            Position
+            <select value={position} onChange={(e) => setPosition(e.currentTarget.value)}>
+              <option value="bottom-right">bottom-right</option>
+              <option value="bottom-left">bottom-left</option>
+            </select>
+          </label>
+        </div>
+        <div class={`preview preview-${position}`} aria-label="Theme preview">
+          <div class="preview-panel">
+            <div class="preview-head" ref={(el) => el?.style.setProperty('background', accent)}>
+              {title || dep.agent_name}
+            </div>
+            <p>Hello! How can I help?</p>
+          </div>
+          <span class="preview-launcher" ref={(el) => el?.style.setProperty('background', accent)} />
+        </div>
+      </fieldset>
+      <fieldset>
+        <legend>Engagement and timeouts</legend>
+        <div class="grid">
+          <label>
+            Turns per conversation (default 200)
+            <input type="number" min={1} value={maxTurns} onInput={(e) => setMaxTurns(e.currentTarget.value)} />
+          </label>
+          <label>
+            Turns per minute (default 20)
+            <input type="number" min={1} value={perMinute} onInput={(e) => setPerMinute(e.currentTarget.value)} />
+          </label>
+          <label>
+            Hook timeout, ms (500–15000, default 5000)
+            <input type="number" min={500} max={15000} value={hookTimeout} onInput={(e) => setHookTimeout(e.currentTarget.value)} />
+          </label>
+          <label>
+            Reply timeout, s (5–3600, default 120)
+            <input type="number" min={5} max={3600} value={replyTimeout} onInput={(e) => setReplyTimeout(e.currentTarget.value)} />
+          </label>
+        </div>
+      </fieldset>
+      <ErrorNote error={save.error} />
+      {warnings.map((w) => (
+        <p key={w.path} class="warn">
+          <code>{w.path}</code>: {w.message}
+        </p>
+      ))}
+      <button type="submit" disabled={save.busy}>
+        Save settings
+      </button>
+    </ActionForm>
+  );
+}
+
+function TestHook({ dep }: { dep: Deployment }) {
+  const [target, setTarget] = useState<'hook' | 'transcript'>('hook');
+  const [result, setResult] = useState<Delivery>();
+  const test = useAction(async () => setResult(await post<Delivery>(`/api/v1/deployments/${dep.id}/test-hook`, { target })));
+  const snippets = result && verificationSnippets(result);
+  return (
+    <section class="card">
+      <h2>Send a test hook</h2>
+      <p>A signed sample, sent exactly as a real one (with "test": true), and what your server answered.</p>
+      <div class="filters">
+        <label>
+          Target
+          <select value={target} onChange={(e) => setTarget(e.currentTarget.value as 'hook' | 'transcript')}>
+            <option value="hook">Turn hook</option>
+            <option value="transcript">Transcript hook</option>
+          </select>
+        </label>
+        <button type="button" class="primary" disabled={test.busy} onClick={() => test.start()}>
+          Send test hook
+        </button>
+      </div>
+      <ErrorNote error={test.error} />
+      {result && snippets && (
+        <div role="status">
+          <DeliveryView d={result} />
+          <CodeBlock label="The signed string (webhook-id.webhook-timestamp.body)" code={signedStringOf(result)} />
+          <CodeBlock label="Verify in Node (standardwebhooks)" code={snippets.node} />
+          <CodeBlock label="Verify anywhere (openssl)" code={snippets.openssl} />
+        </div>
+      )}
+    </section>
+  );
+}
+
+export function DeploymentPage({ id }: { id: string }) {
+  const loaded = useLoad(() => get<Deployment>(`/api/v1/deployments/${id}`), [id]);
+  const [dep, setDep] = useState<Deployment>();
+  useEffect(() => setDep(loaded.data), [loaded.data]);
+  const [secret, setSecret] = useState<RotatedSecret>();
+  const [grace, setGrace] = useState('3600');
+  const toggle = useAction(async () => setDep(await post<Deployment>(`/api/v1/deployments/${id}/${dep?.status === 'active' ? 'deactivate' : 'activate'}`)));
+  const rotate = useAction(async () => setSecret(await post<RotatedSecret>(`/api/v1/deployments/${id}/rotate-secret`, { grace_period_s: Number(grace) })));
+  if (loaded.error) return <ErrorNote error={loaded.error} />;
+  if (!dep) return <Loading what="the deployment" />;
+  return (
+    <section>
+      <p>
+        <a href="#/deployments">← Deployments</a>
+      </p>
+      <Title>{dep.agent_name}</Title>
+      <p>
+        <Badge value={dep.status} /> {dep.environment} · {dep.call_direction} · deployed {when(dep.deployed_at)}
+      </p>
+      <div class="actions">
+        <button type="button" class="primary" disabled={toggle.busy} onClick={() => toggle.start()}>
+          {dep.status === 'active' ? 'Deactivate' : 'Activate'}
+        </button>
+        {dep.status === 'active' && (
+          <a class="button" href={`#/try/${dep.id}`}>
+            Try it
+          </a>
+        )}
+        <a class="button" href={`#/conversations?deployment_id=${dep.id}`}>
+          Conversations
+        </a>
+      </div>
+      <ErrorNote error={toggle.error} />
+      <Settings dep={dep} onSaved={setDep} />
+      <TestHook dep={dep} />
+      <section class="card">
+        <h2>Install</h2>
+        <p>Paste this on your pages; your server's token endpoint mints the visitor's token with the signing secret.</p>
+        <CodeBlock label="Snippet" code={snippetOf(location.origin, dep.id)} />
+      </section>
+      <section class="card">
+        <h2>Signing secret</h2>
+        <p>Rotate it to get a new one; the previous one keeps verifying during the grace period.</p>
+        <div class="filters">
+          <label>
+            Grace period
+            <select value={grace} onChange={(e) => setGrace(e.currentTarget.value)}>
+              <option value="0">None</option>
+              <option value="3600">1 hour</option>
+              <option value="86400">1 day</option>
+              <option value="604800">7 days</option>
+            </select>
+          </label>
+          <button type="button" disabled={rotate.busy} onClick={() => rotate.start()}>
+            Rotate secret
+          </button>
+        </div>
+        <ErrorNote error={rotate.error} />
+        {secret && (
+          <>
+            <OnceSecret label="New signing secret" value={secret.signing_secret} />
+            <p>The previous secret works until {when(secret.previous_secret_expires_at)}.</p>
+          </>
+        )}
+      </section>
+    </section>
+  );
+}

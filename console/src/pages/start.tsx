@@ -1,0 +1,41 @@
+import { list } from '../api';
+import { checklist } from '../logic';
+import { ErrorNote, Loading, Title, useLoad } from '../ui';
+
+const count = async (path: string) => (await list(path)).meta.total_count;
+
+export function GettingStarted() {
+  const facts = useLoad(async () => {
+    const [agents, published, deployments, tests, active, conversations] = await Promise.all([
+      count('/api/v1/agents?per_page=1'),
+      count('/api/v1/agents?per_page=1&status=published'),
+      count('/api/v1/deployments?per_page=1'),
+      count('/api/v1/deliveries?per_page=1&kind=test'),
+      count('/api/v1/deployments?per_page=1&status=active'),
+      count('/api/v1/conversations?per_page=1'),
+    ]);
+    return { agents, published, deployments, tests, active, conversations };
+  }, []);
+  const steps = facts.data ? checklist(facts.data) : [];
+  const next = steps.find((s) => !s.done);
+  return (
+    <section>
+      <Title>Getting started</Title>
+      <p>From nothing to a concierge answering on your site, in six steps. Each one is ticked from what your account holds.</p>
+      <ErrorNote error={facts.error} />
+      {facts.loading && !facts.data && <Loading what="your progress" />}
+      <ol class="checklist">
+        {steps.map((s) => (
+          <li key={s.id} class={s.done ? 'done' : s === next ? 'next' : ''}>
+            <span class="tick" aria-hidden="true">
+              {s.done ? '✓' : ''}
+            </span>
+            <a href={s.href}>{s.title}</a>
+            <span class="sr-only">{s.done ? ' (done)' : s === next ? ' (next step)' : ' (to do)'}</span>
+          </li>
+        ))}
+      </ol>
+      {facts.data && !next && <p class="ok">All done: your concierge is live. Follow its conversations under Conversations.</p>}
+    </section>
+  );
+}

@@ -1,0 +1,85 @@
+import { useEffect, useState } from 'preact/hooks';
+import { list, post } from '../api';
+import type { Deployment, PreviewToken } from '../types';
+import { Empty, ErrorNote, Loading, Title, useLoad } from '../ui';
+import { loadConversation, Timeline } from './conversations';
+
+interface ConciergeApi {
+  init(o: { deploymentId: string; getToken(): Promise<string>; open?: boolean }): void;
+  on(name: 'ready', handler: (e: { conversationId: string }) => void): void;
+  destroy(): void;
+}
+declare global {
+  interface Window {
+    Concierge?: ConciergeApi;
+  }
+}
+
+/** The real widget bundle, loaded once from this service like a customer's page does. */
+function loadWidget(): Promise<ConciergeApi> {
+  if (window.Concierge && 'init' in window.Concierge) return Promise.resolve(window.Concierge);
+  return new Promise((resolve, reject) => {
+    const script = document.createElement('script');
+    script.src = '/widget/concierge.js';
+    script.onload = () => (window.Concierge ? resolve(window.Concierge) : reject(new Error('The widget did not start')));
+    script.onerror = () => reject(new Error('The widget bundle could not be loaded from /widget/concierge.js'));
+    document.head.appendChild(script);
+  });
+}
+
+/** The conversation's hook calls, acknowledgements, replies and transcript events, refreshed each second. */
+function LiveTimeline({ conversationId }: { conversationId: string }) {
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    const timer = setInterval(() => setTick((t) => t + 1), 1000);
+    return () => clearInterval(timer);
+  }, []);
+  const loaded = useLoad(() => loadConversation(conversationId), [conversationId, tick]);
+  if (!loaded.data) return <ErrorNote error={loaded.error} />;
+  return <Timeline conversation={loaded.data.conversation} transcript={loaded.data.transcript} onRedelivered={loaded.reload} />;
+}
+
+export function TryIt({ deploymentId }: { deploymentId: string | undefined }) {
+  const active = useLoad(() => list<Deployment>('/api/v1/deployments?status=active&per_page=100'), []);
+  const chosen = deploymentId ?? active.data?.data[0]?.id;
+  const [conversationId, setConversationId] = useState<string>();
+  const [error, setError] = useState<unknown>();
+  useEffect(() => {
+    if (!chosen) return;
+    let widget: ConciergeApi | undefined;
+    setConversationId(undefined);
+    loadWidget().then((w) => {
+      widget = w;
+      w.init({ deploymentId: chosen, open: true, getToken: async () => (await post<PreviewToken>(`/api/v1/deployments/${chosen}/preview-token`)).token });
+      w.on('ready', (e) => setConversationId(e.conversationId));
+    }, setError);
+    return () => widget?.destroy();
+  }, [chosen]);
+  return (
+    <section>
+      <Title>Try it</Title>
+      <p>The real widget, on this page, with a ten-minute preview token. Each turn goes to your hook; its timeline fills in beside it.</p>
+      {active.loading && <Loading what="active deployments" />}
+      <ErrorNote error={active.error ?? error} />
+      {active.data?.data.length === 0 && (
+        <Empty>
+          No active deployment to try. <a href="#/deployments">Activate one</a> first.
+        </Empty>
+      )}
+      {!!active.data?.data.length && (
+        <label>
+          Deployment
+          <select value={chosen} onChange={(e) => (location.hash = `#/try/${e.currentTarget.value}`)}>
+            {active.data.data.map((d) => (
+              <option key={d.id} value={d.id}>
+                {d.agent_name} ({d.environment})
+              </option>
+            ))}
+          </select>
+        </label>
+      )}
+      <h2>Timeline</h2>
+      {conversationId ? <LiveTimeline conversationId={conversationId} /> : chosen && <p class="muted">Waiting for the widget to open its conversation…</p>}
+    </section>
+  );
+}

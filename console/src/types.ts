@@ -1,0 +1,37 @@
+/**
+ * The API's shapes, taken from the server's own schemas (types only: nothing of the server is
+ * bundled), so the console cannot drift from what the API sends.
+ */
+import type { z } from 'zod';
+import type { agentSchema, agentSpecSchema, agentVersionSchema } from '../../server/src/agents/agent.schemas.js';
+import type { apiKeySettingsSchema, rotatedApiKeySchema, usageSchema } from '../../server/src/api-keys/api-key.schemas.js';
+import type { conversationDetailSchema, conversationSchema } from '../../server/src/concierge/conversations/conversation.schemas.js';
+import type { deliverySchema } from '../../server/src/concierge/deliveries/delivery.schemas.js';
+import type { createdDeploymentSchema, deploymentSchema, rotatedSecretSchema } from '../../server/src/deployments/deployment.schemas.js';
+import type { jobAcceptedSchema, jobSchema } from '../../server/src/jobs/job.schemas.js';
+import type { consoleUserSchema } from '../../server/src/console/console.routes.js';
+import type { previewTokenSchema } from '../../server/src/deployments/preview-token.routes.js';
+import type { PageMeta as ServerPageMeta } from '../../server/src/http/envelope.js';
+
+export type Agent = z.output<typeof agentSchema>;
+export type AgentSpecs = z.output<typeof agentSpecSchema>;
+export type AgentVersion = z.output<typeof agentVersionSchema>;
+export type Job = z.output<typeof jobSchema>;
+export type JobAccepted = z.output<typeof jobAcceptedSchema>;
+export type Deployment = z.output<typeof deploymentSchema>;
+export type CreatedDeployment = z.output<typeof createdDeploymentSchema>;
+export type RotatedSecret = z.output<typeof rotatedSecretSchema>;
+export type Conversation = z.output<typeof conversationSchema>;
+export type ConversationDetail = z.output<typeof conversationDetailSchema>;
+export type Turn = ConversationDetail['turns'][number];
+export type Delivery = z.output<typeof deliverySchema>;
+export type ApiKeySettings = z.output<typeof apiKeySettingsSchema>;
+export type RotatedApiKey = z.output<typeof rotatedApiKeySchema>;
+export type Usage = z.output<typeof usageSchema>;
+
+export type PageMeta = ServerPageMeta;
+/** A console user, or null when nobody is signed in. */
+export type ConsoleUser = NonNullable<z.output<typeof consoleUserSchema>>;
+export type PreviewToken = z.output<typeof previewTokenSchema>;
+/** What a deployment's PUT may add to `meta` (contract §3): keys the service does not read. */
+export type SaveMeta = { warnings?: { path: string; message: string }[] };

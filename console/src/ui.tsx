@@ -1,0 +1,239 @@
+import type { ComponentChildren } from 'preact';
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import { ApiError } from './api';
+import { duration, when } from './logic';
+import type { Delivery, PageMeta } from './types';
+
+export interface Loaded<T> {
+  data: T | undefined;
+  error: unknown;
+  loading: boolean;
+  reload(): void;
+}
+
+/** Loads once per change of `deps`, and again on `reload()`; a stale answer never overwrites a newer one. */
+export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
+  const [state, setState] = useState<{ data?: T; error?: unknown; loading: boolean }>({ loading: true });
+  const [tick, setTick] = useState(0);
+  useEffect(() => {
+    let current = true;
+    setState((s) => ({ ...s, loading: true }));
+    load().then(
+      (data) => current && setState({ data, loading: false }),
+      (error: unknown) => current && setState({ error, loading: false }),
+    );
+    return () => {
+      current = false;
+    };
+    // biome-ignore lint/correctness/useExhaustiveDependencies: the caller names what the load depends on
+  }, [...deps, tick]);
+  return { data: state.data, error: state.error, loading: state.loading, reload: useCallback(() => setTick((t) => t + 1), []) };
+}
+
+/** Runs an action, keeping its error to show and whether it is running (to disable its button). */
+export function useAction<A extends unknown[]>(run: (...args: A) => Promise<void>) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>();
+  const start = async (...args: A) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await run(...args);
+    } catch (err) {
+      setError(err);
+    } finally {
+      setBusy(false);
+    }
+  };
+  return { busy, error, start };
+}
+
+/** An API error with its code and message (and the details of a validation error). */
+export function ErrorNote({ error }: { error: unknown }) {
+  if (!error) return null;
+  const e = error instanceof ApiError ? error : new ApiError(0, 'error', error instanceof Error ? error.message : String(error));
+  return (
+    <div class="error" role="alert">
+      <strong>
+        {e.status ? `${e.status} ` : ''}
+        <code>{e.code}</code>
+      </strong>{' '}
+      {e.message}
+      {e.details.length > 0 && (
+        <ul>
+          {e.details.map((d) => (
+            <li key={d.path}>
+              <code>{d.path}</code>: {d.message}
+            </li>
+          ))}
+        </ul>
+      )}
+      {e.requestId && <small> Request id {e.requestId}</small>}
+    </div>
+  );
+}
+
+export function Loading({ what }: { what: string }) {
+  return (
+    <p class="muted" aria-busy="true">
+      Loading {what}…
+    </p>
+  );
+}
+
+export function Empty({ children }: { children: ComponentChildren }) {
+  return <div class="empty">{children}</div>;
+}
+
+export function Pager({ meta, onPage }: { meta: PageMeta | undefined; onPage(page: number): void }) {
+  if (!meta || meta.total_pages <= 1) return null;
+  return (
+    <nav class="pager" aria-label="Pages">
+      <button type="button" disabled={meta.page <= 1} onClick={() => onPage(meta.page - 1)}>
+        Previous
+      </button>
+      <span>
+        Page {meta.page} of {meta.total_pages} ({meta.total_count})
+      </span>
+      <button type="button" disabled={meta.page >= meta.total_pages} onClick={() => onPage(meta.page + 1)}>
+        Next
+      </button>
+    </nav>
+  );
+}
+
+export function Copy({ text, label = 'Copy' }: { text: string; label?: string }) {
+  const [done, setDone] = useState(false);
+  const copy = async () => {
+    await navigator.clipboard?.writeText(text).catch(() => {});
+    setDone(true);
+    setTimeout(() => setDone(false), 1500);
+  };
+  return (
+    <button type="button" class="small" onClick={copy}>
+      {done ? 'Copied' : label}
+    </button>
+  );
+}
+
+export function CodeBlock({ code, label }: { code: string; label: string }) {
+  return (
+    <figure class="code">
+      <figcaption>
+        {label} <Copy text={code} />
+      </figcaption>
+      <pre tabIndex={0}>{code}</pre>
+    </figure>
+  );
+}
+
+export const Badge = ({ value }: { value: string }) => <span class={`badge badge-${value}`}>{value}</span>;
+
+/** One recorded outbound call: what was sent, and what came back. */
+export function DeliveryView({ d }: { d: Delivery }) {
+  return (
+    <div class="delivery">
+      <p>
+        <Badge value={d.outcome} /> <code>{d.event_type}</code> attempt {d.attempt} to <code>{d.url}</code>, {when(d.sent_at)}, {duration(d.duration_ms)}
+        {d.error && (
+          <>
+            {' '}
+            error <code>{d.error}</code>
+          </>
+        )}
+      </p>
+      <details>
+        <summary>Request</summary>
+        <pre tabIndex={0}>{Object.entries(d.request.headers).map(([k, v]) => `${k}: ${v}\n`)}{`\n${d.request.body}`}</pre>
+      </details>
+      <details>
+        <summary>Response {d.response ? d.response.status : '(none)'}</summary>
+        {d.response ? (
+          <pre tabIndex={0}>
+            {Object.entries(d.response.headers).map(([k, v]) => `${k}: ${Array.isArray(v) ? v.join(', ') : v}\n`)}
+            {`\n${d.response.body}${d.response.truncated ? '\n… (cut at 4 KiB)' : ''}`}
+          </pre>
+        ) : (
+          <p class="muted">No answer: {d.error}</p>
+        )}
+      </details>
+    </div>
+  );
+}
+
+/** The page's heading: focused on navigation (see the console's router). */
+export const Title = ({ children }: { children: ComponentChildren }) => <h1 tabIndex={-1}>{children}</h1>;
+
+/** A form that runs `onRun` on submit (Enter included) instead of loading a page. */
+export function ActionForm({ onRun, class: className = 'card', children }: { onRun(): void; class?: string; children: ComponentChildren }) {
+  return (
+    <form
+      class={className}
+      onSubmit={(e) => {
+        e.preventDefault();
+        onRun();
+      }}
+    >
+      {children}
+    </form>
+  );
+}
+
+/** A secret shown once: copy it now, it is never shown again. */
+export function OnceSecret({ label, value }: { label: string; value: string }) {
+  return (
+    <div class="secret" role="status">
+      <p>
+        <strong>{label}</strong>: shown only now. Copy it into your server's configuration.
+      </p>
+      <code>{value}</code> <Copy text={value} />
+    </div>
+  );
+}
+
+export interface Column<T> {
+  label: string;
+  cell(row: T): ComponentChildren;
+}
+
+/** A page of a list: loading, its error, an empty state that says what to do, the table, the pager. */
+export function ListTable<T extends { id: string }>(props: {
+  what: string;
+  loaded: Loaded<{ data: T[]; meta: PageMeta }>;
+  columns: Column<T>[];
+  empty: ComponentChildren;
+  onPage(page: number): void;
+}) {
+  const { loaded } = props;
+  return (
+    <>
+      <ErrorNote error={loaded.error} />
+      {loaded.loading && !loaded.data && <Loading what={props.what} />}
+      {loaded.data?.data.length === 0 && <Empty>{props.empty}</Empty>}
+      {!!loaded.data?.data.length && (
+        <table>
+          <caption class="sr-only">{props.what}</caption>
+          <thead>
+            <tr>
+              {props.columns.map((c) => (
+                <th key={c.label} scope="col">
+                  {c.label}
+                </th>
+              ))}
+            </tr>
+          </thead>
+          <tbody>
+            {loaded.data.data.map((row) => (
+              <tr key={row.id}>
+                {props.columns.map((c) => (
+                  <td key={c.label}>{c.cell(row)}</td>
+                ))}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      )}
+      <Pager meta={loaded.data?.meta} onPage={props.onPage} />
+    </>
+  );
+}

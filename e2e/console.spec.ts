@@ -1,0 +1,189 @@
+import { createHmac } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createRequire } from 'node:module';
+import { expect, type Page } from '@playwright/test';
+import { test } from './fixtures.js';
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const PASSWORD = 'harbor hotel console 2026';
+
+/** A customer's server of its own: answers each turn 202, then posts the signed reply; takes transcript events. */
+async function customerServer() {
+  const state = { secret: '', hooks: 0, transcript: [] as string[] };
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const raw = Buffer.concat(chunks).toString('utf8');
+      if (req.url === '/transcript') {
+        state.transcript.push(raw);
+        return void res.writeHead(200).end();
+      }
+      state.hooks++;
+      const call = JSON.parse(raw) as { test?: boolean; turn_id: string; conversation_id: string; reply_url: string };
+      res.writeHead(202).end();
+      if (call.test) return;
+      const body = JSON.stringify({ conversation_id: call.conversation_id, turn_id: call.turn_id, reply_text: 'Breakfast is served from 7 to 10.' });
+      const signature = `sha256=${createHmac('sha256', state.secret).update(body).digest('hex')}`;
+      void fetch(call.reply_url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-signature': signature }, body });
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return { state, hookUrl: `${base}/hook`, transcriptUrl: `${base}/transcript`, close: () => new Promise((r) => server.close(r)) };
+}
+
+/** No serious or critical accessibility violation on the page as it is now, and a screenshot of it. */
+async function audit(page: Page, name: string) {
+  await page.evaluate(AXE);
+  const violations = await page.evaluate(async () => {
+    const result = await (window as unknown as { axe: { run(o: object): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> } }).axe.run({ resultTypes: ['violations'] });
+    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
+  });
+  expect(violations, name).toEqual([]);
+  await page.screenshot({ path: `test-results/console/${name}.png`, fullPage: true });
+}
+
+const nav = (page: Page, name: string) => page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name, exact: true });
+
+/** Every console error and uncaught exception of the page: the console must have none, its CSP included. */
+function consoleErrors(page: Page): string[] {
+  const errors: string[] = [];
+  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
+  page.on('pageerror', (e) => errors.push(e.message));
+  return errors;
+}
+
+test('a new customer walks the whole path in the console, under its CSP, without a console error', async ({ page, stack }) => {
+  test.setTimeout(120_000);
+  const customer = await customerServer();
+  const errors = consoleErrors(page);
+  const { welcomeToken } = stack.newConsoleCustomer('Seaside Inn', 'owner@seaside.example');
+  try {
+    const response = await page.goto(`${stack.serviceUrl}/console/#/welcome/${welcomeToken}`);
+    expect(response?.headers()['content-security-policy']).toBe("default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
+    await expect(page.getByRole('heading', { name: 'Welcome to Concierge' })).toBeVisible();
+    // Reported, not asserted: from navigation start to the first page's form ready for input.
+    const interactiveMs = await page.evaluate(() => Math.round(performance.now()));
+    process.stdout.write(`console: first page interactive ${interactiveMs} ms after navigation (loopback)\n`);
+    await audit(page, 'welcome');
+    await page.getByLabel('Password (at least 12 characters)').fill(PASSWORD);
+    await page.getByLabel('The same password again').fill(PASSWORD);
+    await page.getByRole('button', { name: 'Set password and sign in' }).click();
+    await expect(page.getByRole('heading', { name: 'Getting started' })).toBeVisible();
+    expect(page.url()).not.toContain(welcomeToken);
+    await expect(page.getByRole('listitem').filter({ hasText: 'Create an agent' })).toContainText('(next step)');
+    await audit(page, 'getting-started');
+
+    // An agent, generated, edited and published.
+    await nav(page, 'Agents').click();
+    await expect(page.getByText('No agent yet')).toBeVisible();
+    await audit(page, 'agents');
+    await page.getByLabel('Name').fill('Seaside desk');
+    await page.getByLabel(/^Description/).fill('Front desk of a small seaside inn');
+    await page.getByRole('button', { name: 'Create agent' }).click();
+    await expect(page.getByRole('status')).toContainText('Generation succeeded');
+    await page.getByRole('link', { name: 'Seaside desk' }).click();
+    await page.getByLabel('Greeting').fill('Hello, I am the Seaside Inn concierge.');
+    await page.getByRole('button', { name: 'Save draft' }).click();
+    await page.getByRole('button', { name: 'Publish the draft' }).click();
+    await expect(page.getByText('published', { exact: true }).first()).toBeVisible();
+    await audit(page, 'agent');
+
+    // A deployment pointing at the customer's server, tested, configured and activated.
+    await page.getByRole('link', { name: 'Deploy it' }).click();
+    await audit(page, 'deployments');
+    await page.getByLabel(/^Your hook URL/).fill(customer.hookUrl);
+    await page.getByRole('button', { name: 'Create deployment' }).click();
+    const secret = (await page.locator('.secret code').textContent())!;
+    expect(secret).toMatch(/^whsec_/);
+    customer.state.secret = secret;
+    await page.getByRole('link', { name: 'Open the new deployment' }).click();
+    await expect(page.getByText(/The list is empty/)).toBeVisible();
+    await page.getByLabel(/^Transcript hook URL/).fill(customer.transcriptUrl);
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByRole('button', { name: 'Send test hook' }).click();
+    await expect(page.getByText('The signed string (webhook-id.webhook-timestamp.body)')).toBeVisible();
+    await expect(page.locator('.delivery').first()).toContainText('succeeded');
+    await expect(page.locator('.delivery').first()).toContainText('turn.created');
+    await page.getByRole('button', { name: 'Activate' }).click();
+    await expect(page.getByRole('button', { name: 'Deactivate' })).toBeVisible();
+    await audit(page, 'deployment');
+
+    // Try it: the real widget, a text turn answered by the customer's server, the timeline beside it.
+    await page.getByRole('main').getByRole('link', { name: 'Try it' }).click();
+    await page.getByRole('textbox', { name: 'Your message' }).fill('Is breakfast included?');
+    await page.getByRole('button', { name: 'Send' }).click();
+    await expect(page.getByText('Breakfast is served from 7 to 10.').first()).toBeVisible();
+    await expect(page.locator('.timeline').first()).toContainText('Hook attempt 1: 202');
+    await expect(page.locator('.timeline').first()).toContainText('Reply received');
+    await audit(page, 'try-it');
+
+    // The conversation's timeline, and a transcript event sent again.
+    await nav(page, 'Conversations').click();
+    await page.getByRole('link', { name: 'Console preview' }).first().click();
+    await expect(page.locator('.timeline').first()).toContainText('Visitor (text): Is breakfast included?');
+    await expect(page.locator('.timeline').first()).toContainText('Hook attempt 1: 202');
+    const before = customer.state.transcript.length;
+    expect(before).toBeGreaterThan(0);
+    await page.getByRole('button', { name: /^Redeliver/ }).first().click();
+    await expect.poll(() => customer.state.transcript.length).toBe(before + 1);
+    await audit(page, 'conversation');
+    await nav(page, 'Conversations').click();
+    await audit(page, 'conversations');
+
+    // The key, rotated: shown once.
+    await nav(page, 'API key').click();
+    await page.getByLabel('Grace period').selectOption('3600');
+    await page.getByRole('button', { name: 'Rotate key' }).click();
+    await expect(page.locator('.secret code')).toHaveText(/^vak_/);
+    await audit(page, 'api-key');
+
+    await nav(page, 'Getting started').click();
+    await expect(page.getByText('All done: your concierge is live.')).toBeVisible();
+    await page.getByRole('button', { name: 'curl' }).click();
+    await expect(page.getByRole('complementary', { name: 'Requests as curl' })).toContainText('Authorization: Bearer $CONCIERGE_API_KEY');
+    expect(errors).toEqual([]);
+  } finally {
+    await customer.close();
+  }
+});
+
+test('a wrong password is refused with the code and message; the right one signs in', async ({ page, stack }) => {
+  const { welcomeToken } = stack.newConsoleCustomer('Hillside Lodge', 'owner@hillside.example');
+  await page.request.post(`${stack.serviceUrl}/console/welcome`, { data: { token: welcomeToken, password: PASSWORD } });
+  await page.context().clearCookies();
+  await page.goto(`${stack.serviceUrl}/console/`);
+  await page.getByLabel('Email').fill('owner@hillside.example');
+  await page.getByLabel('Password').fill('not the password at all');
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByRole('alert')).toContainText('401 unauthorized Wrong email or password');
+  await audit(page, 'sign-in');
+  await page.getByLabel('Password').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await expect(page.getByRole('heading', { name: 'Getting started' })).toBeVisible();
+});
+
+test('an ended session sends the console back to sign-in; the cookie without the console header is refused', async ({ page, stack }) => {
+  const { welcomeToken } = stack.newConsoleCustomer('Lakeside Hotel', 'owner@lakeside.example');
+  await page.goto(`${stack.serviceUrl}/console/#/welcome/${welcomeToken}`);
+  await page.getByLabel('Password (at least 12 characters)').fill(PASSWORD);
+  await page.getByLabel('The same password again').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Set password and sign in' }).click();
+  await expect(page.getByRole('heading', { name: 'Getting started' })).toBeVisible();
+
+  // The browser's cookie is sent, but a request without the console's header is not the console's.
+  const bare = await page.request.get(`${stack.serviceUrl}/api/v1/agents`);
+  expect(bare.status()).toBe(401);
+  const withHeader = await page.request.get(`${stack.serviceUrl}/api/v1/agents`, { headers: { 'X-Requested-With': 'concierge-console' } });
+  expect(withHeader.status()).toBe(200);
+
+  // The session ends on the server (as after 2 h idle): the next page asks to sign in again.
+  const cookie = (await page.context().cookies()).find((c) => c.name === 'concierge_session')!;
+  expect(cookie).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/' });
+  await fetch(`${stack.serviceUrl}/console/session`, { method: 'DELETE', headers: { cookie: `concierge_session=${cookie.value}` } });
+  await nav(page, 'Agents').click();
+  await expect(page.getByRole('heading', { name: 'Sign in to Concierge' })).toBeVisible();
+});
