@@ -82,6 +82,18 @@ function suite(kind: StoreKind) {
     expect((await client(service.url, apiKey).get('/api/v1/agents')).status).toBe(200);
   });
 
+  it("acts for the user's customer only: another customer's agent is 404, a new one is the user's", async () => {
+    const session = await welcomed('cy2@example.com');
+    const asUser = (method: string, path: string, body?: unknown) => call(service.url, method, path, { headers: { cookie: `concierge_session=${session}`, ...CONSOLE }, ...(body ? { body } : {}) });
+    const other = client(service.url, (await service.newCustomer('Another hotel')).apiKey);
+    const foreign = (await other.post('/api/v1/agents', { name: 'Not yours' })).body.data.agent_id;
+    expectError(await asUser('GET', `/api/v1/agents/${foreign}`), 404, 'not_found');
+    expectError(await asUser('DELETE', `/api/v1/agents/${foreign}`), 404, 'not_found');
+    const mine = (await asUser('POST', '/api/v1/agents', { name: 'Made in the console' })).body.data.agent_id;
+    expect((await client(service.url, apiKey).get(`/api/v1/agents/${mine}`)).status).toBe(200);
+    expectError(await other.get(`/api/v1/agents/${mine}`), 404, 'not_found');
+  });
+
   it('ends a session on sign-out, after 2 h idle and after 12 h whatever happens', async () => {
     const db = service.app.store.db;
     const out = await welcomed('dee@example.com');
