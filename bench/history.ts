@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { openStore } from '../server/src/store/db.js';
-import { MEASURED_MEMORY_ARGS, startTarget, type Target } from './process.js';
+import { MEASURED_MEMORY_ARGS, SERVICE_ENTRY, startTarget, type Target } from './process.js';
 import { seedAgents } from './seed.js';
 import { printTable, quantile } from './stats.js';
 
@@ -133,7 +133,7 @@ export async function history(): Promise<void> {
   try {
     const apiKey = await seedAgents(dataDir, CONVERSATIONS);
     await seedConversations(dataDir, CONVERSATIONS);
-    const target = await startTarget('server/src/main.ts', { PORT: '0', DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '1000000' }, MEASURED_MEMORY_ARGS);
+    const target = await startTarget(SERVICE_ENTRY, { PORT: '0', DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '1000000' }, MEASURED_MEMORY_ARGS);
     try {
       const agents = await latency(`${target.url}/api/v1/agents?per_page=20`, apiKey);
       const rows = [{ request: 'baseline: GET /agents?per_page=20', ...agents, '× p50': 1 }];

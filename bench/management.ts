@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
-import { startTarget } from './process.js';
+import { SERVICE_ENTRY, startTarget } from './process.js';
 import { seedAgents } from './seed.js';
 
 const CONNECTIONS = 50;
@@ -34,7 +34,7 @@ export async function managementList(): Promise<void> {
 
     const coldStarts: number[] = [];
     for (let i = 0; i < 3; i++) {
-      const t = await startTarget('server/src/main.ts', serviceEnv);
+      const t = await startTarget(SERVICE_ENTRY, serviceEnv);
       coldStarts.push(t.startMs);
       await t.stop();
     }
@@ -47,7 +47,7 @@ export async function managementList(): Promise<void> {
     results.push(await load('baseline B: bare Express 5', `${exp.url}/api/v1/agents`));
     await exp.stop();
     for (const level of ['info', 'warn']) {
-      const service = await startTarget('server/src/main.ts', { ...serviceEnv, LOG_LEVEL: level });
+      const service = await startTarget(SERVICE_ENTRY, { ...serviceEnv, LOG_LEVEL: level });
       results.push(await load(`service, LOG_LEVEL=${level}`, `${service.url}/api/v1/agents?per_page=20`, { authorization: `Bearer ${apiKey}` }));
       await service.stop();
     }
@@ -59,7 +59,7 @@ export async function managementList(): Promise<void> {
       console.log(`${r.name.padEnd(30)}${fmt(r.rps)}${fmt(r.p50, 1)}${fmt(r.p99, 1)}${fmt(r.rps / a.rps, 2)}${fmt(r.rps / b.rps, 2)}${fmt(r.non2xx)}`);
     }
     const sorted = [...coldStarts].sort((x, y) => x - y);
-    console.log(`cold start to "Listening" (tsx, ${AGENTS} agents in store): median ${sorted[1]!.toFixed(0)} ms (runs: ${coldStarts.map((c) => c.toFixed(0)).join(', ')} ms)`);
+    console.log(`cold start to "Listening" (compiled, ${AGENTS} agents in store): median ${sorted[1]!.toFixed(0)} ms (runs: ${coldStarts.map((c) => c.toFixed(0)).join(', ')} ms)`);
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }

@@ -1,5 +1,14 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+
+/** The service as it runs in production: compiled by `tsc -p tsconfig.build.json`, started with plain `node` (see {@link buildService}). */
+export const SERVICE_ENTRY = 'dist/server/src/main.js';
+
+/** Compiles the service once per bench run, so every scenario measures the compiled code. */
+export function buildService(): void {
+  const built = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { encoding: 'utf8' });
+  if (built.status !== 0) throw new Error(`tsc -p tsconfig.build.json failed:\n${built.stdout}${built.stderr}`);
+}
 
 /** Node flags for targets whose memory is measured: SIGUSR2 then collects garbage. */
 export const MEASURED_MEMORY_ARGS = ['--expose-gc', '--import', './bench/targets/gc-on-signal.ts'];
@@ -16,10 +25,16 @@ export interface Target {
   stop(): Promise<void>;
 }
 
-/** Starts a TypeScript entry in its own process (so load and server never share a core's loop). */
+/**
+ * Starts an entry in its own process (so load and server never share a core's loop): compiled
+ * JavaScript with plain `node`, a TypeScript baseline through tsx.
+ */
 export function startTarget(entry: string, env: NodeJS.ProcessEnv = {}, nodeArgs: string[] = []): Promise<Target> {
   const began = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', ...nodeArgs, entry], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  const loader = entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  // BENCH_CPU_PROF=dir: each service process writes a V8 CPU profile there when it stops (read with bench/profile-summary.ts).
+  const profile = entry === SERVICE_ENTRY && process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const child = spawn(process.execPath, [...loader, ...profile, ...nodeArgs, entry], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const rss = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))![1]) * 1024;
   return new Promise((resolve, reject) => {
     let out = '';

@@ -1,11 +1,14 @@
 import pg from 'pg';
 import { withScratchDatabase } from '../../server/test/service-process.js';
 import { quantile } from '../stats.js';
-import { type Latency, MEASURED, measureReplies, prepareTurns, WARM_UP } from './replies.js';
+import { type Latency, MEASURED, measureReplies, prepareTurns, resolvedTurns, WARM_UP } from './replies.js';
+import { pgReplyFloor } from './store-floor.js';
 import { startConcierge } from './service.js';
 
 export interface CrossNode {
   selectOneMs: number;
+  /** A bare pg transaction of the reply's statements on the same database and rows. */
+  store: Latency;
   singleNode: Latency;
   crossNode: Latency;
 }
@@ -30,9 +33,11 @@ export async function crossNodeLatency(adminUrl: string): Promise<CrossNode> {
     try {
       const [a, b] = concierge.nodes as [(typeof concierge.nodes)[0], (typeof concierge.nodes)[0]];
       const selectOneMs = await selectOneRoundTrip(databaseUrl);
-      const singleNode = await measureReplies(a.url, concierge.dep, await prepareTurns(a.url, concierge.dep, WARM_UP + MEASURED));
+      const turns = await prepareTurns(a.url, concierge.dep, WARM_UP + MEASURED);
+      const singleNode = await measureReplies(a.url, concierge.dep, turns);
+      const store = await pgReplyFloor(databaseUrl, resolvedTurns(turns, concierge.dep));
       const crossNode = await measureReplies(b.url, concierge.dep, await prepareTurns(a.url, concierge.dep, WARM_UP + MEASURED));
-      return { selectOneMs, singleNode, crossNode };
+      return { selectOneMs, store, singleNode, crossNode };
     } finally {
       await concierge.stop();
     }

@@ -106,3 +106,6 @@ export async function measureReplies(postUrl: string, dep: Deployed, turns: read
   }
   return summary(samples);
 }
+
+/** The measured turns as the bare-store baselines replay them. */
+export const resolvedTurns = (turns: readonly AwaitingTurn[], dep: Deployed) => turns.map((t) => ({ conversationId: t.conversationId, turnId: t.turnId, deploymentId: dep.deploymentId }));

@@ -1,12 +1,14 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { startTarget, type Target } from '../process.js';
+import { SERVICE_ENTRY, startTarget, type Target } from '../process.js';
 import { type Deployed, type HookCall, provision, seedCustomer, startCustomer } from './kit.js';
 
 export interface Concierge {
   /** One service process per node, all on the same store. */
   nodes: Target[];
+  /** The SQLite file (when not on PostgreSQL), for the bare-store baseline on the same rows. */
+  sqliteFile: string;
   dep: Deployed;
   stop(): Promise<void>;
 }
@@ -29,12 +31,13 @@ export async function startConcierge(onHook: (call: HookCall, dep: Deployed) => 
   };
   const key = await seedCustomer({ dataDir, databaseUrl: o.databaseUrl });
   const nodes: Target[] = [];
-  for (let i = 0; i < (o.nodes ?? 1); i++) nodes.push(await startTarget('server/src/main.ts', env, o.nodeArgs));
+  for (let i = 0; i < (o.nodes ?? 1); i++) nodes.push(await startTarget(SERVICE_ENTRY, env, o.nodeArgs));
   let dep: Deployed | undefined;
   const customer = await startCustomer((call) => onHook(call, dep!));
   dep = await provision(nodes[0]!.url, key, customer.hookUrl);
   return {
     nodes,
+    sqliteFile: join(dataDir, 'concierge.sqlite'),
     dep,
     async stop() {
       await Promise.all(nodes.map((n) => n.stop()));
