@@ -1,4 +1,5 @@
 import type { Db } from '../../store/database.js';
+import { queryShape } from '../../store/query-shape.js';
 import { isoNow } from '../../shared/time.js';
 import type { ConversationTable } from './conversation.table.js';
 
@@ -31,8 +32,11 @@ export async function openConversationIds(db: Db, deploymentId: string): Promise
 
 /** Takes the conversation's row lock first, so one conversation's changes happen one at a time; undefined once it is erased. */
 export async function lockConversation(trx: Db, id: string): Promise<ConversationRow | undefined> {
-  return trx.updateTable('conversations').set({ updated_at: isoNow() }).where('id', '=', id).returningAll().executeTakeFirst();
+  const [row] = await lockShape(trx, { id, now: isoNow() });
+  return row;
 }
+
+const lockShape = queryShape((db, v: { id: string; now: string }) => db.updateTable('conversations').set({ updated_at: v.now }).where('id', '=', v.id).returningAll());
 
 /** Of these conversations, the ones changed at or after `since`, or erased (the bus's catch-up). */
 export async function conversationsUpdatedSince(db: Db, ids: readonly string[], since: string): Promise<string[]> {

@@ -1,12 +1,15 @@
 import type { Db } from '../../store/database.js';
+import { rowInserter } from '../../store/query-shape.js';
 import type { DeliveryFilter } from './delivery.schemas.js';
 import type { DeliveryTable } from './delivery.table.js';
 
 export type DeliveryRow = DeliveryTable;
 
 export async function insertDeliveries(db: Db, rows: readonly DeliveryRow[]): Promise<void> {
-  if (rows.length) await db.insertInto('deliveries').values([...rows]).execute();
+  await insertRows(db, rows);
 }
+
+const insertRows = rowInserter('deliveries');
 
 export async function findDelivery(db: Db, customerId: string, id: string): Promise<DeliveryRow | undefined> {
   return db.selectFrom('deliveries').selectAll().where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();

@@ -1,5 +1,6 @@
 import type { Db } from '../../store/database.js';
 import { isoNow } from '../../shared/time.js';
+import { queryShapes } from '../../store/query-shape.js';
 import type { ConversationRow } from '../conversations/conversation.repository.js';
 import type { NewEvent, StoredEvent } from '../protocol/frames.js';
 
@@ -22,19 +23,16 @@ export async function appendEvents(
   patch: Partial<Pick<ConversationRow, 'status' | 'end_reason' | 'ended_at' | 'turn_count'>> = {},
 ): Promise<{ first: number; frames: StoredFrame[] }> {
   const now = isoNow();
-  const { last_seq } = await db
-    .updateTable('conversations')
-    .set((eb) => ({ ...patch, last_seq: eb('last_seq', '+', events.length), updated_at: now }))
-    .where('id', '=', conversationId)
-    .returning('last_seq')
-    .executeTakeFirstOrThrow();
+  const columns = (Object.keys(patch) as (keyof typeof patch)[]).filter((c) => patch[c] !== undefined).sort();
+  const values: Record<string, unknown> = { conversationId, count: events.length, now };
+  for (const column of columns) values[`set_${column}`] = patch[column];
+  const [{ last_seq } = { last_seq: 0 }] = await nextSeqShapes(columns.join(','), db, values);
   const first = last_seq - events.length + 1;
   const frames = events.map(({ type, ...body }, i) => ({ seq: first + i, type, frame: JSON.stringify({ type, seq: first + i, ...body }) }));
   if (frames.length) {
-    await db
-      .insertInto('conversation_events')
-      .values(frames.map((f) => ({ conversation_id: conversationId, ...f, created_at: now })))
-      .execute();
+    const rows: Record<string, unknown> = { conversationId, now };
+    frames.forEach((f, i) => Object.assign(rows, { [`seq${i}`]: f.seq, [`type${i}`]: f.type, [`frame${i}`]: f.frame }));
+    await insertEventShapes(String(frames.length), db, rows);
   }
   return { first, frames };
 }
@@ -55,3 +53,30 @@ export async function framesAfter(db: Db, conversationId: string, seq: number, l
   if (!rows.length) return undefined;
   return rows.flatMap((r) => (r.seq === null || r.type === null || r.frame === null ? [] : [{ seq: r.seq, type: r.type, frame: r.frame }]));
 }
+
+/** The conversation's next seqs (and its patched columns): one compiled shape per set of columns. */
+const nextSeqShapes = queryShapes((list) => {
+  const columns = list ? list.split(',') : [];
+  return (db, v: Record<string, unknown>) => {
+    const patch: Record<string, unknown> = {};
+    for (const column of columns) patch[column] = v[`set_${column}`];
+    return db
+      .updateTable('conversations')
+      .set((eb) => ({ ...patch, last_seq: eb('last_seq', '+', v.count as number), updated_at: v.now as string }))
+      .where('id', '=', v.conversationId as string)
+      .returning('last_seq');
+  };
+});
+
+/** The events of one change: one compiled shape per number of events (one or two in practice). */
+const insertEventShapes = queryShapes((count) => (db, v: Record<string, unknown>) =>
+  db.insertInto('conversation_events').values(
+    Array.from({ length: Number(count) }, (_, i) => ({
+      conversation_id: v.conversationId as string,
+      seq: v[`seq${i}`] as number,
+      type: v[`type${i}`] as StoredFrame['type'],
+      frame: v[`frame${i}`] as string,
+      created_at: v.now as string,
+    })),
+  ),
+);

@@ -1,6 +1,7 @@
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
 import type { Database, Db } from '../../store/database.js';
 import { isoNow } from '../../shared/time.js';
+import { queryShape, queryShapes, rowInserter } from '../../store/query-shape.js';
 import type { TurnFailure, TurnStatus, TurnTable } from '../conversations/conversation.table.js';
 
 export type TurnRow = TurnTable;
@@ -33,25 +34,35 @@ export async function turnExists(db: Db, id: string): Promise<boolean> {
 }
 
 export async function findTurnByClientId(db: Db, conversationId: string, clientTurnId: string): Promise<TurnRow | undefined> {
-  return db.selectFrom('turns').selectAll().where('conversation_id', '=', conversationId).where('client_turn_id', '=', clientTurnId).executeTakeFirst();
+  const [row] = await byClientIdShape(db, { conversationId, clientTurnId });
+  return row;
 }
+
+const byClientIdShape = queryShape((db, v: { conversationId: string; clientTurnId: string }) =>
+  db.selectFrom('turns').selectAll().where('conversation_id', '=', v.conversationId).where('client_turn_id', '=', v.clientTurnId),
+);
 
 export async function insertTurn(db: Db, row: TurnRow): Promise<void> {
-  await db.insertInto('turns').values(row).execute();
+  await insertTurns(db, [row]);
 }
 
-/** In one read: the conversation's turns still waiting (in `open` states), and those created since `since`. */
-export async function turnLoad(db: Db, conversationId: string, open: readonly TurnStatus[], since: string): Promise<{ waiting: number; recent: number }> {
-  const row = await db
+const insertTurns = rowInserter('turns');
+
+/** In one read: the conversation's turns still waiting (pending or acknowledged), and those created since `since`. */
+export async function turnLoad(db: Db, conversationId: string, since: string): Promise<{ waiting: number; recent: number }> {
+  const [row] = await turnLoadShape(db, { conversationId, since });
+  return { waiting: Number(row?.waiting ?? 0), recent: Number(row?.recent ?? 0) };
+}
+
+const turnLoadShape = queryShape((db, v: { conversationId: string; since: string }) =>
+  db
     .selectFrom('turns')
     .select((eb) => [
-      eb.fn.sum<number | string | null>(eb.case().when('status', 'in', open).then(1).else(0).end()).as('waiting'),
-      eb.fn.sum<number | string | null>(eb.case().when('created_at', '>=', since).then(1).else(0).end()).as('recent'),
+      eb.fn.sum<number | string | null>(eb.case().when('status', 'in', OPEN_TURN_STATUSES).then(1).else(0).end()).as('waiting'),
+      eb.fn.sum<number | string | null>(eb.case().when('created_at', '>=', v.since).then(1).else(0).end()).as('recent'),
     ])
-    .where('conversation_id', '=', conversationId)
-    .executeTakeFirstOrThrow();
-  return { waiting: Number(row.waiting ?? 0), recent: Number(row.recent ?? 0) };
-}
+    .where('conversation_id', '=', v.conversationId),
+);
 
 /**
  * Moves a turn from `from` to `to` only if it is still in `from` (and, given a scope, belongs to
@@ -59,14 +70,31 @@ export async function turnLoad(db: Db, conversationId: string, open: readonly Tu
  * Returns the turn as it was moved, or undefined.
  */
 export async function transitionTurn(db: Db, turn: string | TurnScope, from: TurnStatus, to: TurnStatus, patch: Partial<TurnRow> = {}): Promise<TurnRow | undefined> {
-  return db
-    .updateTable('turns')
-    .set({ ...patch, status: to, updated_at: isoNow() })
-    .where((eb) => isTurn(eb, turn))
-    .where('status', '=', from)
-    .returningAll()
-    .executeTakeFirst();
+  const columns = (Object.keys(patch) as (keyof TurnRow)[]).filter((c) => patch[c] !== undefined).sort();
+  const scope = typeof turn === 'string' ? { turnId: turn, conversationId: '', deploymentId: '' } : turn;
+  const values: Record<string, unknown> = { ...scope, from, to, now: isoNow() };
+  for (const column of columns) values[`set_${column}`] = patch[column];
+  const [moved] = await transitionShapes(`${typeof turn === 'string' ? 'id' : 'scope'}:${columns.join(',')}`, db, values);
+  return moved;
 }
+
+/** The turn transitions, one compiled shape per kind of turn reference and set of patched columns: the hottest statements of a turn. */
+const transitionShapes = queryShapes((key) => {
+  const [reference, list] = key.split(':') as [string, string];
+  const columns = list ? list.split(',') : [];
+  return (db, v: Record<string, unknown>) => {
+    const set: Record<string, unknown> = { status: v.to, updated_at: v.now };
+    for (const column of columns) set[column] = v[`set_${column}`];
+    // Chosen by the key, not by the values: the stand-ins are objects whatever they stand for.
+    const scope = { turnId: v.turnId as string, conversationId: v.conversationId as string, deploymentId: v.deploymentId as string };
+    return db
+      .updateTable('turns')
+      .set(set as Partial<TurnRow>)
+      .where((eb) => (reference === 'id' ? eb('id', '=', scope.turnId) : isTurn(eb, scope)))
+      .where('status', '=', v.from as TurnStatus)
+      .returningAll();
+  };
+});
 
 export async function countDuplicateReply(db: Db, id: string): Promise<void> {
   await db.updateTable('turns').set((eb) => ({ reply_duplicates: eb('reply_duplicates', '+', 1) })).where('id', '=', id).execute();

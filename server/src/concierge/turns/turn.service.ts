@@ -13,7 +13,7 @@ import type { ClientMessage } from '../protocol/frames.js';
 import { deliveryRow } from '../deliveries/delivery.record.js';
 import { insertDeliveries } from '../deliveries/delivery.repository.js';
 import { callTurnHook, type HookCall, postTurn } from './hook.client.js';
-import { findTurnByClientId, insertTurn, OPEN_TURN_STATUSES, transitionTurn, turnExists, turnLoad, type TurnRow } from './turn.repository.js';
+import { findTurnByClientId, insertTurn, transitionTurn, turnExists, turnLoad, type TurnRow } from './turn.repository.js';
 
 /** How long a shutdown waits for hook calls in flight: a hook that answers at once, as it should, is never cut off. */
 const SHUTDOWN_GRACE_MS = 5_000;
@@ -70,7 +70,7 @@ export class TurnService {
         await this.o.conversations.endWithin(trx, written, dep, conversationId, 'max_turns');
         return { submission: { outcome: 'ended' } };
       }
-      const load = await turnLoad(trx, conversationId, OPEN_TURN_STATUSES, isoIn(-60_000));
+      const load = await turnLoad(trx, conversationId, isoIn(-60_000));
       if (load.waiting >= dep.maxPendingTurns) return refused('too_many_pending_turns', `At most ${dep.maxPendingTurns} turns may wait for a reply`);
       if (load.recent >= dep.turnsPerMinute) return refused('rate_limited', `At most ${dep.turnsPerMinute} turns a minute`);
       const now = isoNow();

@@ -1,0 +1,72 @@
+import type { Compilable, CompiledQuery, Insertable } from 'kysely';
+import type { Database, Db } from './database.js';
+
+/** A value a shape leaves open, bound at each run. */
+class Slot {
+  constructor(readonly name: string) {}
+}
+
+interface Template {
+  compiled: CompiledQuery;
+  /** Per parameter: the name of the value bound there, or a constant of the shape. */
+  bindings: ({ slot: string } | { constant: unknown })[];
+}
+
+/**
+ * A query built and compiled once per dialect, then run with new values. On the hot paths,
+ * building a Kysely query and compiling it costs more than SQLite takes to run it (its builder
+ * and compiler were ~12% of the service's CPU under turn load, `npm run bench -- throughput`
+ * with `BENCH_CPU_PROF`); the SQL text and its statement are reused, only the values change.
+ *
+ * `build` gets stand-ins for the values: it must use them only as values (not in JavaScript
+ * conditions), so that every run has the same SQL. Anything that changes the SQL (a number of
+ * rows, which columns) belongs in the shape's key: see {@link queryShapes}.
+ */
+export function queryShape<V extends Record<string, unknown>, R>(build: (db: Db, values: V) => Compilable<R>): (db: Db, values: V) => Promise<R[]> {
+  // A test process may hold a SQLite and a PostgreSQL store at once: one template per dialect.
+  const templates = new Map<unknown, Template>();
+  const standIns = new Proxy({}, { get: (_, name) => new Slot(String(name)) }) as V;
+  return async (db, values) => {
+    const adapter = db.getExecutor().adapter.constructor;
+    let template = templates.get(adapter);
+    if (!template) {
+      const compiled = build(db, standIns).compile();
+      template = { compiled, bindings: compiled.parameters.map((p) => (p instanceof Slot ? { slot: p.name } : { constant: p })) };
+      templates.set(adapter, template);
+    }
+    const parameters = template.bindings.map((b) => ('slot' in b ? values[b.slot] : b.constant));
+    return (await db.executeQuery<R>({ ...template.compiled, parameters })).rows;
+  };
+}
+
+/** A family of shapes chosen by a key (how many rows, which columns), each built on first use. */
+export function queryShapes<V extends Record<string, unknown>, R>(build: (key: string) => (db: Db, values: V) => Compilable<R>): (key: string, db: Db, values: V) => Promise<R[]> {
+  const shapes = new Map<string, (db: Db, values: V) => Promise<R[]>>();
+  return (key, db, values) => {
+    let shape = shapes.get(key);
+    if (!shape) shapes.set(key, (shape = queryShape(build(key))));
+    return shape(db, values);
+  };
+}
+
+/**
+ * Inserts rows into `table` through one compiled shape per number of rows and set of columns
+ * (the columns of the first row; every row must have the same).
+ */
+export function rowInserter<T extends keyof Database & string>(table: T): (db: Db, rows: readonly Insertable<Database[T]>[]) => Promise<void> {
+  const shapes = queryShapes((key) => {
+    const [count, list] = key.split(':') as [string, string];
+    const columns = list.split(',');
+    return (db, v: Record<string, unknown>) =>
+      db.insertInto(table).values(Array.from({ length: Number(count) }, (_, i) => Object.fromEntries(columns.map((c) => [c, v[`${i}:${c}`]]))) as never);
+  });
+  return async (db, rows) => {
+    if (!rows.length) return;
+    const columns = Object.keys(rows[0]!).sort();
+    const values: Record<string, unknown> = {};
+    rows.forEach((row, i) => {
+      for (const c of columns) values[`${i}:${c}`] = (row as Record<string, unknown>)[c];
+    });
+    await shapes(`${rows.length}:${columns.join(',')}`, db, values);
+  };
+}
