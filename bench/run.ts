@@ -12,6 +12,11 @@ import { printTable } from './stats.js';
 /**
  * `npm run bench [-- name ...]`: every scenario, or the named ones. Each prints its baseline,
  * measured in the same run, beside the real thing, and the ratio between them.
+ *
+ * For finding where the time goes: `BENCH_CPU_PROF=dir` (a V8 profile per service process, read
+ * with `tsx bench/profile-summary.ts FILE`), `BENCH_SQL_PROFILE=1` (each service process prints
+ * its SQLite statements by total time when it stops), `BENCH_KEEP=1` (the service's data
+ * directory is kept), `BENCH_NO_BUILD=1` (runs `dist/` as it is, e.g. after editing it by hand).
  */
 const us = (ms: number) => ms * 1000;
 
@@ -21,6 +26,7 @@ const scenarios: Record<string, () => Promise<void>> = {
 
   async replies() {
     const floor = await floorLatency();
+    const framework = await floorLatency(true);
     const concierge = await startConcierge(() => {});
     let service;
     let store;
@@ -36,6 +42,8 @@ const scenarios: Record<string, () => Promise<void>> = {
       { target: 'floor: bare node:http POST → bare ws push', p50: us(floor.p50), p99: us(floor.p99), 'p50 ×': 1, 'p99 ×': 1 },
       { target: "store: bare better-sqlite3 transaction of the reply's statements", p50: us(store.p50), p99: us(store.p99), 'p50 ×': store.p50 / floor.p50, 'p99 ×': store.p99 / floor.p99 },
       { target: 'floor + store', p50: us(floor.p50 + store.p50), p99: us(floor.p99 + store.p99), 'p50 ×': (floor.p50 + store.p50) / floor.p50, 'p99 ×': (floor.p99 + store.p99) / floor.p99 },
+      { target: 'framework: the floor behind an Express 5 route', p50: us(framework.p50), p99: us(framework.p99), 'p50 ×': framework.p50 / floor.p50, 'p99 ×': framework.p99 / floor.p99 },
+      { target: 'framework + store', p50: us(framework.p50 + store.p50), p99: us(framework.p99 + store.p99), 'p50 ×': (framework.p50 + store.p50) / floor.p50, 'p99 ×': (framework.p99 + store.p99) / floor.p99 },
       { target: 'service: POST /replies signed, stored, pushed', p50: us(service.p50), p99: us(service.p99), 'p50 ×': service.p50 / floor.p50, 'p99 ×': service.p99 / floor.p99 },
     ], { 'p50 ×': 2, 'p99 ×': 2 });
     console.log(`aim: p50 ≤ 2× and p99 ≤ 3× the floor; the service spends ${us(service.p50 - floor.p50 - store.p50).toFixed(0)} µs (p50) beyond floor + store`);

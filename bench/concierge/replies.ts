@@ -44,9 +44,9 @@ function summary(samples: number[]): Latency {
   return { p50: quantile(measured, 0.5), p99: quantile(measured, 0.99) };
 }
 
-/** The floor: a bare node:http server pushing each POST's body to one bare ws client. */
-export async function floorLatency(): Promise<Latency> {
-  const target = await startTarget('bench/targets/bare-push.ts');
+/** The floor: a bare node:http server (or, `express`, the same behind an Express route) pushing each POST's body to one bare ws client. */
+export async function floorLatency(express = false): Promise<Latency> {
+  const target = await startTarget('bench/targets/bare-push.ts', express ? { BARE_EXPRESS: '1' } : {});
   const socket = await BenchSocket.open(target.url.replace(/^http/, 'ws'));
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const samples: number[] = [];
@@ -54,7 +54,7 @@ export async function floorLatency(): Promise<Latency> {
     for (let i = 0; i < WARM_UP + MEASURED; i++) {
       const turnId = randomUUID();
       const body = replyBody(randomUUID(), turnId);
-      samples.push(await timedPost(agent, `${target.url}/replies`, body, signBody('whsec_floor', body), socket, (f) => f.turn_id === turnId));
+      samples.push(await timedPost(agent, `${target.url}/embed/concierge/${randomUUID()}/replies`, body, signBody('whsec_floor', body), socket, (f) => f.turn_id === turnId));
     }
   } finally {
     socket.close();

@@ -42,7 +42,7 @@ export async function startConcierge(onHook: (call: HookCall, dep: Deployed) => 
     async stop() {
       await Promise.all(nodes.map((n) => n.stop()));
       await customer.close();
-      rmSync(dataDir, { recursive: true, force: true });
+      if (!process.env.BENCH_KEEP) rmSync(dataDir, { recursive: true, force: true }); else console.log(`kept ${dataDir}`);
     },
   };
 }

@@ -3,7 +3,10 @@ import pg from 'pg';
 import { quantile } from '../stats.js';
 import type { Latency } from './replies.js';
 
-/** A turn the service resolved in the measured run: its statements are replayed on the same rows. */
+/**
+ * A turn the service resolved in the measured run: it is put back to `acknowledged` (untimed),
+ * then its reply's statements are replayed, so the same rows, indexes and triggers change.
+ */
 export interface ResolvedTurn {
   conversationId: string;
   turnId: string;
@@ -30,8 +33,12 @@ export function sqliteReplyFloor(file: string, turns: readonly ResolvedTurn[]): 
   db.pragma('busy_timeout = 5000');
   const turn = db.prepare(
     `UPDATE turns SET reply_text = ?, resolved_at = ?, reply_received_at = ?, status = 'resolved', updated_at = ?
-     WHERE id = ? AND conversation_id = ? AND EXISTS (SELECT id FROM conversations WHERE id = ? AND deployment_id = ?) AND status = 'resolved' RETURNING *`,
+     WHERE id = ? AND conversation_id = ? AND EXISTS (SELECT id FROM conversations WHERE id = ? AND deployment_id = ?) AND status = 'acknowledged' RETURNING *`,
   );
+  const reopen = db.prepare(`UPDATE turns SET status = 'acknowledged', reply_text = NULL, resolved_at = NULL, reply_received_at = NULL WHERE id = ?`);
+  db.transaction(() => {
+    for (const t of turns) reopen.run(t.turnId);
+  })();
   const conversation = db.prepare('UPDATE conversations SET last_seq = last_seq + 1, updated_at = ? WHERE id = ? RETURNING last_seq');
   const event = db.prepare('INSERT INTO conversation_events (conversation_id, seq, type, frame, created_at) VALUES (?, ?, ?, ?, ?)');
   const reply = db.transaction((t: ResolvedTurn) => {
@@ -62,6 +69,7 @@ export async function pgReplyFloor(url: string, turns: readonly ResolvedTurn[]):
   await client.connect();
   const samples: number[] = [];
   try {
+    await client.query(`UPDATE turns SET status = 'acknowledged', reply_text = NULL, resolved_at = NULL, reply_received_at = NULL WHERE id = ANY($1)`, [turns.map((t) => t.turnId)]);
     for (const t of turns) {
       const started = performance.now();
       const now = new Date().toISOString();
@@ -69,7 +77,7 @@ export async function pgReplyFloor(url: string, turns: readonly ResolvedTurn[]):
       const moved = await client.query({
         name: 'floor_turn',
         text: `UPDATE turns SET reply_text = $1, resolved_at = $2, reply_received_at = $2, status = 'resolved', updated_at = $2
-               WHERE id = $3 AND conversation_id = $4 AND EXISTS (SELECT id FROM conversations WHERE id = $4 AND deployment_id = $5) AND status = 'resolved' RETURNING *`,
+               WHERE id = $3 AND conversation_id = $4 AND EXISTS (SELECT id FROM conversations WHERE id = $4 AND deployment_id = $5) AND status = 'acknowledged' RETURNING *`,
         values: [REPLY, now, t.turnId, t.conversationId, t.deploymentId],
       });
       if (!moved.rowCount) throw new Error(`turn ${t.turnId} not found`);
