@@ -11,7 +11,7 @@ export function buildService(): void {
 }
 
 /** Node flags for targets whose memory is measured: SIGUSR2 then collects garbage. */
-export const MEASURED_MEMORY_ARGS = ['--expose-gc', '--import', './bench/targets/gc-on-signal.ts'];
+export const MEASURED_MEMORY_ARGS = ['--expose-gc', '--import', './bench/targets/gc-on-signal.mjs'];
 
 export interface Target {
   url: string;
