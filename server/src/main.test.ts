@@ -2,9 +2,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { call, client } from '../test/harness.js';
-import { ROOT, startServiceProcess as startProcess, TSX } from '../test/service-process.js';
+import { type NodeProcess, ROOT, startServiceProcess, TSX } from '../test/service-process.js';
 
 describe('the service process', () => {
   let dataDir: string;
@@ -13,6 +13,16 @@ describe('the service process', () => {
     dataDir = mkdtempSync(join(tmpdir(), 'concierge-proc-'));
   });
   afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+  // A failed assertion must not leave a service running (it would hold its port and store).
+  const running: NodeProcess[] = [];
+  const startProcess = async (e: NodeJS.ProcessEnv) => {
+    const started = await startServiceProcess(e);
+    running.push(started);
+    return started;
+  };
+  afterEach(() => {
+    for (const p of running.splice(0)) if (p.child.exitCode === null) p.child.kill('SIGKILL');
+  });
 
   it('prints Listening, the bootstrap key and the owner\'s console link once, serves them, and exits 0 on SIGTERM', async () => {
     const first = await startProcess(env());
