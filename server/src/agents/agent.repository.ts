@@ -1,6 +1,7 @@
 import { sql } from 'kysely';
 import type { Db } from '../store/database.js';
 import { type FieldKind, jsonArrayText, jsonRowOf } from '../store/json-shape.js';
+import { queryShapes } from '../store/query-shape.js';
 import type { Agent } from './agent.schemas.js';
 import type { AgentStatus, AgentTable } from './agent.table.js';
 
@@ -55,19 +56,35 @@ export async function findAgentById(db: Db, id: string): Promise<AgentRow | unde
 
 const likePattern = (needle: string): string => `%${needle.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
-function filtered(db: Db, customerId: string, filter: AgentFilter) {
-  let query = db.selectFrom('agents').where('customer_id', '=', customerId);
-  if (filter.status) query = query.where('status', '=', filter.status);
-  if (filter.search) query = query.where(sql<boolean>`search_text like ${likePattern(filter.search)} escape ${sql.lit('\\')}`);
+interface ListValues extends Record<string, unknown> {
+  customerId: string;
+  status: AgentStatus | undefined;
+  pattern: string | undefined;
+  limit: number;
+  offset: number;
+}
+
+/** Which filters a list request uses: the key of its compiled shapes (the values are bound). */
+const filterKey = (filter: AgentFilter): string => `${filter.status ? 'status' : ''}:${filter.search ? 'search' : ''}`;
+
+function filtered(db: Db, key: string, v: ListValues) {
+  let query = db.selectFrom('agents').where('customer_id', '=', v.customerId);
+  if (key.startsWith('status')) query = query.where('status', '=', v.status!);
+  if (key.endsWith('search')) query = query.where(sql<boolean>`search_text like ${v.pattern} escape ${sql.lit('\\')}`);
   return query;
 }
 
-function countOf(db: Db, customerId: string, filter: AgentFilter) {
-  if (filter.search) return filtered(db, customerId, filter).select((eb) => eb.fn.countAll<number | string>().as('total'));
-  let query = db.selectFrom('agent_counts').select((eb) => eb.fn.sum<number | string | null>('count').as('total')).where('customer_id', '=', customerId);
-  if (filter.status) query = query.where('status', '=', filter.status);
+// The list page is the management API's hottest read: its two queries are compiled once per filter combination.
+const pageShapes = queryShapes((key) => (db, v: ListValues) =>
+  filtered(db, key, v).select(jsonRowOf(db, AGENT_SHAPE).as('item')).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(v.limit).offset(v.offset),
+);
+
+const countShapes = queryShapes((key) => (db, v: ListValues) => {
+  if (key.endsWith('search')) return filtered(db, key, v).select((eb) => eb.fn.countAll<number | string>().as('total'));
+  let query = db.selectFrom('agent_counts').select((eb) => eb.fn.sum<number | string | null>('count').as('total')).where('customer_id', '=', v.customerId);
+  if (key.startsWith('status')) query = query.where('status', '=', v.status!);
   return query;
-}
+});
 
 /** A page of agents as a JSON array text (each row built by the database) and the filter's total. */
 export async function listAgentsJson(
@@ -77,16 +94,9 @@ export async function listAgentsJson(
   limit: number,
   offset: number,
 ): Promise<{ items: string; total: number }> {
-  const [rows, count] = await Promise.all([
-    filtered(db, customerId, filter)
-      .select(jsonRowOf(db, AGENT_SHAPE).as('item'))
-      .orderBy('created_at', 'desc')
-      .orderBy('id', 'desc')
-      .limit(limit)
-      .offset(offset)
-      .execute(),
-    countOf(db, customerId, filter).executeTakeFirst(),
-  ]);
+  const key = filterKey(filter);
+  const values: ListValues = { customerId, status: filter.status, pattern: filter.search ? likePattern(filter.search) : undefined, limit, offset };
+  const [rows, [count]] = await Promise.all([pageShapes(key, db, values), countShapes(key, db, values)]);
   return { items: jsonArrayText(rows.map((row) => row.item)), total: Number(count?.total ?? 0) };
 }
 
