@@ -25,15 +25,23 @@ export async function setWelcome(db: Db, userId: string, welcomeHash: string, ex
   await db.updateTable('console_users').set({ welcome_hash: welcomeHash, welcome_expires_at: expiresAt }).where('id', '=', userId).execute();
 }
 
-/** Sets the password once: only while the welcome is still the one presented, so a link cannot be used twice even by two racing requests. */
+/**
+ * Sets the password once: only while the welcome is still the one presented, so a link cannot be
+ * used twice even by two racing requests. The user's sessions end with it: a new link is how a
+ * lost or stolen password is replaced, and what was signed in with the old one must not stay.
+ */
 export async function claimWelcome(db: Db, userId: string, welcomeHash: string, passwordHash: string): Promise<boolean> {
-  const result = await db
-    .updateTable('console_users')
-    .set({ password_hash: passwordHash, welcome_hash: null, welcome_expires_at: null })
-    .where('id', '=', userId)
-    .where('welcome_hash', '=', welcomeHash)
-    .executeTakeFirst();
-  return Number(result.numUpdatedRows) === 1;
+  return db.transaction().execute(async (trx) => {
+    const result = await trx
+      .updateTable('console_users')
+      .set({ password_hash: passwordHash, welcome_hash: null, welcome_expires_at: null })
+      .where('id', '=', userId)
+      .where('welcome_hash', '=', welcomeHash)
+      .executeTakeFirst();
+    if (Number(result.numUpdatedRows) !== 1) return false;
+    await trx.deleteFrom('console_sessions').where('user_id', '=', userId).execute();
+    return true;
+  });
 }
 
 /** Opens a session and notes the sign-in; expired sessions of anyone go at the same time (they are few). */

@@ -62,6 +62,14 @@ function suite(kind: StoreKind) {
     expect(service.logs.join('')).not.toContain(tokenOf(cookie));
   });
 
+  it('ends every session of a user whose password a new welcome link replaces', async () => {
+    const before = await welcomed('kim@example.com');
+    expect((await agents(before)).status).toBe(200);
+    const after = await welcomed('kim@example.com');
+    expectError(await agents(before), 401, 'unauthorized');
+    expect((await agents(after)).status).toBe(200);
+  });
+
   it('refuses a wrong password and an unknown email with the same answer', async () => {
     await welcomed('ben@example.com');
     const wrong = await signIn('ben@example.com', 'not the password');

@@ -24,6 +24,8 @@ export const consoleAccounts: Migration = {
       .addColumn('expires_at', 'text', (c) => c.notNull())
       .execute();
     await db.schema.createIndex('console_sessions_expiry').on('console_sessions').column('expires_at').execute();
+    // A new password ends the user's sessions.
+    await db.schema.createIndex('console_sessions_user').on('console_sessions').column('user_id').execute();
     await db.schema
       .createTable('console_sign_in_failures')
       .addColumn('id', 'text', (c) => c.primaryKey())
