@@ -56,7 +56,7 @@ export function TryIt({ deploymentId }: { deploymentId: string | undefined }) {
     return () => widget?.destroy();
   }, [chosen]);
   return (
-    <section>
+    <section class="try">
       <Title>Try it</Title>
       <p>The real widget, on this page, with a ten-minute preview token. Each turn goes to your hook; its timeline fills in beside it.</p>
       {active.loading && <Loading what="active deployments" />}
