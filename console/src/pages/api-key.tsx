@@ -89,14 +89,16 @@ export function ApiKeyPage() {
       </section>
       <section class="card">
         <h2>Usage</h2>
-        <label>
-          Period
-          <select value={days} onChange={(e) => setDays(Number(e.currentTarget.value))}>
-            <option value={7}>7 days</option>
-            <option value={30}>30 days</option>
-            <option value={90}>90 days</option>
-          </select>
-        </label>
+        <div class="filters">
+          <label>
+            Period
+            <select value={days} onChange={(e) => setDays(Number(e.currentTarget.value))}>
+              <option value={7}>7 days</option>
+              <option value={30}>30 days</option>
+              <option value={90}>90 days</option>
+            </select>
+          </label>
+        </div>
         <ErrorNote error={usage.error} />
         {usage.data && (
           <>

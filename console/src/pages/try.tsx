@@ -67,16 +67,18 @@ export function TryIt({ deploymentId }: { deploymentId: string | undefined }) {
         </Empty>
       )}
       {!!active.data?.data.length && (
-        <label>
-          Deployment
-          <select value={chosen} onChange={(e) => (location.hash = `#/try/${e.currentTarget.value}`)}>
-            {active.data.data.map((d) => (
-              <option key={d.id} value={d.id}>
-                {d.agent_name} ({d.environment})
-              </option>
-            ))}
-          </select>
-        </label>
+        <div class="filters">
+          <label>
+            Deployment
+            <select value={chosen} onChange={(e) => (location.hash = `#/try/${e.currentTarget.value}`)}>
+              {active.data.data.map((d) => (
+                <option key={d.id} value={d.id}>
+                  {d.agent_name} ({d.environment})
+                </option>
+              ))}
+            </select>
+          </label>
+        </div>
       )}
       <h2>Timeline</h2>
       {conversationId ? <LiveTimeline conversationId={conversationId} /> : chosen && <p class="muted">Waiting for the widget to open its conversation…</p>}
