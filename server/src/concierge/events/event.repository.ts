@@ -26,7 +26,10 @@ export async function appendEvents(
   const columns = (Object.keys(patch) as (keyof typeof patch)[]).filter((c) => patch[c] !== undefined).sort();
   const values: Record<string, unknown> = { conversationId, count: events.length, now };
   for (const column of columns) values[`set_${column}`] = patch[column];
-  const [{ last_seq } = { last_seq: 0 }] = await nextSeqShapes(columns.join(','), db, values);
+  const [row] = await nextSeqShapes(columns.join(','), db, values);
+  // Callers hold the conversation's lock: a missing row is a bug, never a 0 to number from.
+  if (!row) throw new Error(`appendEvents: no conversation ${conversationId}`);
+  const { last_seq } = row;
   const first = last_seq - events.length + 1;
   const frames = events.map(({ type, ...body }, i) => ({ seq: first + i, type, frame: JSON.stringify({ type, seq: first + i, ...body }) }));
   if (frames.length) {
