@@ -120,11 +120,11 @@ export class ConsoleAccounts {
     return { userId: row.user_id, customerId: row.customer_id };
   }
 
-  /** The signed-in user, for the console's header; null when the session is not valid. */
-  async whoIs(token: string): Promise<{ id: string; email: string; customer_id: string } | null> {
+  /** The signed-in user (contract §15's fields), for the console's header; null when the session is not valid. */
+  async whoIs(token: string): Promise<{ id: string; email: string; created_at: string; last_sign_in_at: string | null } | null> {
     const who = await this.identify(token);
     const user = who && (await findUserById(this.db, who.userId));
-    return user ? { id: user.id, email: user.email, customer_id: user.customer_id } : null;
+    return user ? { id: user.id, email: user.email, created_at: user.created_at, last_sign_in_at: user.last_sign_in_at } : null;
   }
 
   async signOut(token: string): Promise<void> {

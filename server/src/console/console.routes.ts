@@ -17,7 +17,11 @@ const welcomeBody = z.strictObject({
   token: z.string().min(1).max(200),
   password: password.min(MIN_PASSWORD_LENGTH, `The password must have at least ${MIN_PASSWORD_LENGTH} characters`),
 });
-export const consoleUserSchema = z.object({ id: z.uuid(), email: z.string(), customer_id: z.uuid() }).nullable().meta({ id: 'ConsoleUser' });
+/** A console user as contract §15 describes one. */
+export const consoleUserSchema = z
+  .object({ id: z.uuid(), email: z.string(), created_at: z.iso.datetime(), last_sign_in_at: z.iso.datetime().nullable() })
+  .nullable()
+  .meta({ id: 'ConsoleUser' });
 const cookieHeader = { 'Set-Cookie': 'concierge_session: HttpOnly, SameSite=Strict, Path=/ (Secure over https); 12 h absolute, 2 h idle' };
 
 /** Sign-in, sign-out and the welcome link's first password (contract §15). */

@@ -51,7 +51,9 @@ function suite(kind: StoreKind) {
     expect(cookie).toMatch(/^concierge_session=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=\/; Max-Age=43200$/);
     expect((await agents(tokenOf(cookie))).status).toBe(200);
     const me = await call(service.url, 'GET', '/console/session', { headers: { cookie: `concierge_session=${tokenOf(cookie)}` } });
-    expect(me.body.data).toEqual({ id: expect.any(String), email: 'ana@example.com', customer_id: customerId });
+    const stored = await service.app.store.db.selectFrom('console_users').selectAll().where('email', '=', 'ana@example.com').executeTakeFirstOrThrow();
+    expect(me.body.data).toEqual({ id: stored.id, email: 'ana@example.com', created_at: stored.created_at, last_sign_in_at: stored.last_sign_in_at });
+    expect(stored.last_sign_in_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect((await call(service.url, 'GET', '/console/session')).body).toMatchObject({ success: true, data: null });
     // One use only.
     expectError(await call(service.url, 'POST', '/console/welcome', { body: { token, password: PASSWORD } }), 401, 'unauthorized');
