@@ -1,6 +1,6 @@
-import { createHash } from 'node:crypto';
 import { crc32 } from 'node:zlib';
 import { base62Fixed, randomBase62 } from '../shared/random.js';
+import { secretDigest } from '../shared/secret-digest.js';
 
 const PREFIX = 'vak_';
 const BODY_LENGTH = 32;
@@ -22,7 +22,7 @@ export function isWellFormedApiKey(key: string): boolean {
   return key.slice(PREFIX.length + BODY_LENGTH) === checksum(body);
 }
 
-export const hashApiKey = (key: string): string => createHash('sha256').update(key).digest('hex');
+export const hashApiKey = secretDigest;
 
 export const keyPrefix = (key: string): string => key.slice(0, 8);
 export const keyLast4 = (key: string): string => key.slice(-4);

@@ -1,6 +1,7 @@
-import { createHash, randomBytes } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
 import { newId } from '../shared/random.js';
+import { secretDigest } from '../shared/secret-digest.js';
 import type { Db } from '../store/database.js';
 import {
   claimWelcome,
@@ -34,7 +35,6 @@ export interface ConsoleIdentity {
   customerId: string;
 }
 
-const sha256 = (token: string): string => createHash('sha256').update(token).digest('hex');
 const newToken = (): string => randomBytes(32).toString('base64url');
 const iso = (ms: number): string => new Date(ms).toISOString();
 
@@ -56,7 +56,7 @@ export class ConsoleAccounts {
     const existing = await findUserByEmail(this.db, address);
     if (existing && existing.customer_id !== customerId) throw new AppError('invalid_request', `${address} already belongs to another customer`);
     if (existing) {
-      await setWelcome(this.db, existing.id, sha256(token), expires);
+      await setWelcome(this.db, existing.id, secretDigest(token), expires);
       return { userId: existing.id, token };
     }
     const userId = newId();
@@ -65,7 +65,7 @@ export class ConsoleAccounts {
       customer_id: customerId,
       email: address,
       password_hash: null,
-      welcome_hash: sha256(token),
+      welcome_hash: secretDigest(token),
       welcome_expires_at: expires,
       created_at: iso(Date.now()),
       last_sign_in_at: null,
@@ -75,7 +75,7 @@ export class ConsoleAccounts {
 
   /** Sets the password with a welcome token (once) and signs in; returns the session token. */
   async welcome(token: string, password: string): Promise<string> {
-    const hash = sha256(token);
+    const hash = secretDigest(token);
     const user = await findUserByWelcome(this.db, hash);
     const refused = new AppError('unauthorized', 'This welcome link is unknown, used or expired; ask for a new one (npm run admin -- create-user)');
     if (!user?.welcome_expires_at || Date.parse(user.welcome_expires_at) <= Date.now()) throw refused;
@@ -107,7 +107,7 @@ export class ConsoleAccounts {
 
   /** The identity behind a session token, or null when unknown or past its idle or absolute end. */
   async identify(token: string): Promise<ConsoleIdentity | null> {
-    const hash = sha256(token);
+    const hash = secretDigest(token);
     const row = await findSession(this.db, hash);
     if (!row) return null;
     const now = Date.now();
@@ -128,7 +128,7 @@ export class ConsoleAccounts {
   }
 
   async signOut(token: string): Promise<void> {
-    await deleteSession(this.db, sha256(token));
+    await deleteSession(this.db, secretDigest(token));
   }
 
   private async open(who: ConsoleIdentity): Promise<string> {
@@ -136,7 +136,7 @@ export class ConsoleAccounts {
     const now = Date.now();
     await openSession(
       this.db,
-      { token_hash: sha256(token), user_id: who.userId, customer_id: who.customerId, created_at: iso(now), last_seen_at: iso(now), expires_at: iso(now + SESSION_ABSOLUTE_MS) },
+      { token_hash: secretDigest(token), user_id: who.userId, customer_id: who.customerId, created_at: iso(now), last_seen_at: iso(now), expires_at: iso(now + SESSION_ABSOLUTE_MS) },
       iso(now),
     );
     return token;
