@@ -25,8 +25,10 @@ async function main(): Promise<void> {
   // Plain lines on stdout whatever the log level: scripts and people wait for them.
   process.stdout.write(`Listening on ${url}\nConsole at ${config.publicBaseUrl ?? url}/console/\n`);
   if (bootstrap) {
+    // The key first: it exists from here on and is never shown again, whatever happens next.
+    process.stdout.write(`API key: ${bootstrap.apiKey}\n`);
     const { token } = await app.consoleAccounts.invite(bootstrap.customerId, OWNER_EMAIL);
-    process.stdout.write(`API key: ${bootstrap.apiKey}\nConsole sign-in: ${welcomeLink(config.publicBaseUrl ?? url, token)}\n`);
+    process.stdout.write(`Console sign-in: ${welcomeLink(config.publicBaseUrl ?? url, token)}\n`);
   }
 
   let stopping = false;
