@@ -24,8 +24,9 @@ export function consoleStatic(dir = CONSOLE_DIR): Router {
   const router = Router();
   router.use(securityHeaders);
   router.get('/', (req, res, next) => {
-    // `/console` → `/console/`, so the page's relative asset paths resolve under it.
-    if (req.originalUrl === '/console') return res.redirect(308, '/console/');
+    // `/console` → `/console/` (its query kept), so the page's relative asset paths resolve under it.
+    const [path, query] = req.originalUrl.split(/\?(.*)/s);
+    if (path === '/console') return res.redirect(308, `/console/${query ? `?${query}` : ''}`);
     if (!existsSync(join(dir, 'index.html'))) return next(new AppError('not_found', 'The console is not built: run `npm run build:console`'));
     next();
   });

@@ -188,6 +188,9 @@ function suite(kind: StoreKind) {
     const bare = await fetch(`${service.url}/console`, { redirect: 'manual' });
     expect(bare.status).toBe(308);
     expect(bare.headers.get('location')).toBe('/console/');
+    const withQuery = await fetch(`${service.url}/console?from=mail`, { redirect: 'manual' });
+    expect(withQuery.status).toBe(308);
+    expect(withQuery.headers.get('location')).toBe('/console/?from=mail');
     for (const path of ['/console/', '/console/assets/app.js']) {
       const res = await fetch(service.url + path);
       expect(res.status).toBe(200);
