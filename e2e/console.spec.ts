@@ -99,6 +99,11 @@ test('a new customer walks the whole path in the console, under its CSP, without
     await page.getByRole('button', { name: 'Create deployment' }).click();
     const secret = (await page.locator('.secret code').textContent())!;
     expect(secret).toMatch(/^whsec_/);
+    // The copy button puts exactly the secret on the clipboard, and says so.
+    await page.context().grantPermissions(['clipboard-read', 'clipboard-write'], { origin: stack.serviceUrl });
+    await page.locator('.secret').getByRole('button', { name: 'Copy' }).click();
+    await expect(page.locator('.secret').getByRole('button', { name: 'Copied' })).toBeVisible();
+    expect(await page.evaluate(() => navigator.clipboard.readText())).toBe(secret);
     customer.state.secret = secret;
     await page.getByRole('link', { name: 'Open the new deployment' }).click();
     await expect(page.getByText(/The list is empty/)).toBeVisible();

@@ -25,7 +25,7 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
     return () => {
       current = false;
     };
-    // biome-ignore lint/correctness/useExhaustiveDependencies: the caller names what the load depends on
+    // The caller names what the load depends on (`deps`); `load` itself is a new function each render.
   }, [...deps, tick]);
   return { data: state.data, error: state.error, loading: state.loading, reload: useCallback(() => setTick((t) => t + 1), []) };
 }
@@ -102,16 +102,17 @@ export function Pager({ meta, onPage }: { meta: PageMeta | undefined; onPage(pag
   );
 }
 
+/** Copies `text`; says so, or that the browser refused (no clipboard outside https or localhost), so a secret is never thought copied when it is not. */
 export function Copy({ text, label = 'Copy' }: { text: string; label?: string }) {
-  const [done, setDone] = useState(false);
+  const [said, setSaid] = useState<string>();
   const copy = async () => {
-    await navigator.clipboard?.writeText(text).catch(() => {});
-    setDone(true);
-    setTimeout(() => setDone(false), 1500);
+    const copied = navigator.clipboard ? await navigator.clipboard.writeText(text).then(() => true, () => false) : false;
+    setSaid(copied ? 'Copied' : 'Copy refused: select the text and copy it');
+    setTimeout(() => setSaid(undefined), copied ? 1500 : 4000);
   };
   return (
-    <button type="button" class="small" onClick={copy}>
-      {done ? 'Copied' : label}
+    <button type="button" class="small" onClick={copy} aria-live="polite">
+      {said ?? label}
     </button>
   );
 }
