@@ -1,4 +1,5 @@
 import { spawnSync } from 'node:child_process';
+import SQLite from 'better-sqlite3';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -48,6 +49,17 @@ export class Stack {
     const welcomeToken = /^Console sign-in: \S+\/console\/#\/welcome\/(\S+)$/m.exec(made.stdout)?.[1];
     if (!apiKey || !welcomeToken) throw new Error(`create-customer failed: ${made.stderr}`);
     return { apiKey, welcomeToken };
+  }
+
+  /** Moves every console session past its 12 h end, in the running service's own store (as time would). */
+  expireConsoleSessions(): void {
+    const db = new SQLite(join(this.dataDir, 'concierge.sqlite'));
+    try {
+      db.pragma('busy_timeout = 5000');
+      db.prepare('UPDATE console_sessions SET expires_at = ?').run(new Date(Date.now() - 1_000).toISOString());
+    } finally {
+      db.close();
+    }
   }
 
   /** Stops the service gracefully and starts it again on the same port and data. */
