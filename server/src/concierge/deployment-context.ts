@@ -1,3 +1,4 @@
+import { notFound } from '../errors.js';
 import { fromJsonColumn } from '../shared/json-column.js';
 import { TtlCache } from '../shared/ttl-cache.js';
 import type { Db } from '../store/database.js';
@@ -123,6 +124,13 @@ export class DeploymentDirectory {
   async fresh(id: string): Promise<DeploymentContext | undefined> {
     const dep = await loadDeploymentContext(this.db, id);
     this.#cache.set(id, dep ?? null);
+    return dep;
+  }
+
+  /** A customer's deployment read afresh, for a management route: another customer's is 404 like an unknown one. */
+  async owned(customerId: string, id: string): Promise<DeploymentContext> {
+    const dep = await this.fresh(id);
+    if (dep?.customerId !== customerId) throw notFound('Deployment');
     return dep;
   }
 

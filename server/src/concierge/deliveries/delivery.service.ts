@@ -87,8 +87,7 @@ export class DeliveryService {
    * customer answered.
    */
   async testHook(customerId: string, deploymentId: string, target: 'hook' | 'transcript'): Promise<Delivery> {
-    const dep = await this.o.deployments.fresh(deploymentId);
-    if (dep?.customerId !== customerId) throw notFound('Deployment');
+    const dep = await this.o.deployments.owned(customerId, deploymentId);
     const url = target === 'hook' ? dep.hookUrl : dep.transcriptHookUrl;
     if (!url) throw invalidState(`The deployment has no channel_config.${target === 'hook' ? 'hook_url' : 'transcript_hook_url'} to test`);
     const recordId = await this.#tests.take(deploymentId);
