@@ -60,6 +60,33 @@ describeEachStore('deployments', (kind) => {
       expect(res.body.data.engagement_rules).toEqual({ max_pending_turns: 2, custom: true });
     });
 
+    it('stores keys it does not read as sent and names each in meta.warnings with the key it most likely meant', async () => {
+      const res = await create({
+        agent_id: published,
+        channel_config: { hookUrl: 'https://customer.example/h', 'Transcript-Hook-URL': 'https://customer.example/t', alowed_origins: [], crm: { id: 7 }, widget: { accentColour: '#123456', title: 'Hi' } },
+        engagement_rules: { turns_per_minut: 5 },
+        runtime_config: { reply_timeout_s: 30 },
+      });
+      expect(res.status).toBe(201);
+      expect(res.body.meta.warnings).toEqual([
+        { path: 'channel_config.hookUrl', message: 'unknown key, did you mean hook_url?' },
+        { path: 'channel_config.Transcript-Hook-URL', message: 'unknown key, did you mean transcript_hook_url?' },
+        { path: 'channel_config.alowed_origins', message: 'unknown key, did you mean allowed_origins?' },
+        { path: 'channel_config.crm', message: 'unknown key, stored as sent but not read (known: hook_url, transcript_hook_url, allowed_origins, widget)' },
+        { path: 'channel_config.widget.accentColour', message: 'unknown key, did you mean accent_color?' },
+        { path: 'engagement_rules.turns_per_minut', message: 'unknown key, did you mean turns_per_minute?' },
+      ]);
+      expect(res.body.data.channel_config).toEqual({ hookUrl: 'https://customer.example/h', 'Transcript-Hook-URL': 'https://customer.example/t', alowed_origins: [], crm: { id: 7 }, widget: { accentColour: '#123456', title: 'Hi' } });
+      // The typo is what activation then trips on: the warning said so first.
+      expectError(await api.post(`/api/v1/deployments/${res.body.data.id}/activate`), 409, 'invalid_state');
+
+      const fixed = await api.put(`/api/v1/deployments/${res.body.data.id}`, { channel_config: hook, runtime_config: { hook_timeout: 900 } });
+      expect(fixed.status).toBe(200);
+      expect(fixed.body.meta).toEqual({ warnings: [{ path: 'runtime_config.hook_timeout', message: 'unknown key, did you mean hook_timeout_ms?' }] });
+      const clean = await api.put(`/api/v1/deployments/${res.body.data.id}`, { runtime_config: {} });
+      expect(clean.body.meta).toEqual({ warnings: [] });
+    });
+
     it.each([
       [{}, 'agent_id'],
       [{ agent_id: 'nope' }, 'agent_id'],

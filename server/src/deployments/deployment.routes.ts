@@ -1,7 +1,9 @@
 import { type RouteDef, defineRoute } from '../http/route.js';
 import { deletedSchema, idParams } from '../shared/schemas.js';
 import type { Db } from '../store/database.js';
+import { configWarnings } from './config-warnings.js';
 import {
+  configWarningsMetaSchema,
   createDeploymentBody,
   createdDeploymentSchema,
   deploymentSchema,
@@ -56,8 +58,8 @@ export function deploymentRoutes({ db, changed }: DeploymentRouteDeps): RouteDef
       tag: 'Deployments',
       body: createDeploymentBody,
       errors: ['not_found'],
-      success: { status: 201, description: 'The deployment with its signing secret', data: createdDeploymentSchema },
-      handler: async ({ principal, body }) => ({ data: await createDeployment(db, principal.customerId, body) }),
+      success: { status: 201, description: 'The deployment with its signing secret', data: createdDeploymentSchema, meta: configWarningsMetaSchema },
+      handler: async ({ principal, body }) => ({ data: await createDeployment(db, principal.customerId, body), meta: { warnings: configWarnings(body) } }),
     }),
     defineRoute({
       method: 'get',
@@ -79,8 +81,11 @@ export function deploymentRoutes({ db, changed }: DeploymentRouteDeps): RouteDef
       params: idParams,
       body: updateDeploymentBody,
       errors: ['not_found', 'invalid_state'],
-      success: { status: 200, description: 'The updated deployment', data: deploymentSchema },
-      handler: async ({ principal, params, body }) => announce(await updateDeploymentFields(db, principal.customerId, params.id, body)),
+      success: { status: 200, description: 'The updated deployment', data: deploymentSchema, meta: configWarningsMetaSchema },
+      handler: async ({ principal, params, body }) => ({
+        ...(await announce(await updateDeploymentFields(db, principal.customerId, params.id, body))),
+        meta: { warnings: configWarnings(body) },
+      }),
     }),
     defineRoute({
       method: 'delete',

@@ -26,23 +26,23 @@ const origin = z
 const withinSize = <T extends z.ZodType>(schema: T) =>
   schema.refine((v) => Buffer.byteLength(JSON.stringify(v)) <= SPEC_MAX_BYTES, { message: 'must be at most 64 KiB as JSON' });
 
+export const widgetConfigSchema = z.looseObject({
+  title: z.string().max(100).optional(),
+  // Only hex colours: the value is written into the widget's CSS.
+  accent_color: z
+    .string()
+    .regex(/^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/, 'must be a hex colour such as #0a7cff')
+    .optional(),
+  position: z.enum(['bottom-right', 'bottom-left']).optional(),
+});
+
 // Only the keys the service reads are checked; anything else is kept as the customer wrote it.
 export const channelConfigSchema = withinSize(
   z.looseObject({
     hook_url: httpUrl.optional().meta({ description: "The customer's turn hook" }),
     transcript_hook_url: httpUrl.optional(),
     allowed_origins: z.array(origin).max(100).optional().meta({ description: 'Origins allowed to open widget sessions; empty or absent: any' }),
-    widget: z
-      .looseObject({
-        title: z.string().max(100).optional(),
-        // Only hex colours: the value is written into the widget's CSS.
-        accent_color: z
-          .string()
-          .regex(/^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/, 'must be a hex colour such as #0a7cff')
-          .optional(),
-        position: z.enum(['bottom-right', 'bottom-left']).optional(),
-      })
-      .optional(),
+    widget: widgetConfigSchema.optional(),
   }),
 ).meta({ id: 'ChannelConfig' });
 
@@ -101,6 +101,14 @@ export type Deployment = z.infer<typeof deploymentSchema>;
 export const createdDeploymentSchema = deploymentSchema
   .extend({ signing_secret: z.string().meta({ description: 'Shown only here and on rotation' }) })
   .meta({ id: 'CreatedDeployment' });
+
+export const configWarningsMetaSchema = z
+  .object({
+    warnings: z
+      .array(z.object({ path: z.string(), message: z.string() }))
+      .meta({ description: 'Keys of channel_config, engagement_rules or runtime_config the service does not read: stored as sent, each with the known key it most likely meant' }),
+  })
+  .meta({ id: 'ConfigWarningsMeta' });
 
 export const createDeploymentBody = z
   .strictObject({

@@ -26,8 +26,8 @@ export const errorEnvelopeSchema = z
   })
   .meta({ id: 'Error' });
 
-export function envelopeOf<T extends z.ZodType>(data: T, list = false) {
-  return z.object({ success: z.literal(true), data, meta: list ? pageMetaSchema : emptyMetaSchema });
+export function envelopeOf<T extends z.ZodType>(data: T, list = false, meta?: z.ZodType) {
+  return z.object({ success: z.literal(true), data, meta: meta ?? (list ? pageMetaSchema : emptyMetaSchema) });
 }
 
 /** Data the store has already serialised (a page built as JSON by the database): spliced in as is. */

@@ -58,6 +58,8 @@ export interface RouteDef<P extends z.ZodType = z.ZodType, Q extends z.ZodType =
     description: string;
     data: z.ZodType;
     list?: boolean;
+    /** What `meta` holds beyond the page (a list's) or the request id. */
+    meta?: z.ZodType;
     headers?: Record<string, string>;
     /** Sent as is, without the envelope (the OpenAPI document itself). */
     raw?: boolean;
