@@ -3,6 +3,7 @@ import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObj
 import { type HttpErrorCode, errorStatus } from './errors.js';
 import { envelopeOf, errorEnvelopeSchema } from './http/envelope.js';
 import type { RouteDef } from './http/route.js';
+import { outboundWebhooks } from './openapi-webhooks.js';
 
 export const CONTRACT_VERSION = '2026-10-02';
 
@@ -42,7 +43,7 @@ const requestIdHeader = { 'X-Request-Id': { description: 'Echoes a well-formed i
 
 function successContent(def: RouteDef) {
   if (def.success.contentType) return { [def.success.contentType]: { schema: def.success.data } };
-  return { 'application/json': { schema: def.success.raw ? def.success.data : envelopeOf(def.success.data, def.success.list) } };
+  return { 'application/json': { schema: def.success.raw ? def.success.data : envelopeOf(def.success.data, def.success.list, def.success.meta) } };
 }
 
 function operationOf(def: RouteDef): ZodOpenApiOperationObject {
@@ -117,5 +118,6 @@ export function buildOpenApiDocument(routes: readonly RouteDef[], serverUrl?: st
       },
     },
     paths,
+    webhooks: outboundWebhooks(),
   });
 }

@@ -1,6 +1,7 @@
+import type { z } from 'zod';
 import { isoNow } from '../../shared/time.js';
 import type { ConversationRow } from '../conversations/conversation.repository.js';
-import type { TurnMode } from '../protocol/frames.js';
+import type { turnCreatedBody } from '../outbound.schemas.js';
 import type { DeploymentContext } from '../deployment-context.js';
 import { type EgressPolicy, type EgressResponse, type Exchange, exchange } from '../egress.js';
 import { signatureOf, standardWebhookHeaders } from '../signature.js';
@@ -66,17 +67,7 @@ export async function callTurnHook(attempt: () => Promise<Exchange>, delays: rea
 }
 
 /** The fields of a `turn.created` call that are not about when it is sent. */
-export interface TurnCreated {
-  delivery_id: string;
-  deployment_id: string;
-  agent_id: string;
-  conversation_id: string;
-  turn_id: string;
-  user: { sub: string; name: string | null; ctx: unknown };
-  text: string;
-  mode: TurnMode;
-  reply_url: string;
-}
+export type TurnCreated = Omit<z.infer<typeof turnCreatedBody>, 'type' | 'sent_at' | 'test'>;
 
 /** Signs and sends one `turn.created` body (signed afresh, so each attempt has its own `sent_at`); `test` marks a sample. */
 export function sendTurnCreated(dep: DeploymentContext, url: string, call: TurnCreated, egress: EgressPolicy, signal?: AbortSignal, test = false): Promise<Exchange> {

@@ -1,0 +1,82 @@
+import { z } from 'zod';
+import { timestamp } from '../shared/schemas.js';
+import { endReasons, turnFailures, turnModes } from './protocol/frames.js';
+import { transcriptEventTypes, type TranscriptEventType } from './events/event.recorder.js';
+
+/**
+ * What the service sends to the customer's server (contract §6, §7, §12): the bodies the code
+ * builds, typed from here and checked against here by the tests, and the OpenAPI `webhooks`
+ * section generated from here.
+ */
+
+const test = z.literal(true).optional().meta({ description: 'Only on samples sent by `POST /api/v1/deployments/{id}/test-hook`; their ids match nothing' });
+
+export const turnCreatedBody = z
+  .strictObject({
+    type: z.literal('turn.created'),
+    delivery_id: z.uuid().meta({ description: 'The same on every retry of this turn: deduplicate on it (also in `X-Service-Delivery` and `webhook-id`)' }),
+    sent_at: timestamp.meta({ description: 'When this attempt was signed: refuse stale replays' }),
+    test,
+    deployment_id: z.uuid(),
+    agent_id: z.uuid(),
+    conversation_id: z.uuid(),
+    turn_id: z.uuid(),
+    user: z.strictObject({
+      sub: z.string().meta({ description: "The user token's `sub`" }),
+      name: z.string().nullable().meta({ description: "The user token's `name`, if it had one" }),
+      ctx: z.unknown().meta({ description: "The user token's `ctx` claim as your server put it there, or null" }),
+    }),
+    text: z.string().meta({ description: 'What the visitor said (a voice turn arrives transcribed)' }),
+    mode: z.enum(turnModes),
+    reply_url: z.url().meta({ description: 'Where to POST the deferred reply, signed: `{conversation_id, turn_id, reply_text}`' }),
+  })
+  .meta({ id: 'TurnCreatedHook' });
+
+export const hookAnswerBody = z
+  .object({ reply_text: z.string().min(1).max(10_000) })
+  .meta({ id: 'HookAnswer', description: 'Optional. With a 2xx, the turn is acknowledged and resolved at once with this text; any other 2xx only acknowledges it' });
+
+const turnId = z.uuid();
+
+/** Each transcript event's `data`, by type. */
+const transcriptData: Record<TranscriptEventType, z.ZodType> = {
+  'conversation.started': z.strictObject({
+    user: z.strictObject({ sub: z.string(), name: z.string().nullable() }),
+    call_direction: z.enum(['inbound', 'outbound']),
+  }),
+  'turn.created': z.strictObject({ turn_id: turnId, client_turn_id: z.string(), text: z.string(), mode: z.enum(turnModes) }),
+  'turn.acknowledged': z.strictObject({ turn_id: turnId }),
+  'turn.resolved': z.strictObject({ turn_id: turnId, reply_text: z.string() }),
+  'turn.failed': z.strictObject({ turn_id: turnId, reason: z.enum(turnFailures) }),
+  'conversation.ended': z.strictObject({ reason: z.enum(endReasons) }),
+};
+
+const eventName = (type: TranscriptEventType) =>
+  `Transcript${type
+    .split(/[._]/)
+    .map((word) => word[0]!.toUpperCase() + word.slice(1))
+    .join('')}`;
+
+function transcriptEventBody(type: TranscriptEventType) {
+  return z
+    .strictObject({
+      id: z.string().regex(/^evt_[0-9A-Za-z]+$/).meta({ description: 'The same on every retry and redelivery: deduplicate on it (also in `X-Service-Event-Id` and `webhook-id`)' }),
+      type: z.literal(type),
+      created_at: timestamp,
+      deployment_id: z.uuid(),
+      conversation_id: z.uuid(),
+      test,
+      data: transcriptData[type],
+    })
+    .meta({ id: eventName(type) });
+}
+
+export const transcriptEventBodies = Object.fromEntries(transcriptEventTypes.map((type) => [type, transcriptEventBody(type)])) as Record<TranscriptEventType, ReturnType<typeof transcriptEventBody>>;
+
+/** The headers every outbound call carries, beside the one naming what it is about. */
+export const signatureHeaders = {
+  'X-Service-Signature': 'sha256=<lowercase hex HMAC-SHA256 of the exact body bytes>, keyed with the UTF-8 bytes of the signing secret (whsec_ prefix included)',
+  'webhook-id': 'Standard Webhooks: the delivery id (turn hook) or event id (transcript)',
+  'webhook-timestamp': 'Standard Webhooks: Unix seconds at sending',
+  'webhook-signature': 'Standard Webhooks: v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed with the base64 decoding of the secret after whsec_; two, space-separated, while a rotated secret is in its grace period',
+} as const;

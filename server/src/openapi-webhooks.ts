@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject } from 'zod-openapi';
+import { transcriptEventTypes } from './concierge/events/event.recorder.js';
+import { hookAnswerBody, signatureHeaders, transcriptEventBodies, turnCreatedBody } from './concierge/outbound.schemas.js';
+
+const headersOf = (own: Record<string, string>) =>
+  z.object(Object.fromEntries(Object.entries({ ...own, ...signatureHeaders }).map(([name, description]) => [name, z.string().meta({ description })])));
+
+const turnHook: ZodOpenApiOperationObject = {
+  operationId: 'turnCreatedHook',
+  summary: "Your turn hook: one call per visitor turn, POSTed to the deployment's channel_config.hook_url",
+  description:
+    'Answer within `runtime_config.hook_timeout_ms` (default 5000). A 2xx acknowledges the turn: reply later by POSTing to `reply_url`, or at once with `{"reply_text": ...}` in the answer. 5xx, 408, 429, a timeout or a network error are retried twice (after about 0.25 s and 1 s) with the same `delivery_id`; any other 4xx fails the turn (`hook_rejected`) without retry.',
+  tags: ['Webhooks'],
+  requestParams: { header: headersOf({ 'X-Service-Delivery': 'The delivery id: the same on every retry of this turn' }) },
+  requestBody: { required: true, content: { 'application/json': { schema: turnCreatedBody } } },
+  responses: {
+    '200': { description: 'Acknowledged, and resolved at once when the body carries `reply_text`', content: { 'application/json': { schema: hookAnswerBody } } },
+    '202': { description: 'Acknowledged: the reply follows through `reply_url` (any 2xx without `reply_text` means the same)' },
+    '400': { description: 'Refused: the turn fails with `hook_rejected`, no retry (so does any 4xx but 408 and 429)' },
+    '503': { description: 'Retried twice, then the turn fails with `hook_failed` (so do any 5xx, 408 and 429)' },
+  },
+};
+
+function transcriptHook(type: (typeof transcriptEventTypes)[number]): ZodOpenApiOperationObject {
+  return {
+    operationId: `transcript_${type.replace('.', '_')}`,
+    summary: `Transcript event \`${type}\`, POSTed to the deployment's channel_config.transcript_hook_url`,
+    description:
+      'At least once, in order per conversation, from a durable outbox. Any 2xx counts as delivered; anything else (a 3xx included: redirects are not followed) is retried with exponential backoff from 1 s, doubling to at most 1 h (±20%), for 24 h, honouring `Retry-After` on 429 and 503. Each attempt is recorded in `GET /api/v1/deliveries` and can be sent again with `POST /api/v1/deliveries/{id}/redeliver`.',
+    tags: ['Webhooks'],
+    requestParams: { header: headersOf({ 'X-Service-Event-Id': 'The event id: the same on every retry' }) },
+    requestBody: { required: true, content: { 'application/json': { schema: transcriptEventBodies[type] } } },
+    responses: {
+      '200': { description: 'Delivered (any 2xx)' },
+      '503': { description: 'Not delivered: retried later (any status but 2xx)' },
+    },
+  };
+}
+
+/** Every call the service makes to the customer's server, as OpenAPI 3.1 `webhooks`. */
+export function outboundWebhooks(): ZodOpenApiPathsObject {
+  const webhooks: ZodOpenApiPathsObject = { 'turn.created': { post: turnHook } };
+  for (const type of transcriptEventTypes) webhooks[`transcript.${type}`] = { post: transcriptHook(type) };
+  return webhooks;
+}
