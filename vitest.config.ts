@@ -2,7 +2,7 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['server/**/*.test.ts', 'widget/**/*.test.ts', 'console/**/*.test.ts'],
+    include: ['server/**/*.test.ts', 'widget/**/*.test.ts', 'console/**/*.test.ts', 'demo/**/*.test.ts'],
     pool: 'forks',
     testTimeout: 20_000,
     hookTimeout: 30_000,

@@ -208,7 +208,12 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
       else res.destroy();
     });
   });
-  await new Promise<void>((resolve) => server.listen(o.port, o.host, resolve));
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (err: NodeJS.ErrnoException) =>
+      reject(err.code === 'EADDRINUSE' ? new Error(`Port ${o.port} is already in use: stop what holds it, or set DEMO_PORT to a free port (DEMO_PORT=0 picks one).`) : err),
+    );
+    server.listen(o.port, o.host, resolve);
+  });
   const { port } = server.address() as AddressInfo;
   // Served as localhost while the service is 127.0.0.1: two origins, so CORS and the Origin check are real.
   const url = `http://${o.host === '0.0.0.0' || o.host === '127.0.0.1' ? 'localhost' : o.host}:${port}`;

@@ -1,6 +1,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { nextSteps } from '../server/src/start-notice.js';
 import { startDemo } from './customer-server.js';
 import type { Provisioned } from './provision.js';
 
@@ -8,6 +9,9 @@ import type { Provisioned } from './provision.js';
  * `npm start`: the service (its own process, exactly as `npm run service` runs it) and the demo
  * hotel beside it. The demo is a customer of its own, created once with the admin command and
  * remembered with its deployment in `$DATA_DIR/demo.json`.
+ *
+ * SIGTERM or SIGINT to this process, to npm above it or to the service stops both, and the
+ * whole tree exits 0: npm execs this process directly (no shell in between to be left behind).
  */
 const ROOT = join(import.meta.dirname, '..');
 const TSX = ['--import', 'tsx'];
@@ -16,20 +20,54 @@ const statePath = join(dataDir, 'demo.json');
 
 // The demo hotel's hooks are on loopback: the service's egress guard lets that host through, and no other private one.
 const allowed = [process.env.HOOK_ALLOWED_HOSTS, '127.0.0.1'].filter(Boolean).join(',');
-const service = spawn(process.execPath, [...TSX, 'server/src/main.ts'], { cwd: ROOT, env: { ...process.env, HOOK_ALLOWED_HOSTS: allowed }, stdio: ['ignore', 'pipe', 'inherit'] });
+const service = spawn(process.execPath, [...TSX, 'server/src/main.ts', '--no-next-steps'], {
+  cwd: ROOT,
+  env: { ...process.env, HOOK_ALLOWED_HOSTS: allowed },
+  stdio: ['ignore', 'pipe', 'inherit'],
+});
 let closeDemo: (() => Promise<void>) | undefined;
-service.on('exit', (code) => void (closeDemo?.() ?? Promise.resolve()).then(() => process.exit(code ?? 1)));
-for (const signal of ['SIGTERM', 'SIGINT'] as const) process.on(signal, () => service.kill('SIGTERM'));
+let stopping = false;
+let failed = false;
+service.on('exit', (code) => {
+  // Stopped by our signal before it could set up its own handlers: still a clean stop.
+  const status = failed ? 1 : (code ?? (stopping ? 0 : 1));
+  void (closeDemo?.() ?? Promise.resolve()).then(() => process.exit(status));
+});
+for (const signal of ['SIGTERM', 'SIGINT'] as const) {
+  process.on(signal, () => {
+    stopping = true;
+    if (service.exitCode === null) service.kill('SIGTERM');
+  });
+}
 
+/**
+ * The service's output, held until the demo is up so that the start block reads in one piece:
+ * its plain lines (URLs, key, link) first, then the demo's, then the log lines held meanwhile.
+ */
+let held: string[] | undefined = [];
+let partial = '';
 const serviceUrl = await new Promise<string>((resolve) => {
-  let seen = '';
   service.stdout!.on('data', (chunk: Buffer) => {
-    process.stdout.write(chunk);
-    seen += chunk;
-    const match = /^Listening on (http:\/\/\S+)$/m.exec(seen);
-    if (match) resolve(match[1]!);
+    if (!held) return void process.stdout.write(chunk);
+    const lines = (partial + chunk.toString()).split('\n');
+    partial = lines.pop()!;
+    for (const line of lines) {
+      held.push(line);
+      const match = /^Listening on (http:\/\/\S+)$/.exec(line);
+      if (match) resolve(match[1]!);
+    }
   });
 });
+
+/** Prints what was held (plain lines, then `extra`, then log lines) and lets output through from then on. */
+function release(extra: string): void {
+  const lines = held ?? [];
+  held = undefined;
+  const isLog = (line: string) => line.startsWith('{');
+  const plain = lines.filter((line) => !isLog(line));
+  process.stdout.write(`${plain.join('\n')}\n${extra}${lines.filter(isLog).map((line) => `${line}\n`).join('')}${partial}`);
+  partial = '';
+}
 
 /** The demo customer's key: the remembered one while the service still knows it, else a new customer. */
 async function demoKey(): Promise<string> {
@@ -56,8 +94,12 @@ try {
     statePath,
   });
   closeDemo = demo.close;
-  process.stdout.write(`Demo at ${demo.url}\n`);
+  // The service's own start lines are in `held`; whether they carry a key says if this was a first start.
+  const firstStart = (held ?? []).some((line) => line.startsWith('API key: '));
+  release(`Demo at ${demo.url}\n${nextSteps({ url: serviceUrl, firstStart }, demo.url)}`);
 } catch (err) {
+  release('');
   process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);
+  failed = true;
   service.kill('SIGTERM');
 }

@@ -1,9 +1,10 @@
 import pino from 'pino';
-import { createApp } from './app.js';
+import { type App, createApp } from './app.js';
 import { ConfigError, loadConfig } from './config.js';
 import { welcomeLink } from './console/console-accounts.js';
 import { bootstrapCustomer } from './customers/customer.service.js';
 import { createLogger } from './logger.js';
+import { NO_NEW_KEY, nextSteps } from './start-notice.js';
 
 /** The first customer's console user, created with it on an empty store. */
 const OWNER_EMAIL = 'owner@localhost';
@@ -13,23 +14,27 @@ async function main(): Promise<void> {
   // Asynchronous: lines written while a write is in flight go out together, instead of one
   // blocking write per request line (a fifth of a list request's time at info level).
   const logOut = pino.destination({ dest: 1, sync: false });
-  const exit = (code: number) => {
+  const exit = (code: number): never => {
     logOut.flushSync();
     process.exit(code);
   };
   const logger = createLogger(config.logLevel, logOut);
   const app = await createApp({ config, logger });
+  const url = await listenOrExplain(app, config.port, exit);
+  // After listening: a key created for a start that then fails would never be shown.
   const bootstrap = await bootstrapCustomer(app.store.db);
-  const url = await app.listen();
-  logger.info({ store: app.store.location }, 'service started');
+  const base = config.publicBaseUrl ?? url;
   // Plain lines on stdout whatever the log level: scripts and people wait for them.
-  process.stdout.write(`Listening on ${url}\nConsole at ${config.publicBaseUrl ?? url}/console/\n`);
+  process.stdout.write(`Listening on ${url}\nConsole at ${base}/console/\n`);
   if (bootstrap) {
     // The key first: it exists from here on and is never shown again, whatever happens next.
     process.stdout.write(`API key: ${bootstrap.apiKey}\n`);
     const { token } = await app.consoleAccounts.invite(bootstrap.customerId, OWNER_EMAIL);
-    process.stdout.write(`Console sign-in: ${welcomeLink(config.publicBaseUrl ?? url, token)}\n`);
-  }
+    process.stdout.write(`Console sign-in: ${welcomeLink(base, token)}\n`);
+  } else process.stdout.write(`${NO_NEW_KEY}\n`);
+  // `npm start` says what to do next itself, with the demo's address in it.
+  if (!process.argv.includes('--no-next-steps')) process.stdout.write(nextSteps({ url: base, firstStart: !!bootstrap }));
+  logger.info({ store: app.store.location }, 'service started');
 
   let stopping = false;
   const stop = (signal: string) => {
@@ -46,6 +51,18 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));
+}
+
+/** A busy port is a setting to change, said in one line, not a stack trace. */
+async function listenOrExplain(app: App, port: number, exit: (code: number) => never): Promise<string> {
+  try {
+    return await app.listen();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
+    process.stderr.write(`Port ${port} is already in use: stop what holds it, or set PORT to a free port (PORT=0 picks one).\n`);
+    await app.store.close();
+    return exit(1);
+  }
 }
 
 main().catch((err) => {

@@ -1,0 +1,171 @@
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type Server, connect } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+
+const ROOT = join(import.meta.dirname, '..');
+
+interface Npm {
+  child: ChildProcess;
+  out: () => string;
+  err: () => string;
+  exited: Promise<number | null>;
+}
+
+/** `npm start` or `npm run service` as a person runs it (its asset build skipped: the suite's own `pretest` did it). */
+function npm(args: string[], env: NodeJS.ProcessEnv): Npm {
+  const child = spawn('npm', [...args, '--ignore-scripts'], { cwd: ROOT, env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'info', DATABASE_URL: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  child.stdout!.on('data', (d) => (out += d));
+  child.stderr!.on('data', (d) => (err += d));
+  return { child, out: () => out, err: () => err, exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
+}
+
+async function until<T>(probe: () => T | undefined, what: string, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = probe();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`no ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+const portOf = (url: string) => Number(new URL(url).port);
+
+function accepts(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect(port, '127.0.0.1');
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Both ports stop accepting within 5 s of the signal. */
+async function freedWithin5s(ports: number[]): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (Date.now() < deadline) {
+    if (!(await Promise.all(ports.map(accepts))).some(Boolean)) return;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`ports ${ports.join(', ')} still open 5 s after the signal`);
+}
+
+/** The pids below `pid`, nearest first. */
+function descendants(pid: number): number[] {
+  // ps exits 1 when there are none.
+  const children = spawnSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' }).stdout.trim();
+  const direct = children ? children.split('\n').map((line) => Number(line.trim())) : [];
+  return direct.flatMap((child) => [child, ...descendants(child)]);
+}
+
+const commandOf = (pid: number) => execFileSync('ps', ['-o', 'args=', '-p', String(pid)], { encoding: 'utf8' }).trim();
+
+describe('npm start and npm run service, started and stopped as a person does', () => {
+  const dirs: string[] = [];
+  const running: Npm[] = [];
+  const dataDir = () => {
+    const dir = mkdtempSync(join(tmpdir(), 'concierge-start-'));
+    dirs.push(dir);
+    return dir;
+  };
+  const run = (args: string[], env: NodeJS.ProcessEnv) => {
+    const started = npm(args, env);
+    running.push(started);
+    return started;
+  };
+  afterEach(() => {
+    for (const { child } of running.splice(0)) for (const pid of [child.pid!, ...descendants(child.pid!)].reverse()) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('npm start prints one start block before any log line, and SIGTERM to npm frees both ports within 5 s, exit 0', async () => {
+    const started = run(['start'], { PORT: '0', DEMO_PORT: '0', DATA_DIR: dataDir() });
+    const demoUrl = await until(() => /^Demo at (http:\/\/\S+)$/m.exec(started.out())?.[1], 'Demo at line');
+    await until(() => (started.out().includes('Log lines follow') ? true : undefined), 'next steps');
+    const out = started.out().slice(started.out().indexOf('Listening on'));
+    const serviceUrl = /^Listening on (http:\/\/\S+)$/m.exec(out)![1]!;
+    // The block, in one piece: where things run, the key and link shown once, the next steps; logs only after it.
+    expect(out).toMatch(/^Listening on \S+\nConsole at \S+\/console\/\nAPI key: vak_\S+\nConsole sign-in: \S+\nDemo at \S+\n\nNext:\n {2}1\. .+\n {2}2\. .+\n {2}3\. .+\nStop with Ctrl-C\. .+\n\n/);
+    expect(out.slice(0, out.indexOf('Next:'))).not.toContain('{"level"');
+    expect(out).toContain(`Talk to the demo hotel's concierge at ${demoUrl}`);
+    expect((await fetch(`${serviceUrl}/healthz`)).status).toBe(200);
+
+    started.child.kill('SIGTERM');
+    await freedWithin5s([portOf(serviceUrl), portOf(demoUrl)]);
+    expect(await started.exited).toBe(0);
+    expect(started.err()).not.toMatch(/Error|at .+\.ts:\d+/);
+  }, 40_000);
+
+  it('SIGINT to the service process, deep in the tree, stops the demo and npm too, exit 0', async () => {
+    const started = run(['start'], { PORT: '0', DEMO_PORT: '0', DATA_DIR: dataDir() });
+    const demoUrl = await until(() => /^Demo at (http:\/\/\S+)$/m.exec(started.out())?.[1], 'Demo at line');
+    const serviceUrl = /^Listening on (http:\/\/\S+)$/m.exec(started.out())![1]!;
+    const service = descendants(started.child.pid!).find((pid) => commandOf(pid).includes('server/src/main.ts'));
+    expect(service).toBeDefined();
+    process.kill(service!, 'SIGINT');
+    await freedWithin5s([portOf(serviceUrl), portOf(demoUrl)]);
+    expect(await started.exited).toBe(0);
+  }, 40_000);
+
+  it('npm run service stops on SIGTERM to npm within 5 s, exit 0, and a later start says where its key went', async () => {
+    const dir = dataDir();
+    const first = run(['run', 'service'], { PORT: '0', DATA_DIR: dir });
+    const url = await until(() => /^Listening on (http:\/\/\S+)$/m.exec(first.out())?.[1], 'Listening line');
+    await until(() => (first.out().includes('Log lines follow') ? true : undefined), 'next steps');
+    expect(first.out()).toContain(`The API, described: ${url}/openapi.json`);
+    first.child.kill('SIGTERM');
+    await freedWithin5s([portOf(url)]);
+    expect(await first.exited).toBe(0);
+
+    const second = run(['run', 'service'], { PORT: '0', DATA_DIR: dir });
+    await until(() => (second.out().includes('Log lines follow') ? true : undefined), 'next steps');
+    expect(second.out()).not.toContain('API key: vak_');
+    expect(second.out()).toContain("(The bootstrap key and console link were printed on this store's first start. Another customer: npm run admin -- create-customer --name NAME --email EMAIL)");
+    second.child.kill('SIGINT');
+    expect(await second.exited).toBe(0);
+  }, 40_000);
+
+  describe('a busy port', () => {
+    let holder: Server;
+    const hold = () =>
+      new Promise<number>((resolve) => {
+        holder = createServer().listen(0, '127.0.0.1', () => resolve((holder.address() as { port: number }).port));
+      });
+    afterEach(() => new Promise<void>((resolve) => holder.close(() => resolve())));
+
+    it('for the service is one line naming PORT, exit 1, and no key created that nobody saw', async () => {
+      const port = await hold();
+      const dir = dataDir();
+      const started = run(['run', 'service'], { PORT: String(port), DATA_DIR: dir });
+      expect(await started.exited).toBe(1);
+      expect(started.err().trim().split('\n').filter((line) => !line.startsWith('npm '))).toEqual([`Port ${port} is already in use: stop what holds it, or set PORT to a free port (PORT=0 picks one).`]);
+      // The store stayed empty: the next start, on a free port, prints the bootstrap key.
+      const next = run(['run', 'service'], { PORT: '0', DATA_DIR: dir });
+      await until(() => /^API key: vak_\S+$/m.exec(next.out()) ?? undefined, 'API key line');
+      next.child.kill('SIGTERM');
+      expect(await next.exited).toBe(0);
+    }, 40_000);
+
+    it("for the demo is one line naming DEMO_PORT, and npm start stops the service it started, exit 1", async () => {
+      const port = await hold();
+      const started = run(['start'], { PORT: '0', DEMO_PORT: String(port), DATA_DIR: dataDir() });
+      expect(await started.exited).toBe(1);
+      expect(started.err()).toContain(`Port ${port} is already in use: stop what holds it, or set DEMO_PORT to a free port (DEMO_PORT=0 picks one).`);
+      const serviceUrl = /^Listening on (http:\/\/\S+)$/m.exec(started.out())![1]!;
+      await freedWithin5s([portOf(serviceUrl)]);
+    }, 40_000);
+  });
+});

@@ -1,0 +1,22 @@
+/**
+ * What a person reads once the service is up: where things run, the secrets shown this once,
+ * and what to do next. Plain lines on stdout whatever the log level (scripts wait for the
+ * `Listening on` and `API key:` lines); the JSON log lines come after it.
+ */
+
+/** A later start's line where the first start printed the key and the console link. */
+export const NO_NEW_KEY = "(The bootstrap key and console link were printed on this store's first start. Another customer: npm run admin -- create-customer --name NAME --email EMAIL)";
+
+/** The next three steps, for the service alone or beside the demo hotel. */
+export function nextSteps({ url, firstStart }: { url: string; firstStart: boolean }, demoUrl?: string): string {
+  const steps = [
+    firstStart
+      ? 'Keep the API key: it is shown this once. Open the console sign-in link to choose a password for owner@localhost.'
+      : 'Sign in to the console (a forgotten password: npm run admin -- create-user --customer CUSTOMER_ID --email EMAIL).',
+    demoUrl
+      ? `Talk to the demo hotel's concierge at ${demoUrl} (the round button, bottom right); its QA panel shows every call on the wire.`
+      : `The API, described: ${url}/openapi.json`,
+    'Your own concierge on your own page: README.md, "Your first concierge" (ten minutes, copy-paste).',
+  ];
+  return `\nNext:\n${steps.map((step, i) => `  ${i + 1}. ${step}`).join('\n')}\nStop with Ctrl-C. Log lines follow (LOG_LEVEL=warn for fewer).\n\n`;
+}
