@@ -46,9 +46,11 @@ interface WireEntry {
 }
 
 const SITE = join(import.meta.dirname, 'site');
-const PAGES: Record<string, string> = { 'GET /': 'index.html', 'GET /scripted': 'scripted.html' };
+const PAGES: Record<string, string> = { 'GET /': 'index.html', 'GET /qa': 'qa.html', 'GET /hostile': 'hostile.html', 'GET /scripted': 'scripted.html' };
 const ASSETS: Record<string, [file: string, type: string]> = {
   'GET /site.css': ['site.css', 'text/css'],
+  'GET /hostile.css': ['hostile.css', 'text/css'],
+  'GET /favicon.svg': ['favicon.svg', 'image/svg+xml'],
   'GET /qa.js': ['qa.js', 'text/javascript'],
   'GET /queue.js': ['queue.js', 'text/javascript'],
   'GET /scripted.js': ['scripted.js', 'text/javascript'],

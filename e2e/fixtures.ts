@@ -22,8 +22,9 @@ export const launcher = (page: Page) => page.getByRole('button', { name: 'Chat w
 export const composer = (page: Page) => page.getByRole('textbox', { name: 'Your message' });
 export const conversation = (page: Page) => page.getByRole('list', { name: 'Conversation' });
 
-export async function openWidget(page: Page, stack: Stack): Promise<void> {
-  await page.goto(stack.demoUrl);
+/** Opens the widget on the hotel's page, or on another demo page (`/qa`, `/hostile`). */
+export async function openWidget(page: Page, stack: Stack, path = ''): Promise<void> {
+  await page.goto(stack.demoUrl + path);
   await launcher(page).click();
   await expect(page.getByRole('dialog', { name: 'Harbor Hotel' })).toBeVisible();
 }

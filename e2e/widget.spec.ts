@@ -73,7 +73,7 @@ test('a failing hook shows a failed turn; retry asks again', async ({ page, stac
 });
 
 test("the host page's aggressive CSS does not reach the widget", async ({ page, stack }) => {
-  await openWidget(page, stack);
+  await openWidget(page, stack, '/hostile');
   const hostButton = await page.getByRole('button', { name: 'A host-page button' }).evaluate((b) => getComputedStyle(b).backgroundColor);
   expect(hostButton).toBe('rgb(255, 105, 180)'); // the page's own rule applies on the page
   const styles = await launcher(page)
@@ -87,7 +87,7 @@ test("the host page's aggressive CSS does not reach the widget", async ({ page, 
 test('the whole flow by keyboard only', async ({ page, stack }) => {
   await page.goto(stack.demoUrl);
   const focusedLabel = () => page.evaluate(() => document.activeElement?.shadowRoot?.activeElement?.getAttribute('aria-label') ?? null);
-  // The launcher comes after everything on the host page (the QA panel's wire log grows with each test).
+  // The launcher comes after everything on the host page.
   for (let i = 0; i < 500 && (await focusedLabel()) !== 'Chat with Harbor Hotel'; i++) await page.keyboard.press('Tab');
   expect(await focusedLabel()).toBe('Chat with Harbor Hotel');
   await page.keyboard.press('Enter');
@@ -179,4 +179,34 @@ test('refreshes the user token on the open socket before it expires', async ({ p
   await ask(page, 'Still there? breakfast');
   await expect(conversation(page).getByText(/Breakfast is served/)).toBeVisible();
   expect(sockets).toBe(1);
+});
+
+test('the QA page stays usable beside the open widget at 1280×800, its JSON within the panel', async ({ page, stack }) => {
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await openWidget(page, stack, '/qa');
+  await ask(page, 'When is breakfast?');
+  await expect(conversation(page).getByText(/Breakfast is served/)).toBeVisible();
+  // A click only lands when nothing covers the button: the open widget must not.
+  await page.getByLabel('Hook behaviour').selectOption('sync');
+  await page.getByRole('button', { name: 'Apply' }).click({ timeout: 2_000 });
+  await expect(page.getByRole('status').filter({ hasText: 'Now: sync' })).toBeVisible();
+  const hook = page.locator('#qa-wire li[data-kind="hook"]').first();
+  await hook.getByText('details').click();
+  const panel = (await page.locator('#qa').boundingBox())!;
+  const json = (await hook.locator('pre').boundingBox())!;
+  expect(json.x + json.width).toBeLessThanOrEqual(panel.x + panel.width);
+  expect(await page.locator('#qa').evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+});
+
+test('the demo pages have their icon and no failed request', async ({ page, stack }) => {
+  const failed: string[] = [];
+  page.on('response', (res) => res.status() >= 400 && failed.push(`${res.status()} ${res.url()}`));
+  for (const path of ['', '/qa', '/hostile', '/scripted']) {
+    await page.goto(stack.demoUrl + path);
+    await page.waitForLoadState('networkidle');
+  }
+  expect((await page.request.get(`${stack.demoUrl}/favicon.svg`)).headers()['content-type']).toBe('image/svg+xml');
+  await page.goto(`${stack.serviceUrl}/openapi.json`);
+  expect((await page.request.get(`${stack.serviceUrl}/favicon.ico`)).status()).toBe(200);
+  expect(failed).toEqual([]);
 });

@@ -9,7 +9,7 @@ import { UsageRecorder } from './api-keys/usage.recorder.js';
 import type { Config } from './config.js';
 import { ConsoleAccounts } from './console/console-accounts.js';
 import { consoleRoutes } from './console/console.routes.js';
-import { consoleStatic } from './console/console-static.js';
+import { consoleStatic, serviceFavicon } from './console/console-static.js';
 import { ConversationHistory } from './concierge/conversations/conversation-history.js';
 import { conversationRoutes } from './concierge/conversations/conversation.routes.js';
 import { ConversationService } from './concierge/conversations/conversation.service.js';
@@ -159,6 +159,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   app.use('/api/v1', noStore, resolvePrincipal(keys, usage, { accounts: consoleAccounts, publicBaseUrl: config.publicBaseUrl }), perKeyRateLimit(config.rateLimitPerMinute, config.trustProxyHops), requirePrincipal);
   mountRoutes(app, routes, { bodyTimeoutMs: timeouts.bodyMs, idempotency });
   app.use('/console', consoleStatic(options.consoleDir));
+  app.use('/favicon.ico', serviceFavicon(options.consoleDir));
   app.use(notFoundRoute);
   app.use(errorHandler(logger, health));
 

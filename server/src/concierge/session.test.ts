@@ -500,7 +500,7 @@ describeEachStore('concierge sessions', (kind) => {
   it('opens an outbound conversation with the greeting as seq 1, and ends it on request', async () => {
     accept();
     const { widget } = await session({}, { call_direction: 'outbound' });
-    expect(await widget.next('greeting')).toEqual({ type: 'greeting', seq: 1, text: "Hello, I'm Front desk. How can I help you today?" });
+    expect(await widget.next('greeting')).toEqual({ type: 'greeting', seq: 1, text: "Hello, I'm the Front desk. How can I help you today?" });
     widget.send({ type: 'end' });
     expect(await widget.next('conversation_ended')).toEqual({ type: 'conversation_ended', seq: 2, reason: 'user_ended' });
     expect((await widget.closed).code).toBe(4410);

@@ -33,3 +33,14 @@ export function consoleStatic(dir = CONSOLE_DIR): Router {
   router.use(express.static(dir, { index: 'index.html', redirect: false, etag: false, lastModified: false, cacheControl: false, dotfiles: 'ignore', fallthrough: true }));
   return router;
 }
+
+/**
+ * `/favicon.ico`: browsers ask the origin's root for it on any page without an icon of its own
+ * (the OpenAPI document, an error page); the console's icon answers instead of a 404.
+ */
+export function serviceFavicon(dir = CONSOLE_DIR): RequestHandler {
+  return (req, res, next) => {
+    if (req.path !== '/' || (req.method !== 'GET' && req.method !== 'HEAD')) return next();
+    res.sendFile(join(dir, 'favicon.svg'), { headers: { 'Content-Type': 'image/svg+xml', 'Cache-Control': 'public, max-age=86400' } }, (err) => err && next(new AppError('not_found', 'No such route')));
+  };
+}

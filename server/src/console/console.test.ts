@@ -32,6 +32,7 @@ function suite(kind: StoreKind) {
     mkdirSync(join(dir, 'assets'));
     writeFileSync(join(dir, 'index.html'), '<!doctype html><title>Console</title><script type="module" src="./assets/app.js"></script>');
     writeFileSync(join(dir, 'assets', 'app.js'), 'export {};');
+    writeFileSync(join(dir, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
     service = await startService(kind, { consoleDir: dir });
     ({ customerId, apiKey } = await service.newCustomer('Harbor Hotel'));
   });
@@ -200,6 +201,14 @@ function suite(kind: StoreKind) {
     }
     expect((await fetch(`${service.url}/console/`)).headers.get('content-type')).toMatch(/^text\/html/);
     expectError(await call(service.url, 'GET', '/console/assets/absent.js'), 404, 'not_found');
+  });
+
+  it("answers a browser's /favicon.ico with the console's icon, not a 404", async () => {
+    const icon = await fetch(`${service.url}/favicon.ico`);
+    expect(icon.status).toBe(200);
+    expect(icon.headers.get('content-type')).toBe('image/svg+xml');
+    expect(await icon.text()).toBe('<svg xmlns="http://www.w3.org/2000/svg"/>');
+    expectError(await call(service.url, 'GET', '/favicon.ico/more'), 404, 'not_found');
   });
 }
 

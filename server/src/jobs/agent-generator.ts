@@ -22,7 +22,7 @@ export const templateGenerator: AgentGenerator = {
     const purpose = description?.trim() || `help visitors on behalf of ${name}`;
     await reportProgress(50);
     return {
-      greeting: `Hello, I'm ${name}. How can I help you today?`,
+      greeting: `Hello, I'm ${spoken(name)}. How can I help you today?`,
       language: 'en-US',
       voice: { rate: 1, pitch: 1 },
       persona: { name, purpose },
@@ -34,3 +34,10 @@ export const templateGenerator: AgentGenerator = {
     };
   },
 };
+
+/** A role ("Harbor Hotel concierge", "Front desk") is introduced with "the"; a persona's name ("Ava") as it is. */
+function spoken(name: string): string {
+  return ROLE.test(name) && !/^the\s/i.test(name) ? `the ${name}` : name;
+}
+
+const ROLE = /\b(?:concierge|desk|assistant|agent|bot|team|helper|guide|support|reception|service|host)$/i;
