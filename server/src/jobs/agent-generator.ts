@@ -27,7 +27,7 @@ export const templateGenerator: AgentGenerator = {
       voice: { rate: 1, pitch: 1 },
       persona: { name, purpose },
       instructions: [
-        `You are ${name}. Your purpose: ${purpose}`,
+        `You are ${spoken(name)}. Your purpose: ${purpose}`,
         'Answer briefly and in plain language; replies are read aloud.',
         'If you do not know, say so and offer to connect the visitor with a person.',
       ],
