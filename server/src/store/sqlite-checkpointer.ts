@@ -21,8 +21,9 @@ parentPort.on('message', () => { clearInterval(timer); db.close(); parentPort.cl
 /**
  * SQLite's automatic WAL checkpoint runs inside whichever commit crosses the threshold, on the
  * event loop: it copied pages and synced for milliseconds, the worst reply latencies measured.
- * With auto-checkpointing off on the serving connection, this thread checkpoints every second
- * instead (PASSIVE: it never blocks the writer), so the WAL stays small and no request waits.
+ * This thread checkpoints every second instead (PASSIVE: it never blocks the writer), so that
+ * when the serving connection's own checkpoint comes due at the WAL's cap (see `openSqlite`)
+ * most pages are already copied.
  */
 export class SqliteCheckpointer {
   readonly #worker: Worker;
