@@ -1,11 +1,11 @@
 import type { Request, RequestHandler } from 'express';
-import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
 import type { ApiKeyAuthenticator } from '../api-keys/api-key.authenticator.js';
 import type { Principal } from '../api-keys/api-key.service.js';
 import { UNMATCHED_ROUTE, type UsageRecorder } from '../api-keys/usage.recorder.js';
 import type { ConsoleAccounts } from '../console/console-accounts.js';
 import { AppError } from '../errors.js';
-import { clientAddress } from './client-address.js';
+import { WindowCounter } from '../shared/window-counter.js';
+import { clientAddress, limitAddressOf } from './client-address.js';
 import { CONSOLE_HEADER, ownOrigin, readCookie, SESSION_COOKIE } from './console-cookie.js';
 
 const BEARER = /^Bearer +(\S+) *$/i;
@@ -53,15 +53,25 @@ export const requirePrincipal: RequestHandler = (_req, res, next) => {
   next();
 };
 
+/**
+ * The management limit (RATE_LIMIT_PER_MINUTE): each key's requests counted in a window of a
+ * minute from its first, with the IETF draft's RateLimit-* headers on every answer; unknown
+ * callers are counted per client address.
+ */
 export function perKeyRateLimit(limitPerMinute: number, trustProxyHops: number): RequestHandler {
-  return rateLimit({
-    windowMs: 60_000,
-    limit: limitPerMinute,
-    standardHeaders: 'draft-6',
-    legacyHeaders: false,
-    keyGenerator: (req, res) => limitKeyOf(res.locals.principal) ?? `ip:${ipKeyGenerator(clientAddress(req, trustProxyHops))}`,
-    handler: (_req, _res, next) => next(new AppError('rate_limited', 'Too many requests for this API key; retry after the time in Retry-After')),
-  });
+  const windows = new WindowCounter(limitPerMinute);
+  return (req, res, next) => {
+    const now = Date.now();
+    const key = limitKeyOf(res.locals.principal) ?? `ip:${limitAddressOf(clientAddress(req, trustProxyHops))}`;
+    const { count, endsAt } = windows.record(key, now);
+    const resetS = Math.max(1, Math.ceil((endsAt - now) / 1000));
+    res.setHeader('RateLimit-Policy', `${limitPerMinute};w=60`);
+    res.setHeader('RateLimit-Limit', String(limitPerMinute));
+    res.setHeader('RateLimit-Remaining', String(Math.max(0, limitPerMinute - count)));
+    res.setHeader('RateLimit-Reset', String(resetS));
+    if (count > limitPerMinute) throw new AppError('rate_limited', 'Too many requests for this API key; retry after the time in Retry-After', undefined, resetS);
+    next();
+  };
 }
 
 /** A key's requests share its limit; a console user's share theirs. */

@@ -1,4 +1,5 @@
 import type { IncomingMessage } from 'node:http';
+import ipaddr from 'ipaddr.js';
 
 /**
  * The client's address: the socket's peer, or, behind `trustHops` proxies (TRUST_PROXY), the
@@ -12,4 +13,14 @@ export function clientAddress(req: IncomingMessage, trustHops: number): string {
   const forwarded = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',').map((hop) => hop.trim()).filter(Boolean);
   const chain = [socket, ...forwarded.reverse()];
   return chain[Math.min(trustHops, chain.length - 1)]!;
+}
+
+/**
+ * What per-address limits count under: an IPv4 address as it is, an IPv6 one by its /56, since
+ * one client may be handed a whole IPv6 prefix and change address at will within it.
+ */
+export function limitAddressOf(address: string): string {
+  if (!ipaddr.isValid(address)) return address;
+  const parsed = ipaddr.process(address);
+  return parsed.kind() === 'ipv6' ? `${ipaddr.IPv6.networkAddressFromCIDR(`${parsed.toString()}/56`).toString()}/56` : parsed.toString();
 }

@@ -2,7 +2,7 @@ import { AppError } from '../../errors.js';
 import { clientAddress } from '../../http/client-address.js';
 import { type RouteDef, defineRoute, validate } from '../../http/route.js';
 import { KiB, parseJson } from '../../http/raw-body.js';
-import { FailureWindow } from '../../shared/failure-window.js';
+import { WindowCounter } from '../../shared/window-counter.js';
 import { idParams } from '../../shared/schemas.js';
 import { replyAcceptedSchema, replyBody } from './reply.schemas.js';
 import type { ReplyService } from './reply.service.js';
@@ -14,7 +14,7 @@ export interface ReplyLimits {
 }
 
 export function replyRoutes(replies: ReplyService, limits: ReplyLimits): RouteDef[] {
-  const failures = new FailureWindow(limits.signatureFailuresPerMinute);
+  const failures = new WindowCounter(limits.signatureFailuresPerMinute);
   return [
     defineRoute({
       method: 'post',
