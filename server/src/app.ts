@@ -34,7 +34,8 @@ import { noStore } from './http/no-store.js';
 import { accessLog } from './http/access-log.js';
 import { errorHandler, notFoundRoute } from './http/error-handler.js';
 import { requestId } from './http/request-id.js';
-import { mountRoutes, type RouteDef } from './http/route.js';
+import type { RouteDef } from './http/route.js';
+import { dispatchRoutes } from './http/dispatch.js';
 import { type AgentGenerator, templateGenerator } from './jobs/agent-generator.js';
 import { Idempotency } from './idempotency/idempotency.js';
 import { jobRoutes } from './jobs/job.routes.js';
@@ -77,6 +78,8 @@ export interface App {
   readonly consoleAccounts: ConsoleAccounts;
   readonly routes: readonly RouteDef[];
   readonly express: express.Express;
+  /** The declared routes as served, `method path`. */
+  readonly served: readonly string[];
   /** Starts listening; resolves with the base URL actually bound. */
   listen(): Promise<string>;
   /** Graceful: stop accepting, finish in-flight requests, stop workers, close the store. */
@@ -149,26 +152,32 @@ export async function createApp(options: AppOptions): Promise<App> {
     widgetRoute(),
   ];
 
+  const before = [requestId, accessLog(logger)];
+  const under = {
+    '/console': [noStore],
+    '/api/v1': [noStore, resolvePrincipal(keys, usage, { accounts: consoleAccounts, publicBaseUrl: config.publicBaseUrl }), perKeyRateLimit(config.rateLimitPerMinute, config.trustProxyHops), requirePrincipal],
+  };
+  const onError = errorHandler(logger, health);
+  const dispatch = dispatchRoutes(routes, { before, under, onError, bodyTimeoutMs: timeouts.bodyMs, idempotency });
+
+  // Express serves what is not a declared route: the console's files, and every unknown path
+  // (after the same middleware, so an unknown /api/v1 path still wants a key first).
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
-  app.use(requestId);
-  app.use(accessLog(logger));
-
-  app.use('/console', noStore);
-  app.use('/api/v1', noStore, resolvePrincipal(keys, usage, { accounts: consoleAccounts, publicBaseUrl: config.publicBaseUrl }), perKeyRateLimit(config.rateLimitPerMinute, config.trustProxyHops), requirePrincipal);
-  mountRoutes(app, routes, { bodyTimeoutMs: timeouts.bodyMs, idempotency });
+  app.use(...before);
+  for (const [prefix, chain] of Object.entries(under)) app.use(prefix, ...chain);
   app.use('/console', consoleStatic(options.consoleDir));
   app.use('/favicon.ico', serviceFavicon(options.consoleDir));
   app.use(notFoundRoute);
-  app.use(errorHandler(logger, health));
+  app.use(onError);
 
   // Slow-loris guards: headers must arrive within 10 s, a body within 10 s of them (see
   // readRawBody), and the whole request within their sum. Node checks these every second
   // (its default, 30 s, held a silent socket that long).
   const server = createServer(
     { headersTimeout: timeouts.headersMs, requestTimeout: timeouts.headersMs + timeouts.bodyMs, connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs) },
-    app,
+    (req, res) => dispatch(req, res) || app(req, res),
   );
   // Past this many sockets new ones are closed at once, so an exhausted node fails fast, not slowly.
   server.maxConnections = config.maxConnections;
@@ -180,6 +189,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     consoleAccounts,
     routes,
     express: app,
+    served: dispatch.served,
     async listen() {
       await new Promise<void>((resolve, reject) => {
         server.once('error', reject);

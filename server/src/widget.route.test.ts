@@ -1,13 +1,12 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import express from 'express';
 import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorHandler } from './http/error-handler.js';
-import { mountRoutes } from './http/route.js';
+import { dispatchRoutes } from './http/dispatch.js';
 import { StoreHealth } from './store/store-health.js';
 import { widgetRoute } from './widget.route.js';
 
@@ -19,15 +18,16 @@ describe('GET /widget/concierge.js', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'concierge-widget-'));
     writeFileSync(join(dir, 'concierge.js'), '(function(){window.Concierge={}})();');
-    const app = express();
-    const built = express.Router();
-    mountRoutes(built as unknown as express.Express, [widgetRoute(join(dir, 'concierge.js'))]);
-    const missing = express.Router();
-    mountRoutes(missing as unknown as express.Express, [widgetRoute(join(dir, 'absent.js'))]);
-    app.use('/built', built);
-    app.use('/missing', missing);
     const logger = pino({ level: 'silent' });
-    app.use(errorHandler(logger, new StoreHealth(async () => {}, logger)));
+    const onError = errorHandler(logger, new StoreHealth(async () => {}, logger));
+    const built = dispatchRoutes([widgetRoute(join(dir, 'concierge.js'))], { before: [], under: {}, onError });
+    const missing = dispatchRoutes([widgetRoute(join(dir, 'absent.js'))], { before: [], under: {}, onError });
+    // One server, two bundles: /built/... and /missing/... stand for a service with and without its build.
+    const app = (req: IncomingMessage, res: ServerResponse) => {
+      const [, mount] = /^\/(built|missing)\//.exec(req.url ?? '') ?? [];
+      req.url = req.url!.slice(mount ? mount.length + 1 : 0);
+      if (!(mount === 'built' ? built : missing)(req, res)) res.writeHead(404).end();
+    };
     server = createServer(app);
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { Middleware } from './exchange.js';
 import type { Logger } from 'pino';
 
 /**
@@ -6,7 +6,7 @@ import type { Logger } from 'pino';
  * tokens and secrets have no way in. (pino-http was measured at ~20% of a list request's CPU,
  * even with its lines filtered out by level, for a per-request child logger we do not need.)
  */
-export function accessLog(logger: Logger): RequestHandler {
+export function accessLog(logger: Logger): Middleware {
   return (req, res, next) => {
     if (logger.isLevelEnabled('info')) {
       const started = performance.now();

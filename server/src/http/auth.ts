@@ -1,4 +1,3 @@
-import type { Request, RequestHandler } from 'express';
 import type { ApiKeyAuthenticator } from '../api-keys/api-key.authenticator.js';
 import type { Principal } from '../api-keys/api-key.service.js';
 import { UNMATCHED_ROUTE, type UsageRecorder } from '../api-keys/usage.recorder.js';
@@ -7,6 +6,7 @@ import { AppError } from '../errors.js';
 import { WindowCounter } from '../shared/window-counter.js';
 import { clientAddress, limitAddressOf } from './client-address.js';
 import { CONSOLE_HEADER, ownOrigin, readCookie, SESSION_COOKIE } from './console-cookie.js';
+import type { Middleware, RouteRequest } from './exchange.js';
 
 const BEARER = /^Bearer +(\S+) *$/i;
 
@@ -20,7 +20,7 @@ export interface ConsoleSessions {
  * with its header, and from the service's own origin when the browser says where it comes from.
  * Anything else is as if there were no cookie.
  */
-async function consolePrincipal(req: Request, sessions: ConsoleSessions): Promise<Principal | null> {
+async function consolePrincipal(req: RouteRequest, sessions: ConsoleSessions): Promise<Principal | null> {
   const token = readCookie(req, SESSION_COOKIE);
   if (!token || req.headers[CONSOLE_HEADER.name] !== CONSOLE_HEADER.value) return null;
   if (req.headers.origin !== undefined && req.headers.origin !== ownOrigin(req, sessions.publicBaseUrl)) return null;
@@ -33,7 +33,7 @@ async function consolePrincipal(req: Request, sessions: ConsoleSessions): Promis
  * limiter can key on it and unauthenticated callers are limited too (per address), then counts
  * the request for usage.
  */
-export function resolvePrincipal(keys: ApiKeyAuthenticator, usage: UsageRecorder, sessions: ConsoleSessions): RequestHandler {
+export function resolvePrincipal(keys: ApiKeyAuthenticator, usage: UsageRecorder, sessions: ConsoleSessions): Middleware {
   return async (req, res, next) => {
     const match = BEARER.exec(req.headers.authorization ?? '');
     const principal = match ? await keys.authenticate(match[1]!) : await consolePrincipal(req, sessions);
@@ -41,14 +41,14 @@ export function resolvePrincipal(keys: ApiKeyAuthenticator, usage: UsageRecorder
       res.locals.principal = principal;
       res.on('finish', () => {
         const route = req.route ? String(req.route.path) : UNMATCHED_ROUTE;
-        usage.record(principal.customerId, principal.keyId, req.method, route, res.statusCode >= 400, new Date());
+        usage.record(principal.customerId, principal.keyId, req.method ?? '', route, res.statusCode >= 400, new Date());
       });
     }
     next();
   };
 }
 
-export const requirePrincipal: RequestHandler = (_req, res, next) => {
+export const requirePrincipal: Middleware = (_req, res, next) => {
   if (!res.locals.principal) throw new AppError('unauthorized', 'A valid API key is required: Authorization: Bearer <api key> (or a console session)');
   next();
 };
@@ -58,7 +58,7 @@ export const requirePrincipal: RequestHandler = (_req, res, next) => {
  * minute from its first, with the IETF draft's RateLimit-* headers on every answer; unknown
  * callers are counted per client address.
  */
-export function perKeyRateLimit(limitPerMinute: number, trustProxyHops: number): RequestHandler {
+export function perKeyRateLimit(limitPerMinute: number, trustProxyHops: number): Middleware {
   const windows = new WindowCounter(limitPerMinute);
   return (req, res, next) => {
     const now = Date.now();

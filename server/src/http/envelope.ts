@@ -1,4 +1,4 @@
-import type { Response } from 'express';
+import type { RouteResponse } from './exchange.js';
 import { z } from 'zod';
 import { type AppError, type HttpErrorCode, errorStatus } from '../errors.js';
 
@@ -42,9 +42,9 @@ export function successBody(data: unknown, meta: object = {}): string {
   return data instanceof JsonText ? `{"success":true,"data":${data.text},"meta":${JSON.stringify(meta)}}` : JSON.stringify({ success: true, data, meta });
 }
 
-export function sendError(res: Response, err: AppError): void {
+export function sendError(res: RouteResponse, err: AppError): void {
   const requestId = String(res.locals.requestId ?? '');
   const error: Record<string, unknown> = { code: err.code, message: err.message };
   if (err.details?.length) error.details = err.details;
-  res.status(err.status).json({ success: false, error, meta: { request_id: requestId } });
+  res.writeHead(err.status, { 'Content-Type': JSON_TYPE }).end(JSON.stringify({ success: false, error, meta: { request_id: requestId } }));
 }

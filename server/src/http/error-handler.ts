@@ -1,25 +1,29 @@
-import type { ErrorRequestHandler, RequestHandler } from 'express';
+import type { ErrorMiddleware, Middleware } from './exchange.js';
+import { pathOf } from './exchange.js';
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import { isStoreUnavailable, type StoreHealth } from '../store/store-health.js';
 import { sendError } from './envelope.js';
 
-export const notFoundRoute: RequestHandler = () => {
+export const notFoundRoute: Middleware = () => {
   throw new AppError('not_found', 'No such route');
 };
+
+/** Express's own report of a path segment that is not valid percent-encoding. */
+const isUndecodableParam = (err: unknown): boolean => (err as { status?: number } | null)?.status === 400 && /decode param/i.test(String((err as Error).message));
 
 /**
  * Renders every error as the contract's envelope. A store that cannot be reached is a 503 the
  * client may retry (reported to `health`, which logs an outage once, not once per request);
  * anything else unexpected becomes a logged 500.
  */
-export const errorHandler = (logger: Logger, health: StoreHealth): ErrorRequestHandler => (err, req, res, _next) => {
+export const errorHandler = (logger: Logger, health: StoreHealth): ErrorMiddleware => (err, req, res, _next) => {
   let appError: AppError;
   if (err instanceof AppError) appError = err;
   else if (isStoreUnavailable(err)) {
-    health.failed(err, `${req.method} ${req.path}`);
+    health.failed(err, `${req.method} ${pathOf(req)}`);
     appError = new AppError('unavailable', 'The store cannot be reached right now; nothing was changed. Retry shortly.');
-  } else if (err instanceof URIError || (err?.status === 400 && /decode param/i.test(String(err.message)))) {
+  } else if (err instanceof URIError || isUndecodableParam(err)) {
     // A path that does not even decode cannot name an existing resource.
     appError = new AppError('not_found', 'Resource not found');
   } else {

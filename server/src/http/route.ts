@@ -1,10 +1,10 @@
 import { once } from 'node:events';
-import type { Express, Request, Response } from 'express';
 import { z } from 'zod';
 import type { Principal } from '../api-keys/api-key.service.js';
 import { AppError, type ErrorDetail, type HttpErrorCode } from '../errors.js';
 import { fingerprintOf, type Idempotency, idempotencyKeyOf, type KeptResponse } from '../idempotency/idempotency.js';
 import { JSON_TYPE, successBody } from './envelope.js';
+import type { RouteRequest, RouteResponse } from './exchange.js';
 import { assertCleanInput, BODY_TIMEOUT_MS, hasBody, isJsonContentType, MiB, parseJson, readRawBody } from './raw-body.js';
 
 export type Method = 'get' | 'post' | 'put' | 'delete';
@@ -19,8 +19,8 @@ export interface RouteContext<P, Q, B> {
   raw: Buffer | undefined;
   /** Set on every `/api/v1` route; the auth middleware has already refused anything else. */
   principal: Principal;
-  req: Request;
-  res: Response;
+  req: RouteRequest;
+  res: RouteResponse;
 }
 
 export interface RouteResult {
@@ -96,7 +96,7 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown, root: s
 }
 
 /** The body's bytes and its JSON, or undefined when there is none. */
-async function readJsonBody(req: Request, limit: number, timeoutMs: number): Promise<{ raw: Buffer; value: unknown } | undefined> {
+async function readJsonBody(req: RouteRequest, limit: number, timeoutMs: number): Promise<{ raw: Buffer; value: unknown } | undefined> {
   if (!hasBody(req)) return undefined;
   if (!isJsonContentType(req)) {
     throw new AppError('unsupported_media_type', 'Request body must be application/json');
@@ -113,49 +113,48 @@ export interface MountOptions {
   idempotency?: Idempotency;
 }
 
-export function mountRoutes(app: Express, routes: readonly RouteDef[], options: MountOptions = {}): void {
+/** Serves one declared route: validation in the contract's order, the handler, the envelope, idempotency. */
+export function serveRoute(def: RouteDef, options: MountOptions = {}): (req: RouteRequest, res: RouteResponse) => Promise<void> {
   const bodyLimit = options.bodyLimit ?? MiB;
   const bodyTimeoutMs = options.bodyTimeoutMs ?? BODY_TIMEOUT_MS;
-  for (const def of routes) {
-    app[def.method](def.path, async (req, res) => {
-      let raw: Buffer | undefined;
-      if (def.rawBody) {
-        // Size, then media type, before anything else looks at the request: the contract's order.
-        raw = await readRawBody(req, def.rawBody.limit, bodyTimeoutMs);
-        if (!isJsonContentType(req)) throw new AppError('unsupported_media_type', 'Request body must be application/json');
-      }
-      let params: unknown = req.params;
-      if (def.params) {
-        // A malformed id is reported exactly like an unknown one: 404, nothing else leaks.
-        const parsed = def.params.safeParse(req.params);
-        if (!parsed.success) throw new AppError('not_found', 'Resource not found');
-        params = parsed.data;
-      }
-      assertCleanInput(req.query, 'query');
-      const query = def.query ? validate(def.query, req.query, 'query') : {};
-      let body: unknown;
-      let bodyBytes = raw;
-      if (!def.rawBody && (def.method === 'post' || def.method === 'put')) {
-        const read = await readJsonBody(req, bodyLimit, bodyTimeoutMs);
-        bodyBytes = read?.raw;
-        body = validate(def.body ?? NO_BODY.optional(), read === undefined && def.bodyOptional ? {} : read?.value, 'body');
-      }
-      const principal: Principal = res.locals.principal;
-      const run = async (): Promise<WireResponse> => render(def, await def.handler({ params, query, body, raw, principal, req, res }));
-      // A request that failed validation keeps nothing: only what reaches the handler is idempotent.
-      const key = def.auth !== false && def.method === 'post' && options.idempotency ? idempotencyKeyOf(req) : undefined;
-      if (def.success.stream) return stream(res, def, await def.handler({ params, query, body, raw, principal, req, res }));
-      if (!key) return send(res, await run());
-      // POST routes answer JSON text, never bytes: what is kept is what was sent.
-      const keepable = async (): Promise<KeptResponse> => {
-        const wire = await run();
-        return { ...wire, body: wire.body.toString() };
-      };
-      const { response, replayed } = await options.idempotency!.run(principal.customerId, key, fingerprintOf(req, bodyBytes), keepable);
-      if (replayed) res.setHeader('Idempotent-Replayed', 'true');
-      send(res, response);
-    });
-  }
+  return async (req, res) => {
+    let raw: Buffer | undefined;
+    if (def.rawBody) {
+      // Size, then media type, before anything else looks at the request: the contract's order.
+      raw = await readRawBody(req, def.rawBody.limit, bodyTimeoutMs);
+      if (!isJsonContentType(req)) throw new AppError('unsupported_media_type', 'Request body must be application/json');
+    }
+    let params: unknown = req.params;
+    if (def.params) {
+      // A malformed id is reported exactly like an unknown one: 404, nothing else leaks.
+      const parsed = def.params.safeParse(req.params);
+      if (!parsed.success) throw new AppError('not_found', 'Resource not found');
+      params = parsed.data;
+    }
+    assertCleanInput(req.query, 'query');
+    const query = def.query ? validate(def.query, req.query, 'query') : {};
+    let body: unknown;
+    let bodyBytes = raw;
+    if (!def.rawBody && (def.method === 'post' || def.method === 'put')) {
+      const read = await readJsonBody(req, bodyLimit, bodyTimeoutMs);
+      bodyBytes = read?.raw;
+      body = validate(def.body ?? NO_BODY.optional(), read === undefined && def.bodyOptional ? {} : read?.value, 'body');
+    }
+    const principal = res.locals.principal as Principal;
+    const run = async (): Promise<WireResponse> => render(def, await def.handler({ params, query, body, raw, principal, req, res }));
+    // A request that failed validation keeps nothing: only what reaches the handler is idempotent.
+    const key = def.auth !== false && def.method === 'post' && options.idempotency ? idempotencyKeyOf(req) : undefined;
+    if (def.success.stream) return stream(res, def, await def.handler({ params, query, body, raw, principal, req, res }));
+    if (!key) return send(res, await run());
+    // POST routes answer JSON text, never bytes: what is kept is what was sent.
+    const keepable = async (): Promise<KeptResponse> => {
+      const wire = await run();
+      return { ...wire, body: wire.body.toString() };
+    };
+    const { response, replayed } = await options.idempotency!.run(principal.customerId, key, fingerprintOf(req, bodyBytes), keepable);
+    if (replayed) res.setHeader('Idempotent-Replayed', 'true');
+    send(res, response);
+  };
 }
 
 /** A response as it goes on the wire: JSON text, or bytes where a route sends a file as is. */
@@ -175,10 +174,10 @@ function render(def: RouteDef, result: RouteResult): WireResponse {
  * one piece at a time. The first piece is ready before the status goes out, so a failure to
  * start (the store down) is still an ordinary error response; a later one cuts the response off.
  */
-async function stream(res: Response, def: RouteDef, result: RouteResult): Promise<void> {
+async function stream(res: RouteResponse, def: RouteDef, result: RouteResult): Promise<void> {
   const pieces = (result.data as AsyncIterable<string>)[Symbol.asyncIterator]();
   let next = await pieces.next();
-  res.status(def.success.status).set({ ...result.headers, 'Content-Type': def.success.contentType });
+  res.writeHead(def.success.status, { ...result.headers, 'Content-Type': def.success.contentType! });
   const gone = new Promise<void>((resolve) => res.once('close', resolve));
   while (!next.done) {
     if (res.destroyed) return void (await pieces.return?.());
@@ -188,6 +187,6 @@ async function stream(res: Response, def: RouteDef, result: RouteResult): Promis
   res.end();
 }
 
-function send(res: Response, response: WireResponse): void {
-  res.status(response.status).set(response.headers).end(response.body);
+function send(res: RouteResponse, response: WireResponse): void {
+  res.writeHead(response.status, response.headers).end(response.body);
 }
