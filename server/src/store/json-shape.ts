@@ -41,9 +41,10 @@ function objectSql(pg: boolean, shape: Shape): string {
           : pg
             ? `coalesce(to_json(${field})::text, 'null')`
             : `json_quote(${field})`;
-    return `'"${field}":' || ${value}`;
+    return `'"${field}":', ${value}`;
   });
-  return `'{' || ${parts.join(" || ',' || ")} || '}'`;
+  // One concat() call writes the object in one pass; a chain of || copied the growing text at each step.
+  return `concat('{', ${parts.join(", ',', ")}, '}')`;
 }
 
 // Built once per shape and dialect: as one raw fragment it costs Kysely nothing to compile.
