@@ -77,7 +77,6 @@ export interface App {
   readonly server: Server;
   readonly consoleAccounts: ConsoleAccounts;
   readonly routes: readonly RouteDef[];
-  readonly express: express.Express;
   /** The declared routes as served, `method path`. */
   readonly served: readonly string[];
   /** Starts listening; resolves with the base URL actually bound. */
@@ -188,7 +187,6 @@ export async function createApp(options: AppOptions): Promise<App> {
     server,
     consoleAccounts,
     routes,
-    express: app,
     served: dispatch.served,
     async listen() {
       await new Promise<void>((resolve, reject) => {
