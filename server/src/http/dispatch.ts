@@ -2,9 +2,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { parse as parseQuery } from 'node:querystring';
 import { match } from 'path-to-regexp';
 import type { ErrorMiddleware, Middleware, Next, RouteRequest, RouteResponse } from './exchange.js';
-import { type MountOptions, type RouteDef, serveRoute } from './route.js';
+import { type RouteDef, type ServeOptions, serveRoute } from './route.js';
 
-export interface DispatchOptions extends MountOptions {
+export interface DispatchOptions extends ServeOptions {
   /** Run first for every route, in order (the request id, the access log). */
   before: Middleware[];
   /** Run next for the routes under each prefix (`/api/v1`: cache policy, key, rate limit). */

@@ -105,7 +105,7 @@ async function readJsonBody(req: RouteRequest, limit: number, timeoutMs: number)
   return { raw, value: parseJson(raw) };
 }
 
-export interface MountOptions {
+export interface ServeOptions {
   bodyLimit?: number;
   /** How long a body may take once the headers are in (contract: 10 s). */
   bodyTimeoutMs?: number;
@@ -114,7 +114,7 @@ export interface MountOptions {
 }
 
 /** Serves one declared route: validation in the contract's order, the handler, the envelope, idempotency. */
-export function serveRoute(def: RouteDef, options: MountOptions = {}): (req: RouteRequest, res: RouteResponse) => Promise<void> {
+export function serveRoute(def: RouteDef, options: ServeOptions = {}): (req: RouteRequest, res: RouteResponse) => Promise<void> {
   const bodyLimit = options.bodyLimit ?? MiB;
   const bodyTimeoutMs = options.bodyTimeoutMs ?? BODY_TIMEOUT_MS;
   return async (req, res) => {
@@ -141,10 +141,11 @@ export function serveRoute(def: RouteDef, options: MountOptions = {}): (req: Rou
       body = validate(def.body ?? NO_BODY.optional(), read === undefined && def.bodyOptional ? {} : read?.value, 'body');
     }
     const principal = res.locals.principal as Principal;
-    const run = async (): Promise<WireResponse> => render(def, await def.handler({ params, query, body, raw, principal, req, res }));
+    const context = { params, query, body, raw, principal, req, res };
+    if (def.success.stream) return stream(res, def, await def.handler(context));
+    const run = async (): Promise<WireResponse> => render(def, await def.handler(context));
     // A request that failed validation keeps nothing: only what reaches the handler is idempotent.
     const key = def.auth !== false && def.method === 'post' && options.idempotency ? idempotencyKeyOf(req) : undefined;
-    if (def.success.stream) return stream(res, def, await def.handler({ params, query, body, raw, principal, req, res }));
     if (!key) return send(res, await run());
     // POST routes answer JSON text, never bytes: what is kept is what was sent.
     const keepable = async (): Promise<KeptResponse> => {
