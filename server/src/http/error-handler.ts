@@ -1,5 +1,4 @@
-import type { ErrorMiddleware, Middleware } from './exchange.js';
-import { pathOf } from './exchange.js';
+import { type ErrorMiddleware, type Middleware, pathOf } from './exchange.js';
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
 import { isStoreUnavailable, type StoreHealth } from '../store/store-health.js';
@@ -8,9 +7,6 @@ import { sendError } from './envelope.js';
 export const notFoundRoute: Middleware = () => {
   throw new AppError('not_found', 'No such route');
 };
-
-/** Express's own report of a path segment that is not valid percent-encoding. */
-const isUndecodableParam = (err: unknown): boolean => (err as { status?: number } | null)?.status === 400 && /decode param/i.test(String((err as Error).message));
 
 /**
  * Renders every error as the contract's envelope. A store that cannot be reached is a 503 the
@@ -23,8 +19,8 @@ export const errorHandler = (logger: Logger, health: StoreHealth): ErrorMiddlewa
   else if (isStoreUnavailable(err)) {
     health.failed(err, `${req.method} ${pathOf(req)}`);
     appError = new AppError('unavailable', 'The store cannot be reached right now; nothing was changed. Retry shortly.');
-  } else if (err instanceof URIError || isUndecodableParam(err)) {
-    // A path that does not even decode cannot name an existing resource.
+  } else if (err instanceof URIError) {
+    // A path parameter that does not even decode (see dispatch.ts) cannot name an existing resource.
     appError = new AppError('not_found', 'Resource not found');
   } else {
     logger.error({ err, request_id: res.locals.requestId }, 'unhandled error');
