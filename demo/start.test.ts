@@ -4,8 +4,11 @@ import { createServer, type Server, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitFor } from '../server/test/harness.js';
 
 const ROOT = join(import.meta.dirname, '..');
+/** How long a start may take to print its block (tsx compiles the service on the way). */
+const STARTUP_MS = 20_000;
 
 interface Npm {
   child: ChildProcess;
@@ -24,16 +27,6 @@ function npm(args: string[], env: NodeJS.ProcessEnv): Npm {
   return { child, out: () => out, err: () => err, exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
 }
 
-async function until<T>(probe: () => T | undefined, what: string, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = probe();
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`no ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
 const portOf = (url: string) => Number(new URL(url).port);
 
 function accepts(port: number): Promise<boolean> {
@@ -48,14 +41,8 @@ function accepts(port: number): Promise<boolean> {
 }
 
 /** Both ports stop accepting within 5 s of the signal. */
-async function freedWithin5s(ports: number[]): Promise<void> {
-  const deadline = Date.now() + 5_000;
-  while (Date.now() < deadline) {
-    if (!(await Promise.all(ports.map(accepts))).some(Boolean)) return;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`ports ${ports.join(', ')} still open 5 s after the signal`);
-}
+const freedWithin5s = (ports: number[]) =>
+  waitFor(async () => !(await Promise.all(ports.map(accepts))).some(Boolean), 5_000, `ports ${ports.join(', ')} to close`);
 
 /** The pids below `pid`, nearest first. */
 function descendants(pid: number): number[] {
@@ -93,8 +80,8 @@ describe('npm start and npm run service, started and stopped as a person does', 
 
   it('npm start prints one start block before any log line, and SIGTERM to npm frees both ports within 5 s, exit 0', async () => {
     const started = run(['start'], { PORT: '0', DEMO_PORT: '0', DATA_DIR: dataDir() });
-    const demoUrl = await until(() => /^Demo at (http:\/\/\S+)$/m.exec(started.out())?.[1], 'Demo at line');
-    await until(() => (started.out().includes('Log lines follow') ? true : undefined), 'next steps');
+    const demoUrl = await waitFor(async () => /^Demo at (http:\/\/\S+)$/m.exec(started.out())?.[1], STARTUP_MS, 'the Demo at line');
+    await waitFor(async () => started.out().includes('Log lines follow'), STARTUP_MS, 'the next steps');
     const out = started.out().slice(started.out().indexOf('Listening on'));
     const serviceUrl = /^Listening on (http:\/\/\S+)$/m.exec(out)![1]!;
     // The block, in one piece: where things run, the key and link shown once, the next steps; logs only after it.
@@ -111,7 +98,7 @@ describe('npm start and npm run service, started and stopped as a person does', 
 
   it('SIGINT to the service process, deep in the tree, stops the demo and npm too, exit 0', async () => {
     const started = run(['start'], { PORT: '0', DEMO_PORT: '0', DATA_DIR: dataDir() });
-    const demoUrl = await until(() => /^Demo at (http:\/\/\S+)$/m.exec(started.out())?.[1], 'Demo at line');
+    const demoUrl = await waitFor(async () => /^Demo at (http:\/\/\S+)$/m.exec(started.out())?.[1], STARTUP_MS, 'the Demo at line');
     const serviceUrl = /^Listening on (http:\/\/\S+)$/m.exec(started.out())![1]!;
     const service = descendants(started.child.pid!).find((pid) => commandOf(pid).includes('server/src/main.ts'));
     expect(service).toBeDefined();
@@ -123,15 +110,15 @@ describe('npm start and npm run service, started and stopped as a person does', 
   it('npm run service stops on SIGTERM to npm within 5 s, exit 0, and a later start says where its key went', async () => {
     const dir = dataDir();
     const first = run(['run', 'service'], { PORT: '0', DATA_DIR: dir });
-    const url = await until(() => /^Listening on (http:\/\/\S+)$/m.exec(first.out())?.[1], 'Listening line');
-    await until(() => (first.out().includes('Log lines follow') ? true : undefined), 'next steps');
+    const url = await waitFor(async () => /^Listening on (http:\/\/\S+)$/m.exec(first.out())?.[1], STARTUP_MS, 'the Listening line');
+    await waitFor(async () => first.out().includes('Log lines follow'), STARTUP_MS, 'the next steps');
     expect(first.out()).toContain(`The API, described: ${url}/openapi.json`);
     first.child.kill('SIGTERM');
     await freedWithin5s([portOf(url)]);
     expect(await first.exited).toBe(0);
 
     const second = run(['run', 'service'], { PORT: '0', DATA_DIR: dir });
-    await until(() => (second.out().includes('Log lines follow') ? true : undefined), 'next steps');
+    await waitFor(async () => second.out().includes('Log lines follow'), STARTUP_MS, 'the next steps');
     expect(second.out()).not.toContain('API key: vak_');
     expect(second.out()).toContain("(The bootstrap key and console link were printed on this store's first start. Another customer: npm run admin -- create-customer --name NAME --email EMAIL)");
     second.child.kill('SIGINT');
@@ -154,7 +141,7 @@ describe('npm start and npm run service, started and stopped as a person does', 
       expect(started.err().trim().split('\n').filter((line) => !line.startsWith('npm '))).toEqual([`Port ${port} is already in use: stop what holds it, or set PORT to a free port (PORT=0 picks one).`]);
       // The store stayed empty: the next start, on a free port, prints the bootstrap key.
       const next = run(['run', 'service'], { PORT: '0', DATA_DIR: dir });
-      await until(() => /^API key: vak_\S+$/m.exec(next.out()) ?? undefined, 'API key line');
+      await waitFor(async () => /^API key: vak_\S+$/m.test(next.out()), STARTUP_MS, 'the API key line');
       next.child.kill('SIGTERM');
       expect(await next.exited).toBe(0);
     }, 40_000);

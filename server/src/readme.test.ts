@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Widget } from '../test/concierge-kit.js';
+import { waitFor } from '../test/harness.js';
 import { bootstrapKey, type NodeProcess, ROOT, startServiceProcess } from '../test/service-process.js';
 
 /**
@@ -112,13 +113,14 @@ describe('the README', () => {
       shell.stderr!.on('data', (d) => (err += d));
       const exited = new Promise<number | null>((resolve) => shell!.on('exit', resolve));
       const marker = (i: number) => `::block ${i}::`;
-      const until = async (text: string) => {
-        const deadline = Date.now() + 15_000;
-        while (!out.includes(text)) {
-          if (Date.now() > deadline || shell!.exitCode !== null) throw new Error(`the walkthrough stopped before ${text}:\n${out}\n${err}`);
-          await new Promise((r) => setTimeout(r, 50));
-        }
-      };
+      // Fails at once when the shell has stopped (a command failed under `set -e`), with what it printed.
+      const until = (text: string) =>
+        waitFor(async () => {
+          if (shell!.exitCode !== null) throw new Error(`the walkthrough stopped before ${text}:\n${out}\n${err}`);
+          return out.includes(text);
+        }, 15_000, text).catch((e: Error) => {
+          throw new Error(`${e.message}:\n${out}\n${err}`);
+        });
       shell.stdin!.write('set -eo pipefail\n');
       const run = async (from: number, to: number) => {
         for (let i = from; i < to; i++) shell!.stdin!.write(`${ours(tested[i]!.body)}\necho '${marker(i)}'\n`);

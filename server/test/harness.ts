@@ -173,12 +173,13 @@ export function client(base: string, key?: string) {
 }
 export type Client = ReturnType<typeof client>;
 
-export async function waitFor<T>(probe: () => Promise<T | undefined | false>, timeoutMs = 5_000): Promise<T> {
+/** The probe's first truthy answer; `what` names what was awaited when it never comes. */
+export async function waitFor<T>(probe: () => Promise<T | undefined | false>, timeoutMs = 5_000, what = 'the probe'): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
     if (value) return value;
-    if (Date.now() > deadline) throw new Error('timed out waiting');
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
 }
