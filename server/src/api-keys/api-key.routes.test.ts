@@ -157,6 +157,7 @@ describe('rate limit', () => {
       const res = await api.get('/api/v1/agents');
       expect(res.status).toBe(200);
       expect(res.headers.get('ratelimit-limit')).toBe('5');
+      expect(res.headers.get('ratelimit-policy')).toBe('5;w=60');
       expect(Number(res.headers.get('ratelimit-reset'))).toBeGreaterThan(0);
       remaining.push(res.headers.get('ratelimit-remaining')!);
     }

@@ -65,7 +65,7 @@ export function perKeyRateLimit(limitPerMinute: number, trustProxyHops: number):
     const key = limitKeyOf(res.locals.principal) ?? `ip:${limitAddressOf(clientAddress(req, trustProxyHops))}`;
     const { count, endsAt } = windows.record(key, now);
     const resetS = Math.max(1, Math.ceil((endsAt - now) / 1000));
-    res.setHeader('RateLimit-Policy', `${limitPerMinute};w=60`);
+    res.setHeader('RateLimit-Policy', `${limitPerMinute};w=${windows.windowMs / 1000}`);
     res.setHeader('RateLimit-Limit', String(limitPerMinute));
     res.setHeader('RateLimit-Remaining', String(Math.max(0, limitPerMinute - count)));
     res.setHeader('RateLimit-Reset', String(resetS));

@@ -9,7 +9,7 @@ export class WindowCounter {
   readonly #windows: TtlCache<{ count: number; endsAt: number }>;
 
   constructor(
-    readonly limit: number,
+    private readonly limit: number,
     readonly windowMs = 60_000,
   ) {
     this.#windows = new TtlCache(windowMs);
