@@ -1,10 +1,10 @@
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync, symlinkSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { call, client } from '../test/harness.js';
-import { type NodeProcess, ROOT, startServiceProcess, TSX } from '../test/service-process.js';
+import { type NodeProcess, ROOT, startNodeProcess, startServiceProcess, TSX } from '../test/service-process.js';
 
 describe('the service process', () => {
   let dataDir: string;
@@ -74,4 +74,32 @@ describe('the service process', () => {
     expect(config.stderr).toContain('Invalid configuration');
     expect(config.stderr).toContain('PORT');
   });
+});
+
+describe('npm run build', () => {
+  it('gives a dist/ whose service serves the widget bundle and the console, with nothing else built first', async () => {
+    // A copy of the tracked sources with the installed packages beside them, so the build writes
+    // nothing the other suites read while they run.
+    const copy = mkdtempSync(join(tmpdir(), 'concierge-build-'));
+    try {
+      const files = spawnSync('git', ['ls-files', '-z'], { cwd: ROOT, encoding: 'utf8' }).stdout.split('\0').filter(Boolean);
+      for (const file of files) cpSync(join(ROOT, file), join(copy, file), { recursive: true });
+      symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
+      const built = spawnSync('npm', ['run', 'build'], { cwd: copy, encoding: 'utf8' });
+      expect(built.status, built.stderr).toBe(0);
+      const service = await startNodeProcess(join(copy, 'dist/server/src/main.js'), { PORT: '0', HOST: '127.0.0.1', DATA_DIR: join(copy, 'data'), LOG_LEVEL: 'warn', DATABASE_URL: '' }, /^Listening on (http:\/\/\S+)$/m, []);
+      try {
+        const widget = await fetch(`${service.url}/widget/concierge.js`);
+        expect([widget.status, widget.headers.get('content-type')]).toEqual([200, 'text/javascript; charset=utf-8']);
+        expect(await widget.text()).toContain('Concierge');
+        const console = await fetch(`${service.url}/console/`);
+        expect([console.status, console.headers.get('content-type')]).toEqual([200, 'text/html; charset=utf-8']);
+      } finally {
+        service.child.kill('SIGTERM');
+        await service.exited;
+      }
+    } finally {
+      rmSync(copy, { recursive: true, force: true });
+    }
+  }, 180_000);
 });

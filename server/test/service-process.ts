@@ -13,9 +13,9 @@ export interface NodeProcess {
   exited: Promise<number | null>;
 }
 
-/** A TypeScript entry in a process of its own; resolves once stdout has a line matching `ready`. */
-export function startNodeProcess(entry: string, env: NodeJS.ProcessEnv, ready: RegExp): Promise<NodeProcess> {
-  const child = spawn(process.execPath, [...TSX, entry], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+/** An entry (TypeScript through tsx, or compiled JavaScript with no `loader`) in a process of its own; resolves once stdout has a line matching `ready`. */
+export function startNodeProcess(entry: string, env: NodeJS.ProcessEnv, ready: RegExp, loader: readonly string[] = TSX): Promise<NodeProcess> {
+  const child = spawn(process.execPath, [...loader, entry], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
   child.stdout!.on('data', (d) => (out += d));
