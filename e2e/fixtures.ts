@@ -52,8 +52,10 @@ export interface Spoken {
 /**
  * A scripted recogniser in place of the browser's: it "hears" `words` (each but the last as interim
  * results, 300 ms apart) or fails with the recognition error `fail`; the synthesiser only records.
+ * With `stepped`, each word after the first waits for {@link hearNext} instead of 300 ms, so a
+ * test can look at an interim result without racing the next one.
  */
-export async function scriptedSpeech(page: Page, script: { words?: string[]; fail?: string } = {}): Promise<void> {
+export async function scriptedSpeech(page: Page, script: { words?: string[]; fail?: string; stepped?: boolean } = {}): Promise<void> {
   await page.addInitScript((o) => {
     const w = window as unknown as Record<string, unknown>;
     const spoken: { text: string; lang: string }[] = [];
@@ -68,11 +70,19 @@ export async function scriptedSpeech(page: Page, script: { words?: string[]; fai
       start() {
         const words = o.words ?? [];
         const result = (text: string, isFinal: boolean) => ({ resultIndex: 0, results: { length: 1, 0: { isFinal, 0: { transcript: text } } } });
-        words.forEach((text, i) => setTimeout(() => this.onresult?.(result(text, i === words.length - 1)), 300 * (i + 1)));
-        setTimeout(() => {
-          if (o.fail) this.onerror?.({ error: o.fail });
-          this.onend?.();
-        }, 300 * (words.length + 1));
+        const finish = () =>
+          setTimeout(() => {
+            if (o.fail) this.onerror?.({ error: o.fail });
+            this.onend?.();
+          }, 300);
+        const hear = (i: number) => {
+          this.onresult?.(result(words[i]!, i === words.length - 1));
+          if (i === words.length - 1) finish();
+          else if (o.stepped) w.__hearNext = () => hear(i + 1);
+          else setTimeout(() => hear(i + 1), 300);
+        };
+        if (words.length) setTimeout(() => hear(0), 300);
+        else finish();
       }
       stop() {
         this.onend?.();
@@ -82,6 +92,9 @@ export async function scriptedSpeech(page: Page, script: { words?: string[]; fai
     speechSynthesis.speak = (u: SpeechSynthesisUtterance) => void spoken.push({ text: u.text, lang: u.lang });
   }, script);
 }
+
+/** With `stepped` speech: the recogniser hears its next word now. */
+export const hearNext = (page: Page): Promise<void> => page.evaluate(() => (window as unknown as { __hearNext: () => void }).__hearNext());
 
 /** What the scripted synthesiser was asked to say on this page. */
 export const spoken = (page: Page): Promise<Spoken[]> => page.evaluate(() => (window as unknown as { __spoken: Spoken[] }).__spoken);
