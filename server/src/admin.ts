@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { findUserByEmail } from './console/console-account.repository.js';
 import { ConsoleAccounts, welcomeLink } from './console/console-accounts.js';
+import { PasswordHasher } from './console/password-hasher.js';
 import { createCustomer } from './customers/customer.service.js';
 import { openStore } from './store/db.js';
 import type { Db } from './store/database.js';
@@ -26,7 +27,7 @@ function emailOf(value: string | undefined): string {
 }
 
 async function signInLink(db: Db, config: Config, customerId: string, email: string): Promise<string> {
-  const { token } = await new ConsoleAccounts(db).invite(customerId, email);
+  const { token } = await new ConsoleAccounts(db, new PasswordHasher()).invite(customerId, email);
   return `Console sign-in: ${welcomeLink(baseUrlOf(config), token)}\n`;
 }
 

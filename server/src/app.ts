@@ -9,6 +9,7 @@ import { UsageRecorder } from './api-keys/usage.recorder.js';
 import type { Config } from './config.js';
 import { ConsoleAccounts } from './console/console-accounts.js';
 import { consoleRoutes } from './console/console.routes.js';
+import { PasswordHasher } from './console/password-hasher.js';
 import { consoleStatic, serviceFavicon } from './console/console-static.js';
 import { ConversationHistory } from './concierge/conversations/conversation-history.js';
 import { conversationRoutes } from './concierge/conversations/conversation.routes.js';
@@ -96,7 +97,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   const keys = new ApiKeyAuthenticator(db);
   const jobs = new JobRunner(db, options.generator ?? templateGenerator, logger, health, options.jobs);
   const idempotency = new Idempotency(db, health);
-  const consoleAccounts = new ConsoleAccounts(db);
+  const passwords = new PasswordHasher();
+  const consoleAccounts = new ConsoleAccounts(db, passwords, store.dialect === 'postgres');
 
   let baseUrl = config.publicBaseUrl ?? '';
   let openApiDocument: unknown;
@@ -222,6 +224,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       await bus.close();
       await jobs.stop();
       await usage.stop();
+      await passwords.stop();
       health.close();
       await store.close();
     },

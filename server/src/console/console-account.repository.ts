@@ -1,5 +1,5 @@
-import type { Selectable } from 'kysely';
-import type { Db } from '../store/database.js';
+import { type Selectable, sql, type Transaction } from 'kysely';
+import type { Database, Db } from '../store/database.js';
 import type { ConsoleSessionTable, ConsoleUserTable } from './console.table.js';
 
 export type ConsoleUserRow = Selectable<ConsoleUserTable>;
@@ -65,9 +65,24 @@ export async function deleteSession(db: Db, tokenHash: string): Promise<void> {
   await db.deleteFrom('console_sessions').where('token_hash', '=', tokenHash).execute();
 }
 
-/** Failed sign-ins since `since` for this email and from this address. */
-export async function countFailures(db: Db, email: string, address: string, since: string): Promise<{ byEmail: string[]; byAddress: string[] }> {
-  const rows = await db
+/** Any two values, so long as nothing else takes this advisory lock: it serializes the sign-in ledger of every node. */
+const SIGN_IN_LEDGER_LOCK = 0x5167_6e49;
+
+/**
+ * Runs `work` in a transaction that no other sign-in's ledger transaction overlaps, on any node:
+ * SQLite's single connection runs one transaction at a time, and on PostgreSQL (`lockAcrossNodes`)
+ * an advisory lock held to the commit does the same. Counting and noting an attempt is then one step.
+ */
+export async function inSignInLedger<T>(db: Db, lockAcrossNodes: boolean, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    if (lockAcrossNodes) await sql`select pg_advisory_xact_lock(${SIGN_IN_LEDGER_LOCK})`.execute(trx);
+    return work(trx);
+  });
+}
+
+/** Sign-in attempts since `since` for this email and from this address, oldest first. */
+export async function countAttempts(trx: Transaction<Database>, email: string, address: string, since: string): Promise<{ byEmail: string[]; byAddress: string[] }> {
+  const rows = await trx
     .selectFrom('console_sign_in_failures')
     .select(['email', 'address', 'at'])
     .where('at', '>=', since)
@@ -77,10 +92,18 @@ export async function countFailures(db: Db, email: string, address: string, sinc
   return { byEmail: rows.filter((r) => r.email === email).map((r) => r.at), byAddress: rows.filter((r) => r.address === address).map((r) => r.at) };
 }
 
-/** Notes a failure; those past the window go at the same time. */
-export async function recordFailure(db: Db, row: { id: string; email: string; address: string; at: string }, before: string): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await trx.deleteFrom('console_sign_in_failures').where('at', '<', before).execute();
-    await trx.insertInto('console_sign_in_failures').values(row).execute();
-  });
+/** Notes an attempt; those from before `before` go at the same time. */
+export async function noteAttempt(trx: Transaction<Database>, row: { id: string; email: string; address: string; at: string }, before: string): Promise<void> {
+  await trx.deleteFrom('console_sign_in_failures').where('at', '<', before).execute();
+  await trx.insertInto('console_sign_in_failures').values(row).execute();
+}
+
+/** An attempt that signed in, or whose password was never checked, is not a failure. */
+export async function forgetAttempt(db: Db, id: string): Promise<void> {
+  await db.deleteFrom('console_sign_in_failures').where('id', '=', id).execute();
+}
+
+/** Replaces a password's hash by one of the current cost, unless the password changed meanwhile. */
+export async function rehashPassword(db: Db, userId: string, from: string, to: string): Promise<void> {
+  await db.updateTable('console_users').set({ password_hash: to }).where('id', '=', userId).where('password_hash', '=', from).execute();
 }

@@ -3,21 +3,25 @@ import { AppError } from '../errors.js';
 import { newId } from '../shared/random.js';
 import { secretDigest } from '../shared/secret-digest.js';
 import type { Db } from '../store/database.js';
+import { limitAddressOf } from '../http/client-address.js';
 import {
   claimWelcome,
-  countFailures,
+  countAttempts,
   deleteSession,
   findSession,
   findUserByEmail,
   findUserById,
   findUserByWelcome,
   insertUser,
+  forgetAttempt,
+  inSignInLedger,
+  noteAttempt,
   openSession,
-  recordFailure,
+  rehashPassword,
   setWelcome,
   touchSession,
 } from './console-account.repository.js';
-import { decoyHash, hashPassword, verifyPassword } from './password.js';
+import type { PasswordHasher } from './password-hasher.js';
 
 const HOUR_MS = 3_600_000;
 const WELCOME_TTL_MS = 24 * HOUR_MS;
@@ -42,7 +46,12 @@ const wrongCredentials = () => new AppError('unauthorized', 'Wrong email or pass
 
 /** Console users, their one-time welcome links and their sessions (contract §15). Tokens are kept only as SHA-256 hashes. */
 export class ConsoleAccounts {
-  constructor(private readonly db: Db) {}
+  /** `lockAcrossNodes`: the store is shared by several nodes (PostgreSQL), whose sign-ins must be counted as one. */
+  constructor(
+    private readonly db: Db,
+    private readonly hasher: PasswordHasher,
+    private readonly lockAcrossNodes = false,
+  ) {}
 
   /**
    * Adds a user to a customer and returns a welcome token (24 h, one use). For an address the
@@ -79,29 +88,39 @@ export class ConsoleAccounts {
     const user = await findUserByWelcome(this.db, hash);
     const refused = new AppError('unauthorized', 'This welcome link is unknown, used or expired; ask for a new one (npm run admin -- create-user)');
     if (!user?.welcome_expires_at || Date.parse(user.welcome_expires_at) <= Date.now()) throw refused;
-    if (!(await claimWelcome(this.db, user.id, hash, await hashPassword(password)))) throw refused;
+    if (!(await claimWelcome(this.db, user.id, hash, await this.hasher.hash(password)))) throw refused;
     return this.open({ userId: user.id, customerId: user.customer_id });
   }
 
   /**
-   * Checks a password, refusing for 15 minutes an email or address that failed 10 times. An
-   * unknown email costs the same hash as a wrong password and gets the same answer.
+   * Checks a password, refusing for 15 minutes an email or address (an IPv6 one by its /56) that
+   * failed 10 times. The attempt is counted before its password is checked, in one step with the
+   * count, so parallel attempts cannot all pass it. An unknown email costs the same hash as a
+   * wrong password and gets the same answer; a hash of an older cost is replaced on success.
    */
   async signIn(email: string, password: string, clientAddress: string): Promise<string> {
     const address = email.trim().toLowerCase();
     const now = Date.now();
-    const { byEmail, byAddress } = await countFailures(this.db, address, clientAddress, iso(now - FAILURE_WINDOW_MS));
-    const blocking = [byEmail, byAddress].filter((times) => times.length >= MAX_FAILURES).map((times) => times[times.length - MAX_FAILURES]!);
-    if (blocking.length) {
-      const free = Math.max(...blocking.map((at) => Date.parse(at) + FAILURE_WINDOW_MS));
-      throw new AppError('rate_limited', 'Too many failed sign-ins; retry after the time in Retry-After', undefined, Math.max(Math.ceil((free - now) / 1000), 1));
-    }
+    const since = iso(now - FAILURE_WINDOW_MS);
+    const attempt = { id: newId(), email: address, address: limitAddressOf(clientAddress), at: iso(now) };
+    await inSignInLedger(this.db, this.lockAcrossNodes, async (trx) => {
+      const { byEmail, byAddress } = await countAttempts(trx, attempt.email, attempt.address, since);
+      const blocking = [byEmail, byAddress].filter((times) => times.length >= MAX_FAILURES).map((times) => times[times.length - MAX_FAILURES]!);
+      if (blocking.length) {
+        const free = Math.max(...blocking.map((at) => Date.parse(at) + FAILURE_WINDOW_MS));
+        throw new AppError('rate_limited', 'Too many failed sign-ins; retry after the time in Retry-After', undefined, Math.max(Math.ceil((free - now) / 1000), 1));
+      }
+      await noteAttempt(trx, attempt, since);
+    });
     const user = await findUserByEmail(this.db, address);
-    const matches = await verifyPassword(password, user?.password_hash ?? (await decoyHash()));
-    if (!user?.password_hash || !matches) {
-      await recordFailure(this.db, { id: newId(), email: address, address: clientAddress, at: iso(now) }, iso(now - FAILURE_WINDOW_MS));
-      throw wrongCredentials();
-    }
+    const verdict = await this.hasher.verify(password, user?.password_hash).catch(async (err: unknown) => {
+      // Not checked (the hashing queue was full): no guess was made.
+      await forgetAttempt(this.db, attempt.id);
+      throw err;
+    });
+    if (!user?.password_hash || !verdict.matches) throw wrongCredentials();
+    await forgetAttempt(this.db, attempt.id);
+    if (verdict.stale) await this.upgrade(user.id, user.password_hash, password);
     return this.open({ userId: user.id, customerId: user.customer_id });
   }
 
@@ -129,6 +148,18 @@ export class ConsoleAccounts {
 
   async signOut(token: string): Promise<void> {
     await deleteSession(this.db, secretDigest(token));
+  }
+
+  /** Best effort: with the hashing queue full it waits for the next sign-in. */
+  private async upgrade(userId: string, from: string, password: string): Promise<void> {
+    let to: string;
+    try {
+      to = await this.hasher.hash(password);
+    } catch (err) {
+      if (err instanceof AppError && err.code === 'rate_limited') return;
+      throw err;
+    }
+    await rehashPassword(this.db, userId, from, to);
   }
 
   private async open(who: ConsoleIdentity): Promise<string> {

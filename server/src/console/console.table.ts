@@ -24,7 +24,11 @@ export interface ConsoleSessionTable {
   expires_at: string;
 }
 
-/** A failed sign-in, kept 15 minutes, counted per email and per client address. */
+/**
+ * A sign-in attempt, noted before its password is checked and forgotten once it signs in: what
+ * stays is a failure (or one still being checked). Kept 15 minutes, counted per email and per
+ * client address (an IPv6 client by its /56).
+ */
 export interface ConsoleSignInFailureTable {
   id: string;
   email: string;

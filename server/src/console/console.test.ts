@@ -60,7 +60,7 @@ function suite(kind: StoreKind) {
     expectError(await call(service.url, 'POST', '/console/welcome', { body: { token, password: PASSWORD } }), 401, 'unauthorized');
     expect((await signIn('ana@example.com', PASSWORD)).status).toBe(204);
     const user = await service.app.store.db.selectFrom('console_users').selectAll().where('email', '=', 'ana@example.com').executeTakeFirstOrThrow();
-    expect(user.password_hash).toMatch(/^scrypt\$32768\$8\$1\$/);
+    expect(user.password_hash).toMatch(/^scrypt\$131072\$8\$1\$/);
     expect(user.last_sign_in_at).not.toBeNull();
     expect(service.logs.join('')).not.toContain(tokenOf(cookie));
   });
