@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { call, type Client, client, createReadyAgent, describeEachStore, expectError, type TestService, startService } from '../../test/harness.js';
 import { isoIn } from '../shared/time.js';
+import { keyDigest } from './response-seal.js';
 
 /** Contract section 1: safe retries for POST routes under /api/v1. */
 describeEachStore('Idempotency-Key', (kind) => {
@@ -57,6 +58,27 @@ describeEachStore('Idempotency-Key', (kind) => {
     expect([retried.status, retried.body.data.signing_secret]).toEqual([201, created.body.data.signing_secret]);
   });
 
+  it('keeps no secret readable in the store: the key as a hash, a response sealed with it, and replays still whole', async () => {
+    const rotated = await api.post('/api/v1/settings/api-key/rotate', {}, withKey('rotate-once'));
+    expect(rotated.status).toBe(200);
+    const newKey: string = rotated.body.data.key;
+    expect(newKey).toMatch(/^vak_/);
+    apiKey = newKey;
+    api = client(service.url, apiKey);
+    const agentId = await createReadyAgent(api);
+    const deployed = await api.post('/api/v1/deployments', { agent_id: agentId }, withKey('deploy-secret'));
+    const secret: string = deployed.body.data.signing_secret;
+    const rows = await service.app.store.db.selectFrom('idempotency_keys').selectAll().where('customer_id', '=', customerId).execute();
+    const stored = JSON.stringify(rows);
+    for (const hidden of [newKey, secret, 'rotate-once', 'deploy-secret']) expect(stored).not.toContain(hidden);
+    expect(rows.length).toBeGreaterThanOrEqual(2);
+
+    const replayedKey = await api.post('/api/v1/settings/api-key/rotate', {}, withKey('rotate-once'));
+    expect([replayedKey.status, replayedKey.headers.get('idempotent-replayed'), replayedKey.body]).toEqual([200, 'true', rotated.body]);
+    const replayedSecret = await api.post('/api/v1/deployments', { agent_id: agentId }, withKey('deploy-secret'));
+    expect([replayedSecret.headers.get('idempotent-replayed'), replayedSecret.body.data.signing_secret]).toEqual(['true', secret]);
+  });
+
   it('holds per customer, across a restart, for 24 hours', async () => {
     const other = client(service.url, (await service.newCustomer('Other')).apiKey);
     const mine = await api.post('/api/v1/agents', { name: 'Mine' }, withKey('shared-key'));
@@ -69,7 +91,7 @@ describeEachStore('Idempotency-Key', (kind) => {
     expect([replayed.headers.get('idempotent-replayed'), replayed.body]).toEqual(['true', mine.body]);
 
     // A key older than 24 h is gone: the same request runs again, and the next start purges such keys.
-    await service.app.store.db.updateTable('idempotency_keys').set({ created_at: isoIn(-25 * 3_600_000) }).where('customer_id', '=', customerId).where('key', '=', 'shared-key').execute();
+    await service.app.store.db.updateTable('idempotency_keys').set({ created_at: isoIn(-25 * 3_600_000) }).where('customer_id', '=', customerId).where('key', '=', keyDigest('shared-key')).execute();
     const fresh = await api.post('/api/v1/agents', { name: 'Mine' }, withKey('shared-key'));
     expect([fresh.status, fresh.headers.get('idempotent-replayed')]).toEqual([202, null]);
     expect(fresh.body.data.agent_id).not.toBe(mine.body.data.agent_id);

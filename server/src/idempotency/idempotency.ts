@@ -6,6 +6,7 @@ import { isoIn, isoNow } from '../shared/time.js';
 import type { Db } from '../store/database.js';
 import { BackgroundLoop } from '../shared/background-loop.js';
 import type { StoreHealth } from '../store/store-health.js';
+import { keyDigest, ResponseSeal } from './response-seal.js';
 import { claimKey, completeKey, findKey, type IdempotencyRow, purgeKeys, releaseKey, takeOverKey } from './idempotency.repository.js';
 
 /** A response as it is sent: kept for the key's 24 h and sent again to every repeat. */
@@ -64,13 +65,15 @@ export class Idempotency {
     return this.purging.stop();
   }
 
-  async run(customerId: string, key: string, fingerprint: string, work: () => Promise<KeptResponse>): Promise<{ response: KeptResponse; replayed: boolean }> {
+  async run(customerId: string, idempotencyKey: string, fingerprint: string, work: () => Promise<KeptResponse>): Promise<{ response: KeptResponse; replayed: boolean }> {
+    const key = keyDigest(idempotencyKey);
+    const seal = new ResponseSeal(customerId, idempotencyKey);
     const waitUntil = Date.now() + LOCK_MS;
     for (;;) {
       const now = isoNow();
       const lock = { fingerprint, locked_until: isoIn(LOCK_MS), created_at: now };
       if (await claimKey(this.db, { customer_id: customerId, key, state: 'running', response_status: null, response_headers: null, response_body: null, ...lock })) {
-        return { response: await this.complete(customerId, key, work), replayed: false };
+        return { response: await this.complete(customerId, key, seal, work), replayed: false };
       }
       const seen = await findKey(this.db, customerId, key);
       if (!seen) continue; // released by a request that failed: claim it again
@@ -78,9 +81,9 @@ export class Idempotency {
       if (!expired && seen.fingerprint !== fingerprint) {
         throw new AppError('idempotency_conflict', 'This Idempotency-Key was used for a different request (method, path or body)');
       }
-      if (!expired && seen.state === 'done') return { response: keptOf(seen), replayed: true };
+      if (!expired && seen.state === 'done') return { response: keptOf(seen, seal), replayed: true };
       if (expired || seen.locked_until < now) {
-        if (await takeOverKey(this.db, seen, lock)) return { response: await this.complete(customerId, key, work), replayed: false };
+        if (await takeOverKey(this.db, seen, lock)) return { response: await this.complete(customerId, key, seal, work), replayed: false };
         continue;
       }
       if (Date.now() > waitUntil) throw new AppError('idempotency_conflict', 'A request with this Idempotency-Key is still running');
@@ -88,7 +91,7 @@ export class Idempotency {
     }
   }
 
-  private async complete(customerId: string, key: string, work: () => Promise<KeptResponse>): Promise<KeptResponse> {
+  private async complete(customerId: string, key: string, seal: ResponseSeal, work: () => Promise<KeptResponse>): Promise<KeptResponse> {
     let response: KeptResponse;
     try {
       response = await work();
@@ -97,7 +100,7 @@ export class Idempotency {
       throw err;
     }
     // The work is done whatever happens here: a key the store did not take is released by its lock running out.
-    await completeKey(this.db, customerId, key, { response_status: response.status, response_headers: JSON.stringify(response.headers), response_body: response.body }).catch((failure) =>
+    await completeKey(this.db, customerId, key, { response_status: response.status, response_headers: JSON.stringify(response.headers), response_body: seal.seal(response.body) }).catch((failure) =>
       this.health.failed(failure, 'keeping an idempotent response'),
     );
     return response;
@@ -105,6 +108,6 @@ export class Idempotency {
 
 }
 
-function keptOf(row: IdempotencyRow): KeptResponse {
-  return { status: row.response_status!, headers: JSON.parse(row.response_headers ?? '{}') as Record<string, string>, body: row.response_body ?? '' };
+function keptOf(row: IdempotencyRow, seal: ResponseSeal): KeptResponse {
+  return { status: row.response_status!, headers: JSON.parse(row.response_headers ?? '{}') as Record<string, string>, body: row.response_body ? seal.open(row.response_body) : '' };
 }

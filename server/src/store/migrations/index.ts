@@ -7,6 +7,7 @@ import { agentVersions } from './2026-11-24-03-agent-versions.js';
 import { retention } from './2026-11-24-04-retention.js';
 import { history } from './2026-11-24-05-history.js';
 import { consoleAccounts } from './2026-11-24-06-console.js';
+import { sealedResponses } from './2026-11-25-01-sealed-responses.js';
 
 /** Every migration, in order. Names are timestamps so they sort the way they apply. */
 export const migrations: Record<string, Migration> = {
@@ -18,4 +19,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-24-04-retention': retention,
   '2026-11-24-05-history': history,
   '2026-11-24-06-console': consoleAccounts,
+  '2026-11-25-01-sealed-responses': sealedResponses,
 };
