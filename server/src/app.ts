@@ -44,6 +44,7 @@ import { JobRunner, type JobRunnerOptions } from './jobs/job.runner.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { RetentionPurge } from './retention/retention.purge.js';
 import { BackgroundLoop } from './shared/background-loop.js';
+import { PerKeyCap } from './shared/per-key-cap.js';
 import { WriteBatcher } from './store/write-batcher.js';
 import { widgetRoute } from './widget.route.js';
 import { openStore, type Store } from './store/db.js';
@@ -65,8 +66,8 @@ export interface AppOptions {
     /** How long a stop waits for hook calls in flight before cutting them off. */
     shutdownGraceMs?: number;
   };
-  /** Slow-client limits (contract: 10 s each), shortened by tests. */
-  timeouts?: { headersMs?: number; bodyMs?: number };
+  /** Slow-client limits (contract: 10 s each, 30 s for a stalled export), shortened by tests. */
+  timeouts?: { headersMs?: number; bodyMs?: number; streamStallMs?: number };
   /** PostgreSQL schema to use (tests isolate each file in its own). */
   pgSchema?: string;
   /** Where the built console is (default `console/dist`). */
@@ -86,10 +87,13 @@ export interface App {
   close(): Promise<void>;
 }
 
+/** Conversation exports one customer may run at once on a node (contract: 2). */
+const EXPORTS_PER_CUSTOMER = 2;
+
 /** The composition root: builds every part from config and wires them; no rules live here. */
 export async function createApp(options: AppOptions): Promise<App> {
   const { config, logger } = options;
-  const timeouts = { headersMs: 10_000, bodyMs: 10_000, ...options.timeouts };
+  const timeouts = { headersMs: 10_000, bodyMs: 10_000, streamStallMs: 30_000, ...options.timeouts };
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...(options.pgSchema ? { pgSchema: options.pgSchema } : {}) });
   const { db } = store;
   const health = new StoreHealth(store.ping, logger);
@@ -159,7 +163,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     '/api/v1': [noStore, resolvePrincipal(keys, usage, { accounts: consoleAccounts, publicBaseUrl: config.publicBaseUrl }), perKeyRateLimit(config.rateLimitPerMinute, config.trustProxyHops), requirePrincipal],
   };
   const onError = errorHandler(logger, health);
-  const dispatch = dispatchRoutes(routes, { before, under, onError, bodyTimeoutMs: timeouts.bodyMs, idempotency });
+  const streams = { stallMs: timeouts.streamStallMs, perCustomer: new PerKeyCap(EXPORTS_PER_CUSTOMER) };
+  const dispatch = dispatchRoutes(routes, { before, under, onError, bodyTimeoutMs: timeouts.bodyMs, idempotency, streams });
 
   // Express serves what is not a declared route: the console's files, and every unknown path
   // (after the same middleware, so an unknown /api/v1 path still wants a key first).

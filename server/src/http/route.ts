@@ -5,6 +5,7 @@ import { AppError, type ErrorDetail, type HttpErrorCode } from '../errors.js';
 import { fingerprintOf, type Idempotency, idempotencyKeyOf, type KeptResponse } from '../idempotency/idempotency.js';
 import { JSON_TYPE, successBody } from './envelope.js';
 import type { RouteRequest, RouteResponse } from './exchange.js';
+import type { PerKeyCap } from '../shared/per-key-cap.js';
 import { assertCleanInput, BODY_TIMEOUT_MS, hasBody, isJsonContentType, MiB, parseJson, readRawBody } from './raw-body.js';
 
 export type Method = 'get' | 'post' | 'put' | 'delete';
@@ -111,7 +112,22 @@ export interface ServeOptions {
   bodyTimeoutMs?: number;
   /** Keeps and replays the responses of POSTs that carry an Idempotency-Key (authenticated routes). */
   idempotency?: Idempotency;
+  /** Bounds on streamed responses (the conversation export); without it they are unbounded. */
+  streams?: StreamLimits;
 }
+
+/**
+ * A streamed response holds a store cursor and memory for as long as its client takes: at most
+ * `perCustomer` run at once for a customer (on this node), and one whose client reads nothing
+ * for `stallMs` is cut (contract: 2 and 30 s).
+ */
+export interface StreamLimits {
+  stallMs: number;
+  perCustomer: PerKeyCap;
+}
+
+/** When a customer at its limit of streams may try again. */
+const STREAM_RETRY_AFTER_S = 5;
 
 /** Serves one declared route: validation in the contract's order, the handler, the envelope, idempotency. */
 export function serveRoute(def: RouteDef, options: ServeOptions = {}): (req: RouteRequest, res: RouteResponse) => Promise<void> {
@@ -142,7 +158,7 @@ export function serveRoute(def: RouteDef, options: ServeOptions = {}): (req: Rou
     }
     const principal = res.locals.principal as Principal;
     const context = { params, query, body, raw, principal, req, res };
-    if (def.success.stream) return stream(res, def, await def.handler(context));
+    if (def.success.stream) return stream(res, def, () => def.handler(context), principal.customerId, options.streams);
     const run = async (): Promise<WireResponse> => render(def, await def.handler(context));
     // A request that failed validation keeps nothing: only what reaches the handler is idempotent.
     const key = def.auth !== false && def.method === 'post' && options.idempotency ? idempotencyKeyOf(req) : undefined;
@@ -173,19 +189,45 @@ function render(def: RouteDef, result: RouteResult): WireResponse {
 /**
  * Sends text as it is produced, waiting for the client to drain what it was given: memory holds
  * one piece at a time. The first piece is ready before the status goes out, so a failure to
- * start (the store down) is still an ordinary error response; a later one cuts the response off.
+ * start (the store down) is still an ordinary error response; a later one cuts the response off,
+ * and so does a client that drains nothing for `limits.stallMs`.
  */
-async function stream(res: RouteResponse, def: RouteDef, result: RouteResult): Promise<void> {
+async function stream(res: RouteResponse, def: RouteDef, produce: () => RouteResult | Promise<RouteResult>, customerId: string, limits: StreamLimits | undefined): Promise<void> {
+  const release = limits ? limits.perCustomer.take(customerId) : () => {};
+  if (!release) throw new AppError('rate_limited', `At most ${limits!.perCustomer.limit} exports run at once; retry after the time in Retry-After`, undefined, STREAM_RETRY_AFTER_S);
+  try {
+    const result = await produce();
+    await writeStream(res, def, result, limits?.stallMs);
+  } finally {
+    release();
+  }
+}
+
+async function writeStream(res: RouteResponse, def: RouteDef, result: RouteResult, stallMs: number | undefined): Promise<void> {
   const pieces = (result.data as AsyncIterable<string>)[Symbol.asyncIterator]();
   let next = await pieces.next();
   res.writeHead(def.success.status, { ...result.headers, 'Content-Type': def.success.contentType! });
   const gone = new Promise<void>((resolve) => res.once('close', resolve));
   while (!next.done) {
     if (res.destroyed) return void (await pieces.return?.());
-    if (!res.write(next.value)) await Promise.race([once(res, 'drain'), gone]);
+    if (!res.write(next.value) && !(await drained(res, gone, stallMs))) {
+      res.destroy();
+      return void (await pieces.return?.());
+    }
     next = await pieces.next();
   }
   res.end();
+}
+
+/** Whether the client drained the response (or left) within `stallMs`; false when it stalled. */
+async function drained(res: RouteResponse, gone: Promise<void>, stallMs: number | undefined): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  const stalled = stallMs === undefined ? new Promise<never>(() => {}) : new Promise<false>((resolve) => (timer = setTimeout(resolve, stallMs, false)));
+  try {
+    return await Promise.race([once(res, 'drain').then(() => true), gone.then(() => true), stalled]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 function send(res: RouteResponse, response: WireResponse): void {

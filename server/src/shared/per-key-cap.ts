@@ -5,7 +5,7 @@
 export class PerKeyCap {
   readonly #held = new Map<string, number>();
 
-  constructor(private readonly limit: number) {}
+  constructor(readonly limit: number) {}
 
   /** Takes one for `key`, or undefined when it already holds `limit`; the release is safe to call twice. */
   take(key: string): (() => void) | undefined {

@@ -21,9 +21,10 @@ export function conversationRoutes(history: ConversationHistory, conversations: 
       method: 'get',
       path: '/api/v1/conversations/export',
       operationId: 'exportConversations',
-      summary: 'Stream conversations in full as NDJSON, one per line, newest first (the same filters; at most 10,000 a request)',
+      summary: 'Stream conversations in full as NDJSON, one per line, newest first (the same filters; at most 10,000 a request; 2 at once per customer; cut after 30 s without the client reading)',
       tag: 'Conversations',
       query: exportConversationsQuery,
+      errors: ['rate_limited'],
       success: {
         status: 200,
         description: 'One ConversationDetail per line. Past 10,000, ask again with `created_before` set to the last line’s `created_at`',
