@@ -82,7 +82,7 @@ export async function seedConversations(dataDir: string, count: number): Promise
               id: crypto.randomUUID(), customer_id: customer.id, deployment_id: deploymentId, conversation_id: id, turn_id: t.id, event_id: null, kind: 'turn_hook' as const,
               event_type: 'turn.created', url: 'https://hotel.example/hook', attempt: 1, sent_at: t.created_at, duration_ms: 41,
               request: JSON.stringify({ headers: { 'content-type': 'application/json', 'x-service-signature': `sha256=${'a'.repeat(64)}` }, body: JSON.stringify({ type: 'turn.created', turn_id: t.id, text: t.text }) }),
-              response: JSON.stringify({ status: 202, headers: { 'content-length': '0' }, body: '', truncated: false }), error: null, outcome: 'succeeded' as const,
+              response: JSON.stringify({ status: 202, headers: { 'content-length': '0' }, body: '', truncated: false }), error: null, outcome: 'succeeded' as const, manual: 0 as const,
             })),
           )
           .execute();

@@ -159,6 +159,23 @@ describeEachStore('delivery records', (kind) => {
     expect((await hotel.api.post(`/api/v1/deployments/${hotel.deploymentId}/test-hook`)).status).toBe(200);
   });
 
+  it('counts redeliveries with tests: 10 a minute per deployment together, then 429 for either', async () => {
+    const own = await deploy(service, { hook_url: customer.hookUrl, transcript_hook_url: customer.transcriptUrl });
+    const widget = await Widget.open(service, own.deploymentId);
+    await widget.hello(await mintToken(own.secret, own.deploymentId));
+    widget.close();
+    const event = await waitFor(async () => (await own.api.get('/api/v1/deliveries?kind=transcript&outcome=succeeded')).body.data[0]);
+    for (let i = 0; i < 6; i++) expect((await own.api.post(`/api/v1/deployments/${own.deploymentId}/test-hook`)).status).toBe(200);
+    const redeliveries = await Promise.all(Array.from({ length: 8 }, () => own.api.post(`/api/v1/deliveries/${event.id}/redeliver`)));
+    expect(redeliveries.map((r) => r.status).sort()).toEqual([200, 200, 200, 200, 429, 429, 429, 429]);
+    const refused = redeliveries.find((r) => r.status === 429)!;
+    expectError(refused, 429, 'rate_limited');
+    expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expectError(await own.api.post(`/api/v1/deployments/${own.deploymentId}/test-hook`), 429, 'rate_limited');
+    // Another deployment of the same customer is not held back.
+    expect((await hotel.api.post(`/api/v1/deliveries/${event.id}/redeliver`)).status).toBe(404);
+  });
+
   it("keeps every customer's records to itself", async () => {
     const [mine] = (await hotel.api.get('/api/v1/deliveries')).body.data;
     const { apiKey } = await service.newCustomer('Another hotel');

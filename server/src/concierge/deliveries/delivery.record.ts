@@ -24,11 +24,16 @@ function keptBody(body: string, bytes: number): { body: string; truncated: boole
   return { body: Buffer.from(body).subarray(0, KEPT_BODY_BYTES).toString('utf8').replace(/\uFFFD$/, ''), truncated: true };
 }
 
-/** The record of one attempt: any 2xx answer is a success, everything else (no answer included) a failure. */
-export function deliveryRow(subject: DeliverySubject, ex: Exchange, id = newId()): DeliveryTable {
+/**
+ * The record of one attempt: any 2xx answer is a success, everything else (no answer included) a
+ * failure. `manualSendId`: the id a send the customer asked for was allowed under (see
+ * ManualSendLimit); its record carries it and counts against that limit.
+ */
+export function deliveryRow(subject: DeliverySubject, ex: Exchange, manualSendId?: string): DeliveryTable {
   const res = ex.response;
   return {
-    id,
+    id: manualSendId ?? newId(),
+    manual: manualSendId ? 1 : 0,
     customer_id: subject.customerId,
     deployment_id: subject.deploymentId,
     conversation_id: subject.conversationId,

@@ -60,7 +60,7 @@ export async function nextEventAttempt(db: Db, conversationId: string, eventId: 
 }
 
 /** The deployment's tests sent at or after `since`: their record ids and when they went. */
-export async function testsSince(db: Db, deploymentId: string, since: string): Promise<{ id: string; sentAt: string }[]> {
-  const rows = await db.selectFrom('deliveries').select(['id', 'sent_at']).where('deployment_id', '=', deploymentId).where('kind', '=', 'test').where('sent_at', '>=', since).execute();
+export async function manualSendsSince(db: Db, deploymentId: string, since: string): Promise<{ id: string; sentAt: string }[]> {
+  const rows = await db.selectFrom('deliveries').select(['id', 'sent_at']).where('manual', '=', 1).where('deployment_id', '=', deploymentId).where('sent_at', '>=', since).execute();
   return rows.map((r) => ({ id: r.id, sentAt: r.sent_at }));
 }

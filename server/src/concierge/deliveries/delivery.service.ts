@@ -10,7 +10,7 @@ import { reviveDeadEvent } from '../events/outbox.repository.js';
 import { sendTranscriptEvent, TRANSCRIPT_TIMEOUT_MS, transcriptSubject } from '../events/transcript.outbox.js';
 import { sendTurnCreated } from '../turns/hook.client.js';
 import { type DeliverySubject, deliveryRow } from './delivery.record.js';
-import { TestHookLimit } from './test-limit.js';
+import { ManualSendLimit } from './manual-send-limit.js';
 import { type DeliveryRow, findDelivery, insertDeliveries, listDeliveries, nextEventAttempt } from './delivery.repository.js';
 import type { Delivery, DeliveryFilter } from './delivery.schemas.js';
 
@@ -44,10 +44,10 @@ export interface DeliveryServiceOptions {
 
 /** What the service sent to a customer, and sending it again: the record of every delivery, redelivery and test-hook. */
 export class DeliveryService {
-  readonly #tests: TestHookLimit;
+  readonly #manualSends: ManualSendLimit;
 
   constructor(private readonly o: DeliveryServiceOptions) {
-    this.#tests = new TestHookLimit(o.db);
+    this.#manualSends = new ManualSendLimit(o.db);
   }
 
   async list(customerId: string, filter: DeliveryFilter, page: Page) {
@@ -71,9 +71,10 @@ export class DeliveryService {
     const dep = await this.o.deployments.fresh(original.deployment_id);
     const url = dep?.transcriptHookUrl;
     if (!dep || !url) throw invalidState('The deployment has no channel_config.transcript_hook_url to send it to');
+    const recordId = await this.#manualSends.take(dep.id);
     const event = { id: original.event_id!, deployment_id: original.deployment_id, conversation_id: original.conversation_id!, body: (JSON.parse(original.request) as { body: string }).body };
     const sent = await sendTranscriptEvent(dep, url, event.id, event.body, TRANSCRIPT_TIMEOUT_MS, this.o.egress);
-    const record = deliveryRow(transcriptSubject(customerId, event, await nextEventAttempt(this.o.db, event.conversation_id, event.id), 'transcript'), sent);
+    const record = deliveryRow(transcriptSubject(customerId, event, await nextEventAttempt(this.o.db, event.conversation_id, event.id), 'transcript'), sent, recordId);
     await this.o.db.transaction().execute(async (trx) => {
       await insertDeliveries(trx, [record]);
       if (record.outcome === 'succeeded') await reviveDeadEvent(trx, event.id);
@@ -90,7 +91,7 @@ export class DeliveryService {
     const dep = await this.o.deployments.owned(customerId, deploymentId);
     const url = target === 'hook' ? dep.hookUrl : dep.transcriptHookUrl;
     if (!url) throw invalidState(`The deployment has no channel_config.${target === 'hook' ? 'hook_url' : 'transcript_hook_url'} to test`);
-    const recordId = await this.#tests.take(deploymentId);
+    const recordId = await this.#manualSends.take(deploymentId);
     const { sent, subject } = target === 'hook' ? await this.sampleTurn(dep, url) : await this.sampleEvent(dep, url);
     const record = deliveryRow(subject, sent, recordId);
     await insertDeliveries(this.o.db, [record]);

@@ -25,4 +25,6 @@ export interface DeliveryTable {
   response: string | null;
   error: DeliveryError | null;
   outcome: DeliveryOutcome;
+  /** 1 when the customer asked for it (test-hook, redeliver): those count against one per-deployment limit. */
+  manual: 0 | 1;
 }
