@@ -1,10 +1,11 @@
 import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type Server, connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../server/test/harness.js';
+import type { Provisioned } from './provision.js';
 
 const ROOT = join(import.meta.dirname, '..');
 /** How long a start may take to print its block (tsx compiles the service on the way). */
@@ -79,7 +80,8 @@ describe('npm start and npm run service, started and stopped as a person does', 
   });
 
   it('npm start prints one start block before any log line, and SIGTERM to npm frees both ports within 5 s, exit 0', async () => {
-    const started = run(['start'], { PORT: '0', DEMO_PORT: '0', DATA_DIR: dataDir() });
+    const dir = dataDir();
+    const started = run(['start'], { PORT: '0', DEMO_PORT: '0', DATA_DIR: dir });
     const demoUrl = await waitFor(async () => /^Demo at (http:\/\/\S+)$/m.exec(started.out())?.[1], STARTUP_MS, 'the Demo at line');
     await waitFor(async () => started.out().includes('Log lines follow'), STARTUP_MS, 'the next steps');
     const out = started.out().slice(started.out().indexOf('Listening on'));
@@ -89,6 +91,17 @@ describe('npm start and npm run service, started and stopped as a person does', 
     expect(out.slice(0, out.indexOf('Next:'))).not.toContain('{"level"');
     expect(out).toContain(`Talk to the demo hotel's concierge at ${demoUrl}`);
     expect((await fetch(`${serviceUrl}/healthz`)).status).toBe(200);
+
+    // Hooks may reach the demo hotel's port on loopback, and no other service there.
+    const demo = JSON.parse(readFileSync(join(dir, 'demo.json'), 'utf8')) as Provisioned;
+    const testHook = async (hookUrl: string) => {
+      const headers = { authorization: `Bearer ${demo.apiKey}`, 'content-type': 'application/json' };
+      const path = `${serviceUrl}/api/v1/deployments/${demo.deploymentId}`;
+      expect((await fetch(path, { method: 'PUT', headers, body: JSON.stringify({ channel_config: { hook_url: hookUrl } }) })).status).toBe(200);
+      return ((await (await fetch(`${path}/test-hook`, { method: 'POST', headers })).json()) as { data: { error: string | null } }).data.error;
+    };
+    expect(await testHook(`http://127.0.0.1:${portOf(demoUrl)}/hook`)).toBeNull();
+    expect(await testHook(`http://127.0.0.1:${portOf(serviceUrl)}/healthz`)).toBe('egress_refused');
 
     started.child.kill('SIGTERM');
     await freedWithin5s([portOf(serviceUrl), portOf(demoUrl)]);

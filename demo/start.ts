@@ -1,5 +1,6 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
+import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
 import { nextSteps } from '../server/src/start-notice.js';
 import { startDemo } from './customer-server.js';
@@ -18,8 +19,10 @@ const TSX = ['--import', 'tsx'];
 const dataDir = process.env.DATA_DIR ?? './data';
 const statePath = join(dataDir, 'demo.json');
 
-// The demo hotel's hooks are on loopback: the service's egress guard lets that host through, and no other private one.
-const allowed = [process.env.HOOK_ALLOWED_HOSTS, '127.0.0.1'].filter(Boolean).join(',');
+// The demo hotel's hooks are on loopback: the service's egress guard lets its port through, and
+// nothing else on this machine. DEMO_PORT=0 is settled here, since the guard must know the port first.
+const demoPort = await freePort(Number(process.env.DEMO_PORT ?? 8788));
+const allowed = [process.env.HOOK_ALLOWED_HOSTS, `127.0.0.1:${demoPort}`].filter(Boolean).join(',');
 const service = spawn(process.execPath, [...TSX, 'server/src/main.ts', '--no-next-steps'], {
   cwd: ROOT,
   env: { ...process.env, HOOK_ALLOWED_HOSTS: allowed },
@@ -59,6 +62,16 @@ const serviceUrl = await new Promise<string>((resolve) => {
   });
 });
 
+/** `port` itself, or for 0 a port that is free now (the demo binds it a moment later). */
+async function freePort(port: number): Promise<number> {
+  if (port !== 0) return port;
+  const probe = createServer();
+  await new Promise<void>((resolve, reject) => probe.once('error', reject).listen(0, process.env.HOST ?? '127.0.0.1', resolve));
+  const { port: chosen } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  return chosen;
+}
+
 /** Prints what was held (plain lines, then `extra`, then log lines) and lets output through from then on. */
 function release(extra: string): void {
   const lines = held ?? [];
@@ -89,7 +102,7 @@ try {
   const demo = await startDemo({
     serviceUrl,
     apiKey: await demoKey(),
-    port: Number(process.env.DEMO_PORT ?? 8788),
+    port: demoPort,
     host: process.env.HOST ?? '127.0.0.1',
     statePath,
   });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { type AllowedHost, parseAllowedHosts } from './concierge/egress.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 
@@ -33,10 +34,10 @@ export interface Config {
   readonly rateLimitPerMinute: number;
   readonly logLevel: string;
   /**
-   * Host names (or IP literals) that hooks may reach although they resolve to a non-public
-   * address (HOOK_ALLOWED_HOSTS, comma-separated); every other such target is refused.
+   * Hosts (names or IP literals, each on one port or on all) that hooks may reach although they
+   * resolve to a non-public address (HOOK_ALLOWED_HOSTS); every other such target is refused.
    */
-  readonly hookAllowedHosts: readonly string[];
+  readonly hookAllowedHosts: readonly AllowedHost[];
   /** Sockets this node holds at most; past it new ones are refused at once. */
   readonly maxConnections: number;
   /** Sockets one client address may hold open before `hello`. */
@@ -65,6 +66,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   }
   const e = parsed.data;
+  let hookAllowedHosts: AllowedHost[];
+  try {
+    hookAllowedHosts = parseAllowedHosts(e.HOOK_ALLOWED_HOSTS ?? '');
+  } catch (err) {
+    throw new ConfigError(`Invalid configuration:\n  ${(err as Error).message}`);
+  }
   return Object.freeze({
     port: e.PORT,
     host: e.HOST,
@@ -80,9 +87,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxyHops: e.TRUST_PROXY,
     conversationRetentionDays: e.CONVERSATION_RETENTION_DAYS,
     deliveryRetentionDays: e.DELIVERY_RETENTION_DAYS,
-    hookAllowedHosts: (e.HOOK_ALLOWED_HOSTS ?? '')
-      .split(',')
-      .map((h) => h.trim().toLowerCase())
-      .filter(Boolean),
+    hookAllowedHosts,
   });
 }

@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deploy, mintToken, startCustomerServer, Widget } from '../../test/concierge-kit.js';
 import { startService } from '../../test/harness.js';
-import { type EgressPolicy, exchange, isForbiddenAddress } from './egress.js';
+import { type EgressPolicy, exchange, isForbiddenAddress, parseAllowedHosts } from './egress.js';
 
 /** Why a POST through the guard got no answer, or its status and body. */
 async function outcome(url: string, policy: EgressPolicy): Promise<string> {
@@ -61,11 +61,30 @@ describe('the egress guard', () => {
   });
 
   it('lets through hosts listed in HOOK_ALLOWED_HOSTS, and names that variable when it refuses', async () => {
-    expect(await outcome(`http://localhost:${port}/hook`, { allowedHosts: ['localhost'] })).toBe('202 ""');
-    expect(await outcome(`http://127.0.0.1:${port}/hook`, { allowedHosts: ['127.0.0.1'] })).toBe('202 ""');
-    expect(await outcome(`http://127.0.0.1:${port}/hook`, { allowedHosts: ['localhost'] })).toBe(
+    expect(await outcome(`http://localhost:${port}/hook`, { allowedHosts: parseAllowedHosts('localhost') })).toBe('202 ""');
+    expect(await outcome(`http://127.0.0.1:${port}/hook`, { allowedHosts: parseAllowedHosts('127.0.0.1') })).toBe('202 ""');
+    expect(await outcome(`http://127.0.0.1:${port}/hook`, { allowedHosts: parseAllowedHosts('localhost') })).toBe(
       'egress_refused: 127.0.0.1 is not a public address; refused unless its host is listed in HOOK_ALLOWED_HOSTS',
     );
+  });
+
+  it('lets a host:port entry through on that port only, however the address is spelled', async () => {
+    const demoOnly = { allowedHosts: parseAllowedHosts(` 127.0.0.1:${port} , LocalHost:${port}`) };
+    expect(await outcome(`http://127.0.0.1:${port}/hook`, demoOnly)).toBe('202 ""');
+    expect(await outcome(`http://localhost:${port}/hook`, demoOnly)).toBe('202 ""');
+    const other = port === 65535 ? port - 1 : port + 1;
+    // Another service on the same host: every spelling of 127.0.0.1 is the same host, on a port not listed.
+    for (const spelling of ['127.0.0.1', '2130706433', '0x7f000001', '127.1', '0177.0.0.1', 'localhost']) {
+      expect(await outcome(`http://${spelling}:${other}/secret`, demoOnly)).toMatch(/^egress_refused: /);
+    }
+    expect(await outcome(`http://127.0.0.1/secret`, demoOnly)).toMatch(/^egress_refused: /);
+    expect(parseAllowedHosts('[::1]:8788,::1,hooks.internal:443,10.0.0.5')).toEqual([
+      { host: '[::1]', port: 8788 },
+      { host: '[::1]' },
+      { host: 'hooks.internal', port: 443 },
+      { host: '10.0.0.5' },
+    ]);
+    for (const bad of ['host:0', 'host:65536', 'host:http', ':80', '[::1']) expect(() => parseAllowedHosts(bad)).toThrow(/HOOK_ALLOWED_HOSTS/);
   });
 });
 

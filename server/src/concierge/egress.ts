@@ -9,8 +9,52 @@ import ipaddr from 'ipaddr.js';
  * service call, or scan, its own network), in every mode.
  */
 export interface EgressPolicy {
-  /** Lower-case host names the guard lets through (HOOK_ALLOWED_HOSTS: a customer's hook on the same private network, the demo). */
-  allowedHosts: readonly string[];
+  /** Targets the guard lets through (HOOK_ALLOWED_HOSTS: a customer's hook on the same private network, the demo). */
+  allowedHosts: readonly AllowedHost[];
+}
+
+/** A host as the URL parser writes it (lower case, IPv4 in dotted form, IPv6 in brackets), and the one port allowed, or every port. */
+export interface AllowedHost {
+  host: string;
+  port?: number;
+}
+
+/**
+ * HOOK_ALLOWED_HOSTS: comma-separated `host`, `host:port`, `[ipv6]:port` or bare IPv6 entries.
+ * Hosts are normalised as URLs normalise them, so `127.1` or `0x7f000001` in a hook URL is the
+ * entry `127.0.0.1`; a `port` limits the entry to that port, so allowing the demo does not open
+ * every other service on its host. Throws, naming the variable, on an entry it cannot read.
+ */
+export function parseAllowedHosts(value: string): AllowedHost[] {
+  return value
+    .split(',')
+    .map((entry) => entry.trim())
+    .filter(Boolean)
+    .map((entry) => {
+      const bracketed = /^(\[[^\]]+\])(?::(\d+))?$/.exec(entry);
+      const [host, port] = bracketed ? [bracketed[1]!, bracketed[2]] : entry.split(':').length > 2 ? [`[${entry}]`, undefined] : (entry.split(':') as [string, string?]);
+      const normalised = hostOf(host);
+      const number = port === undefined ? undefined : Number(port);
+      if (!normalised || (number !== undefined && !(/^\d+$/.test(port!) && number >= 1 && number <= 65_535))) {
+        throw new Error(`HOOK_ALLOWED_HOSTS: "${entry}" is not a host, host:port or [IPv6]:port entry`);
+      }
+      return number === undefined ? { host: normalised } : { host: normalised, port: number };
+    });
+}
+
+function hostOf(host: string): string | undefined {
+  try {
+    return host ? new URL(`http://${host}/`).hostname : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443 };
+
+function isAllowed(policy: EgressPolicy, target: URL): boolean {
+  const port = target.port ? Number(target.port) : DEFAULT_PORTS[target.protocol];
+  return policy.allowedHosts.some((allowed) => allowed.host === target.hostname && (allowed.port === undefined || allowed.port === port));
 }
 
 /** IPv6 forms that carry an IPv4 address a gateway would reach for us: NAT64 (RFC 6052, 8215), 6to4, Teredo. */
@@ -120,7 +164,7 @@ export async function exchange(url: string, body: string, headers: Record<string
 function postJson(url: string, body: string, headers: Record<string, string>, timeoutMs: number, policy: EgressPolicy, signal?: AbortSignal): Promise<EgressResponse> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
-    const exempt = policy.allowedHosts.includes(target.hostname.toLowerCase());
+    const exempt = isAllowed(policy, target);
     const literal = target.hostname.replace(/^\[|\]$/g, '');
     // Node skips the lookup for IP literals, so those are checked here.
     if (!exempt && isIP(literal) && isForbiddenAddress(literal)) {
