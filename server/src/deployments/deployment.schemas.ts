@@ -6,7 +6,18 @@ export const environments = ['development', 'staging', 'production'] as const;
 export const callDirections = ['inbound', 'outbound'] as const;
 export const deploymentStatuses = ['inactive', 'active'] as const;
 
-const httpUrl = z.url({ protocol: /^https?$/ }).max(2048);
+/**
+ * A URL the service calls. User information (`https://user:pass@host/`) is refused: Node would
+ * send it as an Authorization header that the delivery record does not show; a secret belongs in
+ * the signature, or in the path.
+ */
+const httpUrl = z
+  .url({ protocol: /^https?$/ })
+  .max(2048)
+  .refine((value) => {
+    const url = new URL(value);
+    return !url.username && !url.password;
+  }, 'must not carry a user name or password (user:pass@): the signature authenticates the call; put a token in the path if you need one');
 
 const origin = z
   .string()
