@@ -136,13 +136,25 @@ describeEachStore('HTTP edge', (kind) => {
       expect([rotated.status, rotated.headers.get('cache-control')]).toEqual([200, 'no-store']);
     });
 
+    it("logs a request's route and the names of its query parameters, never their values (a search is a visitor's words)", async () => {
+      const created = await api.post('/api/v1/agents', { name: 'Logged' });
+      await api.get('/api/v1/conversations?search=secretword&status=open');
+      await api.get(`/api/v1/agents/${created.body.data.agent_id}?page=7&page=again`);
+      await api.get('/console/nowhere?token=hiddenvalue');
+      const logs = service.logs.join('');
+      expect(logs).toContain('"method":"GET","route":"/api/v1/conversations","query":["search","status"],"status":200');
+      expect(logs).toContain('"method":"GET","route":"/api/v1/agents/:id","query":["page"],"status":');
+      expect(logs).toContain('"method":"GET","path":"/console/nowhere","query":["token"],"status":404');
+      for (const value of ['secretword', 'again', 'hiddenvalue', created.body.data.agent_id]) expect(logs).not.toContain(value);
+    });
+
     it('never writes keys, secrets or the Authorization header to the logs', async () => {
       const created = await api.post('/api/v1/deployments', { agent_id: '00000000-0000-4000-8000-000000000000' });
       expect(created.status).toBe(404);
       const rotated = (await api.post('/api/v1/settings/api-key/rotate', { grace_period_s: 60 })).body.data.key;
       await client(service.url, rotated).get('/api/v1/agents');
       const logs = service.logs.join('');
-      expect(logs).toContain('"url":"/api/v1/agents","status":200');
+      expect(logs).toContain('"route":"/api/v1/agents","status":200');
       expect(logs).not.toContain(apiKey);
       expect(logs).not.toContain(rotated);
       expect(logs.toLowerCase()).not.toContain('bearer');
