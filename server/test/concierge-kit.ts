@@ -54,7 +54,7 @@ export async function startCustomerServer(behaviour: HookBehaviour = (_c, res) =
 /** A header of a recorded request (a Delivery's `request.headers`), read without regard to case. */
 export const headerOf = (headers: Record<string, string>, name: string): string | undefined => Object.entries(headers).find(([k]) => k.toLowerCase() === name.toLowerCase())?.[1];
 
-export const sign = (secret: string, body: string): string => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+export const sign = (secret: string, body: string | Buffer): string => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 export interface Deployed {
   api: Client;

@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import type { IncomingMessage } from 'node:http';
 import { AppError } from '../errors.js';
 import { jsonHygieneProblem } from '../shared/json-hygiene.js';
@@ -63,8 +64,13 @@ function tooLarge(limit: number): AppError {
   return new AppError('payload_too_large', `Request body is larger than ${readable}`);
 }
 
-/** The body as JSON, held to the contract's text hygiene before anything else reads it. */
+/**
+ * The body as JSON, held to the contract's text hygiene before anything else reads it. Bytes that
+ * are not UTF-8 are refused, never decoded into U+FFFD: the service would store, and sign over,
+ * text the client never sent.
+ */
 export function parseJson(raw: Buffer): unknown {
+  if (!isUtf8(raw)) throw new AppError('invalid_json', 'Request body is not valid UTF-8');
   let value: unknown;
   try {
     value = JSON.parse(raw.toString('utf8'));

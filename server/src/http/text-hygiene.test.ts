@@ -43,6 +43,21 @@ describeEachStore('text hygiene at the HTTP edge', (kind) => {
     expect((await api.get(`/api/v1/agents/${emoji.body.data.agent_id}`)).body.data.name).toBe('Desk \ud83d\udece\ufe0f');
   });
 
+  it('refuses a body that is not valid UTF-8 with 400 invalid_json on every kind of JSON route, and stores nothing', async () => {
+    const before = (await api.get('/api/v1/agents')).body.meta.total_count;
+    // An encoded surrogate (ED A0 80), an overlong "/" (C0 AF), a lone continuation byte, a cut-off sequence.
+    for (const bad of [[0xed, 0xa0, 0x80], [0xc0, 0xaf], [0x80], [0xe2, 0x82]]) {
+      const raw = Buffer.concat([Buffer.from('{"name":"a'), Buffer.from(bad), Buffer.from('b"}')]);
+      expectError(await api.post('/api/v1/agents', undefined, { raw, headers: json }), 400, 'invalid_json');
+      expectError(await api.put(`/api/v1/agents/${agentId}`, undefined, { raw, headers: json }), 400, 'invalid_json');
+      expectError(await client(service.url).post('/console/session', undefined, { raw, headers: json }), 400, 'invalid_json');
+      const reply = Buffer.concat([Buffer.from('{"conversation_id":"00000000-0000-4000-8000-000000000000","turn_id":"00000000-0000-4000-8000-000000000001","reply_text":"a'), Buffer.from(bad), Buffer.from('"}')]);
+      const signed = await fetch(`${service.url}/embed/concierge/${deployment.id}/replies`, { method: 'POST', headers: { ...json, 'x-service-signature': sign(deployment.signing_secret, reply) }, body: new Uint8Array(reply) });
+      expect([signed.status, ((await signed.json()) as any).error.code]).toEqual([400, 'invalid_json']);
+    }
+    expect((await api.get('/api/v1/agents')).body.meta.total_count).toBe(before);
+  });
+
   it('refuses JSON nested deeper than 32 levels before anything serialises it', async () => {
     const deep = `{"draft_spec":${deepJson(5_000)}}`;
     refused(await api.put(`/api/v1/agents/${agentId}`, undefined, { raw: deep, headers: json }), `body.draft_spec${'.a'.repeat(31)}`, TOO_DEEP);
