@@ -70,22 +70,14 @@ export class EventRecorder {
     const now = isoNow();
     // Ordered with the widget events: a change without any sorts before the next one.
     let position = (first + change.events.length - 1) * 100 + 50;
-    for (const event of change.transcript) {
-      const id = newEventId();
-      const body = transcriptEventBody({ id, type: event.type, created_at: now, deployment_id: dep.id, conversation_id: conversationId, data: event.data });
-      await insertOutbox(trx, {
-        id,
-        deployment_id: dep.id,
-        conversation_id: conversationId,
-        position: position++,
-        body,
-        status: 'pending',
-        attempts: 0,
-        next_attempt_at: now,
-        lease_expires_at: null,
-        created_at: now,
-      });
-    }
+    await insertOutbox(
+      trx,
+      change.transcript.map((event) => {
+        const id = newEventId();
+        const body = transcriptEventBody({ id, type: event.type, created_at: now, deployment_id: dep.id, conversation_id: conversationId, data: event.data });
+        return { id, deployment_id: dep.id, conversation_id: conversationId, position: position++, body, status: 'pending' as const, attempts: 0, next_attempt_at: now, lease_expires_at: null, created_at: now };
+      }),
+    );
   }
 }
 

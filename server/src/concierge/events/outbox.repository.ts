@@ -1,15 +1,26 @@
 import type { Db } from '../../store/database.js';
 import type { TranscriptOutboxTable } from './outbox.table.js';
 
-export async function insertOutbox(db: Db, row: TranscriptOutboxTable): Promise<void> {
-  await db.insertInto('transcript_outbox').values(row).execute();
+/**
+ * Queues a change's transcript events, in order. The first is its conversation's head when
+ * nothing of the conversation is pending. Call in the transaction that took the conversation's
+ * next seqs (appendEvents), which holds the conversation's row lock: a settle promoting the next
+ * head takes the same lock, so the two never both miss a new event.
+ */
+export async function insertOutbox(trx: Db, rows: Omit<TranscriptOutboxTable, 'is_head'>[]): Promise<void> {
+  const first = rows[0];
+  if (!first) return;
+  const waiting = await trx.selectFrom('transcript_outbox').select('id').where('conversation_id', '=', first.conversation_id).where('status', '=', 'pending').limit(1).executeTakeFirst();
+  await trx
+    .insertInto('transcript_outbox')
+    .values(rows.map((row, i) => ({ ...row, is_head: i === 0 && !waiting ? 1 : 0 })))
+    .execute();
 }
 
 /**
- * Leases the transcript events that are next in their conversation and due, so each is sent by
- * one node at a time and a conversation's events go in order (an event whose predecessor is
- * still pending, leased elsewhere or not, is not a head and waits). On PostgreSQL rows another
- * node is claiming are skipped, not waited for.
+ * Leases the due heads of the conversations' queues (see `is_head`), so each is sent by one node
+ * at a time and a conversation's events go in order; the cost is that of the heads, not of any
+ * conversation's backlog. On PostgreSQL rows another node is claiming are skipped, not waited for.
  */
 export async function claimOutboxHeads(db: Db, now: string, leaseUntil: string, limit: number, skipLocked: boolean): Promise<TranscriptOutboxTable[]> {
   return db
@@ -19,22 +30,10 @@ export async function claimOutboxHeads(db: Db, now: string, leaseUntil: string, 
       eb
         .selectFrom('transcript_outbox as o')
         .select('o.id')
-        .where('o.status', '=', 'pending')
+        .where('o.is_head', '=', 1)
         .where('o.next_attempt_at', '<=', now)
         .where((w) => w.or([w('o.lease_expires_at', 'is', null), w('o.lease_expires_at', '<', now)]))
-        .where((w) =>
-          w.not(
-            w.exists(
-              w
-                .selectFrom('transcript_outbox as p')
-                .select('p.id')
-                .where('p.conversation_id', '=', w.ref('o.conversation_id'))
-                .where('p.status', '=', 'pending')
-                .where('p.position', '<', w.ref('o.position')),
-            ),
-          ),
-        )
-        .orderBy('o.created_at')
+        .orderBy('o.next_attempt_at')
         .limit(limit)
         .$if(skipLocked, (qb) => qb.forUpdate().skipLocked()),
     )
@@ -42,10 +41,32 @@ export async function claimOutboxHeads(db: Db, now: string, leaseUntil: string, 
     .execute();
 }
 
-/** False when the event is gone (its conversation erased meanwhile). */
-export async function settleOutbox(db: Db, id: string, patch: Pick<TranscriptOutboxTable, 'status' | 'attempts' | 'next_attempt_at'>): Promise<boolean> {
-  const result = await db.updateTable('transcript_outbox').set({ ...patch, lease_expires_at: null }).where('id', '=', id).executeTakeFirst();
-  return result.numUpdatedRows > 0n;
+/**
+ * Settles a head's attempt; false when the event is gone (its conversation erased meanwhile). An
+ * event no longer pending hands the head to its conversation's next pending event, under the
+ * conversation's row lock (`lockRows`: PostgreSQL; SQLite runs one transaction at a time).
+ */
+export async function settleOutbox(
+  trx: Db,
+  row: Pick<TranscriptOutboxTable, 'id' | 'conversation_id'>,
+  patch: Pick<TranscriptOutboxTable, 'status' | 'attempts' | 'next_attempt_at'>,
+  lockRows: boolean,
+): Promise<boolean> {
+  if (patch.status === 'pending') {
+    const result = await trx.updateTable('transcript_outbox').set({ ...patch, lease_expires_at: null }).where('id', '=', row.id).executeTakeFirst();
+    return result.numUpdatedRows > 0n;
+  }
+  if (lockRows) await trx.selectFrom('conversations').select('id').where('id', '=', row.conversation_id).forUpdate().execute();
+  const result = await trx.updateTable('transcript_outbox').set({ ...patch, lease_expires_at: null, is_head: 0 }).where('id', '=', row.id).executeTakeFirst();
+  if (result.numUpdatedRows === 0n) return false;
+  await trx
+    .updateTable('transcript_outbox')
+    .set({ is_head: 1 })
+    .where('id', '=', (eb) =>
+      eb.selectFrom('transcript_outbox').select('id').where('conversation_id', '=', row.conversation_id).where('status', '=', 'pending').orderBy('position').orderBy('id').limit(1),
+    )
+    .execute();
+  return true;
 }
 
 /** A dead event that reached its receiver after all (a redelivery) is delivered. */

@@ -12,4 +12,10 @@ export interface TranscriptOutboxTable {
   next_attempt_at: string;
   lease_expires_at: string | null;
   created_at: string;
+  /**
+   * 1 for the conversation's next pending event, the only one that may be sent: delivery claims
+   * heads through an index of their own, so a conversation with a long backlog costs no more to
+   * look past than any other. Kept under the conversation's row lock (see outbox.repository).
+   */
+  is_head: 0 | 1;
 }

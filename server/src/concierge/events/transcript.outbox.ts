@@ -106,7 +106,7 @@ export class TranscriptOutbox {
     // unsettled event would be sent again when its lease ends); an event erased meanwhile keeps nothing.
     const settle = () =>
       this.db.transaction().execute(async (trx) => {
-        if ((await settleOutbox(trx, row.id, settled)) && record) await insertDeliveries(trx, [record]);
+        if ((await settleOutbox(trx, row, settled, this.skipLocked)) && record) await insertDeliveries(trx, [record]);
       });
     await this.health.persist('settling a transcript event', settle, this.stopping.signal);
     if (!delivered && expired) this.logger.warn({ event_id: row.id, deployment_id: row.deployment_id }, 'transcript event given up after 24 h');
