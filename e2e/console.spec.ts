@@ -193,3 +193,24 @@ test('an expired session sends the console back to sign-in; the cookie without t
   await expect(page.getByRole('heading', { name: 'Sign in to Concierge' })).toBeVisible();
   expect((await page.request.get(`${stack.serviceUrl}/api/v1/agents`, { headers: { 'X-Requested-With': 'concierge-console' } })).status()).toBe(401);
 });
+
+test('a deployment whose transcript target went away says so, and Enable again resumes it', async ({ page, stack }) => {
+  const { apiKey, welcomeToken } = stack.newConsoleCustomer('Riverside Hotel', 'owner@riverside.example');
+  const headers = { authorization: `Bearer ${apiKey}` };
+  const agent = await (await page.request.post(`${stack.serviceUrl}/api/v1/agents`, { headers, data: { name: 'Front desk' } })).json();
+  const created = await page.request.post(`${stack.serviceUrl}/api/v1/deployments`, {
+    headers,
+    data: { agent_id: agent.data.agent_id, channel_config: { hook_url: 'https://hooks.riverside.example/turn', transcript_hook_url: 'https://hooks.riverside.example/events' } },
+  });
+  const deploymentId = (await created.json()).data.id as string;
+  stack.disableTranscriptTarget(deploymentId, '410 Gone from https://hooks.riverside.example/events');
+  await page.request.post(`${stack.serviceUrl}/console/welcome`, { data: { token: welcomeToken, password: PASSWORD } });
+  await page.goto(`${stack.serviceUrl}/console/#/deployments/${deploymentId}`);
+  const notice = page.getByRole('status').filter({ hasText: 'Transcript events are paused' });
+  await expect(notice).toContainText('410 Gone from https://hooks.riverside.example/events');
+  await audit(page, 'deployment with a disabled transcript target');
+  await notice.getByRole('button', { name: 'Enable again' }).click();
+  await expect(notice).toHaveCount(0);
+  const after = await (await page.request.get(`${stack.serviceUrl}/api/v1/deployments/${deploymentId}`, { headers })).json();
+  expect(after.data).toMatchObject({ transcript_hook_status: 'active', transcript_hook_disabled_reason: null });
+});

@@ -53,10 +53,20 @@ export class Stack {
 
   /** Moves every console session past its 12 h end, in the running service's own store (as time would). */
   expireConsoleSessions(): void {
+    this.inStore('UPDATE console_sessions SET expires_at = ?', new Date(Date.now() - 1_000).toISOString());
+  }
+
+  /** Marks a deployment's transcript target disabled, as a 410 Gone from it would. */
+  disableTranscriptTarget(deploymentId: string, reason: string): void {
+    this.inStore("UPDATE deployments SET transcript_hook_status = 'disabled', transcript_hook_disabled_at = ?, transcript_hook_disabled_reason = ? WHERE id = ?", new Date().toISOString(), reason, deploymentId);
+  }
+
+  /** One statement on the running service's own store. */
+  private inStore(statement: string, ...values: string[]): void {
     const db = new SQLite(join(this.dataDir, 'concierge.sqlite'));
     try {
       db.pragma('busy_timeout = 5000');
-      db.prepare('UPDATE console_sessions SET expires_at = ?').run(new Date(Date.now() - 1_000).toISOString());
+      db.prepare(statement).run(...values);
     } finally {
       db.close();
     }

@@ -147,7 +147,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...systemRoutes({ store, openApi: () => (openApiDocument ??= buildOpenApiDocument(routes, baseUrl || undefined)) }),
     ...agentRoutes({ db, onJobQueued: () => jobs.poke(), onPublished: (agentId) => deployments.agentChanged(agentId) }),
     ...jobRoutes(db),
-    ...deploymentRoutes({ db, changed: (id) => conversations.deploymentChanged(id) }),
+    ...deploymentRoutes({ db, changed: (id) => conversations.deploymentChanged(id), transcriptsResumed: (id) => outbox.resume(id) }),
     previewTokenRoute(deployments),
     ...conversationRoutes(new ConversationHistory(db, store.dialect, searchIndex), conversations),
     ...deliveryRoutes(deliveries),

@@ -27,7 +27,7 @@ function transcriptHook(type: (typeof transcriptEventTypes)[number]): ZodOpenApi
     operationId: `transcript_${type.replace('.', '_')}`,
     summary: `Transcript event \`${type}\`, POSTed to the deployment's channel_config.transcript_hook_url`,
     description:
-      'At least once, in order per conversation, from a durable outbox. Any 2xx counts as delivered; anything else (a 3xx included: redirects are not followed) is retried with exponential backoff from 1 s, doubling to at most 1 h (±20%), for 24 h, honouring `Retry-After` on 429 and 503. Each attempt is recorded in `GET /api/v1/deliveries` and can be sent again with `POST /api/v1/deliveries/{id}/redeliver`.',
+      'At least once, in order per conversation, from a durable outbox. Any 2xx counts as delivered; anything else (a 3xx included: redirects are not followed) is retried with exponential backoff from 1 s, doubling to at most 1 h (±20%), for 72 h, honouring `Retry-After` on 429 and 503. A 410 Gone disables the target at once (and 72 h of failures does too): events wait, in order, until POST /api/v1/deployments/{id}/transcript-hook/enable. Each attempt is recorded in `GET /api/v1/deliveries` and can be sent again with `POST /api/v1/deliveries/{id}/redeliver`.',
     tags: ['Webhooks'],
     requestParams: { header: headersOf({ 'X-Service-Event-Id': 'The event id: the same on every retry' }) },
     requestBody: { required: true, content: { 'application/json': { schema: transcriptEventBodies[type] } } },

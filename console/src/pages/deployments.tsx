@@ -269,6 +269,7 @@ export function DeploymentPage({ id }: { id: string }) {
   const [grace, setGrace] = useState('3600');
   const toggle = useAction(async () => setDep(await post<Deployment>(`/api/v1/deployments/${id}/${dep?.status === 'active' ? 'deactivate' : 'activate'}`)));
   const rotate = useAction(async () => setSecret(await post<RotatedSecret>(`/api/v1/deployments/${id}/rotate-secret`, { grace_period_s: Number(grace) })));
+  const enableTranscripts = useAction(async () => setDep(await post<Deployment>(`/api/v1/deployments/${id}/transcript-hook/enable`)));
   if (loaded.error) return <ErrorNote error={loaded.error} />;
   if (!dep) return <Loading what="the deployment" />;
   return (
@@ -294,6 +295,18 @@ export function DeploymentPage({ id }: { id: string }) {
         </a>
       </div>
       <ErrorNote error={toggle.error} />
+      {dep.transcript_hook_status === 'disabled' && (
+        <div class="warn transcript-disabled" role="status">
+          <p>
+            <strong>Transcript events are paused</strong> since {when(dep.transcript_hook_disabled_at)}: {dep.transcript_hook_disabled_reason}. They wait, in order,
+            and none is lost; fix your receiver, then enable it again (or save a new transcript URL).
+          </p>
+          <button type="button" disabled={enableTranscripts.busy} onClick={() => enableTranscripts.start()}>
+            Enable again
+          </button>
+          <ErrorNote error={enableTranscripts.error} />
+        </div>
+      )}
       <Settings dep={dep} onSaved={setDep} />
       <TestHook dep={dep} />
       <section class="card">

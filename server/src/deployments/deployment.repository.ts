@@ -81,3 +81,14 @@ export async function deploymentIdsOfAgent(db: Db, agentId: string): Promise<str
   const rows = await db.selectFrom('deployments').select('id').where('agent_id', '=', agentId).execute();
   return rows.map((r) => r.id);
 }
+
+/** Stops transcript delivery to the deployment's target (see `transcript_hook_status`); false when it was stopped already. */
+export async function disableTranscriptTarget(db: Db, deploymentId: string, at: string, reason: string): Promise<boolean> {
+  const result = await db
+    .updateTable('deployments')
+    .set({ transcript_hook_status: 'disabled', transcript_hook_disabled_at: at, transcript_hook_disabled_reason: reason, updated_at: at })
+    .where('id', '=', deploymentId)
+    .where('transcript_hook_status', '=', 'active')
+    .executeTakeFirst();
+  return result.numUpdatedRows > 0n;
+}

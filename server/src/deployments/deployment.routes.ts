@@ -16,6 +16,7 @@ import {
   activateDeployment,
   createDeployment,
   deactivateDeployment,
+  enableTranscriptTarget,
   listDeploymentsPage,
   removeDeployment,
   requireDeployment,
@@ -31,9 +32,11 @@ export interface DeploymentRouteDeps {
    * open conversations end (on every deactivate, so a retry finishes the job).
    */
   changed(deploymentId: string): Promise<void>;
+  /** A deployment's transcript target was enabled again: its waiting events go now. */
+  transcriptsResumed(deploymentId: string): Promise<void>;
 }
 
-export function deploymentRoutes({ db, changed }: DeploymentRouteDeps): RouteDef[] {
+export function deploymentRoutes({ db, changed, transcriptsResumed }: DeploymentRouteDeps): RouteDef[] {
   const announce = async <T extends { id: string }>(deployment: T): Promise<{ data: T }> => {
     await changed(deployment.id);
     return { data: deployment };
@@ -119,6 +122,22 @@ export function deploymentRoutes({ db, changed }: DeploymentRouteDeps): RouteDef
       errors: ['not_found'],
       success: { status: 200, description: 'The inactive deployment', data: deploymentSchema },
       handler: async ({ principal, params }) => announce(await deactivateDeployment(db, principal.customerId, params.id)),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/v1/deployments/:id/transcript-hook/enable',
+      operationId: 'enableTranscriptHook',
+      summary: 'Enable a transcript target disabled by a 410 Gone or 72 h of failures: its waiting events are delivered, in order',
+      tag: 'Deployments',
+      params: idParams,
+      bodyOptional: true,
+      errors: ['not_found', 'invalid_state'],
+      success: { status: 200, description: 'The deployment, its transcript target active', data: deploymentSchema },
+      handler: async ({ principal, params }) => {
+        const deployment = await enableTranscriptTarget(db, principal.customerId, params.id);
+        await transcriptsResumed(deployment.id);
+        return { data: deployment };
+      },
     }),
     defineRoute({
       method: 'post',

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { pageQuery } from '../http/pagination.js';
 import { atLeastOneField, SPEC_MAX_BYTES, timestamp } from '../shared/schemas.js';
+import { transcriptHookStatuses } from './deployment.table.js';
 
 export const environments = ['development', 'staging', 'production'] as const;
 export const callDirections = ['inbound', 'outbound'] as const;
@@ -103,6 +104,11 @@ export const deploymentSchema = z
     channel_config: channelConfigSchema,
     runtime_config: runtimeConfigSchema,
     deployed_at: timestamp.nullable().meta({ description: 'Set by the last activation' }),
+    transcript_hook_status: z.enum(transcriptHookStatuses).meta({
+      description: 'disabled after the transcript target answered 410 Gone or failed every attempt for 72 h: events wait, in order, until POST /api/v1/deployments/{id}/transcript-hook/enable or a new transcript_hook_url',
+    }),
+    transcript_hook_disabled_at: timestamp.nullable(),
+    transcript_hook_disabled_reason: z.string().nullable().meta({ description: 'Why it was disabled, e.g. "410 Gone from https://…"' }),
     created_at: timestamp,
     updated_at: timestamp,
   })

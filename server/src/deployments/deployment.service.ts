@@ -32,6 +32,9 @@ export function toDeployment(row: DeploymentView): Deployment {
     channel_config: fromJsonColumn(row.channel_config),
     runtime_config: fromJsonColumn(row.runtime_config),
     deployed_at: row.deployed_at,
+    transcript_hook_status: row.transcript_hook_status,
+    transcript_hook_disabled_at: row.transcript_hook_disabled_at,
+    transcript_hook_disabled_reason: row.transcript_hook_disabled_reason,
     created_at: row.created_at,
     updated_at: row.updated_at,
   };
@@ -67,6 +70,7 @@ export async function createDeployment(db: Db, customerId: string, input: Create
     previous_secret: null,
     previous_secret_expires_at: null,
     deployed_at: null,
+    ...TRANSCRIPT_TARGET_ENABLED,
     created_at: now,
     updated_at: now,
   };
@@ -80,6 +84,10 @@ async function requireVersion(db: Db, agentId: string, version: number | null): 
   throw new AppError('invalid_request', 'Invalid body', [{ path: 'agent_version', message: `The agent has no published version ${version}` }]);
 }
 
+const TRANSCRIPT_TARGET_ENABLED = { transcript_hook_status: 'active', transcript_hook_disabled_at: null, transcript_hook_disabled_reason: null } as const;
+
+const transcriptUrlOf = (channelConfigText: string): unknown => fromJsonColumn<{ transcript_hook_url?: unknown }>(channelConfigText).transcript_hook_url;
+
 const hasHookUrl = (channelConfigText: string): boolean =>
   typeof fromJsonColumn<{ hook_url?: unknown }>(channelConfigText).hook_url === 'string';
 
@@ -92,7 +100,11 @@ export async function updateDeploymentFields(db: Db, customerId: string, id: str
     await requireVersion(db, row.agent_id, input.agent_version);
     patch.agent_version = input.agent_version;
   }
-  if (input.channel_config !== undefined) patch.channel_config = toJsonColumn(input.channel_config);
+  if (input.channel_config !== undefined) {
+    patch.channel_config = toJsonColumn(input.channel_config);
+    // A new transcript URL is a new target: whatever disabled the old one says nothing of it.
+    if (transcriptUrlOf(patch.channel_config) !== transcriptUrlOf(row.channel_config)) Object.assign(patch, TRANSCRIPT_TARGET_ENABLED);
+  }
   if (input.engagement_rules !== undefined) patch.engagement_rules = toJsonColumn(input.engagement_rules);
   if (input.runtime_config !== undefined) patch.runtime_config = toJsonColumn(input.runtime_config);
   // Activation required a hook_url; removing it from a live deployment would strand its visitors.
@@ -128,6 +140,16 @@ export async function deactivateDeployment(db: Db, customerId: string, id: strin
   const row = await requireDeployment(db, customerId, id);
   if (row.status === 'inactive') return toDeployment(row);
   const patch: DeploymentPatch = { status: 'inactive', updated_at: isoNow() };
+  await updateDeployment(db, customerId, id, patch);
+  return toDeployment({ ...row, ...patch });
+}
+
+/** Delivery to a disabled transcript target resumes, in order, from the event that waited first. */
+export async function enableTranscriptTarget(db: Db, customerId: string, id: string): Promise<Deployment> {
+  const row = await requireDeployment(db, customerId, id);
+  if (typeof transcriptUrlOf(row.channel_config) !== 'string') throw invalidState('The deployment has no channel_config.transcript_hook_url to enable');
+  if (row.transcript_hook_status === 'active') return toDeployment(row);
+  const patch: DeploymentPatch = { ...TRANSCRIPT_TARGET_ENABLED, updated_at: isoNow() };
   await updateDeployment(db, customerId, id, patch);
   return toDeployment({ ...row, ...patch });
 }

@@ -1,6 +1,8 @@
 export type DeploymentStatus = 'inactive' | 'active';
 export type Environment = 'development' | 'staging' | 'production';
 export type CallDirection = 'inbound' | 'outbound';
+export const transcriptHookStatuses = ['active', 'disabled'] as const;
+export type TranscriptHookStatus = (typeof transcriptHookStatuses)[number];
 
 export interface DeploymentTable {
   id: string;
@@ -22,6 +24,10 @@ export interface DeploymentTable {
   previous_secret: string | null;
   previous_secret_expires_at: string | null;
   deployed_at: string | null;
+  /** `disabled` after a 410 Gone or 72 h of failures: its transcript events wait, none is sent, until enabled again. */
+  transcript_hook_status: TranscriptHookStatus;
+  transcript_hook_disabled_at: string | null;
+  transcript_hook_disabled_reason: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -64,3 +64,18 @@ export async function manualSendsSince(db: Db, deploymentId: string, since: stri
   const rows = await db.selectFrom('deliveries').select(['id', 'sent_at']).where('manual', '=', 1).where('deployment_id', '=', deploymentId).where('sent_at', '>=', since).execute();
   return rows.map((r) => ({ id: r.id, sentAt: r.sent_at }));
 }
+
+/** Whether any transcript event reached the deployment's target since `since`. */
+export async function transcriptSucceededSince(db: Db, customerId: string, deploymentId: string, since: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('deliveries')
+    .select('id')
+    .where('customer_id', '=', customerId)
+    .where('sent_at', '>=', since)
+    .where('deployment_id', '=', deploymentId)
+    .where('kind', '=', 'transcript')
+    .where('outcome', '=', 'succeeded')
+    .limit(1)
+    .executeTakeFirst();
+  return row !== undefined;
+}

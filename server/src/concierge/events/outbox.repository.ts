@@ -32,6 +32,8 @@ export async function claimOutboxHeads(db: Db, now: string, leaseUntil: string, 
         .select('o.id')
         .where('o.is_head', '=', 1)
         .where('o.next_attempt_at', '<=', now)
+        // A disabled target's events wait, in order, until it is enabled again.
+        .where('o.deployment_id', 'not in', (d) => d.selectFrom('deployments').select('id').where('transcript_hook_status', '=', 'disabled'))
         .where((w) => w.or([w('o.lease_expires_at', 'is', null), w('o.lease_expires_at', '<', now)]))
         .orderBy('o.next_attempt_at')
         .limit(limit)
@@ -72,4 +74,9 @@ export async function settleOutbox(
 /** A dead event that reached its receiver after all (a redelivery) is delivered. */
 export async function reviveDeadEvent(db: Db, id: string): Promise<void> {
   await db.updateTable('transcript_outbox').set({ status: 'delivered', lease_expires_at: null }).where('id', '=', id).where('status', '=', 'dead').execute();
+}
+
+/** Makes a deployment's waiting heads due now (its target was enabled again after backing off). */
+export async function headsDueNow(db: Db, deploymentId: string, now: string): Promise<void> {
+  await db.updateTable('transcript_outbox').set({ next_attempt_at: now }).where('deployment_id', '=', deploymentId).where('is_head', '=', 1).where('next_attempt_at', '>', now).execute();
 }

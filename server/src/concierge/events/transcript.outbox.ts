@@ -6,15 +6,17 @@ import type { Db } from '../../store/database.js';
 import type { StoreHealth } from '../../store/store-health.js';
 import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
 import { type DeliverySubject, deliveryRow } from '../deliveries/delivery.record.js';
-import { insertDeliveries } from '../deliveries/delivery.repository.js';
+import { insertDeliveries, transcriptSucceededSince } from '../deliveries/delivery.repository.js';
+import { disableTranscriptTarget } from '../../deployments/deployment.repository.js';
 import { type EgressPolicy, type EgressResponse, type Exchange, exchange } from '../egress.js';
 import { signatureOf, standardWebhookHeaders } from '../signature.js';
-import { claimOutboxHeads, settleOutbox } from './outbox.repository.js';
+import { claimOutboxHeads, headsDueNow, settleOutbox } from './outbox.repository.js';
 import type { TranscriptOutboxTable } from './outbox.table.js';
 
 const LEASE_MS = 30_000;
 const MAX_BACKOFF_MS = 3_600_000;
-const GIVE_UP_AFTER_MS = 24 * 3_600_000;
+/** The Standard Webhooks horizon: an event still failing after this is dead, and a target that failed all along is disabled. */
+const GIVE_UP_AFTER_MS = 72 * 3_600_000;
 /** How long a transcript receiver may take to answer. */
 export const TRANSCRIPT_TIMEOUT_MS = 10_000;
 
@@ -70,6 +72,12 @@ export class TranscriptOutbox {
     void this.loop.run();
   }
 
+  /** A deployment's target was enabled again: its waiting events go now, in order. */
+  async resume(deploymentId: string): Promise<void> {
+    await headsDueNow(this.db, deploymentId, isoNow());
+    this.poke();
+  }
+
   async stop(): Promise<void> {
     this.stopping.abort();
     await this.loop.stop();
@@ -99,7 +107,9 @@ export class TranscriptOutbox {
     // Any 2xx; a 3xx is a failure (redirects are never followed).
     const delivered = res !== undefined && res.status >= 200 && res.status < 300;
     const attempts = row.attempts + 1;
-    const expired = Date.now() - Date.parse(row.created_at) > GIVE_UP_AFTER_MS;
+    // A receiver that says it is gone is not asked again: the event waits, with the rest, for the target to be enabled.
+    const gone = res?.status === 410;
+    const expired = !delivered && !gone && Date.now() - Date.parse(row.created_at) > GIVE_UP_AFTER_MS;
     const settled = { status: delivered ? 'delivered' : expired || !url ? 'dead' : 'pending', attempts, next_attempt_at: isoIn(retryDelayMs(attempts, res)) } as const;
     const record = sent && dep ? deliveryRow(transcriptSubject(dep.customerId, row, attempts, 'transcript'), sent) : undefined;
     // Settled with the record of its attempt in one transaction, kept through a store outage (an
@@ -109,8 +119,15 @@ export class TranscriptOutbox {
         if ((await settleOutbox(trx, row, settled, this.skipLocked)) && record) await insertDeliveries(trx, [record]);
       });
     await this.health.persist('settling a transcript event', settle, this.stopping.signal);
-    if (!delivered && expired) this.logger.warn({ event_id: row.id, deployment_id: row.deployment_id }, 'transcript event given up after 24 h');
+    if (expired) this.logger.warn({ event_id: row.id, deployment_id: row.deployment_id }, 'transcript event given up after 72 h');
+    if (dep && url && (gone || (expired && !(await transcriptSucceededSince(this.db, dep.customerId, dep.id, isoIn(-GIVE_UP_AFTER_MS)))))) {
+      await this.disable(dep.id, gone ? `410 Gone from ${url}` : `every attempt to ${url} failed for 72 h`);
+    }
     return delivered;
+  }
+
+  private async disable(deploymentId: string, reason: string): Promise<void> {
+    if (await disableTranscriptTarget(this.db, deploymentId, isoNow(), reason)) this.logger.warn({ deployment_id: deploymentId, reason }, 'transcript target disabled until enabled again');
   }
 }
 

@@ -10,6 +10,7 @@ import { consoleAccounts } from './2026-11-24-06-console.js';
 import { sealedResponses } from './2026-11-25-01-sealed-responses.js';
 import { manualSends } from './2026-11-25-02-manual-sends.js';
 import { outboxHeads } from './2026-11-25-03-outbox-heads.js';
+import { transcriptTarget } from './2026-11-25-04-transcript-target.js';
 
 /** Every migration, in order. Names are timestamps so they sort the way they apply. */
 export const migrations: Record<string, Migration> = {
@@ -24,4 +25,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25-01-sealed-responses': sealedResponses,
   '2026-11-25-02-manual-sends': manualSends,
   '2026-11-25-03-outbox-heads': outboxHeads,
+  '2026-11-25-04-transcript-target': transcriptTarget,
 };

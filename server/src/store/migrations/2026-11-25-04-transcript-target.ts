@@ -1,0 +1,14 @@
+import type { Kysely, Migration } from 'kysely';
+
+/** A transcript target that answered 410 Gone, or failed every attempt for 72 h, is disabled until enabled again (contract §7). */
+export const transcriptTarget: Migration = {
+  async up(db: Kysely<unknown>) {
+    await db.schema.alterTable('deployments').addColumn('transcript_hook_status', 'text', (c) => c.notNull().defaultTo('active')).execute();
+    await db.schema.alterTable('deployments').addColumn('transcript_hook_disabled_at', 'text').execute();
+    await db.schema.alterTable('deployments').addColumn('transcript_hook_disabled_reason', 'text').execute();
+  },
+
+  async down(db: Kysely<unknown>) {
+    for (const column of ['transcript_hook_disabled_reason', 'transcript_hook_disabled_at', 'transcript_hook_status']) await db.schema.alterTable('deployments').dropColumn(column).execute();
+  },
+};
