@@ -10,6 +10,8 @@ export interface Concierge {
   /** The SQLite file (when not on PostgreSQL), for the bare-store baseline on the same rows. */
   sqliteFile: string;
   dep: Deployed;
+  /** The seeded customer's API key, for changing the deployment. */
+  apiKey: string;
   stop(): Promise<void>;
 }
 
@@ -39,6 +41,7 @@ export async function startConcierge(onHook: (call: HookCall, dep: Deployed) => 
     nodes,
     sqliteFile: join(dataDir, 'concierge.sqlite'),
     dep,
+    apiKey: key,
     async stop() {
       await Promise.all(nodes.map((n) => n.stop()));
       await customer.close();
