@@ -33,5 +33,5 @@ export type PageMeta = ServerPageMeta;
 /** A console user, or null when nobody is signed in. */
 export type ConsoleUser = NonNullable<z.output<typeof consoleUserSchema>>;
 export type PreviewToken = z.output<typeof previewTokenSchema>;
-/** What a deployment's PUT may add to `meta` (contract §3): keys the service does not read. */
+/** What a deployment's PUT may add to `meta` (README, Field reference): keys the service does not read. */
 export type SaveMeta = { warnings?: { path: string; message: string }[] };

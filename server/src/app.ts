@@ -66,7 +66,7 @@ export interface AppOptions {
     /** How long a stop waits for hook calls in flight before cutting them off. */
     shutdownGraceMs?: number;
   };
-  /** Slow-client limits (contract: 10 s each, 30 s for a stalled export), shortened by tests. */
+  /** Slow-client limits (10 s each, 30 s for a stalled export: README, Security and The management API), shortened by tests. */
   timeouts?: { headersMs?: number; bodyMs?: number; streamStallMs?: number };
   /** PostgreSQL schema to use (tests isolate each file in its own). */
   pgSchema?: string;
@@ -87,7 +87,7 @@ export interface App {
   close(): Promise<void>;
 }
 
-/** Conversation exports one customer may run at once on a node (contract: 2). */
+/** Conversation exports one customer may run at once on a node (2, README: The management API). */
 const EXPORTS_PER_CUSTOMER = 2;
 
 /** The composition root: builds every part from config and wires them; no rules live here. */

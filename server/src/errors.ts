@@ -29,7 +29,7 @@ const errorTable = {
   rate_limited: { status: 429, close: Close.tooMany },
   internal_error: { status: 500, close: Close.internalError },
   unavailable: { status: 503, close: Close.tryAgainLater },
-  // The widget's socket only (contract §5).
+  // The widget's socket only (README, Concierge sessions).
   protocol_error: { close: Close.protocol },
   invalid_token: { close: Close.badToken },
   token_expired: { close: Close.badToken },

@@ -77,7 +77,7 @@ describe('GET /openapi.json', () => {
     expect(schemas.CreateAgent.properties.name).toMatchObject({ type: 'string', minLength: 1, maxLength: 200 });
     expect(schemas.CreateAgent.additionalProperties).toBe(false);
     expect(schemas.Delivery.properties.kind.enum).toEqual(['turn_hook', 'transcript', 'test']);
-    // Nullable, and the contract's four reasons, "deleted" included.
+    // Nullable, and the four documented reasons, "deleted" included.
     expect(schemas.Conversation.properties.end_reason).toEqual({ anyOf: [{ type: 'string', enum: ['user_ended', 'deployment_inactive', 'max_turns', 'deleted'] }, { type: 'null' }] });
     expect(Object.keys(doc.paths['/api/v1/deployments/{id}/test-hook'].post.responses)).toEqual(expect.arrayContaining(['200', '404', '409', '429']));
     expect(Object.keys(doc.paths['/api/v1/deliveries/{id}/redeliver'].post.responses)).toEqual(expect.arrayContaining(['200', '404', '409']));

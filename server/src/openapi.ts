@@ -13,7 +13,7 @@ const WITH_BODY: HttpErrorCode[] = ['invalid_json', 'invalid_request', 'payload_
 
 export const toOpenApiPath = (expressPath: string): string => expressPath.replace(/:([A-Za-z_]+)/g, '{$1}');
 
-/** POSTs under /api/v1 take an Idempotency-Key (contract section 1). */
+/** POSTs under /api/v1 take an Idempotency-Key (README, The management API). */
 const isIdempotent = (def: RouteDef): boolean => def.auth !== false && def.method === 'post';
 const idempotencyHeader = z.object({
   'Idempotency-Key': z

@@ -63,7 +63,7 @@ const NASTY = [
   'é'.repeat(5_000),
 ];
 
-/** What the contract's text hygiene is about: the stores refuse or rewrite these. */
+/** What the text hygiene of README, The management API is about: the stores refuse or rewrite these. */
 const POISON = ['\u0000', 'Breakfast\u0000', '\u0000\u0000', 'half \ud800 pair', '\udc00', 'end \ud83d'];
 
 export function nastyString(rng: Rng): string {

@@ -4,7 +4,7 @@ import { endReasons, turnFailures, turnModes } from './protocol/frames.js';
 import { transcriptEventTypes, type TranscriptEventType } from './events/event.recorder.js';
 
 /**
- * What the service sends to the customer's server (contract §6, §7, §12): the bodies the code
+ * What the service sends to the customer's server (README, Writing your customer server): the bodies the code
  * builds, typed from here and checked against here by the tests, and the OpenAPI `webhooks`
  * section generated from here.
  */

@@ -202,7 +202,7 @@ describeEachStore('concierge sessions', (kind) => {
     again.close();
   });
 
-  it('refuses bad tokens with the contract close codes', async () => {
+  it('refuses bad tokens with the documented close codes', async () => {
     const { deploymentId, secret } = await deploy(service, { hook_url: customer.hookUrl });
     const closeCodeFor = async (token: string) => {
       const w = await Widget.open(service, deploymentId);

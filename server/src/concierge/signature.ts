@@ -24,7 +24,7 @@ export function verifySignature(header: string | undefined, body: Buffer, secret
 }
 
 /**
- * A Standard Webhooks signature (contract §12): `v1,` and the base64 HMAC-SHA256 of
+ * A Standard Webhooks signature (README, Verifying signatures): `v1,` and the base64 HMAC-SHA256 of
  * `{id}.{timestamp}.{body}`, keyed by the base64 decoding of the secret after its `whsec_` prefix.
  */
 export function standardSignature(secret: string, id: string, timestamp: number, body: string): string {

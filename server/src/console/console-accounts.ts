@@ -44,7 +44,7 @@ const iso = (ms: number): string => new Date(ms).toISOString();
 
 const wrongCredentials = () => new AppError('unauthorized', 'Wrong email or password');
 
-/** Console users, their one-time welcome links and their sessions (contract §15). Tokens are kept only as SHA-256 hashes. */
+/** Console users, their one-time welcome links and their sessions (README, The console). Tokens are kept only as SHA-256 hashes. */
 export class ConsoleAccounts {
   /** `lockAcrossNodes`: the store is shared by several nodes (PostgreSQL), whose sign-ins must be counted as one. */
   constructor(
@@ -139,7 +139,7 @@ export class ConsoleAccounts {
     return { userId: row.user_id, customerId: row.customer_id };
   }
 
-  /** The signed-in user (contract §15's fields), for the console's header; null when the session is not valid. */
+  /** The signed-in user (the fields README, The console lists), for the console's header; null when the session is not valid. */
   async whoIs(token: string): Promise<{ id: string; email: string; created_at: string; last_sign_in_at: string | null } | null> {
     const who = await this.identify(token);
     const user = who && (await findUserById(this.db, who.userId));

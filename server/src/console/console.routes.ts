@@ -17,14 +17,14 @@ const welcomeBody = z.strictObject({
   token: z.string().min(1).max(200),
   password: password.min(MIN_PASSWORD_LENGTH, `The password must have at least ${MIN_PASSWORD_LENGTH} characters`),
 });
-/** A console user as contract §15 describes one. */
+/** A console user as README, The console describes one. */
 export const consoleUserSchema = z
   .object({ id: z.uuid(), email: z.string(), created_at: z.iso.datetime(), last_sign_in_at: z.iso.datetime().nullable() })
   .nullable()
   .meta({ id: 'ConsoleUser' });
 const cookieHeader = { 'Set-Cookie': 'concierge_session: HttpOnly, SameSite=Strict, Path=/ (Secure over https); 12 h absolute, 2 h idle' };
 
-/** Sign-in, sign-out and the welcome link's first password (contract §15). */
+/** Sign-in, sign-out and the welcome link's first password (README, The console). */
 export function consoleRoutes({ accounts, secure, trustProxyHops }: ConsoleRouteDeps): RouteDef[] {
   const signedIn = (token: string) => ({ data: null, headers: { 'Set-Cookie': sessionCookie(token, secure) } });
   return [

@@ -78,7 +78,7 @@ export async function createDeployment(db: Db, customerId: string, input: Create
   return { ...toDeployment({ ...row, agent_name: agent.name }), signing_secret: row.signing_secret };
 }
 
-/** A pinned version must exist (contract §13); null follows the latest. */
+/** A pinned version must exist (README, The management API); null follows the latest. */
 async function requireVersion(db: Db, agentId: string, version: number | null): Promise<void> {
   if (version === null || (await findAgentVersion(db, agentId, version))) return;
   throw new AppError('invalid_request', 'Invalid body', [{ path: 'agent_version', message: `The agent has no published version ${version}` }]);

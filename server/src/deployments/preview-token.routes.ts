@@ -12,7 +12,7 @@ export const previewTokenSchema = z
   })
   .meta({ id: 'PreviewToken' });
 
-/** `POST /api/v1/deployments/{id}/preview-token` (contract §15). */
+/** `POST /api/v1/deployments/{id}/preview-token` (README, The console). */
 export function previewTokenRoute(deployments: DeploymentDirectory): RouteDef {
   return defineRoute({
     method: 'post',

@@ -15,7 +15,7 @@ export interface PreviewToken {
 const previewSubject = (principal: Principal): string => (principal.userId ? `console:${principal.userId}` : `api-key:${principal.keyId}`);
 
 /**
- * A ten-minute user token (contract §15) so the console, or a customer's QA page, can open the
+ * A ten-minute user token (README, The console) so the console, or a customer's QA page, can open the
  * real widget on an active deployment without a token endpoint of its own. Signed like a
  * customer's own tokens: HS256 with the deployment's current secret, `aud` the deployment.
  */

@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { deploy, mintToken, startCustomerServer, Widget } from '../../test/concierge-kit.js';
 import { rawExchange, type ServiceOptions, type TestService, startService } from '../../test/harness.js';
 
-/** Caps that hold before anyone has proven who they are (contract sections 1 and 5). */
+/** Caps that hold before anyone has proven who they are (README, Security). */
 describe('connection limits', () => {
   const cleanup: (() => Promise<void> | void)[] = [];
   afterEach(async () => {

@@ -9,7 +9,7 @@ export const notFoundRoute: Middleware = () => {
 };
 
 /**
- * Renders every error as the contract's envelope. A store that cannot be reached is a 503 the
+ * Renders every error as the envelope README, The management API describes. A store that cannot be reached is a 503 the
  * client may retry (reported to `health`, which logs an outage once, not once per request);
  * anything else unexpected becomes a logged 500.
  */

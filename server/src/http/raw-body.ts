@@ -65,7 +65,7 @@ function tooLarge(limit: number): AppError {
 }
 
 /**
- * The body as JSON, held to the contract's text hygiene before anything else reads it. Bytes that
+ * The body as JSON, held to the text hygiene of README, The management API before anything else reads it. Bytes that
  * are not UTF-8 are refused, never decoded into U+FFFD: the service would store, and sign over,
  * text the client never sent.
  */

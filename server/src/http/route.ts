@@ -108,7 +108,7 @@ async function readJsonBody(req: RouteRequest, limit: number, timeoutMs: number)
 
 export interface ServeOptions {
   bodyLimit?: number;
-  /** How long a body may take once the headers are in (contract: 10 s). */
+  /** How long a body may take once the headers are in (10 s, README: Security). */
   bodyTimeoutMs?: number;
   /** Keeps and replays the responses of POSTs that carry an Idempotency-Key (authenticated routes). */
   idempotency?: Idempotency;
@@ -119,7 +119,7 @@ export interface ServeOptions {
 /**
  * A streamed response holds a store cursor and memory for as long as its client takes: at most
  * `perCustomer` run at once for a customer (on this node), and one whose client reads nothing
- * for `stallMs` is cut (contract: 2 and 30 s).
+ * for `stallMs` is cut (2 and 30 s, README: The management API).
  */
 export interface StreamLimits {
   stallMs: number;
@@ -129,14 +129,14 @@ export interface StreamLimits {
 /** When a customer at its limit of streams may try again. */
 const STREAM_RETRY_AFTER_S = 5;
 
-/** Serves one declared route: validation in the contract's order, the handler, the envelope, idempotency. */
+/** Serves one declared route: validation in the order README, The management API gives, the handler, the envelope, idempotency. */
 export function serveRoute(def: RouteDef, options: ServeOptions = {}): (req: RouteRequest, res: RouteResponse) => Promise<void> {
   const bodyLimit = options.bodyLimit ?? MiB;
   const bodyTimeoutMs = options.bodyTimeoutMs ?? BODY_TIMEOUT_MS;
   return async (req, res) => {
     let raw: Buffer | undefined;
     if (def.rawBody) {
-      // Size, then media type, before anything else looks at the request: the contract's order.
+      // Size, then media type, before anything else looks at the request: the order README, The management API gives.
       raw = await readRawBody(req, def.rawBody.limit, bodyTimeoutMs);
       if (!isJsonContentType(req)) throw new AppError('unsupported_media_type', 'Request body must be application/json');
     }

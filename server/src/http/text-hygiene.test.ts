@@ -6,7 +6,7 @@ const NUL = 'must not contain the character U+0000';
 const SURROGATE = 'must not contain an unpaired UTF-16 surrogate';
 const TOO_DEEP = 'nested deeper than 32 levels';
 
-/** The contract's text hygiene (section 1) on every route, whatever the store would do with the input. */
+/** The text hygiene of README, The management API on every route, whatever the store would do with the input. */
 describeEachStore('text hygiene at the HTTP edge', (kind) => {
   let service: TestService;
   let api: Client;

@@ -39,7 +39,7 @@ export function fingerprintOf(req: IncomingMessage, body: Buffer | undefined): s
 }
 
 /**
- * Safe retries for POST routes (contract section 1): the first successful response to a
+ * Safe retries for POST routes (README, The management API): the first successful response to a
  * customer's key is kept 24 h in the store (so it holds across nodes and restarts) and sent again,
  * marked `Idempotent-Replayed: true`, to every repeat of the same request; a repeat while the first
  * still runs waits for it; the key used for a different request is `409 idempotency_conflict`.

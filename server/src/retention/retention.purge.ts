@@ -20,7 +20,7 @@ export interface RetentionOptions {
 }
 
 /**
- * Deletes what outlived its retention (contract §14), in small batches, each claimed in its own
+ * Deletes what outlived its retention (README, Configuration), in small batches, each claimed in its own
  * short transaction so that of several nodes exactly one deletes it. Open conversations are never
  * touched, however old.
  */

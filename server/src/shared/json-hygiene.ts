@@ -8,7 +8,7 @@ export interface HygieneProblem {
 }
 
 /**
- * The contract's text hygiene for any input that arrived as JSON (an HTTP body, a query, a
+ * The text hygiene of README, The management API for any input that arrived as JSON (an HTTP body, a query, a
  * WebSocket frame, a token's claims): no string or key holds U+0000 or an unpaired surrogate,
  * and nothing is nested deeper than {@link MAX_JSON_DEPTH}. Checked once, at the edge, on the
  * parsed value, so no rule per field can forget it and nothing reaches a store that would refuse

@@ -53,7 +53,7 @@ const OPEN = 1;
 const newId = (): string => crypto.randomUUID();
 
 /**
- * The widget's end of contract section 5: one socket at a time, reconnecting with exponential
+ * The widget's end of the protocol in README, Concierge sessions: one socket at a time, reconnecting with exponential
  * backoff and jitter, resuming with `conversation_id` + `last_seq`, resending unconfirmed turns
  * under their first `client_turn_id` (the server makes no second turn of them), and refreshing
  * the token before it expires. A connection that dies without a close is found by its own

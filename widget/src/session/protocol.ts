@@ -1,5 +1,5 @@
 /**
- * The frames of contract §5, from the server's own protocol module: the types come in with
+ * The frames of README, Concierge sessions, from the server's own protocol module: the types come in with
  * `import type` (nothing reaches the bundle), the close codes from a table with no imports.
  */
 export type { AgentInfo, ClientMessage as ClientFrame, EndReason, ServerFrame, TurnFailure as FailReason, TurnMode } from '../../../server/src/concierge/protocol/frames';

@@ -3,7 +3,7 @@ import { type CustomerServer, deploy, type Deployed, headerOf, mintToken, postRe
 import { client, describeEachStore, expectError, type TestService, startService, waitFor } from '../../../test/harness.js';
 
 /**
- * The conversation history (contract §10) over a real service and a real customer server: what
+ * The conversation history (README, The management API) over a real service and a real customer server: what
  * the list, the detail, the export and the erasure show of conversations that went every way.
  */
 describeEachStore('conversation history', (kind) => {
@@ -54,7 +54,7 @@ describeEachStore('conversation history', (kind) => {
     await customer?.close();
   });
 
-  it('lists conversations newest first with the contract item, and every filter narrows it', async () => {
+  it('lists conversations newest first with the documented item, and every filter narrows it', async () => {
     const all = await hotel.api.get('/api/v1/conversations');
     expect(all.status).toBe(200);
     expect(all.body.meta).toEqual({ page: 1, per_page: 20, total_count: 2, total_pages: 1 });

@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type CustomerServer, deploy, type Deployed, headerOf, mintToken, startCustomerServer, Widget } from '../../../test/concierge-kit.js';
 import { client, describeEachStore, expectError, type TestService, startService, waitFor } from '../../../test/harness.js';
 
-/** The record of every call the service made to a customer's servers (contract §11). */
+/** The record of every call the service made to a customer's servers (README, The management API). */
 describeEachStore('delivery records', (kind) => {
   let service: TestService;
   let customer: CustomerServer;

@@ -5,7 +5,7 @@ export type DeliveryError = (typeof deliveryErrors)[number];
 export const deliveryOutcomes = ['succeeded', 'failed'] as const;
 export type DeliveryOutcome = (typeof deliveryOutcomes)[number];
 
-/** One outbound HTTP attempt, as sent and as answered (contract §11). */
+/** One outbound HTTP attempt, as sent and as answered (README, The management API). */
 export interface DeliveryTable {
   id: string;
   customer_id: string;

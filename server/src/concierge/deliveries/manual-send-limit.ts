@@ -3,7 +3,7 @@ import { newId } from '../../shared/random.js';
 import type { Db } from '../../store/database.js';
 import { manualSendsSince } from './delivery.repository.js';
 
-/** Test-hooks and redeliveries a deployment may send per minute, together (contract §11): enough to debug, too few to aim the service at someone. */
+/** Test-hooks and redeliveries a deployment may send per minute, together (README, The management API): enough to debug, too few to aim the service at someone. */
 export const MANUAL_SENDS_PER_MINUTE = 10;
 const MINUTE_MS = 60_000;
 

@@ -8,7 +8,7 @@ import type { ConversationBus } from './conversation-bus.js';
 import { appendEvents, type StoredFrame } from './event.repository.js';
 import { insertOutbox } from './outbox.repository.js';
 
-/** The events a transcript hook is sent (contract §7). */
+/** The events a transcript hook is sent (README, Transcript events). */
 export const transcriptEventTypes = ['conversation.started', 'turn.created', 'turn.acknowledged', 'turn.resolved', 'turn.failed', 'conversation.ended'] as const;
 export type TranscriptEventType = (typeof transcriptEventTypes)[number];
 

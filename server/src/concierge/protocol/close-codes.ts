@@ -1,5 +1,5 @@
 /**
- * How the widget's WebSocket closes (contract §5), in one table. It has no imports: the widget
+ * How the widget's WebSocket closes (README, Concierge sessions), in one table. It has no imports: the widget
  * bundles these numbers from here, so the two ends cannot drift apart.
  */
 export const Close = {

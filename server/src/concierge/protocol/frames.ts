@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * Every frame of the widget's WebSocket (contract §5), client and server, as zod schemas: the
+ * Every frame of the widget's WebSocket (README, Concierge sessions), client and server, as zod schemas: the
  * server parses client messages with them and builds its frames from their types; the widget
  * imports the types only (`import type`), so no schema reaches its bundle.
  */

@@ -41,7 +41,7 @@ export interface SessionContext {
 }
 
 /**
- * One widget socket speaking contract §5: `hello` (token, start or resume), then turns, token
+ * One widget socket speaking the protocol of README, Concierge sessions: `hello` (token, start or resume), then turns, token
  * refreshes, `end` and `ping`, while the conversation's events flow out through its
  * {@link EventCursor}. Errors are rendered here only: {@link tell} answers with an `error` frame and
  * keeps the socket; {@link end} also closes it with the error's close code.
@@ -220,7 +220,7 @@ interface ParsedMessage {
   problem?: string;
 }
 
-/** A client frame, or why it is not one (JSON text, the contract's text hygiene, then the message schema). */
+/** A client frame, or why it is not one (JSON text, the text hygiene of README, The management API, then the message schema). */
 function parseClientMessage(data: RawData, isBinary: boolean): ParsedMessage {
   if (isBinary) return { problem: 'Frames must be JSON text' };
   let value: unknown;

@@ -5,7 +5,7 @@ import { callTurnHook, classifyHookResponse } from './hook.client.js';
 const answer = (status: number, body = ''): EgressResponse => ({ status, body, headers: {}, bytes: Buffer.byteLength(body) });
 const exchanged = (outcome: Pick<Exchange, 'response' | 'error'>): Exchange => ({ url: 'https://hotel.example/hook', sentAt: new Date().toISOString(), durationMs: 1, request: { headers: {}, body: '{}' }, ...outcome });
 
-describe("the contract's reading of the hook's answer", () => {
+describe("the documented reading of the hook's answer", () => {
   it('2xx acknowledges; a 2xx carrying reply_text answers at once', () => {
     expect(classifyHookResponse(answer(202))).toEqual({ kind: 'acknowledged' });
     expect(classifyHookResponse(answer(200, '{"reply_text":"From 7."}'))).toEqual({ kind: 'replied', text: 'From 7.' });

@@ -25,7 +25,7 @@ function syncReplyOf(body: string): string | undefined {
   }
 }
 
-/** The contract's reading of one answer; undefined means "try again". */
+/** The documented reading (README, The turn hook) of one answer; undefined means "try again". */
 export function classifyHookResponse(res: EgressResponse): HookOutcome | undefined {
   if (res.status >= 200 && res.status < 300) {
     const text = syncReplyOf(res.body);

@@ -31,7 +31,7 @@ export function replyRoutes(replies: ReplyService, limits: ReplyLimits): RouteDe
       success: { status: 202, description: 'Stored and on its way to the widget; 200 with duplicate: true for an identical repeat', data: replyAcceptedSchema },
       handler: async ({ params, raw, req }) => {
         const signature = req.headers['x-service-signature'];
-        // The contract's order: signature on the raw bytes first, then JSON, then the body's shape.
+        // The order README, The deferred reply gives: signature on the raw bytes first, then JSON, then the body's shape.
         const dep = await replies.verifyReply(params.id, raw!, typeof signature === 'string' ? signature : undefined).catch((err: unknown) => {
           if (!(err instanceof AppError && err.code === 'invalid_signature')) throw err;
           // Guessing signatures is slowed down per address; a correctly signed reply is never limited.

@@ -1,6 +1,6 @@
 import { type Kysely, type Migration, sql } from 'kysely';
 
-/** Immutable agent versions (contract §13), deployments pinned to one, conversations keeping theirs. */
+/** Immutable agent versions (README, The management API), deployments pinned to one, conversations keeping theirs. */
 export const agentVersions: Migration = {
   async up(db: Kysely<unknown>) {
     await db.schema

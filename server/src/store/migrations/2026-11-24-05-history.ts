@@ -1,7 +1,7 @@
 import { type Kysely, type Migration, SqliteAdapter, sql } from 'kysely';
 
 /**
- * Conversation history and delivery records (contract §10, §11): conversations know their
+ * Conversation history and delivery records (README, The management API): conversations know their
  * customer, agent and end; turns the time of each state and their reply's receipt; every outbound
  * call is kept; and turn texts and replies are indexed for substring search.
  */

@@ -1,6 +1,6 @@
 import type { Kysely, Migration } from 'kysely';
 
-/** Console accounts, their sessions and failed sign-ins (contract §15). */
+/** Console accounts, their sessions and failed sign-ins (README, The console). */
 export const consoleAccounts: Migration = {
   async up(db: Kysely<unknown>) {
     await db.schema

@@ -1,6 +1,6 @@
 import type { Kysely, Migration } from 'kysely';
 
-/** A transcript target that answered 410 Gone, or failed every attempt for 72 h, is disabled until enabled again (contract §7). */
+/** A transcript target that answered 410 Gone, or failed every attempt for 72 h, is disabled until enabled again (README, Transcript events). */
 export const transcriptTarget: Migration = {
   async up(db: Kysely<unknown>) {
     await db.schema.alterTable('deployments').addColumn('transcript_hook_status', 'text', (c) => c.notNull().defaultTo('active')).execute();
