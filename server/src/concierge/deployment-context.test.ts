@@ -4,7 +4,7 @@ import { deploy } from '../../test/concierge-kit.js';
 import { describeEachStore, type TestService, startService } from '../../test/harness.js';
 import { DeploymentDirectory } from './deployment-context.js';
 
-/** Contract section 6: a signature that fails against remembered secrets rechecks the store at most once a second per deployment. */
+/** README, Security: a signature that fails against remembered secrets rechecks the store at most once a second per deployment. */
 describeEachStore('the deployment directory', (kind) => {
   let service: TestService;
   let deploymentId: string;

@@ -9,7 +9,7 @@ const EVENTS = 700;
 /** 9,000 characters of reply, 27 KB of UTF-8: a page of 500 such events is far more than a socket's buffers. */
 const TEXT = '\u20ac'.repeat(9_000);
 
-/** Contract section 5: the server's own replay is paced by the socket's drain. */
+/** README, Concierge sessions: the server's own replay is paced by the socket's drain. */
 describeEachStore('replaying a long history', (kind) => {
   let service: TestService;
   let customer: Awaited<ReturnType<typeof startCustomerServer>>;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deploy, mintToken, postReply, sign, startCustomerServer, Widget } from '../../test/concierge-kit.js';
 import { type TestService, startService } from '../../test/harness.js';
 
-/** Contract section 6: guessing signatures is slowed down per client address. */
+/** README, Security: guessing signatures is slowed down per client address. */
 describe('badly signed replies', () => {
   let service: TestService;
   let customer: Awaited<ReturnType<typeof startCustomerServer>>;

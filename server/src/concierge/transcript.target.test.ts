@@ -2,7 +2,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { type CustomerServer, deploy, type Deployed, mintToken, startCustomerServer, Widget } from '../../test/concierge-kit.js';
 import { describeEachStore, expectError, type StoreKind, startService, type TestService, waitFor } from '../../test/harness.js';
 
-/** Contract §7: a target that says it is gone, or fails for 72 h, is disabled; its events wait until it is enabled again. */
+/** README, Transcript events: a target that says it is gone, or fails for 72 h, is disabled; its events wait until it is enabled again. */
 function suite(kind: StoreKind) {
   let service: TestService;
   let customer: CustomerServer;

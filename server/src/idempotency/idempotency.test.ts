@@ -3,7 +3,7 @@ import { call, type Client, client, createReadyAgent, describeEachStore, expectE
 import { isoIn } from '../shared/time.js';
 import { keyDigest } from './response-seal.js';
 
-/** Contract section 1: safe retries for POST routes under /api/v1. */
+/** README, The management API: safe retries for POST routes under /api/v1. */
 describeEachStore('Idempotency-Key', (kind) => {
   let service: TestService;
   let api: Client;
