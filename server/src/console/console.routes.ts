@@ -32,7 +32,7 @@ export function consoleRoutes({ accounts, secure, trustProxyHops }: ConsoleRoute
       method: 'post',
       path: '/console/session',
       operationId: 'signIn',
-      summary: 'Sign in to the console; at most 10 failures per email and per address in 15 minutes',
+      summary: 'Sign in to the console; at most 10 failures per email and per address (IPv6: per /56) in 15 minutes; 429 too when too many sign-ins wait for a password check',
       tag: 'Console',
       auth: false,
       body: signInBody,
@@ -79,7 +79,8 @@ export function consoleRoutes({ accounts, secure, trustProxyHops }: ConsoleRoute
       tag: 'Console',
       auth: false,
       body: welcomeBody,
-      errors: ['unauthorized'],
+      // 429 when the password-hashing queue is full.
+      errors: ['unauthorized', 'rate_limited'],
       success: { status: 204, description: 'Password set and signed in: the session cookie is set', data: z.null(), empty: true, headers: cookieHeader },
       handler: async ({ body }) => signedIn(await accounts.welcome(body.token, body.password)),
     }),
