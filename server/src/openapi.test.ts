@@ -39,7 +39,7 @@ describe('GET /openapi.json', () => {
       const res = await call(service.url, method.toUpperCase(), path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000'), { headers });
       expect(res.body?.error?.message, operation).not.toBe('No such route');
     }
-    expect(served).toHaveLength(40);
+    expect(served).toHaveLength(41);
     expect(Object.keys(doc.paths["/widget/concierge.js"].get.responses["200"].content)).toEqual(["text/javascript; charset=utf-8"]);
     expect(Object.keys(doc.paths['/api/v1/conversations/export'].get.responses['200'].content)).toEqual(['application/x-ndjson']);
   });
@@ -80,7 +80,11 @@ describe('GET /openapi.json', () => {
     // Nullable, and the four documented reasons, "deleted" included.
     expect(schemas.Conversation.properties.end_reason).toEqual({ anyOf: [{ type: 'string', enum: ['user_ended', 'deployment_inactive', 'max_turns', 'deleted'] }, { type: 'null' }] });
     expect(Object.keys(doc.paths['/api/v1/deployments/{id}/test-hook'].post.responses)).toEqual(expect.arrayContaining(['200', '404', '409', '429']));
-    expect(Object.keys(doc.paths['/api/v1/deliveries/{id}/redeliver'].post.responses)).toEqual(expect.arrayContaining(['200', '404', '409']));
+    expect(Object.keys(doc.paths['/api/v1/deliveries/{id}/redeliver'].post.responses)).toEqual(expect.arrayContaining(['200', '404', '409', '429']));
+    expect(Object.keys(doc.paths['/api/v1/conversations/export'].get.responses)).toContain('429');
+    expect(Object.keys(doc.paths['/console/welcome'].post.responses)).toContain('429');
+    expect(Object.keys(doc.paths['/api/v1/deployments/{id}/transcript-hook/enable'].post.responses)).toEqual(expect.arrayContaining(['200', '404', '409']));
+    expect(doc.components.schemas.Deployment.required).toEqual(expect.arrayContaining(['transcript_hook_status', 'transcript_hook_disabled_at', 'transcript_hook_disabled_reason']));
     expect(doc.components.securitySchemes.apiKey).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer' }));
   });
 });
