@@ -68,6 +68,13 @@ describe('the egress guard', () => {
     );
   });
 
+  it('never calls a URL with a user name or password, allowed host or not: Node would send them as a header the record does not show', async () => {
+    const allowed = { allowedHosts: parseAllowedHosts('127.0.0.1') };
+    for (const credentials of ['user:pass@', 'token@', ':secret@']) {
+      expect(await outcome(`http://${credentials}127.0.0.1:${port}/hook`, allowed)).toBe('egress_refused: a URL with a user name or password is never called; put a token in the path');
+    }
+  });
+
   it('lets a host:port entry through on that port only, however the address is spelled', async () => {
     const demoOnly = { allowedHosts: parseAllowedHosts(` 127.0.0.1:${port} , LocalHost:${port}`) };
     expect(await outcome(`http://127.0.0.1:${port}/hook`, demoOnly)).toBe('202 ""');

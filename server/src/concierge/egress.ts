@@ -83,10 +83,10 @@ export function isForbiddenAddress(address: string): boolean {
   return range !== 'unicast';
 }
 
-/** A target the guard refused; the message says how an operator allows it. */
+/** A target the guard refused; the message says how it could be allowed. */
 export class EgressRefused extends Error {
-  constructor(what: string) {
-    super(`${what}; refused unless its host is listed in HOOK_ALLOWED_HOSTS`);
+  constructor(what: string, remedy = 'refused unless its host is listed in HOOK_ALLOWED_HOSTS') {
+    super(`${what}; ${remedy}`);
     this.name = 'EgressRefused';
   }
 }
@@ -164,6 +164,12 @@ export async function exchange(url: string, body: string, headers: Record<string
 function postJson(url: string, body: string, headers: Record<string, string>, timeoutMs: number, policy: EgressPolicy, signal?: AbortSignal): Promise<EgressResponse> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
+    // Node would send them as an Authorization header, which the delivery record does not show.
+    // New URLs with them are refused at the API; this covers any stored before that.
+    if (target.username || target.password) {
+      reject(new EgressRefused('a URL with a user name or password is never called', 'put a token in the path'));
+      return;
+    }
     const exempt = isAllowed(policy, target);
     const literal = target.hostname.replace(/^\[|\]$/g, '');
     // Node skips the lookup for IP literals, so those are checked here.
