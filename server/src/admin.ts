@@ -5,8 +5,7 @@ import { findUserByEmail } from './console/console-account.repository.js';
 import { ConsoleAccounts, welcomeLink } from './console/console-accounts.js';
 import { PasswordHasher } from './console/password-hasher.js';
 import { createCustomer } from './customers/customer.service.js';
-import { openStore } from './store/db.js';
-import type { Db } from './store/database.js';
+import { openStore, type Store } from './store/db.js';
 
 const USAGE = `usage:
   npm run admin -- create-customer --name NAME [--email EMAIL]
@@ -26,8 +25,8 @@ function emailOf(value: string | undefined): string {
   return email;
 }
 
-async function signInLink(db: Db, config: Config, customerId: string, email: string): Promise<string> {
-  const { token } = await new ConsoleAccounts(db, new PasswordHasher()).invite(customerId, email);
+async function signInLink(store: Store, config: Config, customerId: string, email: string): Promise<string> {
+  const { token } = await new ConsoleAccounts({ db: store.db, hasher: new PasswordHasher(), dialect: store.dialect }).invite(customerId, email);
   return `Console sign-in: ${welcomeLink(baseUrlOf(config), token)}\n`;
 }
 
@@ -36,11 +35,12 @@ async function run(command: string, values: { name?: string; email?: string; cus
     const name = values.name?.trim();
     if (!name || name.length > 200) throw new UsageError('--name is required (1..200 characters)');
     const email = values.email === undefined ? undefined : emailOf(values.email);
-    return withStore(async (db, config) => {
+    return withStore(async (store, config) => {
+      const { db } = store;
       // Before anything is created: a refused address must not leave a customer whose key nobody saw.
       if (email && (await findUserByEmail(db, email))) throw new UsageError(`${email} already has a console account`);
       const { customerId, apiKey } = await createCustomer(db, name);
-      const link = email ? await signInLink(db, config, customerId, email) : '';
+      const link = email ? await signInLink(store, config, customerId, email) : '';
       return `Customer: ${customerId}\nAPI key: ${apiKey}\n${link}`;
     });
   }
@@ -48,20 +48,20 @@ async function run(command: string, values: { name?: string; email?: string; cus
     const customerId = z.uuid().safeParse(values.customer);
     if (!customerId.success) throw new UsageError('--customer must be a customer id (the UUID create-customer printed)');
     const email = emailOf(values.email);
-    return withStore(async (db, config) => {
-      const known = await db.selectFrom('customers').select('id').where('id', '=', customerId.data).executeTakeFirst();
+    return withStore(async (store, config) => {
+      const known = await store.db.selectFrom('customers').select('id').where('id', '=', customerId.data).executeTakeFirst();
       if (!known) throw new UsageError(`No customer ${customerId.data}`);
-      return signInLink(db, config, customerId.data, email);
+      return signInLink(store, config, customerId.data, email);
     });
   }
   throw new UsageError(`unknown command ${command}`);
 }
 
-async function withStore(work: (db: Db, config: Config) => Promise<string>): Promise<string> {
+async function withStore(work: (store: Store, config: Config) => Promise<string>): Promise<string> {
   const config = loadConfig();
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   try {
-    return await work(store.db, config);
+    return await work(store, config);
   } finally {
     await store.close();
   }

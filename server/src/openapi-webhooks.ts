@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject } from 'zod-openapi';
-import { transcriptEventTypes } from './concierge/events/event.recorder.js';
+import { transcriptEventTypes } from './concierge/protocol/transcript-events.js';
 import { hookAnswerBody, signatureHeaders, transcriptEventBodies, turnCreatedBody } from './concierge/outbound.schemas.js';
 
 const headersOf = (own: Record<string, string>) =>

@@ -65,24 +65,29 @@ interface ListValues extends Record<string, unknown> {
 }
 
 /** Which filters a list request uses: the key of its compiled shapes (the values are bound). */
-const filterKey = (filter: AgentFilter): string => `${filter.status ? 'status' : ''}:${filter.search ? 'search' : ''}`;
+interface FilterKey {
+  byStatus: boolean;
+  bySearch: boolean;
+}
 
-function filtered(db: Db, key: string, v: ListValues) {
+const filterKey = (filter: AgentFilter): FilterKey => ({ byStatus: Boolean(filter.status), bySearch: Boolean(filter.search) });
+
+function filtered(db: Db, key: FilterKey, v: ListValues) {
   let query = db.selectFrom('agents').where('customer_id', '=', v.customerId);
-  if (key.startsWith('status')) query = query.where('status', '=', v.status!);
-  if (key.endsWith('search')) query = query.where(sql<boolean>`search_text like ${v.pattern} escape ${sql.lit('\\')}`);
+  if (key.byStatus) query = query.where('status', '=', v.status!);
+  if (key.bySearch) query = query.where(sql<boolean>`search_text like ${v.pattern} escape ${sql.lit('\\')}`);
   return query;
 }
 
 // The list page is the management API's hottest read: its two queries are compiled once per filter combination.
-const pageShapes = queryShapes((key) => (db, v: ListValues) =>
+const pageShapes = queryShapes((key: FilterKey) => (db, v: ListValues) =>
   filtered(db, key, v).select(jsonRowOf(db, AGENT_SHAPE).as('item')).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(v.limit).offset(v.offset),
 );
 
-const countShapes = queryShapes((key) => (db, v: ListValues) => {
-  if (key.endsWith('search')) return filtered(db, key, v).select((eb) => eb.fn.countAll<number | string>().as('total'));
+const countShapes = queryShapes((key: FilterKey) => (db, v: ListValues) => {
+  if (key.bySearch) return filtered(db, key, v).select((eb) => eb.fn.countAll<number | string>().as('total'));
   let query = db.selectFrom('agent_counts').select((eb) => eb.fn.sum<number | string | null>('count').as('total')).where('customer_id', '=', v.customerId);
-  if (key.startsWith('status')) query = query.where('status', '=', v.status!);
+  if (key.byStatus) query = query.where('status', '=', v.status!);
   return query;
 });
 

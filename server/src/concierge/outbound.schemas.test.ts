@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type CustomerServer, deploy, mintToken, postReply, startCustomerServer, Widget } from '../../test/concierge-kit.js';
 import { call, type TestService, startService, waitFor } from '../../test/harness.js';
-import { transcriptEventTypes } from './events/event.recorder.js';
+import { transcriptEventTypes } from './protocol/transcript-events.js';
 import { signatureHeaders, transcriptEventBodies, turnCreatedBody } from './outbound.schemas.js';
 
 /**

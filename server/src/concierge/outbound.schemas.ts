@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { timestamp } from '../shared/schemas.js';
 import { endReasons, turnFailures, turnModes } from './protocol/frames.js';
-import { transcriptEventTypes, type TranscriptEventType } from './events/event.recorder.js';
+import { transcriptEventTypes, type TranscriptEventType } from './protocol/transcript-events.js';
 
 /**
  * What the service sends to the customer's server (README, Writing your customer server): the bodies the code

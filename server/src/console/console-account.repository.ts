@@ -1,5 +1,6 @@
-import { type Selectable, sql, type Transaction } from 'kysely';
-import type { Database, Db } from '../store/database.js';
+import { type Selectable, sql } from 'kysely';
+import type { Db, Trx } from '../store/database.js';
+import type { Dialect } from '../store/db.js';
 import type { ConsoleSessionTable, ConsoleUserTable } from './console.table.js';
 
 export type ConsoleUserRow = Selectable<ConsoleUserTable>;
@@ -70,18 +71,18 @@ const SIGN_IN_LEDGER_LOCK = 0x5167_6e49;
 
 /**
  * Runs `work` in a transaction that no other sign-in's ledger transaction overlaps, on any node:
- * SQLite's single connection runs one transaction at a time, and on PostgreSQL (`lockAcrossNodes`)
+ * SQLite's single connection runs one transaction at a time, and on PostgreSQL
  * an advisory lock held to the commit does the same. Counting and noting an attempt is then one step.
  */
-export async function inSignInLedger<T>(db: Db, lockAcrossNodes: boolean, work: (trx: Transaction<Database>) => Promise<T>): Promise<T> {
+export async function inSignInLedger<T>(db: Db, dialect: Dialect, work: (trx: Trx) => Promise<T>): Promise<T> {
   return db.transaction().execute(async (trx) => {
-    if (lockAcrossNodes) await sql`select pg_advisory_xact_lock(${SIGN_IN_LEDGER_LOCK})`.execute(trx);
+    if (dialect === 'postgres') await sql`select pg_advisory_xact_lock(${SIGN_IN_LEDGER_LOCK})`.execute(trx);
     return work(trx);
   });
 }
 
 /** Sign-in attempts since `since` for this email and from this address, oldest first. */
-export async function countAttempts(trx: Transaction<Database>, email: string, address: string, since: string): Promise<{ byEmail: string[]; byAddress: string[] }> {
+export async function countAttempts(trx: Trx, email: string, address: string, since: string): Promise<{ byEmail: string[]; byAddress: string[] }> {
   const rows = await trx
     .selectFrom('console_sign_in_failures')
     .select(['email', 'address', 'at'])
@@ -93,7 +94,7 @@ export async function countAttempts(trx: Transaction<Database>, email: string, a
 }
 
 /** Notes an attempt; those from before `before` go at the same time. */
-export async function noteAttempt(trx: Transaction<Database>, row: { id: string; email: string; address: string; at: string }, before: string): Promise<void> {
+export async function noteAttempt(trx: Trx, row: { id: string; email: string; address: string; at: string }, before: string): Promise<void> {
   await trx.deleteFrom('console_sign_in_failures').where('at', '<', before).execute();
   await trx.insertInto('console_sign_in_failures').values(row).execute();
 }

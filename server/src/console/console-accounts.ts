@@ -3,6 +3,7 @@ import { AppError } from '../errors.js';
 import { newId } from '../shared/random.js';
 import { secretDigest } from '../shared/secret-digest.js';
 import type { Db } from '../store/database.js';
+import type { Dialect } from '../store/db.js';
 import { limitAddressOf } from '../http/client-address.js';
 import {
   claimWelcome,
@@ -46,12 +47,14 @@ const wrongCredentials = () => new AppError('unauthorized', 'Wrong email or pass
 
 /** Console users, their one-time welcome links and their sessions (README, The console). Tokens are kept only as SHA-256 hashes. */
 export class ConsoleAccounts {
-  /** `lockAcrossNodes`: the store is shared by several nodes (PostgreSQL), whose sign-ins must be counted as one. */
-  constructor(
-    private readonly db: Db,
-    private readonly hasher: PasswordHasher,
-    private readonly lockAcrossNodes = false,
-  ) {}
+  private readonly db: Db;
+  private readonly hasher: PasswordHasher;
+  /** On PostgreSQL the store is shared by several nodes, whose sign-ins must be counted as one. */
+  private readonly dialect: Dialect;
+
+  constructor(parts: { db: Db; hasher: PasswordHasher; dialect: Dialect }) {
+    ({ db: this.db, hasher: this.hasher, dialect: this.dialect } = parts);
+  }
 
   /**
    * Adds a user to a customer and returns a welcome token (24 h, one use). For an address the
@@ -103,7 +106,7 @@ export class ConsoleAccounts {
     const now = Date.now();
     const since = iso(now - FAILURE_WINDOW_MS);
     const attempt = { id: newId(), email: address, address: limitAddressOf(clientAddress), at: iso(now) };
-    await inSignInLedger(this.db, this.lockAcrossNodes, async (trx) => {
+    await inSignInLedger(this.db, this.dialect, async (trx) => {
       const { byEmail, byAddress } = await countAttempts(trx, attempt.email, attempt.address, since);
       const blocking = [byEmail, byAddress].filter((times) => times.length >= MAX_FAILURES).map((times) => times[times.length - MAX_FAILURES]!);
       if (blocking.length) {

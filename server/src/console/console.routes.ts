@@ -1,13 +1,14 @@
 import { z } from 'zod';
 import { clientAddress } from '../http/client-address.js';
 import { clearedSessionCookie, readCookie, SESSION_COOKIE, sessionCookie } from '../http/console-cookie.js';
+import type { PublicAddress } from '../http/public-address.js';
 import { type RouteDef, defineRoute } from '../http/route.js';
 import { type ConsoleAccounts, MIN_PASSWORD_LENGTH } from './console-accounts.js';
 
 export interface ConsoleRouteDeps {
   accounts: ConsoleAccounts;
   /** The cookie gets `Secure` when the service is reached over https. */
-  secure: boolean;
+  address: PublicAddress;
   trustProxyHops: number;
 }
 
@@ -25,7 +26,8 @@ export const consoleUserSchema = z
 const cookieHeader = { 'Set-Cookie': 'concierge_session: HttpOnly, SameSite=Strict, Path=/ (Secure over https); 12 h absolute, 2 h idle' };
 
 /** Sign-in, sign-out and the welcome link's first password (README, The console). */
-export function consoleRoutes({ accounts, secure, trustProxyHops }: ConsoleRouteDeps): RouteDef[] {
+export function consoleRoutes({ accounts, address, trustProxyHops }: ConsoleRouteDeps): RouteDef[] {
+  const secure = address.https;
   const signedIn = (token: string) => ({ data: null, headers: { 'Set-Cookie': sessionCookie(token, secure) } });
   return [
     defineRoute({

@@ -1,6 +1,5 @@
 import { type RouteDef, defineRoute } from '../http/route.js';
 import { deletedSchema, idParams } from '../shared/schemas.js';
-import type { Db } from '../store/database.js';
 import { configWarnings } from './config-warnings.js';
 import {
   configWarningsMetaSchema,
@@ -12,35 +11,9 @@ import {
   rotateSecretBody,
   updateDeploymentBody,
 } from './deployment.schemas.js';
-import {
-  activateDeployment,
-  createDeployment,
-  deactivateDeployment,
-  enableTranscriptTarget,
-  listDeploymentsPage,
-  removeDeployment,
-  requireDeployment,
-  rotateSigningSecret,
-  toDeployment,
-  updateDeploymentFields,
-} from './deployment.service.js';
+import type { DeploymentService } from './deployment.service.js';
 
-export interface DeploymentRouteDeps {
-  db: Db;
-  /**
-   * After every change: sessions forget what they remember of it, and an inactive deployment's
-   * open conversations end (on every deactivate, so a retry finishes the job).
-   */
-  changed(deploymentId: string): Promise<void>;
-  /** A deployment's transcript target was enabled again: its waiting events go now. */
-  transcriptsResumed(deploymentId: string): Promise<void>;
-}
-
-export function deploymentRoutes({ db, changed, transcriptsResumed }: DeploymentRouteDeps): RouteDef[] {
-  const announce = async <T extends { id: string }>(deployment: T): Promise<{ data: T }> => {
-    await changed(deployment.id);
-    return { data: deployment };
-  };
+export function deploymentRoutes(deployments: DeploymentService): RouteDef[] {
   return [
     defineRoute({
       method: 'get',
@@ -51,7 +24,7 @@ export function deploymentRoutes({ db, changed, transcriptsResumed }: Deployment
       query: listDeploymentsQuery,
       success: { status: 200, description: 'A page of deployments', data: deploymentSchema.array(), list: true },
       handler: ({ principal, query: { page, per_page, ...filter } }) =>
-        listDeploymentsPage(db, principal.customerId, filter, { page, per_page }),
+        deployments.list(principal.customerId, filter, { page, per_page }),
     }),
     defineRoute({
       method: 'post',
@@ -62,7 +35,7 @@ export function deploymentRoutes({ db, changed, transcriptsResumed }: Deployment
       body: createDeploymentBody,
       errors: ['not_found'],
       success: { status: 201, description: 'The deployment with its signing secret', data: createdDeploymentSchema, meta: configWarningsMetaSchema },
-      handler: async ({ principal, body }) => ({ data: await createDeployment(db, principal.customerId, body), meta: { warnings: configWarnings(body) } }),
+      handler: async ({ principal, body }) => ({ data: await deployments.create(principal.customerId, body), meta: { warnings: configWarnings(body) } }),
     }),
     defineRoute({
       method: 'get',
@@ -73,7 +46,7 @@ export function deploymentRoutes({ db, changed, transcriptsResumed }: Deployment
       params: idParams,
       errors: ['not_found'],
       success: { status: 200, description: 'The deployment', data: deploymentSchema },
-      handler: async ({ principal, params }) => ({ data: toDeployment(await requireDeployment(db, principal.customerId, params.id)) }),
+      handler: async ({ principal, params }) => ({ data: await deployments.get(principal.customerId, params.id) }),
     }),
     defineRoute({
       method: 'put',
@@ -86,7 +59,7 @@ export function deploymentRoutes({ db, changed, transcriptsResumed }: Deployment
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: 'The updated deployment', data: deploymentSchema, meta: configWarningsMetaSchema },
       handler: async ({ principal, params, body }) => ({
-        ...(await announce(await updateDeploymentFields(db, principal.customerId, params.id, body))),
+        data: await deployments.update(principal.customerId, params.id, body),
         meta: { warnings: configWarnings(body) },
       }),
     }),
@@ -99,7 +72,7 @@ export function deploymentRoutes({ db, changed, transcriptsResumed }: Deployment
       params: idParams,
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: 'Deleted', data: deletedSchema },
-      handler: async ({ principal, params }) => announce(await removeDeployment(db, principal.customerId, params.id)),
+      handler: async ({ principal, params }) => ({ data: await deployments.remove(principal.customerId, params.id) }),
     }),
     defineRoute({
       method: 'post',
@@ -110,7 +83,7 @@ export function deploymentRoutes({ db, changed, transcriptsResumed }: Deployment
       params: idParams,
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: 'The active deployment', data: deploymentSchema },
-      handler: async ({ principal, params }) => announce(await activateDeployment(db, principal.customerId, params.id)),
+      handler: async ({ principal, params }) => ({ data: await deployments.activate(principal.customerId, params.id) }),
     }),
     defineRoute({
       method: 'post',
@@ -121,7 +94,7 @@ export function deploymentRoutes({ db, changed, transcriptsResumed }: Deployment
       params: idParams,
       errors: ['not_found'],
       success: { status: 200, description: 'The inactive deployment', data: deploymentSchema },
-      handler: async ({ principal, params }) => announce(await deactivateDeployment(db, principal.customerId, params.id)),
+      handler: async ({ principal, params }) => ({ data: await deployments.deactivate(principal.customerId, params.id) }),
     }),
     defineRoute({
       method: 'post',
@@ -133,11 +106,7 @@ export function deploymentRoutes({ db, changed, transcriptsResumed }: Deployment
       bodyOptional: true,
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: 'The deployment, its transcript target active', data: deploymentSchema },
-      handler: async ({ principal, params }) => {
-        const deployment = await enableTranscriptTarget(db, principal.customerId, params.id);
-        await transcriptsResumed(deployment.id);
-        return { data: deployment };
-      },
+      handler: async ({ principal, params }) => ({ data: await deployments.enableTranscripts(principal.customerId, params.id) }),
     }),
     defineRoute({
       method: 'post',
@@ -150,11 +119,7 @@ export function deploymentRoutes({ db, changed, transcriptsResumed }: Deployment
       bodyOptional: true,
       errors: ['not_found'],
       success: { status: 200, description: 'The new secret, shown once', data: rotatedSecretSchema },
-      handler: async ({ principal, params, body }) => {
-        const rotated = await rotateSigningSecret(db, principal.customerId, params.id, body.grace_period_s);
-        await changed(params.id);
-        return { data: rotated };
-      },
+      handler: async ({ principal, params, body }) => ({ data: await deployments.rotateSecret(principal.customerId, params.id, body.grace_period_s) }),
     }),
   ];
 }

@@ -40,18 +40,18 @@ export function toDeployment(row: DeploymentView): Deployment {
   };
 }
 
-export async function requireDeployment(db: Db, customerId: string, id: string): Promise<DeploymentView> {
+async function requireDeployment(db: Db, customerId: string, id: string): Promise<DeploymentView> {
   const row = await findDeployment(db, customerId, id);
   if (!row) throw notFound('Deployment');
   return row;
 }
 
-export async function listDeploymentsPage(db: Db, customerId: string, filter: DeploymentFilter, page: Page) {
+async function listDeploymentsPage(db: Db, customerId: string, filter: DeploymentFilter, page: Page) {
   const { rows, total } = await listDeployments(db, customerId, filter, page.per_page, offsetOf(page));
   return { data: rows.map(toDeployment), meta: pageMeta(page, total) };
 }
 
-export async function createDeployment(db: Db, customerId: string, input: CreateDeploymentInput) {
+async function createDeployment(db: Db, customerId: string, input: CreateDeploymentInput) {
   const agent = await requireAgent(db, customerId, input.agent_id);
   await requireVersion(db, agent.id, input.agent_version);
   const now = isoNow();
@@ -91,7 +91,7 @@ const transcriptUrlOf = (channelConfigText: string): unknown => fromJsonColumn<{
 const hasHookUrl = (channelConfigText: string): boolean =>
   typeof fromJsonColumn<{ hook_url?: unknown }>(channelConfigText).hook_url === 'string';
 
-export async function updateDeploymentFields(db: Db, customerId: string, id: string, input: UpdateDeploymentInput): Promise<Deployment> {
+async function updateDeploymentFields(db: Db, customerId: string, id: string, input: UpdateDeploymentInput): Promise<Deployment> {
   const row = await requireDeployment(db, customerId, id);
   const patch: DeploymentPatch = { updated_at: isoNow() };
   if (input.environment !== undefined) patch.environment = input.environment;
@@ -115,14 +115,14 @@ export async function updateDeploymentFields(db: Db, customerId: string, id: str
   return toDeployment({ ...row, ...patch });
 }
 
-export async function removeDeployment(db: Db, customerId: string, id: string) {
+async function removeDeployment(db: Db, customerId: string, id: string) {
   const row = await requireDeployment(db, customerId, id);
   if (row.status === 'active') throw invalidState('The deployment is active; deactivate it before deleting it');
   await deleteDeployment(db, customerId, id);
   return { id, deleted: true as const };
 }
 
-export async function activateDeployment(db: Db, customerId: string, id: string): Promise<Deployment> {
+async function activateDeployment(db: Db, customerId: string, id: string): Promise<Deployment> {
   const row = await requireDeployment(db, customerId, id);
   if (row.status === 'active') return toDeployment(row);
   const agent = await requireAgent(db, customerId, row.agent_id);
@@ -136,7 +136,7 @@ export async function activateDeployment(db: Db, customerId: string, id: string)
   return toDeployment({ ...row, ...patch });
 }
 
-export async function deactivateDeployment(db: Db, customerId: string, id: string): Promise<Deployment> {
+async function deactivateDeployment(db: Db, customerId: string, id: string): Promise<Deployment> {
   const row = await requireDeployment(db, customerId, id);
   if (row.status === 'inactive') return toDeployment(row);
   const patch: DeploymentPatch = { status: 'inactive', updated_at: isoNow() };
@@ -144,8 +144,7 @@ export async function deactivateDeployment(db: Db, customerId: string, id: strin
   return toDeployment({ ...row, ...patch });
 }
 
-/** Delivery to a disabled transcript target resumes, in order, from the event that waited first. */
-export async function enableTranscriptTarget(db: Db, customerId: string, id: string): Promise<Deployment> {
+async function enableTranscriptTarget(db: Db, customerId: string, id: string): Promise<Deployment> {
   const row = await requireDeployment(db, customerId, id);
   if (typeof transcriptUrlOf(row.channel_config) !== 'string') throw invalidState('The deployment has no channel_config.transcript_hook_url to enable');
   if (row.transcript_hook_status === 'active') return toDeployment(row);
@@ -154,8 +153,7 @@ export async function enableTranscriptTarget(db: Db, customerId: string, id: str
   return toDeployment({ ...row, ...patch });
 }
 
-/** New secret now; the previous one keeps verifying for `graceSeconds` (0: at once invalid). */
-export async function rotateSigningSecret(db: Db, customerId: string, id: string, graceSeconds: number) {
+async function rotateSigningSecret(db: Db, customerId: string, id: string, graceSeconds: number) {
   const row = await requireDeployment(db, customerId, id);
   const signingSecret = generateSigningSecret();
   const previousExpiresAt = graceSeconds > 0 ? isoIn(graceSeconds * 1000) : null;
@@ -166,4 +164,77 @@ export async function rotateSigningSecret(db: Db, customerId: string, id: string
     updated_at: isoNow(),
   });
   return { signing_secret: signingSecret, previous_secret_expires_at: previousExpiresAt };
+}
+
+/** Who hears of a deployment's changes. */
+export interface DeploymentListeners {
+  /**
+   * After every change: sessions forget what they remember of it, and an inactive deployment's
+   * open conversations end (on every deactivate, so a retry finishes the job).
+   */
+  changed(deploymentId: string): Promise<void>;
+  /** Its transcript target was enabled again: its waiting events go now. */
+  transcriptsResumed(deploymentId: string): Promise<void>;
+}
+
+/**
+ * A customer's deployments. Every change is announced here, after it is stored, whatever asked
+ * for it: a new way to change a deployment cannot forget to end its conversations.
+ */
+export class DeploymentService {
+  readonly #db: Db;
+  readonly #listeners: DeploymentListeners;
+
+  constructor(parts: { db: Db; listeners: DeploymentListeners }) {
+    this.#db = parts.db;
+    this.#listeners = parts.listeners;
+  }
+
+  list(customerId: string, filter: DeploymentFilter, page: Page) {
+    return listDeploymentsPage(this.#db, customerId, filter, page);
+  }
+
+  async get(customerId: string, id: string): Promise<Deployment> {
+    return toDeployment(await requireDeployment(this.#db, customerId, id));
+  }
+
+  create(customerId: string, input: CreateDeploymentInput) {
+    return createDeployment(this.#db, customerId, input);
+  }
+
+  update(customerId: string, id: string, input: UpdateDeploymentInput): Promise<Deployment> {
+    return this.#announced(updateDeploymentFields(this.#db, customerId, id, input));
+  }
+
+  remove(customerId: string, id: string) {
+    return this.#announced(removeDeployment(this.#db, customerId, id));
+  }
+
+  activate(customerId: string, id: string): Promise<Deployment> {
+    return this.#announced(activateDeployment(this.#db, customerId, id));
+  }
+
+  deactivate(customerId: string, id: string): Promise<Deployment> {
+    return this.#announced(deactivateDeployment(this.#db, customerId, id));
+  }
+
+  /** Delivery to a disabled transcript target resumes, in order, from the event that waited first. */
+  async enableTranscripts(customerId: string, id: string): Promise<Deployment> {
+    const deployment = await enableTranscriptTarget(this.#db, customerId, id);
+    await this.#listeners.transcriptsResumed(deployment.id);
+    return deployment;
+  }
+
+  /** New secret now; the previous one keeps verifying for `graceSeconds` (0: at once invalid). */
+  async rotateSecret(customerId: string, id: string, graceSeconds: number) {
+    const rotated = await rotateSigningSecret(this.#db, customerId, id, graceSeconds);
+    await this.#listeners.changed(id);
+    return rotated;
+  }
+
+  async #announced<T extends { id: string }>(changing: Promise<T>): Promise<T> {
+    const changed = await changing;
+    await this.#listeners.changed(changed.id);
+    return changed;
+  }
 }

@@ -5,14 +5,15 @@ import type { ConsoleAccounts } from '../console/console-accounts.js';
 import { AppError } from '../errors.js';
 import { WindowCounter } from '../shared/window-counter.js';
 import { clientAddress, limitAddressOf } from './client-address.js';
-import { CONSOLE_HEADER, ownOrigin, readCookie, SESSION_COOKIE } from './console-cookie.js';
+import { CONSOLE_HEADER, readCookie, SESSION_COOKIE } from './console-cookie.js';
 import type { Middleware, RouteRequest } from './exchange.js';
+import type { PublicAddress } from './public-address.js';
 
 const BEARER = /^Bearer +(\S+) *$/i;
 
 export interface ConsoleSessions {
   accounts: ConsoleAccounts;
-  publicBaseUrl: string | undefined;
+  address: PublicAddress;
 }
 
 /**
@@ -23,7 +24,7 @@ export interface ConsoleSessions {
 async function consolePrincipal(req: RouteRequest, sessions: ConsoleSessions): Promise<Principal | null> {
   const token = readCookie(req, SESSION_COOKIE);
   if (!token || req.headers[CONSOLE_HEADER.name] !== CONSOLE_HEADER.value) return null;
-  if (req.headers.origin !== undefined && req.headers.origin !== ownOrigin(req, sessions.publicBaseUrl)) return null;
+  if (req.headers.origin !== undefined && req.headers.origin !== sessions.address.originFor(req)) return null;
   const who = await sessions.accounts.identify(token);
   return who && { customerId: who.customerId, keyId: null, userId: who.userId };
 }

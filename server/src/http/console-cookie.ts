@@ -22,11 +22,3 @@ export function sessionCookie(token: string, secure: boolean): string {
 export function clearedSessionCookie(secure: boolean): string {
   return `${SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0${secure ? '; Secure' : ''}`;
 }
-
-/**
- * The service's own origin as the browser sees it: that of PUBLIC_BASE_URL when set (behind a
- * proxy), else the Host the request was sent to.
- */
-export function ownOrigin(req: IncomingMessage, publicBaseUrl: string | undefined): string {
-  return publicBaseUrl ? new URL(publicBaseUrl).origin : `http://${req.headers.host ?? ''}`;
-}

@@ -1,6 +1,7 @@
 import { BackgroundLoop } from '../shared/background-loop.js';
 import { isoIn } from '../shared/time.js';
-import type { Db } from '../store/database.js';
+import type { Db, Trx } from '../store/database.js';
+import type { Dialect } from '../store/db.js';
 import type { StoreHealth } from '../store/store-health.js';
 import { deleteConversations } from '../concierge/conversations/conversation.repository.js';
 import { claimExpiredConversations, deleteAged } from './retention.repository.js';
@@ -13,7 +14,7 @@ export interface RetentionOptions {
   /** Delivered transcript events, and records of calls outside conversations, are kept this many days; 0 keeps them forever. */
   deliveryDays: number;
   /** PostgreSQL: claims skip rows another node holds. */
-  skipLocked: boolean;
+  dialect: Dialect;
   everyMs?: number;
   /** Rows per transaction: small, so a batch holds the store for milliseconds. */
   batch?: number;
@@ -54,7 +55,7 @@ export class RetentionPurge {
       const before = isoIn(-this.o.conversationDays * DAY_MS);
       for (;;) {
         const ids = await this.db.transaction().execute(async (trx) => {
-          const claimed = await claimExpiredConversations(trx, before, this.batch, this.o.skipLocked);
+          const claimed = await claimExpiredConversations(trx, before, this.batch, this.o.dialect);
           await deleteConversations(trx, claimed);
           return claimed;
         });
@@ -64,14 +65,14 @@ export class RetentionPurge {
     }
     if (this.o.deliveryDays > 0) {
       const before = isoIn(-this.o.deliveryDays * DAY_MS);
-      events = await this.inBatches((trx) => deleteAged(trx, 'deliveredEvents', before, this.batch, this.o.skipLocked));
-      deliveries = await this.inBatches((trx) => deleteAged(trx, 'testDeliveries', before, this.batch, this.o.skipLocked));
+      events = await this.inBatches((trx) => deleteAged(trx, 'deliveredEvents', before, this.batch, this.o.dialect));
+      deliveries = await this.inBatches((trx) => deleteAged(trx, 'testDeliveries', before, this.batch, this.o.dialect));
     }
     return { conversations, events, deliveries };
   }
 
   /** Runs a batch delete, one short transaction each, until a batch comes back short; returns the total. */
-  private async inBatches(batch: (trx: Db) => Promise<number>): Promise<number> {
+  private async inBatches(batch: (trx: Trx) => Promise<number>): Promise<number> {
     let total = 0;
     for (;;) {
       const deleted = await this.db.transaction().execute(batch);

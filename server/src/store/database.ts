@@ -1,10 +1,10 @@
-import type { Kysely } from 'kysely';
+import type { Kysely, Transaction } from 'kysely';
 import type { AgentCountTable, AgentTable, AgentVersionTable } from '../agents/agent.table.js';
 import type { ApiKeyTable, UsageDailyTable } from '../api-keys/api-key.table.js';
 import type { ConversationTable, TurnTable } from '../concierge/conversations/conversation.table.js';
 import type { DeliveryTable } from '../concierge/deliveries/delivery.table.js';
 import type { ConversationEventTable } from '../concierge/events/event.table.js';
-import type { TranscriptOutboxTable } from '../concierge/events/outbox.table.js';
+import type { TranscriptOutboxTable } from '../concierge/deliveries/outbox.table.js';
 import type { ConsoleSessionTable, ConsoleSignInFailureTable, ConsoleUserTable } from '../console/console.table.js';
 import type { CustomerTable } from '../customers/customer.table.js';
 import type { DeploymentTable } from '../deployments/deployment.table.js';
@@ -38,3 +38,6 @@ export interface Database {
 }
 
 export type Db = Kysely<Database>;
+
+/** A transaction: what a function that must run inside one takes, so a bare connection does not compile. */
+export type Trx = Transaction<Database>;

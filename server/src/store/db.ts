@@ -7,6 +7,9 @@ import type { Database, Db } from './database.js';
 import { migrations } from './migrations/index.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
 
+/** Which store: SQLite has one writer (its reads are its claims); PostgreSQL serves many nodes (claims skip rows another holds). */
+export type Dialect = 'sqlite' | 'postgres';
+
 export interface StoreOptions {
   /** `postgres://...`: PostgreSQL; otherwise SQLite in `dataDir`. */
   databaseUrl?: string | undefined;
@@ -17,7 +20,7 @@ export interface StoreOptions {
 
 export interface Store {
   readonly db: Db;
-  readonly dialect: 'sqlite' | 'postgres';
+  readonly dialect: Dialect;
   /** Where the data lives, without credentials: safe to log. */
   readonly location: string;
   ping(): Promise<void>;

@@ -22,7 +22,7 @@ interface Template {
  * conditions), so that every run has the same SQL. Anything that changes the SQL (a number of
  * rows, which columns) belongs in the shape's key: see {@link queryShapes}.
  */
-export function queryShape<V extends Record<string, unknown>, R>(build: (db: Db, values: V) => Compilable<R>): (db: Db, values: V) => Promise<R[]> {
+export function queryShape<V extends object, R>(build: (db: Db, values: V) => Compilable<R>): (db: Db, values: V) => Promise<R[]> {
   // A test process may hold a SQLite and a PostgreSQL store at once: one template per dialect.
   const templates = new Map<unknown, Template>();
   const standIns = new Proxy({}, { get: (_, name) => new Slot(String(name)) }) as V;
@@ -34,17 +34,24 @@ export function queryShape<V extends Record<string, unknown>, R>(build: (db: Db,
       template = { compiled, bindings: compiled.parameters.map((p) => (p instanceof Slot ? { slot: p.name } : { constant: p })) };
       templates.set(adapter, template);
     }
-    const parameters = template.bindings.map((b) => ('slot' in b ? values[b.slot] : b.constant));
+    const parameters = template.bindings.map((b) => ('slot' in b ? (values as Record<string, unknown>)[b.slot] : b.constant));
     return (await db.executeQuery<R>({ ...template.compiled, parameters })).rows;
   };
 }
 
-/** A family of shapes chosen by a key (how many rows, which columns), each built on first use. */
-export function queryShapes<V extends Record<string, unknown>, R>(build: (key: string) => (db: Db, values: V) => Compilable<R>): (key: string, db: Db, values: V) => Promise<R[]> {
+/**
+ * A family of shapes chosen by a key (how many rows, which columns, which filters), each built on
+ * first use. The key is typed: `build` reads its fields, never a string it must parse. Keys are
+ * told apart by their JSON, so each kind of key must be built with its fields in one order.
+ */
+export function queryShapes<K extends string | object, V extends object, R>(
+  build: (key: K) => (db: Db, values: V) => Compilable<R>,
+): (key: K, db: Db, values: V) => Promise<R[]> {
   const shapes = new Map<string, (db: Db, values: V) => Promise<R[]>>();
   return (key, db, values) => {
-    let shape = shapes.get(key);
-    if (!shape) shapes.set(key, (shape = queryShape(build(key))));
+    const name = typeof key === 'string' ? key : JSON.stringify(key);
+    let shape = shapes.get(name);
+    if (!shape) shapes.set(name, (shape = queryShape(build(key))));
     return shape(db, values);
   };
 }
@@ -54,12 +61,11 @@ export function queryShapes<V extends Record<string, unknown>, R>(build: (key: s
  * (the columns of the first row; every row must have the same).
  */
 export function rowInserter<T extends keyof Database & string>(table: T): (db: Db, rows: readonly Insertable<Database[T]>[]) => Promise<void> {
-  const shapes = queryShapes((key) => {
-    const [count, list] = key.split(':') as [string, string];
-    const columns = list.split(',');
-    return (db, v: Record<string, unknown>) =>
-      db.insertInto(table).values(Array.from({ length: Number(count) }, (_, i) => Object.fromEntries(columns.map((c) => [c, v[`${i}:${c}`]]))) as never);
-  });
+  const shapes = queryShapes(
+    ({ count, columns }: { count: number; columns: readonly string[] }) =>
+      (db, v: Record<string, unknown>) =>
+        db.insertInto(table).values(Array.from({ length: count }, (_, i) => Object.fromEntries(columns.map((c) => [c, v[`${i}:${c}`]]))) as never),
+  );
   return async (db, rows) => {
     if (!rows.length) return;
     const columns = Object.keys(rows[0]!).sort();
@@ -67,6 +73,6 @@ export function rowInserter<T extends keyof Database & string>(table: T): (db: D
     rows.forEach((row, i) => {
       for (const c of columns) values[`${i}:${c}`] = (row as Record<string, unknown>)[c];
     });
-    await shapes(`${rows.length}:${columns.join(',')}`, db, values);
+    await shapes({ count: rows.length, columns }, db, values);
   };
 }

@@ -1,9 +1,9 @@
-import type { Db } from './database.js';
+import type { Db, Trx } from './database.js';
 
 interface Unit {
   /** What the unit locks (a conversation id); units of one key run in the order asked. */
   key: string;
-  work(trx: Db): Promise<unknown>;
+  work(trx: Trx): Promise<unknown>;
   resolve(value: unknown): void;
   reject(err: unknown): void;
 }
@@ -34,7 +34,7 @@ export class WriteBatcher {
     private readonly maxBatch = 256,
   ) {}
 
-  run<T>(key: string, work: (trx: Db) => Promise<T>): Promise<T> {
+  run<T>(key: string, work: (trx: Trx) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
       this.#queue.push({ key, work, resolve: resolve as (value: unknown) => void, reject });
       this.schedule();

@@ -1,7 +1,7 @@
 import { type ExpressionBuilder, sql } from 'kysely';
 import type { Database, Db } from '../../store/database.js';
 import type { ConversationEventTable } from '../events/event.table.js';
-import type { TurnRow } from '../turns/turn.repository.js';
+import type { TurnRow } from './turn.repository.js';
 import type { ConversationRow } from './conversation.repository.js';
 import type { ConversationFilter } from './conversation.schemas.js';
 

@@ -2,7 +2,7 @@ import { notFound } from '../../errors.js';
 import { type Page, offsetOf, pageMeta } from '../../http/pagination.js';
 import type { Db } from '../../store/database.js';
 import { hookAttemptsOf } from '../deliveries/delivery.repository.js';
-import { toDelivery } from '../deliveries/delivery.service.js';
+import { toDelivery } from '../deliveries/delivery.view.js';
 import {
   conversationsAfter,
   type Dialect,

@@ -1,4 +1,4 @@
-import type { Db } from '../../store/database.js';
+import type { Db, Trx } from '../../store/database.js';
 import { queryShape } from '../../store/query-shape.js';
 import { isoNow } from '../../shared/time.js';
 import type { ConversationTable } from './conversation.table.js';
@@ -31,27 +31,15 @@ export async function openConversationIds(db: Db, deploymentId: string): Promise
 }
 
 /** Takes the conversation's row lock first, so one conversation's changes happen one at a time; undefined once it is erased. */
-export async function lockConversation(trx: Db, id: string): Promise<ConversationRow | undefined> {
+export async function lockConversation(trx: Trx, id: string): Promise<ConversationRow | undefined> {
   const [row] = await lockShape(trx, { id, now: isoNow() });
   return row;
 }
 
 const lockShape = queryShape((db, v: { id: string; now: string }) => db.updateTable('conversations').set({ updated_at: v.now }).where('id', '=', v.id).returningAll());
 
-/** Of these conversations, the ones changed at or after `since`, or erased (the bus's catch-up). */
-export async function conversationsUpdatedSince(db: Db, ids: readonly string[], since: string): Promise<string[]> {
-  const changed: string[] = [];
-  for (let i = 0; i < ids.length; i += 500) {
-    const chunk = ids.slice(i, i + 500);
-    const rows = await db.selectFrom('conversations').select(['id', 'updated_at']).where('id', 'in', chunk).execute();
-    const updated = new Map(rows.map((r) => [r.id, r.updated_at]));
-    changed.push(...chunk.filter((id) => (updated.get(id) ?? since) >= since));
-  }
-  return changed;
-}
-
 /** Deletes conversations with everything of theirs: events and turns (by cascade), transcript events and delivery records. */
-export async function deleteConversations(trx: Db, ids: readonly string[]): Promise<void> {
+export async function deleteConversations(trx: Trx, ids: readonly string[]): Promise<void> {
   if (!ids.length) return;
   await trx.deleteFrom('transcript_outbox').where('conversation_id', 'in', ids).execute();
   await trx.deleteFrom('deliveries').where('conversation_id', 'in', ids).execute();

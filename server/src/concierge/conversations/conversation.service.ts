@@ -4,21 +4,31 @@ import { isoIn, isoNow } from '../../shared/time.js';
 import type { Db } from '../../store/database.js';
 import { findAgentVersion } from '../../agents/agent-version.repository.js';
 import { agentInfo, type DeploymentContext, type DeploymentDirectory } from '../deployment-context.js';
-import { type Change, type EventRecorder, turnChanges, type Written } from '../events/event.recorder.js';
+import type { ConversationAt, EventRecorder, UnitOfWork } from '../events/event.recorder.js';
 import type { AgentInfo, EndReason } from '../protocol/frames.js';
-import type { UserClaims } from '../sessions/user-token.js';
-import { failOpenTurns, OPEN_TURN_STATUSES } from '../turns/turn.repository.js';
+import { joined, turnLifecycle } from './turn.lifecycle.js';
 import { conversationsStartedSince, type ConversationRow, deleteConversations, findConversation, insertConversation, lockConversation, openConversationIds } from './conversation.repository.js';
 
 const NEW_CONVERSATION_WINDOW_MS = 10 * 60_000;
 
+/** Who a conversation is with: the user token's claims. */
+export interface ConversationUser {
+  sub: string;
+  name?: string | undefined;
+  ctx?: Record<string, unknown> | undefined;
+}
+
 /** The lifecycle of conversations: who may start one, who may resume it, and how it ends. */
 export class ConversationService {
-  constructor(
-    private readonly db: Db,
-    private readonly deployments: DeploymentDirectory,
-    private readonly events: EventRecorder,
-  ) {}
+  readonly #db: Db;
+  readonly #deployments: DeploymentDirectory;
+  readonly #events: EventRecorder;
+
+  constructor(parts: { db: Db; deployments: DeploymentDirectory; events: EventRecorder }) {
+    this.#db = parts.db;
+    this.#deployments = parts.deployments;
+    this.#events = parts.events;
+  }
 
   /**
    * Starts a conversation for the token's user; `outbound` stores the greeting as its first event.
@@ -26,7 +36,7 @@ export class ConversationService {
    * last 10 minutes: each start costs the customer's server a conversation, so one token may not
    * mint them freely.
    */
-  async start(dep: DeploymentContext, claims: UserClaims, perTenMinutes: number): Promise<ConversationRow> {
+  async start(dep: DeploymentContext, claims: ConversationUser, perTenMinutes: number): Promise<ConversationRow> {
     const now = isoNow();
     const row: ConversationRow = {
       id: newId(),
@@ -48,12 +58,12 @@ export class ConversationService {
     const greeting = dep.callDirection === 'outbound' && dep.agent.greeting ? dep.agent.greeting : null;
     // Keyed by the user, not the new id: one user's starts on this node are counted one at a time.
     // A refusal is returned, not thrown, from the unit: a throw would roll back its whole batch.
-    const started = await this.events.write(`start:${dep.id}:${claims.sub}`, async (trx, written) => {
-      if ((await conversationsStartedSince(trx, dep.id, claims.sub, isoIn(-NEW_CONVERSATION_WINDOW_MS))) >= perTenMinutes) {
+    const started = await this.#events.write(`start:${dep.id}:${claims.sub}`, async (unit) => {
+      if ((await conversationsStartedSince(unit.trx, dep.id, claims.sub, isoIn(-NEW_CONVERSATION_WINDOW_MS))) >= perTenMinutes) {
         return new AppError('rate_limited', `At most ${perTenMinutes} new conversations per user every 10 minutes; resume an open one instead`);
       }
-      await insertConversation(trx, row);
-      await this.events.record(trx, written, dep, row.id, {
+      await insertConversation(unit.trx, row);
+      await unit.record({ dep, conversationId: row.id }, {
         events: greeting ? [{ type: 'greeting', text: greeting }] : [],
         transcript: [{ type: 'conversation.started', data: { user: { sub: claims.sub, name: claims.name ?? null }, call_direction: dep.callDirection } }],
       });
@@ -65,7 +75,7 @@ export class ConversationService {
 
   /** The conversation a user resumes: one of this deployment's, and their own. */
   async resume(dep: DeploymentContext, conversationId: string, sub: string): Promise<ConversationRow> {
-    const conversation = await findConversation(this.db, conversationId);
+    const conversation = await findConversation(this.#db, conversationId);
     if (!conversation || conversation.deployment_id !== dep.id) throw new AppError('not_found', 'unknown conversation');
     if (conversation.user_sub !== sub) throw new AppError('forbidden', "another user's conversation");
     return conversation;
@@ -74,15 +84,15 @@ export class ConversationService {
   /** The agent as this conversation knows it: the version it started with, whatever the deployment is pinned to now. */
   async agentOf(dep: DeploymentContext, conversation: ConversationRow): Promise<AgentInfo> {
     if (conversation.agent_version === null || conversation.agent_version === dep.agentVersion) return dep.agent;
-    const version = await findAgentVersion(this.db, dep.agentId, conversation.agent_version);
+    const version = await findAgentVersion(this.#db, dep.agentId, conversation.agent_version);
     return version ? agentInfo(dep.agent.name, version.agent_spec) : dep.agent;
   }
 
   /** Ends the conversation if it is open; false when it is gone (erased). */
   async end(dep: DeploymentContext, conversationId: string, reason: EndReason): Promise<boolean> {
-    return this.events.write(conversationId, async (trx, written) => {
-      const conversation = await lockConversation(trx, conversationId);
-      if (conversation?.status === 'open') await this.endWithin(trx, written, dep, conversationId, reason);
+    return this.#events.write(conversationId, async (unit) => {
+      const conversation = await lockConversation(unit.trx, conversationId);
+      if (conversation?.status === 'open') await this.endWithin(unit, { dep, conversationId }, reason);
       return conversation !== undefined;
     });
   }
@@ -93,42 +103,31 @@ export class ConversationService {
    * same transaction, so its sockets here are told and closed; sockets on other nodes find it gone.
    */
   async erase(customerId: string, id: string): Promise<{ id: string; deleted: true }> {
-    const conversation = await findConversation(this.db, id);
-    const dep = conversation?.customer_id === customerId ? await this.deployments.get(conversation.deployment_id) : undefined;
+    const conversation = await findConversation(this.#db, id);
+    const dep = conversation?.customer_id === customerId ? await this.#deployments.get(conversation.deployment_id) : undefined;
     if (!dep) throw notFound('Conversation');
-    const erased = await this.events.write(id, async (trx, written) => {
-      const locked = await lockConversation(trx, id);
+    const erased = await this.#events.write(id, async (unit) => {
+      const locked = await lockConversation(unit.trx, id);
       if (!locked) return false;
-      if (locked.status === 'open') await this.endWithin(trx, written, dep, id, 'deleted');
-      await deleteConversations(trx, [id]);
+      if (locked.status === 'open') await this.endWithin(unit, { dep, conversationId: id }, 'deleted');
+      await deleteConversations(unit.trx, [id]);
       return true;
     });
     if (!erased) throw notFound('Conversation');
     return { id, deleted: true };
   }
 
-  /**
-   * Ends an open conversation inside the caller's change: its turns still waiting (pending or
-   * acknowledged) fail first, each with its `turn_failed`, so no reply can resolve a turn of an
-   * ended conversation.
-   */
-  async endWithin(trx: Db, written: Written, dep: DeploymentContext, conversationId: string, reason: EndReason): Promise<void> {
-    const failed = await failOpenTurns(trx, conversationId, OPEN_TURN_STATUSES, 'conversation_ended');
-    const change: Change = { events: [], transcript: [] };
-    for (const turnId of failed) {
-      const one = turnChanges.failed(turnId, 'conversation_ended');
-      change.events.push(...one.events);
-      change.transcript.push(...one.transcript);
-    }
-    change.events.push({ type: 'conversation_ended', reason });
-    change.transcript.push({ type: 'conversation.ended', data: { reason } });
-    await this.events.record(trx, written, dep, conversationId, change, { status: 'ended', end_reason: reason, ended_at: isoNow() });
+  /** Ends an open conversation inside the caller's unit of work: its waiting turns fail first (see turnLifecycle.failOpen). */
+  async endWithin(unit: UnitOfWork, at: ConversationAt, reason: EndReason): Promise<void> {
+    const turnsFailed = await turnLifecycle.failOpen(unit, at.conversationId);
+    const ended = { events: [{ type: 'conversation_ended' as const, reason }], transcript: [{ type: 'conversation.ended' as const, data: { reason } }] };
+    await unit.record(at, { ...joined(turnsFailed, ended), conversation: { status: 'ended', end_reason: reason, ended_at: isoNow() } });
   }
 
   /** After any management change to a deployment: read it afresh, and end its conversations if it is no longer active. */
   async deploymentChanged(id: string): Promise<void> {
-    const dep = await this.deployments.fresh(id);
+    const dep = await this.#deployments.fresh(id);
     if (dep?.status !== 'inactive') return;
-    for (const conversationId of await openConversationIds(this.db, id)) await this.end(dep, conversationId, 'deployment_inactive');
+    for (const conversationId of await openConversationIds(this.#db, id)) await this.end(dep, conversationId, 'deployment_inactive');
   }
 }

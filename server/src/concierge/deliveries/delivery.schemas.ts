@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { pageQuery } from '../../http/pagination.js';
 import { timestamp } from '../../shared/schemas.js';
-import { transcriptEventTypes } from '../events/event.recorder.js';
+import { transcriptEventTypes } from '../protocol/transcript-events.js';
 import { deliveryErrors, deliveryKinds, deliveryOutcomes } from './delivery.table.js';
 
 

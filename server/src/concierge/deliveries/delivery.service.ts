@@ -2,51 +2,34 @@ import { invalidState, notFound } from '../../errors.js';
 import { type Page, offsetOf, pageMeta } from '../../http/pagination.js';
 import { newId } from '../../shared/random.js';
 import { isoNow } from '../../shared/time.js';
+import type { PublicAddress } from '../../http/public-address.js';
 import type { Db } from '../../store/database.js';
 import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
 import type { EgressPolicy, Exchange } from '../egress.js';
-import { newEventId, transcriptEventBody } from '../events/event.recorder.js';
-import { reviveDeadEvent } from '../events/outbox.repository.js';
-import { sendTranscriptEvent, TRANSCRIPT_TIMEOUT_MS, transcriptSubject } from '../events/transcript.outbox.js';
-import { sendTurnCreated } from '../turns/hook.client.js';
+import { newEventId, transcriptEventBody } from '../protocol/transcript-events.js';
+import { reviveDeadEvent } from './outbox.repository.js';
+import { sendTranscriptEvent, TRANSCRIPT_TIMEOUT_MS, transcriptSubject } from './transcript.outbox.js';
+import { sendTurnCreated } from './hook.client.js';
 import { type DeliverySubject, deliveryRow } from './delivery.record.js';
 import { ManualSendLimit } from './manual-send-limit.js';
 import { type DeliveryRow, findDelivery, insertDeliveries, listDeliveries, nextEventAttempt } from './delivery.repository.js';
 import type { Delivery, DeliveryFilter } from './delivery.schemas.js';
+import { toDelivery } from './delivery.view.js';
 
-export function toDelivery(row: DeliveryRow): Delivery {
-  return {
-    id: row.id,
-    kind: row.kind,
-    deployment_id: row.deployment_id,
-    conversation_id: row.conversation_id,
-    turn_id: row.turn_id,
-    event_id: row.event_id,
-    event_type: row.event_type as Delivery['event_type'],
-    url: row.url,
-    attempt: row.attempt,
-    sent_at: row.sent_at,
-    duration_ms: row.duration_ms,
-    request: JSON.parse(row.request),
-    response: row.response === null ? null : JSON.parse(row.response),
-    error: row.error,
-    outcome: row.outcome,
-  };
-}
 
-export interface DeliveryServiceOptions {
+export interface DeliveryServiceParts {
   db: Db;
   deployments: DeploymentDirectory;
   egress: EgressPolicy;
-  /** Base of the sample's `reply_url`; known once the server listens. */
-  publicBaseUrl(): string;
+  /** Base of the sample's `reply_url`. */
+  address: PublicAddress;
 }
 
 /** What the service sent to a customer, and sending it again: the record of every delivery, redelivery and test-hook. */
 export class DeliveryService {
   readonly #manualSends: ManualSendLimit;
 
-  constructor(private readonly o: DeliveryServiceOptions) {
+  constructor(private readonly o: DeliveryServiceParts) {
     this.#manualSends = new ManualSendLimit(o.db);
   }
 
@@ -108,16 +91,16 @@ export class DeliveryService {
       user: { sub: 'test-visitor', name: 'Test visitor', ctx: null },
       text: 'This is a test turn sent from test-hook. Is the hook reachable?',
       mode: 'text' as const,
-      reply_url: `${this.o.publicBaseUrl()}/embed/concierge/${dep.id}/replies`,
+      reply_url: `${this.o.address.url}/embed/concierge/${dep.id}/replies`,
     };
-    const sent = await sendTurnCreated(dep, url, sample, this.o.egress, undefined, true);
+    const sent = await sendTurnCreated(dep, url, sample, this.o.egress, { mark: 'test' });
     return { sent, subject: { kind: 'test', customerId: dep.customerId, deploymentId: dep.id, conversationId: null, turnId: null, eventId: null, eventType: 'turn.created', attempt: 1 } };
   }
 
   private async sampleEvent(dep: DeploymentContext, url: string): Promise<{ sent: Exchange; subject: DeliverySubject }> {
     const id = newEventId();
     const data = { user: { sub: 'test-visitor', name: 'Test visitor' }, call_direction: dep.callDirection };
-    const body = transcriptEventBody({ id, type: 'conversation.started', created_at: isoNow(), deployment_id: dep.id, conversation_id: newId(), data }, true);
+    const body = transcriptEventBody({ id, type: 'conversation.started', created_at: isoNow(), deployment_id: dep.id, conversation_id: newId(), data }, 'test');
     const sent = await sendTranscriptEvent(dep, url, id, body, dep.hookTimeoutMs, this.o.egress);
     return { sent, subject: transcriptSubject(dep.customerId, { id, deployment_id: dep.id, conversation_id: '', body }, 1, 'test') };
   }

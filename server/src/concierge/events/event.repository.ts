@@ -1,7 +1,6 @@
-import type { Db } from '../../store/database.js';
+import type { Database, Db, Trx } from '../../store/database.js';
 import { isoNow } from '../../shared/time.js';
 import { queryShapes } from '../../store/query-shape.js';
-import type { ConversationRow } from '../conversations/conversation.repository.js';
 import type { NewEvent, StoredEvent } from '../protocol/frames.js';
 
 /** A stored widget event: `frame` is the exact JSON text sent. */
@@ -11,22 +10,25 @@ export interface StoredFrame {
   frame: string;
 }
 
+/** The conversation's columns a change may set with its events. */
+export type ConversationPatch = Partial<Pick<Database['conversations'], 'status' | 'end_reason' | 'ended_at' | 'turn_count'>>;
+
 /**
- * Stores events with the conversation's next seqs. Call inside a transaction: taking the seqs
- * updates (and so locks) the conversation row, which orders concurrent writers.
+ * Stores events with the conversation's next seqs. Taking the seqs updates (and so locks) the
+ * conversation row, which orders concurrent writers: hence the transaction.
  * Returns the frames stored, and the seq the first one got (or would have got).
  */
 export async function appendEvents(
-  db: Db,
+  trx: Trx,
   conversationId: string,
   events: readonly NewEvent[],
-  patch: Partial<Pick<ConversationRow, 'status' | 'end_reason' | 'ended_at' | 'turn_count'>> = {},
+  patch: ConversationPatch = {},
 ): Promise<{ first: number; frames: StoredFrame[] }> {
   const now = isoNow();
   const columns = (Object.keys(patch) as (keyof typeof patch)[]).filter((c) => patch[c] !== undefined).sort();
   const values: Record<string, unknown> = { conversationId, count: events.length, now };
   for (const column of columns) values[`set_${column}`] = patch[column];
-  const [row] = await nextSeqShapes(columns.join(','), db, values);
+  const [row] = await nextSeqShapes({ columns }, trx, values);
   // Callers hold the conversation's lock: a missing row is a bug, never a 0 to number from.
   if (!row) throw new Error(`appendEvents: no conversation ${conversationId}`);
   const { last_seq } = row;
@@ -35,7 +37,7 @@ export async function appendEvents(
   if (frames.length) {
     const rows: Record<string, unknown> = { conversationId, now };
     frames.forEach((f, i) => Object.assign(rows, { [`seq${i}`]: f.seq, [`type${i}`]: f.type, [`frame${i}`]: f.frame }));
-    await insertEventShapes(String(frames.length), db, rows);
+    await insertEventShapes({ count: frames.length }, trx, rows);
   }
   return { first, frames };
 }
@@ -58,8 +60,7 @@ export async function framesAfter(db: Db, conversationId: string, seq: number, l
 }
 
 /** The conversation's next seqs (and its patched columns): one compiled shape per set of columns. */
-const nextSeqShapes = queryShapes((list) => {
-  const columns = list ? list.split(',') : [];
+const nextSeqShapes = queryShapes(({ columns }: { columns: readonly (keyof ConversationPatch)[] }) => {
   return (db, v: Record<string, unknown>) => {
     const patch: Record<string, unknown> = {};
     for (const column of columns) patch[column] = v[`set_${column}`];
@@ -72,9 +73,9 @@ const nextSeqShapes = queryShapes((list) => {
 });
 
 /** The events of one change: one compiled shape per number of events (one or two in practice). */
-const insertEventShapes = queryShapes((count) => (db, v: Record<string, unknown>) =>
+const insertEventShapes = queryShapes(({ count }: { count: number }) => (db, v: Record<string, unknown>) =>
   db.insertInto('conversation_events').values(
-    Array.from({ length: Number(count) }, (_, i) => ({
+    Array.from({ length: count }, (_, i) => ({
       conversation_id: v.conversationId as string,
       seq: v[`seq${i}`] as number,
       type: v[`type${i}`] as StoredFrame['type'],
@@ -83,3 +84,15 @@ const insertEventShapes = queryShapes((count) => (db, v: Record<string, unknown>
     })),
   ),
 );
+
+/** Of these conversations, the ones changed at or after `since`, or erased (the bus's catch-up). */
+export async function conversationsUpdatedSince(db: Db, ids: readonly string[], since: string): Promise<string[]> {
+  const changed: string[] = [];
+  for (let i = 0; i < ids.length; i += 500) {
+    const chunk = ids.slice(i, i + 500);
+    const rows = await db.selectFrom('conversations').select(['id', 'updated_at']).where('id', 'in', chunk).execute();
+    const updated = new Map(rows.map((r) => [r.id, r.updated_at]));
+    changed.push(...chunk.filter((id) => (updated.get(id) ?? since) >= since));
+  }
+  return changed;
+}

@@ -5,8 +5,7 @@ import { isoIn } from '../../shared/time.js';
 import type { Db } from '../../store/database.js';
 import type { Store, StoreChannel } from '../../store/db.js';
 import type { StoreHealth } from '../../store/store-health.js';
-import { conversationsUpdatedSince } from '../conversations/conversation.repository.js';
-import type { StoredFrame } from './event.repository.js';
+import { conversationsUpdatedSince, type StoredFrame } from './event.repository.js';
 import { type BusListener, type ConversationBus, LocalBus } from './conversation-bus.js';
 
 const CATCH_UP_MS = 2_000;

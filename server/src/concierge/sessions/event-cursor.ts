@@ -1,5 +1,5 @@
 import type { StoredFrame } from '../events/event.repository.js';
-import type { SessionSocket } from './session.js';
+import type { SessionSocket } from './session-socket.js';
 
 /** A peer whose unsent buffer passes this is not reading: it is dropped and resumes from its last_seq. */
 const MAX_BUFFERED_BYTES = 1024 * 1024;

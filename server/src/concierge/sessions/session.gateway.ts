@@ -1,27 +1,34 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
-import { ownOrigin } from '../../http/console-cookie.js';
 import { AppError } from '../../errors.js';
 import { clientAddress } from '../../http/client-address.js';
+import type { PublicAddress } from '../../http/public-address.js';
 import { PerKeyCap } from '../../shared/per-key-cap.js';
 import { Close, CloseReason } from '../protocol/close-codes.js';
-import { Session, type SessionContext } from './session.js';
+import { Session, type SessionServices, type SessionSettings, type SessionShared } from './session.js';
 
 const PATH = /^\/embed\/concierge\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\/ws$/;
 const MAX_FRAME_BYTES = 16 * 1024;
 
-export interface SessionGatewayOptions extends Omit<SessionContext, 'join' | 'leave' | 'helloTimeoutMs'> {
+export interface SessionGatewayParts {
+  /** What its sessions speak for. */
+  services: SessionServices;
+  /** The service's own origin (the console's) passes every deployment's allowed_origins. */
+  address: PublicAddress;
+}
+
+export interface SessionGatewaySettings extends SessionSettings {
   /** Sockets one client address may hold open before `hello`. */
   preHelloSocketsPerAddress: number;
   /** Proxy hops whose X-Forwarded-For is believed (see {@link clientAddress}). */
   trustProxyHops: number;
-  /** The service's own origin (the console's) passes every deployment's allowed_origins. */
-  publicBaseUrl: string | undefined;
-  helloTimeoutMs?: number;
-  pingIntervalMs?: number;
-  maxSocketsPerConversation?: number;
+  pingIntervalMs: number;
+  maxSocketsPerConversation: number;
 }
+
+/** The settings a gateway takes when not given (the README's Concierge sessions). */
+export const SESSION_DEFAULTS = { helloTimeoutMs: 10_000, pingIntervalMs: 30_000, maxSocketsPerConversation: 5, drainTimeoutMs: undefined } as const;
 
 /**
  * The widget's WebSocket endpoint: the upgrade's checks (path, deployment, Origin, sockets per
@@ -38,14 +45,17 @@ export class SessionGateway {
    * address may hold only so many, counted from the upgrade until hello succeeds or the socket ends.
    */
   private readonly preHello: PerKeyCap;
-  private readonly context: SessionContext;
+  private readonly shared: SessionShared;
 
-  constructor(readonly o: SessionGatewayOptions) {
-    this.preHello = new PerKeyCap(o.preHelloSocketsPerAddress);
-    this.context = { ...o, helloTimeoutMs: o.helloTimeoutMs ?? 10_000, join: (id, session) => this.join(id, session), leave: (session) => this.leave(session) };
+  constructor(
+    private readonly parts: SessionGatewayParts,
+    private readonly settings: SessionGatewaySettings,
+  ) {
+    this.preHello = new PerKeyCap(settings.preHelloSocketsPerAddress);
+    this.shared = { services: parts.services, settings, registry: { join: (id, session) => this.join(id, session), leave: (session) => this.leave(session) } };
     this.heartbeat = setInterval(() => {
       for (const session of this.sessions) session.checkAlive();
-    }, o.pingIntervalMs ?? 30_000);
+    }, settings.pingIntervalMs);
     this.heartbeat.unref();
   }
 
@@ -54,11 +64,11 @@ export class SessionGateway {
     socket.on('error', () => socket.destroy());
     const match = PATH.exec((req.url ?? '').split('?', 1)[0]!);
     if (!match) return refuseUpgrade(socket, 404, 'Not Found');
-    const release = this.preHello.take(clientAddress(req, this.o.trustProxyHops));
+    const release = this.preHello.take(clientAddress(req, this.settings.trustProxyHops));
     if (!release) return refuseUpgrade(socket, 429, 'Too Many Requests', 'Retry-After: 10\r\n');
     socket.once('close', release);
     this.upgrade(req, socket, head, match[1]!, release).catch((err) => {
-      if (this.o.health.failed(err, 'websocket upgrade')) refuseUpgrade(socket, 503, 'Service Unavailable', 'Retry-After: 1\r\n');
+      if (this.parts.services.health.failed(err, 'websocket upgrade')) refuseUpgrade(socket, 503, 'Service Unavailable', 'Retry-After: 1\r\n');
       else refuseUpgrade(socket, 500, 'Internal Server Error');
     });
   }
@@ -71,17 +81,17 @@ export class SessionGateway {
   }
 
   private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, deploymentId: string, helloSaid: () => void): Promise<void> {
-    const dep = await this.o.deployments.get(deploymentId);
+    const dep = await this.parts.services.deployments.get(deploymentId);
     if (!dep) return refuseUpgrade(socket, 404, 'Not Found');
     const origin = req.headers.origin;
-    const allowed = !dep.allowedOrigins.length || (origin !== undefined && (dep.allowedOrigins.includes(origin) || origin === ownOrigin(req, this.o.publicBaseUrl)));
+    const allowed = !dep.allowedOrigins.length || (origin !== undefined && (dep.allowedOrigins.includes(origin) || origin === this.parts.address.originFor(req)));
     if (!allowed) return refuseUpgrade(socket, 403, 'Forbidden');
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       if (dep.status !== 'active') {
         const inactive = new AppError('deployment_inactive', 'deployment inactive');
         return ws.close(inactive.close, inactive.message);
       }
-      const session = new Session(ws, this.context, dep, helloSaid);
+      const session = new Session(ws, this.shared, dep, helloSaid);
       this.sessions.add(session);
       ws.on('message', (data, isBinary) => session.receive(data, isBinary));
       ws.on('pong', () => session.answered());
@@ -93,7 +103,7 @@ export class SessionGateway {
   private join(conversationId: string, session: Session): boolean {
     let set = this.byConversation.get(conversationId);
     if (!set) this.byConversation.set(conversationId, (set = new Set()));
-    if (set.size >= (this.o.maxSocketsPerConversation ?? 5)) return false;
+    if (set.size >= this.settings.maxSocketsPerConversation) return false;
     set.add(session);
     return true;
   }

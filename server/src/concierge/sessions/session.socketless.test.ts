@@ -4,7 +4,8 @@ import { StoreHealth } from '../../store/store-health.js';
 import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
 import { LocalBus } from '../events/conversation-bus.js';
 import { Close } from '../protocol/close-codes.js';
-import { Session, type SessionContext, type SessionSocket } from './session.js';
+import { Session, type SessionServices, type SessionShared } from './session.js';
+import type { SessionSocket } from './session-socket.js';
 
 /** The socket side a session sees, recorded: no network, no server. */
 class RecordingSocket implements SessionSocket {
@@ -32,19 +33,19 @@ const dep = {
 } as unknown as DeploymentContext;
 
 /** A session before `hello` touches no service: any call to one fails the test. */
-function context(): SessionContext {
+function context(): SessionShared {
   const untouched = new Proxy({}, { get: (_t, name) => () => Promise.reject(new Error(`unexpected call: ${String(name)}`)) });
   return {
-    conversations: untouched as SessionContext['conversations'],
-    turns: untouched as SessionContext['turns'],
-    deployments: { get: async () => dep } as unknown as DeploymentDirectory,
-    history: untouched as SessionContext['history'],
-    bus: new LocalBus(),
-    health: new StoreHealth(async () => {}, createLogger('silent')),
-    newConversationsPerSub: 10,
-    helloTimeoutMs: 1_000,
-    join: () => true,
-    leave: () => {},
+    services: {
+      conversations: untouched as SessionServices['conversations'],
+      turns: untouched as SessionServices['turns'],
+      deployments: { get: async () => dep } as unknown as DeploymentDirectory,
+      history: untouched as SessionServices['history'],
+      bus: new LocalBus(),
+      health: new StoreHealth(async () => {}, createLogger('silent')),
+    },
+    settings: { newConversationsPerSub: 10, helloTimeoutMs: 1_000, drainTimeoutMs: undefined },
+    registry: { join: () => true, leave: () => {} },
   };
 }
 

@@ -10,34 +10,42 @@ import { Close, CloseReason, type CloseCode } from '../protocol/close-codes.js';
 import { type ClientMessage, clientMessage, type ServerFrame, type WidgetErrorCode, widgetErrorCodes } from '../protocol/frames.js';
 import type { TurnService } from '../turns/turn.service.js';
 import { type CursorOwner, type CursorSource, EventCursor } from './event-cursor.js';
+import type { SessionSocket } from './session-socket.js';
 import { type UserClaims, verifyUserToken } from './user-token.js';
 
 const TOKEN_TOLERANCE_MS = 30_000;
 
-/** What a session needs of its socket: `ws`'s WebSocket, or a fake in tests. */
-export interface SessionSocket {
-  readonly bufferedAmount: number;
-  send(data: string, onSent?: () => void): void;
-  close(code: CloseCode, reason: string): void;
-  terminate(): void;
-  ping(): void;
-}
-
-/** What every session shares: the services it speaks for, and its gateway's registry. */
-export interface SessionContext {
+/** The services a session speaks for. */
+export interface SessionServices {
   conversations: ConversationService;
   turns: TurnService;
   deployments: DeploymentDirectory;
   history: CursorSource;
   bus: ConversationBus;
   health: StoreHealth;
+}
+
+/** How every session behaves. */
+export interface SessionSettings {
   /** New conversations one `sub` may start on a deployment per 10 minutes. */
   newConversationsPerSub: number;
   helloTimeoutMs: number;
-  drainTimeoutMs?: number;
+  /** How long a widget that reads nothing may hold back its conversation's events (see EventCursor). */
+  drainTimeoutMs: number | undefined;
+}
+
+/** Where a session takes its place among its conversation's sockets: its gateway. */
+export interface SessionRegistry {
   /** Takes a place among the conversation's sockets; false when it has no more. */
   join(conversationId: string, session: Session): boolean;
   leave(session: Session): void;
+}
+
+/** What every session of a gateway shares. */
+export interface SessionShared {
+  services: SessionServices;
+  settings: SessionSettings;
+  registry: SessionRegistry;
 }
 
 /**
@@ -60,14 +68,19 @@ export class Session implements CursorOwner {
   /** Messages run one at a time, in order, so a turn sent right after hello finds its conversation. */
   private queue: Promise<void> = Promise.resolve();
 
+  private readonly services: SessionServices;
+  private readonly settings: SessionSettings;
+  private readonly registry: SessionRegistry;
+
   constructor(
     private readonly socket: SessionSocket,
-    private readonly ctx: SessionContext,
+    shared: SessionShared,
     private dep: DeploymentContext,
     /** Frees this socket's place among its address's sockets without hello. */
     private readonly helloSaid: () => void,
   ) {
-    this.helloTimer = setTimeout(() => this.end(new AppError('hello_timeout', 'no hello in time')), ctx.helloTimeoutMs);
+    ({ services: this.services, settings: this.settings, registry: this.registry } = shared);
+    this.helloTimer = setTimeout(() => this.end(new AppError('hello_timeout', 'no hello in time')), this.settings.helloTimeoutMs);
   }
 
   receive(data: RawData, isBinary: boolean): void {
@@ -104,7 +117,7 @@ export class Session implements CursorOwner {
     clearTimeout(this.helloTimer);
     clearTimeout(this.expiryTimer);
     this.unsubscribe?.();
-    this.ctx.leave(this);
+    this.registry.leave(this);
   }
 
   /** A close that is not an error: the server going away, the conversation over. */
@@ -125,7 +138,7 @@ export class Session implements CursorOwner {
     if (message.type === 'ping') return this.send({ type: 'pong' });
     if (message.type === 'user_turn') return this.userTurn(message);
     if (message.type === 'refresh_token') return this.refresh(message.token);
-    if (!(await this.ctx.conversations.end(this.dep, this.conversationId, 'user_ended'))) this.conversationGone();
+    if (!(await this.services.conversations.end(this.dep, this.conversationId, 'user_ended'))) this.conversationGone();
   }
 
   private async hello(message: Extract<ClientMessage, { type: 'hello' }>): Promise<void> {
@@ -135,14 +148,14 @@ export class Session implements CursorOwner {
     let conversation: ConversationRow;
     let sentSeq = 0;
     if (message.conversation_id) {
-      conversation = await this.ctx.conversations.resume(this.dep, message.conversation_id, claims.sub);
+      conversation = await this.services.conversations.resume(this.dep, message.conversation_id, claims.sub);
       sentSeq = Math.min(message.last_seq ?? 0, conversation.last_seq);
     } else {
-      conversation = await this.ctx.conversations.start(this.dep, claims, this.ctx.newConversationsPerSub);
+      conversation = await this.services.conversations.start(this.dep, claims, this.settings.newConversationsPerSub);
     }
-    const agent = message.conversation_id ? await this.ctx.conversations.agentOf(this.dep, conversation) : this.dep.agent;
+    const agent = message.conversation_id ? await this.services.conversations.agentOf(this.dep, conversation) : this.dep.agent;
     if (this.closed) return;
-    if (!this.ctx.join(conversation.id, this)) throw new AppError('too_many_connections', 'too many connections to this conversation');
+    if (!this.registry.join(conversation.id, this)) throw new AppError('too_many_connections', 'too many connections to this conversation');
     this.conversationId = conversation.id;
     this.sub = claims.sub;
     this.helloSaid();
@@ -155,14 +168,14 @@ export class Session implements CursorOwner {
       agent,
       widget: this.dep.widget,
     });
-    const cursor = new EventCursor(this.socket, conversation.id, this.ctx.history, sentSeq, this, this.ctx.drainTimeoutMs);
-    this.unsubscribe = this.ctx.bus.subscribe(conversation.id, (frames) => cursor.deliver(frames));
+    const cursor = new EventCursor(this.socket, conversation.id, this.services.history, sentSeq, this, this.settings.drainTimeoutMs);
+    this.unsubscribe = this.services.bus.subscribe(conversation.id, (frames) => cursor.deliver(frames));
     await cursor.flush();
   }
 
   /** The claims of a token for this deployment, read afresh (a token signed after a rotation verifies); throws its refusal. */
   private async verify(tokenText: string): Promise<UserClaims> {
-    this.dep = (await this.ctx.deployments.get(this.dep.id)) ?? this.dep;
+    this.dep = (await this.services.deployments.get(this.dep.id)) ?? this.dep;
     const check = await verifyUserToken(tokenText, this.dep.id, this.dep.secrets);
     if (!check.ok) throw check.error;
     return check.claims;
@@ -177,7 +190,7 @@ export class Session implements CursorOwner {
   }
 
   private async userTurn(message: Extract<ClientMessage, { type: 'user_turn' }>): Promise<void> {
-    const result = await this.ctx.turns.submit(this.dep, this.conversationId!, message);
+    const result = await this.services.turns.submit(this.dep, this.conversationId!, message);
     if (result.outcome === 'refused') this.tell(result.error);
     if (result.outcome === 'gone') this.conversationGone();
   }
@@ -204,7 +217,7 @@ export class Session implements CursorOwner {
   /** A failure while serving this socket: a refusal ends it with its own code, a store outage asks the widget to come back shortly, anything else is a bug. */
   failed(err: unknown): void {
     if (err instanceof AppError) return this.end(err);
-    if (this.ctx.health.failed(err, 'session')) return this.end(new AppError('unavailable', 'the store is unavailable; reconnect shortly'));
+    if (this.services.health.failed(err, 'session')) return this.end(new AppError('unavailable', 'the store is unavailable; reconnect shortly'));
     this.end(new AppError('internal_error', 'internal error'));
   }
 

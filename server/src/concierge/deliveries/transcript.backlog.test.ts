@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type CustomerServer, deploy, type Deployed, mintToken, startCustomerServer, Widget } from '../../test/concierge-kit.js';
-import { describeEachStore, type StoreKind, startService, type TestService, waitFor } from '../../test/harness.js';
+import { type CustomerServer, deploy, type Deployed, mintToken, startCustomerServer, Widget } from '../../../test/concierge-kit.js';
+import { describeEachStore, type StoreKind, startService, type TestService, waitFor } from '../../../test/harness.js';
 
 const SENT = 20_000;
 const WAITING = 20_000;

@@ -1,4 +1,5 @@
-import type { Db } from '../../store/database.js';
+import type { Db, Trx } from '../../store/database.js';
+import type { Dialect } from '../../store/db.js';
 import type { TranscriptOutboxTable } from './outbox.table.js';
 
 /**
@@ -7,7 +8,7 @@ import type { TranscriptOutboxTable } from './outbox.table.js';
  * next seqs (appendEvents), which holds the conversation's row lock: a settle promoting the next
  * head takes the same lock, so the two never both miss a new event.
  */
-export async function insertOutbox(trx: Db, rows: Omit<TranscriptOutboxTable, 'is_head'>[]): Promise<void> {
+export async function insertOutbox(trx: Trx, rows: Omit<TranscriptOutboxTable, 'is_head'>[]): Promise<void> {
   const first = rows[0];
   if (!first) return;
   const waiting = await trx.selectFrom('transcript_outbox').select('id').where('conversation_id', '=', first.conversation_id).where('status', '=', 'pending').limit(1).executeTakeFirst();
@@ -22,7 +23,7 @@ export async function insertOutbox(trx: Db, rows: Omit<TranscriptOutboxTable, 'i
  * at a time and a conversation's events go in order; the cost is that of the heads, not of any
  * conversation's backlog. On PostgreSQL rows another node is claiming are skipped, not waited for.
  */
-export async function claimOutboxHeads(db: Db, now: string, leaseUntil: string, limit: number, skipLocked: boolean): Promise<TranscriptOutboxTable[]> {
+export async function claimOutboxHeads(db: Db, now: string, leaseUntil: string, limit: number, dialect: Dialect): Promise<TranscriptOutboxTable[]> {
   return db
     .updateTable('transcript_outbox')
     .set({ lease_expires_at: leaseUntil })
@@ -37,7 +38,7 @@ export async function claimOutboxHeads(db: Db, now: string, leaseUntil: string, 
         .where((w) => w.or([w('o.lease_expires_at', 'is', null), w('o.lease_expires_at', '<', now)]))
         .orderBy('o.next_attempt_at')
         .limit(limit)
-        .$if(skipLocked, (qb) => qb.forUpdate().skipLocked()),
+        .$if(dialect === 'postgres', (qb) => qb.forUpdate().skipLocked()),
     )
     .returningAll()
     .execute();
@@ -46,19 +47,19 @@ export async function claimOutboxHeads(db: Db, now: string, leaseUntil: string, 
 /**
  * Settles a head's attempt; false when the event is gone (its conversation erased meanwhile). An
  * event no longer pending hands the head to its conversation's next pending event, under the
- * conversation's row lock (`lockRows`: PostgreSQL; SQLite runs one transaction at a time).
+ * conversation's row lock (on PostgreSQL; SQLite runs one transaction at a time).
  */
 export async function settleOutbox(
-  trx: Db,
+  trx: Trx,
   row: Pick<TranscriptOutboxTable, 'id' | 'conversation_id'>,
   patch: Pick<TranscriptOutboxTable, 'status' | 'attempts' | 'next_attempt_at'>,
-  lockRows: boolean,
+  dialect: Dialect,
 ): Promise<boolean> {
   if (patch.status === 'pending') {
     const result = await trx.updateTable('transcript_outbox').set({ ...patch, lease_expires_at: null }).where('id', '=', row.id).executeTakeFirst();
     return result.numUpdatedRows > 0n;
   }
-  if (lockRows) await trx.selectFrom('conversations').select('id').where('id', '=', row.conversation_id).forUpdate().execute();
+  if (dialect === 'postgres') await trx.selectFrom('conversations').select('id').where('id', '=', row.conversation_id).forUpdate().execute();
   const result = await trx.updateTable('transcript_outbox').set({ ...patch, lease_expires_at: null, is_head: 0 }).where('id', '=', row.id).executeTakeFirst();
   if (result.numUpdatedRows === 0n) return false;
   await trx

@@ -1,11 +1,9 @@
 import type { z } from 'zod';
 import { isoNow } from '../../shared/time.js';
-import type { ConversationRow } from '../conversations/conversation.repository.js';
 import type { turnCreatedBody } from '../outbound.schemas.js';
 import type { DeploymentContext } from '../deployment-context.js';
 import { type EgressPolicy, type EgressResponse, type Exchange, exchange } from '../egress.js';
 import { signatureOf, standardWebhookHeaders } from '../signature.js';
-import type { TurnRow } from './turn.repository.js';
 
 export type HookOutcome = { kind: 'replied'; text: string } | { kind: 'acknowledged' } | { kind: 'rejected'; status: number } | { kind: 'failed'; cause: string };
 
@@ -69,31 +67,10 @@ export async function callTurnHook(attempt: () => Promise<Exchange>, delays: rea
 /** The fields of a `turn.created` call that are not about when it is sent. */
 export type TurnCreated = Omit<z.infer<typeof turnCreatedBody>, 'type' | 'sent_at' | 'test'>;
 
-/** Signs and sends one `turn.created` body (signed afresh, so each attempt has its own `sent_at`); `test` marks a sample. */
-export function sendTurnCreated(dep: DeploymentContext, url: string, call: TurnCreated, egress: EgressPolicy, signal?: AbortSignal, test = false): Promise<Exchange> {
+/** Signs and sends one `turn.created` body (signed afresh, so each attempt has its own `sent_at`); `mark: 'test'` marks a sample. */
+export function sendTurnCreated(dep: DeploymentContext, url: string, call: TurnCreated, egress: EgressPolicy, how: { signal?: AbortSignal; mark?: 'test' }): Promise<Exchange> {
   const { delivery_id, ...about } = call;
-  const body = JSON.stringify({ type: 'turn.created', delivery_id, sent_at: isoNow(), ...(test ? { test: true } : {}), ...about });
+  const body = JSON.stringify({ type: 'turn.created', delivery_id, sent_at: isoNow(), ...(how.mark === 'test' ? { test: true } : {}), ...about });
   const headers = { 'X-Service-Signature': signatureOf(dep.signingSecret, body), 'X-Service-Delivery': delivery_id, ...standardWebhookHeaders(delivery_id, body, dep.secrets) };
-  return exchange(url, body, headers, dep.hookTimeoutMs, egress, signal);
-}
-
-/** One attempt of a turn's hook call. */
-export function postTurn(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow, replyUrl: string, egress: EgressPolicy, signal: AbortSignal): Promise<Exchange> {
-  return sendTurnCreated(
-    dep,
-    dep.hookUrl!,
-    {
-      delivery_id: turn.delivery_id,
-      deployment_id: dep.id,
-      agent_id: dep.agentId,
-      conversation_id: conversation.id,
-      turn_id: turn.id,
-      user: { sub: conversation.user_sub, name: conversation.user_name, ctx: conversation.user_ctx ? JSON.parse(conversation.user_ctx) : null },
-      text: turn.text,
-      mode: turn.mode,
-      reply_url: replyUrl,
-    },
-    egress,
-    signal,
-  );
+  return exchange(url, body, headers, dep.hookTimeoutMs, egress, how.signal);
 }

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deploy, mintToken, postReply, sign, startCustomerServer, Widget } from '../../test/concierge-kit.js';
-import { type TestService, startService } from '../../test/harness.js';
+import { deploy, mintToken, postReply, sign, startCustomerServer, Widget } from '../../../test/concierge-kit.js';
+import { type TestService, startService } from '../../../test/harness.js';
 
 /** README, Security: guessing signatures is slowed down per client address. */
 describe('badly signed replies', () => {

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type CustomerServer, deploy, type Deployed, mintToken, startCustomerServer, Widget } from '../../test/concierge-kit.js';
-import { describeEachStore, expectError, type StoreKind, startService, type TestService, waitFor } from '../../test/harness.js';
+import { type CustomerServer, deploy, type Deployed, mintToken, startCustomerServer, Widget } from '../../../test/concierge-kit.js';
+import { describeEachStore, expectError, type StoreKind, startService, type TestService, waitFor } from '../../../test/harness.js';
 
 /** README, Transcript events: a target that says it is gone, or fails for 72 h, is disabled; its events wait until it is enabled again. */
 function suite(kind: StoreKind) {

@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { deploy, mintToken, startCustomerServer, Widget } from '../../test/concierge-kit.js';
-import { describeEachStore, type TestService, startService } from '../../test/harness.js';
-import { appendEvents } from './events/event.repository.js';
+import { deploy, mintToken, startCustomerServer, Widget } from '../../../test/concierge-kit.js';
+import { describeEachStore, type TestService, startService } from '../../../test/harness.js';
+import { appendEvents } from '../events/event.repository.js';
 
 const EVENTS = 700;
 /** 9,000 characters of reply, 27 KB of UTF-8: a page of 500 such events is far more than a socket's buffers. */

@@ -1,8 +1,9 @@
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
-import type { Database, Db } from '../../store/database.js';
+import type { Database, Db, Trx } from '../../store/database.js';
+import type { Dialect } from '../../store/db.js';
 import { isoNow } from '../../shared/time.js';
 import { queryShape, queryShapes, rowInserter } from '../../store/query-shape.js';
-import type { TurnFailure, TurnStatus, TurnTable } from '../conversations/conversation.table.js';
+import type { TurnFailure, TurnStatus, TurnTable } from './conversation.table.js';
 
 export type TurnRow = TurnTable;
 
@@ -42,8 +43,8 @@ const byClientIdShape = queryShape((db, v: { conversationId: string; clientTurnI
   db.selectFrom('turns').selectAll().where('conversation_id', '=', v.conversationId).where('client_turn_id', '=', v.clientTurnId),
 );
 
-export async function insertTurn(db: Db, row: TurnRow): Promise<void> {
-  await insertTurns(db, [row]);
+export async function insertTurn(trx: Trx, row: TurnRow): Promise<void> {
+  await insertTurns(trx, [row]);
 }
 
 const insertTurns = rowInserter('turns');
@@ -69,31 +70,28 @@ const turnLoadShape = queryShape((db, v: { conversationId: string; since: string
  * it): of two racing writers (a reply and the expiry sweep, say) exactly one wins.
  * Returns the turn as it was moved, or undefined.
  */
-export async function transitionTurn(db: Db, turn: string | TurnScope, from: TurnStatus, to: TurnStatus, patch: Partial<TurnRow> = {}): Promise<TurnRow | undefined> {
+export async function transitionTurn(trx: Trx, turn: string | TurnScope, from: TurnStatus, to: TurnStatus, patch: Partial<TurnRow> = {}): Promise<TurnRow | undefined> {
   const columns = (Object.keys(patch) as (keyof TurnRow)[]).filter((c) => patch[c] !== undefined).sort();
   const scope = typeof turn === 'string' ? { turnId: turn, conversationId: '', deploymentId: '' } : turn;
-  const values: Record<string, unknown> = { ...scope, from, to, now: isoNow() };
-  for (const column of columns) values[`set_${column}`] = patch[column];
-  const [moved] = await transitionShapes(`${typeof turn === 'string' ? 'id' : 'scope'}:${columns.join(',')}`, db, values);
+  const values: TransitionValues = { ...scope, from, to, now: isoNow() };
+  for (const column of columns) Object.assign(values, { [`set_${column}`]: patch[column] });
+  const [moved] = await transitionShapes({ by: typeof turn === 'string' ? 'id' : 'scope', columns }, trx, values);
   return moved;
 }
 
+/** What a transition binds: where, from and to, and a `set_<column>` for each column it patches. */
+type TransitionValues = TurnScope & { from: TurnStatus; to: TurnStatus; now: string } & { [C in keyof TurnRow as `set_${C}`]?: TurnRow[C] };
+
 /** The turn transitions, one compiled shape per kind of turn reference and set of patched columns: the hottest statements of a turn. */
-const transitionShapes = queryShapes((key) => {
-  const [reference, list] = key.split(':') as [string, string];
-  const columns = list ? list.split(',') : [];
-  return (db, v: Record<string, unknown>) => {
-    const set: Record<string, unknown> = { status: v.to, updated_at: v.now };
-    for (const column of columns) set[column] = v[`set_${column}`];
-    // Chosen by the key, not by the values: the stand-ins are objects whatever they stand for.
-    const scope = { turnId: v.turnId as string, conversationId: v.conversationId as string, deploymentId: v.deploymentId as string };
-    return db
-      .updateTable('turns')
-      .set(set as Partial<TurnRow>)
-      .where((eb) => (reference === 'id' ? eb('id', '=', scope.turnId) : isTurn(eb, scope)))
-      .where('status', '=', v.from as TurnStatus)
-      .returningAll();
-  };
+const transitionShapes = queryShapes(({ by, columns }: { by: 'id' | 'scope'; columns: readonly (keyof TurnRow)[] }) => (db, v: TransitionValues) => {
+  const set: Partial<TurnRow> = { status: v.to, updated_at: v.now };
+  for (const column of columns) Object.assign(set, { [column]: v[`set_${column}`] });
+  return db
+    .updateTable('turns')
+    .set(set)
+    .where((eb) => (by === 'id' ? eb('id', '=', v.turnId) : isTurn(eb, v)))
+    .where('status', '=', v.from)
+    .returningAll();
 });
 
 export async function countDuplicateReply(db: Db, id: string): Promise<void> {
@@ -101,8 +99,8 @@ export async function countDuplicateReply(db: Db, id: string): Promise<void> {
 }
 
 /** Fails every turn of the conversation still in one of `open`; returns their ids, oldest first. */
-export async function failOpenTurns(db: Db, conversationId: string, open: readonly TurnStatus[], reason: TurnFailure): Promise<string[]> {
-  const rows = await db
+export async function failOpenTurns(trx: Trx, conversationId: string, open: readonly TurnStatus[], reason: TurnFailure): Promise<string[]> {
+  const rows = await trx
     .updateTable('turns')
     .set({ status: 'failed', failure_reason: reason, updated_at: isoNow() })
     .where('conversation_id', '=', conversationId)
@@ -138,13 +136,13 @@ export async function dueTurns(db: Db, due: DueTurns): Promise<{ id: string; con
  * once split the work instead of queueing on each other; SQLite has one writer, so there the
  * read is the claim.
  */
-export async function claimTurn(trx: Db, id: string, status: TurnStatus, skipLocked: boolean): Promise<boolean> {
+export async function claimTurn(trx: Trx, id: string, status: TurnStatus, dialect: Dialect): Promise<boolean> {
   const row = await trx
     .selectFrom('turns')
     .select('id')
     .where('id', '=', id)
     .where('status', '=', status)
-    .$if(skipLocked, (qb) => qb.forUpdate().skipLocked())
+    .$if(dialect === 'postgres', (qb) => qb.forUpdate().skipLocked())
     .executeTakeFirst();
   return Boolean(row);
 }

@@ -3,10 +3,11 @@ import type { Logger } from 'pino';
 import { BackgroundLoop } from '../../shared/background-loop.js';
 import { isoIn, isoNow } from '../../shared/time.js';
 import type { Db } from '../../store/database.js';
+import type { Dialect } from '../../store/db.js';
 import type { StoreHealth } from '../../store/store-health.js';
 import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
-import { type DeliverySubject, deliveryRow } from '../deliveries/delivery.record.js';
-import { insertDeliveries, transcriptSucceededSince } from '../deliveries/delivery.repository.js';
+import { type DeliverySubject, deliveryRow } from './delivery.record.js';
+import { insertDeliveries, transcriptSucceededSince } from './delivery.repository.js';
 import { disableTranscriptTarget } from '../../deployments/deployment.repository.js';
 import { type EgressPolicy, type EgressResponse, type Exchange, exchange } from '../egress.js';
 import { signatureOf, standardWebhookHeaders } from '../signature.js';
@@ -39,6 +40,16 @@ function retryAfterMs(value: string | undefined): number | undefined {
   return Number.isNaN(at) ? undefined : Math.max(at - Date.now(), 0);
 }
 
+export interface TranscriptOutboxParts {
+  db: Db;
+  deployments: DeploymentDirectory;
+  egress: EgressPolicy;
+  logger: Logger;
+  health: StoreHealth;
+  /** PostgreSQL: heads another node is claiming are skipped, and a settle locks the conversation's row. */
+  dialect: Dialect;
+}
+
 /**
  * Delivers stored transcript events at least once, in order per conversation: a conversation's
  * next event waits until the one before it is delivered. Each pass leases the due heads of the
@@ -48,19 +59,18 @@ function retryAfterMs(value: string | undefined): number | undefined {
 export class TranscriptOutbox {
   private readonly stopping = new AbortController();
   private readonly loop: BackgroundLoop;
+  private readonly db: Db;
+  private readonly deployments: DeploymentDirectory;
+  private readonly egress: EgressPolicy;
+  private readonly logger: Logger;
+  private readonly health: StoreHealth;
+  private readonly dialect: Dialect;
 
-  constructor(
-    private readonly db: Db,
-    private readonly deployments: DeploymentDirectory,
-    private readonly egress: EgressPolicy,
-    private readonly logger: Logger,
-    private readonly health: StoreHealth,
-    private readonly skipLocked: boolean,
-    intervalMs = 1_000,
-  ) {
+  constructor(parts: TranscriptOutboxParts, settings: { intervalMs: number }) {
+    ({ db: this.db, deployments: this.deployments, egress: this.egress, logger: this.logger, health: this.health, dialect: this.dialect } = parts);
     // Every delivery in flight listens to it (up to a pass of 200 at once).
     setMaxListeners(0, this.stopping.signal);
-    this.loop = new BackgroundLoop('transcript delivery', () => this.deliverDue(), health, intervalMs);
+    this.loop = new BackgroundLoop('transcript delivery', () => this.deliverDue(), this.health, settings.intervalMs);
   }
 
   start(): void {
@@ -86,7 +96,7 @@ export class TranscriptOutbox {
   /** Delivers due events until none is left that may go now. */
   async deliverDue(): Promise<void> {
     for (;;) {
-      const heads = await claimOutboxHeads(this.db, isoNow(), isoIn(LEASE_MS), 200, this.skipLocked);
+      const heads = await claimOutboxHeads(this.db, isoNow(), isoIn(LEASE_MS), 200, this.dialect);
       const delivered = await Promise.all(heads.map((row) => this.deliver(row)));
       // A delivered head lets its conversation's next event go at once.
       if (this.stopping.signal.aborted || !delivered.includes(true)) return;
@@ -116,7 +126,7 @@ export class TranscriptOutbox {
     // unsettled event would be sent again when its lease ends); an event erased meanwhile keeps nothing.
     const settle = () =>
       this.db.transaction().execute(async (trx) => {
-        if ((await settleOutbox(trx, row, settled, this.skipLocked)) && record) await insertDeliveries(trx, [record]);
+        if ((await settleOutbox(trx, row, settled, this.dialect)) && record) await insertDeliveries(trx, [record]);
       });
     await this.health.persist('settling a transcript event', settle, this.stopping.signal);
     if (expired) this.logger.warn({ event_id: row.id, deployment_id: row.deployment_id }, 'transcript event given up after 72 h');

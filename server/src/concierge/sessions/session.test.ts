@@ -2,8 +2,8 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { Widget, deploy, mintToken, postReply, sign, startCustomerServer } from '../../test/concierge-kit.js';
-import { deepJson, describeEachStore, type TestService, startService, waitFor } from '../../test/harness.js';
+import { Widget, deploy, mintToken, postReply, sign, startCustomerServer } from '../../../test/concierge-kit.js';
+import { deepJson, describeEachStore, type TestService, startService, waitFor } from '../../../test/harness.js';
 
 describeEachStore('concierge sessions', (kind) => {
   let service: TestService;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deploy, mintToken, startCustomerServer, Widget } from '../../test/concierge-kit.js';
-import { type TestService, startService, waitFor } from '../../test/harness.js';
-import { retryDelayMs } from './events/transcript.outbox.js';
+import { deploy, mintToken, startCustomerServer, Widget } from '../../../test/concierge-kit.js';
+import { type TestService, startService, waitFor } from '../../../test/harness.js';
+import { retryDelayMs } from './transcript.outbox.js';
 
 describe('transcript retry delays', () => {
   it('double from 1 s, each ±20% at random, capped at an hour', () => {

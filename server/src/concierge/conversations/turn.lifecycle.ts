@@ -1,0 +1,118 @@
+import { newId } from '../../shared/random.js';
+import { isoNow } from '../../shared/time.js';
+import type { HookOutcome } from '../deliveries/hook.client.js';
+import type { Change, ConversationAt, UnitOfWork } from '../events/event.recorder.js';
+import type { ClientMessage } from '../protocol/frames.js';
+import type { ConversationRow } from './conversation.repository.js';
+import type { TurnFailure, TurnStatus } from './conversation.table.js';
+import { failOpenTurns, insertTurn, OPEN_TURN_STATUSES, transitionTurn, type TurnRow, type TurnScope } from './turn.repository.js';
+
+/** A visitor's turn as the widget sends it. */
+export type TurnInput = Omit<Extract<ClientMessage, { type: 'user_turn' }>, 'type'>;
+
+/**
+ * A turn's life, in one place: the states it moves through, and what each move tells the widget
+ * and the transcript, stored in the same unit of work as the move.
+ *
+ *     pending ──hook 2xx──────────▶ acknowledged ──signed reply──▶ resolved
+ *        │  └─hook 2xx + reply_text ─────────────────────────────▶ resolved
+ *        ├─hook 4xx / failed / cut off / stale ──▶ failed
+ *        │                       acknowledged ──reply timeout──▶ expired
+ *        └─(pending or acknowledged) conversation ends ──▶ failed (conversation_ended)
+ *
+ * A move happens only if the turn is still in the state it moves from: of two racing writers (a
+ * reply and the expiry sweep, say) exactly one wins, and only the winner tells anything.
+ */
+export const turnLifecycle = {
+  /** A new turn, `pending`: stored with its `turn_accepted`, counted against the conversation's turns. */
+  async take(unit: UnitOfWork, at: ConversationAt, conversation: ConversationRow, input: TurnInput): Promise<TurnRow> {
+    const now = isoNow();
+    const turn: TurnRow = {
+      id: newId(),
+      conversation_id: conversation.id,
+      client_turn_id: input.client_turn_id,
+      text: input.text,
+      mode: input.mode,
+      status: 'pending',
+      delivery_id: newId(),
+      reply_text: null,
+      failure_reason: null,
+      expires_at: null,
+      acknowledged_at: null,
+      resolved_at: null,
+      reply_received_at: null,
+      reply_duplicates: 0,
+      created_at: now,
+      updated_at: now,
+    };
+    await insertTurn(unit.trx, turn);
+    const accepted = { turn_id: turn.id, client_turn_id: turn.client_turn_id, text: turn.text, mode: turn.mode };
+    await unit.record(at, {
+      events: [{ type: 'turn_accepted', ...accepted }],
+      transcript: [{ type: 'turn.created', data: accepted }],
+      conversation: { turn_count: conversation.turn_count + 1 },
+    });
+    return turn;
+  },
+
+  /** The hook's answer moves a pending turn: a reply resolves it, a 2xx acknowledges it (its reply due by `replyDueAt`), anything else fails it. */
+  answer(unit: UnitOfWork, at: ConversationAt, turnId: string, outcome: HookOutcome, replyDueAt: string): Promise<TurnRow | undefined> {
+    const now = isoNow();
+    if (outcome.kind === 'replied') {
+      return move(unit, at, turnId, 'pending', 'resolved', { reply_text: outcome.text, acknowledged_at: now, resolved_at: now }, joined(told.acknowledged(turnId), told.resolved(turnId, outcome.text)));
+    }
+    if (outcome.kind === 'acknowledged') return move(unit, at, turnId, 'pending', 'acknowledged', { expires_at: replyDueAt, acknowledged_at: now }, told.acknowledged(turnId));
+    const reason = outcome.kind === 'rejected' ? 'hook_rejected' : 'hook_failed';
+    return move(unit, at, turnId, 'pending', 'failed', { failure_reason: reason }, told.failed(turnId, reason));
+  },
+
+  /** The customer's signed deferred reply resolves an acknowledged turn of this conversation of this deployment. */
+  resolve(unit: UnitOfWork, at: ConversationAt, scope: TurnScope, text: string): Promise<TurnRow | undefined> {
+    const now = isoNow();
+    return move(unit, at, scope, 'acknowledged', 'resolved', { reply_text: text, resolved_at: now, reply_received_at: now }, told.resolved(scope.turnId, text));
+  },
+
+  /**
+   * A turn whose time is up: an acknowledged one's reply timeout passed (`expired`), or a pending
+   * one's hook call was cut off by a crash (`failed`, `hook_failed`).
+   */
+  lapse(unit: UnitOfWork, at: ConversationAt, turnId: string, from: 'acknowledged' | 'pending'): Promise<TurnRow | undefined> {
+    const [to, reason]: [TurnStatus, TurnFailure] = from === 'acknowledged' ? ['expired', 'reply_timeout'] : ['failed', 'hook_failed'];
+    return move(unit, at, turnId, from, to, { failure_reason: reason }, told.failed(turnId, reason));
+  },
+
+  /**
+   * The conversation is ending: every turn still waiting (pending or acknowledged) fails, so no
+   * reply can resolve a turn of an ended conversation. Returns what that tells, for the ending's
+   * own change to carry first.
+   */
+  async failOpen(unit: UnitOfWork, conversationId: string): Promise<Change> {
+    const failed = await failOpenTurns(unit.trx, conversationId, OPEN_TURN_STATUSES, 'conversation_ended');
+    return joined(...failed.map((turnId) => told.failed(turnId, 'conversation_ended')));
+  },
+};
+
+async function move(unit: UnitOfWork, at: ConversationAt, turn: string | TurnScope, from: TurnStatus, to: TurnStatus, patch: Partial<TurnRow>, change: Change): Promise<TurnRow | undefined> {
+  const moved = await transitionTurn(unit.trx, turn, from, to, patch);
+  if (moved) await unit.record(at, change);
+  return moved;
+}
+
+/** What each move tells, to the widget and the transcript alike. */
+const told = {
+  acknowledged: (turnId: string): Change => ({
+    events: [{ type: 'turn_acknowledged', turn_id: turnId }],
+    transcript: [{ type: 'turn.acknowledged', data: { turn_id: turnId } }],
+  }),
+  resolved: (turnId: string, text: string): Change => ({
+    events: [{ type: 'reply', turn_id: turnId, text }],
+    transcript: [{ type: 'turn.resolved', data: { turn_id: turnId, reply_text: text } }],
+  }),
+  failed: (turnId: string, reason: TurnFailure): Change => ({
+    events: [{ type: 'turn_failed', turn_id: turnId, reason }],
+    transcript: [{ type: 'turn.failed', data: { turn_id: turnId, reason } }],
+  }),
+};
+
+/** Changes told as one, in order. */
+export const joined = (...changes: Change[]): Change => ({ events: changes.flatMap((c) => c.events), transcript: changes.flatMap((c) => c.transcript) });

@@ -1,0 +1,10 @@
+import type { CloseCode } from '../protocol/close-codes.js';
+
+/** What a session needs of its socket: `ws`'s WebSocket, or a fake in tests. */
+export interface SessionSocket {
+  readonly bufferedAmount: number;
+  send(data: string, onSent?: () => void): void;
+  close(code: CloseCode, reason: string): void;
+  terminate(): void;
+  ping(): void;
+}

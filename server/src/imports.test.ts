@@ -1,0 +1,69 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative, resolve } from 'node:path';
+import ts from 'typescript';
+import { describe, expect, it } from 'vitest';
+
+const root = resolve(import.meta.dirname);
+
+/** Every non-test module of the server, and the modules of the server each imports (types included). */
+function importGraph(): Map<string, string[]> {
+  const files = readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));
+  const graph = new Map<string, string[]>();
+  for (const file of files) {
+    const { importedFiles } = ts.preProcessFile(readFileSync(join(root, file), 'utf8'), true, false);
+    const local = importedFiles.filter((i) => i.fileName.startsWith('.')).map((i) => relative(root, resolve(root, dirname(file), i.fileName.replace(/\.js$/, '.ts'))));
+    graph.set(file, local);
+  }
+  return graph;
+}
+
+/** The cycles of a directed graph: each strongly connected component of more than one node, or a node importing itself. */
+function cycles(graph: Map<string, string[]>): string[][] {
+  let next = 0;
+  const index = new Map<string, number>();
+  const low = new Map<string, number>();
+  const stack: string[] = [];
+  const found: string[][] = [];
+  const visit = (node: string): void => {
+    index.set(node, next);
+    low.set(node, next++);
+    stack.push(node);
+    for (const to of graph.get(node) ?? []) {
+      if (!index.has(to)) {
+        visit(to);
+        low.set(node, Math.min(low.get(node)!, low.get(to)!));
+      } else if (stack.includes(to)) low.set(node, Math.min(low.get(node)!, index.get(to)!));
+    }
+    if (low.get(node) !== index.get(node)) return;
+    const component: string[] = [];
+    let member: string;
+    do {
+      member = stack.pop()!;
+      component.push(member);
+    } while (member !== node);
+    if (component.length > 1 || graph.get(node)?.includes(node)) found.push(component.sort());
+  };
+  for (const node of graph.keys()) if (!index.has(node)) visit(node);
+  return found;
+}
+
+describe("the server's imports", () => {
+  const graph = importGraph();
+
+  it('have no cycle between modules', () => {
+    expect(graph.size).toBeGreaterThan(100);
+    expect(cycles(graph)).toEqual([]);
+  });
+
+  it("have no cycle between the session backend's folders (README, Layout): each imports only those below it", () => {
+    const folders = new Map<string, string[]>();
+    for (const [file, imports] of graph) {
+      const from = dirname(file);
+      if (!from.startsWith('concierge')) continue;
+      const to = imports.map(dirname).filter((d) => d !== from && d.startsWith('concierge'));
+      folders.set(from, [...new Set([...(folders.get(from) ?? []), ...to])]);
+    }
+    expect([...folders.keys()].sort()).toEqual(['concierge', 'concierge/conversations', 'concierge/deliveries', 'concierge/events', 'concierge/protocol', 'concierge/sessions', 'concierge/turns']);
+    expect(cycles(folders)).toEqual([]);
+  });
+});
