@@ -1,5 +1,7 @@
 import type { Db } from '../store/database.js';
 import type { AgentVersionTable } from './agent.table.js';
+import type { Page } from '../http/pagination.js';
+import { listed, type Listed } from '../store/listing.js';
 
 export type AgentVersionRow = AgentVersionTable;
 
@@ -12,10 +14,7 @@ export async function findAgentVersion(db: Db, agentId: string, version: number)
 }
 
 /** A page of an agent's versions, newest first, and how many it has. */
-export async function listAgentVersions(db: Db, agentId: string, offset: number, limit: number): Promise<{ rows: AgentVersionRow[]; total: number }> {
-  const [rows, count] = await Promise.all([
-    db.selectFrom('agent_versions').selectAll().where('agent_id', '=', agentId).orderBy('version', 'desc').offset(offset).limit(limit).execute(),
-    db.selectFrom('agent_versions').select((eb) => eb.fn.countAll<number | string>().as('n')).where('agent_id', '=', agentId).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.n) };
+export async function listAgentVersions(db: Db, agentId: string, page: Page): Promise<Listed<AgentVersionRow>> {
+  const count = () => db.selectFrom('agent_versions').select((eb) => eb.fn.countAll<number | string>().as('n')).where('agent_id', '=', agentId).executeTakeFirstOrThrow();
+  return listed(page, db.selectFrom('agent_versions').selectAll().where('agent_id', '=', agentId).orderBy('version', 'desc'), async () => (await count()).n);
 }

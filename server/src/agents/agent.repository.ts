@@ -4,6 +4,8 @@ import { type FieldKind, jsonArrayText, jsonRowOf } from '../store/json-shape.js
 import { queryShapes } from '../store/query-shape.js';
 import type { Agent } from './agent.schemas.js';
 import type { AgentStatus, AgentTable } from './agent.table.js';
+import { offsetOf, type Page } from '../http/pagination.js';
+import { containing } from '../store/listing.js';
 
 /** The public agent, field by field, as read from its columns: the one place the two meet. */
 export const AGENT_SHAPE = {
@@ -54,7 +56,6 @@ export async function findAgentById(db: Db, id: string): Promise<AgentRow | unde
   return db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-const likePattern = (needle: string): string => `%${needle.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 interface ListValues extends Record<string, unknown> {
   customerId: string;
@@ -96,11 +97,10 @@ export async function listAgentsJson(
   db: Db,
   customerId: string,
   filter: AgentFilter,
-  limit: number,
-  offset: number,
+  page: Page,
 ): Promise<{ items: string; total: number }> {
   const key = filterKey(filter);
-  const values: ListValues = { customerId, status: filter.status, pattern: filter.search ? likePattern(filter.search) : undefined, limit, offset };
+  const values: ListValues = { customerId, status: filter.status, pattern: filter.search ? containing(filter.search.toLowerCase()) : undefined, limit: page.per_page, offset: offsetOf(page) };
   const [rows, [count]] = await Promise.all([pageShapes(key, db, values), countShapes(key, db, values)]);
   return { items: jsonArrayText(rows.map((row) => row.item)), total: Number(count?.total ?? 0) };
 }

@@ -1,5 +1,5 @@
 import { invalidState, notFound } from '../errors.js';
-import { type Page, offsetOf, pageMeta } from '../http/pagination.js';
+import { type Page, pageMeta, pageOf } from '../http/pagination.js';
 import { countActiveDeploymentsOfAgent } from '../deployments/deployment.repository.js';
 import { deleteJobsOfAgent, insertJob } from '../jobs/job.repository.js';
 import { pollingUrlOf } from '../jobs/job.service.js';
@@ -34,7 +34,7 @@ export async function requireAgent(db: Db, customerId: string, id: string): Prom
 }
 
 export async function listAgentsPage(db: Db, customerId: string, filter: AgentFilter, page: Page) {
-  const { items, total } = await listAgentsJson(db, customerId, filter, page.per_page, offsetOf(page));
+  const { items, total } = await listAgentsJson(db, customerId, filter, page);
   return { itemsJson: items, meta: pageMeta(page, total) };
 }
 
@@ -148,8 +148,7 @@ const toAgentVersion = (row: AgentVersionRow): AgentVersion => ({ version: row.v
 /** The agent's published versions, newest first. */
 export async function listVersionsPage(db: Db, customerId: string, id: string, page: Page) {
   await requireAgent(db, customerId, id);
-  const { rows, total } = await listAgentVersions(db, id, offsetOf(page), page.per_page);
-  return { data: rows.map(toAgentVersion), meta: pageMeta(page, total) };
+  return pageOf(page, await listAgentVersions(db, id, page), toAgentVersion);
 }
 
 export async function getAgentVersion(db: Db, customerId: string, id: string, version: number): Promise<AgentVersion> {

@@ -1,5 +1,7 @@
 import type { Db } from '../store/database.js';
 import type { DeploymentStatus, DeploymentTable, Environment } from './deployment.table.js';
+import type { Page } from '../http/pagination.js';
+import { listed, type Listed } from '../store/listing.js';
 
 export type DeploymentRow = DeploymentTable;
 export type DeploymentView = DeploymentRow & { agent_name: string };
@@ -42,21 +44,11 @@ export async function listDeployments(
   db: Db,
   customerId: string,
   filter: DeploymentFilter,
-  limit: number,
-  offset: number,
-): Promise<{ rows: DeploymentView[]; total: number }> {
-  const [rows, count] = await Promise.all([
-    filtered(db, customerId, filter)
-      .selectAll('deployments')
-      .select('agents.name as agent_name')
-      .orderBy('deployments.created_at', 'desc')
-      .orderBy('deployments.id', 'desc')
-      .limit(limit)
-      .offset(offset)
-      .execute(),
-    filtered(db, customerId, filter).select((eb) => eb.fn.countAll().as('total')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.total) };
+  page: Page,
+): Promise<Listed<DeploymentView>> {
+  const count = () => filtered(db, customerId, filter).select((eb) => eb.fn.countAll<number | string>().as('total')).executeTakeFirstOrThrow();
+  const rows = filtered(db, customerId, filter).selectAll('deployments').select('agents.name as agent_name').orderBy('deployments.created_at', 'desc').orderBy('deployments.id', 'desc');
+  return listed(page, rows, async () => (await count()).total);
 }
 
 export async function updateDeployment(db: Db, customerId: string, id: string, patch: DeploymentPatch): Promise<void> {

@@ -1,7 +1,7 @@
 import { requireAgent } from '../agents/agent.service.js';
 import { findAgentVersion } from '../agents/agent-version.repository.js';
 import { AppError, invalidState, notFound } from '../errors.js';
-import { type Page, offsetOf, pageMeta } from '../http/pagination.js';
+import { type Page, pageOf } from '../http/pagination.js';
 import { fromJsonColumn, toJsonColumn } from '../shared/json-column.js';
 import { newId } from '../shared/random.js';
 import { isoIn, isoNow } from '../shared/time.js';
@@ -47,8 +47,7 @@ async function requireDeployment(db: Db, customerId: string, id: string): Promis
 }
 
 async function listDeploymentsPage(db: Db, customerId: string, filter: DeploymentFilter, page: Page) {
-  const { rows, total } = await listDeployments(db, customerId, filter, page.per_page, offsetOf(page));
-  return { data: rows.map(toDeployment), meta: pageMeta(page, total) };
+  return pageOf(page, await listDeployments(db, customerId, filter, page), toDeployment);
 }
 
 async function createDeployment(db: Db, customerId: string, input: CreateDeploymentInput) {

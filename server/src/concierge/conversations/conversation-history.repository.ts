@@ -1,19 +1,19 @@
 import { type ExpressionBuilder, sql } from 'kysely';
 import type { Database, Db } from '../../store/database.js';
+import type { Dialect } from '../../store/db.js';
 import type { ConversationEventTable } from '../events/event.table.js';
 import type { TurnRow } from './turn.repository.js';
 import type { ConversationRow } from './conversation.repository.js';
 import type { ConversationFilter } from './conversation.schemas.js';
+import { offsetOf, type Page } from '../../http/pagination.js';
+import { containing, listed, type Listed } from '../../store/listing.js';
 
-export type Dialect = 'sqlite' | 'postgres';
 export type HistoryRow = ConversationRow & { failed_turn_count: number | string };
 /** The history's queries name the conversations table `c`. */
 type WithC = ExpressionBuilder<Database & { c: ConversationRow }, 'c'>;
 
 const FAILED: TurnRow['status'][] = ['failed', 'expired'];
 
-/** `text` as a LIKE pattern matching it anywhere, its wildcards escaped (with `\`). */
-const containing = (text: string): string => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 /**
  * The ids of conversations with a turn text or reply containing `search`, ignoring case. SQLite
@@ -73,23 +73,20 @@ function withFailedCount(db: Db, dialect: Dialect, customerId: string, filter: C
     .orderBy('c.id', 'desc');
 }
 
-export async function listConversations(db: Db, dialect: Dialect, customerId: string, filter: ConversationFilter, limit: number, offset: number): Promise<{ rows: HistoryRow[]; total: number }> {
+export async function listConversations(db: Db, dialect: Dialect, customerId: string, filter: ConversationFilter, page: Page): Promise<Listed<HistoryRow>> {
   const count = () => filtered(db, dialect, customerId, filter).select((eb) => eb.fn.countAll<number | string>().as('total')).executeTakeFirstOrThrow();
   if (ledByMatches(filter)) {
     // The matches are found once, for the page and its total alike (a page past the end counts them again).
     const counted = await withFailedCount(db, dialect, customerId, filter)
       .select((eb) => eb.fn.countAll<number | string>().over().as('total'))
-      .limit(limit)
-      .offset(offset)
+      .limit(page.per_page)
+      .offset(offsetOf(page))
       .execute();
     const total = counted.length ? Number(counted[0]!.total) : Number((await count()).total);
     return { rows: counted.map(({ total: _, ...row }) => row) as HistoryRow[], total };
   }
-  const [rows, counted] = await Promise.all([
-    withFailedCount(db, dialect, customerId, filter).limit(limit).offset(offset).execute(),
-    count(),
-  ]);
-  return { rows: rows as HistoryRow[], total: Number(counted.total) };
+  const { rows, total } = await listed(page, withFailedCount(db, dialect, customerId, filter), async () => (await count()).total);
+  return { rows: rows as HistoryRow[], total };
 }
 
 /** Where a walk through the history stopped: the last conversation it gave, newest first. */

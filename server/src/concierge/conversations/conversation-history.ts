@@ -1,11 +1,11 @@
 import { notFound } from '../../errors.js';
-import { type Page, offsetOf, pageMeta } from '../../http/pagination.js';
+import { type Page, pageOf } from '../../http/pagination.js';
 import type { Db } from '../../store/database.js';
+import type { Dialect } from '../../store/db.js';
 import { hookAttemptsOf } from '../deliveries/delivery.repository.js';
 import { toDelivery } from '../deliveries/delivery.view.js';
 import {
   conversationsAfter,
-  type Dialect,
   eventsOf,
   findHistoryRow,
   type HistoryCursor,
@@ -59,8 +59,7 @@ export class ConversationHistory {
 
   async list(customerId: string, filter: ConversationFilter, page: Page) {
     if (filter.search) await this.searchIndex.catchUp();
-    const { rows, total } = await listConversations(this.db, this.dialect, customerId, filter, page.per_page, offsetOf(page));
-    return { data: rows.map(toConversation), meta: pageMeta(page, total) };
+    return pageOf(page, await listConversations(this.db, this.dialect, customerId, filter, page), toConversation);
   }
 
   async get(customerId: string, id: string): Promise<ConversationDetail> {

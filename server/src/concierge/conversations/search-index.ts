@@ -2,7 +2,7 @@ import { sql } from 'kysely';
 import { BackgroundLoop } from '../../shared/background-loop.js';
 import type { Db } from '../../store/database.js';
 import type { StoreHealth } from '../../store/store-health.js';
-import type { Dialect } from './conversation-history.repository.js';
+import type { Dialect } from '../../store/db.js';
 
 /** Texts moved into the index per transaction: a batch holds the store for milliseconds. */
 const BATCH = 500;

@@ -2,6 +2,8 @@ import type { Db } from '../../store/database.js';
 import { rowInserter } from '../../store/query-shape.js';
 import type { DeliveryFilter } from './delivery.schemas.js';
 import type { DeliveryTable } from './delivery.table.js';
+import type { Page } from '../../http/pagination.js';
+import { listed, type Listed } from '../../store/listing.js';
 
 export type DeliveryRow = DeliveryTable;
 
@@ -26,12 +28,9 @@ function filtered(db: Db, customerId: string, filter: DeliveryFilter) {
   return query;
 }
 
-export async function listDeliveries(db: Db, customerId: string, filter: DeliveryFilter, limit: number, offset: number): Promise<{ rows: DeliveryRow[]; total: number }> {
-  const [rows, count] = await Promise.all([
-    filtered(db, customerId, filter).selectAll().orderBy('sent_at', 'desc').orderBy('id', 'desc').limit(limit).offset(offset).execute(),
-    filtered(db, customerId, filter).select((eb) => eb.fn.countAll<number | string>().as('total')).executeTakeFirstOrThrow(),
-  ]);
-  return { rows, total: Number(count.total) };
+export async function listDeliveries(db: Db, customerId: string, filter: DeliveryFilter, page: Page): Promise<Listed<DeliveryRow>> {
+  const count = () => filtered(db, customerId, filter).select((eb) => eb.fn.countAll<number | string>().as('total')).executeTakeFirstOrThrow();
+  return listed(page, filtered(db, customerId, filter).selectAll().orderBy('sent_at', 'desc').orderBy('id', 'desc'), async () => (await count()).total);
 }
 
 /** The turn hook calls of these conversations' turns, each turn's in attempt order (read through the conversation index). */

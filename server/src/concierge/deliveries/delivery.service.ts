@@ -1,5 +1,5 @@
 import { invalidState, notFound } from '../../errors.js';
-import { type Page, offsetOf, pageMeta } from '../../http/pagination.js';
+import { type Page, pageOf } from '../../http/pagination.js';
 import { newId } from '../../shared/random.js';
 import { isoNow } from '../../shared/time.js';
 import type { PublicAddress } from '../../http/public-address.js';
@@ -34,8 +34,7 @@ export class DeliveryService {
   }
 
   async list(customerId: string, filter: DeliveryFilter, page: Page) {
-    const { rows, total } = await listDeliveries(this.o.db, customerId, filter, page.per_page, offsetOf(page));
-    return { data: rows.map(toDelivery), meta: pageMeta(page, total) };
+    return pageOf(page, await listDeliveries(this.o.db, customerId, filter, page), toDelivery);
   }
 
   async get(customerId: string, id: string): Promise<Delivery> {

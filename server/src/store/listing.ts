@@ -1,0 +1,21 @@
+import { offsetOf, type Page } from '../http/pagination.js';
+
+/** One page of a list's rows, and how many rows its filter matches in all. */
+export interface Listed<R> {
+  rows: R[];
+  total: number;
+}
+
+/** A query that can be cut to one page: a Kysely select. */
+interface Pageable<R> {
+  limit(limit: number): { offset(offset: number): { execute(): Promise<R[]> } };
+}
+
+/** Reads a page of `rows` and the `total` of its filter at once. */
+export async function listed<R>(page: Page, rows: Pageable<R>, total: () => Promise<number | string | bigint>): Promise<Listed<R>> {
+  const [found, count] = await Promise.all([rows.limit(page.per_page).offset(offsetOf(page)).execute(), total()]);
+  return { rows: found, total: Number(count) };
+}
+
+/** `text` as a LIKE pattern matching it anywhere, its wildcards escaped (with `\`). */
+export const containing = (text: string): string => `%${text.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
