@@ -43,7 +43,7 @@ class Widget {
     this.client.onEvent((event) => {
       if (event.type === 'reply' && event.speak) {
         const agent = this.client.view.agent;
-        this.speech.speak(event.text, agent?.language ?? undefined, typeof agent?.voice === 'string' ? agent.voice : undefined);
+        this.speech.speak(event.text, agent?.language ?? undefined, agent?.voice?.name);
       }
       this.dispatch(event);
     });

@@ -1,8 +1,8 @@
 import type { KyselyPlugin } from 'kysely';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deploy } from '../../test/concierge-kit.js';
 import { describeEachStore, type TestService, startService } from '../../test/harness.js';
-import { DeploymentDirectory } from './deployment-context.js';
+import { agentInfo, DeploymentDirectory } from './deployment-context.js';
 
 /** README, Security: a signature that fails against remembered secrets rechecks the store at most once a second per deployment. */
 describeEachStore('the deployment directory', (kind) => {
@@ -43,5 +43,17 @@ describeEachStore('the deployment directory', (kind) => {
     const { directory, reads } = counted(1_000);
     for (let i = 0; i < 20; i++) expect(await directory.accepting('00000000-0000-4000-8000-000000000000', () => true)).toBeUndefined();
     expect(reads.n).toBe(1);
+  });
+});
+
+describe("the agent the widget is told of", () => {
+  it("reads the spec's voice as README's Field reference gives it, each field only with its type; a bare string names the voice", () => {
+    const voiceOf = (voice: unknown) => agentInfo('Front desk', JSON.stringify({ voice })).voice;
+    expect(voiceOf({ name: 'Samantha', rate: 1.1, pitch: 0.9 })).toEqual({ name: 'Samantha', rate: 1.1, pitch: 0.9 });
+    expect(voiceOf({ rate: 1, pitch: 1, accent: 'posh' })).toEqual({ rate: 1, pitch: 1 });
+    expect(voiceOf({ name: 7, rate: 'fast' })).toEqual({});
+    expect(voiceOf('Samantha')).toEqual({ name: 'Samantha' });
+    expect(voiceOf(null)).toBeNull();
+    expect(agentInfo('Front desk', null)).toEqual({ name: 'Front desk', greeting: null, language: null, voice: null });
   });
 });

@@ -6,7 +6,7 @@ import { liveSecrets } from '../deployments/signing-secret.js';
 import { deploymentIdsOfAgent } from '../deployments/deployment.repository.js';
 import { type ChannelConfig, effectiveEngagementRules, effectiveRuntimeConfig } from '../deployments/deployment.schemas.js';
 import type { CallDirection, DeploymentStatus } from '../deployments/deployment.table.js';
-import type { AgentInfo } from './protocol/frames.js';
+import type { AgentInfo, AgentVoice, WidgetTheme } from './protocol/frames.js';
 
 /** What a session, a turn or a reply needs to know about its deployment, defaults applied. */
 export interface DeploymentContext {
@@ -20,7 +20,7 @@ export interface DeploymentContext {
   hookUrl: string | undefined;
   transcriptHookUrl: string | undefined;
   allowedOrigins: string[];
-  widget: Record<string, unknown>;
+  widget: WidgetTheme;
   maxTurnsPerConversation: number;
   maxPendingTurns: number;
   turnsPerMinute: number;
@@ -91,7 +91,7 @@ export function agentInfo(name: string, specText: string | null): AgentInfo {
     name,
     greeting: typeof spec.greeting === 'string' ? spec.greeting : null,
     language: typeof spec.language === 'string' ? spec.language : null,
-    voice: spec.voice ?? null,
+    voice: voiceOf(spec.voice),
   };
 }
 
@@ -156,4 +156,15 @@ export class DeploymentDirectory {
     const dep = await this.fresh(id);
     return dep && { dep, accepted: accepts(dep) };
   }
+}
+
+/**
+ * The spec's `voice` as the widget reads it: the fields of README's Field reference, each kept
+ * only with its documented type; a bare string (an older spec) names the voice.
+ */
+function voiceOf(voice: unknown): AgentVoice | null {
+  if (typeof voice === 'string') return { name: voice };
+  if (!voice || typeof voice !== 'object') return null;
+  const { name, rate, pitch } = voice as Record<string, unknown>;
+  return { ...(typeof name === 'string' ? { name } : {}), ...(typeof rate === 'number' ? { rate } : {}), ...(typeof pitch === 'number' ? { pitch } : {}) };
 }

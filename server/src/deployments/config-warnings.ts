@@ -1,5 +1,6 @@
 import type { z } from 'zod';
-import { channelConfigSchema, engagementRulesSchema, runtimeConfigSchema, widgetConfigSchema } from './deployment.schemas.js';
+import { widgetTheme } from '../concierge/protocol/frames.js';
+import { channelConfigSchema, engagementRulesSchema, runtimeConfigSchema } from './deployment.schemas.js';
 
 export interface ConfigWarning {
   path: string;
@@ -15,7 +16,7 @@ const READ_KEYS: Record<keyof Settings, string[]> = {
   engagement_rules: known(engagementRulesSchema),
   runtime_config: known(runtimeConfigSchema),
 };
-const WIDGET_KEYS = known(widgetConfigSchema);
+const WIDGET_KEYS = known(widgetTheme);
 
 /**
  * The keys of a deployment's settings that the service does not read. They are stored as sent

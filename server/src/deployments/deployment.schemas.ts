@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { pageQuery } from '../http/pagination.js';
 import { atLeastOneField, SPEC_MAX_BYTES, timestamp } from '../shared/schemas.js';
+import { widgetTheme } from '../concierge/protocol/frames.js';
 import { transcriptHookStatuses } from './deployment.table.js';
 
 export const environments = ['development', 'staging', 'production'] as const;
@@ -38,15 +39,6 @@ const origin = z
 const withinSize = <T extends z.ZodType>(schema: T) =>
   schema.refine((v) => Buffer.byteLength(JSON.stringify(v)) <= SPEC_MAX_BYTES, { message: 'must be at most 64 KiB as JSON' });
 
-export const widgetConfigSchema = z.looseObject({
-  title: z.string().max(100).optional(),
-  // Only hex colours: the value is written into the widget's CSS.
-  accent_color: z
-    .string()
-    .regex(/^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/, 'must be a hex colour such as #0a7cff')
-    .optional(),
-  position: z.enum(['bottom-right', 'bottom-left']).optional(),
-});
 
 // Only the keys the service reads are checked; anything else is kept as the customer wrote it.
 export const channelConfigSchema = withinSize(
@@ -54,7 +46,7 @@ export const channelConfigSchema = withinSize(
     hook_url: httpUrl.optional().meta({ description: "The customer's turn hook" }),
     transcript_hook_url: httpUrl.optional(),
     allowed_origins: z.array(origin).max(100).optional().meta({ description: 'Origins allowed to open widget sessions; empty or absent: any' }),
-    widget: widgetConfigSchema.optional(),
+    widget: widgetTheme.optional(),
   }),
 ).meta({ id: 'ChannelConfig' });
 

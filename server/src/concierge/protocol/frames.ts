@@ -32,6 +32,18 @@ export const clientMessage = z.discriminatedUnion('type', [
 ]);
 export type ClientMessage = z.infer<typeof clientMessage>;
 
+/** The deployment's `channel_config.widget`: title, accent colour, position (keys it does not know are kept, and ignored). */
+export const widgetTheme = z.looseObject({
+  title: z.string().max(100).optional(),
+  // Only hex colours: the value is written into the widget's CSS.
+  accent_color: z
+    .string()
+    .regex(/^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/, 'must be a hex colour such as #0a7cff')
+    .optional(),
+  position: z.enum(['bottom-right', 'bottom-left']).optional(),
+});
+export type WidgetTheme = z.infer<typeof widgetTheme>;
+
 const seq = z.number().int().min(1);
 const id = z.uuid();
 
@@ -48,7 +60,11 @@ export type StoredEvent = z.infer<typeof storedEvent>;
 /** An event about to be stored: its `seq` is taken when it is. */
 export type NewEvent = StoredEvent extends infer E ? (E extends StoredEvent ? Omit<E, 'seq'> : never) : never;
 
-const agentInfo = z.strictObject({ name: z.string(), greeting: z.string().nullable(), language: z.string().nullable(), voice: z.unknown() });
+/** The agent's voice, from its published spec (README, Field reference): a voice the browser knows by name, its rate and pitch. */
+export const agentVoice = z.strictObject({ name: z.string().optional(), rate: z.number().optional(), pitch: z.number().optional() });
+export type AgentVoice = z.infer<typeof agentVoice>;
+
+const agentInfo = z.strictObject({ name: z.string(), greeting: z.string().nullable(), language: z.string().nullable(), voice: agentVoice.nullable() });
 export type AgentInfo = z.infer<typeof agentInfo>;
 
 const readyFrame = z.strictObject({
@@ -58,8 +74,7 @@ const readyFrame = z.strictObject({
   last_seq: z.number().int().min(0),
   token_expires_at: z.iso.datetime(),
   agent: agentInfo,
-  /** The deployment's `channel_config.widget`: title, accent colour, position. */
-  widget: z.record(z.string(), z.unknown()),
+  widget: widgetTheme,
 });
 
 const errorFrame = z.strictObject({ type: z.literal('error'), code: z.enum(widgetErrorCodes), message: z.string() });
