@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { SignJWT } from 'jose';
 import WebSocket from 'ws';
 import { serverFrame } from '../src/concierge/protocol/frames.js';
-import { afterAll, beforeAll } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import { type Client, client, createPublishedAgent, type StoreKind, startService, type TestService } from './harness.js';
 
 export interface HookCall {
@@ -164,16 +164,20 @@ export async function postReply(service: Pick<TestService, 'url'>, deploymentId:
 
 export type CustomerServer = Awaited<ReturnType<typeof startCustomerServer>>;
 
-/** A service on `kind` and a customer server, started before the suite's tests and closed after them. */
+/** A service on `kind` for the suite, and a customer server of each test's own. */
 export function serviceWithCustomer(kind: StoreKind): { service(): TestService; customer(): CustomerServer } {
   let service: TestService | undefined;
   let customer: CustomerServer | undefined;
   beforeAll(async () => {
     service = await startService(kind);
-    customer = await startCustomerServer();
   });
   afterAll(async () => {
     await service?.close();
+  });
+  beforeEach(async () => {
+    customer = await startCustomerServer();
+  });
+  afterEach(async () => {
     await customer?.close();
   });
   return { service: () => service!, customer: () => customer! };

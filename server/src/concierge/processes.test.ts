@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { Widget, deploy, mintToken, postReply, type ServiceRef, startCustomerServer } from '../../test/concierge-kit.js';
 import { client, TEST_DATABASE_URL, waitFor } from '../../test/harness.js';
 import { bootstrapKey, type NodeProcess, startServiceProcess, withScratchDatabase } from '../../test/service-process.js';
@@ -17,13 +17,16 @@ describe.each([
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'concierge-procs-'));
-    customer = await startCustomerServer();
   });
   afterAll(async () => {
     for (const p of running) p.child.kill('SIGKILL');
-    await customer.close();
     rmSync(dataDir, { recursive: true, force: true });
   });
+  // Each test has a customer of its own: what one tells its hook to do, or has called, is nobody else's.
+  beforeEach(async () => {
+    customer = await startCustomerServer();
+  });
+  afterEach(() => customer.close());
 
   /** Runs `work` with a way to start nodes on one fresh store of this kind. */
   async function onStore(work: (start: () => Promise<NodeProcess>) => Promise<void>): Promise<void> {

@@ -3,7 +3,7 @@ import type { ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { deploy, mintToken, postReply, type ServiceRef, startCustomerServer, Widget } from '../../test/concierge-kit.js';
 import { call, client, TEST_DATABASE_URL, waitFor } from '../../test/harness.js';
 import { bootstrapKey, type NodeProcess, startServiceProcess, withScratchDatabase } from '../../test/service-process.js';
@@ -20,16 +20,19 @@ describe.skipIf(!TEST_DATABASE_URL)('a PostgreSQL outage [postgres]', () => {
 
   beforeAll(async () => {
     dataDir = mkdtempSync(join(tmpdir(), 'concierge-outage-'));
-    customer = await startCustomerServer();
     admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
     await admin.connect();
   });
   afterAll(async () => {
     for (const p of running) p.child.kill('SIGKILL');
-    await customer.close();
     await admin.end();
     rmSync(dataDir, { recursive: true, force: true });
   });
+  // Each test has a customer of its own: what one tells its hook to do, or has called, is nobody else's.
+  beforeEach(async () => {
+    customer = await startCustomerServer();
+  });
+  afterEach(() => customer.close());
 
   const cut = async (database: string) => {
     await admin.query(`alter database ${database} allow_connections false`);

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { deploy, mintToken, startCustomerServer, Widget } from '../../../test/concierge-kit.js';
 import { type TestService, startService, waitFor } from '../../../test/harness.js';
 import { retryDelayMs } from './transcript.outbox.js';
@@ -30,12 +30,15 @@ describe('transcript delivery, against a receiver that pushes back', () => {
   let customer: Awaited<ReturnType<typeof startCustomerServer>>;
   beforeAll(async () => {
     service = await startService('sqlite', { sessions: { sweepIntervalMs: 100 } });
-    customer = await startCustomerServer();
   });
   afterAll(async () => {
     await service.close();
-    await customer.close();
   });
+  // Each test has a customer of its own: what one tells its hook to do, or has called, is nobody else's.
+  beforeEach(async () => {
+    customer = await startCustomerServer();
+  });
+  afterEach(() => customer.close());
 
   it("waits as long as Retry-After says, and sends each attempt to the URL the deployment has then", async () => {
     customer.state.transcriptStatus = 503;

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, expect, it } from 'vitest';
 import { type CustomerServer, deploy, type Deployed, mintToken, startCustomerServer, Widget } from '../../../test/concierge-kit.js';
 import { describeEachStore, expectError, type StoreKind, startService, type TestService, waitFor } from '../../../test/harness.js';
 
@@ -8,13 +8,16 @@ function suite(kind: StoreKind) {
   let customer: CustomerServer;
 
   beforeAll(async () => {
-    customer = await startCustomerServer();
     service = await startService(kind, { sessions: { sweepIntervalMs: 100 } });
   });
   afterAll(async () => {
     await service?.close();
-    await customer?.close();
   });
+  // Each test has a customer of its own: what one tells its hook to do, or has called, is nobody else's.
+  beforeEach(async () => {
+    customer = await startCustomerServer();
+  });
+  afterEach(() => customer.close());
 
   /** A conversation whose start and one turn make transcript events. */
   async function converse(hotel: Deployed, sub: string): Promise<string> {

@@ -1,6 +1,6 @@
 import type { IncomingHttpHeaders } from 'node:http';
 import { Webhook } from 'standardwebhooks';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { Widget, deploy, mintToken, postReply, sign, startCustomerServer } from '../../../test/concierge-kit.js';
 import { deepJson, describeEachStore, type TestService, startService, waitFor } from '../../../test/harness.js';
@@ -12,12 +12,15 @@ describeEachStore('concierge sessions', (kind) => {
   beforeAll(async () => {
     // A stop waits half a second for hook calls in flight, not the default 5 s: several tests leave one hanging.
     service = await startService(kind, { sessions: { helloTimeoutMs: 300, shutdownGraceMs: 500 } });
-    customer = await startCustomerServer();
   });
   afterAll(async () => {
     await service.close();
-    await customer.close();
   });
+  // Each test has a customer of its own: what one tells its hook to do, or has called, is nobody else's.
+  beforeEach(async () => {
+    customer = await startCustomerServer();
+  });
+  afterEach(() => customer.close());
 
   const accept = () => {
     customer.state.behaviour = (_c, res) => res.writeHead(202).end();
