@@ -1,6 +1,11 @@
+import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { quantile } from '../stats.js';
+import { turnLifecycle } from '../../server/src/concierge/conversations/turn.lifecycle.js';
+import type { DeploymentContext } from '../../server/src/concierge/deployment-context.js';
+import { UnitOfWork } from '../../server/src/concierge/events/event.recorder.js';
+import { openStore } from '../../server/src/store/db.js';
 import type { Latency } from './replies.js';
 
 /**
@@ -90,6 +95,33 @@ export async function pgReplyFloor(url: string, turns: readonly ResolvedTurn[]):
     }
   } finally {
     await client.end();
+  }
+  return summary(samples);
+}
+
+/**
+ * The same statements as the service runs them for a reply: one unit of work (turnLifecycle's
+ * resolve, through Kysely's asynchronous transaction and the service's compiled statements), on
+ * the service's own file, one transaction per reply (ms). Against {@link sqliteReplyFloor} it
+ * bounds what running a batch synchronously on better-sqlite3 could save a reply.
+ */
+export async function sqliteReplyUnit(file: string, turns: readonly ResolvedTurn[]): Promise<Latency> {
+  const store = await openStore({ databaseUrl: undefined, dataDir: dirname(file) });
+  const samples: number[] = [];
+  try {
+    await store.db.updateTable('turns').set({ status: 'acknowledged', reply_text: null, resolved_at: null, reply_received_at: null }).where('id', 'in', turns.map((t) => t.turnId)).execute();
+    for (const t of turns) {
+      // Only what a reply's unit reads of its deployment: without a transcript hook, no outbox row.
+      const dep = { id: t.deploymentId, transcriptHookUrl: undefined } as DeploymentContext;
+      const started = performance.now();
+      const moved = await store.db.transaction().execute((trx) =>
+        turnLifecycle.resolve(new UnitOfWork(trx), { dep, conversationId: t.conversationId }, { turnId: t.turnId, conversationId: t.conversationId, deploymentId: t.deploymentId }, REPLY),
+      );
+      samples.push(performance.now() - started);
+      if (!moved) throw new Error(`turn ${t.turnId} not found`);
+    }
+  } finally {
+    await store.close();
   }
   return summary(samples);
 }
