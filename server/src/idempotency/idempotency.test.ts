@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { call, type Client, client, createReadyAgent, describeEachStore, expectError, type TestService, startService } from '../../test/harness.js';
 import { isoIn } from '../shared/time.js';
-import { keyDigest } from './response-seal.js';
+import { secretDigest } from '../shared/secret-digest.js';
 
 /** README, The management API: safe retries for POST routes under /api/v1. */
 describeEachStore('Idempotency-Key', (kind) => {
@@ -91,7 +91,7 @@ describeEachStore('Idempotency-Key', (kind) => {
     expect([replayed.headers.get('idempotent-replayed'), replayed.body]).toEqual(['true', mine.body]);
 
     // A key older than 24 h is gone: the same request runs again, and the next start purges such keys.
-    await service.app.store.db.updateTable('idempotency_keys').set({ created_at: isoIn(-25 * 3_600_000) }).where('customer_id', '=', customerId).where('key', '=', keyDigest('shared-key')).execute();
+    await service.app.store.db.updateTable('idempotency_keys').set({ created_at: isoIn(-25 * 3_600_000) }).where('customer_id', '=', customerId).where('key', '=', secretDigest('shared-key')).execute();
     const fresh = await api.post('/api/v1/agents', { name: 'Mine' }, withKey('shared-key'));
     expect([fresh.status, fresh.headers.get('idempotent-replayed')]).toEqual([202, null]);
     expect(fresh.body.data.agent_id).not.toBe(mine.body.data.agent_id);

@@ -6,7 +6,8 @@ import { isoIn, isoNow } from '../shared/time.js';
 import type { Db } from '../store/database.js';
 import { BackgroundLoop } from '../shared/background-loop.js';
 import type { StoreHealth } from '../store/store-health.js';
-import { keyDigest, ResponseSeal } from './response-seal.js';
+import { secretDigest } from '../shared/secret-digest.js';
+import { ResponseSeal } from './response-seal.js';
 import { claimKey, completeKey, findKey, type IdempotencyRow, purgeKeys, releaseKey, takeOverKey } from './idempotency.repository.js';
 
 /** A response as it is sent: kept for the key's 24 h and sent again to every repeat. */
@@ -66,7 +67,8 @@ export class Idempotency {
   }
 
   async run(customerId: string, idempotencyKey: string, fingerprint: string, work: () => Promise<KeptResponse>): Promise<{ response: KeptResponse; replayed: boolean }> {
-    const key = keyDigest(idempotencyKey);
+    // The store knows the key by its SHA-256 only: the key itself opens the sealed response.
+    const key = secretDigest(idempotencyKey);
     const seal = new ResponseSeal(customerId, idempotencyKey);
     const waitUntil = Date.now() + LOCK_MS;
     for (;;) {

@@ -1,8 +1,4 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
-import { secretDigest } from '../shared/secret-digest.js';
-
-/** How the store knows an Idempotency-Key: its SHA-256 only, so the key that opens a sealed response is never kept. */
-export const keyDigest = (key: string): string => secretDigest(key);
 
 const VERSION = 'v1';
 
