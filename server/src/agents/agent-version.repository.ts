@@ -15,6 +15,6 @@ export async function findAgentVersion(db: Db, agentId: string, version: number)
 
 /** A page of an agent's versions, newest first, and how many it has. */
 export async function listAgentVersions(db: Db, agentId: string, page: Page): Promise<Listed<AgentVersionRow>> {
-  const count = () => db.selectFrom('agent_versions').select((eb) => eb.fn.countAll<number | string>().as('n')).where('agent_id', '=', agentId).executeTakeFirstOrThrow();
-  return listed(page, db.selectFrom('agent_versions').selectAll().where('agent_id', '=', agentId).orderBy('version', 'desc'), async () => (await count()).n);
+  const versions = db.selectFrom('agent_versions').where('agent_id', '=', agentId);
+  return listed(page, versions.selectAll().orderBy('version', 'desc'), versions.select((eb) => eb.fn.countAll<number | string>().as('total')));
 }

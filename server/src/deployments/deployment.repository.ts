@@ -46,9 +46,9 @@ export async function listDeployments(
   filter: DeploymentFilter,
   page: Page,
 ): Promise<Listed<DeploymentView>> {
-  const count = () => filtered(db, customerId, filter).select((eb) => eb.fn.countAll<number | string>().as('total')).executeTakeFirstOrThrow();
-  const rows = filtered(db, customerId, filter).selectAll('deployments').select('agents.name as agent_name').orderBy('deployments.created_at', 'desc').orderBy('deployments.id', 'desc');
-  return listed(page, rows, async () => (await count()).total);
+  const matching = filtered(db, customerId, filter);
+  const rows = matching.selectAll('deployments').select('agents.name as agent_name').orderBy('deployments.created_at', 'desc').orderBy('deployments.id', 'desc');
+  return listed(page, rows, matching.select((eb) => eb.fn.countAll<number | string>().as('total')));
 }
 
 export async function updateDeployment(db: Db, customerId: string, id: string, patch: DeploymentPatch): Promise<void> {

@@ -11,10 +11,15 @@ interface Pageable<R> {
   limit(limit: number): { offset(offset: number): { execute(): Promise<R[]> } };
 }
 
-/** Reads a page of `rows` and the `total` of its filter at once. */
-export async function listed<R>(page: Page, rows: Pageable<R>, total: () => Promise<number | string | bigint>): Promise<Listed<R>> {
-  const [found, count] = await Promise.all([rows.limit(page.per_page).offset(offsetOf(page)).execute(), total()]);
-  return { rows: found, total: Number(count) };
+/** A Kysely select of one row: how many rows the filter matches, as `total`. */
+interface Counting {
+  executeTakeFirstOrThrow(): Promise<{ total: number | string | bigint }>;
+}
+
+/** Reads a page of `rows` and the `total` its filter matches, at once. */
+export async function listed<R>(page: Page, rows: Pageable<R>, counting: Counting): Promise<Listed<R>> {
+  const [found, count] = await Promise.all([rows.limit(page.per_page).offset(offsetOf(page)).execute(), counting.executeTakeFirstOrThrow()]);
+  return { rows: found, total: Number(count.total) };
 }
 
 /** `text` as a LIKE pattern matching it anywhere, its wildcards escaped (with `\`). */

@@ -74,7 +74,7 @@ function withFailedCount(db: Db, dialect: Dialect, customerId: string, filter: C
 }
 
 export async function listConversations(db: Db, dialect: Dialect, customerId: string, filter: ConversationFilter, page: Page): Promise<Listed<HistoryRow>> {
-  const count = () => filtered(db, dialect, customerId, filter).select((eb) => eb.fn.countAll<number | string>().as('total')).executeTakeFirstOrThrow();
+  const counting = filtered(db, dialect, customerId, filter).select((eb) => eb.fn.countAll<number | string>().as('total'));
   if (ledByMatches(filter)) {
     // The matches are found once, for the page and its total alike (a page past the end counts them again).
     const counted = await withFailedCount(db, dialect, customerId, filter)
@@ -82,10 +82,10 @@ export async function listConversations(db: Db, dialect: Dialect, customerId: st
       .limit(page.per_page)
       .offset(offsetOf(page))
       .execute();
-    const total = counted.length ? Number(counted[0]!.total) : Number((await count()).total);
+    const total = counted.length ? Number(counted[0]!.total) : Number((await counting.executeTakeFirstOrThrow()).total);
     return { rows: counted.map(({ total: _, ...row }) => row) as HistoryRow[], total };
   }
-  const { rows, total } = await listed(page, withFailedCount(db, dialect, customerId, filter), async () => (await count()).total);
+  const { rows, total } = await listed(page, withFailedCount(db, dialect, customerId, filter), counting);
   return { rows: rows as HistoryRow[], total };
 }
 

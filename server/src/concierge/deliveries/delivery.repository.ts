@@ -29,8 +29,8 @@ function filtered(db: Db, customerId: string, filter: DeliveryFilter) {
 }
 
 export async function listDeliveries(db: Db, customerId: string, filter: DeliveryFilter, page: Page): Promise<Listed<DeliveryRow>> {
-  const count = () => filtered(db, customerId, filter).select((eb) => eb.fn.countAll<number | string>().as('total')).executeTakeFirstOrThrow();
-  return listed(page, filtered(db, customerId, filter).selectAll().orderBy('sent_at', 'desc').orderBy('id', 'desc'), async () => (await count()).total);
+  const matching = filtered(db, customerId, filter);
+  return listed(page, matching.selectAll().orderBy('sent_at', 'desc').orderBy('id', 'desc'), matching.select((eb) => eb.fn.countAll<number | string>().as('total')));
 }
 
 /** The turn hook calls of these conversations' turns, each turn's in attempt order (read through the conversation index). */
