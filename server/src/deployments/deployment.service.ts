@@ -46,37 +46,6 @@ async function requireDeployment(db: Db, customerId: string, id: string): Promis
   return row;
 }
 
-async function listDeploymentsPage(db: Db, customerId: string, filter: DeploymentFilter, page: Page) {
-  return pageOf(page, await listDeployments(db, customerId, filter, page), toDeployment);
-}
-
-async function createDeployment(db: Db, customerId: string, input: CreateDeploymentInput) {
-  const agent = await requireAgent(db, customerId, input.agent_id);
-  await requireVersion(db, agent.id, input.agent_version);
-  const now = isoNow();
-  const row = {
-    id: newId(),
-    customer_id: customerId,
-    agent_id: agent.id,
-    environment: input.environment,
-    status: 'inactive' as const,
-    call_direction: input.call_direction,
-    agent_version: input.agent_version,
-    channel_config: toJsonColumn(input.channel_config),
-    engagement_rules: toJsonColumn(input.engagement_rules),
-    runtime_config: toJsonColumn(input.runtime_config),
-    signing_secret: generateSigningSecret(),
-    previous_secret: null,
-    previous_secret_expires_at: null,
-    deployed_at: null,
-    ...TRANSCRIPT_TARGET_ENABLED,
-    created_at: now,
-    updated_at: now,
-  };
-  await insertDeployment(db, row);
-  return { ...toDeployment({ ...row, agent_name: agent.name }), signing_secret: row.signing_secret };
-}
-
 /** A pinned version must exist (README, The management API); null follows the latest. */
 async function requireVersion(db: Db, agentId: string, version: number | null): Promise<void> {
   if (version === null || (await findAgentVersion(db, agentId, version))) return;
@@ -89,81 +58,6 @@ const transcriptUrlOf = (channelConfigText: string): unknown => fromJsonColumn<{
 
 const hasHookUrl = (channelConfigText: string): boolean =>
   typeof fromJsonColumn<{ hook_url?: unknown }>(channelConfigText).hook_url === 'string';
-
-async function updateDeploymentFields(db: Db, customerId: string, id: string, input: UpdateDeploymentInput): Promise<Deployment> {
-  const row = await requireDeployment(db, customerId, id);
-  const patch: DeploymentPatch = { updated_at: isoNow() };
-  if (input.environment !== undefined) patch.environment = input.environment;
-  if (input.call_direction !== undefined) patch.call_direction = input.call_direction;
-  if (input.agent_version !== undefined) {
-    await requireVersion(db, row.agent_id, input.agent_version);
-    patch.agent_version = input.agent_version;
-  }
-  if (input.channel_config !== undefined) {
-    patch.channel_config = toJsonColumn(input.channel_config);
-    // A new transcript URL is a new target: whatever disabled the old one says nothing of it.
-    if (transcriptUrlOf(patch.channel_config) !== transcriptUrlOf(row.channel_config)) Object.assign(patch, TRANSCRIPT_TARGET_ENABLED);
-  }
-  if (input.engagement_rules !== undefined) patch.engagement_rules = toJsonColumn(input.engagement_rules);
-  if (input.runtime_config !== undefined) patch.runtime_config = toJsonColumn(input.runtime_config);
-  // Activation required a hook_url; removing it from a live deployment would strand its visitors.
-  if (row.status === 'active' && patch.channel_config !== undefined && !hasHookUrl(patch.channel_config)) {
-    throw invalidState('An active deployment needs channel_config.hook_url; deactivate it first to remove the hook');
-  }
-  await updateDeployment(db, customerId, id, patch);
-  return toDeployment({ ...row, ...patch });
-}
-
-async function removeDeployment(db: Db, customerId: string, id: string) {
-  const row = await requireDeployment(db, customerId, id);
-  if (row.status === 'active') throw invalidState('The deployment is active; deactivate it before deleting it');
-  await deleteDeployment(db, customerId, id);
-  return { id, deleted: true as const };
-}
-
-async function activateDeployment(db: Db, customerId: string, id: string): Promise<Deployment> {
-  const row = await requireDeployment(db, customerId, id);
-  if (row.status === 'active') return toDeployment(row);
-  const agent = await requireAgent(db, customerId, row.agent_id);
-  const missing: string[] = [];
-  if (agent.status !== 'published') missing.push(`a published agent (the agent is '${agent.status}')`);
-  if (!hasHookUrl(row.channel_config)) missing.push('channel_config.hook_url');
-  if (missing.length) throw invalidState(`Cannot activate: missing ${missing.join(' and ')}`);
-  const now = isoNow();
-  const patch: DeploymentPatch = { status: 'active', deployed_at: now, updated_at: now };
-  await updateDeployment(db, customerId, id, patch);
-  return toDeployment({ ...row, ...patch });
-}
-
-async function deactivateDeployment(db: Db, customerId: string, id: string): Promise<Deployment> {
-  const row = await requireDeployment(db, customerId, id);
-  if (row.status === 'inactive') return toDeployment(row);
-  const patch: DeploymentPatch = { status: 'inactive', updated_at: isoNow() };
-  await updateDeployment(db, customerId, id, patch);
-  return toDeployment({ ...row, ...patch });
-}
-
-async function enableTranscriptTarget(db: Db, customerId: string, id: string): Promise<Deployment> {
-  const row = await requireDeployment(db, customerId, id);
-  if (typeof transcriptUrlOf(row.channel_config) !== 'string') throw invalidState('The deployment has no channel_config.transcript_hook_url to enable');
-  if (row.transcript_hook_status === 'active') return toDeployment(row);
-  const patch: DeploymentPatch = { ...TRANSCRIPT_TARGET_ENABLED, updated_at: isoNow() };
-  await updateDeployment(db, customerId, id, patch);
-  return toDeployment({ ...row, ...patch });
-}
-
-async function rotateSigningSecret(db: Db, customerId: string, id: string, graceSeconds: number) {
-  const row = await requireDeployment(db, customerId, id);
-  const signingSecret = generateSigningSecret();
-  const previousExpiresAt = graceSeconds > 0 ? isoIn(graceSeconds * 1000) : null;
-  await updateDeployment(db, customerId, id, {
-    signing_secret: signingSecret,
-    previous_secret: previousExpiresAt ? row.signing_secret : null,
-    previous_secret_expires_at: previousExpiresAt,
-    updated_at: isoNow(),
-  });
-  return { signing_secret: signingSecret, previous_secret_expires_at: previousExpiresAt };
-}
 
 /** Who hears of a deployment's changes. */
 export interface DeploymentListeners {
@@ -181,59 +75,137 @@ export interface DeploymentListeners {
  * for it: a new way to change a deployment cannot forget to end its conversations.
  */
 export class DeploymentService {
-  readonly #db: Db;
-  readonly #listeners: DeploymentListeners;
+  constructor(private readonly parts: { db: Db; listeners: DeploymentListeners }) {}
 
-  constructor(parts: { db: Db; listeners: DeploymentListeners }) {
-    this.#db = parts.db;
-    this.#listeners = parts.listeners;
-  }
-
-  list(customerId: string, filter: DeploymentFilter, page: Page) {
-    return listDeploymentsPage(this.#db, customerId, filter, page);
+  async list(customerId: string, filter: DeploymentFilter, page: Page) {
+    return pageOf(page, await listDeployments(this.parts.db, customerId, filter, page), toDeployment);
   }
 
   async get(customerId: string, id: string): Promise<Deployment> {
-    return toDeployment(await requireDeployment(this.#db, customerId, id));
+    return toDeployment(await requireDeployment(this.parts.db, customerId, id));
   }
 
-  create(customerId: string, input: CreateDeploymentInput) {
-    return createDeployment(this.#db, customerId, input);
+  async create(customerId: string, input: CreateDeploymentInput) {
+    const { db } = this.parts;
+    const agent = await requireAgent(db, customerId, input.agent_id);
+    await requireVersion(db, agent.id, input.agent_version);
+    const now = isoNow();
+    const row = {
+      id: newId(),
+      customer_id: customerId,
+      agent_id: agent.id,
+      environment: input.environment,
+      status: 'inactive' as const,
+      call_direction: input.call_direction,
+      agent_version: input.agent_version,
+      channel_config: toJsonColumn(input.channel_config),
+      engagement_rules: toJsonColumn(input.engagement_rules),
+      runtime_config: toJsonColumn(input.runtime_config),
+      signing_secret: generateSigningSecret(),
+      previous_secret: null,
+      previous_secret_expires_at: null,
+      deployed_at: null,
+      ...TRANSCRIPT_TARGET_ENABLED,
+      created_at: now,
+      updated_at: now,
+    };
+    await insertDeployment(db, row);
+    return { ...toDeployment({ ...row, agent_name: agent.name }), signing_secret: row.signing_secret };
   }
 
-  update(customerId: string, id: string, input: UpdateDeploymentInput): Promise<Deployment> {
-    return this.#announced(updateDeploymentFields(this.#db, customerId, id, input));
+  async update(customerId: string, id: string, input: UpdateDeploymentInput): Promise<Deployment> {
+    const { db } = this.parts;
+    const row = await requireDeployment(db, customerId, id);
+    const patch: DeploymentPatch = { updated_at: isoNow() };
+    if (input.environment !== undefined) patch.environment = input.environment;
+    if (input.call_direction !== undefined) patch.call_direction = input.call_direction;
+    if (input.agent_version !== undefined) {
+      await requireVersion(db, row.agent_id, input.agent_version);
+      patch.agent_version = input.agent_version;
+    }
+    if (input.channel_config !== undefined) {
+      patch.channel_config = toJsonColumn(input.channel_config);
+      // A new transcript URL is a new target: whatever disabled the old one says nothing of it.
+      if (transcriptUrlOf(patch.channel_config) !== transcriptUrlOf(row.channel_config)) Object.assign(patch, TRANSCRIPT_TARGET_ENABLED);
+    }
+    if (input.engagement_rules !== undefined) patch.engagement_rules = toJsonColumn(input.engagement_rules);
+    if (input.runtime_config !== undefined) patch.runtime_config = toJsonColumn(input.runtime_config);
+    // Activation required a hook_url; removing it from a live deployment would strand its visitors.
+    if (row.status === 'active' && patch.channel_config !== undefined && !hasHookUrl(patch.channel_config)) {
+      throw invalidState('An active deployment needs channel_config.hook_url; deactivate it first to remove the hook');
+    }
+    return this.#changed(row, patch);
   }
 
-  remove(customerId: string, id: string) {
-    return this.#announced(removeDeployment(this.#db, customerId, id));
+  async remove(customerId: string, id: string) {
+    const { db, listeners } = this.parts;
+    const row = await requireDeployment(db, customerId, id);
+    if (row.status === 'active') throw invalidState('The deployment is active; deactivate it before deleting it');
+    await deleteDeployment(db, customerId, id);
+    await listeners.changed(id);
+    return { id, deleted: true as const };
   }
 
-  activate(customerId: string, id: string): Promise<Deployment> {
-    return this.#announced(activateDeployment(this.#db, customerId, id));
+  async activate(customerId: string, id: string): Promise<Deployment> {
+    const { db } = this.parts;
+    const row = await requireDeployment(db, customerId, id);
+    if (row.status === 'active') return this.#unchanged(row);
+    const agent = await requireAgent(db, customerId, row.agent_id);
+    const missing: string[] = [];
+    if (agent.status !== 'published') missing.push(`a published agent (the agent is '${agent.status}')`);
+    if (!hasHookUrl(row.channel_config)) missing.push('channel_config.hook_url');
+    if (missing.length) throw invalidState(`Cannot activate: missing ${missing.join(' and ')}`);
+    const now = isoNow();
+    return this.#changed(row, { status: 'active', deployed_at: now, updated_at: now });
   }
 
-  deactivate(customerId: string, id: string): Promise<Deployment> {
-    return this.#announced(deactivateDeployment(this.#db, customerId, id));
+  async deactivate(customerId: string, id: string): Promise<Deployment> {
+    const row = await requireDeployment(this.parts.db, customerId, id);
+    if (row.status === 'inactive') return this.#unchanged(row);
+    return this.#changed(row, { status: 'inactive', updated_at: isoNow() });
   }
 
   /** Delivery to a disabled transcript target resumes, in order, from the event that waited first. */
   async enableTranscripts(customerId: string, id: string): Promise<Deployment> {
-    const deployment = await enableTranscriptTarget(this.#db, customerId, id);
-    await this.#listeners.transcriptsResumed(deployment.id);
-    return deployment;
+    const { db, listeners } = this.parts;
+    const row = await requireDeployment(db, customerId, id);
+    if (typeof transcriptUrlOf(row.channel_config) !== 'string') throw invalidState('The deployment has no channel_config.transcript_hook_url to enable');
+    const disabled = row.transcript_hook_status !== 'active';
+    const patch: DeploymentPatch = disabled ? { ...TRANSCRIPT_TARGET_ENABLED, updated_at: isoNow() } : {};
+    if (disabled) await updateDeployment(db, customerId, id, patch);
+    await listeners.transcriptsResumed(id);
+    return toDeployment({ ...row, ...patch });
   }
 
   /** New secret now; the previous one keeps verifying for `graceSeconds` (0: at once invalid). */
   async rotateSecret(customerId: string, id: string, graceSeconds: number) {
-    const rotated = await rotateSigningSecret(this.#db, customerId, id, graceSeconds);
-    await this.#listeners.changed(id);
-    return rotated;
+    const { db, listeners } = this.parts;
+    const row = await requireDeployment(db, customerId, id);
+    const signingSecret = generateSigningSecret();
+    const previousExpiresAt = graceSeconds > 0 ? isoIn(graceSeconds * 1000) : null;
+    await updateDeployment(db, customerId, id, {
+      signing_secret: signingSecret,
+      previous_secret: previousExpiresAt ? row.signing_secret : null,
+      previous_secret_expires_at: previousExpiresAt,
+      updated_at: isoNow(),
+    });
+    await listeners.changed(id);
+    return { signing_secret: signingSecret, previous_secret_expires_at: previousExpiresAt };
   }
 
-  async #announced<T extends { id: string }>(changing: Promise<T>): Promise<T> {
-    const changed = await changing;
-    await this.#listeners.changed(changed.id);
-    return changed;
+  /** Stores the patch, then announces it. */
+  async #changed(row: DeploymentView, patch: DeploymentPatch): Promise<Deployment> {
+    await updateDeployment(this.parts.db, row.customer_id, row.id, patch);
+    await this.parts.listeners.changed(row.id);
+    return toDeployment({ ...row, ...patch });
+  }
+
+  /**
+   * Already as asked: still announced, so a retry finishes what a failed announcement left (an
+   * inactive deployment's conversations still open).
+   */
+  async #unchanged(row: DeploymentView): Promise<Deployment> {
+    await this.parts.listeners.changed(row.id);
+    return toDeployment(row);
   }
 }
