@@ -103,8 +103,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const keys = new ApiKeyAuthenticator(db);
   const jobs = parts.add(new JobRunner(db, options.generator ?? templateGenerator, logger, health, options.jobs));
   const idempotency = parts.add(new Idempotency(db, health));
-  const retention = { conversationDays: config.conversationRetentionDays, deliveryDays: config.deliveryRetentionDays, dialect };
-  parts.add(new RetentionPurge(db, health, retention));
+  parts.add(new RetentionPurge({ db, health, dialect }, { conversationDays: config.conversationRetentionDays, deliveryDays: config.deliveryRetentionDays }));
   const searchIndex = parts.add(new SearchIndex(db, dialect, health));
   const deployments = new DeploymentDirectory(db);
   const outbox = parts.add(new TranscriptOutbox({ db, deployments, egress, logger, health, dialect }, { intervalMs: timings.sweepIntervalMs }));

@@ -47,14 +47,8 @@ const wrongCredentials = () => new AppError('unauthorized', 'Wrong email or pass
 
 /** Console users, their one-time welcome links and their sessions (README, The console). Tokens are kept only as SHA-256 hashes. */
 export class ConsoleAccounts {
-  private readonly db: Db;
-  private readonly hasher: PasswordHasher;
-  /** On PostgreSQL the store is shared by several nodes, whose sign-ins must be counted as one. */
-  private readonly dialect: Dialect;
-
-  constructor(parts: { db: Db; hasher: PasswordHasher; dialect: Dialect }) {
-    ({ db: this.db, hasher: this.hasher, dialect: this.dialect } = parts);
-  }
+  /** `dialect`: on PostgreSQL the store is shared by several nodes, whose sign-ins must be counted as one. */
+  constructor(private readonly parts: { db: Db; hasher: PasswordHasher; dialect: Dialect }) {}
 
   /**
    * Adds a user to a customer and returns a welcome token (24 h, one use). For an address the
@@ -65,14 +59,14 @@ export class ConsoleAccounts {
     const address = email.trim().toLowerCase();
     const token = newToken();
     const expires = iso(Date.now() + WELCOME_TTL_MS);
-    const existing = await findUserByEmail(this.db, address);
+    const existing = await findUserByEmail(this.parts.db, address);
     if (existing && existing.customer_id !== customerId) throw new AppError('invalid_request', `${address} already belongs to another customer`);
     if (existing) {
-      await setWelcome(this.db, existing.id, secretDigest(token), expires);
+      await setWelcome(this.parts.db, existing.id, secretDigest(token), expires);
       return { userId: existing.id, token };
     }
     const userId = newId();
-    await insertUser(this.db, {
+    await insertUser(this.parts.db, {
       id: userId,
       customer_id: customerId,
       email: address,
@@ -88,10 +82,10 @@ export class ConsoleAccounts {
   /** Sets the password with a welcome token (once) and signs in; returns the session token. */
   async welcome(token: string, password: string): Promise<string> {
     const hash = secretDigest(token);
-    const user = await findUserByWelcome(this.db, hash);
+    const user = await findUserByWelcome(this.parts.db, hash);
     const refused = new AppError('unauthorized', 'This welcome link is unknown, used or expired; ask for a new one (npm run admin -- create-user)');
     if (!user?.welcome_expires_at || Date.parse(user.welcome_expires_at) <= Date.now()) throw refused;
-    if (!(await claimWelcome(this.db, user.id, hash, await this.hasher.hash(password)))) throw refused;
+    if (!(await claimWelcome(this.parts.db, user.id, hash, await this.parts.hasher.hash(password)))) throw refused;
     return this.open({ userId: user.id, customerId: user.customer_id });
   }
 
@@ -106,7 +100,7 @@ export class ConsoleAccounts {
     const now = Date.now();
     const since = iso(now - FAILURE_WINDOW_MS);
     const attempt = { id: newId(), email: address, address: limitAddressOf(clientAddress), at: iso(now) };
-    await inSignInLedger(this.db, this.dialect, async (trx) => {
+    await inSignInLedger(this.parts.db, this.parts.dialect, async (trx) => {
       const { byEmail, byAddress } = await countAttempts(trx, attempt.email, attempt.address, since);
       const blocking = [byEmail, byAddress].filter((times) => times.length >= MAX_FAILURES).map((times) => times[times.length - MAX_FAILURES]!);
       if (blocking.length) {
@@ -115,14 +109,14 @@ export class ConsoleAccounts {
       }
       await noteAttempt(trx, attempt, since);
     });
-    const user = await findUserByEmail(this.db, address);
-    const verdict = await this.hasher.verify(password, user?.password_hash).catch(async (err: unknown) => {
+    const user = await findUserByEmail(this.parts.db, address);
+    const verdict = await this.parts.hasher.verify(password, user?.password_hash).catch(async (err: unknown) => {
       // Not checked (the hashing queue was full): no guess was made.
-      await forgetAttempt(this.db, attempt.id);
+      await forgetAttempt(this.parts.db, attempt.id);
       throw err;
     });
     if (!user?.password_hash || !verdict.matches) throw wrongCredentials();
-    await forgetAttempt(this.db, attempt.id);
+    await forgetAttempt(this.parts.db, attempt.id);
     if (verdict.stale) await this.upgrade(user.id, user.password_hash, password);
     return this.open({ userId: user.id, customerId: user.customer_id });
   }
@@ -130,46 +124,46 @@ export class ConsoleAccounts {
   /** The identity behind a session token, or null when unknown or past its idle or absolute end. */
   async identify(token: string): Promise<ConsoleIdentity | null> {
     const hash = secretDigest(token);
-    const row = await findSession(this.db, hash);
+    const row = await findSession(this.parts.db, hash);
     if (!row) return null;
     const now = Date.now();
     const lastSeen = Date.parse(row.last_seen_at);
     if (Date.parse(row.expires_at) <= now || lastSeen + SESSION_IDLE_MS <= now) {
-      await deleteSession(this.db, hash);
+      await deleteSession(this.parts.db, hash);
       return null;
     }
-    if (now - lastSeen >= TOUCH_EVERY_MS) await touchSession(this.db, hash, iso(now));
+    if (now - lastSeen >= TOUCH_EVERY_MS) await touchSession(this.parts.db, hash, iso(now));
     return { userId: row.user_id, customerId: row.customer_id };
   }
 
   /** The signed-in user (the fields README, The console lists), for the console's header; null when the session is not valid. */
   async whoIs(token: string): Promise<{ id: string; email: string; created_at: string; last_sign_in_at: string | null } | null> {
     const who = await this.identify(token);
-    const user = who && (await findUserById(this.db, who.userId));
+    const user = who && (await findUserById(this.parts.db, who.userId));
     return user ? { id: user.id, email: user.email, created_at: user.created_at, last_sign_in_at: user.last_sign_in_at } : null;
   }
 
   async signOut(token: string): Promise<void> {
-    await deleteSession(this.db, secretDigest(token));
+    await deleteSession(this.parts.db, secretDigest(token));
   }
 
   /** Best effort: with the hashing queue full it waits for the next sign-in. */
   private async upgrade(userId: string, from: string, password: string): Promise<void> {
     let to: string;
     try {
-      to = await this.hasher.hash(password);
+      to = await this.parts.hasher.hash(password);
     } catch (err) {
       if (err instanceof AppError && err.code === 'rate_limited') return;
       throw err;
     }
-    await rehashPassword(this.db, userId, from, to);
+    await rehashPassword(this.parts.db, userId, from, to);
   }
 
   private async open(who: ConsoleIdentity): Promise<string> {
     const token = newToken();
     const now = Date.now();
     await openSession(
-      this.db,
+      this.parts.db,
       { token_hash: secretDigest(token), user_id: who.userId, customer_id: who.customerId, created_at: iso(now), last_seen_at: iso(now), expires_at: iso(now + SESSION_ABSOLUTE_MS) },
       iso(now),
     );

@@ -8,13 +8,11 @@ import { claimExpiredConversations, deleteAged } from './retention.repository.js
 
 const DAY_MS = 86_400_000;
 
-export interface RetentionOptions {
+export interface RetentionSettings {
   /** Ended conversations are kept this many days after their last change; 0 keeps them forever. */
   conversationDays: number;
   /** Delivered transcript events, and records of calls outside conversations, are kept this many days; 0 keeps them forever. */
   deliveryDays: number;
-  /** PostgreSQL: claims skip rows another node holds. */
-  dialect: Dialect;
   everyMs?: number;
   /** Rows per transaction: small, so a batch holds the store for milliseconds. */
   batch?: number;
@@ -29,13 +27,13 @@ export class RetentionPurge {
   private readonly loop: BackgroundLoop;
   private readonly batch: number;
 
+  /** `dialect`: on PostgreSQL claims skip rows another node holds. */
   constructor(
-    private readonly db: Db,
-    health: StoreHealth,
-    private readonly o: RetentionOptions,
+    private readonly parts: { db: Db; health: StoreHealth; dialect: Dialect },
+    private readonly settings: RetentionSettings,
   ) {
-    this.batch = o.batch ?? 100;
-    this.loop = new BackgroundLoop('retention purge', () => this.purge(), health, o.everyMs ?? 60_000);
+    this.batch = settings.batch ?? 100;
+    this.loop = new BackgroundLoop('retention purge', () => this.purge(), parts.health, settings.everyMs ?? 60_000);
   }
 
   start(): void {
@@ -51,11 +49,11 @@ export class RetentionPurge {
     let conversations = 0;
     let events = 0;
     let deliveries = 0;
-    if (this.o.conversationDays > 0) {
-      const before = isoIn(-this.o.conversationDays * DAY_MS);
+    if (this.settings.conversationDays > 0) {
+      const before = isoIn(-this.settings.conversationDays * DAY_MS);
       for (;;) {
-        const ids = await this.db.transaction().execute(async (trx) => {
-          const claimed = await claimExpiredConversations(trx, before, this.batch, this.o.dialect);
+        const ids = await this.parts.db.transaction().execute(async (trx) => {
+          const claimed = await claimExpiredConversations(trx, before, this.batch, this.parts.dialect);
           await deleteConversations(trx, claimed);
           return claimed;
         });
@@ -63,10 +61,10 @@ export class RetentionPurge {
         if (ids.length < this.batch) break;
       }
     }
-    if (this.o.deliveryDays > 0) {
-      const before = isoIn(-this.o.deliveryDays * DAY_MS);
-      events = await this.inBatches((trx) => deleteAged(trx, 'deliveredEvents', before, this.batch, this.o.dialect));
-      deliveries = await this.inBatches((trx) => deleteAged(trx, 'testDeliveries', before, this.batch, this.o.dialect));
+    if (this.settings.deliveryDays > 0) {
+      const before = isoIn(-this.settings.deliveryDays * DAY_MS);
+      events = await this.inBatches((trx) => deleteAged(trx, 'deliveredEvents', before, this.batch, this.parts.dialect));
+      deliveries = await this.inBatches((trx) => deleteAged(trx, 'testDeliveries', before, this.batch, this.parts.dialect));
     }
     return { conversations, events, deliveries };
   }
@@ -75,7 +73,7 @@ export class RetentionPurge {
   private async inBatches(batch: (trx: Trx) => Promise<number>): Promise<number> {
     let total = 0;
     for (;;) {
-      const deleted = await this.db.transaction().execute(batch);
+      const deleted = await this.parts.db.transaction().execute(batch);
       total += deleted;
       if (deleted < this.batch) return total;
     }

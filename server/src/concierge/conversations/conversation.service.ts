@@ -20,15 +20,7 @@ export interface ConversationUser {
 
 /** The lifecycle of conversations: who may start one, who may resume it, and how it ends. */
 export class ConversationService {
-  readonly #db: Db;
-  readonly #deployments: DeploymentDirectory;
-  readonly #events: EventRecorder;
-
-  constructor(parts: { db: Db; deployments: DeploymentDirectory; events: EventRecorder }) {
-    this.#db = parts.db;
-    this.#deployments = parts.deployments;
-    this.#events = parts.events;
-  }
+  constructor(private readonly parts: { db: Db; deployments: DeploymentDirectory; events: EventRecorder }) {}
 
   /**
    * Starts a conversation for the token's user; `outbound` stores the greeting as its first event.
@@ -58,7 +50,7 @@ export class ConversationService {
     const greeting = dep.callDirection === 'outbound' && dep.agent.greeting ? dep.agent.greeting : null;
     // Keyed by the user, not the new id: one user's starts on this node are counted one at a time.
     // A refusal is returned, not thrown, from the unit: a throw would roll back its whole batch.
-    const started = await this.#events.write(`start:${dep.id}:${claims.sub}`, async (unit) => {
+    const started = await this.parts.events.write(`start:${dep.id}:${claims.sub}`, async (unit) => {
       if ((await conversationsStartedSince(unit.trx, dep.id, claims.sub, isoIn(-NEW_CONVERSATION_WINDOW_MS))) >= perTenMinutes) {
         return new AppError('rate_limited', `At most ${perTenMinutes} new conversations per user every 10 minutes; resume an open one instead`);
       }
@@ -75,7 +67,7 @@ export class ConversationService {
 
   /** The conversation a user resumes: one of this deployment's, and their own. */
   async resume(dep: DeploymentContext, conversationId: string, sub: string): Promise<ConversationRow> {
-    const conversation = await findConversation(this.#db, conversationId);
+    const conversation = await findConversation(this.parts.db, conversationId);
     if (!conversation || conversation.deployment_id !== dep.id) throw new AppError('not_found', 'unknown conversation');
     if (conversation.user_sub !== sub) throw new AppError('forbidden', "another user's conversation");
     return conversation;
@@ -84,13 +76,13 @@ export class ConversationService {
   /** The agent as this conversation knows it: the version it started with, whatever the deployment is pinned to now. */
   async agentOf(dep: DeploymentContext, conversation: ConversationRow): Promise<AgentInfo> {
     if (conversation.agent_version === null || conversation.agent_version === dep.agentVersion) return dep.agent;
-    const version = await findAgentVersion(this.#db, dep.agentId, conversation.agent_version);
+    const version = await findAgentVersion(this.parts.db, dep.agentId, conversation.agent_version);
     return version ? agentInfo(dep.agent.name, version.agent_spec) : dep.agent;
   }
 
   /** Ends the conversation if it is open; false when it is gone (erased). */
   async end(dep: DeploymentContext, conversationId: string, reason: EndReason): Promise<boolean> {
-    return this.#events.write(conversationId, async (unit) => {
+    return this.parts.events.write(conversationId, async (unit) => {
       const conversation = await lockConversation(unit.trx, conversationId);
       if (conversation?.status === 'open') await this.endWithin(unit, { dep, conversationId }, reason);
       return conversation !== undefined;
@@ -103,10 +95,10 @@ export class ConversationService {
    * same transaction, so its sockets here are told and closed; sockets on other nodes find it gone.
    */
   async erase(customerId: string, id: string): Promise<{ id: string; deleted: true }> {
-    const conversation = await findConversation(this.#db, id);
-    const dep = conversation?.customer_id === customerId ? await this.#deployments.get(conversation.deployment_id) : undefined;
+    const conversation = await findConversation(this.parts.db, id);
+    const dep = conversation?.customer_id === customerId ? await this.parts.deployments.get(conversation.deployment_id) : undefined;
     if (!dep) throw notFound('Conversation');
-    const erased = await this.#events.write(id, async (unit) => {
+    const erased = await this.parts.events.write(id, async (unit) => {
       const locked = await lockConversation(unit.trx, id);
       if (!locked) return false;
       if (locked.status === 'open') await this.endWithin(unit, { dep, conversationId: id }, 'deleted');
@@ -126,8 +118,8 @@ export class ConversationService {
 
   /** After any management change to a deployment: read it afresh, and end its conversations if it is no longer active. */
   async deploymentChanged(id: string): Promise<void> {
-    const dep = await this.#deployments.fresh(id);
+    const dep = await this.parts.deployments.fresh(id);
     if (dep?.status !== 'inactive') return;
-    for (const conversationId of await openConversationIds(this.#db, id)) await this.end(dep, conversationId, 'deployment_inactive');
+    for (const conversationId of await openConversationIds(this.parts.db, id)) await this.end(dep, conversationId, 'deployment_inactive');
   }
 }

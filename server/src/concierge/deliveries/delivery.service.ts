@@ -29,12 +29,12 @@ export interface DeliveryServiceParts {
 export class DeliveryService {
   readonly #manualSends: ManualSendLimit;
 
-  constructor(private readonly o: DeliveryServiceParts) {
-    this.#manualSends = new ManualSendLimit(o.db);
+  constructor(private readonly parts: DeliveryServiceParts) {
+    this.#manualSends = new ManualSendLimit(parts.db);
   }
 
   async list(customerId: string, filter: DeliveryFilter, page: Page) {
-    return pageOf(page, await listDeliveries(this.o.db, customerId, filter, page), toDelivery);
+    return pageOf(page, await listDeliveries(this.parts.db, customerId, filter, page), toDelivery);
   }
 
   async get(customerId: string, id: string): Promise<Delivery> {
@@ -50,14 +50,14 @@ export class DeliveryService {
     const original = await this.require(customerId, id);
     if (original.kind === 'turn_hook') throw invalidState("A turn's hook call is not redelivered: a failed turn is asked again by the visitor, as a new turn");
     if (original.kind === 'test') throw invalidState('A test is not redelivered: send another with POST /api/v1/deployments/{id}/test-hook');
-    const dep = await this.o.deployments.fresh(original.deployment_id);
+    const dep = await this.parts.deployments.fresh(original.deployment_id);
     const url = dep?.transcriptHookUrl;
     if (!dep || !url) throw invalidState('The deployment has no channel_config.transcript_hook_url to send it to');
     const recordId = await this.#manualSends.take(dep.id);
     const event = { id: original.event_id!, deployment_id: original.deployment_id, conversation_id: original.conversation_id!, body: (JSON.parse(original.request) as { body: string }).body };
-    const sent = await sendTranscriptEvent(dep, url, event.id, event.body, TRANSCRIPT_TIMEOUT_MS, this.o.egress);
-    const record = deliveryRow(transcriptSubject(customerId, event, await nextEventAttempt(this.o.db, event.conversation_id, event.id), 'transcript'), sent, recordId);
-    await this.o.db.transaction().execute(async (trx) => {
+    const sent = await sendTranscriptEvent(dep, url, event.id, event.body, TRANSCRIPT_TIMEOUT_MS, this.parts.egress);
+    const record = deliveryRow(transcriptSubject(customerId, event, await nextEventAttempt(this.parts.db, event.conversation_id, event.id), 'transcript'), sent, recordId);
+    await this.parts.db.transaction().execute(async (trx) => {
       await insertDeliveries(trx, [record]);
       if (record.outcome === 'succeeded') await reviveDeadEvent(trx, event.id);
     });
@@ -70,13 +70,13 @@ export class DeliveryService {
    * customer answered.
    */
   async testHook(customerId: string, deploymentId: string, target: 'hook' | 'transcript'): Promise<Delivery> {
-    const dep = await this.o.deployments.owned(customerId, deploymentId);
+    const dep = await this.parts.deployments.owned(customerId, deploymentId);
     const url = target === 'hook' ? dep.hookUrl : dep.transcriptHookUrl;
     if (!url) throw invalidState(`The deployment has no channel_config.${target === 'hook' ? 'hook_url' : 'transcript_hook_url'} to test`);
     const recordId = await this.#manualSends.take(deploymentId);
     const { sent, subject } = target === 'hook' ? await this.sampleTurn(dep, url) : await this.sampleEvent(dep, url);
     const record = deliveryRow(subject, sent, recordId);
-    await insertDeliveries(this.o.db, [record]);
+    await insertDeliveries(this.parts.db, [record]);
     return toDelivery(record);
   }
 
@@ -90,9 +90,9 @@ export class DeliveryService {
       user: { sub: 'test-visitor', name: 'Test visitor', ctx: null },
       text: 'This is a test turn sent from test-hook. Is the hook reachable?',
       mode: 'text' as const,
-      reply_url: `${this.o.address.url}/embed/concierge/${dep.id}/replies`,
+      reply_url: `${this.parts.address.url}/embed/concierge/${dep.id}/replies`,
     };
-    const sent = await sendTurnCreated(dep, url, sample, this.o.egress, { mark: 'test' });
+    const sent = await sendTurnCreated(dep, url, sample, this.parts.egress, { mark: 'test' });
     return { sent, subject: { kind: 'test', customerId: dep.customerId, deploymentId: dep.id, conversationId: null, turnId: null, eventId: null, eventType: 'turn.created', attempt: 1 } };
   }
 
@@ -100,12 +100,12 @@ export class DeliveryService {
     const id = newEventId();
     const data = { user: { sub: 'test-visitor', name: 'Test visitor' }, call_direction: dep.callDirection };
     const body = transcriptEventBody({ id, type: 'conversation.started', created_at: isoNow(), deployment_id: dep.id, conversation_id: newId(), data }, 'test');
-    const sent = await sendTranscriptEvent(dep, url, id, body, dep.hookTimeoutMs, this.o.egress);
+    const sent = await sendTranscriptEvent(dep, url, id, body, dep.hookTimeoutMs, this.parts.egress);
     return { sent, subject: transcriptSubject(dep.customerId, { id, deployment_id: dep.id, conversation_id: '', body }, 1, 'test') };
   }
 
   private async require(customerId: string, id: string): Promise<DeliveryRow> {
-    const row = await findDelivery(this.o.db, customerId, id);
+    const row = await findDelivery(this.parts.db, customerId, id);
     if (!row) throw notFound('Delivery');
     return row;
   }

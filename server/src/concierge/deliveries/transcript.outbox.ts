@@ -59,18 +59,14 @@ export interface TranscriptOutboxParts {
 export class TranscriptOutbox {
   private readonly stopping = new AbortController();
   private readonly loop: BackgroundLoop;
-  private readonly db: Db;
-  private readonly deployments: DeploymentDirectory;
-  private readonly egress: EgressPolicy;
-  private readonly logger: Logger;
-  private readonly health: StoreHealth;
-  private readonly dialect: Dialect;
 
-  constructor(parts: TranscriptOutboxParts, settings: { intervalMs: number }) {
-    ({ db: this.db, deployments: this.deployments, egress: this.egress, logger: this.logger, health: this.health, dialect: this.dialect } = parts);
+  constructor(
+    private readonly parts: TranscriptOutboxParts,
+    settings: { intervalMs: number },
+  ) {
     // Every delivery in flight listens to it (up to a pass of 200 at once).
     setMaxListeners(0, this.stopping.signal);
-    this.loop = new BackgroundLoop('transcript delivery', () => this.deliverDue(), this.health, settings.intervalMs);
+    this.loop = new BackgroundLoop('transcript delivery', () => this.deliverDue(), parts.health, settings.intervalMs);
   }
 
   start(): void {
@@ -84,7 +80,7 @@ export class TranscriptOutbox {
 
   /** A deployment's target was enabled again: its waiting events go now, in order. */
   async resume(deploymentId: string): Promise<void> {
-    await headsDueNow(this.db, deploymentId, isoNow());
+    await headsDueNow(this.parts.db, deploymentId, isoNow());
     this.poke();
   }
 
@@ -96,7 +92,7 @@ export class TranscriptOutbox {
   /** Delivers due events until none is left that may go now. */
   async deliverDue(): Promise<void> {
     for (;;) {
-      const heads = await claimOutboxHeads(this.db, isoNow(), isoIn(LEASE_MS), 200, this.dialect);
+      const heads = await claimOutboxHeads(this.parts.db, isoNow(), isoIn(LEASE_MS), 200, this.parts.dialect);
       const delivered = await Promise.all(heads.map((row) => this.deliver(row)));
       // A delivered head lets its conversation's next event go at once.
       if (this.stopping.signal.aborted || !delivered.includes(true)) return;
@@ -108,11 +104,11 @@ export class TranscriptOutbox {
    * customer who fixed a wrong URL is not retried at the old one); with none left, the event is dead.
    */
   private async deliver(row: TranscriptOutboxTable): Promise<boolean> {
-    const dep = await this.deployments.get(row.deployment_id);
+    const dep = await this.parts.deployments.get(row.deployment_id);
     const url = dep?.transcriptHookUrl;
     // A stop cuts a delivery short: the event stays pending and is sent again later.
-    const sent = dep && url ? await sendTranscriptEvent(dep, url, row.id, row.body, TRANSCRIPT_TIMEOUT_MS, this.egress, this.stopping.signal) : undefined;
-    if (sent?.error?.kind === 'egress_refused') this.logger.warn({ event_id: row.id, deployment_id: row.deployment_id, cause: sent.error.message }, 'transcript target refused');
+    const sent = dep && url ? await sendTranscriptEvent(dep, url, row.id, row.body, TRANSCRIPT_TIMEOUT_MS, this.parts.egress, this.stopping.signal) : undefined;
+    if (sent?.error?.kind === 'egress_refused') this.parts.logger.warn({ event_id: row.id, deployment_id: row.deployment_id, cause: sent.error.message }, 'transcript target refused');
     const res = sent?.response;
     // Any 2xx; a 3xx is a failure (redirects are never followed).
     const delivered = res !== undefined && res.status >= 200 && res.status < 300;
@@ -125,19 +121,19 @@ export class TranscriptOutbox {
     // Settled with the record of its attempt in one transaction, kept through a store outage (an
     // unsettled event would be sent again when its lease ends); an event erased meanwhile keeps nothing.
     const settle = () =>
-      this.db.transaction().execute(async (trx) => {
-        if ((await settleOutbox(trx, row, settled, this.dialect)) && record) await insertDeliveries(trx, [record]);
+      this.parts.db.transaction().execute(async (trx) => {
+        if ((await settleOutbox(trx, row, settled, this.parts.dialect)) && record) await insertDeliveries(trx, [record]);
       });
-    await this.health.persist('settling a transcript event', settle, this.stopping.signal);
-    if (expired) this.logger.warn({ event_id: row.id, deployment_id: row.deployment_id }, 'transcript event given up after 72 h');
-    if (dep && url && (gone || (expired && !(await transcriptSucceededSince(this.db, dep.customerId, dep.id, isoIn(-GIVE_UP_AFTER_MS)))))) {
+    await this.parts.health.persist('settling a transcript event', settle, this.stopping.signal);
+    if (expired) this.parts.logger.warn({ event_id: row.id, deployment_id: row.deployment_id }, 'transcript event given up after 72 h');
+    if (dep && url && (gone || (expired && !(await transcriptSucceededSince(this.parts.db, dep.customerId, dep.id, isoIn(-GIVE_UP_AFTER_MS)))))) {
       await this.disable(dep.id, gone ? `410 Gone from ${url}` : `every attempt to ${url} failed for 72 h`);
     }
     return delivered;
   }
 
   private async disable(deploymentId: string, reason: string): Promise<void> {
-    if (await disableTranscriptTarget(this.db, deploymentId, isoNow(), reason)) this.logger.warn({ deployment_id: deploymentId, reason }, 'transcript target disabled until enabled again');
+    if (await disableTranscriptTarget(this.parts.db, deploymentId, isoNow(), reason)) this.parts.logger.warn({ deployment_id: deploymentId, reason }, 'transcript target disabled until enabled again');
   }
 }
 

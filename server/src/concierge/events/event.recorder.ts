@@ -71,23 +71,15 @@ export class UnitOfWork {
  * and transcript delivery is woken. Nothing is announced that did not commit.
  */
 export class EventRecorder {
-  readonly #writes: WriteBatcher;
-  readonly #bus: ConversationBus;
-  readonly #onTranscript: () => void;
-
-  constructor(parts: { writes: WriteBatcher; bus: ConversationBus; onTranscript: () => void }) {
-    this.#writes = parts.writes;
-    this.#bus = parts.bus;
-    this.#onTranscript = parts.onTranscript;
-  }
+  constructor(private readonly parts: { writes: WriteBatcher; bus: ConversationBus; onTranscript: () => void }) {}
 
   /** Runs one unit of work, keyed by what it locks (a conversation id), then announces what it stored. */
   async write<T>(key: string, work: (unit: UnitOfWork) => Promise<T>): Promise<T> {
-    const { result, unit } = await this.#writes.run(key, async (trx) => {
+    const { result, unit } = await this.parts.writes.run(key, async (trx) => {
       const unit = new UnitOfWork(trx);
       return { result: await work(unit), unit };
     });
-    unit.announce(this.#bus, this.#onTranscript);
+    unit.announce(this.parts.bus, this.parts.onTranscript);
     return result;
   }
 }

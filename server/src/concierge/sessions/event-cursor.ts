@@ -11,7 +11,7 @@ const REPLAY_WINDOW_BYTES = 256 * 1024;
 /** Stored events read per page of a replay. */
 export const REPLAY_PAGE = 500;
 /** A replay that cannot hand over its next frame for this long is talking to a peer that does not read. */
-const DRAIN_TIMEOUT_MS = 30_000;
+export const DRAIN_TIMEOUT_MS = 30_000;
 
 /** The session a cursor serves. */
 export interface CursorOwner {
@@ -45,7 +45,7 @@ export class EventCursor {
     /** The seq the widget already has. */
     private sentSeq: number,
     private readonly owner: CursorOwner,
-    private readonly drainTimeoutMs = DRAIN_TIMEOUT_MS,
+    private readonly drainTimeoutMs: number,
   ) {}
 
   /** Frames just committed on this node go straight out when they follow what was sent; else the store is read. */

@@ -6,6 +6,7 @@ import { clientAddress } from '../../http/client-address.js';
 import type { PublicAddress } from '../../http/public-address.js';
 import { PerKeyCap } from '../../shared/per-key-cap.js';
 import { Close, CloseReason } from '../protocol/close-codes.js';
+import { DRAIN_TIMEOUT_MS } from './event-cursor.js';
 import { Session, type SessionServices, type SessionSettings, type SessionShared } from './session.js';
 
 const PATH = /^\/embed\/concierge\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\/ws$/;
@@ -28,7 +29,7 @@ export interface SessionGatewaySettings extends SessionSettings {
 }
 
 /** The settings a gateway takes when not given (the README's Concierge sessions). */
-export const SESSION_DEFAULTS = { helloTimeoutMs: 10_000, pingIntervalMs: 30_000, maxSocketsPerConversation: 5, drainTimeoutMs: undefined } as const;
+export const SESSION_DEFAULTS = { helloTimeoutMs: 10_000, pingIntervalMs: 30_000, maxSocketsPerConversation: 5, drainTimeoutMs: DRAIN_TIMEOUT_MS } as const;
 
 /**
  * The widget's WebSocket endpoint: the upgrade's checks (path, deployment, Origin, sockets per

@@ -6,6 +6,7 @@ import { LocalBus } from '../events/conversation-bus.js';
 import { Close } from '../protocol/close-codes.js';
 import { Session, type SessionServices, type SessionShared } from './session.js';
 import type { SessionSocket } from './session-socket.js';
+import { DRAIN_TIMEOUT_MS } from './event-cursor.js';
 
 /** The socket side a session sees, recorded: no network, no server. */
 class RecordingSocket implements SessionSocket {
@@ -44,7 +45,7 @@ function context(): SessionShared {
       bus: new LocalBus(),
       health: new StoreHealth(async () => {}, createLogger('silent')),
     },
-    settings: { newConversationsPerSub: 10, helloTimeoutMs: 1_000, drainTimeoutMs: undefined },
+    settings: { newConversationsPerSub: 10, helloTimeoutMs: 1_000, drainTimeoutMs: DRAIN_TIMEOUT_MS },
     registry: { join: () => true, leave: () => {} },
   };
 }

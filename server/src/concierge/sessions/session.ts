@@ -31,7 +31,7 @@ export interface SessionSettings {
   newConversationsPerSub: number;
   helloTimeoutMs: number;
   /** How long a widget that reads nothing may hold back its conversation's events (see EventCursor). */
-  drainTimeoutMs: number | undefined;
+  drainTimeoutMs: number;
 }
 
 /** Where a session takes its place among its conversation's sockets: its gateway. */

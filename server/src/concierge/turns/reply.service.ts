@@ -16,22 +16,12 @@ const PENDING_REPLY_WAIT_MS = 2_000;
 
 /** The deferred reply: the customer's signed answer resolves an acknowledged turn. */
 export class ReplyService {
-  readonly #db: Db;
-  readonly #deployments: DeploymentDirectory;
-  readonly #events: EventRecorder;
-  readonly #bus: ConversationBus;
-
-  constructor(parts: { db: Db; deployments: DeploymentDirectory; events: EventRecorder; bus: ConversationBus }) {
-    this.#db = parts.db;
-    this.#deployments = parts.deployments;
-    this.#events = parts.events;
-    this.#bus = parts.bus;
-  }
+  constructor(private readonly parts: { db: Db; deployments: DeploymentDirectory; events: EventRecorder; bus: ConversationBus }) {}
 
   /** The deployment a deferred reply names, once its signature over these exact bytes verifies. */
   async verifyReply(deploymentId: string, raw: Buffer, signature: string | undefined): Promise<DeploymentContext> {
     // A reply signed with a secret just rotated on another node verifies here too (see accepting).
-    const found = await this.#deployments.accepting(deploymentId, (dep) => verifySignature(signature, raw, dep.secrets));
+    const found = await this.parts.deployments.accepting(deploymentId, (dep) => verifySignature(signature, raw, dep.secrets));
     if (!found) throw new AppError('not_found', 'Deployment not found');
     if (!found.accepted) throw new AppError('invalid_signature', 'X-Service-Signature must be sha256=<lowercase hex HMAC-SHA256 of the raw body> under the signing secret');
     return found.dep;
@@ -43,13 +33,13 @@ export class ReplyService {
     const scope = { turnId: turn_id, conversationId: conversation_id, deploymentId: dep.id };
     const deadline = Date.now() + PENDING_REPLY_WAIT_MS;
     for (;;) {
-      const resolved = await this.#events.write(conversation_id, async (unit) =>
+      const resolved = await this.parts.events.write(conversation_id, async (unit) =>
         Boolean(await turnLifecycle.resolve(unit, { dep, conversationId: conversation_id }, scope, reply_text)),
       );
       if (resolved) return { turn_id, duplicate: false };
       // Not acknowledged (any more): say why, from the turn as it is now.
       const change = this.nextChange(conversation_id, deadline - Date.now());
-      const current = await findTurnOf(this.#db, scope);
+      const current = await findTurnOf(this.parts.db, scope);
       if (current?.status === 'pending' && Date.now() < deadline) {
         await change.happened;
         continue;
@@ -62,7 +52,7 @@ export class ReplyService {
       if (current.status === 'failed' || current.status === 'expired') throw new AppError('turn_not_pending', `The turn is ${current.status}; it takes no reply`);
       if (current.reply_text === reply_text) {
         // Counted for the history, where a customer sees its server sending a reply more than once.
-        await countDuplicateReply(this.#db, turn_id);
+        await countDuplicateReply(this.parts.db, turn_id);
         return { turn_id, duplicate: true };
       }
       throw new AppError('turn_already_resolved', 'The turn was already resolved with a different reply_text');
@@ -74,7 +64,7 @@ export class ReplyService {
     let cancel = () => {};
     const happened = new Promise<void>((resolve) => {
       const timer = setTimeout(() => cancel(), Math.max(ms, 0));
-      const unsubscribe = this.#bus.subscribe(conversationId, () => cancel());
+      const unsubscribe = this.parts.bus.subscribe(conversationId, () => cancel());
       cancel = () => {
         clearTimeout(timer);
         unsubscribe();

@@ -46,8 +46,6 @@ export const TURN_DEFAULTS: TurnServiceSettings = { hookRetryDelaysMs: HOOK_RETR
  * limits, its hook is called (retried, signed), and the answer moves it (see turnLifecycle).
  */
 export class TurnService {
-  readonly #parts: TurnServiceParts;
-  readonly #settings: TurnServiceSettings;
   readonly #inFlight = new Set<Promise<unknown>>();
   /**
    * Aborted when a shutdown has waited long enough: hook calls still in flight are cut off (their
@@ -55,16 +53,17 @@ export class TurnService {
    */
   readonly #stopping = new AbortController();
 
-  constructor(parts: TurnServiceParts, settings: TurnServiceSettings) {
-    this.#parts = parts;
-    this.#settings = settings;
+  constructor(
+    private readonly parts: TurnServiceParts,
+    private readonly settings: TurnServiceSettings,
+  ) {
     // Every hook call in flight listens to it: hundreds at once are normal, not a leak.
     setMaxListeners(0, this.#stopping.signal);
   }
 
   /** Takes a visitor's turn; an inactive deployment takes none (`deployment_inactive`, which ends the socket). */
   async submit(known: DeploymentContext, conversationId: string, input: TurnInput): Promise<TurnSubmission> {
-    const { deployments, conversations, events } = this.#parts;
+    const { deployments, conversations, events } = this.parts;
     const dep = (await deployments.get(known.id)) ?? known;
     if (dep.status !== 'active') throw new AppError('deployment_inactive', 'deployment inactive');
     const at = { dep, conversationId };
@@ -95,23 +94,23 @@ export class TurnService {
    * the store never took leaves its turn `pending`, for the stale-pending sweep of the next start.
    */
   async drain(): Promise<void> {
-    const cut = setTimeout(() => this.#stopping.abort(), this.#settings.shutdownGraceMs);
+    const cut = setTimeout(() => this.#stopping.abort(), this.settings.shutdownGraceMs);
     while (this.#inFlight.size) await Promise.allSettled([...this.#inFlight]);
     clearTimeout(cut);
   }
 
   #track(work: Promise<unknown>): void {
     // A hook answer the store never took (a stop during an outage) is an outage, logged once like the rest.
-    const tracked = work.catch((err) => void this.#parts.health.failed(err, 'turn processing')).finally(() => this.#inFlight.delete(tracked));
+    const tracked = work.catch((err) => void this.parts.health.failed(err, 'turn processing')).finally(() => this.#inFlight.delete(tracked));
     this.#inFlight.add(tracked);
   }
 
   async #runHook(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow): Promise<void> {
-    const { events, egress, logger, health, address } = this.#parts;
+    const { events, egress, logger, health, address } = this.parts;
     const signal = this.#stopping.signal;
     const replyUrl = `${address.url}/embed/concierge/${dep.id}/replies`;
     const { outcome, exchanges }: HookCall = dep.hookUrl
-      ? await callTurnHook(() => postTurn(dep, conversation, turn, replyUrl, egress, signal), this.#settings.hookRetryDelaysMs, signal)
+      ? await callTurnHook(() => postTurn(dep, conversation, turn, replyUrl, egress, signal), this.settings.hookRetryDelaysMs, signal)
       : { outcome: { kind: 'failed', cause: 'no hook_url' }, exchanges: [] };
     if (outcome.kind === 'failed') logger.warn({ turn_id: turn.id, deployment_id: dep.id, cause: outcome.cause }, 'turn hook failed');
     const attempts = exchanges.map((ex, i) =>

@@ -16,11 +16,7 @@ const STALE_PENDING_MS = 120_000;
  * still in its state, so of several nodes exactly one acts.
  */
 export class TurnSweep {
-  readonly #parts: { db: Db; deployments: DeploymentDirectory; events: EventRecorder; dialect: Dialect };
-
-  constructor(parts: { db: Db; deployments: DeploymentDirectory; events: EventRecorder; dialect: Dialect }) {
-    this.#parts = parts;
-  }
+  constructor(private readonly parts: { db: Db; deployments: DeploymentDirectory; events: EventRecorder; dialect: Dialect }) {}
 
   async sweep(limit = 100): Promise<number> {
     const expired = await this.#sweepDue({ status: 'acknowledged', column: 'expires_at', before: isoNow(), limit });
@@ -29,7 +25,7 @@ export class TurnSweep {
   }
 
   async #sweepDue(due: DueTurns & { status: 'acknowledged' | 'pending' }): Promise<number> {
-    const { db, deployments, events, dialect } = this.#parts;
+    const { db, deployments, events, dialect } = this.parts;
     // Contexts are read before the writes: a unit of a batch touches only its own transaction.
     const moves = await Promise.all(
       (await dueTurns(db, due)).map(async (turn) => {
