@@ -35,7 +35,7 @@ import type { RouteDef } from './http/route.js';
 import { Idempotency } from './idempotency/idempotency.js';
 import { type AgentGenerator, templateGenerator } from './jobs/agent-generator.js';
 import { jobRoutes } from './jobs/job.routes.js';
-import { JobRunner, type JobRunnerOptions } from './jobs/job.runner.js';
+import { JobRunner, type JobRunnerSettings } from './jobs/job.runner.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { RetentionPurge } from './retention/retention.purge.js';
 import { BackgroundLoop } from './shared/background-loop.js';
@@ -50,7 +50,7 @@ export interface AppOptions {
   config: Config;
   logger: Logger;
   generator?: AgentGenerator;
-  jobs?: JobRunnerOptions;
+  jobs?: JobRunnerSettings;
   /** Session timings, shortened by tests. */
   sessions?: {
     helloTimeoutMs?: number;
@@ -91,29 +91,29 @@ export async function createApp(options: AppOptions): Promise<App> {
   const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...(options.pgSchema ? { pgSchema: options.pgSchema } : {}) });
   const { db, dialect } = store;
   parts.add({ stop: () => store.close() });
-  const health = new StoreHealth(store.ping, logger);
+  const health = new StoreHealth({ ping: store.ping, logger });
   parts.add({ stop: () => health.close() });
   const address = new PublicAddress(config.publicBaseUrl);
   const egress = { allowedHosts: config.hookAllowedHosts };
-  const bus: ConversationBus = store.openChannel ? await PgBus.open(db, store.openChannel, logger, health) : new LocalBus();
+  const bus: ConversationBus = store.openChannel ? await PgBus.open({ db, openChannel: store.openChannel, logger, health }) : new LocalBus();
   parts.add({ stop: () => bus.close() });
   const passwords = parts.add(new PasswordHasher());
   const consoleAccounts = new ConsoleAccounts({ db, hasher: passwords, dialect });
-  const usage = parts.add(new UsageRecorder(db, health));
+  const usage = parts.add(new UsageRecorder({ db, health }));
   const keys = new ApiKeyAuthenticator(db);
-  const jobs = parts.add(new JobRunner(db, options.generator ?? templateGenerator, logger, health, options.jobs));
-  const idempotency = parts.add(new Idempotency(db, health));
+  const jobs = parts.add(new JobRunner({ db, generator: options.generator ?? templateGenerator, logger, health }, options.jobs));
+  const idempotency = parts.add(new Idempotency({ db, health }));
   parts.add(new RetentionPurge({ db, health, dialect }, { conversationDays: config.conversationRetentionDays, deliveryDays: config.deliveryRetentionDays }));
-  const searchIndex = parts.add(new SearchIndex(db, dialect, health));
+  const searchIndex = parts.add(new SearchIndex({ db, dialect, health }));
   const deployments = new DeploymentDirectory(db);
   const outbox = parts.add(new TranscriptOutbox({ db, deployments, egress, logger, health, dialect }, { intervalMs: timings.sweepIntervalMs }));
   // SQLite has one connection; a PostgreSQL pool of 10 keeps a few batches in flight.
-  const events = new EventRecorder({ writes: new WriteBatcher(db, dialect === 'postgres' ? 4 : 1), bus, onTranscript: () => outbox.poke() });
+  const events = new EventRecorder({ writes: new WriteBatcher(db, { concurrency: dialect === 'postgres' ? 4 : 1 }), bus, onTranscript: () => outbox.poke() });
   const conversations = new ConversationService({ db, deployments, events });
   const turns = new TurnService({ deployments, conversations, events, egress, logger, health, address }, { hookRetryDelaysMs: timings.hookRetryDelaysMs, shutdownGraceMs: timings.shutdownGraceMs });
   parts.add({ stop: () => turns.drain() });
   const turnSweep = new TurnSweep({ db, deployments, events, dialect });
-  parts.add(new BackgroundLoop('turn sweep', () => turnSweep.sweep(), health, timings.sweepIntervalMs));
+  parts.add(new BackgroundLoop({ what: 'turn sweep', pass: () => turnSweep.sweep(), health }, { everyMs: timings.sweepIntervalMs }));
   const deploymentService = new DeploymentService({
     db,
     listeners: { changed: (id) => conversations.deploymentChanged(id), transcriptsResumed: (id) => outbox.resume(id) },
@@ -138,7 +138,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...jobRoutes(db),
     ...deploymentRoutes(deploymentService),
     previewTokenRoute(deployments),
-    ...conversationRoutes(new ConversationHistory(db, dialect, searchIndex), conversations),
+    ...conversationRoutes(new ConversationHistory({ db, dialect, searchIndex }), conversations),
     ...deliveryRoutes(new DeliveryService({ db, deployments, egress, address })),
     ...replyRoutes(new ReplyService({ db, deployments, events, bus }), { signatureFailuresPerMinute: config.replySignatureFailuresPerMinute, trustProxyHops: config.trustProxyHops }),
     ...apiKeyRoutes({ db, usage, keys }),

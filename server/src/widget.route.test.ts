@@ -19,7 +19,7 @@ describe('GET /widget/concierge.js', () => {
     dir = mkdtempSync(join(tmpdir(), 'concierge-widget-'));
     writeFileSync(join(dir, 'concierge.js'), '(function(){window.Concierge={}})();');
     const logger = pino({ level: 'silent' });
-    const onError = errorHandler(logger, new StoreHealth(async () => {}, logger));
+    const onError = errorHandler(logger, new StoreHealth({ ping: async () => {}, logger }));
     const built = dispatchRoutes([widgetRoute(join(dir, 'concierge.js'))], { before: [], under: {}, onError });
     const missing = dispatchRoutes([widgetRoute(join(dir, 'absent.js'))], { before: [], under: {}, onError });
     // One server, two bundles: /built/... and /missing/... stand for a service with and without its build.

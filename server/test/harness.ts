@@ -9,7 +9,7 @@ import { type App, type AppOptions, createApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createCustomer } from '../src/customers/customer.service.js';
 import type { AgentGenerator } from '../src/jobs/agent-generator.js';
-import type { JobRunnerOptions } from '../src/jobs/job.runner.js';
+import type { JobRunnerSettings } from '../src/jobs/job.runner.js';
 import { createLogger } from '../src/logger.js';
 
 export type StoreKind = 'sqlite' | 'postgres';
@@ -32,7 +32,7 @@ export interface ServiceOptions {
   env?: Record<string, string>;
   timeouts?: AppOptions['timeouts'];
   generator?: AgentGenerator;
-  jobs?: JobRunnerOptions;
+  jobs?: JobRunnerSettings;
   sessions?: AppOptions['sessions'];
   consoleDir?: string;
 }

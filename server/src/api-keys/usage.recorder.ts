@@ -21,11 +21,8 @@ export class UsageRecorder {
   private lastUsed = new Map<string, string>();
   private readonly flushing: BackgroundLoop;
 
-  constructor(
-    private readonly db: Db,
-    private readonly health: StoreHealth,
-  ) {
-    this.flushing = new BackgroundLoop('usage flush', () => this.write(), health, FLUSH_INTERVAL_MS);
+  constructor(private readonly parts: { db: Db; health: StoreHealth }) {
+    this.flushing = new BackgroundLoop({ what: 'usage flush', pass: () => this.write(), health: parts.health }, { everyMs: FLUSH_INTERVAL_MS });
   }
 
   start(): void {
@@ -65,13 +62,13 @@ export class UsageRecorder {
     this.counts = new Map();
     this.lastUsed = new Map();
     try {
-      await this.db.transaction().execute(async (trx) => {
+      await this.parts.db.transaction().execute(async (trx) => {
         await addUsage(trx, rows);
         await touchApiKeys(trx, lastUsed);
       });
     } catch (err) {
       // Counts are best-effort bookkeeping: put them back for the next flush rather than lose them.
-      this.health.failed(err, 'usage flush');
+      this.parts.health.failed(err, 'usage flush');
       for (const row of rows) {
         const slot = slotOf(row);
         const current = this.counts.get(slot);

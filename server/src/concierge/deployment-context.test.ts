@@ -24,7 +24,7 @@ describeEachStore('the deployment directory', (kind) => {
       },
       transformResult: async (args) => args.result,
     };
-    return { directory: new DeploymentDirectory(service.app.store.db.withPlugin(counter), ttlMs), reads };
+    return { directory: new DeploymentDirectory(service.app.store.db.withPlugin(counter), { ttlMs }), reads };
   }
 
   it('reads a deployment once per second, however often a signature fails against it', async () => {

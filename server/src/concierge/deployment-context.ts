@@ -109,10 +109,10 @@ export class DeploymentDirectory {
 
   constructor(
     private readonly db: Db,
-    ttlMs = 1_000,
+    settings = { ttlMs: 1_000 },
   ) {
-    this.#cache = new TtlCache(ttlMs);
-    this.#rechecked = new TtlCache(ttlMs);
+    this.#cache = new TtlCache(settings.ttlMs);
+    this.#rechecked = new TtlCache(settings.ttlMs);
   }
 
   async get(id: string): Promise<DeploymentContext | undefined> {

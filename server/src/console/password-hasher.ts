@@ -51,7 +51,8 @@ export class PasswordHasher {
   readonly #waiting: Job[] = [];
   #decoy: Promise<string> | undefined;
 
-  constructor(private readonly threads = availableParallelism()) {}
+  /** `threads`: hashes at once, one per core. */
+  constructor(private readonly settings = { threads: availableParallelism() }) {}
 
   /** `scrypt$N$r$p$salt$hash`, base64url. */
   async hash(password: string): Promise<string> {
@@ -94,7 +95,7 @@ export class PasswordHasher {
   }
 
   private derive(password: string, salt: Buffer, cost: Cost): Promise<Buffer> {
-    if (this.#busy.size >= this.threads && this.#waiting.length >= MAX_WAITING) {
+    if (this.#busy.size >= this.settings.threads && this.#waiting.length >= MAX_WAITING) {
       return Promise.reject(new AppError('rate_limited', 'Too many sign-ins at once; retry after the time in Retry-After', undefined, 1));
     }
     return new Promise((resolve, reject) => {
@@ -104,7 +105,7 @@ export class PasswordHasher {
   }
 
   private next(): void {
-    while (this.#waiting.length && (this.#idle.length || this.#busy.size < this.threads)) {
+    while (this.#waiting.length && (this.#idle.length || this.#busy.size < this.settings.threads)) {
       const worker = this.#idle.pop() ?? this.spawn();
       const job = this.#waiting.shift()!;
       this.#busy.set(worker, job);

@@ -50,11 +50,8 @@ export function fingerprintOf(req: IncomingMessage, body: Buffer | undefined): s
 export class Idempotency {
   private readonly purging: BackgroundLoop;
 
-  constructor(
-    private readonly db: Db,
-    private readonly health: StoreHealth,
-  ) {
-    this.purging = new BackgroundLoop('purging idempotency keys', () => purgeKeys(this.db, isoIn(-KEEP_MS)), health, PURGE_EVERY_MS);
+  constructor(private readonly parts: { db: Db; health: StoreHealth }) {
+    this.purging = new BackgroundLoop({ what: 'purging idempotency keys', pass: () => purgeKeys(parts.db, isoIn(-KEEP_MS)), health: parts.health }, { everyMs: PURGE_EVERY_MS });
   }
 
   start(): void {
@@ -74,10 +71,10 @@ export class Idempotency {
     for (;;) {
       const now = isoNow();
       const lock = { fingerprint, locked_until: isoIn(LOCK_MS), created_at: now };
-      if (await claimKey(this.db, { customer_id: customerId, key, state: 'running', response_status: null, response_headers: null, response_body: null, ...lock })) {
+      if (await claimKey(this.parts.db, { customer_id: customerId, key, state: 'running', response_status: null, response_headers: null, response_body: null, ...lock })) {
         return { response: await this.complete(customerId, key, seal, work), replayed: false };
       }
-      const seen = await findKey(this.db, customerId, key);
+      const seen = await findKey(this.parts.db, customerId, key);
       if (!seen) continue; // released by a request that failed: claim it again
       const expired = seen.created_at < isoIn(-KEEP_MS);
       if (!expired && seen.fingerprint !== fingerprint) {
@@ -85,7 +82,7 @@ export class Idempotency {
       }
       if (!expired && seen.state === 'done') return { response: keptOf(seen, seal), replayed: true };
       if (expired || seen.locked_until < now) {
-        if (await takeOverKey(this.db, seen, lock)) return { response: await this.complete(customerId, key, seal, work), replayed: false };
+        if (await takeOverKey(this.parts.db, seen, lock)) return { response: await this.complete(customerId, key, seal, work), replayed: false };
         continue;
       }
       if (Date.now() > waitUntil) throw new AppError('idempotency_conflict', 'A request with this Idempotency-Key is still running');
@@ -98,12 +95,12 @@ export class Idempotency {
     try {
       response = await work();
     } catch (err) {
-      await releaseKey(this.db, customerId, key).catch((failure) => this.health.failed(failure, 'releasing an idempotency key'));
+      await releaseKey(this.parts.db, customerId, key).catch((failure) => this.parts.health.failed(failure, 'releasing an idempotency key'));
       throw err;
     }
     // The work is done whatever happens here: a key the store did not take is released by its lock running out.
-    await completeKey(this.db, customerId, key, { response_status: response.status, response_headers: JSON.stringify(response.headers), response_body: seal.seal(response.body) }).catch((failure) =>
-      this.health.failed(failure, 'keeping an idempotent response'),
+    await completeKey(this.parts.db, customerId, key, { response_status: response.status, response_headers: JSON.stringify(response.headers), response_body: seal.seal(response.body) }).catch((failure) =>
+      this.parts.health.failed(failure, 'keeping an idempotent response'),
     );
     return response;
   }

@@ -33,7 +33,7 @@ export class RetentionPurge {
     private readonly settings: RetentionSettings,
   ) {
     this.batch = settings.batch ?? 100;
-    this.loop = new BackgroundLoop('retention purge', () => this.purge(), parts.health, settings.everyMs ?? 60_000);
+    this.loop = new BackgroundLoop({ what: 'retention purge', pass: () => this.purge(), health: parts.health }, { everyMs: settings.everyMs ?? 60_000 });
   }
 
   start(): void {

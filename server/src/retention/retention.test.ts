@@ -11,7 +11,7 @@ describeEachStore('retention', (kind) => {
 
   const db = () => suite.service().app.store.db;
   const purge = (days: { conversationDays: number; deliveryDays: number }) =>
-    new RetentionPurge({ db: db(), health: new StoreHealth(async () => {}, createLogger('silent')), dialect: kind }, { ...days, batch: 2 }).purge();
+    new RetentionPurge({ db: db(), health: new StoreHealth({ ping: async () => {}, logger: createLogger('silent') }), dialect: kind }, { ...days, batch: 2 }).purge();
   const count = async (table: 'conversations' | 'turns' | 'conversation_events' | 'transcript_outbox' | 'deliveries', column: 'id' | 'conversation_id', ids: string[]) =>
     Number((await db().selectFrom(table).select((eb) => eb.fn.countAll<number | string>().as('n')).where(column, 'in', ids).executeTakeFirstOrThrow()).n);
 

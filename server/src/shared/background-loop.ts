@@ -12,16 +12,15 @@ export class BackgroundLoop {
   #queued: Promise<void> | undefined;
   #stopped = false;
 
+  /** `what`: the pass as the log names it when it fails. */
   constructor(
-    private readonly what: string,
-    private readonly pass: () => Promise<unknown>,
-    private readonly health: StoreHealth,
-    private readonly everyMs: number,
+    private readonly parts: { what: string; pass: () => Promise<unknown>; health: StoreHealth },
+    private readonly settings: { everyMs: number },
   ) {}
 
   start(): void {
     this.#stopped = false;
-    this.#timer = setInterval(() => void this.run(), this.everyMs);
+    this.#timer = setInterval(() => void this.run(), this.settings.everyMs);
     this.#timer.unref();
   }
 
@@ -49,9 +48,9 @@ export class BackgroundLoop {
 
   private async once(): Promise<void> {
     try {
-      await this.pass();
+      await this.parts.pass();
     } catch (err) {
-      this.health.failed(err, this.what);
+      this.parts.health.failed(err, this.parts.what);
     }
   }
 }

@@ -82,9 +82,12 @@ describe('StoreHealth', () => {
   it('retries a change until the store takes it, logging the outage once when it starts and once when it ends', async () => {
     const { logger, lines } = recordingLogger();
     let reachable = false;
-    const health = new StoreHealth(async () => {
-      if (!reachable) throw outage();
-    }, logger);
+    const health = new StoreHealth({
+      ping: async () => {
+        if (!reachable) throw outage();
+      },
+      logger,
+    });
     let tries = 0;
     const stored = health.persist('storing a change', async () => {
       tries++;
@@ -107,9 +110,12 @@ describe('StoreHealth', () => {
 
   it('throws other errors at once, and gives up when told to stop', async () => {
     const { logger, lines } = recordingLogger();
-    const health = new StoreHealth(async () => {
-      throw outage();
-    }, logger);
+    const health = new StoreHealth({
+      ping: async () => {
+        throw outage();
+      },
+      logger,
+    });
     let tries = 0;
     await expect(
       health.persist('a bug', async () => {

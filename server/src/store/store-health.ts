@@ -43,10 +43,8 @@ export class StoreHealth {
   #probing = false;
   #closed = false;
 
-  constructor(
-    private readonly ping: () => Promise<void>,
-    private readonly logger: Logger,
-  ) {}
+  /** `ping`: a cheap query that tells whether the store answers. */
+  constructor(private readonly parts: { ping: () => Promise<void>; logger: Logger }) {}
 
   get down(): boolean {
     return this.#down;
@@ -58,12 +56,12 @@ export class StoreHealth {
    */
   failed(err: unknown, what: string): boolean {
     if (!isStoreUnavailable(err)) {
-      this.logger.error({ err }, `${what} failed`);
+      this.parts.logger.error({ err }, `${what} failed`);
       return false;
     }
     if (!this.#down && !this.#closed) {
       this.#down = true;
-      this.logger.error({ err: { code: (err as { code?: unknown }).code, message: (err as Error).message }, during: what }, 'store unavailable; retrying until it answers');
+      this.parts.logger.error({ err: { code: (err as { code?: unknown }).code, message: (err as Error).message }, during: what }, 'store unavailable; retrying until it answers');
       this.#probe = setInterval(() => void this.probe(), PROBE_MS);
       this.#probe.unref();
     }
@@ -99,7 +97,7 @@ export class StoreHealth {
     if (this.#probing) return;
     this.#probing = true;
     try {
-      await this.ping();
+      await this.parts.ping();
     } catch {
       return;
     } finally {
@@ -108,6 +106,6 @@ export class StoreHealth {
     if (!this.#down) return;
     this.#down = false;
     clearInterval(this.#probe);
-    this.logger.warn('store reachable again');
+    this.parts.logger.warn('store reachable again');
   }
 }

@@ -1,5 +1,7 @@
 import type { Db, Trx } from './database.js';
 
+const DEFAULTS = { concurrency: 1, maxBatch: 256 };
+
 interface Unit {
   /** What the unit locks (a conversation id); units of one key run in the order asked. */
   key: string;
@@ -27,12 +29,15 @@ export class WriteBatcher {
   #running = 0;
   #scheduled = false;
 
+  readonly #settings: typeof DEFAULTS;
+
+  /** `concurrency`: batches in flight at once, 1 on SQLite's single connection, a few on a PostgreSQL pool. */
   constructor(
     private readonly db: Db,
-    /** Batches in flight at once: 1 on SQLite's single connection, a few on a PostgreSQL pool. */
-    private readonly concurrency = 1,
-    private readonly maxBatch = 256,
-  ) {}
+    settings: Partial<typeof DEFAULTS> = {},
+  ) {
+    this.#settings = { ...DEFAULTS, ...settings };
+  }
 
   run<T>(key: string, work: (trx: Trx) => Promise<T>): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -42,7 +47,7 @@ export class WriteBatcher {
   }
 
   private schedule(): void {
-    if (this.#scheduled || this.#running >= this.concurrency || !this.#queue.length) return;
+    if (this.#scheduled || this.#running >= this.#settings.concurrency || !this.#queue.length) return;
     this.#scheduled = true;
     setImmediate(() => {
       this.#scheduled = false;
@@ -66,7 +71,7 @@ export class WriteBatcher {
     const rest: Unit[] = [];
     for (const unit of this.#queue) {
       // A unit waits behind a busy or skipped one of its key, so each key keeps its order.
-      if (batch.length >= this.maxBatch || this.#busyKeys.has(unit.key) || blocked.has(unit.key)) {
+      if (batch.length >= this.#settings.maxBatch || this.#busyKeys.has(unit.key) || blocked.has(unit.key)) {
         blocked.add(unit.key);
         rest.push(unit);
       } else batch.push(unit);

@@ -51,19 +51,15 @@ function groupBy<T>(rows: readonly T[], key: (row: T) => string): Map<string, T[
 
 /** What a customer reads of its conversations: the list, one in full (turns, hook attempts, events), and the export. */
 export class ConversationHistory {
-  constructor(
-    private readonly db: Db,
-    private readonly dialect: Dialect,
-    private readonly searchIndex: SearchIndex,
-  ) {}
+  constructor(private readonly parts: { db: Db; dialect: Dialect; searchIndex: SearchIndex }) {}
 
   async list(customerId: string, filter: ConversationFilter, page: Page) {
-    if (filter.search) await this.searchIndex.catchUp();
-    return pageOf(page, await listConversations(this.db, this.dialect, customerId, filter, page), toConversation);
+    if (filter.search) await this.parts.searchIndex.catchUp();
+    return pageOf(page, await listConversations(this.parts.db, this.parts.dialect, customerId, filter, page), toConversation);
   }
 
   async get(customerId: string, id: string): Promise<ConversationDetail> {
-    const row = await findHistoryRow(this.db, this.dialect, customerId, id);
+    const row = await findHistoryRow(this.parts.db, this.parts.dialect, customerId, id);
     if (!row) throw notFound('Conversation');
     const [detail] = await this.details([row]);
     return detail!;
@@ -71,10 +67,10 @@ export class ConversationHistory {
 
   /** One NDJSON line per conversation, newest first, read a step at a time: memory stays flat however many there are. */
   async *export(customerId: string, filter: ConversationFilter): AsyncGenerator<string> {
-    if (filter.search) await this.searchIndex.catchUp();
+    if (filter.search) await this.parts.searchIndex.catchUp();
     let after: HistoryCursor | undefined;
     for (let sent = 0; sent < EXPORT_LIMIT; ) {
-      const rows = await conversationsAfter(this.db, this.dialect, customerId, filter, after, Math.min(EXPORT_STEP, EXPORT_LIMIT - sent));
+      const rows = await conversationsAfter(this.parts.db, this.parts.dialect, customerId, filter, after, Math.min(EXPORT_STEP, EXPORT_LIMIT - sent));
       if (!rows.length) return;
       yield (await this.details(rows)).map((d) => `${JSON.stringify(d)}\n`).join('');
       sent += rows.length;
@@ -85,7 +81,7 @@ export class ConversationHistory {
   /** Conversations in full, in three reads whatever their number: turns, hook attempts, events. */
   private async details(rows: readonly HistoryRow[]): Promise<ConversationDetail[]> {
     const ids = rows.map((r) => r.id);
-    const [turns, events, hookCalls] = await Promise.all([turnsOf(this.db, ids), eventsOf(this.db, ids), hookAttemptsOf(this.db, ids)]);
+    const [turns, events, hookCalls] = await Promise.all([turnsOf(this.parts.db, ids), eventsOf(this.parts.db, ids), hookAttemptsOf(this.parts.db, ids)]);
     const attempts = groupBy(hookCalls.map(toDelivery), (d) => d.turn_id!);
     const turnsBy = groupBy(turns, (t) => t.conversation_id);
     const eventsBy = groupBy(events, (e) => e.conversation_id);

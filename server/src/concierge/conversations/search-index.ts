@@ -7,22 +7,20 @@ import type { Dialect } from '../../store/db.js';
 /** Texts moved into the index per transaction: a batch holds the store for milliseconds. */
 const BATCH = 500;
 
+/** How often queued texts are indexed when no search asks first. */
+const INDEX_EVERY_MS = 500;
+
 /**
  * Keeps SQLite's search index (FTS5, see the history migration) up to date off the turns' commit
- * path: texts queued by the turns' writers are indexed in batches every `everyMs`, and before
+ * path: texts queued by the turns' writers are indexed in batches every {@link INDEX_EVERY_MS}, and before
  * every search, so a search sees every turn stored before it. PostgreSQL's indexes are kept by
  * the database itself: there this does nothing.
  */
 export class SearchIndex {
   private readonly loop: BackgroundLoop | undefined;
 
-  constructor(
-    private readonly db: Db,
-    dialect: Dialect,
-    health: StoreHealth,
-    everyMs = 500,
-  ) {
-    if (dialect === 'sqlite') this.loop = new BackgroundLoop('search indexing', () => this.indexQueued(), health, everyMs);
+  constructor(private readonly parts: { db: Db; dialect: Dialect; health: StoreHealth }) {
+    if (parts.dialect === 'sqlite') this.loop = new BackgroundLoop({ what: 'search indexing', pass: () => this.indexQueued(), health: parts.health }, { everyMs: INDEX_EVERY_MS });
   }
 
   start(): void {
@@ -40,7 +38,7 @@ export class SearchIndex {
 
   private async indexQueued(): Promise<void> {
     for (;;) {
-      const moved = await this.db.transaction().execute(async (trx) => {
+      const moved = await this.parts.db.transaction().execute(async (trx) => {
         const last = await sql<{ id: number | null }>`SELECT max(id) AS id FROM (SELECT id FROM turn_search_queue ORDER BY id LIMIT ${BATCH})`.execute(trx);
         const upTo = last.rows[0]?.id;
         if (upTo === null || upTo === undefined) return 0;

@@ -66,7 +66,7 @@ export class TranscriptOutbox {
   ) {
     // Every delivery in flight listens to it (up to a pass of 200 at once).
     setMaxListeners(0, this.stopping.signal);
-    this.loop = new BackgroundLoop('transcript delivery', () => this.deliverDue(), parts.health, settings.intervalMs);
+    this.loop = new BackgroundLoop({ what: 'transcript delivery', pass: () => this.deliverDue(), health: parts.health }, { everyMs: settings.intervalMs });
   }
 
   start(): void {

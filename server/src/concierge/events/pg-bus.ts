@@ -17,6 +17,12 @@ const CATCH_UP_MS = 2_000;
  * changed: every 2 s, and at once when listening resumes. A reply is late by seconds at most,
  * never lost.
  */
+interface PgBusParts {
+  db: Db;
+  logger: Logger;
+  health: StoreHealth;
+}
+
 export class PgBus implements ConversationBus {
   private readonly local = new LocalBus();
   private readonly node = newId();
@@ -24,18 +30,16 @@ export class PgBus implements ConversationBus {
   /** The start of the window no catch-up has covered yet; it moves only when one succeeds. */
   private since = isoIn(-CATCH_UP_MS);
 
-  private constructor(
-    private readonly db: Db,
-    private readonly logger: Logger,
-    private readonly health: StoreHealth,
-    private channel: StoreChannel | undefined,
-  ) {
-    this.catchUp = new BackgroundLoop('conversation catch-up', () => this.catchUpPass(), health, CATCH_UP_MS);
+  private channel: StoreChannel | undefined;
+
+  private constructor(private readonly parts: PgBusParts) {
+    this.catchUp = new BackgroundLoop({ what: 'conversation catch-up', pass: () => this.catchUpPass(), health: parts.health }, { everyMs: CATCH_UP_MS });
     this.catchUp.start();
   }
 
-  static async open(db: Db, openChannel: NonNullable<Store['openChannel']>, logger: Logger, health: StoreHealth): Promise<PgBus> {
-    const bus = new PgBus(db, logger, health, undefined);
+  static async open(parts: PgBusParts & { openChannel: NonNullable<Store['openChannel']> }): Promise<PgBus> {
+    const { openChannel, logger, health } = parts;
+    const bus = new PgBus(parts);
     bus.channel = await openChannel({
       message: (payload) => bus.onNotification(payload),
       lost: (err) => health.failed(err, 'listening for other nodes'),
@@ -56,14 +60,14 @@ export class PgBus implements ConversationBus {
     // Overlapping windows: a clock step between nodes costs a re-read, not an event.
     const next = isoIn(-CATCH_UP_MS);
     const ids = this.local.subscribed();
-    if (ids.length) for (const id of await conversationsUpdatedSince(this.db, ids, this.since)) this.local.publish(id);
+    if (ids.length) for (const id of await conversationsUpdatedSince(this.parts.db, ids, this.since)) this.local.publish(id);
     this.since = next;
   }
 
   publish(conversationId: string, frames?: readonly StoredFrame[]): void {
     this.local.publish(conversationId, frames);
     // A lost notification is covered by the catch-up.
-    this.channel?.notify(`${this.node}:${conversationId}`).catch((err) => this.health.failed(err, 'notifying other nodes'));
+    this.channel?.notify(`${this.node}:${conversationId}`).catch((err) => this.parts.health.failed(err, 'notifying other nodes'));
   }
 
   subscribe(conversationId: string, listener: BusListener): () => void {

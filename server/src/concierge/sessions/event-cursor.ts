@@ -38,15 +38,17 @@ export class EventCursor {
   private flushing = false;
   private flushAgain = false;
 
+  private readonly conversationId: string;
+  /** The seq the widget already has. */
+  private sentSeq: number;
+
   constructor(
-    private readonly socket: SessionSocket,
-    private readonly conversationId: string,
-    private readonly source: CursorSource,
-    /** The seq the widget already has. */
-    private sentSeq: number,
-    private readonly owner: CursorOwner,
-    private readonly drainTimeoutMs: number,
-  ) {}
+    private readonly parts: { socket: SessionSocket; source: CursorSource; owner: CursorOwner },
+    from: { conversationId: string; sentSeq: number },
+    private readonly settings: { drainTimeoutMs: number },
+  ) {
+    ({ conversationId: this.conversationId, sentSeq: this.sentSeq } = from);
+  }
 
   /** Frames just committed on this node go straight out when they follow what was sent; else the store is read. */
   deliver(frames: readonly StoredFrame[] | undefined): void {
@@ -56,7 +58,7 @@ export class EventCursor {
     }
     for (const frame of frames) if (!this.send(frame)) return;
     // A peer that stops reading is dropped; it resumes from its last_seq.
-    if (this.socket.bufferedAmount > MAX_BUFFERED_BYTES) this.socket.terminate();
+    if (this.parts.socket.bufferedAmount > MAX_BUFFERED_BYTES) this.parts.socket.terminate();
   }
 
   /**
@@ -74,16 +76,16 @@ export class EventCursor {
     try {
       do {
         this.flushAgain = false;
-        const frames = await this.source.framesAfter(this.conversationId, this.sentSeq, REPLAY_PAGE);
-        if (!frames) return this.owner.conversationGone();
+        const frames = await this.parts.source.framesAfter(this.conversationId, this.sentSeq, REPLAY_PAGE);
+        if (!frames) return this.parts.owner.conversationGone();
         for (const frame of frames) {
-          const paced = this.socket.bufferedAmount + frame.frame.length > REPLAY_WINDOW_BYTES;
+          const paced = this.parts.socket.bufferedAmount + frame.frame.length > REPLAY_WINDOW_BYTES;
           if (!(paced ? await this.sendDrained(frame) : this.send(frame))) return;
         }
         if (frames.length === REPLAY_PAGE) this.flushAgain = true;
-      } while (this.flushAgain && !this.owner.isClosed());
+      } while (this.flushAgain && !this.parts.owner.isClosed());
     } catch (err) {
-      this.owner.failed(err);
+      this.parts.owner.failed(err);
     } finally {
       this.flushing = false;
     }
@@ -93,12 +95,12 @@ export class EventCursor {
   private sendDrained(frame: StoredFrame): Promise<boolean> {
     return new Promise((resolve) => {
       const stalled = setTimeout(() => {
-        this.socket.terminate();
+        this.parts.socket.terminate();
         resolve(false);
-      }, this.drainTimeoutMs);
+      }, this.settings.drainTimeoutMs);
       const sent = this.send(frame, () => {
         clearTimeout(stalled);
-        resolve(!this.owner.isClosed());
+        resolve(!this.parts.owner.isClosed());
       });
       if (!sent) {
         clearTimeout(stalled);
@@ -109,15 +111,15 @@ export class EventCursor {
 
   /** Sends one stored frame if this socket has not sent it yet; false once the session is over. */
   private send({ seq, type, frame }: StoredFrame, onSent?: () => void): boolean {
-    if (this.owner.isClosed()) return false;
+    if (this.parts.owner.isClosed()) return false;
     if (seq <= this.sentSeq) {
       onSent?.();
       return true;
     }
-    this.socket.send(frame, onSent);
+    this.parts.socket.send(frame, onSent);
     this.sentSeq = seq;
     if (type !== 'conversation_ended') return true;
-    this.owner.conversationEnded();
+    this.parts.owner.conversationEnded();
     return false;
   }
 }

@@ -53,7 +53,8 @@ export class SessionGateway {
     private readonly settings: SessionGatewaySettings,
   ) {
     this.preHello = new PerKeyCap(settings.preHelloSocketsPerAddress);
-    this.shared = { services: parts.services, settings, registry: { join: (id, session) => this.join(id, session), leave: (session) => this.leave(session) } };
+    const { newConversationsPerSub, helloTimeoutMs, drainTimeoutMs } = settings;
+    this.shared = { services: parts.services, settings: { newConversationsPerSub, helloTimeoutMs, drainTimeoutMs }, registry: { join: (id, session) => this.join(id, session), leave: (session) => this.leave(session) } };
     this.heartbeat = setInterval(() => {
       for (const session of this.sessions) session.checkAlive();
     }, settings.pingIntervalMs);

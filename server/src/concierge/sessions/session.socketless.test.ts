@@ -43,7 +43,7 @@ function context(): SessionShared {
       deployments: { get: async () => dep } as unknown as DeploymentDirectory,
       history: untouched as SessionServices['history'],
       bus: new LocalBus(),
-      health: new StoreHealth(async () => {}, createLogger('silent')),
+      health: new StoreHealth({ ping: async () => {}, logger: createLogger('silent') }),
     },
     settings: { newConversationsPerSub: 10, helloTimeoutMs: 1_000, drainTimeoutMs: DRAIN_TIMEOUT_MS },
     registry: { join: () => true, leave: () => {} },

@@ -168,7 +168,7 @@ export class Session implements CursorOwner {
       agent,
       widget: this.dep.widget,
     });
-    const cursor = new EventCursor(this.socket, conversation.id, this.services.history, sentSeq, this, this.settings.drainTimeoutMs);
+    const cursor = new EventCursor({ socket: this.socket, source: this.services.history, owner: this }, { conversationId: conversation.id, sentSeq }, { drainTimeoutMs: this.settings.drainTimeoutMs });
     this.unsubscribe = this.services.bus.subscribe(conversation.id, (frames) => cursor.deliver(frames));
     await cursor.flush();
   }
