@@ -65,13 +65,13 @@ export async function seedConversations(dataDir: string, count: number): Promise
         ].map((t, n) => ({
           id: crypto.randomUUID(), conversation_id: id, client_turn_id: `c${n}`, text: t.text, mode: 'text' as const, status: 'resolved' as const, delivery_id: crypto.randomUUID(),
           reply_text: t.reply, failure_reason: null, expires_at: null, acknowledged_at: at(100 + n * 300), resolved_at: at(200 + n * 300), reply_received_at: n ? at(200 + n * 300) : null,
-          reply_duplicates: 0, created_at: at(50 + n * 300), updated_at: at(200 + n * 300),
+          reply_duplicates: 0, first_part_at: null, part_chars: 0, reply_actions: null, created_at: at(50 + n * 300), updated_at: at(200 + n * 300),
         }));
         await trx.insertInto('turns').values(turns).execute();
         const frames = turns.flatMap((t) => [
           { type: 'turn_accepted', turn_id: t.id, client_turn_id: t.client_turn_id, text: t.text, mode: 'text' },
           { type: 'turn_acknowledged', turn_id: t.id },
-          { type: 'reply', turn_id: t.id, text: t.reply_text },
+          { type: 'reply', turn_id: t.id, text: t.reply_text, actions: [] },
         ]);
         frames.push({ type: 'conversation_ended', reason: 'user_ended' } as never);
         await trx

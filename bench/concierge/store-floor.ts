@@ -19,7 +19,7 @@ export interface ResolvedTurn {
 }
 
 const REPLY = 'Breakfast is from 7 to 10.';
-const frameOf = (turnId: string, seq: number) => JSON.stringify({ type: 'reply', seq, turn_id: turnId, text: REPLY });
+const frameOf = (turnId: string, seq: number) => JSON.stringify({ type: 'reply', seq, turn_id: turnId, text: REPLY, actions: [] });
 
 function summary(samples: number[]): Latency {
   const measured = samples.slice(Math.floor(samples.length / 10));
@@ -37,7 +37,7 @@ export function sqliteReplyFloor(file: string, turns: readonly ResolvedTurn[]): 
   db.pragma('synchronous = NORMAL');
   db.pragma('busy_timeout = 5000');
   const turn = db.prepare(
-    `UPDATE turns SET reply_text = ?, resolved_at = ?, reply_received_at = ?, status = 'resolved', updated_at = ?
+    `UPDATE turns SET reply_text = ?, reply_actions = NULL, resolved_at = ?, reply_received_at = ?, status = 'resolved', updated_at = ?
      WHERE id = ? AND conversation_id = ? AND EXISTS (SELECT id FROM conversations WHERE id = ? AND deployment_id = ?) AND status = 'acknowledged' RETURNING *`,
   );
   const reopen = db.prepare(`UPDATE turns SET status = 'acknowledged', reply_text = NULL, resolved_at = NULL, reply_received_at = NULL WHERE id = ?`);
@@ -115,10 +115,10 @@ export async function sqliteReplyUnit(file: string, turns: readonly ResolvedTurn
       const dep = { id: t.deploymentId, transcriptHookUrl: undefined } as DeploymentContext;
       const started = performance.now();
       const moved = await store.db.transaction().execute((trx) =>
-        turnLifecycle.resolve(new UnitOfWork(trx), { dep, conversationId: t.conversationId }, { turnId: t.turnId, conversationId: t.conversationId, deploymentId: t.deploymentId }, REPLY),
+        turnLifecycle.resolve(new UnitOfWork(trx), { dep, conversationId: t.conversationId }, { turnId: t.turnId, conversationId: t.conversationId, deploymentId: t.deploymentId }, { text: REPLY, actions: [] }),
       );
       samples.push(performance.now() - started);
-      if (!moved) throw new Error(`turn ${t.turnId} not found`);
+      if (moved !== 'stored') throw new Error(`turn ${t.turnId}: ${moved}`);
     }
   } finally {
     await store.close();

@@ -140,7 +140,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     previewTokenRoute(deployments),
     ...conversationRoutes(new ConversationHistory({ db, dialect, searchIndex }), conversations),
     ...deliveryRoutes(new DeliveryService({ db, deployments, egress, address })),
-    ...replyRoutes(new ReplyService({ db, deployments, events, bus }), { signatureFailuresPerMinute: config.replySignatureFailuresPerMinute, trustProxyHops: config.trustProxyHops }),
+    ...replyRoutes(new ReplyService({ deployments, events, bus }), { signatureFailuresPerMinute: config.replySignatureFailuresPerMinute, trustProxyHops: config.trustProxyHops }),
     ...apiKeyRoutes({ db, usage, keys }),
     ...consoleRoutes({ accounts: consoleAccounts, address, trustProxyHops: config.trustProxyHops }),
     widgetRoute(),

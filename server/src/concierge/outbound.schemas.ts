@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { timestamp } from '../shared/schemas.js';
-import { endReasons, turnFailures, turnModes } from './protocol/frames.js';
+import { endReasons, replyAction, replyActions, turnFailures, turnModes } from './protocol/frames.js';
 import { transcriptEventTypes, type TranscriptEventType } from './protocol/transcript-events.js';
 
 /**
@@ -28,13 +28,13 @@ export const turnCreatedBody = z
     }),
     text: z.string().meta({ description: 'What the visitor said (a voice turn arrives transcribed)' }),
     mode: z.enum(turnModes),
-    reply_url: z.url().meta({ description: 'Where to POST the deferred reply, signed: `{conversation_id, turn_id, reply_text}`' }),
+    reply_url: z.url().meta({ description: 'Where to POST the deferred reply, signed: `{conversation_id, turn_id, reply_text, actions?}`, or its parts first: `{conversation_id, turn_id, part, text}`' }),
   })
   .meta({ id: 'TurnCreatedHook' });
 
 export const hookAnswerBody = z
-  .object({ reply_text: z.string().min(1).max(10_000) })
-  .meta({ id: 'HookAnswer', description: 'Optional. With a 2xx, the turn is acknowledged and resolved at once with this text; any other 2xx only acknowledges it' });
+  .object({ reply_text: z.string().min(1).max(10_000), actions: replyActions.optional().meta({ description: 'At most 6; invalid ones fail the turn (`hook_rejected`) and the attempt is recorded with `error: "invalid_answer"`' }) })
+  .meta({ id: 'HookAnswer', description: 'Optional. With a 2xx, the turn is acknowledged and resolved at once with this text and actions; any other 2xx only acknowledges it' });
 
 const turnId = z.uuid();
 
@@ -46,7 +46,7 @@ const transcriptData: Record<TranscriptEventType, z.ZodType> = {
   }),
   'turn.created': z.strictObject({ turn_id: turnId, client_turn_id: z.string(), text: z.string(), mode: z.enum(turnModes) }),
   'turn.acknowledged': z.strictObject({ turn_id: turnId }),
-  'turn.resolved': z.strictObject({ turn_id: turnId, reply_text: z.string() }),
+  'turn.resolved': z.strictObject({ turn_id: turnId, reply_text: z.string(), actions: replyAction.array() }),
   'turn.failed': z.strictObject({ turn_id: turnId, reason: z.enum(turnFailures) }),
   'conversation.ended': z.strictObject({ reason: z.enum(endReasons) }),
 };

@@ -68,7 +68,7 @@ describe.each([
       const back = await Widget.open(second, deploymentId);
       const resumed = await back.hello(token, { conversation_id: ready.conversation_id, last_seq: seq });
       expect(resumed).toMatchObject({ resumed: true, last_seq: seq + 1 });
-      expect(await back.next('reply')).toEqual({ type: 'reply', seq: seq + 1, turn_id, text: 'Until 2 pm.' });
+      expect(await back.next('reply')).toEqual({ type: 'reply', seq: seq + 1, turn_id, text: 'Until 2 pm.', actions: [] });
       expect(back.frames.filter((f) => f.seq !== undefined)).toHaveLength(1);
       back.close();
       second.child.kill('SIGTERM');
@@ -76,7 +76,7 @@ describe.each([
     });
   }, 60_000);
 
-  if (kind === 'postgres') it.skipIf(!enabled)('shares one database between two nodes: replies cross, expiry and transcript events happen once, an erasure reaches a socket on the other node', async () => {
+  if (kind === 'postgres') it.skipIf(!enabled)('shares one database between two nodes: replies and their parts cross, expiry and transcript events happen once, an erasure reaches a socket on the other node', async () => {
     await onStore(async (start) => {
       const nodeA = await start();
       const key = await bootstrapKey(nodeA);
@@ -90,9 +90,13 @@ describe.each([
       // A reply posted to node B reaches the socket held by node A.
       widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Spa hours?', mode: 'text' });
       const first = await widget.next('turn_acknowledged');
+      // Its parts as well: streamed through node B, shown by node A's socket as they come.
+      const part = await postReply(nodeB, deploymentId, { conversation_id: ready.conversation_id, turn_id: first.turn_id, part: 0, text: 'From node' }, secret);
+      expect([part.status, part.body.data]).toEqual([202, { turn_id: first.turn_id, status: 'acknowledged', part: 0, duplicate: false }]);
+      expect(await widget.next('reply_part')).toEqual({ type: 'reply_part', seq: 3, turn_id: first.turn_id, part: 0, text: 'From node' });
       const posted = await postReply(nodeB, deploymentId, { conversation_id: ready.conversation_id, turn_id: first.turn_id, reply_text: 'From node B' }, secret);
       expect(posted.status).toBe(202);
-      expect(await widget.next('reply')).toEqual({ type: 'reply', seq: 3, turn_id: first.turn_id, text: 'From node B' });
+      expect(await widget.next('reply')).toEqual({ type: 'reply', seq: 4, turn_id: first.turn_id, text: 'From node B', actions: [] });
 
       // Rotated through node A: node B, which has just verified with the old secret, accepts the new one at once.
       const rotated = await client(nodeA.url, key).post(`/api/v1/deployments/${deploymentId}/rotate-secret`, { grace_period_s: 0 });
@@ -102,7 +106,7 @@ describe.each([
       // A turn nobody answers expires once, though both nodes sweep.
       widget.send({ type: 'user_turn', client_turn_id: 'c2', text: 'Anyone?', mode: 'text' });
       const second = await widget.next('turn_acknowledged');
-      expect(await widget.next('turn_failed', 10_000)).toEqual({ type: 'turn_failed', seq: 6, turn_id: second.turn_id, reason: 'reply_timeout' });
+      expect(await widget.next('turn_failed', 10_000)).toEqual({ type: 'turn_failed', seq: 7, turn_id: second.turn_id, reason: 'reply_timeout' });
 
       // Both nodes deliver transcript events: each once, in order.
       const events = await waitFor(async () => {

@@ -1,7 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { AgentCountTable, AgentTable, AgentVersionTable } from '../agents/agent.table.js';
 import type { ApiKeyTable, UsageDailyTable } from '../api-keys/api-key.table.js';
-import type { ConversationTable, TurnTable } from '../concierge/conversations/conversation.table.js';
+import type { ConversationTable, ReplyPartTable, TurnTable } from '../concierge/conversations/conversation.table.js';
 import type { DeliveryTable } from '../concierge/deliveries/delivery.table.js';
 import type { ConversationEventTable } from '../concierge/events/event.table.js';
 import type { TranscriptOutboxTable } from '../concierge/deliveries/outbox.table.js';
@@ -29,6 +29,7 @@ export interface Database {
   conversations: ConversationTable;
   conversation_events: ConversationEventTable;
   turns: TurnTable;
+  reply_parts: ReplyPartTable;
   transcript_outbox: TranscriptOutboxTable;
   deliveries: DeliveryTable;
   idempotency_keys: IdempotencyKeyTable;

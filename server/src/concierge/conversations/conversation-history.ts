@@ -14,6 +14,7 @@ import {
   turnsOf,
 } from './conversation-history.repository.js';
 import type { SearchIndex } from './search-index.js';
+import { replyPartsOf } from './turn.repository.js';
 import type { Conversation, ConversationDetail, ConversationFilter, ConversationTurn } from './conversation.schemas.js';
 
 /** Conversations one export streams at most; the next request narrows `created_before`. */
@@ -78,10 +79,12 @@ export class ConversationHistory {
     }
   }
 
-  /** Conversations in full, in three reads whatever their number: turns, hook attempts, events. */
+  /** Conversations in full, in four reads whatever their number: turns, hook attempts, events, then the turns' reply parts. */
   private async details(rows: readonly HistoryRow[]): Promise<ConversationDetail[]> {
     const ids = rows.map((r) => r.id);
     const [turns, events, hookCalls] = await Promise.all([turnsOf(this.parts.db, ids), eventsOf(this.parts.db, ids), hookAttemptsOf(this.parts.db, ids)]);
+    const streamed = await replyPartsOf(this.parts.db, turns.filter((t) => t.first_part_at).map((t) => t.id));
+    const partsBy = groupBy(streamed, (p) => p.turn_id);
     const attempts = groupBy(hookCalls.map(toDelivery), (d) => d.turn_id!);
     const turnsBy = groupBy(turns, (t) => t.conversation_id);
     const eventsBy = groupBy(events, (e) => e.conversation_id);
@@ -95,6 +98,9 @@ export class ConversationHistory {
         status: turn.status,
         failure_reason: turn.failure_reason,
         reply_text: turn.reply_text,
+        reply_actions: turn.reply_actions ? JSON.parse(turn.reply_actions) : [],
+        parts: (partsBy.get(turn.id) ?? []).map(({ part, text, received_at }) => ({ part, text, received_at })),
+        first_part_at: turn.first_part_at,
         created_at: turn.created_at,
         acknowledged_at: turn.acknowledged_at,
         resolved_at: turn.resolved_at,

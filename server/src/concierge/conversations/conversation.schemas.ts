@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { pageQuery } from '../../http/pagination.js';
 import { timestamp } from '../../shared/schemas.js';
 import { deliverySchema } from '../deliveries/delivery.schemas.js';
-import { endReasons, storedEvent, turnFailures, turnModes } from '../protocol/frames.js';
+import { endReasons, replyAction, storedEvent, turnFailures, turnModes } from '../protocol/frames.js';
 import { conversationStatuses, turnStatuses } from './conversation.table.js';
 
 
@@ -32,7 +32,13 @@ const turnSchema = z
     mode: z.enum(turnModes),
     status: z.enum(turnStatuses),
     failure_reason: z.enum(turnFailures).nullable(),
-    reply_text: z.string().nullable(),
+    reply_text: z.string().nullable().meta({ description: 'The final reply (what the parts were replaced with)' }),
+    reply_actions: replyAction.array().meta({ description: "The final reply's actions; empty when it had none, or has not come" }),
+    parts: z
+      .object({ part: z.number().int(), text: z.string(), received_at: timestamp })
+      .array()
+      .meta({ description: 'The parts the reply was streamed in, in part order (README, Streaming a reply); empty when it came whole' }),
+    first_part_at: timestamp.nullable().meta({ description: "When the reply's first part came" }),
     created_at: timestamp,
     acknowledged_at: timestamp.nullable(),
     resolved_at: timestamp.nullable(),

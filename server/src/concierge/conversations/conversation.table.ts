@@ -43,6 +43,19 @@ export interface TurnTable {
   /** When the deferred reply came (null for a reply in the hook's answer), and how many identical copies followed it. */
   reply_received_at: string | null;
   reply_duplicates: number;
+  /** When the reply's first part came (README, Streaming a reply), and the characters (code points) its parts hold together. */
+  first_part_at: string | null;
+  part_chars: number;
+  /** JSON text of the reply's actions; null when it had none. */
+  reply_actions: string | null;
   created_at: string;
   updated_at: string;
+}
+
+/** One part of a reply as it arrived. */
+export interface ReplyPartTable {
+  turn_id: string;
+  part: number;
+  text: string;
+  received_at: string;
 }

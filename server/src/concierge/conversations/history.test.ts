@@ -130,10 +130,10 @@ describeEachStore('conversation history', (kind) => {
     expect(turns.map((t: { id: string }) => t.id)).toEqual([story.turns.sync, story.turns.deferred, story.turns.failing]);
     const [sync, deferred, failing] = turns;
     expect(Object.keys(sync).sort()).toEqual(
-      ['acknowledged_at', 'client_turn_id', 'created_at', 'failure_reason', 'hook_attempts', 'id', 'mode', 'reply_received', 'reply_text', 'resolved_at', 'status', 'text'].sort(),
+      ['acknowledged_at', 'client_turn_id', 'created_at', 'failure_reason', 'first_part_at', 'hook_attempts', 'id', 'mode', 'parts', 'reply_actions', 'reply_received', 'reply_text', 'resolved_at', 'status', 'text'].sort(),
     );
 
-    expect(sync).toMatchObject({ client_turn_id: 't1', status: 'resolved', reply_text: 'The pool opens at 7.', failure_reason: null, reply_received: null });
+    expect(sync).toMatchObject({ client_turn_id: 't1', status: 'resolved', reply_text: 'The pool opens at 7.', reply_actions: [], parts: [], first_part_at: null, failure_reason: null, reply_received: null });
     expect(sync.acknowledged_at).toBe(sync.resolved_at);
     expect(sync.hook_attempts).toHaveLength(1);
     expect(sync.hook_attempts[0]).toMatchObject({ kind: 'turn_hook', turn_id: sync.id, conversation_id: story.conversationId, event_type: 'turn.created', attempt: 1, outcome: 'succeeded', error: null, url: customer.hookUrl });

@@ -2,19 +2,50 @@ import { newId } from '../../shared/random.js';
 import { isoNow } from '../../shared/time.js';
 import type { HookOutcome } from '../deliveries/hook.client.js';
 import type { Change, ConversationAt, UnitOfWork } from '../events/event.recorder.js';
-import type { ClientMessage } from '../protocol/frames.js';
+import { type ClientMessage, REPLY_PART_LIMITS, type ReplyAction } from '../protocol/frames.js';
 import type { ConversationRow } from './conversation.repository.js';
 import type { TurnFailure, TurnStatus } from './conversation.table.js';
-import { failOpenTurns, insertTurn, OPEN_TURN_STATUSES, transitionTurn, type TurnRow, type TurnScope } from './turn.repository.js';
+import {
+  addReplyPart,
+  countDuplicateReply,
+  failOpenTurns,
+  findReplyPart,
+  insertTurn,
+  lockTurnOf,
+  OPEN_TURN_STATUSES,
+  transitionTurn,
+  type TurnRow,
+  type TurnScope,
+} from './turn.repository.js';
 
 /** A visitor's turn as the widget sends it. */
 export type TurnInput = Omit<Extract<ClientMessage, { type: 'user_turn' }>, 'type'>;
+
+/** The customer's reply: its text and actions. */
+export interface Reply {
+  text: string;
+  actions: ReplyAction[];
+}
+
+/** One part of a reply as it is written (README, Streaming a reply). */
+export interface ReplyPart {
+  part: number;
+  text: string;
+}
+
+/**
+ * What became of a reply or a part: `stored`; an identical repeat (`duplicate`); a part's number
+ * taken by other text (`conflict`); parts past their total (`too_long`); or no such turn, or a
+ * turn in a state that takes none.
+ */
+export type ReplyTaken = 'stored' | 'duplicate' | 'conflict' | 'too_long' | 'not_found' | Exclude<TurnStatus, 'acknowledged'>;
 
 /**
  * A turn's life, in one place: the states it moves through, and what each move tells the widget
  * and the transcript, stored in the same unit of work as the move.
  *
  *     pending ──hook 2xx──────────▶ acknowledged ──signed reply──▶ resolved
+ *        │                           ↺ reply parts (each restarts the reply timeout)
  *        │  └─hook 2xx + reply_text ─────────────────────────────▶ resolved
  *        ├─hook 4xx / failed / cut off / stale ──▶ failed
  *        │                       acknowledged ──reply timeout──▶ expired
@@ -42,6 +73,9 @@ export const turnLifecycle = {
       resolved_at: null,
       reply_received_at: null,
       reply_duplicates: 0,
+      first_part_at: null,
+      part_chars: 0,
+      reply_actions: null,
       created_at: now,
       updated_at: now,
     };
@@ -59,17 +93,49 @@ export const turnLifecycle = {
   answer(unit: UnitOfWork, at: ConversationAt, turnId: string, outcome: HookOutcome, replyDueAt: string): Promise<TurnRow | undefined> {
     const now = isoNow();
     if (outcome.kind === 'replied') {
-      return move(unit, at, turnId, 'pending', 'resolved', { reply_text: outcome.text, acknowledged_at: now, resolved_at: now }, joined(told.acknowledged(turnId), told.resolved(turnId, outcome.text)));
+      const reply = { text: outcome.text, actions: outcome.actions };
+      return move(unit, at, turnId, 'pending', 'resolved', { ...replyColumns(reply), acknowledged_at: now, resolved_at: now }, joined(told.acknowledged(turnId), told.resolved(turnId, reply)));
     }
     if (outcome.kind === 'acknowledged') return move(unit, at, turnId, 'pending', 'acknowledged', { expires_at: replyDueAt, acknowledged_at: now }, told.acknowledged(turnId));
     const reason = outcome.kind === 'rejected' ? 'hook_rejected' : 'hook_failed';
     return move(unit, at, turnId, 'pending', 'failed', { failure_reason: reason }, told.failed(turnId, reason));
   },
 
-  /** The customer's signed deferred reply resolves an acknowledged turn of this conversation of this deployment. */
-  resolve(unit: UnitOfWork, at: ConversationAt, scope: TurnScope, text: string): Promise<TurnRow | undefined> {
+  /**
+   * The customer's signed deferred reply resolves an acknowledged turn of this conversation of this
+   * deployment. Otherwise says why not: an identical repeat of the reply that resolved it is a
+   * `duplicate` (counted, for the history).
+   */
+  async resolve(unit: UnitOfWork, at: ConversationAt, scope: TurnScope, reply: Reply): Promise<ReplyTaken> {
     const now = isoNow();
-    return move(unit, at, scope, 'acknowledged', 'resolved', { reply_text: text, resolved_at: now, reply_received_at: now }, told.resolved(scope.turnId, text));
+    const columns = replyColumns(reply);
+    if (await move(unit, at, scope, 'acknowledged', 'resolved', { ...columns, resolved_at: now, reply_received_at: now }, told.resolved(scope.turnId, reply))) return 'stored';
+    const turn = await lockTurnOf(unit.trx, scope);
+    if (!turn) return 'not_found';
+    // Acknowledged since the attempt (its answer committed meanwhile): as if still pending, so the caller tries again.
+    if (turn.status === 'acknowledged') return 'pending';
+    if (turn.status !== 'resolved' || turn.reply_text !== columns.reply_text || turn.reply_actions !== columns.reply_actions) return turn.status;
+    await countDuplicateReply(unit.trx, turn.id);
+    return 'duplicate';
+  },
+
+  /**
+   * A part of an acknowledged turn's reply, as it is written: stored and told to the widget (not
+   * the transcript, whose `turn.resolved` carries the whole reply), and the reply is due
+   * `replyDueAt` from now on. An identical repeat of a stored part is a `duplicate` whatever the
+   * turn's state since; its number with other text, a `conflict`.
+   */
+  async part(unit: UnitOfWork, at: ConversationAt, scope: TurnScope, part: ReplyPart, replyDueAt: string): Promise<ReplyTaken> {
+    const turn = await lockTurnOf(unit.trx, scope);
+    if (!turn) return 'not_found';
+    const known = await findReplyPart(unit.trx, turn.id, part.part);
+    if (known) return known.text === part.text ? 'duplicate' : 'conflict';
+    if (turn.status !== 'acknowledged') return turn.status;
+    const chars = [...part.text].length;
+    if (turn.part_chars + chars > REPLY_PART_LIMITS.chars) return 'too_long';
+    await addReplyPart(unit.trx, { turn_id: turn.id, part: part.part, text: part.text, received_at: isoNow() }, chars, replyDueAt);
+    await unit.record(at, { events: [{ type: 'reply_part', turn_id: turn.id, ...part }], transcript: [] });
+    return 'stored';
   },
 
   /**
@@ -104,15 +170,18 @@ const told = {
     events: [{ type: 'turn_acknowledged', turn_id: turnId }],
     transcript: [{ type: 'turn.acknowledged', data: { turn_id: turnId } }],
   }),
-  resolved: (turnId: string, text: string): Change => ({
-    events: [{ type: 'reply', turn_id: turnId, text }],
-    transcript: [{ type: 'turn.resolved', data: { turn_id: turnId, reply_text: text } }],
+  resolved: (turnId: string, { text, actions }: Reply): Change => ({
+    events: [{ type: 'reply', turn_id: turnId, text, actions }],
+    transcript: [{ type: 'turn.resolved', data: { turn_id: turnId, reply_text: text, actions } }],
   }),
   failed: (turnId: string, reason: TurnFailure): Change => ({
     events: [{ type: 'turn_failed', turn_id: turnId, reason }],
     transcript: [{ type: 'turn.failed', data: { turn_id: turnId, reason } }],
   }),
 };
+
+/** A reply as its turn keeps it: the actions as JSON text, none as null. */
+const replyColumns = ({ text, actions }: Reply) => ({ reply_text: text, reply_actions: actions.length ? JSON.stringify(actions) : null });
 
 /** Changes told as one, in order. */
 export const joined = (...changes: Change[]): Change => ({ events: changes.flatMap((c) => c.events), transcript: changes.flatMap((c) => c.transcript) });

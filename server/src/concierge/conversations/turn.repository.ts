@@ -3,9 +3,10 @@ import type { Database, Db, Trx } from '../../store/database.js';
 import type { Dialect } from '../../store/db.js';
 import { isoNow } from '../../shared/time.js';
 import { queryShape, queryShapes, rowInserter } from '../../store/query-shape.js';
-import type { TurnFailure, TurnStatus, TurnTable } from './conversation.table.js';
+import type { ReplyPartTable, TurnFailure, TurnStatus, TurnTable } from './conversation.table.js';
 
 export type TurnRow = TurnTable;
+export type ReplyPartRow = ReplyPartTable;
 
 /** The states in which a turn still waits for its answer. */
 export const OPEN_TURN_STATUSES: readonly TurnStatus[] = ['pending', 'acknowledged'];
@@ -26,9 +27,22 @@ function isTurn(eb: ExpressionBuilder<Database, 'turns'>, turn: string | TurnSco
   ]);
 }
 
-export async function findTurnOf(db: Db, scope: TurnScope): Promise<TurnRow | undefined> {
-  return db.selectFrom('turns').selectAll().where((eb) => isTurn(eb, scope)).executeTakeFirst();
+/**
+ * The turn as it is now, held until the caller's transaction ends (an update that changes
+ * nothing takes the row's lock on PostgreSQL): writers of one turn's reply go one at a time.
+ */
+export async function lockTurnOf(trx: Trx, scope: TurnScope): Promise<TurnRow | undefined> {
+  const [row] = await lockTurnShape(trx, scope);
+  return row;
 }
+
+const lockTurnShape = queryShape((db, v: TurnScope) =>
+  db
+    .updateTable('turns')
+    .set((eb) => ({ status: eb.ref('status') }))
+    .where((eb) => isTurn(eb, v))
+    .returningAll(),
+);
 
 export async function turnExists(db: Db, id: string): Promise<boolean> {
   return Boolean(await db.selectFrom('turns').select('id').where('id', '=', id).executeTakeFirst());
@@ -94,8 +108,41 @@ const transitionShapes = queryShapes(({ by, columns }: { by: 'id' | 'scope'; col
     .returningAll();
 });
 
-export async function countDuplicateReply(db: Db, id: string): Promise<void> {
-  await db.updateTable('turns').set((eb) => ({ reply_duplicates: eb('reply_duplicates', '+', 1) })).where('id', '=', id).execute();
+export async function countDuplicateReply(trx: Trx, id: string): Promise<void> {
+  await trx.updateTable('turns').set((eb) => ({ reply_duplicates: eb('reply_duplicates', '+', 1) })).where('id', '=', id).execute();
+}
+
+export async function findReplyPart(trx: Trx, turnId: string, part: number): Promise<ReplyPartRow | undefined> {
+  const [row] = await replyPartShape(trx, { turnId, part });
+  return row;
+}
+
+const replyPartShape = queryShape((db, v: { turnId: string; part: number }) => db.selectFrom('reply_parts').selectAll().where('turn_id', '=', v.turnId).where('part', '=', v.part));
+
+/** Stores a part and counts it on its turn: its characters, the first part's time, and the reply's new due time. */
+export async function addReplyPart(trx: Trx, row: ReplyPartRow, chars: number, replyDueAt: string): Promise<void> {
+  await insertReplyParts(trx, [row]);
+  await countPartShape(trx, { turnId: row.turn_id, chars, at: row.received_at, replyDueAt });
+}
+
+const insertReplyParts = rowInserter('reply_parts');
+
+const countPartShape = queryShape((db, v: { turnId: string; chars: number; at: string; replyDueAt: string }) =>
+  db
+    .updateTable('turns')
+    .set((eb) => ({
+      part_chars: eb('part_chars', '+', v.chars),
+      first_part_at: eb.fn.coalesce('first_part_at', eb.val(v.at)),
+      expires_at: v.replyDueAt,
+      updated_at: v.at,
+    }))
+    .where('id', '=', v.turnId),
+);
+
+/** The reply parts of these turns, each turn's in part order. */
+export async function replyPartsOf(db: Db, turnIds: readonly string[]): Promise<ReplyPartRow[]> {
+  if (!turnIds.length) return [];
+  return db.selectFrom('reply_parts').selectAll().where('turn_id', 'in', [...turnIds]).orderBy('turn_id').orderBy('part').execute();
 }
 
 /** Fails every turn of the conversation still in one of `open`; returns their ids, oldest first. */

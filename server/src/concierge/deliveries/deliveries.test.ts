@@ -52,7 +52,7 @@ describeEachStore('delivery records', (kind) => {
     const hook = await hotel.api.get(`/api/v1/deliveries?kind=turn_hook&conversation_id=${conversationId}`);
     expect(hook.body.meta.total_count).toBe(1);
     expect(Object.keys(hook.body.data[0]).sort()).toEqual(
-      ['attempt', 'conversation_id', 'deployment_id', 'duration_ms', 'error', 'event_id', 'event_type', 'id', 'kind', 'outcome', 'request', 'response', 'sent_at', 'turn_id', 'url'].sort(),
+      ['attempt', 'conversation_id', 'deployment_id', 'duration_ms', 'error', 'error_detail', 'event_id', 'event_type', 'id', 'kind', 'outcome', 'request', 'response', 'sent_at', 'turn_id', 'url'].sort(),
     );
     expect(hook.body.data[0]).toMatchObject({ kind: 'turn_hook', event_type: 'turn.created', event_id: null, deployment_id: hotel.deploymentId, attempt: 1, outcome: 'succeeded', error: null });
 

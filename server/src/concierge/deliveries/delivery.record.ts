@@ -48,6 +48,10 @@ export function deliveryRow(subject: DeliverySubject, ex: Exchange, manualSendId
     request: JSON.stringify(ex.request),
     response: res ? JSON.stringify({ status: res.status, headers: res.headers, ...keptBody(res.body, res.bytes) }) : null,
     error: ex.error?.kind ?? null,
+    error_detail: ex.error?.message ?? null,
     outcome: res && res.status >= 200 && res.status < 300 ? 'succeeded' : 'failed',
   };
 }
+
+/** The record of a 2xx answer the service could not read as one (a reply with invalid actions, say): a failure, and why. */
+export const unreadableAnswer = (row: DeliveryTable, why: string): DeliveryTable => ({ ...row, error: 'invalid_answer', error_detail: why, outcome: 'failed' });

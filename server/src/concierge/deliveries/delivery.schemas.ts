@@ -25,8 +25,9 @@ export const deliverySchema = z
       .object({ status: z.number().int(), headers, body: z.string().meta({ description: 'At most 4 KiB' }), truncated: z.boolean() })
       .nullable()
       .meta({ description: 'Null when no answer came (see `error`)' }),
-    error: z.enum(deliveryErrors).nullable(),
-    outcome: z.enum(deliveryOutcomes).meta({ description: '`succeeded` for any 2xx answer' }),
+    error: z.enum(deliveryErrors).nullable().meta({ description: '`invalid_answer`: a 2xx answer the service could not read as one (a reply with invalid actions)' }),
+    error_detail: z.string().nullable().meta({ description: 'Why the attempt failed, in words' }),
+    outcome: z.enum(deliveryOutcomes).meta({ description: '`succeeded` for any 2xx answer the service could read' }),
   })
   .meta({ id: 'Delivery' });
 export type Delivery = z.infer<typeof deliverySchema>;

@@ -1,6 +1,6 @@
 export const deliveryKinds = ['turn_hook', 'transcript', 'test'] as const;
 export type DeliveryKind = (typeof deliveryKinds)[number];
-export const deliveryErrors = ['timeout', 'network', 'egress_refused'] as const;
+export const deliveryErrors = ['timeout', 'network', 'egress_refused', 'invalid_answer'] as const;
 export type DeliveryError = (typeof deliveryErrors)[number];
 export const deliveryOutcomes = ['succeeded', 'failed'] as const;
 export type DeliveryOutcome = (typeof deliveryOutcomes)[number];
@@ -24,6 +24,8 @@ export interface DeliveryTable {
   /** JSON text of `{status, headers, body, truncated}`, or null when no answer came. */
   response: string | null;
   error: DeliveryError | null;
+  /** Why the attempt failed, in words: the network's message, or what was wrong with a 2xx answer. */
+  error_detail: string | null;
   outcome: DeliveryOutcome;
   /** 1 when the customer asked for it (test-hook, redeliver): those count against one per-deployment limit. */
   manual: 0 | 1;

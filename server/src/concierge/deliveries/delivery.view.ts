@@ -18,6 +18,7 @@ export function toDelivery(row: DeliveryRow): Delivery {
     request: JSON.parse(row.request),
     response: row.response === null ? null : JSON.parse(row.response),
     error: row.error,
+    error_detail: row.error_detail,
     outcome: row.outcome,
   };
 }

@@ -8,10 +8,29 @@ const exchanged = (outcome: Pick<Exchange, 'response' | 'error'>): Exchange => (
 describe("the documented reading of the hook's answer", () => {
   it('2xx acknowledges; a 2xx carrying reply_text answers at once', () => {
     expect(classifyHookResponse(answer(202))).toEqual({ kind: 'acknowledged' });
-    expect(classifyHookResponse(answer(200, '{"reply_text":"From 7."}'))).toEqual({ kind: 'replied', text: 'From 7.' });
+    expect(classifyHookResponse(answer(200, '{"reply_text":"From 7."}'))).toEqual({ kind: 'replied', text: 'From 7.', actions: [] });
     // Not a usable reply: still only an acknowledgement.
     for (const body of ['{"reply_text":""}', '{"reply_text":42}', '{"reply_text":', 'ok', `{"reply_text":"${'x'.repeat(10_001)}"}`]) {
       expect(classifyHookResponse(answer(200, body))).toEqual({ kind: 'acknowledged' });
+    }
+  });
+
+  it('a reply with actions carries them; invalid actions make the answer a refusal that says why', () => {
+    const link = { type: 'link', label: 'Book', url: 'https://hotel.example/book' };
+    const quick = { type: 'quick_reply', label: '7 pm', text: 'A table at 7 pm, please' };
+    const client = { type: 'client', name: 'show_rooms', args: { floor: 2 } };
+    expect(classifyHookResponse(answer(200, JSON.stringify({ reply_text: 'Sure.', actions: [link, quick, client] })))).toEqual({ kind: 'replied', text: 'Sure.', actions: [link, quick, client] });
+    for (const [actions, why] of [
+      [[{ ...link, url: 'javascript:alert(1)' }], /^actions\.0\.url: /],
+      [[{ ...quick, label: 'x'.repeat(41) }], /^actions\.0\.label: /],
+      [[{ ...client, name: 'Show Rooms' }], /^actions\.0\.name: /],
+      [[{ ...client, args: { blob: 'x'.repeat(2048) } }], /^actions\.0\.args: /],
+      [Array.from({ length: 7 }, () => link), /^actions: /],
+      ['book', /^actions: /],
+    ] as const) {
+      const outcome = classifyHookResponse(answer(201, JSON.stringify({ reply_text: 'Sure.', actions })));
+      expect(outcome).toMatchObject({ kind: 'rejected', status: 201 });
+      expect(outcome).toHaveProperty('why', expect.stringMatching(why));
     }
   });
 

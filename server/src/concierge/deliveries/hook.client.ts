@@ -3,32 +3,37 @@ import { isoNow } from '../../shared/time.js';
 import type { turnCreatedBody } from '../outbound.schemas.js';
 import type { DeploymentContext } from '../deployment-context.js';
 import { type EgressPolicy, type EgressResponse, type Exchange, exchange } from '../egress.js';
+import { type ReplyAction, replyActions } from '../protocol/frames.js';
 import { signatureOf, standardWebhookHeaders } from '../signature.js';
 
-export type HookOutcome = { kind: 'replied'; text: string } | { kind: 'acknowledged' } | { kind: 'rejected'; status: number } | { kind: 'failed'; cause: string };
+/** How the hook answered: `rejected` with `why` is a 2xx the service could not read (a reply with invalid actions). */
+export type HookOutcome = { kind: 'replied'; text: string; actions: ReplyAction[] } | { kind: 'acknowledged' } | { kind: 'rejected'; status: number; why?: string } | { kind: 'failed'; cause: string };
 
 /** Waits before the second and third attempts. */
 export const HOOK_RETRY_DELAYS_MS = [250, 1000] as const;
 const MAX_REPLY_CHARS = 10_000;
 
-function syncReplyOf(body: string): string | undefined {
+/** A 2xx answer: a reply in it (with valid actions, if any) resolves the turn; without one it only acknowledges. */
+function answerOf(status: number, body: string): HookOutcome {
   // Most answers are an empty 202: a thrown parse error per turn cost more than the rest of this file.
-  if (!body.trimStart().startsWith('{')) return undefined;
+  if (!body.trimStart().startsWith('{')) return { kind: 'acknowledged' };
+  let parsed: { reply_text?: unknown; actions?: unknown };
   try {
-    const parsed = JSON.parse(body) as { reply_text?: unknown };
-    const text = parsed?.reply_text;
-    return typeof text === 'string' && text.length > 0 && text.length <= MAX_REPLY_CHARS ? text : undefined;
+    parsed = JSON.parse(body);
   } catch {
-    return undefined;
+    return { kind: 'acknowledged' };
   }
+  const text = parsed?.reply_text;
+  if (!(typeof text === 'string' && text.length > 0 && text.length <= MAX_REPLY_CHARS)) return { kind: 'acknowledged' };
+  if (parsed.actions === undefined) return { kind: 'replied', text, actions: [] };
+  const actions = replyActions.safeParse(parsed.actions);
+  if (!actions.success) return { kind: 'rejected', status, why: actions.error.issues.map((i) => `${['actions', ...i.path].join('.')}: ${i.message}`).join('; ') };
+  return { kind: 'replied', text, actions: actions.data };
 }
 
 /** The documented reading (README, The turn hook) of one answer; undefined means "try again". */
 export function classifyHookResponse(res: EgressResponse): HookOutcome | undefined {
-  if (res.status >= 200 && res.status < 300) {
-    const text = syncReplyOf(res.body);
-    return text === undefined ? { kind: 'acknowledged' } : { kind: 'replied', text };
-  }
+  if (res.status >= 200 && res.status < 300) return answerOf(res.status, res.body);
   if (res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429) return { kind: 'rejected', status: res.status };
   return undefined;
 }

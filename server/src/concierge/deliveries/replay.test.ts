@@ -25,7 +25,7 @@ describeEachStore('replaying a long history', (kind) => {
     widget.close();
     // About 18 MB of stored replies, written straight to the store: the history of a long conversation.
     for (let from = 0; from < EVENTS; from += 100) {
-      const events = Array.from({ length: 100 }, () => ({ type: 'reply' as const, turn_id: randomUUID(), text: TEXT }));
+      const events = Array.from({ length: 100 }, () => ({ type: 'reply' as const, turn_id: randomUUID(), text: TEXT, actions: [] }));
       await service.app.store.db.transaction().execute((trx) => appendEvents(trx, conversationId, events));
     }
     history = { deploymentId, conversationId, token };

@@ -47,12 +47,50 @@ export type WidgetTheme = z.infer<typeof widgetTheme>;
 const seq = z.number().int().min(1);
 const id = z.uuid();
 
+/** Text of `min..max` characters, counted as Unicode code points (an emoji is one, as a reader counts it). */
+export const codePoints = (min: number, max: number) =>
+  z.string().refine((text) => {
+    const length = [...text].length;
+    return length >= min && length <= max;
+  }, `must be ${min} to ${max} characters`);
+
+/** The parts of one reply: at most this many, and at most this many characters together. */
+export const REPLY_PART_LIMITS = { parts: 500, chars: 20_000, partChars: 2_000 } as const;
+
+/** Bytes the JSON of a client action's `args` may take. */
+const ACTION_ARGS_BYTES = 2048;
+
+/** A URL the widget may open or link: `http:` or `https:` only (never `javascript:`, `data:`, ...). */
+export const webUrl = z.url({ protocol: /^https?$/ }).max(2000);
+
+const label = codePoints(1, 40);
+
+/** What a reply may offer beside its text (README, Actions on a reply): a link, a quick reply, or an action the host page runs. */
+export const replyAction = z.discriminatedUnion('type', [
+  z.strictObject({ type: z.literal('link'), label, url: webUrl }).meta({ id: 'LinkAction', description: 'Opened in a new tab (rel="noopener noreferrer")' }),
+  z.strictObject({ type: z.literal('quick_reply'), label, text: codePoints(1, 500) }).meta({ id: 'QuickReplyAction', description: "A button that sends `text` as the visitor's next turn (mode `text`); gone once the visitor sends any turn" }),
+  z
+    .strictObject({
+      type: z.literal('client'),
+      name: z.string().regex(/^[a-z0-9_.-]{1,64}$/, 'must be 1 to 64 of a-z, 0-9, _ . -'),
+      label: label.optional(),
+      args: z
+        .record(z.string(), z.unknown())
+        .refine((args) => new TextEncoder().encode(JSON.stringify(args)).length <= ACTION_ARGS_BYTES, `must be at most ${ACTION_ARGS_BYTES} bytes as JSON`)
+        .optional(),
+    })
+    .meta({ id: 'ClientAction', description: 'Runs the handler the host page registered with `Concierge.registerAction(name, handler)`: at once without a `label`, on click with one' }),
+]);
+export type ReplyAction = z.infer<typeof replyAction>;
+export const replyActions = replyAction.array().max(6);
+
 /** The events stored per conversation, each with its `seq`, delivered at least once and in order. */
 export const storedEvent = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('greeting'), seq, text: z.string() }),
   z.strictObject({ type: z.literal('turn_accepted'), seq, turn_id: id, client_turn_id: z.string(), text: z.string(), mode: z.enum(turnModes) }),
   z.strictObject({ type: z.literal('turn_acknowledged'), seq, turn_id: id }),
-  z.strictObject({ type: z.literal('reply'), seq, turn_id: id, text: z.string() }),
+  z.strictObject({ type: z.literal('reply_part'), seq, turn_id: id, part: z.number().int().min(0), text: z.string() }),
+  z.strictObject({ type: z.literal('reply'), seq, turn_id: id, text: z.string(), actions: replyAction.array() }),
   z.strictObject({ type: z.literal('turn_failed'), seq, turn_id: id, reason: z.enum(turnFailures) }),
   z.strictObject({ type: z.literal('conversation_ended'), seq, reason: z.enum(endReasons) }),
 ]);

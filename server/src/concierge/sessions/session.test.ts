@@ -60,7 +60,7 @@ describeEachStore('concierge sessions', (kind) => {
     const reply = { conversation_id: ready.conversation_id, turn_id: accepted.turn_id, reply_text: 'From 7 to 10.' };
     const posted = await postReply(service, deploymentId, reply, secret);
     expect(posted).toMatchObject({ status: 202, body: { success: true, data: { turn_id: accepted.turn_id, status: 'resolved', duplicate: false } } });
-    expect(await widget.next('reply')).toEqual({ type: 'reply', seq: 3, turn_id: accepted.turn_id, text: 'From 7 to 10.' });
+    expect(await widget.next('reply')).toEqual({ type: 'reply', seq: 3, turn_id: accepted.turn_id, text: 'From 7 to 10.', actions: [] });
     expect((await postReply(service, deploymentId, reply, secret)).body.data).toEqual({ turn_id: accepted.turn_id, status: 'resolved', duplicate: true });
     const changed = await postReply(service, deploymentId, { ...reply, reply_text: 'Other' }, secret);
     expect(changed.status).toBe(409);
@@ -79,7 +79,7 @@ describeEachStore('concierge sessions', (kind) => {
     widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Quick?', mode: 'text' });
     const accepted = await widget.next('turn_accepted');
     await widget.next('turn_acknowledged');
-    expect(await widget.next('reply')).toEqual({ type: 'reply', seq: 3, turn_id: accepted.turn_id, text: 'Early bird.' });
+    expect(await widget.next('reply')).toEqual({ type: 'reply', seq: 3, turn_id: accepted.turn_id, text: 'Early bird.', actions: [] });
     expect(await posted).toMatchObject({ status: 202, body: { data: { turn_id: accepted.turn_id, duplicate: false } } });
     widget.close();
   });
@@ -90,7 +90,7 @@ describeEachStore('concierge sessions', (kind) => {
     widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Hi', mode: 'voice' });
     const accepted = await widget.next('turn_accepted');
     await widget.next('turn_acknowledged');
-    expect(await widget.next('reply')).toEqual({ type: 'reply', seq: 3, turn_id: accepted.turn_id, text: 'Right away.' });
+    expect(await widget.next('reply')).toEqual({ type: 'reply', seq: 3, turn_id: accepted.turn_id, text: 'Right away.', actions: [] });
     widget.close();
   });
 

@@ -1,22 +1,33 @@
 import { AppError } from '../../errors.js';
-import type { Db } from '../../store/database.js';
-import { turnLifecycle } from '../conversations/turn.lifecycle.js';
-import { countDuplicateReply, findTurnOf } from '../conversations/turn.repository.js';
+import { isoIn } from '../../shared/time.js';
+import { type ReplyTaken, turnLifecycle } from '../conversations/turn.lifecycle.js';
 import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
 import type { ConversationBus } from '../events/conversation-bus.js';
-import type { EventRecorder } from '../events/event.recorder.js';
+import type { EventRecorder, UnitOfWork } from '../events/event.recorder.js';
 import { verifySignature } from '../signature.js';
-import type { ReplyInput } from './reply.schemas.js';
+import type { FinalReplyInput, ReplyAccepted, ReplyPartInput } from './reply.schemas.js';
 
 /**
- * A customer may answer the hook 202 and post the reply at once; the reply can then arrive
- * before the acknowledgement commits. It waits this long for the turn to leave `pending`.
+ * A customer may answer the hook 202 and post the reply (or its first part) at once; it can then
+ * arrive before the acknowledgement commits. It waits this long for the turn to leave `pending`.
  */
 const PENDING_REPLY_WAIT_MS = 2_000;
 
-/** The deferred reply: the customer's signed answer resolves an acknowledged turn. */
+/** Why a reply or part was refused, by what became of it. */
+const REFUSALS: Record<Exclude<ReplyTaken, 'stored' | 'duplicate'>, (part: boolean) => AppError> = {
+  not_found: () => new AppError('turn_not_found', 'No such turn in that conversation of this deployment'),
+  pending: () => new AppError('turn_not_acknowledged', 'The turn has not been acknowledged yet: the hook call is still in flight'),
+  failed: () => new AppError('turn_not_pending', 'The turn is failed; it takes no reply'),
+  expired: () => new AppError('turn_not_pending', 'The turn is expired; it takes no reply'),
+  resolved: (part) =>
+    new AppError('turn_already_resolved', part ? 'The turn was already resolved: its parts ended with the final reply' : 'The turn was already resolved with a different reply_text or actions'),
+  conflict: () => new AppError('part_conflict', 'This part was already received with different text'),
+  too_long: () => new AppError('invalid_state', 'The parts of one reply hold at most 20000 characters together'),
+};
+
+/** The deferred reply: the customer's signed answer, whole or in parts, to an acknowledged turn. */
 export class ReplyService {
-  constructor(private readonly parts: { db: Db; deployments: DeploymentDirectory; events: EventRecorder; bus: ConversationBus }) {}
+  constructor(private readonly parts: { deployments: DeploymentDirectory; events: EventRecorder; bus: ConversationBus }) {}
 
   /** The deployment a deferred reply names, once its signature over these exact bytes verifies. */
   async verifyReply(deploymentId: string, raw: Buffer, signature: string | undefined): Promise<DeploymentContext> {
@@ -28,49 +39,82 @@ export class ReplyService {
   }
 
   /** Resolves an acknowledged turn with a verified reply; stored before this returns, so a 202 loses nothing. */
-  async acceptReply(dep: DeploymentContext, reply: ReplyInput): Promise<{ turn_id: string; duplicate: boolean }> {
-    const { conversation_id, turn_id, reply_text } = reply;
+  async acceptReply(dep: DeploymentContext, reply: FinalReplyInput): Promise<ReplyAccepted> {
+    const { conversation_id, turn_id, reply_text, actions = [] } = reply;
     const scope = { turnId: turn_id, conversationId: conversation_id, deploymentId: dep.id };
-    const deadline = Date.now() + PENDING_REPLY_WAIT_MS;
-    for (;;) {
-      const resolved = await this.parts.events.write(conversation_id, async (unit) =>
-        Boolean(await turnLifecycle.resolve(unit, { dep, conversationId: conversation_id }, scope, reply_text)),
-      );
-      if (resolved) return { turn_id, duplicate: false };
-      // Not acknowledged (any more): say why, from the turn as it is now.
-      const change = this.nextChange(conversation_id, deadline - Date.now());
-      const current = await findTurnOf(this.parts.db, scope);
-      if (current?.status === 'pending' && Date.now() < deadline) {
-        await change.happened;
-        continue;
-      }
-      change.cancel();
-      // Acknowledged between the attempt and the read: try again.
-      if (current?.status === 'acknowledged') continue;
-      if (!current) throw new AppError('turn_not_found', 'No such turn in that conversation of this deployment');
-      if (current.status === 'pending') throw new AppError('turn_not_acknowledged', 'The turn has not been acknowledged yet: the hook call is still in flight');
-      if (current.status === 'failed' || current.status === 'expired') throw new AppError('turn_not_pending', `The turn is ${current.status}; it takes no reply`);
-      if (current.reply_text === reply_text) {
-        // Counted for the history, where a customer sees its server sending a reply more than once.
-        await countDuplicateReply(this.parts.db, turn_id);
-        return { turn_id, duplicate: true };
-      }
-      throw new AppError('turn_already_resolved', 'The turn was already resolved with a different reply_text');
-    }
+    const taken = await this.take(conversation_id, (unit) => turnLifecycle.resolve(unit, { dep, conversationId: conversation_id }, scope, { text: reply_text, actions }));
+    return { turn_id, status: 'resolved', duplicate: this.accepted(taken, false) };
   }
 
-  /** Resolves when the conversation stores something, or after `ms`; subscribed from the call on. */
-  private nextChange(conversationId: string, ms: number): { happened: Promise<void>; cancel(): void } {
-    let cancel = () => {};
-    const happened = new Promise<void>((resolve) => {
-      const timer = setTimeout(() => cancel(), Math.max(ms, 0));
-      const unsubscribe = this.parts.bus.subscribe(conversationId, () => cancel());
-      cancel = () => {
-        clearTimeout(timer);
-        unsubscribe();
-        resolve();
-      };
+  /** Stores a part of an acknowledged turn's reply and restarts the turn's reply timeout. */
+  async acceptPart(dep: DeploymentContext, input: ReplyPartInput): Promise<ReplyAccepted> {
+    const { conversation_id, turn_id, part, text } = input;
+    const scope = { turnId: turn_id, conversationId: conversation_id, deploymentId: dep.id };
+    const taken = await this.take(conversation_id, (unit) =>
+      turnLifecycle.part(unit, { dep, conversationId: conversation_id }, scope, { part, text }, isoIn(dep.replyTimeoutS * 1000)),
+    );
+    return { turn_id, status: 'acknowledged', part, duplicate: this.accepted(taken, true) };
+  }
+
+  /** Whether it was a duplicate; a refusal throws its error. */
+  private accepted(taken: ReplyTaken, part: boolean): boolean {
+    if (taken === 'stored' || taken === 'duplicate') return taken === 'duplicate';
+    throw REFUSALS[taken](part);
+  }
+
+  /**
+   * Runs the attempt; while it finds the turn still `pending`, runs it again at each change of the
+   * conversation until {@link PENDING_REPLY_WAIT_MS} have passed. Only a reply that finds its turn
+   * pending subscribes, and it tries once more right after: an acknowledgement in between is not missed.
+   */
+  private async take(conversationId: string, attempt: (unit: UnitOfWork) => Promise<ReplyTaken>): Promise<ReplyTaken> {
+    const deadline = Date.now() + PENDING_REPLY_WAIT_MS;
+    let changes: Changes | undefined;
+    try {
+      for (;;) {
+        const taken = await this.parts.events.write(conversationId, attempt);
+        if (taken !== 'pending') return taken;
+        if (!changes) changes = new Changes(this.parts.bus, conversationId);
+        else if (!(await changes.next(deadline - Date.now()))) return taken;
+      }
+    } finally {
+      changes?.close();
+    }
+  }
+}
+
+/** The changes of one conversation as they are stored, from its creation on. */
+class Changes {
+  #seen = false;
+  #wake: (() => void) | undefined;
+  readonly #unsubscribe: () => void;
+
+  constructor(bus: ConversationBus, conversationId: string) {
+    this.#unsubscribe = bus.subscribe(conversationId, () => {
+      this.#seen = true;
+      this.#wake?.();
     });
-    return { happened, cancel: () => cancel() };
+  }
+
+  /** True once something changed since the last call, false when `ms` pass first. */
+  async next(ms: number): Promise<boolean> {
+    if (!this.#seen && ms > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, ms);
+        this.#wake = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+      this.#wake = undefined;
+    }
+    const seen = this.#seen;
+    this.#seen = false;
+    return seen;
+  }
+
+  close(): void {
+    this.#unsubscribe();
+    this.#wake?.();
   }
 }

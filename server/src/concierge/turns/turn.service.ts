@@ -11,7 +11,7 @@ import { findTurnByClientId, turnExists, turnLoad, type TurnRow } from '../conve
 import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
 import type { EgressPolicy } from '../egress.js';
 import type { EventRecorder } from '../events/event.recorder.js';
-import { deliveryRow } from '../deliveries/delivery.record.js';
+import { deliveryRow, unreadableAnswer } from '../deliveries/delivery.record.js';
 import { insertDeliveries } from '../deliveries/delivery.repository.js';
 import { callTurnHook, HOOK_RETRY_DELAYS_MS, type HookCall, sendTurnCreated } from '../deliveries/hook.client.js';
 
@@ -113,12 +113,14 @@ export class TurnService {
       ? await callTurnHook(() => postTurn(dep, conversation, turn, replyUrl, egress, signal), this.settings.hookRetryDelaysMs, signal)
       : { outcome: { kind: 'failed', cause: 'no hook_url' }, exchanges: [] };
     if (outcome.kind === 'failed') logger.warn({ turn_id: turn.id, deployment_id: dep.id, cause: outcome.cause }, 'turn hook failed');
-    const attempts = exchanges.map((ex, i) =>
-      deliveryRow(
+    const attempts = exchanges.map((ex, i) => {
+      const row = deliveryRow(
         { kind: 'turn_hook', customerId: dep.customerId, deploymentId: dep.id, conversationId: turn.conversation_id, turnId: turn.id, eventId: null, eventType: 'turn.created', attempt: i + 1 },
         ex,
-      ),
-    );
+      );
+      // The last attempt's 2xx could not be read (a reply with invalid actions): its record says why.
+      return outcome.kind === 'rejected' && outcome.why && i === exchanges.length - 1 ? unreadableAnswer(row, outcome.why) : row;
+    });
     // The customer has answered: its answer, and the record of each attempt, are stored in one
     // change, kept through a store outage, not left to the sweep.
     const store = () =>

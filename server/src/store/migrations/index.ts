@@ -11,6 +11,7 @@ import { sealedResponses } from './2026-11-25-01-sealed-responses.js';
 import { manualSends } from './2026-11-25-02-manual-sends.js';
 import { outboxHeads } from './2026-11-25-03-outbox-heads.js';
 import { transcriptTarget } from './2026-11-25-04-transcript-target.js';
+import { replyParts } from './2026-11-25-05-reply-parts.js';
 
 /** Every migration, in order. Names are timestamps so they sort the way they apply. */
 export const migrations: Record<string, Migration> = {
@@ -26,4 +27,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25-02-manual-sends': manualSends,
   '2026-11-25-03-outbox-heads': outboxHeads,
   '2026-11-25-04-transcript-target': transcriptTarget,
+  '2026-11-25-05-reply-parts': replyParts,
 };
