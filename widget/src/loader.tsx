@@ -1,5 +1,5 @@
 import { render } from 'preact';
-import { SessionClient, type SessionEvent } from './session/client';
+import { type ClientAction, SessionClient, type SessionEvent } from './session/client';
 import { browserSurroundings } from './session/surroundings';
 import { browserSpeech, type Speech } from './speech/speech';
 import { App } from './ui/app';
@@ -21,6 +21,11 @@ export interface InitOptions {
 
 type EventName = SessionEvent['type'];
 type Handler = (event: SessionEvent) => void;
+/** What the host page registers for a client action: its `args`, and the turn whose reply asked for it. */
+type ActionHandler = (args: Record<string, unknown>, context: { turnId: string }) => unknown;
+
+/** The host page's client actions, by name: registered once for the page, whatever widget runs. */
+const actions = new Map<string, ActionHandler>();
 
 const PREFIX = '[concierge]';
 const script = document.currentScript as HTMLScriptElement | null;
@@ -39,14 +44,19 @@ class Widget {
     const getToken = options.getToken ?? (options.tokenUrl ? fetchToken(new URL(options.tokenUrl, location.href).href) : undefined);
     if (!options.deploymentId || !getToken) throw new Error('init needs deploymentId and getToken (or tokenUrl)');
     this.speech = options.speech ?? browserSpeech();
-    this.client = new SessionClient({ baseUrl, deploymentId: options.deploymentId, getToken, storage: safeSessionStorage(), surroundings: browserSurroundings() });
-    this.client.onEvent((event) => {
-      if (event.type === 'reply' && event.speak) {
+    this.client = new SessionClient({
+      baseUrl,
+      deploymentId: options.deploymentId,
+      getToken,
+      storage: safeSessionStorage(),
+      surroundings: browserSurroundings(),
+      speak: (sentence) => {
         const agent = this.client.view.agent;
-        this.speech.speak(event.text, agent?.language ?? undefined, agent?.voice?.name);
-      }
-      this.dispatch(event);
+        this.speech.speak(sentence, agent?.language ?? undefined, agent?.voice ?? undefined);
+      },
+      act: (action, turnId) => this.runAction(action, turnId),
     });
+    this.client.onEvent((event) => this.dispatch(event));
     this.host.setAttribute('data-concierge', '');
     const root = this.host.attachShadow({ mode: 'open' });
     // A constructed stylesheet: no <style> element, so a strict style-src CSP does not block it.
@@ -78,6 +88,19 @@ class Widget {
     this.speech.silence();
     render(null, this.host.shadowRoot!);
     this.host.remove();
+  }
+
+  /** Runs a client action's handler; a missing or failing one is told as `action_failed`, and the widget goes on. */
+  private runAction(action: ClientAction, turnId: string): void {
+    const failed = (why: unknown) => this.dispatch({ type: 'error', code: 'action_failed', name: action.name, message: `${action.name}: ${why instanceof Error ? why.message : String(why)}` });
+    const handler = actions.get(action.name);
+    if (!handler) return failed('not registered (Concierge.registerAction)');
+    try {
+      // A handler may return a promise: its rejection fails the action too.
+      Promise.resolve(handler(action.args ?? {}, { turnId })).catch(failed);
+    } catch (err) {
+      failed(err);
+    }
   }
 
   private dispatch(event: SessionEvent): void {
@@ -139,6 +162,10 @@ const api = {
     current = undefined;
   }),
   on: guarded('on', (name: EventName, handler: Handler) => current?.on(name, handler)),
+  registerAction: guarded('registerAction', (name: string, handler: ActionHandler) => {
+    if (typeof handler !== 'function') throw new Error('registerAction needs a name and a function');
+    actions.set(name, handler);
+  }),
 };
 
 type Queued = [keyof typeof api, unknown[]];

@@ -433,3 +433,128 @@ describe('the session client: backoff, resume, resend and refresh', () => {
     expect(client.view.status).toBe('reconnecting');
   });
 });
+
+/** sessionStorage as a tab has it: what one client writes, the next page load of that tab reads. */
+class TabStorage implements Pick<Storage, 'getItem' | 'setItem'> {
+  private readonly items = new Map<string, string>();
+  getItem = (key: string) => this.items.get(key) ?? null;
+  setItem = (key: string, value: string) => void this.items.set(key, value);
+}
+
+describe('reading a reply out and running its actions', () => {
+  let sockets: FakeSocket[];
+  const clients: SessionClient[] = [];
+  const latest = (): FakeSocket => sockets[sockets.length - 1]!;
+
+  beforeEach(() => {
+    vi.useFakeTimers();
+    sockets = [];
+  });
+  afterEach(() => {
+    for (const c of clients.splice(0)) c.stop();
+    vi.useRealTimers();
+  });
+
+  /** A page of one tab (its storage), connected; what it speaks and runs is recorded. */
+  async function page(storage: TabStorage, lastSeq = 0) {
+    const spoken: string[] = [];
+    const ran: string[] = [];
+    const client = new SessionClient({
+      baseUrl: 'http://service.test',
+      deploymentId: 'd1',
+      getToken: async () => token(),
+      storage: storage as unknown as Storage,
+      openSocket: (url) => {
+        const ws = new FakeSocket(url);
+        sockets.push(ws);
+        return ws;
+      },
+      speak: (sentence) => spoken.push(sentence),
+      act: (action, turnId) => ran.push(`${action.name}@${turnId}`),
+    });
+    clients.push(client);
+    client.start();
+    await vi.advanceTimersByTimeAsync(0);
+    const ws = latest();
+    ws.open();
+    ws.receive(readyFrame(lastSeq));
+    return { client, ws, spoken, ran };
+  }
+
+  const asked = (clientTurnId: string, mode: 'text' | 'voice') => [
+    { type: 'turn_accepted', seq: 1, turn_id: 't1', client_turn_id: clientTurnId, text: 'Dinner?', mode },
+    { type: 'turn_acknowledged', seq: 2, turn_id: 't1' },
+  ];
+  const part = (seq: number, n: number, text: string) => ({ type: 'reply_part', seq, turn_id: 't1', part: n, text });
+  const clientTurnIdOf = (ws: FakeSocket) => String(ws.sentOf('user_turn')[0]!.client_turn_id);
+
+  it('reads a voice turn’s reply sentence by sentence as the parts complete them, and never a sentence twice, even reworded', async () => {
+    const { client, ws, spoken } = await page(new TabStorage());
+    client.say('Dinner?', 'voice');
+    for (const frame of asked(clientTurnIdOf(ws), 'voice')) ws.receive(frame);
+    ws.receive(part(3, 0, 'We serve dinner from 6. It'));
+    expect(spoken).toEqual(['We serve dinner from 6.']);
+    // Part 2 before part 1: nothing more until the gap is filled.
+    ws.receive(part(4, 2, 'Book ahead! '));
+    expect(spoken).toEqual(['We serve dinner from 6.']);
+    ws.receive(part(5, 1, ' ends at 10. '));
+    expect(spoken).toEqual(['We serve dinner from 6.', 'It ends at 10.', 'Book ahead!']);
+    ws.receive({ type: 'reply', seq: 6, turn_id: 't1', text: 'Dinner is from 6 pm. It ends at 10. Book ahead! See you then.', actions: [] });
+    expect(spoken).toEqual(['We serve dinner from 6.', 'It ends at 10.', 'Book ahead!', 'See you then.']);
+  });
+
+  it('goes on reading after a reload mid-reply from where it stopped; another tab reads nothing', async () => {
+    const tab = new TabStorage();
+    const first = await page(tab);
+    first.client.say('Dinner?', 'voice');
+    const frames = [...asked(clientTurnIdOf(first.ws), 'voice'), part(3, 0, 'One. Two')];
+    for (const frame of frames) first.ws.receive(frame);
+    expect(first.spoken).toEqual(['One.']);
+    first.client.stop();
+
+    const reloaded = await page(tab, 3);
+    const other = await page(new TabStorage(), 3);
+    for (const { ws } of [reloaded, other]) {
+      for (const frame of frames) ws.receive(frame);
+      ws.receive(part(4, 1, '. Three. '));
+      ws.receive({ type: 'reply', seq: 5, turn_id: 't1', text: 'One. Two. Three. Four.', actions: [] });
+    }
+    expect(reloaded.spoken).toEqual(['Two.', 'Three.', 'Four.']);
+    expect(other.spoken).toEqual([]);
+  });
+
+  it('reads nothing of a text turn’s reply', async () => {
+    const { client, ws, spoken } = await page(new TabStorage());
+    client.say('Dinner?', 'text');
+    for (const frame of asked(clientTurnIdOf(ws), 'text')) ws.receive(frame);
+    ws.receive({ type: 'reply', seq: 3, turn_id: 't1', text: 'From 6. Until 10.', actions: [] });
+    expect(spoken).toEqual([]);
+  });
+
+  it('runs a client action without a label once, in the tab that asked and never on replay; a labelled one once, when clicked', async () => {
+    const actions = [
+      { type: 'client', name: 'show_rooms', args: { floor: 2 } },
+      { type: 'client', name: 'open_menu', label: 'Menu' },
+    ];
+    const tab = new TabStorage();
+    const asking = await page(tab);
+    const watching = await page(new TabStorage());
+    asking.client.say('Rooms?', 'text');
+    const frames = [...asked(clientTurnIdOf(asking.ws), 'text'), { type: 'reply', seq: 3, turn_id: 't1', text: 'Here.', actions }];
+    for (const { ws } of [asking, watching]) for (const frame of frames) ws.receive(frame);
+    expect(asking.ran).toEqual(['show_rooms@t1']);
+    expect(watching.ran).toEqual([]);
+
+    watching.client.runAction('t1', 1);
+    watching.client.runAction('t1', 1);
+    // Not a labelled client action: nothing to run.
+    watching.client.runAction('t1', 0);
+    expect(watching.ran).toEqual(['open_menu@t1']);
+    expect(watching.client.actionRan('t1', 1)).toBe(true);
+
+    asking.client.stop();
+    const reloaded = await page(tab, 3);
+    for (const frame of frames) reloaded.ws.receive(frame);
+    expect(reloaded.ran).toEqual([]);
+  });
+});

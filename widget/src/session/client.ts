@@ -1,5 +1,9 @@
-import { Close, type ClientFrame, type ServerFrame, type TurnMode } from './protocol';
+import { unspoken } from '../speech/sentences';
+import { Close, type ClientFrame, type ReplyAction, type ServerFrame, type TurnMode } from './protocol';
 import { applyEvent, emptyView, type Line, type Status, type View } from './transcript';
+
+/** An action the host page runs (README, Actions on a reply). */
+export type ClientAction = Extract<ReplyAction, { type: 'client' }>;
 
 /** The part of a browser WebSocket the session uses: the browser's own, or a fake in tests. */
 export interface Socket {
@@ -26,21 +30,34 @@ export interface SessionOptions {
   storage: Storage | undefined;
   openSocket?: (url: string) => Socket;
   surroundings?: Surroundings;
+  /** Each sentence to read out, once, as soon as it is complete: replies to this tab's voice turns. */
+  speak?(sentence: string): void;
+  /** Each client action to run on this page: at most once per reply, never on replay or in another tab. */
+  act?(action: ClientAction, turnId: string): void;
 }
 
 export type SessionEvent =
   | { type: 'ready'; conversationId: string }
   | { type: 'turn'; clientTurnId: string; text: string; mode: TurnMode }
   /** `speak`: this page asked the question by voice, so this page reads the answer out. */
-  | { type: 'reply'; turnId: string; text: string; mode: TurnMode | undefined; replayed: boolean; speak: boolean }
-  | { type: 'error'; code: string; message: string }
+  | { type: 'reply'; turnId: string; text: string; actions: ReplyAction[]; mode: TurnMode | undefined; replayed: boolean; speak: boolean }
+  /** `name`: the client action that failed (`action_failed`). */
+  | { type: 'error'; code: string; message: string; name?: string }
   | { type: 'ended'; reason: string };
 
 interface Remembered {
   conversation_id?: string;
   /** Turns sent but not yet confirmed by `turn_accepted`: resent with the same id after a reconnect. */
   unconfirmed: { client_turn_id: string; text: string; mode: TurnMode }[];
+  /**
+   * Turns this tab asked, not yet answered, by `client_turn_id`: only this tab speaks their replies
+   * and runs their actions. `spoken`: the sentences of the reply already read out, so a reload
+   * mid-reply goes on from there instead of saying one twice.
+   */
+  asked: Record<string, { mode: TurnMode; spoken: number }>;
 }
+
+const forgotten = (): Remembered => ({ unconfirmed: [], asked: {} });
 
 const MAX_BACKOFF_MS = 30_000;
 const REFRESH_BEFORE_MS = 60_000;
@@ -75,16 +92,16 @@ export class SessionClient {
   private link: Status = 'connecting';
   private offline = false;
   private unwatch: (() => void) | undefined;
-  /** Turns this page asked by voice, not yet answered: only this page speaks their replies. */
-  private readonly askedByVoice = new Set<string>();
   private memory: Remembered;
+  /** Labelled client actions clicked on this page, as `turnId:index`: each runs once. */
+  private readonly actionsRun = new Set<string>();
   private readonly listeners = new Set<(event: SessionEvent) => void>();
   private readonly viewers = new Set<(view: View) => void>();
 
   constructor(private readonly o: SessionOptions) {
     this.memory = this.recall();
     // A reload shows the history again: the page starts from nothing, so it asks for every event.
-    for (const turn of this.memory.unconfirmed) this.addLine({ key: turn.client_turn_id, who: 'user', text: turn.text, mode: turn.mode, clientTurnId: turn.client_turn_id, state: 'sending' });
+    for (const turn of this.memory.unconfirmed) this.addSending(turn);
   }
 
   onEvent(listener: (event: SessionEvent) => void): () => void {
@@ -95,6 +112,21 @@ export class SessionClient {
   onView(viewer: (view: View) => void): () => void {
     this.viewers.add(viewer);
     return () => this.viewers.delete(viewer);
+  }
+
+  /** The visitor clicked a labelled client action: it runs once on this page. */
+  runAction(turnId: string, index: number): void {
+    const action = this.replyLine(turnId)?.actions?.[index];
+    const key = `${turnId}:${index}`;
+    if (action?.type !== 'client' || !action.label || this.actionsRun.has(key)) return;
+    this.actionsRun.add(key);
+    this.setView({ ...this.view });
+    this.o.act?.(action, turnId);
+  }
+
+  /** Whether a labelled client action was run on this page already. */
+  actionRan(turnId: string, index: number): boolean {
+    return this.actionsRun.has(`${turnId}:${index}`);
   }
 
   start(): void {
@@ -132,10 +164,10 @@ export class SessionClient {
   /** Sends a visitor's turn; it shows at once and is resent until the server confirms it. */
   say(text: string, mode: TurnMode): void {
     const turn = { client_turn_id: newId(), text, mode };
-    if (mode === 'voice') this.askedByVoice.add(turn.client_turn_id);
+    this.memory.asked[turn.client_turn_id] = { mode, spoken: 0 };
     this.memory.unconfirmed.push(turn);
     this.remember();
-    this.addLine({ key: turn.client_turn_id, who: 'user', text, mode, clientTurnId: turn.client_turn_id, state: 'sending' });
+    this.addSending(turn);
     this.emit({ type: 'turn', clientTurnId: turn.client_turn_id, text, mode });
     this.sendTurn(turn);
   }
@@ -153,7 +185,7 @@ export class SessionClient {
   /** After an ended conversation: forget it and start a new one. */
   restart(): void {
     this.stop();
-    this.memory = { unconfirmed: [] };
+    this.memory = forgotten();
     this.remember();
     this.lastSeq = 0;
     this.historySeq = undefined;
@@ -256,12 +288,48 @@ export class SessionClient {
       this.remember();
     }
     this.setView(applyEvent(this.view, frame));
-    if (frame.type === 'reply') {
-      const asked = this.view.lines.find((l) => l.who === 'user' && l.turnId === frame.turn_id);
-      const speak = !replayed && this.askedByVoice.delete(asked?.clientTurnId ?? '');
-      this.emit({ type: 'reply', turnId: frame.turn_id, text: frame.text, mode: asked?.mode, replayed, speak });
-    }
+    if (frame.type === 'reply_part' || frame.type === 'reply' || frame.type === 'turn_failed') this.answer(frame, replayed);
     if (frame.type === 'conversation_ended') this.finish(frame.reason);
+  }
+
+  /**
+   * A turn's reply as it comes. The tab that asked reads out each sentence once it is complete
+   * (a voice turn) and, with the final reply, runs the client actions that need no click; every
+   * tab tells the page. A turn asked here is forgotten once answered or failed.
+   */
+  private answer(frame: Extract<ServerFrame, { type: 'reply_part' | 'reply' | 'turn_failed' }>, replayed: boolean): void {
+    const question = this.view.lines.find((l) => l.who === 'user' && l.turnId === frame.turn_id);
+    const clientTurnId = question?.clientTurnId ?? '';
+    const asked = this.memory.asked[clientTurnId];
+    if (frame.type === 'turn_failed') {
+      if (asked) this.forgetAsked(clientTurnId);
+      return;
+    }
+    const final = frame.type === 'reply';
+    if (asked?.mode === 'voice') {
+      const text = final ? frame.text : (this.replyLine(frame.turn_id)?.text ?? '');
+      const next = unspoken(text, final, asked.spoken);
+      if (next.spoken !== asked.spoken) {
+        asked.spoken = next.spoken;
+        if (!final) this.remember();
+      }
+      for (const sentence of next.sentences) this.o.speak?.(sentence);
+    }
+    if (!final) return;
+    if (asked) {
+      this.forgetAsked(clientTurnId);
+      for (const action of frame.actions ?? []) if (action.type === 'client' && !action.label) this.o.act?.(action, frame.turn_id);
+    }
+    this.emit({ type: 'reply', turnId: frame.turn_id, text: frame.text, actions: frame.actions ?? [], mode: question?.mode, replayed, speak: asked?.mode === 'voice' });
+  }
+
+  private replyLine(turnId: string): Line | undefined {
+    return this.view.lines.find((l) => l.who === 'agent' && l.turnId === turnId);
+  }
+
+  private forgetAsked(clientTurnId: string): void {
+    delete this.memory.asked[clientTurnId];
+    this.remember();
   }
 
   private closed(code: number): void {
@@ -311,7 +379,7 @@ export class SessionClient {
   }
 
   private finish(reason: string): void {
-    this.memory = { unconfirmed: [] };
+    this.memory = forgotten();
     this.remember();
     this.link = 'ended';
     this.setView({ ...this.view, status: 'ended', ended: this.view.ended ?? (reason as View['ended']) });
@@ -322,6 +390,7 @@ export class SessionClient {
     const newest = [...this.view.lines].reverse().find((l) => l.state === 'sending');
     if (!newest) return;
     this.memory.unconfirmed = this.memory.unconfirmed.filter((t) => t.client_turn_id !== newest.clientTurnId);
+    delete this.memory.asked[newest.clientTurnId ?? ''];
     this.remember();
     this.setView({ ...this.view, lines: this.view.lines.map((l) => (l === newest ? { ...l, state: 'failed', reason: code } : l)) });
   }
@@ -348,8 +417,9 @@ export class SessionClient {
     this.emit({ type: 'error', code, message });
   }
 
-  private addLine(line: Line): void {
-    this.setView({ ...this.view, lines: [...this.view.lines, line] });
+  /** A turn shown at once, before the server confirms it. */
+  private addSending({ client_turn_id, text, mode }: Remembered['unconfirmed'][number]): void {
+    this.setView({ ...this.view, lines: [...this.view.lines, { key: client_turn_id, who: 'user', text, mode, clientTurnId: client_turn_id, state: 'sending' }] });
   }
 
   private setView(view: View): void {
@@ -368,11 +438,12 @@ export class SessionClient {
   private recall(): Remembered {
     try {
       const stored = JSON.parse(this.o.storage?.getItem(this.key) ?? 'null') as Remembered | null;
-      if (stored && Array.isArray(stored.unconfirmed)) return stored;
+      // Remembered by an older widget: no turns asked.
+      if (stored && Array.isArray(stored.unconfirmed)) return { ...stored, asked: stored.asked ?? {} };
     } catch {
       // unreadable: start afresh
     }
-    return { unconfirmed: [] };
+    return forgotten();
   }
 
   private remember(): void {

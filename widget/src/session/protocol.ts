@@ -4,9 +4,11 @@
  */
 export type {
   AgentInfo,
+  AgentVoice,
   ClientMessage as ClientFrame,
   EndReason,
   ServerFrame,
+  ReplyAction,
   TurnFailure as FailReason,
   TurnMode,
   WidgetTheme,

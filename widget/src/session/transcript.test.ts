@@ -16,13 +16,54 @@ describe('the transcript built from stored events', () => {
       ['agent', 'Welcome', undefined],
       ['user', 'Breakfast?', 'thinking'],
     ]);
-    const answered = applyEvent(thinking, { type: 'reply', seq: 4, turn_id: 't1', text: 'From 7.' });
+    const answered = applyEvent(thinking, { type: 'reply', seq: 4, turn_id: 't1', text: 'From 7.', actions: [] });
     expect(answered.lines.map((l) => [l.who, l.text, l.state])).toEqual([
       ['agent', 'Welcome', undefined],
       ['user', 'Breakfast?', 'answered'],
       ['agent', 'From 7.', undefined],
     ]);
-    expect(replay([...frames, { type: 'reply', seq: 4, turn_id: 't1', text: 'From 7.' }])).toEqual(answered);
+    expect(replay([...frames, { type: 'reply', seq: 4, turn_id: 't1', text: 'From 7.', actions: [] }])).toEqual(answered);
+  });
+
+  it('shows parts in order as they come, a gap waiting for its part, then replaces them in place with the final reply', () => {
+    const asked: ServerFrame[] = [
+      { type: 'turn_accepted', seq: 1, turn_id: 't1', client_turn_id: 'c1', text: 'Dinner?', mode: 'voice' },
+      { type: 'turn_acknowledged', seq: 2, turn_id: 't1' },
+    ];
+    const first = replay([...asked, { type: 'reply_part', seq: 3, turn_id: 't1', part: 0, text: 'We serve ' }]);
+    expect(first.lines.map((l) => [l.who, l.text, l.state])).toEqual([
+      ['user', 'Dinner?', 'answering'],
+      ['agent', 'We serve ', undefined],
+    ]);
+    // Part 2 before part 1: nothing new shows until the gap is filled.
+    const gap = applyEvent(first, { type: 'reply_part', seq: 4, turn_id: 't1', part: 2, text: 'until 22.' });
+    expect(gap.lines[1]!.text).toBe('We serve ');
+    const filled = applyEvent(gap, { type: 'reply_part', seq: 5, turn_id: 't1', part: 1, text: 'dinner from 18 ' });
+    expect(filled.lines[1]!.text).toBe('We serve dinner from 18 until 22.');
+    const actions = [{ type: 'quick_reply' as const, label: 'Book', text: 'Book a table' }];
+    const final = applyEvent(filled, { type: 'reply', seq: 6, turn_id: 't1', text: 'Dinner: 18 to 22.', actions });
+    // The same line (same key), now with the final text and no parts: nothing is added or removed.
+    expect(final.lines).toEqual([
+      { ...filled.lines[0], state: 'answered' },
+      { key: filled.lines[1]!.key, who: 'agent', text: 'Dinner: 18 to 22.', turnId: 't1', actions },
+    ]);
+    // A replay rebuilds it, and a part replayed after the final reply does not undo it.
+    const frames: ServerFrame[] = [...asked, { type: 'reply_part', seq: 3, turn_id: 't1', part: 0, text: 'We serve ' }, { type: 'reply', seq: 6, turn_id: 't1', text: 'Dinner: 18 to 22.', actions }];
+    expect(replay(frames)).toEqual(final);
+    expect(applyEvent(final, { type: 'reply_part', seq: 7, turn_id: 't1', part: 3, text: 'late' })).toBe(final);
+  });
+
+  it('keeps what streamed of a reply that then failed, beside the failure', () => {
+    const view = replay([
+      { type: 'turn_accepted', seq: 1, turn_id: 't1', client_turn_id: 'c1', text: 'Spa?', mode: 'text' },
+      { type: 'turn_acknowledged', seq: 2, turn_id: 't1' },
+      { type: 'reply_part', seq: 3, turn_id: 't1', part: 0, text: 'The spa' },
+      { type: 'turn_failed', seq: 4, turn_id: 't1', reason: 'reply_timeout' },
+    ]);
+    expect(view.lines.map((l) => [l.who, l.text, l.state])).toEqual([
+      ['user', 'Spa?', 'failed'],
+      ['agent', 'The spa', undefined],
+    ]);
   });
 
   it("merges the server's confirmation into the line shown while sending, instead of a second line", () => {

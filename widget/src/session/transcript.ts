@@ -1,7 +1,8 @@
-import type { AgentInfo, EndReason, ServerFrame, TurnMode, WidgetTheme } from './protocol';
+import type { AgentInfo, EndReason, ReplyAction, ServerFrame, TurnMode, WidgetTheme } from './protocol';
 
 export type Status = 'connecting' | 'open' | 'reconnecting' | 'offline' | 'ended';
-export type LineState = 'sending' | 'sent' | 'thinking' | 'answered' | 'failed';
+/** A visitor's turn: `answering` while its reply streams in. */
+export type LineState = 'sending' | 'sent' | 'thinking' | 'answering' | 'answered' | 'failed';
 
 export interface Line {
   key: string;
@@ -13,6 +14,10 @@ export interface Line {
   state?: LineState;
   /** Why a turn failed: a `turn_failed` reason or an `error` code. */
   reason?: string;
+  /** An agent's reply while it streams: the parts so far, by number (a gap waits for its part). */
+  parts?: string[];
+  /** What the reply offers beside its text, once it is final. */
+  actions?: ReplyAction[];
 }
 
 export interface View {
@@ -26,6 +31,16 @@ export interface View {
 export const emptyView = (): View => ({ status: 'connecting', agent: undefined, theme: {}, lines: [], ended: undefined });
 
 const patchTurn = (lines: Line[], match: (l: Line) => boolean, patch: Partial<Line>): Line[] => lines.map((l) => (match(l) ? { ...l, ...patch } : l));
+
+/** The streamed text: the parts in order up to the first gap. */
+export function streamedText(parts: readonly (string | undefined)[]): string {
+  let text = '';
+  for (const part of parts) {
+    if (part === undefined) break;
+    text += part;
+  }
+  return text;
+}
 
 /** The transcript after one stored event: a pure step, so a replay rebuilds exactly what was shown. */
 export function applyEvent(view: View, frame: ServerFrame): View {
@@ -42,11 +57,22 @@ export function applyEvent(view: View, frame: ServerFrame): View {
     }
     case 'turn_acknowledged':
       return { ...view, lines: patchTurn(lines, (l) => l.turnId === frame.turn_id && l.state === 'sent', { state: 'thinking' }) };
-    case 'reply':
-      return {
-        ...view,
-        lines: [...patchTurn(lines, (l) => l.turnId === frame.turn_id, { state: 'answered' }), { key: `s${frame.seq}`, who: 'agent', text: frame.text, turnId: frame.turn_id }],
-      };
+    case 'reply_part':
+    case 'reply': {
+      // One line per reply, keyed by its turn: the final text replaces the parts in place.
+      const key = `r${frame.turn_id}`;
+      const shown = lines.find((l) => l.key === key);
+      const line: Line = { key, who: 'agent', text: frame.text, turnId: frame.turn_id };
+      if (frame.type === 'reply') line.actions = frame.actions ?? [];
+      // A part after the final reply (never sent, but a replay must not undo it) changes nothing.
+      else if (shown && !shown.parts) return view;
+      else {
+        line.parts = Object.assign([...(shown?.parts ?? [])], { [frame.part]: frame.text });
+        line.text = streamedText(line.parts);
+      }
+      const asked = patchTurn(lines, (l) => l.turnId === frame.turn_id && l.who === 'user' && l.state !== 'failed', { state: line.parts ? 'answering' : 'answered' });
+      return { ...view, lines: shown ? asked.map((l) => (l === shown ? line : l)) : [...asked, line] };
+    }
     case 'turn_failed':
       return { ...view, lines: patchTurn(lines, (l) => l.turnId === frame.turn_id && l.who === 'user', { state: 'failed', reason: frame.reason }) };
     case 'conversation_ended':

@@ -1,3 +1,5 @@
+import type { AgentVoice } from '../session/protocol';
+
 /**
  * Why listening failed: the recognition error's name (`not-allowed`, `audio-capture`, `network`,
  * `service-not-allowed`, ...), or `unavailable` when recognition could not even start.
@@ -15,8 +17,9 @@ export interface Speech {
   /** Listens once; `onInterim` sees the words so far; resolves with the final words (empty if none), rejects with a {@link ListenError}. */
   listen(language: string | undefined, onInterim: (text: string) => void): Promise<string>;
   stopListening(): void;
-  speak(text: string, language: string | undefined, voice: string | undefined): void;
-  /** Barge-in: stops whatever is being said. */
+  /** Queues `text` after whatever is being said, in the agent's voice: its name, rate and pitch. */
+  speak(text: string, language: string | undefined, voice: AgentVoice | undefined): void;
+  /** Barge-in: stops whatever is being said, and what waits to be. */
   silence(): void;
 }
 
@@ -81,11 +84,14 @@ export function browserSpeech(win: Window = window): Speech {
     },
     speak(text, language, voice) {
       if (!synth) return;
-      synth.cancel();
       const utterance = new SpeechSynthesisUtterance(text);
       if (language) utterance.lang = language;
-      const chosen = voice ? synth.getVoices().find((v) => v.name === voice || v.voiceURI === voice) : undefined;
+      const name = voice?.name;
+      const chosen = name ? synth.getVoices().find((v) => v.name === name || v.voiceURI === name) : undefined;
       if (chosen) utterance.voice = chosen;
+      // The Web Speech API's ranges: rate 0.1 to 10, pitch 0 to 2 (1 is the voice's own).
+      if (typeof voice?.rate === 'number') utterance.rate = clamp(voice.rate, 0.1, 10);
+      if (typeof voice?.pitch === 'number') utterance.pitch = clamp(voice.pitch, 0, 2);
       synth.speak(utterance);
     },
     silence() {
@@ -93,3 +99,5 @@ export function browserSpeech(win: Window = window): Speech {
     },
   };
 }
+
+const clamp = (value: number, min: number, max: number): number => Math.min(max, Math.max(min, value));

@@ -2,6 +2,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { SessionClient } from '../session/client';
 import type { Line, View } from '../session/transcript';
 import { ListenError, type Speech } from '../speech/speech';
+import { isWebUrl, ReplyText } from './reply-text';
 
 export interface AppProps {
   client: SessionClient;
@@ -79,12 +80,16 @@ function Panel({ client, speech, view, title, onClose, onError }: PanelProps) {
   const input = useRef<HTMLTextAreaElement>(null);
   const log = useRef<HTMLOListElement>(null);
   useEffect(() => input.current?.focus(), []);
+  const newest = view.lines[view.lines.length - 1];
+  // A streamed reply grows in place: the log follows its text as well as new lines.
   useEffect(() => {
     log.current?.scrollTo({ top: log.current.scrollHeight });
-  }, [view.lines.length]);
+  }, [view.lines.length, newest?.text, newest?.actions]);
 
   const ended = view.status === 'ended';
   const thinking = view.lines.some((l) => l.state === 'thinking' || l.state === 'sent');
+  // Quick replies stand until the visitor sends any turn.
+  const lastAsked = view.lines.reduce((last, l, i) => (l.who === 'user' ? i : last), -1);
   const language = view.agent?.language ?? undefined;
 
   const send = (event: Event) => {
@@ -132,8 +137,8 @@ function Panel({ client, speech, view, title, onClose, onError }: PanelProps) {
       </p>
       <ol class="log" ref={log} aria-live="polite" aria-label="Conversation">
         {view.agent?.greeting && !view.lines.some((l) => l.key === 's1' && l.who === 'agent') && <li class="msg agent">{view.agent.greeting}</li>}
-        {view.lines.map((line) => (
-          <Message key={line.key} line={line} onRetry={() => client.retry(line)} />
+        {view.lines.map((line, i) => (
+          <Message key={line.key} line={line} client={client} current={i > lastAsked} onQuickReply={() => speech.silence()} />
         ))}
         {thinking && (
           <li class="thinking">
@@ -190,21 +195,71 @@ function Panel({ client, speech, view, title, onClose, onError }: PanelProps) {
   );
 }
 
-function Message({ line, onRetry }: { line: Line; onRetry(): void }) {
+interface MessageProps {
+  line: Line;
+  client: SessionClient;
+  /** No turn was sent after it: its quick replies still stand. */
+  current: boolean;
+  onQuickReply(): void;
+}
+
+function Message({ line, client, current, onQuickReply }: MessageProps) {
   return (
     <>
       <li class={`msg ${line.who}${line.state === 'sending' ? ' sending' : ''}`}>
-        {line.text}
+        {line.who === 'agent' ? <ReplyText text={line.text} /> : line.text}
         {line.state === 'sending' && <span class="sr"> (sending)</span>}
       </li>
+      {line.actions && line.actions.length > 0 && <Actions line={line} client={client} current={current} onQuickReply={onQuickReply} />}
       {line.state === 'failed' && (
         <li class="note failed">
           <span>This message {FAILURE[line.reason ?? ''] ?? 'failed'}.</span>
-          <button type="button" onClick={onRetry}>
+          <button type="button" onClick={() => client.retry(line)}>
             Retry
           </button>
         </li>
       )}
     </>
+  );
+}
+
+/** A reply's links and buttons: links open in a new tab, a quick reply is sent as the visitor's turn, a labelled client action runs once on click. */
+function Actions({ line, client, current, onQuickReply }: MessageProps) {
+  const turnId = line.turnId!;
+  const shown = line.actions!.map((action, i) => {
+    if (action.type === 'link') {
+      return isWebUrl(action.url) ? (
+        <a key={i} class="action" href={action.url} target="_blank" rel="noopener noreferrer">
+          {action.label}
+          <span class="sr"> (opens in a new tab)</span>
+        </a>
+      ) : null;
+    }
+    if (action.type === 'quick_reply') {
+      return current ? (
+        <button
+          key={i}
+          type="button"
+          class="action"
+          onClick={() => {
+            onQuickReply();
+            client.say(action.text, 'text');
+          }}
+        >
+          {action.label}
+        </button>
+      ) : null;
+    }
+    return action.label ? (
+      <button key={i} type="button" class="action" disabled={client.actionRan(turnId, i)} onClick={() => client.runAction(turnId, i)}>
+        {action.label}
+      </button>
+    ) : null;
+  });
+  if (!shown.some(Boolean)) return null;
+  return (
+    <li class="actions" role="group" aria-label="Suggested actions">
+      {shown}
+    </li>
   );
 }

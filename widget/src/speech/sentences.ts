@@ -1,0 +1,36 @@
+/**
+ * Where a reply's sentences end (README, Streaming a reply): at `.`, `!`, `?` or `…` followed by
+ * whitespace, and at the CJK `。`, `！`, `？` (written without a space after them). A streamed
+ * reply is read out sentence by sentence as each is complete; the final reply completes the rest.
+ */
+const SENTENCE_END = /[.!?…]+["'”’)\]]*\s+|[。！？]+[」』”’）]*\s*/g;
+
+/** The complete sentences of `text`, trimmed; with `final`, whatever follows the last end is one too. */
+export function sentencesOf(text: string, final: boolean): string[] {
+  const sentences: string[] = [];
+  let start = 0;
+  for (const end of text.matchAll(SENTENCE_END)) {
+    const stop = end.index! + end[0].length;
+    // A CJK end at the very end of streamed text may yet be followed by its closing quote.
+    if (!final && stop === text.length && !/\s$/.test(end[0]) && /[。！？]/.test(end[0])) break;
+    push(sentences, text.slice(start, stop));
+    start = stop;
+  }
+  if (final) push(sentences, text.slice(start));
+  return sentences;
+}
+
+function push(sentences: string[], sentence: string): void {
+  const trimmed = sentence.trim();
+  if (trimmed) sentences.push(trimmed);
+}
+
+/**
+ * What is left to say of a reply one turn at a time: each call gives the sentences not handed out
+ * before, counted by position, so a sentence already said is never said again, even when the final
+ * reply words it differently.
+ */
+export function unspoken(text: string, final: boolean, spoken: number): { sentences: string[]; spoken: number } {
+  const all = sentencesOf(text, final);
+  return { sentences: all.slice(spoken), spoken: Math.max(spoken, all.length) };
+}
