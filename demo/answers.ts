@@ -1,4 +1,31 @@
-/** The demo hotel's "AI": a few keyword rules, enough for QA to see real answers come back. */
+import type { ReplyAction } from '../server/src/concierge/protocol/frames.js';
+
+/** What the demo hotel answers: the reply, and what it offers beside it. */
+export interface Answer {
+  text: string;
+  actions?: ReplyAction[];
+}
+
+/** The demo hotel's "AI": a few keyword rules, enough for QA to see real answers come back. `site` is the hotel's own address, for its links. */
+export function answerFor(question: string, site: string): Answer {
+  if (/book|table|dinner|restaurant/i.test(question)) {
+    return {
+      text: 'Our restaurant by the water serves dinner from 6 to 10 pm. Pick a time and I will ask the front desk to hold a table, or book online.',
+      actions: [
+        { type: 'quick_reply', label: '7 pm', text: 'A table for two at 7 pm, please.' },
+        { type: 'quick_reply', label: '8 pm', text: 'A table for two at 8 pm, please.' },
+        { type: 'link', label: 'Book online', url: `${site}/book` },
+      ],
+    };
+  }
+  for (const [pattern, text] of RULES) if (pattern.test(question)) return { text };
+  // The page scrolls to its rooms as the answer arrives: a client action the page registered.
+  if (/rooms?\b|suite|view/i.test(question)) {
+    return { text: 'All twenty-four rooms look over the harbour. I have scrolled the page to them: the suites on the top floor have a balcony.', actions: [{ type: 'client', name: 'show_rooms' }] };
+  }
+  return { text: `Good question. I have passed "${question.slice(0, 80)}" on to the front desk; they can also help by phone on 9.` };
+}
+
 const RULES: [RegExp, string][] = [
   [/breakfast|morning|eat/i, 'Breakfast is served from 7 to 10:30 in the garden room, on weekends until 11.'],
   [/check.?out|leave|late/i, 'Checkout is at 11. A late checkout until 2 pm is free if you ask at the front desk before 9.'],
@@ -10,7 +37,10 @@ const RULES: [RegExp, string][] = [
   [/hello|hi\b|hey/i, 'Hello! How can I help with your stay?'],
 ];
 
-export function answerFor(question: string): string {
-  for (const [pattern, answer] of RULES) if (pattern.test(question)) return answer;
-  return `Good question. I have passed "${question.slice(0, 80)}" on to the front desk; they can also help by phone on 9.`;
+/** A reply as a language model writes it: a few words at a time (each part keeps its spaces). */
+export function partsOf(text: string, wordsPerPart = 3): string[] {
+  const words = text.match(/\S+\s*/g) ?? [text];
+  const parts: string[] = [];
+  for (let i = 0; i < words.length; i += wordsPerPart) parts.push(words.slice(i, i + wordsPerPart).join(''));
+  return parts;
 }

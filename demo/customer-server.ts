@@ -3,12 +3,13 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { answerFor } from './answers.js';
+import { answerFor, partsOf } from './answers.js';
 import { mintUserToken, signBody, verifySignature } from './concierge-customer.js';
 import { type Provisioned, provision } from './provision.js';
 
-/** How the fake customer answers the turn hook; QA switches it from the panel. */
-export const MODES = ['deferred', 'sync', 'hook_500', 'hook_400', 'duplicate', 'bad_signature', 'no_reply'] as const;
+/** How the fake customer answers the turn hook; QA switches it from the panel. `stream`: the reply in parts, {@link STREAM_EVERY_MS} apart, then whole. */
+export const MODES = ['deferred', 'stream', 'sync', 'hook_500', 'hook_400', 'duplicate', 'bad_signature', 'no_reply'] as const;
+export const STREAM_EVERY_MS = 150;
 export type Mode = (typeof MODES)[number];
 
 export interface Behaviour {
@@ -46,7 +47,7 @@ interface WireEntry {
 }
 
 const SITE = join(import.meta.dirname, 'site');
-const PAGES: Record<string, string> = { 'GET /': 'index.html', 'GET /qa': 'qa.html', 'GET /hostile': 'hostile.html', 'GET /scripted': 'scripted.html' };
+const PAGES: Record<string, string> = { 'GET /': 'index.html', 'GET /qa': 'qa.html', 'GET /hostile': 'hostile.html', 'GET /scripted': 'scripted.html', 'GET /book': 'book.html' };
 const ASSETS: Record<string, [file: string, type: string]> = {
   'GET /site.css': ['site.css', 'text/css'],
   'GET /hostile.css': ['hostile.css', 'text/css'],
@@ -54,6 +55,7 @@ const ASSETS: Record<string, [file: string, type: string]> = {
   'GET /qa.js': ['qa.js', 'text/javascript'],
   'GET /queue.js': ['queue.js', 'text/javascript'],
   'GET /scripted.js': ['scripted.js', 'text/javascript'],
+  'GET /site.js': ['site.js', 'text/javascript'],
 };
 const MAX_BODY = 256 * 1024;
 const VISITOR_COOKIE = 'demo_visitor';
@@ -88,6 +90,8 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
   const wire: WireEntry[] = [];
   const watchers = new Set<ServerResponse>();
   let deployment: Provisioned | undefined;
+  /** The hotel's own address (once it listens), for the links in its answers. */
+  let siteUrl = '';
 
   const record = (kind: WireEntry['kind'], summary: string, detail: Record<string, unknown>) => {
     const entry = { at: new Date().toISOString(), kind, summary, detail };
@@ -121,16 +125,27 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
     if (!verified) return json(res, 401, { error: 'bad signature' });
     if (mode === 'hook_500') return json(res, 500, { error: 'the hotel server is down (QA)' });
     if (mode === 'hook_400') return json(res, 400, { error: 'the hotel server refuses this turn (QA)' });
-    const answer = answerFor(call.text);
-    if (mode === 'sync') return json(res, 200, { reply_text: answer });
+    const answer = answerFor(call.text, siteUrl);
+    const reply = { reply_text: answer.text, ...(answer.actions ? { actions: answer.actions } : {}) };
+    if (mode === 'sync') return json(res, 200, reply);
     res.writeHead(202).end();
     if (mode === 'no_reply') return;
-    const body = JSON.stringify({ conversation_id: call.conversation_id, turn_id: call.turn_id, reply_text: answer });
-    setTimeout(() => {
-      const secret = mode === 'bad_signature' ? 'whsec_not_the_secret' : deployment!.signingSecret;
-      void postReply(call.reply_url, body, signBody(secret, body), 'reply').then(() => {
-        if (mode === 'duplicate') return postReply(call.reply_url, body, signBody(secret, body), 'duplicate reply');
-      });
+    const turn = { conversation_id: call.conversation_id, turn_id: call.turn_id };
+    const secret = mode === 'bad_signature' ? 'whsec_not_the_secret' : deployment!.signingSecret;
+    const send = (fields: Record<string, unknown>, label: string) => {
+      const body = JSON.stringify({ ...turn, ...fields });
+      return postReply(call.reply_url, body, signBody(secret, body), label);
+    };
+    setTimeout(async () => {
+      // As a language model writes: each part once it is there, then the whole reply.
+      if (mode === 'stream') {
+        for (const [part, text] of partsOf(answer.text).entries()) {
+          if (part > 0) await new Promise((r) => setTimeout(r, STREAM_EVERY_MS));
+          await send({ part, text }, `part ${part}`);
+        }
+      }
+      await send(reply, 'reply');
+      if (mode === 'duplicate') await send(reply, 'duplicate reply');
     }, delayMs);
   };
 
@@ -219,6 +234,7 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
   const { port } = server.address() as AddressInfo;
   // Served as localhost while the service is 127.0.0.1: two origins, so CORS and the Origin check are real.
   const url = `http://${o.host === '0.0.0.0' || o.host === '127.0.0.1' ? 'localhost' : o.host}:${port}`;
+  siteUrl = url;
   const close = () =>
     new Promise<void>((resolve) => {
       for (const watcher of watchers) watcher.end();

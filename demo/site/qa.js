@@ -29,9 +29,20 @@
     });
   });
 
+  // What happens in the page: its client action running, and the widget's errors (action_failed among them).
+  Concierge.registerAction('show_rooms', function (args, context) {
+    show({ at: new Date().toISOString(), kind: 'page', summary: 'client action show_rooms ran', detail: { args: args, turn_id: context.turnId } });
+  });
+  Concierge.on('error', function (e) {
+    show({ at: new Date().toISOString(), kind: 'page', summary: 'widget error ' + e.code, detail: e });
+  });
+
   var events = new EventSource('/qa/events');
   events.onmessage = function (message) {
-    var entry = JSON.parse(message.data);
+    show(JSON.parse(message.data));
+  };
+
+  function show(entry) {
     var item = document.createElement('li');
     item.setAttribute('data-kind', entry.kind);
     var kind = document.createElement('span');
@@ -50,5 +61,5 @@
     item.appendChild(summary);
     item.appendChild(detail);
     list.insertBefore(item, list.firstChild);
-  };
+  }
 })();
