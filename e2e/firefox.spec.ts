@@ -71,3 +71,15 @@ test('Firefox: without speech recognition the mic is hidden and text still works
   await type(tab, 'Is there wifi?');
   await waitForTranscript(tab, /Harbor Guest/);
 });
+
+test('Firefox: a streamed reply offers quick replies that ask, and the page runs its client action once', async ({ tab, stack }) => {
+  await stack.behave('stream', 100);
+  await openPanel(tab, stack.demoUrl);
+  await type(tab, 'A table for dinner?');
+  await waitForTranscript(tab, /hold a table, or book online\./);
+  await (await tab.waitForSelector(widget('.actions button')))!.click();
+  await waitForTranscript(tab, /A table for two at 7 pm, please\./);
+  await type(tab, 'And the rooms?');
+  await waitForTranscript(tab, /All twenty-four rooms look over the harbour/);
+  await tab.waitForFunction(() => document.getElementById('rooms')?.dataset.shownTimes === '1', { timeout: 5_000 });
+});

@@ -47,6 +47,10 @@ export { expect };
 export interface Spoken {
   text: string;
   lang: string;
+  rate: number;
+  pitch: number;
+  /** When it was handed to the synthesiser (`performance.now()`). */
+  at: number;
 }
 
 /**
@@ -58,7 +62,7 @@ export interface Spoken {
 export async function scriptedSpeech(page: Page, script: { words?: string[]; fail?: string; stepped?: boolean } = {}): Promise<void> {
   await page.addInitScript((o) => {
     const w = window as unknown as Record<string, unknown>;
-    const spoken: { text: string; lang: string }[] = [];
+    const spoken: Spoken[] = [];
     w.__spoken = spoken;
     class ScriptedRecognition {
       lang = '';
@@ -89,7 +93,7 @@ export async function scriptedSpeech(page: Page, script: { words?: string[]; fai
       }
     }
     w.SpeechRecognition = ScriptedRecognition;
-    speechSynthesis.speak = (u: SpeechSynthesisUtterance) => void spoken.push({ text: u.text, lang: u.lang });
+    speechSynthesis.speak = (u: SpeechSynthesisUtterance) => void spoken.push({ text: u.text, lang: u.lang, rate: u.rate, pitch: u.pitch, at: performance.now() });
   }, script);
 }
 

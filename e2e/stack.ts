@@ -4,7 +4,15 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type NodeProcess, ROOT, startNodeProcess, startServiceProcess, TSX } from '../server/test/service-process.js';
+import { createHmac } from 'node:crypto';
 import { Relay } from './relay.js';
+
+/** A turn as the hotel's hook received it. */
+export interface HookedTurn {
+  conversation_id: string;
+  turn_id: string;
+  reply_url: string;
+}
 
 export const TOKEN_TTL_S = 65;
 
@@ -22,6 +30,7 @@ export class Stack {
     readonly demoUrl: string,
     readonly apiKey: string,
     readonly deploymentId: string,
+    private readonly signingSecret: string,
   ) {}
 
   static async start(): Promise<Stack> {
@@ -38,8 +47,8 @@ export class Stack {
       { SERVICE_URL: service.url, DEMO_PUBLIC_SERVICE_URL: relay.url, DEMO_API_KEY: apiKey, DEMO_PORT: '0', DEMO_STATE: statePath, DEMO_TOKEN_TTL_S: String(TOKEN_TTL_S) },
       /^Demo at (http:\/\/\S+)$/m,
     );
-    const { deploymentId } = JSON.parse(readFileSync(statePath, 'utf8')) as { deploymentId: string };
-    return new Stack(service, demo, relay, dataDir, service.url, demo.url, apiKey, deploymentId);
+    const { deploymentId, signingSecret } = JSON.parse(readFileSync(statePath, 'utf8')) as { deploymentId: string; signingSecret: string };
+    return new Stack(service, demo, relay, dataDir, service.url, demo.url, apiKey, deploymentId, signingSecret);
   }
 
   /** A new customer with a console user, as `npm run admin -- create-customer --email` makes them: its key and the welcome token. */
@@ -90,6 +99,25 @@ export class Stack {
   async hookCalls(text: string): Promise<number> {
     const wire = (await (await fetch(`${this.demoUrl}/qa/wire`)).json()) as { kind: string; detail: { body?: { text?: string } } }[];
     return wire.filter((e) => e.kind === 'hook' && e.detail.body?.text === text).length;
+  }
+
+  /** The turn the hotel's hook was called with for this question (with `no_reply`, the test answers it itself). */
+  async hookedTurn(text: string): Promise<HookedTurn> {
+    for (let i = 0; i < 100; i++) {
+      const wire = (await (await fetch(`${this.demoUrl}/qa/wire`)).json()) as { kind: string; detail: { body?: HookedTurn & { text?: string } } }[];
+      const hooked = wire.find((e) => e.kind === 'hook' && e.detail.body?.text === text)?.detail.body;
+      if (hooked) return hooked;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`the hook never got "${text}"`);
+  }
+
+  /** Posts a reply or a part for a turn, signed as the hotel's server signs it; the service's status. */
+  async reply(turn: HookedTurn, fields: Record<string, unknown>): Promise<number> {
+    const body = JSON.stringify({ conversation_id: turn.conversation_id, turn_id: turn.turn_id, ...fields });
+    const signature = `sha256=${createHmac('sha256', this.signingSecret).update(body).digest('hex')}`;
+    const res = await fetch(turn.reply_url, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-service-signature': signature } });
+    return res.status;
   }
 
   async deployment(action: 'activate' | 'deactivate'): Promise<void> {

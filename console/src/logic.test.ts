@@ -17,6 +17,7 @@ const delivery = (over: Partial<Delivery> = {}): Delivery => ({
   request: { headers: { 'Webhook-Id': 'msg_1', 'Webhook-Timestamp': '1764000000' }, body: '{"text":"hi"}' },
   response: { status: 202, headers: {}, body: '', truncated: false },
   error: null,
+  error_detail: null,
   outcome: 'succeeded',
   ...over,
 });
@@ -74,6 +75,9 @@ describe('console view logic', () => {
       status: 'resolved',
       failure_reason: null,
       reply_text: 'Yes, 7 to 10.',
+      reply_actions: [],
+      parts: [],
+      first_part_at: null,
       created_at: '2026-11-24T10:00:00.000Z',
       acknowledged_at: '2026-11-24T10:00:00.300Z',
       resolved_at: '2026-11-24T10:00:01.000Z',
@@ -86,5 +90,47 @@ describe('console view logic', () => {
     expect(items[4]!.title).toBe('Reply received (2 duplicates ignored): Yes, 7 to 10.');
     const failed = turnTimeline({ ...turn, status: 'failed', failure_reason: 'hook_failed', reply_received: null, acknowledged_at: null, hook_attempts: [] } as Turn);
     expect(failed.at(-1)).toMatchObject({ kind: 'failed', title: 'Turn failed: hook_failed' });
+  });
+
+  it("shows a streamed reply's parts as they came and the actions it offered; a refused answer says why", () => {
+    const turn = {
+      id: 't1',
+      text: 'Dinner?',
+      mode: 'voice',
+      status: 'resolved',
+      failure_reason: null,
+      reply_text: 'From 6 to 10.',
+      reply_actions: [
+        { type: 'link', label: 'Book', url: 'https://hotel.example/book' },
+        { type: 'quick_reply', label: '7 pm', text: 'At 7, please' },
+        { type: 'client', name: 'show_rooms' },
+      ],
+      parts: [
+        { part: 0, text: 'From 6 ', received_at: '2026-11-24T10:00:00.400Z' },
+        { part: 1, text: 'to 10.', received_at: '2026-11-24T10:00:00.600Z' },
+      ],
+      first_part_at: '2026-11-24T10:00:00.400Z',
+      created_at: '2026-11-24T10:00:00.000Z',
+      acknowledged_at: '2026-11-24T10:00:00.100Z',
+      resolved_at: '2026-11-24T10:00:00.900Z',
+      hook_attempts: [],
+      reply_received: { at: '2026-11-24T10:00:00.900Z', duplicates: 0 },
+    } as unknown as Turn;
+    expect(turnTimeline(turn).map((i) => i.title)).toEqual([
+      'Visitor (voice): Dinner?',
+      'Acknowledged',
+      'Part 0 (first): From 6 ',
+      'Part 1: to 10.',
+      'Reply received: From 6 to 10.',
+      'Resolved, offering link "Book" (https://hotel.example/book), quick reply "7 pm", client action show_rooms',
+    ]);
+    const refused = turnTimeline({
+      ...turn,
+      status: 'failed',
+      parts: [],
+      reply_received: null,
+      hook_attempts: [delivery({ outcome: 'failed', error: 'invalid_answer', error_detail: 'actions.0.url: Invalid URL', response: { status: 200, headers: {}, body: '{}', truncated: false } })],
+    } as unknown as Turn);
+    expect(refused[1]!.title).toBe('Hook attempt 1: 200 in 42 ms, refused: actions.0.url: Invalid URL');
   });
 });

@@ -108,26 +108,35 @@ export function originProblems(origins: string[]): string[] {
 
 export interface TimelineItem {
   at: string;
-  kind: 'visitor' | 'attempt' | 'acknowledged' | 'reply' | 'resolved' | 'failed';
+  kind: 'visitor' | 'attempt' | 'acknowledged' | 'part' | 'reply' | 'resolved' | 'failed';
   title: string;
   delivery?: Delivery;
   ok?: boolean;
 }
 
-/** One turn as it happened, in time order: the question, each hook attempt, the acknowledgement, the reply. */
+/** What a reply offered beside its text, in words: `link "Book" (https://…), quick reply "7 pm", client action show_rooms`. */
+export function actionsInWords(actions: Turn['reply_actions']): string {
+  return actions
+    .map((a) => (a.type === 'link' ? `link "${a.label}" (${a.url})` : a.type === 'quick_reply' ? `quick reply "${a.label}"` : `client action ${a.name}${a.label ? ` "${a.label}"` : ''}`))
+    .join(', ');
+}
+
+/** One turn as it happened, in time order: the question, each hook attempt, the acknowledgement, the reply's parts, the reply. */
 export function turnTimeline(turn: Turn): TimelineItem[] {
   const items: TimelineItem[] = [{ at: turn.created_at, kind: 'visitor', title: `Visitor (${turn.mode}): ${turn.text}` }];
   for (const d of turn.hook_attempts) {
     const answer = d.response ? `${d.response.status}` : (d.error ?? 'no answer');
-    items.push({ at: d.sent_at, kind: 'attempt', title: `Hook attempt ${d.attempt}: ${answer} in ${d.duration_ms} ms`, delivery: d, ok: d.outcome === 'succeeded' });
+    const refused = d.error === 'invalid_answer' ? `, refused: ${d.error_detail}` : '';
+    items.push({ at: d.sent_at, kind: 'attempt', title: `Hook attempt ${d.attempt}: ${answer} in ${d.duration_ms} ms${refused}`, delivery: d, ok: d.outcome === 'succeeded' });
   }
   if (turn.acknowledged_at) items.push({ at: turn.acknowledged_at, kind: 'acknowledged', title: 'Acknowledged' });
+  for (const p of turn.parts) items.push({ at: p.received_at, kind: 'part', title: `Part ${p.part}${p.received_at === turn.first_part_at ? ' (first)' : ''}: ${p.text}` });
   if (turn.reply_received) {
     const dup = turn.reply_received.duplicates;
     items.push({ at: turn.reply_received.at, kind: 'reply', title: `Reply received${dup ? ` (${dup} duplicate${dup > 1 ? 's' : ''} ignored)` : ''}: ${turn.reply_text ?? ''}` });
   }
   if (turn.status === 'failed' || turn.status === 'expired') items.push({ at: turn.resolved_at ?? turn.created_at, kind: 'failed', title: `Turn ${turn.status}${turn.failure_reason ? `: ${turn.failure_reason}` : ''}` });
-  else if (turn.resolved_at) items.push({ at: turn.resolved_at, kind: 'resolved', title: 'Resolved' });
+  else if (turn.resolved_at) items.push({ at: turn.resolved_at, kind: 'resolved', title: turn.reply_actions.length ? `Resolved, offering ${actionsInWords(turn.reply_actions)}` : 'Resolved' });
   return items.sort((x, y) => x.at.localeCompare(y.at));
 }
 

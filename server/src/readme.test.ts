@@ -138,7 +138,14 @@ describe('the README', () => {
       await widget.hello(token);
       expect((await widget.next('greeting')).text).toBe("Hello, I'm the Front desk. How can I help you today?");
       widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'When is breakfast?', mode: 'text' });
-      expect((await widget.next('reply')).text).toBe('You asked: "When is breakfast?". Breakfast is from 7 to 10.');
+      const reply = await widget.next('reply');
+      expect(reply.text).toBe('You asked: "When is breakfast?". Breakfast is from 7 to 10.');
+      // The reader's server streamed it from its async iterator: a part per word, in order, before the whole.
+      const parts = widget.frames.filter((f) => f.type === 'reply_part');
+      expect(parts.map((p) => p.part)).toEqual(parts.map((_, i) => i));
+      expect(parts.map((p) => p.text).join('')).toBe(reply.text);
+      expect(parts.length).toBeGreaterThan(5);
+      expect(parts.every((p) => p.seq < reply.seq)).toBe(true);
       widget.close();
 
       await run(visit, tested.length);
