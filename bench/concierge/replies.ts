@@ -21,7 +21,7 @@ export interface AwaitingTurn {
 }
 
 /** One POST, timed from sending it to the matching frame's arrival on the socket (ms). */
-async function timedPost(agent: Agent, url: string, body: string, signature: string, socket: BenchSocket, match: (f: Frame) => boolean): Promise<number> {
+export async function timedPost(agent: Agent, url: string, body: string, signature: string, socket: BenchSocket, match: (f: Frame) => boolean): Promise<number> {
   let arrived = 0;
   const frame = new Promise<void>((resolve) => {
     socket.onFrame = (f) => {
@@ -39,10 +39,13 @@ async function timedPost(agent: Agent, url: string, body: string, signature: str
 
 const replyBody = (conversationId: string, turnId: string) => JSON.stringify({ conversation_id: conversationId, turn_id: turnId, reply_text: 'Breakfast is from 7 to 10.' });
 
-function summary(samples: number[]): Latency {
-  const measured = samples.slice(WARM_UP);
+/** The quantiles of the samples after the first `warmUp`. */
+export function latencyOf(samples: readonly number[], warmUp: number): Latency {
+  const measured = samples.slice(warmUp);
   return { p50: quantile(measured, 0.5), p99: quantile(measured, 0.99) };
 }
+
+const summary = (samples: number[]): Latency => latencyOf(samples, WARM_UP);
 
 /** The floor: a bare node:http server (or, `express`, the same behind an Express route) pushing each POST's body to one bare ws client. */
 export async function floorLatency(express = false): Promise<Latency> {
