@@ -61,7 +61,7 @@ export const REPLY_PART_LIMITS = { parts: 500, chars: 20_000, partChars: 2_000 }
 const ACTION_ARGS_BYTES = 2048;
 
 /** A URL the widget may open or link: `http:` or `https:` only (never `javascript:`, `data:`, ...). */
-export const webUrl = z.url({ protocol: /^https?$/ }).max(2000);
+const webUrl = z.url({ protocol: /^https?$/ }).max(2000);
 
 const label = codePoints(1, 40);
 
