@@ -8,7 +8,7 @@ export interface Answer {
 
 /** The demo hotel's "AI": a few keyword rules, enough for QA to see real answers come back. `site` is the hotel's own address, for its links. */
 export function answerFor(question: string, site: string): Answer {
-  if (/book|table|dinner|restaurant/i.test(question)) {
+  if (/table|dinner|restaurant/i.test(question)) {
     return {
       text: 'Our restaurant by the water serves dinner from 6 to 10 pm. Pick a time and I will ask the front desk to hold a table, or book online.',
       actions: [
