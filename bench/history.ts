@@ -56,7 +56,7 @@ export async function seedConversations(dataDir: string, count: number): Promise
           .insertInto('conversations')
           .values({
             id, customer_id: customer.id, deployment_id: deploymentId, agent_id: agent.id, user_sub: `guest-${i}`, user_name: `Guest ${i}`, user_ctx: null,
-            status: 'ended', end_reason: 'user_ended', ended_at: at(900), agent_version: 1, last_seq: 7, turn_count: 2, created_at: at(0), updated_at: at(900),
+            status: 'ended', end_reason: 'user_ended', ended_at: at(900), agent_version: 1, last_seq: 7, turn_count: 2, handler: 'agent', handler_name: null, needs_person: 0, handoff_reason: null, created_at: at(0), updated_at: at(900),
           })
           .execute();
         const turns = [
@@ -65,7 +65,7 @@ export async function seedConversations(dataDir: string, count: number): Promise
         ].map((t, n) => ({
           id: crypto.randomUUID(), conversation_id: id, client_turn_id: `c${n}`, text: t.text, mode: 'text' as const, status: 'resolved' as const, delivery_id: crypto.randomUUID(),
           reply_text: t.reply, failure_reason: null, expires_at: null, acknowledged_at: at(100 + n * 300), resolved_at: at(200 + n * 300), reply_received_at: n ? at(200 + n * 300) : null,
-          reply_duplicates: 0, first_part_at: null, part_chars: 0, reply_actions: null, created_at: at(50 + n * 300), updated_at: at(200 + n * 300),
+          reply_duplicates: 0, first_part_at: null, part_chars: 0, reply_actions: null, replied_by: null, created_at: at(50 + n * 300), updated_at: at(200 + n * 300),
         }));
         await trx.insertInto('turns').values(turns).execute();
         const frames = turns.flatMap((t) => [

@@ -23,6 +23,8 @@ import { framesAfter } from './concierge/events/event.repository.js';
 import { PgBus } from './concierge/events/pg-bus.js';
 import { SESSION_DEFAULTS, SessionGateway } from './concierge/sessions/session.gateway.js';
 import { replyRoutes } from './concierge/turns/reply.routes.js';
+import { peopleRoutes } from './concierge/turns/people.routes.js';
+import { ConversationHandling } from './concierge/conversations/handling.js';
 import { ReplyService } from './concierge/turns/reply.service.js';
 import { TURN_DEFAULTS, TurnService } from './concierge/turns/turn.service.js';
 import { TurnSweep } from './concierge/turns/turn.sweep.js';
@@ -131,6 +133,8 @@ export async function createApp(options: AppOptions): Promise<App> {
       trustProxyHops: config.trustProxyHops,
     },
   );
+  const conversationHistory = new ConversationHistory({ db, dialect, searchIndex });
+  const replies = new ReplyService({ db, deployments, events, bus });
   let openApiDocument: unknown;
   const routes: RouteDef[] = [
     ...systemRoutes({ store, openApi: () => (openApiDocument ??= buildOpenApiDocument(routes, address.url || undefined)) }),
@@ -138,9 +142,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...jobRoutes(db),
     ...deploymentRoutes(deploymentService),
     previewTokenRoute(deployments),
-    ...conversationRoutes(new ConversationHistory({ db, dialect, searchIndex }), conversations),
+    ...conversationRoutes(conversationHistory, conversations),
     ...deliveryRoutes(new DeliveryService({ db, deployments, egress, address })),
-    ...replyRoutes(new ReplyService({ deployments, events, bus }), { signatureFailuresPerMinute: config.replySignatureFailuresPerMinute, trustProxyHops: config.trustProxyHops }),
+    ...replyRoutes(replies, { signatureFailuresPerMinute: config.replySignatureFailuresPerMinute, trustProxyHops: config.trustProxyHops }),
+    ...peopleRoutes({ handling: new ConversationHandling({ db, deployments, events }), history: conversationHistory, replies }),
     ...apiKeyRoutes({ db, usage, keys }),
     ...consoleRoutes({ accounts: consoleAccounts, address, trustProxyHops: config.trustProxyHops }),
     widgetRoute(),

@@ -7,6 +7,9 @@ const validBodies: Record<string, unknown> = {
   'put /api/v1/agents/:id': { name: 'Renamed by someone else' },
   'put /api/v1/deployments/:id': { environment: 'development' },
   'post /api/v1/deployments/:id/rotate-secret': { grace_period_s: 0 },
+  'post /api/v1/conversations/:id/takeover': { name: 'Someone else' },
+  'post /api/v1/conversations/:id/messages': { text: 'Hello from elsewhere', name: 'Someone else' },
+  'post /api/v1/conversations/:id/turns/:turn_id/reply': { reply_text: 'Not yours' },
 };
 
 describeEachStore('tenant isolation', (kind) => {
@@ -29,7 +32,7 @@ describeEachStore('tenant isolation', (kind) => {
     const widget = await Widget.open(service, deploymentId);
     ids.conversations = (await widget.hello(await mintToken(deployment.body.data.signing_secret, deploymentId))).conversation_id;
     widget.send({ type: 'user_turn', client_turn_id: 'private', text: 'My room number is 512', mode: 'text' });
-    await widget.next('turn_failed', 10_000);
+    ids.turns = (await widget.next('turn_failed', 10_000)).turn_id;
     widget.close();
     ids.deliveries = await waitFor(async () => (await owner.get('/api/v1/deliveries')).body.data[0]?.id);
   });
@@ -44,12 +47,12 @@ describeEachStore('tenant isolation', (kind) => {
     };
     // Public routes (the signed reply callback) prove their caller by signature; its tests cover other deployments.
     const withIds = service.app.routes.filter((r) => r.path.includes(':id') && r.auth !== false);
-    expect(withIds).toHaveLength(22);
+    expect(withIds).toHaveLength(26);
     for (const route of withIds) {
       const collection = route.path.split('/')[3]!;
       const id = ids[collection];
       if (!id) throw new Error(`no fixture id for ${route.path}: add one so the route is checked`);
-      const path = route.path.replace(':id', id).replace(':version', '1');
+      const path = route.path.replace(':id', id).replace(':version', '1').replace(':turn_id', ids.turns!);
       const body = validBodies[`${route.method} ${route.path}`];
       const reply =
         route.method === 'get'

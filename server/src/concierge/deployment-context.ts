@@ -26,6 +26,8 @@ export interface DeploymentContext {
   turnsPerMinute: number;
   hookTimeoutMs: number;
   replyTimeoutS: number;
+  /** How long a turn of a conversation a person handles waits for their answer. */
+  personReplyTimeoutS: number;
   /** The agent version a conversation starting now gets: the pinned one, or the latest published. */
   agentVersion: number;
   agent: AgentInfo;
@@ -79,6 +81,7 @@ export async function loadDeploymentContext(db: Db, id: string): Promise<Deploym
     turnsPerMinute: rules.turns_per_minute,
     hookTimeoutMs: runtime.hook_timeout_ms,
     replyTimeoutS: runtime.reply_timeout_s,
+    personReplyTimeoutS: runtime.person_reply_timeout_s,
     agentVersion: row.pinned_version ?? row.latest_version,
     agent: agentInfo(row.agent_name, row.pinned_spec ?? row.agent_spec),
   };

@@ -37,6 +37,9 @@ describe('calls to the customer server, as described', () => {
     await widget.next('reply');
     widget.send({ type: 'user_turn', client_turn_id: 'c3', text: 'Refuse this', mode: 'text' });
     await widget.next('turn_failed');
+    // A person steps in and writes: conversation.handoff and message.created.
+    expect((await api.post(`/api/v1/conversations/${conversation_id}/takeover`, { name: 'Maria' })).status).toBe(200);
+    expect((await api.post(`/api/v1/conversations/${conversation_id}/messages`, { text: 'Maria here.', name: 'Maria' })).status).toBe(200);
     widget.send({ type: 'end' });
     await widget.next('conversation_ended');
     for (const target of ['hook', 'transcript']) expect((await api.post(`/api/v1/deployments/${deploymentId}/test-hook`, { target })).status).toBe(200);

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { timestamp } from '../shared/schemas.js';
-import { endReasons, replyAction, replyActions, turnFailures, turnModes } from './protocol/frames.js';
+import { endReasons, handlers, replyAction, replyActions, turnFailures, turnModes } from './protocol/frames.js';
 import { transcriptEventTypes, type TranscriptEventType } from './protocol/transcript-events.js';
 
 /**
@@ -32,8 +32,15 @@ export const turnCreatedBody = z
   })
   .meta({ id: 'TurnCreatedHook' });
 
+/** The hook handing the conversation to a person (README, A person in the conversation). */
+export const hookHandoff = z.strictObject({ reason: z.string().min(1).max(200) }).meta({ id: 'HookHandoff', description: 'Marks the conversation `needs_person`; the agent keeps handling it until someone takes over' });
+
 export const hookAnswerBody = z
-  .object({ reply_text: z.string().min(1).max(10_000), actions: replyActions.optional().meta({ description: 'At most 6; invalid ones fail the turn (`hook_rejected`) and the attempt is recorded with `error: "invalid_answer"`' }) })
+  .object({
+    reply_text: z.string().min(1).max(10_000).optional().meta({ description: 'Resolves the turn at once; without it (a handoff alone) the turn is only acknowledged' }),
+    actions: replyActions.optional().meta({ description: 'At most 6; invalid ones fail the turn (`hook_rejected`) and the attempt is recorded with `error: "invalid_answer"`' }),
+    handoff: hookHandoff.optional(),
+  })
   .meta({ id: 'HookAnswer', description: 'Optional. With a 2xx, the turn is acknowledged and resolved at once with this text and actions; any other 2xx only acknowledges it' });
 
 const turnId = z.uuid();
@@ -46,8 +53,20 @@ const transcriptData: Record<TranscriptEventType, z.ZodType> = {
   }),
   'turn.created': z.strictObject({ turn_id: turnId, client_turn_id: z.string(), text: z.string(), mode: z.enum(turnModes) }),
   'turn.acknowledged': z.strictObject({ turn_id: turnId }),
-  'turn.resolved': z.strictObject({ turn_id: turnId, reply_text: z.string(), actions: replyAction.array() }),
+  'turn.resolved': z.strictObject({
+    turn_id: turnId,
+    reply_text: z.string(),
+    actions: replyAction.array(),
+    replied_by: z.union([z.strictObject({ type: z.literal('agent') }), z.strictObject({ type: z.literal('person'), name: z.string() })]),
+  }),
   'turn.failed': z.strictObject({ turn_id: turnId, reason: z.enum(turnFailures) }),
+  'conversation.handoff': z.strictObject({
+    handler: z.enum(handlers),
+    name: z.string().nullable().meta({ description: "The person's name; null when the agent handles it" }),
+    needs_person: z.boolean(),
+    reason: z.string().nullable().meta({ description: "The hook's reason, when it handed over" }),
+  }),
+  'message.created': z.strictObject({ text: z.string(), actions: replyAction.array(), name: z.string() }),
   'conversation.ended': z.strictObject({ reason: z.enum(endReasons) }),
 };
 

@@ -59,6 +59,8 @@ const engagementRules = {
 const runtimeSettings = {
   hook_timeout_ms: z.number().int().min(500).max(15_000).default(5000),
   reply_timeout_s: z.number().int().min(5).max(3600).default(120),
+  // A turn a person handles waits this long for their answer (README, A person in the conversation).
+  person_reply_timeout_s: z.number().int().min(60).max(86_400).default(900),
 };
 
 /** The API keeps what the customer wrote: a default is documented, not filled in. */

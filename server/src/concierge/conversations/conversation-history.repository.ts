@@ -8,7 +8,7 @@ import type { ConversationFilter } from './conversation.schemas.js';
 import { offsetOf, type Page } from '../../http/pagination.js';
 import { containing, listed, type Listed } from '../../store/listing.js';
 
-export type HistoryRow = ConversationRow & { failed_turn_count: number | string };
+export type HistoryRow = ConversationRow & { failed_turn_count: number | string; waiting_turns: number | string };
 /** The history's queries name the conversations table `c`. */
 type WithC = ExpressionBuilder<Database & { c: ConversationRow }, 'c'>;
 
@@ -51,6 +51,8 @@ function filtered(db: Db, dialect: Dialect, customerId: string, filter: Conversa
   if (filter.deployment_id) query = query.where('c.deployment_id', '=', filter.deployment_id);
   if (filter.agent_id) query = query.where('c.agent_id', '=', filter.agent_id);
   if (filter.status) query = query.where('c.status', '=', filter.status);
+  if (filter.handler) query = query.where('c.handler', '=', filter.handler);
+  if (filter.needs_person !== undefined) query = query.where('c.needs_person', '=', filter.needs_person ? 1 : 0);
   if (filter.user_sub) query = query.where('c.user_sub', '=', filter.user_sub);
   if (filter.created_after) query = query.where('c.created_at', '>=', filter.created_after);
   if (filter.created_before) query = query.where('c.created_at', '<', filter.created_before);
@@ -69,6 +71,7 @@ function withFailedCount(db: Db, dialect: Dialect, customerId: string, filter: C
   return filtered(db, dialect, customerId, filter)
     .selectAll('c')
     .select((eb) => eb.selectFrom('turns as t').select((e) => e.fn.countAll<number | string>().as('n')).whereRef('t.conversation_id', '=', 'c.id').where('t.status', 'in', FAILED).as('failed_turn_count'))
+    .select((eb) => eb.selectFrom('turns as t').select((e) => e.fn.countAll<number | string>().as('n')).whereRef('t.conversation_id', '=', 'c.id').where('t.status', '=', 'acknowledged').as('waiting_turns'))
     .orderBy('c.created_at', 'desc')
     .orderBy('c.id', 'desc');
 }

@@ -33,6 +33,13 @@ export function toConversation(row: HistoryRow): Conversation {
     user: { sub: row.user_sub, name: row.user_name },
     turn_count: row.turn_count,
     failed_turn_count: Number(row.failed_turn_count),
+    handler: row.handler,
+    handler_name: row.handler_name,
+    needs_person: row.needs_person === 1,
+    handoff_reason: row.handoff_reason,
+    waiting_turns: Number(row.waiting_turns),
+    // Every stored event and every taken turn touch the conversation's row.
+    last_activity_at: row.updated_at,
     created_at: row.created_at,
     updated_at: row.updated_at,
     ended_at: row.ended_at,
@@ -57,6 +64,13 @@ export class ConversationHistory {
   async list(customerId: string, filter: ConversationFilter, page: Page) {
     if (filter.search) await this.parts.searchIndex.catchUp();
     return pageOf(page, await listConversations(this.parts.db, this.parts.dialect, customerId, filter, page), toConversation);
+  }
+
+  /** One conversation as the list shows it. */
+  async item(customerId: string, id: string): Promise<Conversation> {
+    const row = await findHistoryRow(this.parts.db, this.parts.dialect, customerId, id);
+    if (!row) throw notFound('Conversation');
+    return toConversation(row);
   }
 
   async get(customerId: string, id: string): Promise<ConversationDetail> {
@@ -104,6 +118,7 @@ export class ConversationHistory {
         created_at: turn.created_at,
         acknowledged_at: turn.acknowledged_at,
         resolved_at: turn.resolved_at,
+        replied_by: turn.status !== 'resolved' ? null : turn.replied_by ? { type: 'person', name: turn.replied_by } : { type: 'agent' },
         hook_attempts: attempts.get(turn.id) ?? [],
         reply_received: turn.reply_received_at ? { at: turn.reply_received_at, duplicates: turn.reply_duplicates } : null,
       })),

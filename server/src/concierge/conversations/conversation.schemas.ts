@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { pageQuery } from '../../http/pagination.js';
 import { timestamp } from '../../shared/schemas.js';
 import { deliverySchema } from '../deliveries/delivery.schemas.js';
-import { endReasons, replyAction, storedEvent, turnFailures, turnModes } from '../protocol/frames.js';
+import { endReasons, handlers, replyAction, storedEvent, turnFailures, turnModes } from '../protocol/frames.js';
 import { conversationStatuses, turnStatuses } from './conversation.table.js';
 
 
@@ -17,6 +17,12 @@ export const conversationSchema = z
     user: z.object({ sub: z.string(), name: z.string().nullable() }),
     turn_count: z.number().int(),
     failed_turn_count: z.number().int().meta({ description: 'Turns failed or expired' }),
+    handler: z.enum(handlers).meta({ description: "Who answers its turns: the turn hook (`agent`) or a person who took it over" }),
+    handler_name: z.string().nullable().meta({ description: 'The name visitors see of the person handling it' }),
+    needs_person: z.boolean().meta({ description: 'The hook handed it over and nobody has taken it yet' }),
+    handoff_reason: z.string().nullable().meta({ description: "The hook's reason for the handoff" }),
+    waiting_turns: z.number().int().meta({ description: 'Turns acknowledged and not yet answered' }),
+    last_activity_at: timestamp.meta({ description: 'When its last event was stored' }),
     created_at: timestamp,
     updated_at: timestamp,
     ended_at: timestamp.nullable(),
@@ -42,6 +48,10 @@ const turnSchema = z
     created_at: timestamp,
     acknowledged_at: timestamp.nullable(),
     resolved_at: timestamp.nullable(),
+    replied_by: z
+      .union([z.object({ type: z.literal('agent') }), z.object({ type: z.literal('person'), name: z.string() })])
+      .nullable()
+      .meta({ description: 'Who answered: the agent (the hook or its signed reply), or a person by name; null while unanswered' }),
     hook_attempts: deliverySchema.array().meta({ description: "Every call of this turn's hook, in attempt order" }),
     reply_received: z
       .object({ at: timestamp, duplicates: z.number().int().meta({ description: 'Identical copies of the reply that followed it' }) })
@@ -66,6 +76,12 @@ const conversationFilter = z.object({
   user_sub: z.string().min(1).max(256).optional(),
   created_after: timestamp.optional().meta({ description: 'Only conversations created at or after this time' }),
   created_before: timestamp.optional().meta({ description: 'Only conversations created before this time' }),
+  handler: z.enum(handlers).optional(),
+  needs_person: z
+    .enum(['true', 'false'])
+    .transform((v) => v === 'true')
+    .optional()
+    .meta({ description: '`true`: handed over by the hook and not yet taken (the inbox lists these first)' }),
   search: z.string().min(1).max(200).optional().meta({ description: "Case-insensitive substring of any turn's text or reply" }),
   has_failures: z
     .enum(['true', 'false'])

@@ -44,6 +44,10 @@ export class ConversationService {
       agent_version: dep.agentVersion,
       last_seq: 0,
       turn_count: 0,
+      handler: 'agent',
+      handler_name: null,
+      needs_person: 0,
+      handoff_reason: null,
       created_at: now,
       updated_at: now,
     };

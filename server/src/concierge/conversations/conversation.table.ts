@@ -1,6 +1,6 @@
-import type { EndReason, TurnFailure, TurnMode } from '../protocol/frames.js';
+import type { EndReason, Handler, TurnFailure, TurnMode } from '../protocol/frames.js';
 
-export type { EndReason, TurnFailure, TurnMode };
+export type { EndReason, Handler, TurnFailure, TurnMode };
 export const conversationStatuses = ['open', 'ended'] as const;
 export type ConversationStatus = (typeof conversationStatuses)[number];
 export const turnStatuses = ['pending', 'acknowledged', 'resolved', 'failed', 'expired'] as const;
@@ -23,6 +23,12 @@ export interface ConversationTable {
   agent_version: number | null;
   last_seq: number;
   turn_count: number;
+  /** Who answers its turns: the turn hook, or a person (README, A person in the conversation), by the name visitors see. */
+  handler: Handler;
+  handler_name: string | null;
+  /** 1 once the hook handed it over, until someone takes it; with the hook's reason. */
+  needs_person: 0 | 1;
+  handoff_reason: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -48,6 +54,8 @@ export interface TurnTable {
   part_chars: number;
   /** JSON text of the reply's actions; null when it had none. */
   reply_actions: string | null;
+  /** The name of the person who answered; null when the agent did, or nobody has yet. */
+  replied_by: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -1,10 +1,11 @@
 import { newId } from '../../shared/random.js';
-import { isoNow } from '../../shared/time.js';
+import { isoIn, isoNow } from '../../shared/time.js';
 import type { HookOutcome } from '../deliveries/hook.client.js';
 import type { Change, ConversationAt, UnitOfWork } from '../events/event.recorder.js';
 import { type ClientMessage, REPLY_PART_LIMITS, type ReplyAction } from '../protocol/frames.js';
 import type { ConversationRow } from './conversation.repository.js';
 import type { TurnFailure, TurnStatus } from './conversation.table.js';
+import { handoffEvent } from './handling.js';
 import {
   addReplyPart,
   countDuplicateReply,
@@ -21,10 +22,11 @@ import {
 /** A visitor's turn as the widget sends it. */
 export type TurnInput = Omit<Extract<ClientMessage, { type: 'user_turn' }>, 'type'>;
 
-/** The customer's reply: its text and actions. */
+/** A reply: its text and actions, and the name of the person who wrote it (none when the agent did). */
 export interface Reply {
   text: string;
   actions: ReplyAction[];
+  by?: string;
 }
 
 /** One part of a reply as it is written (README, Streaming a reply). */
@@ -44,59 +46,76 @@ export type ReplyTaken = 'stored' | 'duplicate' | 'conflict' | 'too_long' | 'not
  * A turn's life, in one place: the states it moves through, and what each move tells the widget
  * and the transcript, stored in the same unit of work as the move.
  *
- *     pending ──hook 2xx──────────▶ acknowledged ──signed reply──▶ resolved
+ *     pending ──hook 2xx──────────▶ acknowledged ──signed reply, or a person's──▶ resolved
  *        │                           ↺ reply parts (each restarts the reply timeout)
  *        │  └─hook 2xx + reply_text ─────────────────────────────▶ resolved
  *        ├─hook 4xx / failed / cut off / stale ──▶ failed
  *        │                       acknowledged ──reply timeout──▶ expired
  *        └─(pending or acknowledged) conversation ends ──▶ failed (conversation_ended)
  *
+ * While a person handles the conversation a turn is taken acknowledged (no hook call), due by the
+ * deployment's `person_reply_timeout_s`.
+ *
  * A move happens only if the turn is still in the state it moves from: of two racing writers (a
  * reply and the expiry sweep, say) exactly one wins, and only the winner tells anything.
  */
 export const turnLifecycle = {
-  /** A new turn, `pending`: stored with its `turn_accepted`, counted against the conversation's turns. */
+  /**
+   * A new turn, stored with its `turn_accepted` and counted against the conversation's turns:
+   * `pending` for the hook, or, while a person handles the conversation, acknowledged at once.
+   */
   async take(unit: UnitOfWork, at: ConversationAt, conversation: ConversationRow, input: TurnInput): Promise<TurnRow> {
     const now = isoNow();
+    const byPerson = conversation.handler === 'person';
     const turn: TurnRow = {
       id: newId(),
       conversation_id: conversation.id,
       client_turn_id: input.client_turn_id,
       text: input.text,
       mode: input.mode,
-      status: 'pending',
+      status: byPerson ? 'acknowledged' : 'pending',
       delivery_id: newId(),
       reply_text: null,
       failure_reason: null,
-      expires_at: null,
-      acknowledged_at: null,
+      expires_at: byPerson ? isoIn(at.dep.personReplyTimeoutS * 1000) : null,
+      acknowledged_at: byPerson ? now : null,
       resolved_at: null,
       reply_received_at: null,
       reply_duplicates: 0,
       first_part_at: null,
       part_chars: 0,
       reply_actions: null,
+      replied_by: null,
       created_at: now,
       updated_at: now,
     };
     await insertTurn(unit.trx, turn);
     const accepted = { turn_id: turn.id, client_turn_id: turn.client_turn_id, text: turn.text, mode: turn.mode };
-    await unit.record(at, {
-      events: [{ type: 'turn_accepted', ...accepted }],
-      transcript: [{ type: 'turn.created', data: accepted }],
-      conversation: { turn_count: conversation.turn_count + 1 },
-    });
+    const taken = joined({ events: [{ type: 'turn_accepted', ...accepted }], transcript: [{ type: 'turn.created', data: accepted }] }, ...(byPerson ? [told.acknowledged(turn.id)] : []));
+    await unit.record(at, { ...taken, conversation: { turn_count: conversation.turn_count + 1 } });
     return turn;
   },
 
-  /** The hook's answer moves a pending turn: a reply resolves it, a 2xx acknowledges it (its reply due by `replyDueAt`), anything else fails it. */
+  /**
+   * The hook's answer moves a pending turn: a reply resolves it, a 2xx acknowledges it (its reply
+   * due by `replyDueAt`), anything else fails it. A handoff in the answer marks the conversation
+   * as needing a person, in the same change.
+   */
   answer(unit: UnitOfWork, at: ConversationAt, turnId: string, outcome: HookOutcome, replyDueAt: string): Promise<TurnRow | undefined> {
     const now = isoNow();
+    const handoff = (change: Change): Change =>
+      outcome.kind === 'failed' || outcome.kind === 'rejected' || outcome.handoff === undefined
+        ? change
+        : {
+            events: change.events,
+            transcript: [...change.transcript, handoffEvent({ handler: 'agent', name: null, needs_person: true, reason: outcome.handoff })],
+            conversation: { needs_person: 1, handoff_reason: outcome.handoff },
+          };
     if (outcome.kind === 'replied') {
       const reply = { text: outcome.text, actions: outcome.actions };
-      return move(unit, at, turnId, 'pending', 'resolved', { ...replyColumns(reply), acknowledged_at: now, resolved_at: now }, joined(told.acknowledged(turnId), told.resolved(turnId, reply)));
+      return move(unit, at, turnId, 'pending', 'resolved', { ...replyColumns(reply), acknowledged_at: now, resolved_at: now }, handoff(joined(told.acknowledged(turnId), told.resolved(turnId, reply))));
     }
-    if (outcome.kind === 'acknowledged') return move(unit, at, turnId, 'pending', 'acknowledged', { expires_at: replyDueAt, acknowledged_at: now }, told.acknowledged(turnId));
+    if (outcome.kind === 'acknowledged') return move(unit, at, turnId, 'pending', 'acknowledged', { expires_at: replyDueAt, acknowledged_at: now }, handoff(told.acknowledged(turnId)));
     const reason = outcome.kind === 'rejected' ? 'hook_rejected' : 'hook_failed';
     return move(unit, at, turnId, 'pending', 'failed', { failure_reason: reason }, told.failed(turnId, reason));
   },
@@ -114,7 +133,8 @@ export const turnLifecycle = {
     if (!turn) return 'not_found';
     // Acknowledged since the attempt (its answer committed meanwhile): as if still pending, so the caller tries again.
     if (turn.status === 'acknowledged') return 'pending';
-    if (turn.status !== 'resolved' || turn.reply_text !== columns.reply_text || turn.reply_actions !== columns.reply_actions) return turn.status;
+    const same = turn.reply_text === columns.reply_text && turn.reply_actions === columns.reply_actions && turn.replied_by === columns.replied_by;
+    if (turn.status !== 'resolved' || !same) return turn.status;
     await countDuplicateReply(unit.trx, turn.id);
     return 'duplicate';
   },
@@ -170,9 +190,9 @@ const told = {
     events: [{ type: 'turn_acknowledged', turn_id: turnId }],
     transcript: [{ type: 'turn.acknowledged', data: { turn_id: turnId } }],
   }),
-  resolved: (turnId: string, { text, actions }: Reply): Change => ({
-    events: [{ type: 'reply', turn_id: turnId, text, actions }],
-    transcript: [{ type: 'turn.resolved', data: { turn_id: turnId, reply_text: text, actions } }],
+  resolved: (turnId: string, { text, actions, by }: Reply): Change => ({
+    events: [{ type: 'reply', turn_id: turnId, text, actions, ...(by ? { name: by } : {}) }],
+    transcript: [{ type: 'turn.resolved', data: { turn_id: turnId, reply_text: text, actions, replied_by: by ? { type: 'person', name: by } : { type: 'agent' } } }],
   }),
   failed: (turnId: string, reason: TurnFailure): Change => ({
     events: [{ type: 'turn_failed', turn_id: turnId, reason }],
@@ -180,8 +200,8 @@ const told = {
   }),
 };
 
-/** A reply as its turn keeps it: the actions as JSON text, none as null. */
-const replyColumns = ({ text, actions }: Reply) => ({ reply_text: text, reply_actions: actions.length ? JSON.stringify(actions) : null });
+/** A reply as its turn keeps it: the actions as JSON text, none as null; the person who wrote it, or null for the agent. */
+const replyColumns = ({ text, actions, by }: Reply) => ({ reply_text: text, reply_actions: actions.length ? JSON.stringify(actions) : null, replied_by: by ?? null });
 
 /** Changes told as one, in order. */
 export const joined = (...changes: Change[]): Change => ({ events: changes.flatMap((c) => c.events), transcript: changes.flatMap((c) => c.transcript) });

@@ -1,13 +1,20 @@
 import type { z } from 'zod';
 import { isoNow } from '../../shared/time.js';
-import type { turnCreatedBody } from '../outbound.schemas.js';
+import { hookHandoff, type turnCreatedBody } from '../outbound.schemas.js';
 import type { DeploymentContext } from '../deployment-context.js';
 import { type EgressPolicy, type EgressResponse, type Exchange, exchange } from '../egress.js';
 import { type ReplyAction, replyActions } from '../protocol/frames.js';
 import { signatureOf, standardWebhookHeaders } from '../signature.js';
 
-/** How the hook answered: `rejected` with `why` is a 2xx the service could not read (a reply with invalid actions). */
-export type HookOutcome = { kind: 'replied'; text: string; actions: ReplyAction[] } | { kind: 'acknowledged' } | { kind: 'rejected'; status: number; why?: string } | { kind: 'failed'; cause: string };
+/**
+ * How the hook answered: `rejected` with `why` is a 2xx the service could not read (a reply with
+ * invalid actions); `handoff` is the reason the hook handed the conversation to a person.
+ */
+export type HookOutcome =
+  | { kind: 'replied'; text: string; actions: ReplyAction[]; handoff?: string }
+  | { kind: 'acknowledged'; handoff?: string }
+  | { kind: 'rejected'; status: number; why?: string }
+  | { kind: 'failed'; cause: string };
 
 /** Waits before the second and third attempts. */
 export const HOOK_RETRY_DELAYS_MS = [250, 1000] as const;
@@ -17,19 +24,25 @@ const MAX_REPLY_CHARS = 10_000;
 function answerOf(status: number, body: string): HookOutcome {
   // Most answers are an empty 202: a thrown parse error per turn cost more than the rest of this file.
   if (!body.trimStart().startsWith('{')) return { kind: 'acknowledged' };
-  let parsed: { reply_text?: unknown; actions?: unknown };
+  let parsed: { reply_text?: unknown; actions?: unknown; handoff?: unknown };
   try {
     parsed = JSON.parse(body);
   } catch {
     return { kind: 'acknowledged' };
   }
+  const handoff = parsed?.handoff === undefined ? undefined : hookHandoff.safeParse(parsed.handoff);
+  if (handoff && !handoff.success) return { kind: 'rejected', status, why: whyOf('handoff', handoff.error) };
+  const handedOff = handoff ? { handoff: handoff.data.reason } : {};
   const text = parsed?.reply_text;
-  if (!(typeof text === 'string' && text.length > 0 && text.length <= MAX_REPLY_CHARS)) return { kind: 'acknowledged' };
-  if (parsed.actions === undefined) return { kind: 'replied', text, actions: [] };
+  if (!(typeof text === 'string' && text.length > 0 && text.length <= MAX_REPLY_CHARS)) return { kind: 'acknowledged', ...handedOff };
+  if (parsed.actions === undefined) return { kind: 'replied', text, actions: [], ...handedOff };
   const actions = replyActions.safeParse(parsed.actions);
-  if (!actions.success) return { kind: 'rejected', status, why: actions.error.issues.map((i) => `${['actions', ...i.path].join('.')}: ${i.message}`).join('; ') };
-  return { kind: 'replied', text, actions: actions.data };
+  if (!actions.success) return { kind: 'rejected', status, why: whyOf('actions', actions.error) };
+  return { kind: 'replied', text, actions: actions.data, ...handedOff };
 }
+
+/** A refusal's fields in words: `actions.0.url: Invalid URL; ...`. */
+const whyOf = (root: string, error: z.ZodError) => error.issues.map((i) => `${[root, ...i.path].join('.')}: ${i.message}`).join('; ');
 
 /** The documented reading (README, The turn hook) of one answer; undefined means "try again". */
 export function classifyHookResponse(res: EgressResponse): HookOutcome | undefined {

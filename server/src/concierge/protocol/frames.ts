@@ -10,6 +10,9 @@ export const turnModes = ['text', 'voice'] as const;
 export type TurnMode = (typeof turnModes)[number];
 export const turnFailures = ['hook_rejected', 'hook_failed', 'reply_timeout', 'conversation_ended'] as const;
 export type TurnFailure = (typeof turnFailures)[number];
+/** Who answers a conversation's turns: the turn hook, or a person (README, A person in the conversation). */
+export const handlers = ['agent', 'person'] as const;
+export type Handler = (typeof handlers)[number];
 export const endReasons = ['user_ended', 'deployment_inactive', 'max_turns', 'deleted'] as const;
 export type EndReason = (typeof endReasons)[number];
 /** The codes of `error` frames: what the widget is told, the socket staying open or not. */
@@ -90,7 +93,11 @@ export const storedEvent = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('turn_accepted'), seq, turn_id: id, client_turn_id: z.string(), text: z.string(), mode: z.enum(turnModes) }),
   z.strictObject({ type: z.literal('turn_acknowledged'), seq, turn_id: id }),
   z.strictObject({ type: z.literal('reply_part'), seq, turn_id: id, part: z.number().int().min(0), text: z.string() }),
-  z.strictObject({ type: z.literal('reply'), seq, turn_id: id, text: z.string(), actions: replyAction.array() }),
+  // `name`: the person who answered (README, A person in the conversation); absent when the agent did.
+  z.strictObject({ type: z.literal('reply'), seq, turn_id: id, text: z.string(), actions: replyAction.array(), name: z.string().optional() }),
+  z.strictObject({ type: z.literal('message'), seq, text: z.string(), actions: replyAction.array(), name: z.string() }),
+  z.strictObject({ type: z.literal('operator_joined'), seq, name: z.string() }),
+  z.strictObject({ type: z.literal('operator_left'), seq, name: z.string() }),
   z.strictObject({ type: z.literal('turn_failed'), seq, turn_id: id, reason: z.enum(turnFailures) }),
   z.strictObject({ type: z.literal('conversation_ended'), seq, reason: z.enum(endReasons) }),
 ]);

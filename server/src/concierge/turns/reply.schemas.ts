@@ -11,6 +11,9 @@ export const finalReplyBody = z
   })
   .meta({ id: 'DeferredReply' });
 
+/** A person's answer to a turn from the management API: the deferred reply's fields, the turn named by the path. */
+export const personReplyBody = finalReplyBody.omit({ conversation_id: true, turn_id: true }).meta({ id: 'PersonReply' });
+
 /** A part of the reply while it is written (README, Streaming a reply): shown and spoken as it comes. */
 export const replyPartBody = z
   .strictObject({
@@ -26,6 +29,7 @@ export const replyBody = z.union([finalReplyBody, replyPartBody]);
 
 export type FinalReplyInput = z.infer<typeof finalReplyBody>;
 export type ReplyPartInput = z.infer<typeof replyPartBody>;
+export type PersonReplyInput = z.infer<typeof personReplyBody>;
 
 /** The schema a body is checked against: a part when it has `part`, the final reply otherwise (so its errors name that body's fields). */
 export const replyBodySchemaFor = (body: unknown) => (body !== null && typeof body === 'object' && 'part' in body ? replyPartBody : finalReplyBody);

@@ -1,11 +1,13 @@
-import { AppError } from '../../errors.js';
+import { AppError, invalidState, notFound } from '../../errors.js';
+import type { Db } from '../../store/database.js';
+import { findConversation } from '../conversations/conversation.repository.js';
 import { isoIn } from '../../shared/time.js';
 import { type ReplyTaken, turnLifecycle } from '../conversations/turn.lifecycle.js';
 import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
 import type { ConversationBus } from '../events/conversation-bus.js';
 import type { EventRecorder, UnitOfWork } from '../events/event.recorder.js';
 import { verifySignature } from '../signature.js';
-import type { FinalReplyInput, ReplyAccepted, ReplyPartInput } from './reply.schemas.js';
+import type { FinalReplyInput, PersonReplyInput, ReplyAccepted, ReplyPartInput } from './reply.schemas.js';
 
 /**
  * A customer may answer the hook 202 and post the reply (or its first part) at once; it can then
@@ -27,7 +29,7 @@ const REFUSALS: Record<Exclude<ReplyTaken, 'stored' | 'duplicate'>, (part: boole
 
 /** The deferred reply: the customer's signed answer, whole or in parts, to an acknowledged turn. */
 export class ReplyService {
-  constructor(private readonly parts: { deployments: DeploymentDirectory; events: EventRecorder; bus: ConversationBus }) {}
+  constructor(private readonly parts: { db: Db; deployments: DeploymentDirectory; events: EventRecorder; bus: ConversationBus }) {}
 
   /** The deployment a deferred reply names, once its signature over these exact bytes verifies. */
   async verifyReply(deploymentId: string, raw: Buffer, signature: string | undefined): Promise<DeploymentContext> {
@@ -38,12 +40,24 @@ export class ReplyService {
     return found.dep;
   }
 
-  /** Resolves an acknowledged turn with a verified reply; stored before this returns, so a 202 loses nothing. */
-  async acceptReply(dep: DeploymentContext, reply: FinalReplyInput): Promise<ReplyAccepted> {
+  /**
+   * Resolves an acknowledged turn with a verified reply, or a person's (`by`, their name); stored
+   * before this returns, so a 202 loses nothing.
+   */
+  async acceptReply(dep: DeploymentContext, reply: FinalReplyInput, by?: string): Promise<ReplyAccepted> {
     const { conversation_id, turn_id, reply_text, actions = [] } = reply;
     const scope = { turnId: turn_id, conversationId: conversation_id, deploymentId: dep.id };
-    const taken = await this.take(conversation_id, (unit) => turnLifecycle.resolve(unit, { dep, conversationId: conversation_id }, scope, { text: reply_text, actions }));
+    const taken = await this.take(conversation_id, (unit) => turnLifecycle.resolve(unit, { dep, conversationId: conversation_id }, scope, { text: reply_text, actions, by }));
     return { turn_id, status: 'resolved', duplicate: this.accepted(taken, false) };
+  }
+
+  /** A person's answer to a turn of a conversation of this customer's that they have taken over (README, A person in the conversation). */
+  async acceptPersonReply(customerId: string, conversationId: string, turnId: string, reply: PersonReplyInput): Promise<ReplyAccepted> {
+    const conversation = await findConversation(this.parts.db, conversationId);
+    const dep = conversation?.customer_id === customerId ? await this.parts.deployments.get(conversation.deployment_id) : undefined;
+    if (!conversation || !dep) throw notFound('Conversation');
+    if (conversation.handler !== 'person' || !conversation.handler_name) throw invalidState('Take the conversation over first (POST /api/v1/conversations/{id}/takeover): a reply is shown with the name of the person handling it');
+    return this.acceptReply(dep, { conversation_id: conversationId, turn_id: turnId, ...reply }, conversation.handler_name);
   }
 
   /** Stores a part of an acknowledged turn's reply and restarts the turn's reply timeout. */

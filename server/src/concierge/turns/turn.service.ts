@@ -84,7 +84,8 @@ export class TurnService {
       const turn = await turnLifecycle.take(unit, at, conversation, input);
       return { submission: { outcome: 'accepted', turnId: turn.id }, started: [conversation, turn] };
     });
-    if (started) this.#track(this.#runHook(dep, ...started));
+    // A turn a person handles was taken acknowledged: no hook call.
+    if (started && started[1].status === 'pending') this.#track(this.#runHook(dep, ...started));
     return submission;
   }
 

@@ -12,6 +12,7 @@ import { manualSends } from './2026-11-25-02-manual-sends.js';
 import { outboxHeads } from './2026-11-25-03-outbox-heads.js';
 import { transcriptTarget } from './2026-11-25-04-transcript-target.js';
 import { replyParts } from './2026-11-25-05-reply-parts.js';
+import { people } from './2026-11-25-06-people.js';
 
 /** Every migration, in order. Names are timestamps so they sort the way they apply. */
 export const migrations: Record<string, Migration> = {
@@ -28,4 +29,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25-03-outbox-heads': outboxHeads,
   '2026-11-25-04-transcript-target': transcriptTarget,
   '2026-11-25-05-reply-parts': replyParts,
+  '2026-11-25-06-people': people,
 };
