@@ -7,7 +7,7 @@ export default defineConfig({
   build: {
     outDir: 'dist',
     emptyOutDir: true,
-    target: 'es2020',
+    target: 'es2022',
     lib: { entry: 'src/loader.tsx', formats: ['iife'], name: 'ConciergeWidget', fileName: () => 'concierge.js' },
   },
 });

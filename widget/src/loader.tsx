@@ -22,7 +22,7 @@ export interface InitOptions {
 type EventName = SessionEvent['type'];
 type Handler = (event: SessionEvent) => void;
 /** What the host page registers for a client action: its `args`, and the turn whose reply asked for it. */
-type ActionHandler = (args: Record<string, unknown>, context: { turnId: string }) => unknown;
+type ActionHandler = (args: Record<string, unknown>, context: { turnId: string | undefined }) => unknown;
 
 /** The host page's client actions, by name: registered once for the page, whatever widget runs. */
 const actions = new Map<string, ActionHandler>();
@@ -91,7 +91,7 @@ class Widget {
   }
 
   /** Runs a client action's handler; a missing or failing one is told as `action_failed`, and the widget goes on. */
-  private runAction(action: ClientAction, turnId: string): void {
+  private runAction(action: ClientAction, turnId: string | undefined): void {
     const failed = (why: unknown) => this.dispatch({ type: 'error', code: 'action_failed', name: action.name, message: `${action.name}: ${why instanceof Error ? why.message : String(why)}` });
     const handler = actions.get(action.name);
     if (!handler) return failed('not registered (Concierge.registerAction)');

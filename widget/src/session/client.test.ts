@@ -545,12 +545,14 @@ describe('reading a reply out and running its actions', () => {
     expect(asking.ran).toEqual(['show_rooms@t1']);
     expect(watching.ran).toEqual([]);
 
-    watching.client.runAction('t1', 1);
-    watching.client.runAction('t1', 1);
+    // Clicks name the reply's line (a person's message has no turn).
+    const line = watching.client.view.lines.find((l) => l.turnId === 't1' && l.who === 'agent')!.key;
+    watching.client.runAction(line, 1);
+    watching.client.runAction(line, 1);
     // Not a labelled client action: nothing to run.
-    watching.client.runAction('t1', 0);
+    watching.client.runAction(line, 0);
     expect(watching.ran).toEqual(['open_menu@t1']);
-    expect(watching.client.actionRan('t1', 1)).toBe(true);
+    expect(watching.client.actionRan(line, 1)).toBe(true);
 
     asking.client.stop();
     const reloaded = await page(tab, 3);

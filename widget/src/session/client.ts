@@ -32,8 +32,8 @@ export interface SessionOptions {
   surroundings?: Surroundings;
   /** Each sentence to read out, once, as soon as it is complete: replies to this tab's voice turns. */
   speak?(sentence: string): void;
-  /** Each client action to run on this page: at most once per reply, never on replay or in another tab. */
-  act?(action: ClientAction, turnId: string): void;
+  /** Each client action to run on this page: at most once per reply, never on replay or in another tab (`turnId`: none for a person's message). */
+  act?(action: ClientAction, turnId: string | undefined): void;
 }
 
 export type SessionEvent =
@@ -78,136 +78,140 @@ const newId = (): string => crypto.randomUUID();
  */
 export class SessionClient {
   view: View = emptyView();
-  private ws: Socket | undefined;
-  private lastSeq = 0;
+  #ws: Socket | undefined;
+  #lastSeq = 0;
   /** Events up to this seq were stored before this page loaded: history, not news. */
-  private historySeq: number | undefined;
-  private attempts = 0;
-  private stopped = false;
-  private token: { value: string; expiresMs: number } | undefined;
-  private retryTimer: ReturnType<typeof setTimeout> | undefined;
-  private refreshTimer: ReturnType<typeof setTimeout> | undefined;
-  private heartbeat: ReturnType<typeof setTimeout> | undefined;
+  #historySeq: number | undefined;
+  #attempts = 0;
+  #stopped = false;
+  #token: { value: string; expiresMs: number } | undefined;
+  #retryTimer: ReturnType<typeof setTimeout> | undefined;
+  #refreshTimer: ReturnType<typeof setTimeout> | undefined;
+  #heartbeat: ReturnType<typeof setTimeout> | undefined;
   /** The socket's own state; the view says "offline" over it while the browser reports no network. */
-  private link: Status = 'connecting';
-  private offline = false;
-  private unwatch: (() => void) | undefined;
-  private memory: Remembered;
+  #link: Status = 'connecting';
+  #offline = false;
+  #unwatch: (() => void) | undefined;
+  #memory: Remembered;
   /** Labelled client actions clicked on this page, as `turnId:index`: each runs once. */
-  private readonly actionsRun = new Set<string>();
-  private readonly listeners = new Set<(event: SessionEvent) => void>();
-  private readonly viewers = new Set<(view: View) => void>();
+  readonly #actionsRun = new Set<string>();
+  readonly #listeners = new Set<(event: SessionEvent) => void>();
+  readonly #viewers = new Set<(view: View) => void>();
 
-  constructor(private readonly o: SessionOptions) {
-    this.memory = this.recall();
+  readonly #o: SessionOptions;
+
+  constructor(o: SessionOptions) {
+    this.#o = o;
+    this.#memory = this.#recall();
     // A reload shows the history again: the page starts from nothing, so it asks for every event.
-    for (const turn of this.memory.unconfirmed) this.addSending(turn);
+    for (const turn of this.#memory.unconfirmed) this.#addSending(turn);
   }
 
   onEvent(listener: (event: SessionEvent) => void): () => void {
-    this.listeners.add(listener);
-    return () => this.listeners.delete(listener);
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
   }
 
   onView(viewer: (view: View) => void): () => void {
-    this.viewers.add(viewer);
-    return () => this.viewers.delete(viewer);
+    this.#viewers.add(viewer);
+    return () => this.#viewers.delete(viewer);
   }
 
-  /** The visitor clicked a labelled client action: it runs once on this page. */
-  runAction(turnId: string, index: number): void {
-    const action = this.replyLine(turnId)?.actions?.[index];
-    const key = `${turnId}:${index}`;
-    if (action?.type !== 'client' || !action.label || this.actionsRun.has(key)) return;
-    this.actionsRun.add(key);
-    this.setView({ ...this.view });
-    this.o.act?.(action, turnId);
+  /** The visitor clicked a labelled client action of a line (a reply or a person's message): it runs once on this page. */
+  runAction(lineKey: string, index: number): void {
+    const line = this.view.lines.find((l) => l.key === lineKey);
+    const action = line?.actions?.[index];
+    const key = `${lineKey}:${index}`;
+    if (action?.type !== 'client' || !action.label || this.#actionsRun.has(key)) return;
+    this.#actionsRun.add(key);
+    this.#setView({ ...this.view });
+    this.#o.act?.(action, line!.turnId);
   }
 
   /** Whether a labelled client action was run on this page already. */
-  actionRan(turnId: string, index: number): boolean {
-    return this.actionsRun.has(`${turnId}:${index}`);
+  actionRan(lineKey: string, index: number): boolean {
+    return this.#actionsRun.has(`${lineKey}:${index}`);
   }
 
   start(): void {
-    this.stopped = false;
-    const around = this.o.surroundings;
-    if (around && !this.unwatch) {
-      this.offline = !around.online();
-      this.unwatch = around.watch({
+    this.#stopped = false;
+    const around = this.#o.surroundings;
+    if (around && !this.#unwatch) {
+      this.#offline = !around.online();
+      this.#unwatch = around.watch({
         offline: () => {
-          this.offline = true;
-          this.setStatus(this.link);
+          this.#offline = true;
+          this.#setStatus(this.#link);
         },
         online: () => {
-          this.offline = false;
-          this.setStatus(this.link);
-          this.reconnectNow();
+          this.#offline = false;
+          this.#setStatus(this.#link);
+          this.#reconnectNow();
         },
         visible: () => {
-          if (!this.ws) this.reconnectNow();
+          if (!this.#ws) this.#reconnectNow();
         },
       });
     }
-    if (!this.ws) void this.connect();
+    if (!this.#ws) void this.#connect();
   }
 
   stop(): void {
-    this.stopped = true;
-    this.unwatch?.();
-    this.unwatch = undefined;
-    clearTimeout(this.retryTimer);
-    clearTimeout(this.refreshTimer);
-    this.drop(1000);
+    this.#stopped = true;
+    this.#unwatch?.();
+    this.#unwatch = undefined;
+    clearTimeout(this.#retryTimer);
+    clearTimeout(this.#refreshTimer);
+    this.#drop(1000);
   }
 
   /** Sends a visitor's turn; it shows at once and is resent until the server confirms it. */
   say(text: string, mode: TurnMode): void {
     const turn = { client_turn_id: newId(), text, mode };
-    this.memory.asked[turn.client_turn_id] = { mode, spoken: 0 };
-    this.memory.unconfirmed.push(turn);
-    this.remember();
-    this.addSending(turn);
-    this.emit({ type: 'turn', clientTurnId: turn.client_turn_id, text, mode });
-    this.sendTurn(turn);
+    this.#memory.asked[turn.client_turn_id] = { mode, spoken: 0 };
+    this.#memory.unconfirmed.push(turn);
+    this.#remember();
+    this.#addSending(turn);
+    this.#emit({ type: 'turn', clientTurnId: turn.client_turn_id, text, mode });
+    this.#sendTurn(turn);
   }
 
   /** A failed turn asked again: a new turn with the same words. */
   retry(line: Line): void {
-    this.setView({ ...this.view, lines: this.view.lines.filter((l) => l !== line) });
+    this.#setView({ ...this.view, lines: this.view.lines.filter((l) => l !== line) });
     this.say(line.text, line.mode ?? 'text');
   }
 
   end(): void {
-    this.send({ type: 'end' });
+    this.#send({ type: 'end' });
   }
 
   /** After an ended conversation: forget it and start a new one. */
   restart(): void {
     this.stop();
-    this.memory = forgotten();
-    this.remember();
-    this.lastSeq = 0;
-    this.historySeq = undefined;
-    this.link = 'connecting';
-    this.setView(emptyView());
+    this.#memory = forgotten();
+    this.#remember();
+    this.#lastSeq = 0;
+    this.#historySeq = undefined;
+    this.#link = 'connecting';
+    this.#setView(emptyView());
     this.start();
   }
 
   /** The browser says the network is back (or the page is seen again): no backoff left to wait out. */
-  private reconnectNow(): void {
-    if (this.stopped || this.link === 'ended') return;
-    clearTimeout(this.retryTimer);
-    this.drop();
-    this.attempts = 0;
-    void this.connect();
+  #reconnectNow(): void {
+    if (this.#stopped || this.#link === 'ended') return;
+    clearTimeout(this.#retryTimer);
+    this.#drop();
+    this.#attempts = 0;
+    void this.#connect();
   }
 
   /** Lets go of the current socket; its late events are ignored. */
-  private drop(code?: number): void {
-    clearTimeout(this.heartbeat);
-    const ws = this.ws;
-    this.ws = undefined;
+  #drop(code?: number): void {
+    clearTimeout(this.#heartbeat);
+    const ws = this.#ws;
+    this.#ws = undefined;
     ws?.close(code);
   }
 
@@ -216,80 +220,80 @@ export class SessionClient {
    * a frame it sends `ping`; if nothing at all comes back within {@link PONG_WAIT_MS} the socket is
    * dead (or never opened) and is replaced, resuming from `last_seq`.
    */
-  private watch(ws: Socket): void {
-    clearTimeout(this.heartbeat);
-    this.heartbeat = setTimeout(() => {
+  #watch(ws: Socket): void {
+    clearTimeout(this.#heartbeat);
+    this.#heartbeat = setTimeout(() => {
       if (ws.readyState === OPEN) ws.send(JSON.stringify({ type: 'ping' } satisfies ClientFrame));
-      this.heartbeat = setTimeout(() => {
-        if (this.ws !== ws) return;
-        this.drop();
-        this.closed(0);
+      this.#heartbeat = setTimeout(() => {
+        if (this.#ws !== ws) return;
+        this.#drop();
+        this.#closed(0);
       }, PONG_WAIT_MS);
     }, QUIET_MS);
   }
 
-  private async connect(): Promise<void> {
-    if (this.stopped || this.ws) return;
-    this.setStatus(this.link === 'connecting' ? 'connecting' : 'reconnecting');
+  async #connect(): Promise<void> {
+    if (this.#stopped || this.#ws) return;
+    this.#setStatus(this.#link === 'connecting' ? 'connecting' : 'reconnecting');
     let token: string;
     try {
-      token = await this.freshToken();
+      token = await this.#freshToken();
     } catch (err) {
-      this.fail('token_unavailable', `Could not get a user token: ${String(err)}`);
-      return this.scheduleReconnect();
+      this.#fail('token_unavailable', `Could not get a user token: ${String(err)}`);
+      return this.#scheduleReconnect();
     }
-    if (this.stopped || this.ws) return;
-    const url = `${this.o.baseUrl.replace(/^http/, 'ws')}/embed/concierge/${encodeURIComponent(this.o.deploymentId)}/ws`;
-    const ws = this.o.openSocket ? this.o.openSocket(url) : new WebSocket(url);
-    this.ws = ws;
-    this.watch(ws);
+    if (this.#stopped || this.#ws) return;
+    const url = `${this.#o.baseUrl.replace(/^http/, 'ws')}/embed/concierge/${encodeURIComponent(this.#o.deploymentId)}/ws`;
+    const ws = this.#o.openSocket ? this.#o.openSocket(url) : new WebSocket(url);
+    this.#ws = ws;
+    this.#watch(ws);
     ws.onopen = () => {
-      const resume = this.memory.conversation_id ? { conversation_id: this.memory.conversation_id, last_seq: this.lastSeq } : {};
+      const resume = this.#memory.conversation_id ? { conversation_id: this.#memory.conversation_id, last_seq: this.#lastSeq } : {};
       ws.send(JSON.stringify({ type: 'hello', token, ...resume } satisfies ClientFrame));
     };
     ws.onmessage = (message) => {
-      if (this.ws !== ws) return;
-      this.watch(ws);
-      this.receive(JSON.parse(String(message.data)) as ServerFrame);
+      if (this.#ws !== ws) return;
+      this.#watch(ws);
+      this.#receive(JSON.parse(String(message.data)) as ServerFrame);
     };
     ws.onclose = (event) => {
-      if (this.ws !== ws) return;
-      clearTimeout(this.heartbeat);
-      this.ws = undefined;
-      this.closed(event.code);
+      if (this.#ws !== ws) return;
+      clearTimeout(this.#heartbeat);
+      this.#ws = undefined;
+      this.#closed(event.code);
     };
   }
 
-  private receive(frame: ServerFrame): void {
+  #receive(frame: ServerFrame): void {
     if (frame.type === 'ready') {
-      this.attempts = 0;
-      this.memory.conversation_id = frame.conversation_id;
-      this.remember();
-      this.historySeq ??= frame.resumed ? frame.last_seq : 0;
-      this.scheduleRefresh();
-      this.link = 'open';
-      this.setView({ ...this.view, status: this.statusOf('open'), agent: frame.agent, theme: frame.widget ?? {} });
-      for (const turn of this.memory.unconfirmed) this.sendTurn(turn);
-      this.emit({ type: 'ready', conversationId: frame.conversation_id });
+      this.#attempts = 0;
+      this.#memory.conversation_id = frame.conversation_id;
+      this.#remember();
+      this.#historySeq ??= frame.resumed ? frame.last_seq : 0;
+      this.#scheduleRefresh();
+      this.#link = 'open';
+      this.#setView({ ...this.view, status: this.#statusOf('open'), agent: frame.agent, theme: frame.widget ?? {} });
+      for (const turn of this.#memory.unconfirmed) this.#sendTurn(turn);
+      this.#emit({ type: 'ready', conversationId: frame.conversation_id });
       return;
     }
     if (frame.type === 'pong') return;
     if (frame.type === 'error') {
-      if (frame.code === 'rate_limited' || frame.code === 'too_many_pending_turns' || frame.code === 'conversation_ended') this.refuseNewestTurn(frame.code);
-      this.emit({ type: 'error', code: frame.code, message: frame.message });
+      if (frame.code === 'rate_limited' || frame.code === 'too_many_pending_turns' || frame.code === 'conversation_ended') this.#refuseNewestTurn(frame.code);
+      this.#emit({ type: 'error', code: frame.code, message: frame.message });
       return;
     }
-    if (frame.seq <= this.lastSeq) return;
+    if (frame.seq <= this.#lastSeq) return;
     // History replayed after a reload is shown, not spoken again.
-    const replayed = frame.seq <= (this.historySeq ?? 0);
-    this.lastSeq = frame.seq;
+    const replayed = frame.seq <= (this.#historySeq ?? 0);
+    this.#lastSeq = frame.seq;
     if (frame.type === 'turn_accepted') {
-      this.memory.unconfirmed = this.memory.unconfirmed.filter((t) => t.client_turn_id !== frame.client_turn_id);
-      this.remember();
+      this.#memory.unconfirmed = this.#memory.unconfirmed.filter((t) => t.client_turn_id !== frame.client_turn_id);
+      this.#remember();
     }
-    this.setView(applyEvent(this.view, frame));
-    if (frame.type === 'reply_part' || frame.type === 'reply' || frame.type === 'turn_failed') this.answer(frame, replayed);
-    if (frame.type === 'conversation_ended') this.finish(frame.reason);
+    this.#setView(applyEvent(this.view, frame));
+    if (frame.type === 'reply_part' || frame.type === 'reply' || frame.type === 'turn_failed') this.#answer(frame, replayed);
+    if (frame.type === 'conversation_ended') this.#finish(frame.reason);
   }
 
   /**
@@ -297,147 +301,144 @@ export class SessionClient {
    * (a voice turn) and, with the final reply, runs the client actions that need no click; every
    * tab tells the page. A turn asked here is forgotten once answered or failed.
    */
-  private answer(frame: Extract<ServerFrame, { type: 'reply_part' | 'reply' | 'turn_failed' }>, replayed: boolean): void {
+  #answer(frame: Extract<ServerFrame, { type: 'reply_part' | 'reply' | 'turn_failed' }>, replayed: boolean): void {
     const question = this.view.lines.find((l) => l.who === 'user' && l.turnId === frame.turn_id);
     const clientTurnId = question?.clientTurnId ?? '';
-    const asked = this.memory.asked[clientTurnId];
+    const asked = this.#memory.asked[clientTurnId];
     if (frame.type === 'turn_failed') {
-      if (asked) this.forgetAsked(clientTurnId);
+      if (asked) this.#forgetAsked(clientTurnId);
       return;
     }
     const final = frame.type === 'reply';
     if (asked?.mode === 'voice') {
-      const text = final ? frame.text : (this.replyLine(frame.turn_id)?.text ?? '');
+      const text = final ? frame.text : (this.view.lines.find((l) => l.key === `r${frame.turn_id}`)?.text ?? '');
       const next = unspoken(text, final, asked.spoken);
       if (next.spoken !== asked.spoken) {
         asked.spoken = next.spoken;
-        if (!final) this.remember();
+        if (!final) this.#remember();
       }
-      for (const sentence of next.sentences) this.o.speak?.(sentence);
+      for (const sentence of next.sentences) this.#o.speak?.(sentence);
     }
     if (!final) return;
     if (asked) {
-      this.forgetAsked(clientTurnId);
-      for (const action of frame.actions ?? []) if (action.type === 'client' && !action.label) this.o.act?.(action, frame.turn_id);
+      this.#forgetAsked(clientTurnId);
+      for (const action of frame.actions ?? []) if (action.type === 'client' && !action.label) this.#o.act?.(action, frame.turn_id);
     }
-    this.emit({ type: 'reply', turnId: frame.turn_id, text: frame.text, actions: frame.actions ?? [], mode: question?.mode, replayed, speak: asked?.mode === 'voice' });
+    this.#emit({ type: 'reply', turnId: frame.turn_id, text: frame.text, actions: frame.actions ?? [], mode: question?.mode, replayed, speak: asked?.mode === 'voice' });
   }
 
-  private replyLine(turnId: string): Line | undefined {
-    return this.view.lines.find((l) => l.who === 'agent' && l.turnId === turnId);
+
+  #forgetAsked(clientTurnId: string): void {
+    delete this.#memory.asked[clientTurnId];
+    this.#remember();
   }
 
-  private forgetAsked(clientTurnId: string): void {
-    delete this.memory.asked[clientTurnId];
-    this.remember();
-  }
-
-  private closed(code: number): void {
-    clearTimeout(this.refreshTimer);
-    if (this.stopped || this.link === 'ended') return;
-    if (code === Close.ended) return this.finish('deployment_inactive');
+  #closed(code: number): void {
+    clearTimeout(this.#refreshTimer);
+    if (this.#stopped || this.#link === 'ended') return;
+    if (code === Close.ended) return this.#finish('deployment_inactive');
     if (code === Close.unknownConversation || code === Close.forbidden) {
       // The remembered conversation is not ours (or gone): start afresh rather than loop.
-      this.memory.conversation_id = undefined;
-      this.lastSeq = 0;
-      this.historySeq = undefined;
-      this.setView({ ...emptyView(), status: this.view.status, lines: this.view.lines.filter((l) => l.state === 'sending') });
+      this.#memory.conversation_id = undefined;
+      this.#lastSeq = 0;
+      this.#historySeq = undefined;
+      this.#setView({ ...emptyView(), status: this.view.status, lines: this.view.lines.filter((l) => l.state === 'sending') });
     }
-    if (code === Close.badToken) this.token = undefined;
-    this.scheduleReconnect();
+    if (code === Close.badToken) this.#token = undefined;
+    this.#scheduleReconnect();
   }
 
-  private scheduleReconnect(): void {
-    if (this.stopped) return;
-    this.setStatus('reconnecting');
-    const ceiling = Math.min(MAX_BACKOFF_MS, 500 * 2 ** this.attempts++);
+  #scheduleReconnect(): void {
+    if (this.#stopped) return;
+    this.#setStatus('reconnecting');
+    const ceiling = Math.min(MAX_BACKOFF_MS, 500 * 2 ** this.#attempts++);
     // Full jitter: a restarted server is not met by every widget in the same millisecond.
-    this.retryTimer = setTimeout(() => void this.connect(), ceiling / 2 + Math.random() * (ceiling / 2));
+    this.#retryTimer = setTimeout(() => void this.#connect(), ceiling / 2 + Math.random() * (ceiling / 2));
   }
 
-  private scheduleRefresh(): void {
-    clearTimeout(this.refreshTimer);
-    if (!this.token) return;
-    const inMs = Math.max(this.token.expiresMs - REFRESH_BEFORE_MS - Date.now(), 1_000);
-    this.refreshTimer = setTimeout(async () => {
+  #scheduleRefresh(): void {
+    clearTimeout(this.#refreshTimer);
+    if (!this.#token) return;
+    const inMs = Math.max(this.#token.expiresMs - REFRESH_BEFORE_MS - Date.now(), 1_000);
+    this.#refreshTimer = setTimeout(async () => {
       try {
-        this.token = undefined;
-        const token = await this.freshToken();
-        this.send({ type: 'refresh_token', token });
-        this.scheduleRefresh();
+        this.#token = undefined;
+        const token = await this.#freshToken();
+        this.#send({ type: 'refresh_token', token });
+        this.#scheduleRefresh();
       } catch (err) {
-        this.fail('token_unavailable', `Could not refresh the user token: ${String(err)}`);
+        this.#fail('token_unavailable', `Could not refresh the user token: ${String(err)}`);
       }
     }, Math.min(inMs, 2 ** 31 - 1));
   }
 
-  private async freshToken(): Promise<string> {
-    if (this.token && this.token.expiresMs - Date.now() > REFRESH_BEFORE_MS) return this.token.value;
-    const value = await this.o.getToken();
-    this.token = { value, expiresMs: expiryOf(value) };
+  async #freshToken(): Promise<string> {
+    if (this.#token && this.#token.expiresMs - Date.now() > REFRESH_BEFORE_MS) return this.#token.value;
+    const value = await this.#o.getToken();
+    this.#token = { value, expiresMs: expiryOf(value) };
     return value;
   }
 
-  private finish(reason: string): void {
-    this.memory = forgotten();
-    this.remember();
-    this.link = 'ended';
-    this.setView({ ...this.view, status: 'ended', ended: this.view.ended ?? (reason as View['ended']) });
-    this.emit({ type: 'ended', reason });
+  #finish(reason: string): void {
+    this.#memory = forgotten();
+    this.#remember();
+    this.#link = 'ended';
+    this.#setView({ ...this.view, status: 'ended', ended: this.view.ended ?? (reason as View['ended']) });
+    this.#emit({ type: 'ended', reason });
   }
 
-  private refuseNewestTurn(code: string): void {
+  #refuseNewestTurn(code: string): void {
     const newest = [...this.view.lines].reverse().find((l) => l.state === 'sending');
     if (!newest) return;
-    this.memory.unconfirmed = this.memory.unconfirmed.filter((t) => t.client_turn_id !== newest.clientTurnId);
-    delete this.memory.asked[newest.clientTurnId ?? ''];
-    this.remember();
-    this.setView({ ...this.view, lines: this.view.lines.map((l) => (l === newest ? { ...l, state: 'failed', reason: code } : l)) });
+    this.#memory.unconfirmed = this.#memory.unconfirmed.filter((t) => t.client_turn_id !== newest.clientTurnId);
+    delete this.#memory.asked[newest.clientTurnId ?? ''];
+    this.#remember();
+    this.#setView({ ...this.view, lines: this.view.lines.map((l) => (l === newest ? { ...l, state: 'failed', reason: code } : l)) });
   }
 
-  private sendTurn(turn: Remembered['unconfirmed'][number]): void {
-    if (this.link === 'open') this.send({ type: 'user_turn', ...turn });
+  #sendTurn(turn: Remembered['unconfirmed'][number]): void {
+    if (this.#link === 'open') this.#send({ type: 'user_turn', ...turn });
   }
 
-  private send(frame: ClientFrame): void {
-    if (this.ws?.readyState === OPEN) this.ws.send(JSON.stringify(frame));
+  #send(frame: ClientFrame): void {
+    if (this.#ws?.readyState === OPEN) this.#ws.send(JSON.stringify(frame));
   }
 
-  private setStatus(link: Status): void {
-    this.link = link;
-    this.setView({ ...this.view, status: this.statusOf(link) });
+  #setStatus(link: Status): void {
+    this.#link = link;
+    this.#setView({ ...this.view, status: this.#statusOf(link) });
   }
 
   /** What the panel says: the socket's state, unless the browser reports no network. */
-  private statusOf(link: Status): Status {
-    return this.offline && link !== 'ended' ? 'offline' : link;
+  #statusOf(link: Status): Status {
+    return this.#offline && link !== 'ended' ? 'offline' : link;
   }
 
-  private fail(code: string, message: string): void {
-    this.emit({ type: 'error', code, message });
+  #fail(code: string, message: string): void {
+    this.#emit({ type: 'error', code, message });
   }
 
   /** A turn shown at once, before the server confirms it. */
-  private addSending({ client_turn_id, text, mode }: Remembered['unconfirmed'][number]): void {
-    this.setView({ ...this.view, lines: [...this.view.lines, { key: client_turn_id, who: 'user', text, mode, clientTurnId: client_turn_id, state: 'sending' }] });
+  #addSending({ client_turn_id, text, mode }: Remembered['unconfirmed'][number]): void {
+    this.#setView({ ...this.view, lines: [...this.view.lines, { key: client_turn_id, who: 'user', text, mode, clientTurnId: client_turn_id, state: 'sending' }] });
   }
 
-  private setView(view: View): void {
+  #setView(view: View): void {
     this.view = view;
-    for (const viewer of this.viewers) viewer(view);
+    for (const viewer of this.#viewers) viewer(view);
   }
 
-  private emit(event: SessionEvent): void {
-    for (const listener of this.listeners) listener(event);
+  #emit(event: SessionEvent): void {
+    for (const listener of this.#listeners) listener(event);
   }
 
-  private get key(): string {
-    return `concierge:${this.o.deploymentId}`;
+  get #key(): string {
+    return `concierge:${this.#o.deploymentId}`;
   }
 
-  private recall(): Remembered {
+  #recall(): Remembered {
     try {
-      const stored = JSON.parse(this.o.storage?.getItem(this.key) ?? 'null') as Remembered | null;
+      const stored = JSON.parse(this.#o.storage?.getItem(this.#key) ?? 'null') as Remembered | null;
       // Remembered by an older widget: no turns asked.
       if (stored && Array.isArray(stored.unconfirmed)) return { ...stored, asked: stored.asked ?? {} };
     } catch {
@@ -446,9 +447,9 @@ export class SessionClient {
     return forgotten();
   }
 
-  private remember(): void {
+  #remember(): void {
     try {
-      this.o.storage?.setItem(this.key, JSON.stringify(this.memory));
+      this.#o.storage?.setItem(this.#key, JSON.stringify(this.#memory));
     } catch {
       // storage full or disabled: the conversation just won't survive a reload
     }

@@ -66,6 +66,24 @@ describe('the transcript built from stored events', () => {
     ]);
   });
 
+  it("shows a person joining, their answers and messages with their name, and their leaving", () => {
+    const view = replay([
+      { type: 'operator_joined', seq: 1, name: 'Maria' },
+      { type: 'turn_accepted', seq: 2, turn_id: 't1', client_turn_id: 'c1', text: 'Key card?', mode: 'text' },
+      { type: 'turn_acknowledged', seq: 3, turn_id: 't1' },
+      { type: 'reply', seq: 4, turn_id: 't1', text: 'On its way.', actions: [], name: 'Maria' },
+      { type: 'message', seq: 5, text: 'Anything else?', actions: [], name: 'Maria' },
+      { type: 'operator_left', seq: 6, name: 'Maria' },
+    ]);
+    expect(view.lines.map((l) => [l.who, l.text, l.name, l.note])).toEqual([
+      ['agent', '', 'Maria', 'joined'],
+      ['user', 'Key card?', undefined, undefined],
+      ['agent', 'On its way.', 'Maria', undefined],
+      ['agent', 'Anything else?', 'Maria', undefined],
+      ['agent', '', 'Maria', 'left'],
+    ]);
+  });
+
   it("merges the server's confirmation into the line shown while sending, instead of a second line", () => {
     const sending: View = { ...emptyView(), lines: [{ key: 'c1', who: 'user', text: 'Hi', mode: 'text', clientTurnId: 'c1', state: 'sending' }] };
     const view = applyEvent(sending, { type: 'turn_accepted', seq: 1, turn_id: 't1', client_turn_id: 'c1', text: 'Hi', mode: 'text' });

@@ -18,6 +18,10 @@ export interface Line {
   parts?: string[];
   /** What the reply offers beside its text, once it is final. */
   actions?: ReplyAction[];
+  /** The person who wrote it, when not the agent; on a note, the person who joined or left. */
+  name?: string;
+  /** A note about the conversation itself: a person joined or left. */
+  note?: 'joined' | 'left';
 }
 
 export interface View {
@@ -63,7 +67,7 @@ export function applyEvent(view: View, frame: ServerFrame): View {
       const key = `r${frame.turn_id}`;
       const shown = lines.find((l) => l.key === key);
       const line: Line = { key, who: 'agent', text: frame.text, turnId: frame.turn_id };
-      if (frame.type === 'reply') line.actions = frame.actions ?? [];
+      if (frame.type === 'reply') Object.assign(line, { actions: frame.actions ?? [], name: frame.name });
       // A part after the final reply (never sent, but a replay must not undo it) changes nothing.
       else if (shown && !shown.parts) return view;
       else {
@@ -75,6 +79,11 @@ export function applyEvent(view: View, frame: ServerFrame): View {
     }
     case 'turn_failed':
       return { ...view, lines: patchTurn(lines, (l) => l.turnId === frame.turn_id && l.who === 'user', { state: 'failed', reason: frame.reason }) };
+    case 'message':
+      return { ...view, lines: [...lines, { key: `s${frame.seq}`, who: 'agent', text: frame.text, actions: frame.actions, name: frame.name }] };
+    case 'operator_joined':
+    case 'operator_left':
+      return { ...view, lines: [...lines, { key: `s${frame.seq}`, who: 'agent', text: '', name: frame.name, note: frame.type === 'operator_joined' ? 'joined' : 'left' }] };
     case 'conversation_ended':
       return { ...view, status: 'ended', ended: frame.reason };
     default:

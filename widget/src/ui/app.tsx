@@ -204,9 +204,11 @@ interface MessageProps {
 }
 
 function Message({ line, client, current, onQuickReply }: MessageProps) {
+  if (line.note) return <li class="note">{`${line.name} ${line.note === 'joined' ? 'joined' : 'left'} the conversation.`}</li>;
   return (
     <>
       <li class={`msg ${line.who}${line.state === 'sending' ? ' sending' : ''}`}>
+        {line.name && <b class="by">{line.name}</b>}
         {line.who === 'agent' ? <ReplyText text={line.text} /> : line.text}
         {line.state === 'sending' && <span class="sr"> (sending)</span>}
       </li>
@@ -225,7 +227,6 @@ function Message({ line, client, current, onQuickReply }: MessageProps) {
 
 /** A reply's links and buttons: links open in a new tab, a quick reply is sent as the visitor's turn, a labelled client action runs once on click. */
 function Actions({ line, client, current, onQuickReply }: MessageProps) {
-  const turnId = line.turnId!;
   const shown = line.actions!.map((action, i) => {
     if (action.type === 'link') {
       return isWebUrl(action.url) ? (
@@ -251,7 +252,7 @@ function Actions({ line, client, current, onQuickReply }: MessageProps) {
       ) : null;
     }
     return action.label ? (
-      <button key={i} type="button" class="action" disabled={client.actionRan(turnId, i)} onClick={() => client.runAction(turnId, i)}>
+      <button key={i} type="button" class="action" disabled={client.actionRan(line.key, i)} onClick={() => client.runAction(line.key, i)}>
         {action.label}
       </button>
     ) : null;
