@@ -56,7 +56,7 @@ export async function seedConversations(dataDir: string, count: number): Promise
           .insertInto('conversations')
           .values({
             id, customer_id: customer.id, deployment_id: deploymentId, agent_id: agent.id, user_sub: `guest-${i}`, user_name: `Guest ${i}`, user_ctx: null,
-            status: 'ended', end_reason: 'user_ended', ended_at: at(900), agent_version: 1, last_seq: 7, turn_count: 2, handler: 'agent', handler_name: null, needs_person: 0, handoff_reason: null, created_at: at(0), updated_at: at(900),
+            status: 'ended', end_reason: 'user_ended', ended_at: at(900), agent_version: 1, last_seq: 7, turn_count: 2, handler: 'agent', handler_name: null, needs_person: 0, handoff_reason: null, handoff_at: null, created_at: at(0), updated_at: at(900),
           })
           .execute();
         const turns = [

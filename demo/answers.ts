@@ -4,10 +4,15 @@ import type { ReplyAction } from '../server/src/concierge/protocol/frames.js';
 export interface Answer {
   text: string;
   actions?: ReplyAction[];
+  /** Why the hotel hands the conversation to a person (its hook's synchronous answer says so). */
+  handoff?: string;
 }
 
 /** The demo hotel's "AI": a few keyword rules, enough for QA to see real answers come back. `site` is the hotel's own address, for its links. */
 export function answerFor(question: string, site: string): Answer {
+  if (/\b(a person|reception|human|someone real)\b/i.test(question)) {
+    return { text: 'Of course: I have asked reception to join this conversation. Someone will be with you in a moment.', handoff: 'The guest asked for a person' };
+  }
   if (/table|dinner|restaurant/i.test(question)) {
     return {
       text: 'Our restaurant by the water serves dinner from 6 to 10 pm. Pick a time and I will ask the front desk to hold a table, or book online.',

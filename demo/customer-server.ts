@@ -127,6 +127,8 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
     if (mode === 'hook_400') return json(res, 400, { error: 'the hotel server refuses this turn (QA)' });
     const answer = answerFor(call.text, siteUrl);
     const reply = { reply_text: answer.text, ...(answer.actions ? { actions: answer.actions } : {}) };
+    // A handoff is only ever said in the hook's own answer: whatever the mode, it is answered at once.
+    if (answer.handoff) return json(res, 200, { ...reply, handoff: { reason: answer.handoff } });
     if (mode === 'sync') return json(res, 200, reply);
     res.writeHead(202).end();
     if (mode === 'no_reply') return;

@@ -76,6 +76,7 @@ describe('console view logic', () => {
       failure_reason: null,
       reply_text: 'Yes, 7 to 10.',
       reply_actions: [],
+      replied_by: { type: 'agent' },
       parts: [],
       first_part_at: null,
       created_at: '2026-11-24T10:00:00.000Z',
@@ -124,6 +125,7 @@ describe('console view logic', () => {
       'Reply received: From 6 to 10.',
       'Resolved, offering link "Book" (https://hotel.example/book), quick reply "7 pm", client action show_rooms',
     ]);
+    expect(turnTimeline({ ...turn, replied_by: { type: 'person', name: 'Maria' } } as unknown as Turn)[4]!.title).toBe('Reply from Maria: From 6 to 10.');
     const refused = turnTimeline({
       ...turn,
       status: 'failed',

@@ -133,7 +133,8 @@ export function turnTimeline(turn: Turn): TimelineItem[] {
   for (const p of turn.parts) items.push({ at: p.received_at, kind: 'part', title: `Part ${p.part}${p.received_at === turn.first_part_at ? ' (first)' : ''}: ${p.text}` });
   if (turn.reply_received) {
     const dup = turn.reply_received.duplicates;
-    items.push({ at: turn.reply_received.at, kind: 'reply', title: `Reply received${dup ? ` (${dup} duplicate${dup > 1 ? 's' : ''} ignored)` : ''}: ${turn.reply_text ?? ''}` });
+    const from = turn.replied_by?.type === 'person' ? `Reply from ${turn.replied_by.name}` : 'Reply received';
+    items.push({ at: turn.reply_received.at, kind: 'reply', title: `${from}${dup ? ` (${dup} duplicate${dup > 1 ? 's' : ''} ignored)` : ''}: ${turn.reply_text ?? ''}` });
   }
   if (turn.status === 'failed' || turn.status === 'expired') items.push({ at: turn.resolved_at ?? turn.created_at, kind: 'failed', title: `Turn ${turn.status}${turn.failure_reason ? `: ${turn.failure_reason}` : ''}` });
   else if (turn.resolved_at) items.push({ at: turn.resolved_at, kind: 'resolved', title: turn.reply_actions.length ? `Resolved, offering ${actionsInWords(turn.reply_actions)}` : 'Resolved' });

@@ -24,6 +24,8 @@ import { PgBus } from './concierge/events/pg-bus.js';
 import { SESSION_DEFAULTS, SessionGateway } from './concierge/sessions/session.gateway.js';
 import { replyRoutes } from './concierge/turns/reply.routes.js';
 import { peopleRoutes } from './concierge/turns/people.routes.js';
+import { ACTIVITY_DEFAULTS, ActivityHub } from './concierge/activity/activity.hub.js';
+import { activityRoutes } from './concierge/activity/activity.routes.js';
 import { ConversationHandling } from './concierge/conversations/handling.js';
 import { ReplyService } from './concierge/turns/reply.service.js';
 import { TURN_DEFAULTS, TurnService } from './concierge/turns/turn.service.js';
@@ -110,7 +112,8 @@ export async function createApp(options: AppOptions): Promise<App> {
   const deployments = new DeploymentDirectory(db);
   const outbox = parts.add(new TranscriptOutbox({ db, deployments, egress, logger, health, dialect }, { intervalMs: timings.sweepIntervalMs }));
   // SQLite has one connection; a PostgreSQL pool of 10 keeps a few batches in flight.
-  const events = new EventRecorder({ writes: new WriteBatcher(db, { concurrency: dialect === 'postgres' ? 4 : 1 }), bus, onTranscript: () => outbox.poke() });
+  const activity = parts.add(new ActivityHub({ db, bus, health }, { ...ACTIVITY_DEFAULTS, otherNodes: dialect === 'postgres' }));
+  const events = new EventRecorder({ writes: new WriteBatcher(db, { concurrency: dialect === 'postgres' ? 4 : 1 }), bus, onTranscript: () => outbox.poke(), onCommitted: activity.committed });
   const conversations = new ConversationService({ db, deployments, events });
   const turns = new TurnService({ deployments, conversations, events, egress, logger, health, address }, { hookRetryDelaysMs: timings.hookRetryDelaysMs, shutdownGraceMs: timings.shutdownGraceMs });
   parts.add({ stop: () => turns.drain() });
@@ -145,6 +148,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...conversationRoutes(conversationHistory, conversations),
     ...deliveryRoutes(new DeliveryService({ db, deployments, egress, address })),
     ...replyRoutes(replies, { signatureFailuresPerMinute: config.replySignatureFailuresPerMinute, trustProxyHops: config.trustProxyHops }),
+    ...activityRoutes(activity),
     ...peopleRoutes({ handling: new ConversationHandling({ db, deployments, events }), history: conversationHistory, replies }),
     ...apiKeyRoutes({ db, usage, keys }),
     ...consoleRoutes({ accounts: consoleAccounts, address, trustProxyHops: config.trustProxyHops }),

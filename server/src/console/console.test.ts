@@ -93,6 +93,21 @@ function suite(kind: StoreKind) {
     expect((await client(service.url, apiKey).get('/api/v1/agents')).status).toBe(200);
   });
 
+  it('lets an EventSource read the activity stream with the cookie alone, but only from its own origin', async () => {
+    const session = await welcomed('es@example.com');
+    const open = async (headers: Record<string, string>) => {
+      const stop = new AbortController();
+      const res = await fetch(`${service.url}/api/v1/activity`, { headers: { cookie: `concierge_session=${session}`, ...headers }, signal: stop.signal });
+      stop.abort();
+      return res.status;
+    };
+    expect(await open({})).toBe(200);
+    expect(await open({ origin: service.url })).toBe(200);
+    expect(await open({ origin: 'https://evil.example' })).toBe(401);
+    // Every other route still wants the console's header.
+    expectError(await agents(session, {}), 401, 'unauthorized');
+  });
+
   it("acts for the user's customer only: another customer's agent is 404, a new one is the user's", async () => {
     const session = await welcomed('cy2@example.com');
     const asUser = (method: string, path: string, body?: unknown) => call(service.url, method, path, { headers: { cookie: `concierge_session=${session}`, ...CONSOLE }, ...(body ? { body } : {}) });

@@ -17,13 +17,21 @@ export interface ConsoleSessions {
 }
 
 /**
+ * GETs an EventSource makes, which cannot carry the console's header: their cookie counts without
+ * it (a read, SameSite=Strict, and the origin rule below still applies).
+ */
+const EVENT_STREAMS = new Set(['/api/v1/activity']);
+
+/**
  * The console's session cookie stands in for a key only on a request the console itself made:
  * with its header, and from the service's own origin when the browser says where it comes from.
  * Anything else is as if there were no cookie.
  */
 async function consolePrincipal(req: RouteRequest, sessions: ConsoleSessions): Promise<Principal | null> {
   const token = readCookie(req, SESSION_COOKIE);
-  if (!token || req.headers[CONSOLE_HEADER.name] !== CONSOLE_HEADER.value) return null;
+  if (!token) return null;
+  const eventStream = req.method === 'GET' && EVENT_STREAMS.has((req.url ?? '').split('?', 1)[0]!);
+  if (!eventStream && req.headers[CONSOLE_HEADER.name] !== CONSOLE_HEADER.value) return null;
   if (req.headers.origin !== undefined && req.headers.origin !== sessions.address.originFor(req)) return null;
   const who = await sessions.accounts.identify(token);
   return who && { customerId: who.customerId, keyId: null, userId: who.userId };

@@ -70,6 +70,8 @@ export interface RouteDef<P extends z.ZodType = z.ZodType, Q extends z.ZodType =
     contentType?: string;
     /** With `contentType`: `data` is an async iterable of text, streamed as it comes, paced by the client's reading. */
     stream?: boolean;
+    /** A stream that lasts as long as its client listens (the activity stream): not counted against the cap on exports. */
+    live?: boolean;
   };
   /** Codes this route returns beyond the ones every authenticated route can return. */
   errors?: HttpErrorCode[];
@@ -123,7 +125,7 @@ export interface ServeOptions {
  */
 export interface StreamLimits {
   stallMs: number;
-  perCustomer: PerKeyCap;
+  perCustomer: PerKeyCap | undefined;
 }
 
 /** When a customer at its limit of streams may try again. */
@@ -158,7 +160,7 @@ export function serveRoute(def: RouteDef, options: ServeOptions = {}): (req: Rou
     }
     const principal = res.locals.principal as Principal;
     const context = { params, query, body, raw, principal, req, res };
-    if (def.success.stream) return stream(res, def, () => def.handler(context), principal.customerId, options.streams);
+    if (def.success.stream) return stream(res, def, () => def.handler(context), principal.customerId, def.success.live && options.streams ? { ...options.streams, perCustomer: undefined } : options.streams);
     const run = async (): Promise<WireResponse> => render(def, await def.handler(context));
     // A request that failed validation keeps nothing: only what reaches the handler is idempotent.
     const key = def.auth !== false && def.method === 'post' && options.idempotency ? idempotencyKeyOf(req) : undefined;
@@ -193,8 +195,9 @@ function render(def: RouteDef, result: RouteResult): WireResponse {
  * and so does a client that drains nothing for `limits.stallMs`.
  */
 async function stream(res: RouteResponse, def: RouteDef, produce: () => RouteResult | Promise<RouteResult>, customerId: string, limits: StreamLimits | undefined): Promise<void> {
-  const release = limits ? limits.perCustomer.take(customerId) : () => {};
-  if (!release) throw new AppError('rate_limited', `At most ${limits!.perCustomer.limit} exports run at once; retry after the time in Retry-After`, undefined, STREAM_RETRY_AFTER_S);
+  const cap = limits?.perCustomer;
+  const release = cap ? cap.take(customerId) : () => {};
+  if (!release) throw new AppError('rate_limited', `At most ${cap!.limit} exports run at once; retry after the time in Retry-After`, undefined, STREAM_RETRY_AFTER_S);
   try {
     const result = await produce();
     await writeStream(res, def, result, limits?.stallMs);

@@ -48,6 +48,7 @@ export class ConversationService {
       handler_name: null,
       needs_person: 0,
       handoff_reason: null,
+      handoff_at: null,
       created_at: now,
       updated_at: now,
     };

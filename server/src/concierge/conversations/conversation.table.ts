@@ -29,6 +29,8 @@ export interface ConversationTable {
   /** 1 once the hook handed it over, until someone takes it; with the hook's reason. */
   needs_person: 0 | 1;
   handoff_reason: string | null;
+  /** When who handles it, or whether it needs a person, last changed. */
+  handoff_at: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -1,4 +1,5 @@
 import { AppError, invalidState, notFound } from '../../errors.js';
+import { isoNow } from '../../shared/time.js';
 import type { Db } from '../../store/database.js';
 import type { DeploymentDirectory } from '../deployment-context.js';
 import type { Change, EventRecorder } from '../events/event.recorder.js';
@@ -29,7 +30,7 @@ export class ConversationHandling {
     return this.change(customerId, id, () => ({
       events: [{ type: 'operator_joined', name }],
       transcript: [handoffEvent({ handler: 'person', name, needs_person: false, reason: null })],
-      conversation: { handler: 'person', handler_name: name, needs_person: 0, handoff_reason: null },
+      conversation: { handler: 'person', handler_name: name, needs_person: 0, handoff_reason: null, handoff_at: isoNow() },
     }));
   }
 
@@ -40,7 +41,7 @@ export class ConversationHandling {
       return {
         events: [{ type: 'operator_left', name: conversation.handler_name ?? '' }],
         transcript: [handoffEvent({ handler: 'agent', name: null, needs_person: conversation.needs_person === 1, reason: conversation.handoff_reason })],
-        conversation: { handler: 'agent', handler_name: null },
+        conversation: { handler: 'agent', handler_name: null, handoff_at: isoNow() },
       };
     });
   }

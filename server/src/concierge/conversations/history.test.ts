@@ -182,7 +182,7 @@ describeEachStore('conversation history', (kind) => {
     for (let offset = 0; offset < 10_001; offset += 1_000) {
       const rows = Array.from({ length: Math.min(1_000, 10_001 - offset) }, (_, i) => {
         const at = new Date(start + (offset + i) * 1000).toISOString();
-        return { id: crypto.randomUUID(), customer_id, deployment_id: deploymentId, agent_id, user_sub: `bulk-${offset + i}`, user_name: null, user_ctx: null, status: 'ended' as const, end_reason: 'user_ended' as const, ended_at: at, agent_version: 1, last_seq: 0, turn_count: 0, handler: 'agent' as const, handler_name: null, needs_person: 0 as const, handoff_reason: null, created_at: at, updated_at: at };
+        return { id: crypto.randomUUID(), customer_id, deployment_id: deploymentId, agent_id, user_sub: `bulk-${offset + i}`, user_name: null, user_ctx: null, status: 'ended' as const, end_reason: 'user_ended' as const, ended_at: at, agent_version: 1, last_seq: 0, turn_count: 0, handler: 'agent' as const, handler_name: null, needs_person: 0 as const, handoff_reason: null, handoff_at: null, created_at: at, updated_at: at };
       });
       await service.app.store.db.insertInto('conversations').values(rows).execute();
     }

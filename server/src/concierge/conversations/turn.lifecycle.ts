@@ -109,7 +109,7 @@ export const turnLifecycle = {
         : {
             events: change.events,
             transcript: [...change.transcript, handoffEvent({ handler: 'agent', name: null, needs_person: true, reason: outcome.handoff })],
-            conversation: { needs_person: 1, handoff_reason: outcome.handoff },
+            conversation: { needs_person: 1, handoff_reason: outcome.handoff, handoff_at: now },
           };
     if (outcome.kind === 'replied') {
       const reply = { text: outcome.text, actions: outcome.actions };

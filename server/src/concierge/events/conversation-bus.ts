@@ -13,6 +13,8 @@ export interface ConversationBus {
   /** Call after the commit that stored the events. */
   publish(conversationId: string, frames?: readonly StoredFrame[]): void;
   subscribe(conversationId: string, listener: BusListener): () => void;
+  /** Told the id of every conversation another node stored events for (never on one process alone). */
+  subscribeRemote(listener: (conversationId: string) => void): () => void;
   close(): Promise<void>;
 }
 
@@ -32,6 +34,10 @@ export class LocalBus implements ConversationBus {
       set.delete(listener);
       if (!set.size) this.#listeners.delete(conversationId);
     };
+  }
+
+  subscribeRemote(): () => void {
+    return () => {};
   }
 
   /** Conversations with a listener on this node. */

@@ -24,12 +24,22 @@ export interface ConversationAt {
   conversationId: string;
 }
 
+/** What one unit of work stored for one conversation, told once it commits: its widget events, and a change of who handles it. */
+export interface Committed {
+  customerId: string;
+  deploymentId: string;
+  conversationId: string;
+  frames: StoredFrame[];
+  /** The `conversation.handoff` data, when the conversation changed hands (or came to need a person). */
+  handoff?: Record<string, unknown>;
+}
+
 /**
  * One unit of work: its transaction, and what it stored there, announced by
  * {@link EventRecorder.write} once the transaction commits.
  */
 export class UnitOfWork {
-  readonly #frames = new Map<string, StoredFrame[]>();
+  readonly #committed = new Map<string, Committed>();
   #transcript = false;
 
   constructor(readonly trx: Trx) {}
@@ -38,10 +48,12 @@ export class UnitOfWork {
   async record(at: ConversationAt, change: Change): Promise<void> {
     const { dep, conversationId } = at;
     const { first, frames } = await appendEvents(this.trx, conversationId, change.events, change.conversation);
-    if (frames.length) {
-      const known = this.#frames.get(conversationId);
-      if (known) known.push(...frames);
-      else this.#frames.set(conversationId, frames);
+    const handoff = change.transcript.find((t) => t.type === 'conversation.handoff')?.data;
+    if (frames.length || handoff) {
+      const known = this.#committed.get(conversationId);
+      if (known) known.frames.push(...frames);
+      else this.#committed.set(conversationId, { customerId: dep.customerId, deploymentId: dep.id, conversationId, frames });
+      if (handoff) this.#committed.get(conversationId)!.handoff = handoff;
     }
     if (!dep.transcriptHookUrl || !change.transcript.length) return;
     this.#transcript = true;
@@ -58,9 +70,10 @@ export class UnitOfWork {
     );
   }
 
-  /** Tells what committed: the widget events to the sockets, and transcript delivery that it has work. */
-  announce(bus: ConversationBus, onTranscript: () => void): void {
-    for (const [conversationId, frames] of this.#frames) bus.publish(conversationId, frames);
+  /** Tells what committed: the widget events to the sockets, all of it to `onCommitted`, and transcript delivery that it has work. */
+  announce(bus: ConversationBus, onTranscript: () => void, onCommitted: (committed: readonly Committed[]) => void): void {
+    for (const { conversationId, frames } of this.#committed.values()) if (frames.length) bus.publish(conversationId, frames);
+    if (this.#committed.size) onCommitted([...this.#committed.values()]);
     if (this.#transcript) onTranscript();
   }
 }
@@ -71,7 +84,7 @@ export class UnitOfWork {
  * and transcript delivery is woken. Nothing is announced that did not commit.
  */
 export class EventRecorder {
-  constructor(private readonly parts: { writes: WriteBatcher; bus: ConversationBus; onTranscript: () => void }) {}
+  constructor(private readonly parts: { writes: WriteBatcher; bus: ConversationBus; onTranscript: () => void; onCommitted: (committed: readonly Committed[]) => void }) {}
 
   /** Runs one unit of work, keyed by what it locks (a conversation id), then announces what it stored. */
   async write<T>(key: string, work: (unit: UnitOfWork) => Promise<T>): Promise<T> {
@@ -79,7 +92,7 @@ export class EventRecorder {
       const unit = new UnitOfWork(trx);
       return { result: await work(unit), unit };
     });
-    unit.announce(this.parts.bus, this.parts.onTranscript);
+    unit.announce(this.parts.bus, this.parts.onTranscript, this.parts.onCommitted);
     return result;
   }
 }

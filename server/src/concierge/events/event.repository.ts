@@ -11,7 +11,7 @@ export interface StoredFrame {
 }
 
 /** The conversation's columns a change may set with its events. */
-export type ConversationPatch = Partial<Pick<Database['conversations'], 'status' | 'end_reason' | 'ended_at' | 'turn_count' | 'handler' | 'handler_name' | 'needs_person' | 'handoff_reason'>>;
+export type ConversationPatch = Partial<Pick<Database['conversations'], 'status' | 'end_reason' | 'ended_at' | 'turn_count' | 'handler' | 'handler_name' | 'needs_person' | 'handoff_reason' | 'handoff_at'>>;
 
 /**
  * Stores events with the conversation's next seqs. Taking the seqs updates (and so locks) the

@@ -31,6 +31,7 @@ export class PgBus implements ConversationBus {
   private since = isoIn(-CATCH_UP_MS);
 
   private channel: StoreChannel | undefined;
+  private readonly remote = new Set<(conversationId: string) => void>();
 
   private constructor(private readonly parts: PgBusParts) {
     this.catchUp = new BackgroundLoop({ what: 'conversation catch-up', pass: () => this.catchUpPass(), health: parts.health }, { everyMs: CATCH_UP_MS });
@@ -53,7 +54,10 @@ export class PgBus implements ConversationBus {
 
   private onNotification(payload: string): void {
     const [node, conversationId] = payload.split(':');
-    if (node !== this.node && conversationId) this.local.publish(conversationId);
+    if (node !== this.node && conversationId) {
+      this.local.publish(conversationId);
+      for (const listener of this.remote) listener(conversationId);
+    }
   }
 
   private async catchUpPass(): Promise<void> {
@@ -72,6 +76,11 @@ export class PgBus implements ConversationBus {
 
   subscribe(conversationId: string, listener: BusListener): () => void {
     return this.local.subscribe(conversationId, listener);
+  }
+
+  subscribeRemote(listener: (conversationId: string) => void): () => void {
+    this.remote.add(listener);
+    return () => this.remote.delete(listener);
   }
 
   async close(): Promise<void> {

@@ -72,7 +72,7 @@ describeEachStore('replies in parts, and actions', (kind) => {
       return got.some((e) => e.type === 'turn.resolved') && got;
     });
     expect(transcript.map((e) => e.type)).toEqual(['conversation.started', 'turn.created', 'turn.acknowledged', 'turn.resolved']);
-    expect(transcript[3].data).toEqual({ turn_id, reply_text: 'Breakfast is served from 7 to 10.', actions: [] });
+    expect(transcript[3].data).toEqual({ turn_id, reply_text: 'Breakfast is served from 7 to 10.', actions: [], replied_by: { type: 'agent' } });
     widget.close();
   });
 
@@ -227,7 +227,7 @@ describeEachStore('replies in parts, and actions', (kind) => {
       const { turns } = (await api.get(`/api/v1/conversations/${conversation_id}`)).body.data;
       expect(turns[0]).toMatchObject({ reply_actions: actions, reply_received: { duplicates: 1 } });
       const resolved = await waitFor(async () => customer().transcript.find((c) => c.body.type === 'turn.resolved'));
-      expect(resolved.body.data).toEqual({ turn_id, reply_text: 'We have a table at 8.', actions });
+      expect(resolved.body.data).toEqual({ turn_id, reply_text: 'We have a table at 8.', actions, replied_by: { type: 'agent' } });
       widget.close();
     });
 

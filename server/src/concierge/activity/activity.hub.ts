@@ -1,0 +1,260 @@
+import { BackgroundLoop } from '../../shared/background-loop.js';
+import { isoIn } from '../../shared/time.js';
+import type { Db } from '../../store/database.js';
+import type { StoreHealth } from '../../store/store-health.js';
+import type { ConversationBus } from '../events/conversation-bus.js';
+import type { Committed } from '../events/event.recorder.js';
+import { type ActivityEventRow, activitySince, conversationOwner, type HandoffRow, handoffsSince } from './activity.repository.js';
+
+/** One message of the stream: the conversation event it carries (`seq`), or a handoff (`handoffAt`, ms). */
+interface Item {
+  conversationId: string;
+  seq?: number;
+  handoffAt?: number;
+  text: string;
+}
+
+export interface ActivitySettings {
+  /** Other nodes store events too (PostgreSQL): their notifications are followed, and the store read periodically. */
+  otherNodes: boolean;
+  /** How often a feed asks the store what other nodes stored (PostgreSQL; a lost notification costs this much delay). */
+  catchUpEveryMs: number;
+  /** A reader that has this much unsent is dropped; it resumes with Last-Event-ID. */
+  maxUnsentBytes: number;
+  /** A comment this often keeps proxies from closing a quiet stream. */
+  heartbeatMs: number;
+}
+
+export const ACTIVITY_DEFAULTS: Omit<ActivitySettings, 'otherNodes'> = { catchUpEveryMs: 2_000, maxUnsentBytes: 1024 * 1024, heartbeatMs: 15_000 };
+
+/** How far before a Last-Event-ID a resumed stream reads again: events committed out of their time order are not missed (some are sent twice). */
+const RESUME_MARGIN_MS = 5_000;
+/** Events a resumed stream sends from the store at most before going live. */
+const RESUME_LIMIT = 10_000;
+/** Remote conversations whose owner is remembered, at most. */
+const OWNERS_KEPT = 10_000;
+
+/** `{ms}-{conversation}-{seq}`, or `-h` for a handoff: the stream's ids, which Last-Event-ID brings back. */
+const LAST_EVENT_ID = /^(\d{1,15})-([0-9a-f-]{36})-(\d+|h)$/;
+
+const sse = (id: string, data: string, event?: string) => `id: ${id}\n${event ? `event: ${event}\n` : ''}data: ${data}\n\n`;
+
+function eventItem(row: Pick<ActivityEventRow, 'conversation_id' | 'deployment_id' | 'seq' | 'frame'>, atMs: number): Item {
+  // The frame is stored as JSON text: spliced in, not parsed and serialised again.
+  const data = `{"conversation_id":${JSON.stringify(row.conversation_id)},"deployment_id":${JSON.stringify(row.deployment_id)},"event":${row.frame}}`;
+  return { conversationId: row.conversation_id, seq: row.seq, text: sse(`${atMs}-${row.conversation_id}-${row.seq}`, data) };
+}
+
+function handoffItem(conversationId: string, deploymentId: string, handoff: Record<string, unknown>, atMs: number): Item {
+  return { conversationId, handoffAt: atMs, text: sse(`${atMs}-${conversationId}-h`, JSON.stringify({ conversation_id: conversationId, deployment_id: deploymentId, ...handoff }), 'handoff') };
+}
+
+const handoffOf = (row: HandoffRow) =>
+  handoffItem(row.id, row.deployment_id, { handler: row.handler, name: row.handler_name, needs_person: row.needs_person === 1, reason: row.handoff_reason }, Date.parse(row.handoff_at!));
+
+/**
+ * One reader of the stream: messages wait in its queue until the client takes them. Past
+ * `maxUnsentBytes` it is closed (the client resumes with Last-Event-ID), so a reader that stops
+ * reading costs bounded memory, like a slow widget socket.
+ */
+class ActivityReader {
+  readonly #queue: string[] = [];
+  #bytes = 0;
+  #wake: (() => void) | undefined;
+  #closed = false;
+  /** While it catches up from the store, the live items held back. */
+  #held: Item[] | undefined = [];
+
+  constructor(private readonly settings: Pick<ActivitySettings, 'maxUnsentBytes' | 'heartbeatMs'>) {}
+
+  push(item: Item): void {
+    if (this.#held) this.#held.push(item);
+    else this.#send(item);
+  }
+
+  /** The store's items first, then what came live meanwhile that the store's did not already hold. */
+  caughtUp(items: readonly Item[]): void {
+    const sent = new Map<string, number>();
+    for (const item of items) {
+      if (item.seq !== undefined) sent.set(item.conversationId, Math.max(item.seq, sent.get(item.conversationId) ?? 0));
+      this.#send(item);
+    }
+    const held = this.#held ?? [];
+    this.#held = undefined;
+    for (const item of held) if (item.seq === undefined || item.seq > (sent.get(item.conversationId) ?? 0)) this.#send(item);
+  }
+
+  #send(item: Item): void {
+    if (this.#closed) return;
+    this.#queue.push(item.text);
+    this.#bytes += item.text.length;
+    if (this.#bytes > this.settings.maxUnsentBytes) this.close();
+    this.#wake?.();
+  }
+
+  close(): void {
+    this.#closed = true;
+    this.#wake?.();
+  }
+
+  /** The stream's text as the client can take it: a retry hint first, then messages, a comment when quiet. */
+  async *chunks(): AsyncGenerator<string> {
+    yield 'retry: 2000\n\n';
+    while (!this.#closed || this.#queue.length) {
+      if (!this.#queue.length) {
+        const quiet = await new Promise<boolean>((resolve) => {
+          const timer = setTimeout(() => resolve(true), this.settings.heartbeatMs);
+          this.#wake = () => {
+            clearTimeout(timer);
+            resolve(false);
+          };
+        });
+        this.#wake = undefined;
+        if (quiet) yield ': keep-alive\n\n';
+        continue;
+      }
+      if (this.#closed) return;
+      const text = this.#queue.splice(0).join('');
+      this.#bytes = 0;
+      yield text;
+    }
+  }
+}
+
+/** A customer's readers on this node, and how far it has told them each conversation (its events' seq, its handoffs' time). */
+interface Feed {
+  readers: Set<ActivityReader>;
+  lastSeq: Map<string, number>;
+  lastHandoff: Map<string, number>;
+  /** Since when the store is asked for what other nodes stored. */
+  since: string;
+  /** Reads from the store, one at a time: two reads of one conversation never send its events twice. */
+  work: Promise<void>;
+}
+
+/**
+ * The activity stream (README, A person in the conversation): every stored widget event of a
+ * customer's conversations, and every change of who handles one, to the customer's readers on
+ * this node. What this node commits comes at once, with its frames; what other nodes commit
+ * comes through the bus's notification and a read of the store, and a periodic read covers a
+ * lost notification.
+ */
+export class ActivityHub {
+  readonly #feeds = new Map<string, Feed>();
+  readonly #owners = new Map<string, { customer_id: string; deployment_id: string }>();
+  readonly #catchUp: BackgroundLoop;
+  #unsubscribe: (() => void) | undefined;
+
+  constructor(
+    private readonly parts: { db: Db; bus: ConversationBus; health: StoreHealth },
+    private readonly settings: ActivitySettings,
+  ) {
+    this.#catchUp = new BackgroundLoop({ what: 'activity catch-up', pass: () => this.#catchUpPass(), health: parts.health }, { everyMs: settings.catchUpEveryMs });
+  }
+
+  start(): void {
+    if (!this.settings.otherNodes) return;
+    this.#unsubscribe = this.parts.bus.subscribeRemote((conversationId) => void this.#remote(conversationId).catch((err) => this.parts.health.failed(err, 'activity stream')));
+    this.#catchUp.start();
+  }
+
+  async stop(): Promise<void> {
+    this.#unsubscribe?.();
+    await this.#catchUp.stop();
+    for (const feed of this.#feeds.values()) for (const reader of feed.readers) reader.close();
+  }
+
+  /** What this node committed: to the readers of its customer, at once. */
+  readonly committed = (list: readonly Committed[]): void => {
+    const now = Date.now();
+    for (const c of list) {
+      const feed = this.#feeds.get(c.customerId);
+      if (!feed) continue;
+      for (const frame of c.frames) this.#deliver(feed, eventItem({ conversation_id: c.conversationId, deployment_id: c.deploymentId, seq: frame.seq, frame: frame.frame }, now));
+      if (c.handoff) this.#deliver(feed, handoffItem(c.conversationId, c.deploymentId, c.handoff, now));
+    }
+  };
+
+  /**
+   * A new reader of a customer's activity; with `lastEventId`, what was stored since (and a few
+   * seconds before: see RESUME_MARGIN_MS) comes first. Ends when `signal` aborts or the reader falls too far behind.
+   */
+  async open(customerId: string, lastEventId: string | undefined, signal: AbortSignal): Promise<AsyncGenerator<string>> {
+    let feed = this.#feeds.get(customerId);
+    if (!feed) this.#feeds.set(customerId, (feed = { readers: new Set(), lastSeq: new Map(), lastHandoff: new Map(), since: isoIn(-this.settings.catchUpEveryMs), work: Promise.resolve() }));
+    const reader = new ActivityReader(this.settings);
+    feed.readers.add(reader);
+    const leave = () => {
+      reader.close();
+      feed.readers.delete(reader);
+      if (!feed.readers.size) this.#feeds.delete(customerId);
+    };
+    signal.addEventListener('abort', leave, { once: true });
+    try {
+      reader.caughtUp(await this.#resumed(customerId, lastEventId));
+    } catch (err) {
+      leave();
+      throw err;
+    }
+    const chunks = reader.chunks();
+    return (async function* () {
+      try {
+        yield* chunks;
+      } finally {
+        leave();
+      }
+    })();
+  }
+
+  async #resumed(customerId: string, lastEventId: string | undefined): Promise<Item[]> {
+    const last = LAST_EVENT_ID.exec(lastEventId ?? '');
+    if (!last) return [];
+    const since = new Date(Number(last[1]) - RESUME_MARGIN_MS).toISOString();
+    const [events, handoffs] = await Promise.all([activitySince(this.parts.db, customerId, since, RESUME_LIMIT), handoffsSince(this.parts.db, customerId, since)]);
+    const items = events.map((row) => eventItem(row, Date.parse(row.created_at)));
+    // The event Last-Event-ID names was received: not sent again.
+    const received = items.findIndex((i) => i.conversationId === last[2] && String(i.seq) === last[3]);
+    return [...(received >= 0 ? items.slice(received + 1) : items), ...handoffs.map(handoffOf)];
+  }
+
+  /** Each event and each handoff once to a feed, whichever way it came. */
+  #deliver(feed: Feed, item: Item): void {
+    const [told, at] = item.seq !== undefined ? [feed.lastSeq, item.seq] : [feed.lastHandoff, item.handoffAt!];
+    if (at <= (told.get(item.conversationId) ?? 0)) return;
+    told.set(item.conversationId, at);
+    for (const reader of feed.readers) reader.push(item);
+  }
+
+  /** Another node stored events of this conversation: read them if their customer has readers here. */
+  async #remote(conversationId: string): Promise<void> {
+    let owner = this.#owners.get(conversationId);
+    if (!owner) {
+      owner = await conversationOwner(this.parts.db, conversationId);
+      if (!owner) return;
+      if (this.#owners.size >= OWNERS_KEPT) this.#owners.delete(this.#owners.keys().next().value!);
+      this.#owners.set(conversationId, owner);
+    }
+    const feed = this.#feeds.get(owner.customer_id);
+    if (!feed) return;
+    const customerId = owner.customer_id;
+    feed.work = feed.work.then(async () => {
+      const rows = await activitySince(this.parts.db, customerId, feed.since, RESUME_LIMIT, { conversationId, afterSeq: feed.lastSeq.get(conversationId) ?? 0 });
+      for (const row of rows) this.#deliver(feed, eventItem(row, Date.parse(row.created_at)));
+    });
+    await feed.work;
+  }
+
+  /** Covers notifications lost between nodes: each feed's events and handoffs since its last pass. */
+  async #catchUpPass(): Promise<void> {
+    for (const [customerId, feed] of this.#feeds) {
+      const next = isoIn(-this.settings.catchUpEveryMs);
+      feed.work = feed.work.then(async () => {
+        const [events, handoffs] = await Promise.all([activitySince(this.parts.db, customerId, feed.since, RESUME_LIMIT), handoffsSince(this.parts.db, customerId, feed.since)]);
+        for (const row of events) this.#deliver(feed, eventItem(row, Date.parse(row.created_at)));
+        for (const row of handoffs) this.#deliver(feed, handoffOf(row));
+        feed.since = next;
+      });
+      await feed.work;
+    }
+  }
+}

@@ -1,0 +1,32 @@
+import { z } from 'zod';
+import { defineRoute, type RouteDef } from '../../http/route.js';
+import type { ActivityHub } from './activity.hub.js';
+
+/** GET /api/v1/activity (README, A person in the conversation): the customer's conversations as they happen. */
+export function activityRoutes(hub: ActivityHub): RouteDef[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/api/v1/activity',
+      operationId: 'streamActivity',
+      summary:
+        "Server-Sent Events: every stored widget event of the customer's conversations (`{conversation_id, deployment_id, event}`) and every change of who handles one (`event: handoff`), as they are stored, on any node. Each has an `id:`; reconnecting with `Last-Event-ID` resumes from it (a few events may come twice: deduplicate on conversation_id and event.seq). A comment every 15 s keeps it open; a reader more than 1 MiB behind is dropped and resumes. With the console's cookie, EventSource needs no X-Requested-With",
+      tag: 'Conversations',
+      success: {
+        status: 200,
+        description: 'An endless text/event-stream',
+        data: z.string().meta({ description: 'id: …\\ndata: {"conversation_id","deployment_id","event":{…}}; or event: handoff with {conversation_id, deployment_id, handler, name, needs_person, reason}' }),
+        contentType: 'text/event-stream',
+        stream: true,
+        live: true,
+      },
+      handler: async ({ principal, req, res }) => {
+        const gone = new AbortController();
+        res.once('close', () => gone.abort());
+        const last = req.headers['last-event-id'];
+        const data = await hub.open(principal.customerId, typeof last === 'string' ? last : undefined, gone.signal);
+        return { data, headers: { 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' } };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,103 @@
+import { expect, it } from 'vitest';
+import { deploy, mintToken, serviceWithCustomer, Widget } from '../../../test/concierge-kit.js';
+import { describeEachStore, waitFor } from '../../../test/harness.js';
+
+/** One server-sent message as a client reads it. */
+interface Message {
+  id?: string;
+  event?: string;
+  data?: any;
+}
+
+/** A reader of GET /api/v1/activity: the messages so far, parsed, and a way to stop. */
+async function readActivity(url: string, headers: Record<string, string>) {
+  const stop = new AbortController();
+  const res = await fetch(`${url}/api/v1/activity`, { headers, signal: stop.signal });
+  const messages: Message[] = [];
+  const raw: string[] = [];
+  const done = (async () => {
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        buffer += decoder.decode(chunk, { stream: true });
+        let end: number;
+        while ((end = buffer.indexOf('\n\n')) >= 0) {
+          const block = buffer.slice(0, end);
+          buffer = buffer.slice(end + 2);
+          raw.push(block);
+          const message: Message = {};
+          for (const line of block.split('\n')) {
+            const [field, ...rest] = line.split(': ');
+            const value = rest.join(': ');
+            if (field === 'id') message.id = value;
+            else if (field === 'event') message.event = value;
+            else if (field === 'data') message.data = JSON.parse(value);
+          }
+          if (message.data) messages.push(message);
+        }
+      }
+    } catch {
+      // stopped
+    }
+  })();
+  return { res, messages, raw, stop: async () => { stop.abort(); await done; } };
+}
+
+/** README, A person in the conversation: the activity stream. */
+describeEachStore('the activity stream', (kind) => {
+  const { service, customer } = serviceWithCustomer(kind);
+
+  it("carries every stored event of the customer's conversations and their handoffs, live; resumes with Last-Event-ID; never another customer's", async () => {
+    const mine = await deploy(service(), { hook_url: customer().hookUrl });
+    const theirs = await deploy(service(), { hook_url: customer().hookUrl });
+    const bearer = { authorization: `Bearer ${mine.apiKey}` };
+    const reader = await readActivity(service().url, bearer);
+    expect(reader.res.status).toBe(200);
+    expect(reader.res.headers.get('content-type')).toBe('text/event-stream');
+    expect(reader.res.headers.get('cache-control')).toBe('no-store');
+
+    const widget = await Widget.open(service(), mine.deploymentId);
+    const { conversation_id } = await widget.hello(await mintToken(mine.secret, mine.deploymentId));
+    const stranger = await Widget.open(service(), theirs.deploymentId);
+    await stranger.hello(await mintToken(theirs.secret, theirs.deploymentId));
+    stranger.send({ type: 'user_turn', client_turn_id: 's', text: 'Not for you', mode: 'text' });
+    widget.send({ type: 'user_turn', client_turn_id: 'm', text: 'Breakfast?', mode: 'text' });
+    await widget.next('turn_acknowledged');
+    await stranger.next('turn_acknowledged');
+    expect((await mine.api.post(`/api/v1/conversations/${conversation_id}/takeover`, { name: 'Maria' })).status).toBe(200);
+
+    await waitFor(async () => reader.messages.some((m) => m.event === 'handoff'));
+    expect(reader.messages.map((m) => [m.event ?? 'message', m.data.conversation_id, m.data.event?.type ?? m.data.handler])).toEqual([
+      ['message', conversation_id, 'turn_accepted'],
+      ['message', conversation_id, 'turn_acknowledged'],
+      ['message', conversation_id, 'operator_joined'],
+      ['handoff', conversation_id, 'person'],
+    ]);
+    expect(reader.messages[0]!.data).toMatchObject({ deployment_id: mine.deploymentId, event: { type: 'turn_accepted', seq: 1, text: 'Breakfast?' } });
+    expect(reader.messages[3]!.data).toEqual({ conversation_id, deployment_id: mine.deploymentId, handler: 'person', name: 'Maria', needs_person: false, reason: null });
+    for (const m of reader.messages) expect(m.id).toMatch(/^\d+-[0-9a-f-]{36}-(\d+|h)$/);
+    expect(reader.raw[0]).toBe('retry: 2000');
+    await reader.stop();
+
+    // Away for a while: a message is written, then the reader comes back from its last event.
+    const lastSeen = reader.messages[1]!.id!;
+    expect((await mine.api.post(`/api/v1/conversations/${conversation_id}/messages`, { text: 'Hello, Maria here.', name: 'Maria' })).status).toBe(200);
+    const resumed = await readActivity(service().url, { ...bearer, 'last-event-id': lastSeen });
+    await waitFor(async () => resumed.messages.some((m) => m.data.event?.type === 'message'));
+    const types = resumed.messages.map((m) => m.data.event?.type ?? `handoff:${m.data.handler}`);
+    expect(types).not.toContain('turn_accepted');
+    expect(types.filter((t) => t === 'operator_joined' || t === 'message')).toEqual(['operator_joined', 'message']);
+    expect(types).toContain('handoff:person');
+    expect(resumed.messages.every((m) => m.data.conversation_id === conversation_id)).toBe(true);
+    await resumed.stop();
+    widget.close();
+    stranger.close();
+  });
+
+  it('needs a key or the console cookie', async () => {
+    const res = await fetch(`${service().url}/api/v1/activity`);
+    expect(res.status).toBe(401);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('unauthorized');
+  });
+});
