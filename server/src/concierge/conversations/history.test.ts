@@ -60,8 +60,9 @@ describeEachStore('conversation history', (kind) => {
     expect(all.body.meta).toEqual({ page: 1, per_page: 20, total_count: 2, total_pages: 1 });
     expect(all.body.data.map((c: { id: string }) => c.id)).toEqual([quiet, story.conversationId]);
     const [, item] = all.body.data;
-    expect(Object.keys(item).sort()).toEqual(['agent_id', 'agent_version', 'created_at', 'deployment_id', 'end_reason', 'ended_at', 'failed_turn_count', 'id', 'status', 'turn_count', 'updated_at', 'user'].sort());
-    expect(item).toMatchObject({ deployment_id: hotel.deploymentId, agent_version: 1, status: 'open', end_reason: null, ended_at: null, user: { sub: 'guest-42', name: 'Ada' }, turn_count: 3, failed_turn_count: 1 });
+    expect(Object.keys(item).sort()).toEqual(['agent_id', 'agent_version', 'created_at', 'deployment_id', 'end_reason', 'ended_at', 'failed_turn_count', 'handler', 'handler_name', 'handoff_reason', 'id', 'last_activity_at', 'needs_person', 'status', 'turn_count', 'updated_at', 'user', 'waiting_turns'].sort());
+    expect(item).toMatchObject({ deployment_id: hotel.deploymentId, agent_version: 1, status: 'open', end_reason: null, ended_at: null, user: { sub: 'guest-42', name: 'Ada' }, turn_count: 3, failed_turn_count: 1, handler: 'agent', handler_name: null, needs_person: false, waiting_turns: 0 });
+    expect(item.last_activity_at).toBe(item.updated_at);
     expect(all.body.data[0]).toMatchObject({ status: 'ended', end_reason: 'user_ended', turn_count: 0, failed_turn_count: 0 });
     expect(all.body.data[0].ended_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 
@@ -130,10 +131,10 @@ describeEachStore('conversation history', (kind) => {
     expect(turns.map((t: { id: string }) => t.id)).toEqual([story.turns.sync, story.turns.deferred, story.turns.failing]);
     const [sync, deferred, failing] = turns;
     expect(Object.keys(sync).sort()).toEqual(
-      ['acknowledged_at', 'client_turn_id', 'created_at', 'failure_reason', 'first_part_at', 'hook_attempts', 'id', 'mode', 'parts', 'reply_actions', 'reply_received', 'reply_text', 'resolved_at', 'status', 'text'].sort(),
+      ['acknowledged_at', 'client_turn_id', 'created_at', 'failure_reason', 'first_part_at', 'hook_attempts', 'id', 'mode', 'parts', 'replied_by', 'reply_actions', 'reply_received', 'reply_text', 'resolved_at', 'status', 'text'].sort(),
     );
 
-    expect(sync).toMatchObject({ client_turn_id: 't1', status: 'resolved', reply_text: 'The pool opens at 7.', reply_actions: [], parts: [], first_part_at: null, failure_reason: null, reply_received: null });
+    expect(sync).toMatchObject({ client_turn_id: 't1', status: 'resolved', reply_text: 'The pool opens at 7.', reply_actions: [], replied_by: { type: 'agent' }, parts: [], first_part_at: null, failure_reason: null, reply_received: null });
     expect(sync.acknowledged_at).toBe(sync.resolved_at);
     expect(sync.hook_attempts).toHaveLength(1);
     expect(sync.hook_attempts[0]).toMatchObject({ kind: 'turn_hook', turn_id: sync.id, conversation_id: story.conversationId, event_type: 'turn.created', attempt: 1, outcome: 'succeeded', error: null, url: customer.hookUrl });
