@@ -184,10 +184,11 @@ export class ActivityHub {
     if (!feed) this.#feeds.set(customerId, (feed = { readers: new Set(), lastSeq: new Map(), lastHandoff: new Map(), since: isoIn(-this.settings.catchUpEveryMs), work: Promise.resolve() }));
     const reader = new ActivityReader(this.settings);
     feed.readers.add(reader);
+    // Runs twice (the client leaves, then the stream ends): a later feed of this customer is not this one's to remove.
     const leave = () => {
       reader.close();
       feed.readers.delete(reader);
-      if (!feed.readers.size) this.#feeds.delete(customerId);
+      if (!feed.readers.size && this.#feeds.get(customerId) === feed) this.#feeds.delete(customerId);
     };
     signal.addEventListener('abort', leave, { once: true });
     try {

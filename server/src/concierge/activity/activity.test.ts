@@ -1,6 +1,8 @@
-import { expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { deploy, mintToken, serviceWithCustomer, Widget } from '../../../test/concierge-kit.js';
 import { describeEachStore, waitFor } from '../../../test/harness.js';
+import { LocalBus } from '../events/conversation-bus.js';
+import { ACTIVITY_DEFAULTS, ActivityHub } from './activity.hub.js';
 
 /** One server-sent message as a client reads it. */
 interface Message {
@@ -99,5 +101,24 @@ describeEachStore('the activity stream', (kind) => {
     const res = await fetch(`${service().url}/api/v1/activity`);
     expect(res.status).toBe(401);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('unauthorized');
+  });
+});
+
+describe("a customer's readers on one node", () => {
+  it('keeps a new reader fed when an earlier one finishes leaving after it came', async () => {
+    const hub = new ActivityHub({ db: undefined as never, bus: new LocalBus(), health: undefined as never }, { ...ACTIVITY_DEFAULTS, otherNodes: false });
+    const first = new AbortController();
+    const a = await hub.open('customer-1', undefined, first.signal);
+    expect((await a.next()).value).toBe('retry: 2000\n\n');
+    first.abort();
+    const b = await hub.open('customer-1', undefined, new AbortController().signal);
+    expect((await b.next()).value).toBe('retry: 2000\n\n');
+    // The first reader's stream ends only now: its leaving must not take the second's feed with it.
+    await a.return(undefined);
+    const conversationId = '6f1d0c3e-9a0b-4d7e-8f5a-2b3c4d5e6f70';
+    hub.committed([{ customerId: 'customer-1', deploymentId: 'd', conversationId, frames: [{ seq: 1, type: 'greeting', frame: '{"type":"greeting","seq":1,"text":"Hi"}' }] }]);
+    const next = await b.next();
+    expect(next.value).toMatch(new RegExp(`^id: \\d+-${conversationId}-1\\ndata: \\{"conversation_id":"${conversationId}","deployment_id":"d","event":\\{"type":"greeting","seq":1,"text":"Hi"\\}\\}\\n\\n$`));
+    await b.return(undefined);
   });
 });
