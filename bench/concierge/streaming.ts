@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Agent } from 'node:http';
 import { chromium } from '@playwright/test';
 import { signBody } from '../../demo/concierge-customer.js';
+import { hearWords, scriptedSpeech, spoken } from '../../e2e/scripted-speech.js';
 import { Stack } from '../../e2e/stack.js';
 import { startTarget } from '../process.js';
 import { quantile } from '../stats.js';
@@ -73,32 +74,14 @@ export async function firstSpeech(count = 20): Promise<{ p50: number; max: numbe
   try {
     await stack.behave('no_reply');
     const page = await browser.newPage();
-    // The recogniser hears whatever the bench puts in window.__say; the synthesiser notes when it is asked to speak (epoch ms).
-    await page.addInitScript(() => {
-      const w = globalThis as unknown as Record<string, unknown> & { speechSynthesis: { speak(): void }; performance: { timeOrigin: number; now(): number } };
-      w.__spokenAt = [] as number[];
-      w.SpeechRecognition = class {
-        lang = '';
-        interimResults = false;
-        continuous = false;
-        onresult: ((e: unknown) => void) | null = null;
-        onend: (() => void) | null = null;
-        onerror: ((e: unknown) => void) | null = null;
-        start() {
-          setTimeout(() => {
-            this.onresult?.({ resultIndex: 0, results: { length: 1, 0: { isFinal: true, 0: { transcript: String(w.__say) } } } });
-            this.onend?.();
-          }, 10);
-        }
-        stop() {}
-      };
-      w.speechSynthesis.speak = () => void (w.__spokenAt as number[]).push(w.performance.timeOrigin + w.performance.now());
-    });
+    await scriptedSpeech(page);
     await page.goto(stack.demoUrl);
     await page.getByRole('button', { name: 'Chat with Harbor Hotel' }).click();
+    // The page's clock: spoken() says when, in the page's performance.now().
+    const timeOrigin = await page.evaluate(() => performance.timeOrigin);
     for (let i = 0; i < count; i++) {
       const question = `Is dinner served tonight, question ${i}?`;
-      await page.evaluate((q) => ((globalThis as unknown as { __say: string }).__say = q), question);
+      await hearWords(page, [question]);
       await page.getByRole('button', { name: 'Speak' }).click();
       const turn = await stack.hookedTurn(question);
       // Acknowledged by the hotel's 202, not yet answered: the first part is what the visitor waits for.
@@ -106,9 +89,8 @@ export async function firstSpeech(count = 20): Promise<{ p50: number; max: numbe
       await new Promise((r) => setTimeout(r, 100));
       const posted = Date.now();
       if ((await stack.reply(turn, { part: 0, text: 'Dinner is served from 6 to 10 pm. ' })) !== 202) throw new Error('the first part was refused');
-      await page.waitForFunction((n) => (globalThis as unknown as { __spokenAt: number[] }).__spokenAt.length > n, i);
-      const spokenAt = await page.evaluate((n) => (globalThis as unknown as { __spokenAt: number[] }).__spokenAt[n]!, i);
-      samples.push(spokenAt - posted);
+      const said = await waitUntil(async () => (await spoken(page))[i]);
+      samples.push(timeOrigin + said.at - posted);
       await stack.reply(turn, { reply_text: 'Dinner is served from 6 to 10 pm.' });
     }
   } finally {
@@ -116,4 +98,14 @@ export async function firstSpeech(count = 20): Promise<{ p50: number; max: numbe
     await stack.stop();
   }
   return { p50: quantile(samples, 0.5), max: Math.max(...samples) };
+}
+
+/** Polls until `probe` gives a value (the page's speech is read from outside it). */
+async function waitUntil<T>(probe: () => Promise<T | undefined>): Promise<T> {
+  for (let i = 0; i < 500; i++) {
+    const value = await probe();
+    if (value !== undefined) return value;
+    await new Promise((r) => setTimeout(r, 2));
+  }
+  throw new Error('the widget never spoke');
 }
