@@ -79,7 +79,7 @@ test('reply text is shown as text: markup stays words, lines break, "- " lines a
   await openWidget(page, stack);
   await ask(page, 'What is on the menu?');
   const turn = await stack.hookedTurn('What is on the menu?');
-  const text = 'Tonight:\n- <b>Sole</b> <img src=x onerror="window.__xss=1">\n- Oysters\nMenu: https://hotel.example/menu?day=1. Enjoy!';
+  const text = 'Tonight:\nFresh from the harbour.\n- <b>Sole</b> <img src=x onerror="window.__xss=1">\n- Oysters\nMenu: https://hotel.example/menu?day=1. Enjoy!';
   expect(await stack.reply(turn, { reply_text: text })).toBe(202);
   const reply = conversation(page).locator('.msg.agent').last();
   await expect(reply.getByRole('listitem')).toHaveText(['<b>Sole</b> <img src=x onerror="window.__xss=1">', 'Oysters']);
@@ -88,7 +88,8 @@ test('reply text is shown as text: markup stays words, lines break, "- " lines a
   await expect(link).toHaveAttribute('href', 'https://hotel.example/menu?day=1');
   await expect(link).toHaveAttribute('target', '_blank');
   await expect(link).toHaveAttribute('rel', 'noopener noreferrer');
-  await expect(reply).toContainText('Tonight:');
+  // A line break is kept: the first two lines stay two lines.
+  expect(await reply.locator('.para').first().evaluate((e) => (e as HTMLElement).innerText)).toBe('Tonight:\nFresh from the harbour.');
   expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
 });
 

@@ -1,6 +1,6 @@
 import { unspoken } from '../speech/sentences';
 import { Close, type ClientFrame, type ReplyAction, type ServerFrame, type TurnMode } from './protocol';
-import { applyEvent, emptyView, type Line, type Status, type View } from './transcript';
+import { applyEvent, emptyView, type Line, replyKey, type Status, type View } from './transcript';
 
 /** An action the host page runs (README, Actions on a reply). */
 export type ClientAction = Extract<ReplyAction, { type: 'client' }>;
@@ -311,7 +311,7 @@ export class SessionClient {
     }
     const final = frame.type === 'reply';
     if (asked?.mode === 'voice') {
-      const text = final ? frame.text : (this.view.lines.find((l) => l.key === `r${frame.turn_id}`)?.text ?? '');
+      const text = final ? frame.text : (this.view.lines.find((l) => l.key === replyKey(frame.turn_id))?.text ?? '');
       const next = unspoken(text, final, asked.spoken);
       if (next.spoken !== asked.spoken) {
         asked.spoken = next.spoken;

@@ -36,6 +36,9 @@ export const emptyView = (): View => ({ status: 'connecting', agent: undefined, 
 
 const patchTurn = (lines: Line[], match: (l: Line) => boolean, patch: Partial<Line>): Line[] => lines.map((l) => (match(l) ? { ...l, ...patch } : l));
 
+/** The key of a turn's reply line: the same while it streams and once final, so the final text replaces the parts in place. */
+export const replyKey = (turnId: string): string => `r${turnId}`;
+
 /** The streamed text: the parts in order up to the first gap. */
 export function streamedText(parts: readonly (string | undefined)[]): string {
   let text = '';
@@ -63,8 +66,7 @@ export function applyEvent(view: View, frame: ServerFrame): View {
       return { ...view, lines: patchTurn(lines, (l) => l.turnId === frame.turn_id && l.state === 'sent', { state: 'thinking' }) };
     case 'reply_part':
     case 'reply': {
-      // One line per reply, keyed by its turn: the final text replaces the parts in place.
-      const key = `r${frame.turn_id}`;
+      const key = replyKey(frame.turn_id);
       const shown = lines.find((l) => l.key === key);
       const line: Line = { key, who: 'agent', text: frame.text, turnId: frame.turn_id };
       if (frame.type === 'reply') Object.assign(line, { actions: frame.actions ?? [], name: frame.name });

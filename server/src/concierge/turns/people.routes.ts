@@ -18,6 +18,11 @@ const turnParams = idParams.extend({ turn_id: z.uuid() });
 /** A person in the conversation (README, A person in the conversation): take over, answer, write, hand back. */
 export function peopleRoutes(parts: { handling: ConversationHandling; history: ConversationHistory; replies: ReplyService }): RouteDef[] {
   const { handling, history, replies } = parts;
+  /** A change made, then the conversation's list item as it is now. */
+  const itemAfter = async (change: Promise<void>, customerId: string, id: string) => {
+    await change;
+    return { data: await history.item(customerId, id) };
+  };
   return [
     defineRoute({
       method: 'post',
@@ -29,10 +34,7 @@ export function peopleRoutes(parts: { handling: ConversationHandling; history: C
       body: takeoverBody,
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: "The conversation's list item", data: conversationSchema },
-      handler: async ({ principal, params, body }) => {
-        await handling.takeOver(principal.customerId, params.id, body.name);
-        return { data: await history.item(principal.customerId, params.id) };
-      },
+      handler: ({ principal, params, body }) => itemAfter(handling.takeOver(principal.customerId, params.id, body.name), principal.customerId, params.id),
     }),
     defineRoute({
       method: 'post',
@@ -43,10 +45,7 @@ export function peopleRoutes(parts: { handling: ConversationHandling; history: C
       params: idParams,
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: "The conversation's list item", data: conversationSchema },
-      handler: async ({ principal, params }) => {
-        await handling.release(principal.customerId, params.id);
-        return { data: await history.item(principal.customerId, params.id) };
-      },
+      handler: ({ principal, params }) => itemAfter(handling.release(principal.customerId, params.id), principal.customerId, params.id),
     }),
     defineRoute({
       method: 'post',
@@ -73,10 +72,7 @@ export function peopleRoutes(parts: { handling: ConversationHandling; history: C
       body: messageBody,
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: "The conversation's list item", data: conversationSchema },
-      handler: async ({ principal, params, body }) => {
-        await handling.message(principal.customerId, params.id, { text: body.text, actions: body.actions ?? [], name: body.name });
-        return { data: await history.item(principal.customerId, params.id) };
-      },
+      handler: ({ principal, params, body }) => itemAfter(handling.message(principal.customerId, params.id, { text: body.text, actions: body.actions ?? [], name: body.name }), principal.customerId, params.id),
     }),
   ];
 }
