@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { readActivity } from '../../test/activity-reader.js';
 import { Widget, deploy, mintToken, postReply, type ServiceRef, startCustomerServer } from '../../test/concierge-kit.js';
 import { client, TEST_DATABASE_URL, waitFor } from '../../test/harness.js';
 import { bootstrapKey, type NodeProcess, startServiceProcess, withScratchDatabase } from '../../test/service-process.js';
@@ -132,6 +133,45 @@ describe.each([
       expect((await client(nodeB.url, key).del(`/api/v1/conversations/${ready.conversation_id}`)).status).toBe(200);
       expect(await widget.next('error', 5_000)).toMatchObject({ code: 'conversation_ended' });
       expect((await widget.closed).code).toBe(4410);
+      for (const node of [nodeA, nodeB]) node.child.kill('SIGTERM');
+      expect(await Promise.all([nodeA.exited, nodeB.exited])).toEqual([0, 0]);
+    });
+  }, 60_000);
+
+  if (kind === 'postgres') it.skipIf(!enabled)('a person on node A, the visitor on node B: takeover, a waiting turn, the answer and release cross; node A streams what node B stored', async () => {
+    await onStore(async (start) => {
+      const nodeA = await start();
+      const key = await bootstrapKey(nodeA);
+      const nodeB = await start();
+      const { deploymentId, secret } = await deploy(ref(nodeA, key), { hook_url: customer.hookUrl });
+      const api = client(nodeA.url, key);
+      const activity = await readActivity(nodeA.url, { authorization: `Bearer ${key}` });
+      const widget = await Widget.open(nodeB, deploymentId);
+      const { conversation_id } = await widget.hello(await mintToken(secret, deploymentId));
+      const path = `/api/v1/conversations/${conversation_id}`;
+
+      expect((await api.post(`${path}/takeover`, { name: 'Maria' })).status).toBe(200);
+      expect(await widget.next('operator_joined')).toEqual({ type: 'operator_joined', seq: 1, name: 'Maria' });
+      widget.send({ type: 'user_turn', client_turn_id: 'n1', text: 'Is the pool heated?', mode: 'text' });
+      const { turn_id } = await widget.next('turn_acknowledged');
+      expect(customer.calls).toHaveLength(0);
+      // Stored on node B, streamed by node A.
+      const seen = await waitFor(async () => activity.messages.some((m) => m.data.event?.type === 'turn_acknowledged') && activity.messages, 5_000);
+      expect(seen.map((m) => m.data.event?.type ?? `handoff:${m.data.handler}`)).toEqual(['operator_joined', 'handoff:person', 'turn_accepted', 'turn_acknowledged']);
+      expect((await api.get(`/api/v1/conversations?handler=person`)).body.data.map((c: { id: string; waiting_turns: number }) => [c.id, c.waiting_turns])).toEqual([[conversation_id, 1]]);
+
+      expect((await api.post(`${path}/turns/${turn_id}/reply`, { reply_text: 'Yes, to 28 °C.' })).status).toBe(202);
+      expect(await widget.next('reply')).toEqual({ type: 'reply', seq: 4, turn_id, text: 'Yes, to 28 °C.', actions: [], name: 'Maria' });
+      expect((await api.post(`${path}/release`)).status).toBe(200);
+      expect(await widget.next('operator_left')).toEqual({ type: 'operator_left', seq: 5, name: 'Maria' });
+      widget.send({ type: 'user_turn', client_turn_id: 'n2', text: 'Thanks!', mode: 'text' });
+      await widget.next('turn_acknowledged');
+      expect(customer.calls.map((c) => c.body.text)).toEqual(['Thanks!']);
+      await waitFor(async () => activity.messages.filter((m) => m.data.event?.type === 'turn_acknowledged').length === 2, 5_000);
+      const seqs = activity.messages.filter((m) => m.data.event).map((m) => m.data.event.seq);
+      expect(seqs).toEqual([...new Set(seqs)].sort((a, b) => a - b));
+      await activity.stop();
+      widget.close();
       for (const node of [nodeA, nodeB]) node.child.kill('SIGTERM');
       expect(await Promise.all([nodeA.exited, nodeB.exited])).toEqual([0, 0]);
     });

@@ -1,50 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { readActivity } from '../../../test/activity-reader.js';
 import { deploy, mintToken, serviceWithCustomer, Widget } from '../../../test/concierge-kit.js';
 import { describeEachStore, waitFor } from '../../../test/harness.js';
 import { LocalBus } from '../events/conversation-bus.js';
 import { ACTIVITY_DEFAULTS, ActivityHub } from './activity.hub.js';
-
-/** One server-sent message as a client reads it. */
-interface Message {
-  id?: string;
-  event?: string;
-  data?: any;
-}
-
-/** A reader of GET /api/v1/activity: the messages so far, parsed, and a way to stop. */
-async function readActivity(url: string, headers: Record<string, string>) {
-  const stop = new AbortController();
-  const res = await fetch(`${url}/api/v1/activity`, { headers, signal: stop.signal });
-  const messages: Message[] = [];
-  const raw: string[] = [];
-  const done = (async () => {
-    const decoder = new TextDecoder();
-    let buffer = '';
-    try {
-      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
-        buffer += decoder.decode(chunk, { stream: true });
-        let end: number;
-        while ((end = buffer.indexOf('\n\n')) >= 0) {
-          const block = buffer.slice(0, end);
-          buffer = buffer.slice(end + 2);
-          raw.push(block);
-          const message: Message = {};
-          for (const line of block.split('\n')) {
-            const [field, ...rest] = line.split(': ');
-            const value = rest.join(': ');
-            if (field === 'id') message.id = value;
-            else if (field === 'event') message.event = value;
-            else if (field === 'data') message.data = JSON.parse(value);
-          }
-          if (message.data) messages.push(message);
-        }
-      }
-    } catch {
-      // stopped
-    }
-  })();
-  return { res, messages, raw, stop: async () => { stop.abort(); await done; } };
-}
 
 /** README, A person in the conversation: the activity stream. */
 describeEachStore('the activity stream', (kind) => {
@@ -120,5 +79,26 @@ describe("a customer's readers on one node", () => {
     const next = await b.next();
     expect(next.value).toMatch(new RegExp(`^id: \\d+-${conversationId}-1\\ndata: \\{"conversation_id":"${conversationId}","deployment_id":"d","event":\\{"type":"greeting","seq":1,"text":"Hi"\\}\\}\\n\\n$`));
     await b.return(undefined);
+  });
+  it('drops a reader that stops taking messages once it is more than maxUnsentBytes behind, and says something every heartbeat when quiet', async () => {
+    const hub = new ActivityHub({ db: undefined as never, bus: new LocalBus(), health: undefined as never }, { ...ACTIVITY_DEFAULTS, otherNodes: false, maxUnsentBytes: 4096, heartbeatMs: 50 });
+    const quiet = await hub.open('customer-2', undefined, new AbortController().signal);
+    expect((await quiet.next()).value).toBe('retry: 2000\n\n');
+    const started = Date.now();
+    expect((await quiet.next()).value).toBe(': keep-alive\n\n');
+    expect(Date.now() - started).toBeGreaterThanOrEqual(45);
+
+    const slow = await hub.open('customer-2', undefined, new AbortController().signal);
+    expect((await slow.next()).value).toBe('retry: 2000\n\n');
+    const conversationId = '0b6c3a52-4f3e-4d0a-9b8e-1f2a3b4c5d6e';
+    const text = 'x'.repeat(1000);
+    // The quiet reader takes each event as it comes; the slow one takes none.
+    for (let seq = 1; seq <= 5; seq++) {
+      hub.committed([{ customerId: 'customer-2', deploymentId: 'd', conversationId, frames: [{ seq, type: 'message', frame: JSON.stringify({ type: 'message', seq, text }) }] }]);
+      expect((await quiet.next()).value).toContain(`"seq":${seq},`);
+    }
+    // Five 1 kB events pass 4 kB: the slow reader ends without them, and resumes with Last-Event-ID.
+    expect(await slow.next()).toEqual({ done: true, value: undefined });
+    await quiet.return(undefined);
   });
 });
