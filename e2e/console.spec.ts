@@ -1,13 +1,9 @@
 import { createHmac } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
-import { expect, type Page } from '@playwright/test';
+import { expect } from '@playwright/test';
+import { audit, consoleErrors, nav, PASSWORD } from './console-kit.js';
 import { test } from './fixtures.js';
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const PASSWORD = 'harbor hotel console 2026';
 
 /** A customer's server of its own: answers each turn 202, then posts the signed reply; takes transcript events. */
 async function customerServer() {
@@ -33,27 +29,6 @@ async function customerServer() {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return { state, hookUrl: `${base}/hook`, transcriptUrl: `${base}/transcript`, close: () => new Promise((r) => server.close(r)) };
-}
-
-/** No serious or critical accessibility violation on the page as it is now, and a screenshot of it. */
-async function audit(page: Page, name: string) {
-  await page.evaluate(AXE);
-  const violations = await page.evaluate(async () => {
-    const result = await (window as unknown as { axe: { run(o: object): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> } }).axe.run({ resultTypes: ['violations'] });
-    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
-  });
-  expect(violations, name).toEqual([]);
-  await page.screenshot({ path: `test-results/console/${name}.png`, fullPage: true });
-}
-
-const nav = (page: Page, name: string) => page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name, exact: true });
-
-/** Every console error and uncaught exception of the page: the console must have none, its CSP included. */
-function consoleErrors(page: Page): string[] {
-  const errors: string[] = [];
-  page.on('console', (m) => m.type() === 'error' && errors.push(m.text()));
-  page.on('pageerror', (e) => errors.push(e.message));
-  return errors;
 }
 
 test('a new customer walks the whole path in the console, under its CSP, without a console error', async ({ page, stack }) => {

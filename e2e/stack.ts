@@ -31,14 +31,17 @@ export class Stack {
     readonly apiKey: string,
     readonly deploymentId: string,
     private readonly signingSecret: string,
+    /** The one-time console welcome of the hotel's own console user (`reception@harbor.example`). */
+    readonly receptionWelcome: string,
   ) {}
 
   static async start(): Promise<Stack> {
     const dataDir = mkdtempSync(join(tmpdir(), 'concierge-e2e-'));
     const service = await startServiceProcess(serviceEnv(dataDir, '0'));
-    const made = spawnSync(process.execPath, [...TSX, 'server/src/admin.ts', 'create-customer', '--name', 'Harbor Hotel (e2e)'], { cwd: ROOT, env: { ...process.env, ...serviceEnv(dataDir, '0') }, encoding: 'utf8' });
+    const made = spawnSync(process.execPath, [...TSX, 'server/src/admin.ts', 'create-customer', '--name', 'Harbor Hotel (e2e)', '--email', 'reception@harbor.example'], { cwd: ROOT, env: { ...process.env, ...serviceEnv(dataDir, '0') }, encoding: 'utf8' });
     const apiKey = /^API key: (vak_\S+)$/m.exec(made.stdout)?.[1];
-    if (!apiKey) throw new Error(`create-customer failed: ${made.stderr}`);
+    const receptionWelcome = /^Console sign-in: \S+\/console\/#\/welcome\/(\S+)$/m.exec(made.stdout)?.[1];
+    if (!apiKey || !receptionWelcome) throw new Error(`create-customer failed: ${made.stderr}`);
     const relay = await Relay.start(new URL(service.url));
     const statePath = join(dataDir, 'demo.json');
     // Tokens that live 65 s: the widget refreshes them 60 s early, so every test runs across refreshes.
@@ -48,7 +51,7 @@ export class Stack {
       /^Demo at (http:\/\/\S+)$/m,
     );
     const { deploymentId, signingSecret } = JSON.parse(readFileSync(statePath, 'utf8')) as { deploymentId: string; signingSecret: string };
-    return new Stack(service, demo, relay, dataDir, service.url, demo.url, apiKey, deploymentId, signingSecret);
+    return new Stack(service, demo, relay, dataDir, service.url, demo.url, apiKey, deploymentId, signingSecret, receptionWelcome);
   }
 
   /** A new customer with a console user, as `npm run admin -- create-customer --email` makes them: its key and the welcome token. */

@@ -1,5 +1,6 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import { armChime, chime, onActivity } from './activity';
 import { api, curlOf, get, onLogChange, sentLog, whenSignedOut } from './api';
 import { routeOf } from './logic';
 import { AgentPage, AgentsPage } from './pages/agents';
@@ -7,6 +8,8 @@ import { ApiKeyPage } from './pages/api-key';
 import { SignIn, Welcome } from './pages/auth';
 import { ConversationPage, ConversationsPage } from './pages/conversations';
 import { DeploymentPage, DeploymentsPage } from './pages/deployments';
+import type { Handoff } from './inbox';
+import { InboxPage } from './pages/inbox';
 import { GettingStarted } from './pages/start';
 import { TryIt } from './pages/try';
 import type { ConsoleUser } from './types';
@@ -17,6 +20,7 @@ const NAV = [
   ['agents', 'Agents'],
   ['deployments', 'Deployments'],
   ['try', 'Try it'],
+  ['inbox', 'Inbox'],
   ['conversations', 'Conversations'],
   ['api-key', 'API key'],
 ] as const;
@@ -42,6 +46,8 @@ function page(route: string[]) {
       return id ? <DeploymentPage id={id} /> : <DeploymentsPage />;
     case 'try':
       return <TryIt deploymentId={id} />;
+    case 'inbox':
+      return <InboxPage id={id} />;
     case 'conversations':
       return id ? <ConversationPage id={id} /> : <ConversationsPage />;
     case 'api-key':
@@ -75,6 +81,43 @@ function RequestLog({ onClose }: { onClose(): void }) {
         <CodeBlock key={s.at + s.path} label={`${s.method} ${s.path} → ${s.status ?? '…'}${s.ms !== undefined ? ` (${s.ms} ms)` : ''}`} code={curlOf(s.method, s.path, s.body)} />
       ))}
     </aside>
+  );
+}
+
+/**
+ * Wherever the person is in the console: a conversation that starts needing a person is said at
+ * once, visibly and (after their first click or key, as browsers require) with a chime.
+ */
+function NeedsPersonNotice() {
+  const [waiting, setWaiting] = useState<Handoff[]>([]);
+  useEffect(() => {
+    armChime();
+    const told = new Set<string>();
+    return onActivity((m) => {
+      if (m.kind !== 'handoff') return;
+      const h = m.handoff;
+      if (!h.needs_person) {
+        told.delete(h.conversation_id);
+        setWaiting((all) => all.filter((w) => w.conversation_id !== h.conversation_id));
+      } else if (!told.has(h.conversation_id)) {
+        told.add(h.conversation_id);
+        setWaiting((all) => [...all, h]);
+        chime();
+      }
+    });
+  }, []);
+  if (!waiting.length) return null;
+  return (
+    <div class="notices" role="alert">
+      {waiting.map((w) => (
+        <p key={w.conversation_id} class="warn">
+          A visitor needs a person{w.reason ? `: ${w.reason}` : ''}. <a href={`#/inbox/${w.conversation_id}`}>Open it in the inbox</a>{' '}
+          <button type="button" class="small" onClick={() => setWaiting((all) => all.filter((x) => x !== w))}>
+            Dismiss
+          </button>
+        </p>
+      ))}
+    </div>
   );
 }
 
@@ -128,6 +171,7 @@ function Console() {
           Sign out
         </button>
       </header>
+      <NeedsPersonNotice />
       <main id="main" tabIndex={-1}>
         <ErrorNote error={signOutError} />
         {page(route)}

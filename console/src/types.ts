@@ -7,6 +7,7 @@ import type { agentSchema, agentSpecSchema, agentVersionSchema } from '../../ser
 import type { apiKeySettingsSchema, rotatedApiKeySchema, usageSchema } from '../../server/src/api-keys/api-key.schemas.js';
 import type { conversationDetailSchema, conversationSchema } from '../../server/src/concierge/conversations/conversation.schemas.js';
 import type { deliverySchema } from '../../server/src/concierge/deliveries/delivery.schemas.js';
+import type { storedEvent } from '../../server/src/concierge/protocol/frames.js';
 import type { createdDeploymentSchema, deploymentSchema, rotatedSecretSchema } from '../../server/src/deployments/deployment.schemas.js';
 import type { jobAcceptedSchema, jobSchema } from '../../server/src/jobs/job.schemas.js';
 import type { consoleUserSchema } from '../../server/src/console/console.routes.js';
@@ -35,3 +36,5 @@ export type ConsoleUser = NonNullable<z.output<typeof consoleUserSchema>>;
 export type PreviewToken = z.output<typeof previewTokenSchema>;
 /** What a deployment's PUT may add to `meta` (README, Field reference): keys the service does not read. */
 export type SaveMeta = { warnings?: { path: string; message: string }[] };
+export type StoredEvent = z.output<typeof storedEvent>;
+export type Handler = z.output<typeof conversationSchema>['handler'];

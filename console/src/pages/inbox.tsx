@@ -1,0 +1,198 @@
+import { useEffect, useState } from 'preact/hooks';
+import { onActivity } from '../activity';
+import { get, list, post } from '../api';
+import { type Handoff, inboxOrder, transcriptOf, waitingTurnsOf, withEvents } from '../inbox';
+import { when } from '../logic';
+import type { Conversation, ConversationDetail, StoredEvent } from '../types';
+import { ActionForm, Badge, Empty, ErrorNote, Loading, Title, useAction, useLoad } from '../ui';
+
+/** The name this person last used, so a takeover or a message needs it typed once per browser. */
+const NAME_KEY = 'concierge.person-name';
+
+/** The open conversations: those needing a person (at most 100) and the 100 most recent, once each. */
+async function loadOpen(): Promise<Conversation[]> {
+  const [needing, recent] = await Promise.all([
+    list<Conversation>('/api/v1/conversations?status=open&needs_person=true&per_page=100'),
+    list<Conversation>('/api/v1/conversations?status=open&per_page=100'),
+  ]);
+  const byId = new Map([...needing.data, ...recent.data].map((c) => [c.id, c]));
+  return inboxOrder([...byId.values()]);
+}
+
+type Handling = Pick<Handoff, 'handler' | 'name' | 'needs_person' | 'reason'>;
+const handlingOf = (c: Conversation): Handling => ({ handler: c.handler, name: c.handler_name, needs_person: c.needs_person, reason: c.handoff_reason });
+
+function ConversationItem({ c, current }: { c: Conversation; current: boolean }) {
+  return (
+    <li class={c.needs_person ? 'needs' : undefined}>
+      <a href={`#/inbox/${c.id}`} aria-current={current ? 'true' : undefined}>
+        <strong>{c.user.name ?? c.user.sub}</strong>
+        <span class="muted"> · {when(c.last_activity_at)}</span>
+        <br />
+        {c.needs_person && <span class="badge badge-failed">needs a person</span>}
+        {c.handler === 'person' && <span class="badge badge-active">{c.handler_name} handles it</span>}
+        {c.waiting_turns > 0 && (
+          <span class="badge">
+            {c.waiting_turns} waiting turn{c.waiting_turns > 1 ? 's' : ''}
+          </span>
+        )}
+        {c.needs_person && c.handoff_reason && <span class="muted"> {c.handoff_reason}</span>}
+      </a>
+    </li>
+  );
+}
+
+/** One open conversation, live: its transcript, and a person's controls (take over, answer, write, release). */
+function InboxConversation({ id }: { id: string }) {
+  const loaded = useLoad(() => get<ConversationDetail>(`/api/v1/conversations/${id}`), [id]);
+  const [events, setEvents] = useState<StoredEvent[]>([]);
+  const [handling, setHandling] = useState<Handling>();
+  const [name, setName] = useState(() => localStorage.getItem(NAME_KEY) ?? '');
+  const [message, setMessage] = useState('');
+  const [answers, setAnswers] = useState<Record<string, string>>({});
+
+  useEffect(() => {
+    const detail = loaded.data;
+    if (!detail) return;
+    // Events streamed while the detail was on its way are kept.
+    setEvents((live) => withEvents(detail.events, live));
+    setHandling(handlingOf(detail));
+  }, [loaded.data]);
+  useEffect(
+    () =>
+      onActivity((m) => {
+        if (m.kind === 'event' && m.activity.conversation_id === id) setEvents((e) => withEvents(e, [m.activity.event]));
+        if (m.kind === 'handoff' && m.handoff.conversation_id === id) setHandling(m.handoff);
+      }),
+    [id],
+  );
+
+  const path = `/api/v1/conversations/${id}`;
+  const named = () => {
+    const trimmed = name.trim();
+    if (!trimmed) throw new Error('Type your name first: visitors see it beside your words.');
+    localStorage.setItem(NAME_KEY, trimmed);
+    return trimmed;
+  };
+  const takeOver = useAction(async () => setHandling(handlingOf(await post<Conversation>(`${path}/takeover`, { name: named() }))));
+  const release = useAction(async () => setHandling(handlingOf(await post<Conversation>(`${path}/release`))));
+  const write = useAction(async () => {
+    const from = handling?.handler === 'person' && handling.name ? handling.name : named();
+    await post<Conversation>(`${path}/messages`, { text: message, name: from });
+    setMessage('');
+  });
+  const answer = useAction(async (turnId: string) => {
+    await post(`${path}/turns/${turnId}/reply`, { reply_text: answers[turnId] ?? '' });
+    setAnswers((all) => ({ ...all, [turnId]: '' }));
+  });
+
+  if (loaded.error) return <ErrorNote error={loaded.error} />;
+  if (!loaded.data || !handling) return <Loading what="the conversation" />;
+  const c = loaded.data;
+  const ended = c.status === 'ended' || events.some((e) => e.type === 'conversation_ended');
+  const byPerson = handling.handler === 'person';
+  const waiting = waitingTurnsOf(events);
+  const lines = transcriptOf(events);
+
+  return (
+    <section class="inbox-conversation" aria-labelledby="inbox-conversation-title">
+      <h2 id="inbox-conversation-title">{c.user.name ?? c.user.sub}</h2>
+      <p>
+        {ended ? <Badge value="ended" /> : byPerson ? `${handling.name} handles this conversation.` : 'The agent handles this conversation.'} <a href={`#/conversations/${id}`}>Its full history</a>
+      </p>
+      {handling.needs_person && <p class="warn">The agent handed it over: {handling.reason}</p>}
+      <div class="lines" role="log" aria-label="Transcript">
+        <ol class="plain">
+          {lines.length === 0 && <li class="muted">Nothing said yet.</li>}
+          {lines.map((l) => (
+            <li key={l.seq} class={`line line-${l.who}`}>
+              {l.who !== 'notice' && <strong>{l.who === 'visitor' ? 'Visitor' : l.who === 'person' ? l.name : 'Agent'}: </strong>}
+              {l.text}
+              {l.streaming && <span class="muted"> (writing…)</span>}
+            </li>
+          ))}
+        </ol>
+      </div>
+      {!ended && (
+        <>
+          <div class="filters">
+            <label>
+              Your name, as visitors see it
+              <input value={name} maxLength={60} autoComplete="name" onInput={(e) => setName(e.currentTarget.value)} />
+            </label>
+            {byPerson ? (
+              <button type="button" disabled={release.busy} onClick={() => release.start()}>
+                Release to the agent
+              </button>
+            ) : (
+              <button type="button" class="primary" disabled={takeOver.busy} onClick={() => takeOver.start()}>
+                Take over
+              </button>
+            )}
+          </div>
+          <ErrorNote error={takeOver.error ?? release.error} />
+          {waiting.map((turn) => (
+            <ActionForm key={turn.turn_id} onRun={() => answer.start(turn.turn_id)}>
+              <label>
+                Answer “{turn.text}”
+                <textarea rows={2} maxLength={10000} required disabled={!byPerson} value={answers[turn.turn_id] ?? ''} onInput={(e) => setAnswers({ ...answers, [turn.turn_id]: e.currentTarget.value })} />
+              </label>
+              {byPerson ? (
+                <button type="submit" class="primary" disabled={answer.busy}>
+                  Send answer
+                </button>
+              ) : (
+                <p class="muted">Take over to answer it yourself; the agent's hook may still answer.</p>
+              )}
+            </ActionForm>
+          ))}
+          <ErrorNote error={answer.error} />
+          <ActionForm onRun={() => write.start()}>
+            <label>
+              Write to the visitor
+              <textarea rows={2} maxLength={4000} required value={message} onInput={(e) => setMessage(e.currentTarget.value)} />
+            </label>
+            <button type="submit" disabled={write.busy}>
+              Send message
+            </button>
+          </ActionForm>
+          <ErrorNote error={write.error} />
+        </>
+      )}
+    </section>
+  );
+}
+
+/** The inbox (README, The console): open conversations, live, those needing a person first; one of them beside the list. */
+export function InboxPage({ id }: { id: string | undefined }) {
+  const open = useLoad(loadOpen, []);
+  useEffect(() => {
+    // What happened is streamed; the list is read again after a burst of it, not on a timer.
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const off = onActivity(() => {
+      clearTimeout(timer);
+      timer = setTimeout(open.reload, 250);
+    });
+    return () => {
+      off();
+      clearTimeout(timer);
+    };
+  }, []);
+  return (
+    <section>
+      <Title>Inbox</Title>
+      <p class="muted">Open conversations as they happen. Those the agent handed over come first: take one over to answer its visitor yourself.</p>
+      <ErrorNote error={open.error} />
+      <div class="inbox">
+        <nav aria-label="Open conversations">
+          {!open.data && open.loading && <Loading what="open conversations" />}
+          {open.data?.length === 0 && <Empty>No open conversation right now. New ones appear here as visitors start them.</Empty>}
+          <ul class="plain">
+            {open.data?.map((c) => <ConversationItem key={c.id} c={c} current={c.id === id} />)}
+          </ul>
+        </nav>
+        {id ? <InboxConversation key={id} id={id} /> : <p class="muted">Choose a conversation to read it live.</p>}
+      </div>
+    </section>
+  );
+}

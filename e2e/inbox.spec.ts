@@ -1,0 +1,75 @@
+import { audit, consoleErrors, nav, PASSWORD } from './console-kit.js';
+import { ask, conversation, expect, openWidget, test } from './fixtures.js';
+
+/** README, A person in the conversation, as the hotel's reception and its guest meet it: two pages, one console and one widget. */
+test('the inbox: a guest asks for a person, reception is told live, takes over, answers by name, and releases to the agent', async ({ page, context, stack }) => {
+  test.setTimeout(90_000);
+  const reception = await context.newPage();
+  const errors = consoleErrors(reception);
+  // Counts the chime's tones: browsers allow them only after the person's first click.
+  await reception.addInitScript(() => {
+    const w = window as unknown as { __tones: number };
+    w.__tones = 0;
+    const create = AudioContext.prototype.createOscillator;
+    AudioContext.prototype.createOscillator = function (this: AudioContext) {
+      w.__tones++;
+      return create.call(this);
+    };
+  });
+  await reception.goto(`${stack.serviceUrl}/console/#/welcome/${stack.receptionWelcome}`);
+  await reception.getByLabel('Password (at least 12 characters)').fill(PASSWORD);
+  await reception.getByLabel('The same password again').fill(PASSWORD);
+  await reception.getByRole('button', { name: 'Set password and sign in' }).click();
+  await nav(reception, 'Inbox').click();
+  await expect(reception.getByRole('heading', { name: 'Inbox' })).toBeVisible();
+
+  // The guest, on the hotel's site.
+  await openWidget(page, stack);
+  await ask(page, 'Can I talk to a person please?');
+  await expect(conversation(page).getByText('I have asked reception to join this conversation')).toBeVisible();
+
+  // Reception hears and sees it at once, wherever it is in the console; nobody reloaded anything.
+  const notice = reception.getByRole('alert').filter({ hasText: 'A visitor needs a person: The guest asked for a person.' });
+  await expect(notice).toBeVisible();
+  expect(await reception.evaluate(() => (window as unknown as { __tones: number }).__tones)).toBeGreaterThan(0);
+  const open = reception.getByRole('navigation', { name: 'Open conversations' });
+  await expect(open.getByRole('link').first()).toContainText('needs a person');
+  await notice.getByRole('link', { name: 'Open it in the inbox' }).click();
+  const transcript = reception.getByRole('log', { name: 'Transcript' });
+  await expect(transcript).toContainText('Visitor: Can I talk to a person please?');
+  await expect(transcript).toContainText('Agent: Of course: I have asked reception to join this conversation.');
+  await expect(reception.getByText('The agent handed it over: The guest asked for a person')).toBeVisible();
+  await audit(reception, 'inbox needing a person');
+
+  await reception.getByLabel('Your name, as visitors see it').fill('Maria');
+  await reception.getByRole('button', { name: 'Take over' }).click();
+  await expect(reception.getByText('Maria handles this conversation.')).toBeVisible();
+  await expect(notice).toHaveCount(0);
+  await expect(conversation(page).getByText('Maria joined the conversation.')).toBeVisible();
+
+  // While Maria handles it, the guest's question waits for her: the hotel's hook is not called.
+  await ask(page, 'Is the spa open late tonight?');
+  const answer = reception.getByLabel('Answer “Is the spa open late tonight?”');
+  await expect(answer).toBeVisible();
+  expect(await stack.hookCalls('Is the spa open late tonight?')).toBe(0);
+  await answer.fill('Until 10 pm tonight, and I have booked you a massage at 8.');
+  await reception.getByRole('button', { name: 'Send answer' }).click();
+  const fromMaria = conversation(page).getByRole('listitem').filter({ hasText: 'Until 10 pm tonight, and I have booked you a massage at 8.' });
+  await expect(fromMaria).toContainText('Maria');
+  await expect(transcript).toContainText('Maria: Until 10 pm tonight');
+
+  await reception.getByLabel('Write to the visitor').fill('Enjoy your evening!');
+  await reception.getByRole('button', { name: 'Send message' }).click();
+  await expect(conversation(page).getByRole('listitem').filter({ hasText: 'Enjoy your evening!' })).toContainText('Maria');
+  await audit(reception, 'inbox handled by a person');
+
+  await reception.getByRole('button', { name: 'Release to the agent' }).click();
+  await expect(reception.getByText('The agent handles this conversation.')).toBeVisible();
+  await expect(conversation(page).getByText('Maria left the conversation.')).toBeVisible();
+  await ask(page, 'And breakfast tomorrow?');
+  await expect(conversation(page).getByText('Breakfast is served from 7 to 10:30')).toBeVisible();
+  expect(await stack.hookCalls('And breakfast tomorrow?')).toBe(1);
+  await expect(transcript).toContainText('Agent: Breakfast is served from 7 to 10:30');
+  expect(errors).toEqual([]);
+  await reception.close();
+});
