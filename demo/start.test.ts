@@ -87,7 +87,7 @@ describe('npm start and npm run service, started and stopped as a person does', 
     const out = started.out().slice(started.out().indexOf('Listening on'));
     const serviceUrl = /^Listening on (http:\/\/\S+)$/m.exec(out)![1]!;
     // The block, in one piece: where things run, the key and link shown once, the next steps; logs only after it.
-    expect(out).toMatch(/^Listening on \S+\nConsole at \S+\/console\/\nAPI key: vak_\S+\nConsole sign-in: \S+\nDemo at \S+\n\nNext:\n {2}1\. .+\n {2}2\. .+\n {2}3\. .+\nStop with Ctrl-C\. .+\n\n/);
+    expect(out).toMatch(/^Listening on \S+\nConsole at \S+\/console\/\nAPI key: vak_\S+\nConsole sign-in: \S+\nDemo at \S+\nDemo console sign-in \(reception@harbor\.demo, the hotel's Inbox\): \S+\/console\/#\/welcome\/\S+\n\nNext:\n {2}1\. .+\n {2}2\. .+\n {2}3\. .+\nStop with Ctrl-C\. .+\n\n/);
     expect(out.slice(0, out.indexOf('Next:'))).not.toContain('{"level"');
     expect(out).toContain(`Talk to the demo hotel's concierge at ${demoUrl}`);
     expect((await fetch(`${serviceUrl}/healthz`)).status).toBe(200);

@@ -82,26 +82,38 @@ function release(extra: string): void {
   partial = '';
 }
 
-/** The demo customer's key: the remembered one while the service still knows it, else a new customer. */
-async function demoKey(): Promise<string> {
+/** Who at the demo hotel signs in to the console, to answer its guests from the Inbox. */
+const RECEPTION = 'reception@harbor.demo';
+
+/**
+ * The demo customer's key: the remembered one while the service still knows it, else a new
+ * customer, whose reception gets a one-time console link (printed on that start only).
+ */
+async function demoCustomer(): Promise<{ apiKey: string; receptionLink?: string }> {
   if (existsSync(statePath)) {
     const { apiKey } = JSON.parse(readFileSync(statePath, 'utf8')) as Provisioned;
     // A store wiped while demo.json stayed would refuse it: then the demo starts over.
     const probe = await fetch(`${serviceUrl}/api/v1/agents?per_page=1`, { headers: { authorization: `Bearer ${apiKey}` } });
-    if (probe.status !== 401) return apiKey;
+    if (probe.status !== 401) return { apiKey };
     rmSync(statePath);
   }
-  const made = spawnSync(process.execPath, [...TSX, 'server/src/admin.ts', 'create-customer', '--name', 'Harbor Hotel (demo)'], { cwd: ROOT, encoding: 'utf8' });
-  const key = /^API key: (vak_\S+)$/m.exec(made.stdout)?.[1];
-  if (!key) throw new Error(`demo: could not create its customer: ${made.stderr}`);
-  return key;
+  const made = spawnSync(process.execPath, [...TSX, 'server/src/admin.ts', 'create-customer', '--name', 'Harbor Hotel (demo)', '--email', RECEPTION], {
+    cwd: ROOT,
+    // The link must point at the service as it runs (PORT=0 picks its port only at start).
+    env: { ...process.env, PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? serviceUrl },
+    encoding: 'utf8',
+  });
+  const apiKey = /^API key: (vak_\S+)$/m.exec(made.stdout)?.[1];
+  if (!apiKey) throw new Error(`demo: could not create its customer: ${made.stderr}`);
+  return { apiKey, receptionLink: /^Console sign-in: (\S+)$/m.exec(made.stdout)?.[1] };
 }
 
 try {
   mkdirSync(dataDir, { recursive: true });
+  const customer = await demoCustomer();
   const demo = await startDemo({
     serviceUrl,
-    apiKey: await demoKey(),
+    apiKey: customer.apiKey,
     port: demoPort,
     host: process.env.HOST ?? '127.0.0.1',
     statePath,
@@ -109,7 +121,8 @@ try {
   closeDemo = demo.close;
   // The service's own start lines are in `held`; whether they carry a key says if this was a first start.
   const firstStart = (held ?? []).some((line) => line.startsWith('API key: '));
-  release(`Demo at ${demo.url}\n${nextSteps({ url: serviceUrl, firstStart }, demo.url)}`);
+  const reception = customer.receptionLink ? `Demo console sign-in (${RECEPTION}, the hotel's Inbox): ${customer.receptionLink}\n` : '';
+  release(`Demo at ${demo.url}\n${reception}${nextSteps({ url: serviceUrl, firstStart }, demo.url)}`);
 } catch (err) {
   release('');
   process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);

@@ -9,7 +9,8 @@ import { openStore, type Store } from './store/db.js';
 
 const USAGE = `usage:
   npm run admin -- create-customer --name NAME [--email EMAIL]
-  npm run admin -- create-user --customer CUSTOMER_ID --email EMAIL`;
+  npm run admin -- create-user --customer CUSTOMER_ID --email EMAIL
+  npm run admin -- create-user --email EMAIL   (a fresh link for an existing user: a forgotten password)`;
 
 class UsageError extends Error {}
 
@@ -42,6 +43,15 @@ async function run(command: string, values: { name?: string; email?: string; cus
       const { customerId, apiKey } = await createCustomer(db, name);
       const link = email ? await signInLink(store, config, customerId, email) : '';
       return `Customer: ${customerId}\nAPI key: ${apiKey}\n${link}`;
+    });
+  }
+  if (command === 'create-user' && values.customer === undefined) {
+    // Nobody remembers their customer's id: an existing user is found by address alone.
+    const email = emailOf(values.email);
+    return withStore(async (store, config) => {
+      const user = await findUserByEmail(store.db, email);
+      if (!user) throw new UsageError(`${email} has no console account yet: name its customer with --customer CUSTOMER_ID`);
+      return signInLink(store, config, user.customer_id, email);
     });
   }
   if (command === 'create-user') {

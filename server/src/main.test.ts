@@ -58,6 +58,12 @@ describe('the service process', () => {
     const foreign = spawnSync(process.execPath, [...TSX, 'server/src/admin.ts', 'create-user', '--customer', customerId, '--email', 'owner@localhost'], { cwd: ROOT, env: { ...process.env, ...env() }, encoding: 'utf8' });
     expect(foreign.status).toBe(1);
     expect(foreign.stderr).toContain('owner@localhost already belongs to another customer');
+    // A forgotten password, without the customer's id: a fresh link for the user the address names.
+    const again = spawnSync(process.execPath, [...TSX, 'server/src/admin.ts', 'create-user', '--email', 'DESK@second.example'], { cwd: ROOT, env: { ...process.env, ...env() }, encoding: 'utf8' });
+    expect([again.status, again.stdout]).toEqual([0, expect.stringMatching(/^Console sign-in: http:\/\/localhost:0\/console\/#\/welcome\/[A-Za-z0-9_-]{43}\n$/)]);
+    expect(again.stdout).not.toBe(user.stdout);
+    const unknown = spawnSync(process.execPath, [...TSX, 'server/src/admin.ts', 'create-user', '--email', 'nobody@second.example'], { cwd: ROOT, env: { ...process.env, ...env() }, encoding: 'utf8' });
+    expect([unknown.status, unknown.stderr]).toEqual([2, expect.stringContaining('nobody@second.example has no console account yet: name its customer with --customer CUSTOMER_ID')]);
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
   });

@@ -12,7 +12,7 @@ export function nextSteps({ url, firstStart }: { url: string; firstStart: boolea
   const steps = [
     firstStart
       ? 'Keep the API key: it is shown this once. Open the console sign-in link to choose a password for owner@localhost.'
-      : 'Sign in to the console (a forgotten password: npm run admin -- create-user --customer CUSTOMER_ID --email EMAIL).',
+      : 'Sign in to the console (a forgotten password: npm run admin -- create-user --email EMAIL).',
     demoUrl
       ? `Talk to the demo hotel's concierge at ${demoUrl} (the round button, bottom right); ${demoUrl}/qa shows every call on the wire.`
       : `The API, described: ${url}/openapi.json`,
