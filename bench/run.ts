@@ -1,3 +1,4 @@
+import { ACTIVITY, activityFanOut } from './concierge/activity.js';
 import { backlogLatency } from './concierge/backlog.js';
 import { crossNodeLatency } from './concierge/cross-node.js';
 import { bareIdleBytes, serviceIdleBytes } from './concierge/idle.js';
@@ -5,7 +6,7 @@ import { floorLatency, MEASURED, measureReplies, prepareTurns, resolvedTurns, WA
 import { sqliteReplyFloor, sqliteReplyUnit } from './concierge/store-floor.js';
 import { startConcierge } from './concierge/service.js';
 import { firstSpeech, floorStreaming, serviceStreaming, STREAM } from './concierge/streaming.js';
-import { barePipeline, serviceThroughput } from './concierge/throughput.js';
+import { barePipeline, serviceThroughput, type Throughput } from './concierge/throughput.js';
 import { history } from './history.js';
 import { managementList } from './management.js';
 import { buildService, SERVICE_ENTRY } from './process.js';
@@ -83,6 +84,17 @@ const scenarios: Record<string, () => Promise<void>> = {
       { target: 'service, SQLite', 'turns/s': service.turnsPerSecond, 'p50 ms': service.p50, 'p99 ms': service.p99, failed: service.failed, 'refused replies': service.refusedReplies, '×': service.turnsPerSecond / bare.turnsPerSecond },
     ], { 'p50 ms': 1, 'p99 ms': 1, '×': 2 });
     console.log('aim: ≥ 0.5× the bare pipeline');
+  },
+
+  async activity() {
+    const r = await activityFanOut();
+    const row = (target: string, t: Throughput) => ({ target, 'turns/s': t.turnsPerSecond, 'p50 ms': t.p50, 'p99 ms': t.p99, failed: t.failed, '×': t.turnsPerSecond / r.alone.turnsPerSecond });
+    printTable('Activity stream fan-out: the throughput scenario (200 conversations, SQLite) without and with 100 readers of the same customer', [
+      row('no reader', r.alone),
+      row(`${ACTIVITY.readers} readers (${r.messages.toLocaleString('en')} messages read)`, r.read),
+    ], { 'p50 ms': 1, 'p99 ms': 1, '×': 2 });
+    console.log(`each reader's delay, from the hub having an event to the reader having it (the oldest message of 1 in ${ACTIVITY.sampleEvery} reads): p50 ${r.p50.toFixed(0)} ms, p99 ${r.p99.toFixed(0)} ms`);
+    console.log('aim: the readers cost at most 10% of the turns (× ≥ 0.90)');
   },
 
   async backlog() {

@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { startTarget } from '../process.js';
 import { quantile } from '../stats.js';
 import { BenchSocket, type Deployed, type HookCall, replyTo, startCustomer } from './kit.js';
-import { startConcierge } from './service.js';
+import { type Concierge, startConcierge } from './service.js';
 
 const SLOTS = 200;
 const WARM_UP_MS = 2_000;
@@ -82,11 +82,16 @@ export async function barePipeline(): Promise<Throughput> {
   }
 }
 
-export async function serviceThroughput(databaseUrl?: string, nodeArgs?: string[]): Promise<Throughput> {
+/** Something else the service does while the turns run (the activity stream's readers): started once it is up, stopped after. */
+export type Alongside<T> = (concierge: Concierge) => Promise<{ stop(): Promise<T> }>;
+
+export async function serviceThroughput<T = undefined>(o: { databaseUrl?: string; nodeArgs?: string[]; alongside?: Alongside<T> } = {}): Promise<Throughput & { alongside?: T }> {
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-  const concierge = await startConcierge(replying(agent), { ...(databaseUrl ? { databaseUrl } : {}), ...(nodeArgs ? { nodeArgs } : {}) });
+  const concierge = await startConcierge(replying(agent), { ...(o.databaseUrl ? { databaseUrl: o.databaseUrl } : {}), ...(o.nodeArgs ? { nodeArgs: o.nodeArgs } : {}) });
   try {
-    return await drive((slot, round) => BenchSocket.session(concierge.nodes[0]!.url, concierge.dep, `guest-${slot}-${round}`));
+    const beside = await o.alongside?.(concierge);
+    const measured = await drive((slot, round) => BenchSocket.session(concierge.nodes[0]!.url, concierge.dep, `guest-${slot}-${round}`));
+    return { ...measured, alongside: await beside?.stop() };
   } finally {
     await concierge.stop();
     agent.destroy();

@@ -68,7 +68,7 @@ export interface RouteDef<P extends z.ZodType = z.ZodType, Q extends z.ZodType =
     empty?: boolean;
     /** Not JSON: the handler's `data` (text or bytes) is sent as is with this media type. */
     contentType?: string;
-    /** With `contentType`: `data` is an async iterable of text, streamed as it comes, paced by the client's reading. */
+    /** With `contentType`: `data` is an async iterable of text or bytes, streamed as it comes, paced by the client's reading. */
     stream?: boolean;
     /** A stream that lasts as long as its client listens (the activity stream): not counted against the cap on exports. */
     live?: boolean;
@@ -207,7 +207,7 @@ async function stream(res: RouteResponse, def: RouteDef, produce: () => RouteRes
 }
 
 async function writeStream(res: RouteResponse, def: RouteDef, result: RouteResult, stallMs: number | undefined): Promise<void> {
-  const pieces = (result.data as AsyncIterable<string>)[Symbol.asyncIterator]();
+  const pieces = (result.data as AsyncIterable<string | Uint8Array>)[Symbol.asyncIterator]();
   let next = await pieces.next();
   res.writeHead(def.success.status, { ...result.headers, 'Content-Type': def.success.contentType! });
   const gone = new Promise<void>((resolve) => res.once('close', resolve));

@@ -23,9 +23,14 @@ export interface ActivitySettings {
   maxUnsentBytes: number;
   /** A comment this often keeps proxies from closing a quiet stream. */
   heartbeatMs: number;
+  /**
+   * What reaches a feed within this window goes to each reader in one write: with a hundred
+   * readers, a write per event would cost the turns a quarter of their throughput (docs/performance.md).
+   */
+  flushEveryMs: number;
 }
 
-export const ACTIVITY_DEFAULTS: Omit<ActivitySettings, 'otherNodes'> = { catchUpEveryMs: 2_000, maxUnsentBytes: 1024 * 1024, heartbeatMs: 15_000 };
+export const ACTIVITY_DEFAULTS: Omit<ActivitySettings, 'otherNodes'> = { catchUpEveryMs: 2_000, maxUnsentBytes: 1024 * 1024, heartbeatMs: 15_000, flushEveryMs: 25 };
 
 /** How far before a Last-Event-ID a resumed stream reads again: events committed out of their time order are not missed (some are sent twice). */
 const RESUME_MARGIN_MS = 5_000;
@@ -52,44 +57,62 @@ function handoffItem(conversationId: string, deploymentId: string, handoff: Reco
 const handoffOf = (row: HandoffRow) =>
   handoffItem(row.id, row.deployment_id, { handler: row.handler, name: row.handler_name, needs_person: row.needs_person === 1, reason: row.handoff_reason }, Date.parse(row.handoff_at!));
 
+const RETRY = Buffer.from('retry: 2000\n\n');
+const KEEP_ALIVE = Buffer.from(': keep-alive\n\n');
+const piece = (items: readonly Item[]): Buffer => Buffer.from(items.map((i) => i.text).join(''));
+
 /**
- * One reader of the stream: messages wait in its queue until the client takes them. Past
- * `maxUnsentBytes` it is closed (the client resumes with Last-Event-ID), so a reader that stops
- * reading costs bounded memory, like a slow widget socket.
+ * One reader of the stream: what the hub hands it waits in its queue until the client takes it.
+ * Past `maxUnsentBytes` it is closed (the client resumes with Last-Event-ID), so a reader that
+ * stops reading costs bounded memory, like a slow widget socket.
  */
 class ActivityReader {
-  readonly #queue: string[] = [];
+  readonly #queue: Buffer[] = [];
   #bytes = 0;
   #wake: (() => void) | undefined;
   #closed = false;
+  /** Whether anything went out since the last heartbeat. */
+  #spoke = false;
   /** While it catches up from the store, the live items held back. */
   #held: Item[] | undefined = [];
 
-  constructor(private readonly settings: Pick<ActivitySettings, 'maxUnsentBytes' | 'heartbeatMs'>) {}
+  constructor(private readonly settings: Pick<ActivitySettings, 'maxUnsentBytes'>) {}
 
-  push(item: Item): void {
-    if (this.#held) this.#held.push(item);
-    else this.#send(item);
+  /** Live items, and the bytes every reader of the feed is sent for them (made once for all). */
+  take(items: readonly Item[], bytes: Buffer): void {
+    if (this.#held) this.#held.push(...items);
+    else this.#send(bytes);
+    this.#flush();
   }
 
   /** The store's items first, then what came live meanwhile that the store's did not already hold. */
   caughtUp(items: readonly Item[]): void {
     const sent = new Map<string, number>();
-    for (const item of items) {
-      if (item.seq !== undefined) sent.set(item.conversationId, Math.max(item.seq, sent.get(item.conversationId) ?? 0));
-      this.#send(item);
-    }
-    const held = this.#held ?? [];
+    for (const item of items) if (item.seq !== undefined) sent.set(item.conversationId, Math.max(item.seq, sent.get(item.conversationId) ?? 0));
+    const held = (this.#held ?? []).filter((item) => item.seq === undefined || item.seq > (sent.get(item.conversationId) ?? 0));
     this.#held = undefined;
-    for (const item of held) if (item.seq === undefined || item.seq > (sent.get(item.conversationId) ?? 0)) this.#send(item);
+    if (items.length + held.length) this.#send(piece([...items, ...held]));
+    this.#flush();
   }
 
-  #send(item: Item): void {
+  #send(bytes: Buffer): void {
     if (this.#closed) return;
-    this.#queue.push(item.text);
-    this.#bytes += item.text.length;
+    this.#queue.push(bytes);
+    this.#bytes += bytes.length;
     if (this.#bytes > this.settings.maxUnsentBytes) this.close();
-    this.#wake?.();
+  }
+
+  #flush(): void {
+    if (this.#queue.length) this.#wake?.();
+  }
+
+  /** A comment when nothing went out since the last beat, so proxies keep a quiet stream open. */
+  beat(): void {
+    if (!this.#spoke) {
+      this.#send(KEEP_ALIVE);
+      this.#flush();
+    }
+    this.#spoke = false;
   }
 
   close(): void {
@@ -97,26 +120,19 @@ class ActivityReader {
     this.#wake?.();
   }
 
-  /** The stream's text as the client can take it: a retry hint first, then messages, a comment when quiet. */
-  async *chunks(): AsyncGenerator<string> {
-    yield 'retry: 2000\n\n';
-    while (!this.#closed || this.#queue.length) {
-      if (!this.#queue.length) {
-        const quiet = await new Promise<boolean>((resolve) => {
-          const timer = setTimeout(() => resolve(true), this.settings.heartbeatMs);
-          this.#wake = () => {
-            clearTimeout(timer);
-            resolve(false);
-          };
-        });
-        this.#wake = undefined;
-        if (quiet) yield ': keep-alive\n\n';
-        continue;
-      }
+  /** The stream's bytes as the client can take them: a retry hint first, then what each flush handed over. */
+  async *chunks(): AsyncGenerator<Buffer> {
+    yield RETRY;
+    for (;;) {
+      if (!this.#queue.length && !this.#closed) await new Promise<void>((resolve) => (this.#wake = resolve));
+      this.#wake = undefined;
       if (this.#closed) return;
-      const text = this.#queue.splice(0).join('');
+      if (!this.#queue.length) continue;
+      const bytes = this.#queue.length === 1 ? this.#queue[0]! : Buffer.concat(this.#queue);
+      this.#queue.length = 0;
       this.#bytes = 0;
-      yield text;
+      this.#spoke = true;
+      yield bytes;
     }
   }
 }
@@ -124,6 +140,8 @@ class ActivityReader {
 /** A customer's readers on this node, and how far it has told them each conversation (its events' seq, its handoffs' time). */
 interface Feed {
   readers: Set<ActivityReader>;
+  /** Items delivered since the last flush. */
+  pending: Item[];
   lastSeq: Map<string, number>;
   lastHandoff: Map<string, number>;
   /** Since when the store is asked for what other nodes stored. */
@@ -144,6 +162,10 @@ export class ActivityHub {
   readonly #owners = new Map<string, { customer_id: string; deployment_id: string }>();
   readonly #catchUp: BackgroundLoop;
   #unsubscribe: (() => void) | undefined;
+  #heartbeat: NodeJS.Timeout | undefined;
+  /** Feeds given items since the last flush, and the flush that will hand them to their readers. */
+  readonly #unflushed = new Set<Feed>();
+  #flush: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly parts: { db: Db; bus: ConversationBus; health: StoreHealth },
@@ -153,12 +175,17 @@ export class ActivityHub {
   }
 
   start(): void {
+    this.#heartbeat = setInterval(() => {
+      for (const feed of this.#feeds.values()) for (const reader of feed.readers) reader.beat();
+    }, this.settings.heartbeatMs).unref();
     if (!this.settings.otherNodes) return;
     this.#unsubscribe = this.parts.bus.subscribeRemote((conversationId) => void this.#remote(conversationId).catch((err) => this.parts.health.failed(err, 'activity stream')));
     this.#catchUp.start();
   }
 
   async stop(): Promise<void> {
+    clearInterval(this.#heartbeat);
+    clearTimeout(this.#flush);
     this.#unsubscribe?.();
     await this.#catchUp.stop();
     for (const feed of this.#feeds.values()) for (const reader of feed.readers) reader.close();
@@ -179,9 +206,9 @@ export class ActivityHub {
    * A new reader of a customer's activity; with `lastEventId`, what was stored since (and a few
    * seconds before: see RESUME_MARGIN_MS) comes first. Ends when `signal` aborts or the reader falls too far behind.
    */
-  async open(customerId: string, lastEventId: string | undefined, signal: AbortSignal): Promise<AsyncGenerator<string>> {
+  async open(customerId: string, lastEventId: string | undefined, signal: AbortSignal): Promise<AsyncGenerator<Buffer>> {
     let feed = this.#feeds.get(customerId);
-    if (!feed) this.#feeds.set(customerId, (feed = { readers: new Set(), lastSeq: new Map(), lastHandoff: new Map(), since: isoIn(-this.settings.catchUpEveryMs), work: Promise.resolve() }));
+    if (!feed) this.#feeds.set(customerId, (feed = { readers: new Set(), pending: [], lastSeq: new Map(), lastHandoff: new Map(), since: isoIn(-this.settings.catchUpEveryMs), work: Promise.resolve() }));
     const reader = new ActivityReader(this.settings);
     feed.readers.add(reader);
     // Runs twice (the client leaves, then the stream ends): a later feed of this customer is not this one's to remove.
@@ -223,7 +250,18 @@ export class ActivityHub {
     const [told, at] = item.seq !== undefined ? [feed.lastSeq, item.seq] : [feed.lastHandoff, item.handoffAt!];
     if (at <= (told.get(item.conversationId) ?? 0)) return;
     told.set(item.conversationId, at);
-    for (const reader of feed.readers) reader.push(item);
+    feed.pending.push(item);
+    this.#unflushed.add(feed);
+    this.#flush ??= setTimeout(() => {
+      this.#flush = undefined;
+      for (const unflushed of this.#unflushed) {
+        const items = unflushed.pending.splice(0);
+        // One piece for every reader: encoded once, whatever the number of readers.
+        const bytes = piece(items);
+        for (const reader of unflushed.readers) reader.take(items, bytes);
+      }
+      this.#unflushed.clear();
+    }, this.settings.flushEveryMs);
   }
 
   /** Another node stored events of this conversation: read them if their customer has readers here. */

@@ -68,37 +68,58 @@ describe("a customer's readers on one node", () => {
     const hub = new ActivityHub({ db: undefined as never, bus: new LocalBus(), health: undefined as never }, { ...ACTIVITY_DEFAULTS, otherNodes: false });
     const first = new AbortController();
     const a = await hub.open('customer-1', undefined, first.signal);
-    expect((await a.next()).value).toBe('retry: 2000\n\n');
+    expect(String((await a.next()).value)).toBe('retry: 2000\n\n');
     first.abort();
     const b = await hub.open('customer-1', undefined, new AbortController().signal);
-    expect((await b.next()).value).toBe('retry: 2000\n\n');
+    expect(String((await b.next()).value)).toBe('retry: 2000\n\n');
     // The first reader's stream ends only now: its leaving must not take the second's feed with it.
     await a.return(undefined);
     const conversationId = '6f1d0c3e-9a0b-4d7e-8f5a-2b3c4d5e6f70';
     hub.committed([{ customerId: 'customer-1', deploymentId: 'd', conversationId, frames: [{ seq: 1, type: 'greeting', frame: '{"type":"greeting","seq":1,"text":"Hi"}' }] }]);
     const next = await b.next();
-    expect(next.value).toMatch(new RegExp(`^id: \\d+-${conversationId}-1\\ndata: \\{"conversation_id":"${conversationId}","deployment_id":"d","event":\\{"type":"greeting","seq":1,"text":"Hi"\\}\\}\\n\\n$`));
+    expect(String(next.value)).toMatch(new RegExp(`^id: \\d+-${conversationId}-1\\ndata: \\{"conversation_id":"${conversationId}","deployment_id":"d","event":\\{"type":"greeting","seq":1,"text":"Hi"\\}\\}\\n\\n$`));
     await b.return(undefined);
   });
-  it('drops a reader that stops taking messages once it is more than maxUnsentBytes behind, and says something every heartbeat when quiet', async () => {
-    const hub = new ActivityHub({ db: undefined as never, bus: new LocalBus(), health: undefined as never }, { ...ACTIVITY_DEFAULTS, otherNodes: false, maxUnsentBytes: 4096, heartbeatMs: 50 });
+  it('says something every heartbeat to a quiet reader, and only to a quiet one', async () => {
+    const hub = new ActivityHub({ db: undefined as never, bus: new LocalBus(), health: undefined as never }, { ...ACTIVITY_DEFAULTS, otherNodes: false, heartbeatMs: 50 });
+    hub.start();
     const quiet = await hub.open('customer-2', undefined, new AbortController().signal);
-    expect((await quiet.next()).value).toBe('retry: 2000\n\n');
+    expect(String((await quiet.next()).value)).toBe('retry: 2000\n\n');
     const started = Date.now();
-    expect((await quiet.next()).value).toBe(': keep-alive\n\n');
+    expect(String((await quiet.next()).value)).toBe(': keep-alive\n\n');
     expect(Date.now() - started).toBeGreaterThanOrEqual(45);
+    await quiet.return(undefined);
+    await hub.stop();
+  });
 
-    const slow = await hub.open('customer-2', undefined, new AbortController().signal);
-    expect((await slow.next()).value).toBe('retry: 2000\n\n');
+  it('drops a reader that stops taking messages once it is more than maxUnsentBytes behind, while one that reads gets every message', async () => {
+    const hub = new ActivityHub({ db: undefined as never, bus: new LocalBus(), health: undefined as never }, { ...ACTIVITY_DEFAULTS, otherNodes: false, maxUnsentBytes: 4096 });
+    const reading = await hub.open('customer-3', undefined, new AbortController().signal);
+    const slow = await hub.open('customer-3', undefined, new AbortController().signal);
+    for (const reader of [reading, slow]) expect(String((await reader.next()).value)).toBe('retry: 2000\n\n');
     const conversationId = '0b6c3a52-4f3e-4d0a-9b8e-1f2a3b4c5d6e';
     const text = 'x'.repeat(1000);
-    // The quiet reader takes each event as it comes; the slow one takes none.
     for (let seq = 1; seq <= 5; seq++) {
-      hub.committed([{ customerId: 'customer-2', deploymentId: 'd', conversationId, frames: [{ seq, type: 'message', frame: JSON.stringify({ type: 'message', seq, text }) }] }]);
-      expect((await quiet.next()).value).toContain(`"seq":${seq},`);
+      hub.committed([{ customerId: 'customer-3', deploymentId: 'd', conversationId, frames: [{ seq, type: 'message', frame: JSON.stringify({ type: 'message', seq, text }) }] }]);
+      expect(String((await reading.next()).value)).toContain(`"seq":${seq},`);
     }
     // Five 1 kB events pass 4 kB: the slow reader ends without them, and resumes with Last-Event-ID.
     expect(await slow.next()).toEqual({ done: true, value: undefined });
-    await quiet.return(undefined);
+    await reading.return(undefined);
+  });
+
+  it('hands a reader what reached it within the flush window in one piece', async () => {
+    const hub = new ActivityHub({ db: undefined as never, bus: new LocalBus(), health: undefined as never }, { ...ACTIVITY_DEFAULTS, otherNodes: false, flushEveryMs: 30 });
+    const reader = await hub.open('customer-4', undefined, new AbortController().signal);
+    expect(String((await reader.next()).value)).toBe('retry: 2000\n\n');
+    const conversationId = '5d6e7f80-1a2b-4c3d-8e9f-0a1b2c3d4e5f';
+    // The client waits for its next piece, as the route's writer does.
+    const next = reader.next();
+    const started = Date.now();
+    for (let seq = 1; seq <= 3; seq++) hub.committed([{ customerId: 'customer-4', deploymentId: 'd', conversationId, frames: [{ seq, type: 'greeting', frame: JSON.stringify({ type: 'greeting', seq, text: 'Hi' }) }] }]);
+    const piece = String((await next).value);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(25);
+    expect(piece.match(/^id: /gm)).toHaveLength(3);
+    await reader.return(undefined);
   });
 });
