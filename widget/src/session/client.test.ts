@@ -503,6 +503,23 @@ describe('reading a reply out and running its actions', () => {
     expect(spoken).toEqual(['We serve dinner from 6.', 'It ends at 10.', 'Book ahead!', 'See you then.']);
   });
 
+  it("reads a person's message out in the tab whose visitor last spoke, not in one that typed, nor on replay after a reload", async () => {
+    const tab = new TabStorage();
+    const speaking = await page(tab);
+    const typing = await page(new TabStorage());
+    speaking.client.say('Dinner?', 'voice');
+    typing.client.say('Dinner?', 'text');
+    const message = { type: 'message', seq: 3, text: 'Maria here. I will book it for you.', actions: [], name: 'Maria' };
+    for (const { ws } of [speaking, typing]) for (const frame of [...asked('x', 'voice'), message]) ws.receive(frame);
+    expect(speaking.spoken).toEqual(['Maria here.', 'I will book it for you.']);
+    expect(typing.spoken).toEqual([]);
+    speaking.client.stop();
+
+    const reloaded = await page(tab, 3);
+    for (const frame of [...asked('x', 'voice'), message]) reloaded.ws.receive(frame);
+    expect(reloaded.spoken).toEqual([]);
+  });
+
   it('goes on reading after a reload mid-reply from where it stopped; another tab reads nothing', async () => {
     const tab = new TabStorage();
     const first = await page(tab);

@@ -1,4 +1,4 @@
-import { unspoken } from '../speech/sentences';
+import { sentencesOf, unspoken } from '../speech/sentences';
 import { Close, type ClientFrame, type ReplyAction, type ServerFrame, type TurnMode } from './protocol';
 import { applyEvent, emptyView, type Line, replyKey, type Status, type View } from './transcript';
 
@@ -55,6 +55,8 @@ interface Remembered {
    * mid-reply goes on from there instead of saying one twice.
    */
   asked: Record<string, { mode: TurnMode; spoken: number }>;
+  /** How this tab's visitor last asked: a person's message, answering no turn, is read out when it was by voice. */
+  mode?: TurnMode;
 }
 
 const forgotten = (): Remembered => ({ unconfirmed: [], asked: {} });
@@ -169,6 +171,7 @@ export class SessionClient {
   say(text: string, mode: TurnMode): void {
     const turn = { client_turn_id: newId(), text, mode };
     this.#memory.asked[turn.client_turn_id] = { mode, spoken: 0 };
+    this.#memory.mode = mode;
     this.#memory.unconfirmed.push(turn);
     this.#remember();
     this.#addSending(turn);
@@ -293,6 +296,7 @@ export class SessionClient {
     }
     this.#setView(applyEvent(this.view, frame));
     if (frame.type === 'reply_part' || frame.type === 'reply' || frame.type === 'turn_failed') this.#answer(frame, replayed);
+    if (frame.type === 'message' && !replayed && this.#memory.mode === 'voice') for (const sentence of sentencesOf(frame.text, true)) this.#o.speak?.(sentence);
     if (frame.type === 'conversation_ended') this.#finish(frame.reason);
   }
 
