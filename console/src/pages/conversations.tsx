@@ -74,7 +74,14 @@ export function ConversationPage({ id }: { id: string }) {
       <Title>Conversation with {c.user.name ?? c.user.sub}</Title>
       <p>
         <Badge value={c.status} /> {c.end_reason ? `ended: ${c.end_reason} · ` : ''}started {when(c.created_at)} · agent v{c.agent_version} · {c.turn_count} turns
-        {c.failed_turn_count ? `, ${c.failed_turn_count} failed` : ''}
+        {c.failed_turn_count ? `, ${c.failed_turn_count} failed` : ''} · {c.handler === 'person' ? `handled by ${c.handler_name}` : 'handled by the agent'}
+        {c.needs_person ? ` · needs a person: ${c.handoff_reason}` : ''}
+        {c.status === 'open' && (
+          <>
+            {' · '}
+            <a href={`#/inbox/${c.id}`}>Open in the inbox</a>
+          </>
+        )}
       </p>
       <div class="actions">
         <button type="button" onClick={loaded.reload}>
@@ -92,7 +99,7 @@ export function ConversationPage({ id }: { id: string }) {
 
 export function ConversationsPage() {
   const initial = new URLSearchParams(location.hash.split('?')[1]);
-  const [filters, setFilters] = useState({ deployment_id: initial.get('deployment_id') ?? '', agent_id: '', status: '', search: '', user_sub: '', has_failures: '', created_after: '', created_before: '' });
+  const [filters, setFilters] = useState({ deployment_id: initial.get('deployment_id') ?? '', agent_id: '', status: '', search: '', user_sub: '', has_failures: '', handler: '', needs_person: '', created_after: '', created_before: '' });
   const [page, setPage] = useState(1);
   const set = (key: keyof typeof filters) => (e: { currentTarget: { value: string } }) => {
     setFilters({ ...filters, [key]: e.currentTarget.value });
@@ -131,6 +138,22 @@ export function ConversationsPage() {
             <option value="">Any</option>
             <option value="true">With failures</option>
             <option value="false">Without failures</option>
+          </select>
+        </label>
+        <label>
+          Handled by
+          <select value={filters.handler} onChange={set('handler')}>
+            <option value="">Anyone</option>
+            <option value="agent">The agent</option>
+            <option value="person">A person</option>
+          </select>
+        </label>
+        <label>
+          Needs a person
+          <select value={filters.needs_person} onChange={set('needs_person')}>
+            <option value="">Any</option>
+            <option value="true">Needs a person</option>
+            <option value="false">Does not</option>
           </select>
         </label>
         <label>
@@ -175,6 +198,8 @@ export function ConversationsPage() {
               <>
                 <Badge value={c.status} />
                 {c.failed_turn_count > 0 && <span class="badge badge-failed">{c.failed_turn_count} failed</span>}
+                {c.needs_person && <span class="badge badge-failed">needs a person</span>}
+                {c.handler === 'person' && <span class="badge badge-active">{c.handler_name} handles it</span>}
               </>
             ),
           },
