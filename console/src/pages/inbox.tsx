@@ -77,8 +77,7 @@ function InboxConversation({ id }: { id: string }) {
   const takeOver = useAction(async () => setHandling(handlingOf(await post<Conversation>(`${path}/takeover`, { name: named() }))));
   const release = useAction(async () => setHandling(handlingOf(await post<Conversation>(`${path}/release`))));
   const write = useAction(async () => {
-    const from = handling?.handler === 'person' && handling.name ? handling.name : named();
-    await post<Conversation>(`${path}/messages`, { text: message, name: from });
+    await post<Conversation>(`${path}/messages`, { text: message, name: named() });
     setMessage('');
   });
   const answer = useAction(async (turnId: string) => {
