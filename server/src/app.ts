@@ -25,7 +25,7 @@ import { SESSION_DEFAULTS, SessionGateway } from './concierge/sessions/session.g
 import { replyRoutes } from './concierge/turns/reply.routes.js';
 import { peopleRoutes } from './concierge/turns/people.routes.js';
 import { ACTIVITY_DEFAULTS, ActivityHub } from './concierge/activity/activity.hub.js';
-import { activityRoutes } from './concierge/activity/activity.routes.js';
+import { ACTIVITY_RECHECK_MS, activityRoutes } from './concierge/activity/activity.routes.js';
 import { ConversationHandling } from './concierge/conversations/handling.js';
 import { ReplyService } from './concierge/turns/reply.service.js';
 import { TURN_DEFAULTS, TurnService } from './concierge/turns/turn.service.js';
@@ -33,6 +33,7 @@ import { TurnSweep } from './concierge/turns/turn.sweep.js';
 import { deploymentRoutes } from './deployments/deployment.routes.js';
 import { DeploymentService } from './deployments/deployment.service.js';
 import { previewTokenRoute } from './deployments/preview-token.routes.js';
+import { credentialCheck } from './http/auth.js';
 import { httpServer } from './http/http-server.js';
 import { PublicAddress } from './http/public-address.js';
 import type { RouteDef } from './http/route.js';
@@ -71,6 +72,8 @@ export interface AppOptions {
   pgSchema?: string;
   /** Where the built console is (default `console/dist`). */
   consoleDir?: string;
+  /** How often an open activity stream asks whether its key or session still holds, shortened by tests. */
+  activityRecheckMs?: number;
 }
 
 export interface App {
@@ -148,7 +151,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...conversationRoutes(conversationHistory, conversations),
     ...deliveryRoutes(new DeliveryService({ db, deployments, egress, address })),
     ...replyRoutes(replies, { signatureFailuresPerMinute: config.replySignatureFailuresPerMinute, trustProxyHops: config.trustProxyHops }),
-    ...activityRoutes(activity),
+    ...activityRoutes(activity, { holds: credentialCheck(keys, consoleAccounts), recheckMs: options.activityRecheckMs ?? ACTIVITY_RECHECK_MS }),
     ...peopleRoutes({ handling: new ConversationHandling({ db, deployments, events }), history: conversationHistory, replies }),
     ...apiKeyRoutes({ db, usage, keys }),
     ...consoleRoutes({ accounts: consoleAccounts, address, trustProxyHops: config.trustProxyHops }),

@@ -37,5 +37,6 @@ export async function readActivity(url: string, headers: Record<string, string>)
       // stopped
     }
   })();
-  return { res, messages, raw, stop: async () => { stop.abort(); await done; } };
+  /** `ended`: the server closed the stream. */
+  return { res, messages, raw, ended: done, stop: async () => { stop.abort(); await done; } };
 }

@@ -5,7 +5,7 @@ import { SignJWT } from 'jose';
 import WebSocket from 'ws';
 import { serverFrame } from '../src/concierge/protocol/frames.js';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
-import { type Client, client, createPublishedAgent, type StoreKind, startService, type TestService } from './harness.js';
+import { type Client, client, createPublishedAgent, type ServiceOptions, type StoreKind, startService, type TestService } from './harness.js';
 
 export interface HookCall {
   /** The path called: `/hook`, or `/transcript...` (any path under it reaches the transcript list). */
@@ -165,11 +165,11 @@ export async function postReply(service: Pick<TestService, 'url'>, deploymentId:
 export type CustomerServer = Awaited<ReturnType<typeof startCustomerServer>>;
 
 /** A service on `kind` for the suite, and a customer server of each test's own. */
-export function serviceWithCustomer(kind: StoreKind): { service(): TestService; customer(): CustomerServer } {
+export function serviceWithCustomer(kind: StoreKind, options: ServiceOptions = {}): { service(): TestService; customer(): CustomerServer } {
   let service: TestService | undefined;
   let customer: CustomerServer | undefined;
   beforeAll(async () => {
-    service = await startService(kind);
+    service = await startService(kind, options);
   });
   afterAll(async () => {
     await service?.close();

@@ -35,6 +35,8 @@ export interface ServiceOptions {
   jobs?: JobRunnerSettings;
   sessions?: AppOptions['sessions'];
   consoleDir?: string;
+  /** How often an open activity stream asks whether its credential still holds. */
+  activityRecheckMs?: number;
 }
 
 export interface TestService {
@@ -96,6 +98,7 @@ async function startOn(place: Place, options: ServiceOptions): Promise<TestServi
     sessions: { sweepIntervalMs: 200, ...options.sessions },
     ...(options.timeouts ? { timeouts: options.timeouts } : {}),
     ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}),
+    ...(options.activityRecheckMs ? { activityRecheckMs: options.activityRecheckMs } : {}),
     ...(place.pgSchema ? { pgSchema: place.pgSchema } : {}),
   });
   const url = await app.listen();

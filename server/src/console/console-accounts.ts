@@ -136,6 +136,16 @@ export class ConsoleAccounts {
     return { userId: row.user_id, customerId: row.customer_id };
   }
 
+  /**
+   * Whether a session still holds (not signed out, past its end or idle), without counting as
+   * its use: a stream left open must not keep an unattended console signed in.
+   */
+  async holds(token: string): Promise<boolean> {
+    const row = await findSession(this.parts.db, secretDigest(token));
+    const now = Date.now();
+    return row !== undefined && Date.parse(row.expires_at) > now && Date.parse(row.last_seen_at) + SESSION_IDLE_MS > now;
+  }
+
   /** The signed-in user (the fields README, The console lists), for the console's header; null when the session is not valid. */
   async whoIs(token: string): Promise<{ id: string; email: string; created_at: string; last_sign_in_at: string | null } | null> {
     const who = await this.identify(token);

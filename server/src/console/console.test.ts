@@ -5,7 +5,8 @@ import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { deploy } from '../../test/concierge-kit.js';
-import { call, client, describeEachStore, expectError, type StoreKind, startService, type TestService } from '../../test/harness.js';
+import { readActivity } from '../../test/activity-reader.js';
+import { call, client, describeEachStore, expectError, type StoreKind, startService, type TestService, waitFor } from '../../test/harness.js';
 
 const PASSWORD = 'correct horse battery';
 const CONSOLE = { 'x-requested-with': 'concierge-console' };
@@ -33,7 +34,7 @@ function suite(kind: StoreKind) {
     writeFileSync(join(dir, 'index.html'), '<!doctype html><title>Console</title><script type="module" src="./assets/app.js"></script>');
     writeFileSync(join(dir, 'assets', 'app.js'), 'export {};');
     writeFileSync(join(dir, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
-    service = await startService(kind, { consoleDir: dir });
+    service = await startService(kind, { consoleDir: dir, activityRecheckMs: 100 });
     ({ customerId, apiKey } = await service.newCustomer('Harbor Hotel'));
   });
   afterAll(async () => {
@@ -106,6 +107,25 @@ function suite(kind: StoreKind) {
     expect(await open({ origin: 'https://evil.example' })).toBe(401);
     // Every other route still wants the console's header.
     expectError(await agents(session, {}), 401, 'unauthorized');
+  });
+
+  it('ends an open activity stream once its session is signed out, and an open stream does not keep the session alive', async () => {
+    const db = service.app.store.db;
+    const session = await welcomed('stream@example.com');
+    const reader = await readActivity(service.url, { cookie: `concierge_session=${session}` });
+    expect(reader.res.status).toBe(200);
+    // Half an hour without a click: the stream's own checks must not count as one.
+    const halfAnHourAgo = new Date(Date.now() - 30 * 60_000).toISOString();
+    await db.updateTable('console_sessions').set({ last_seen_at: halfAnHourAgo }).execute();
+    let ended = false;
+    void reader.ended.then(() => (ended = true));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(ended).toBe(false);
+    const seen = await db.selectFrom('console_sessions').select('last_seen_at').execute();
+    expect(new Set(seen.map((r) => r.last_seen_at))).toEqual(new Set([halfAnHourAgo]));
+
+    expect((await call(service.url, 'DELETE', '/console/session', { headers: { cookie: `concierge_session=${session}` } })).status).toBe(204);
+    await waitFor(async () => ended, 3_000, 'the stream to end');
   });
 
   it("acts for the user's customer only: another customer's agent is 404, a new one is the user's", async () => {

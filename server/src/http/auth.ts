@@ -57,6 +57,19 @@ export function resolvePrincipal(keys: ApiKeyAuthenticator, usage: UsageRecorder
   };
 }
 
+/**
+ * Whether the key or console session a request came with still holds, asked again by responses
+ * that outlive a request (the activity stream): a revoked key or a signed-out session ends them.
+ */
+export function credentialCheck(keys: ApiKeyAuthenticator, accounts: ConsoleAccounts): (req: RouteRequest) => Promise<boolean> {
+  return async (req) => {
+    const match = BEARER.exec(req.headers.authorization ?? '');
+    if (match) return (await keys.authenticate(match[1]!)) !== null;
+    const token = readCookie(req, SESSION_COOKIE);
+    return token !== undefined && (await accounts.holds(token));
+  };
+}
+
 export const requirePrincipal: Middleware = (_req, res, next) => {
   if (!res.locals.principal) throw new AppError('unauthorized', 'A valid API key is required: Authorization: Bearer <api key> (or a console session)');
   next();

@@ -1,16 +1,27 @@
 import { z } from 'zod';
 import { defineRoute, type RouteDef } from '../../http/route.js';
+import type { RouteRequest } from '../../http/exchange.js';
 import type { ActivityHub } from './activity.hub.js';
 
+/** How often an open activity stream asks whether its credential still holds. */
+export const ACTIVITY_RECHECK_MS = 60_000;
+
+export interface ActivityAccess {
+  /** Whether the request's key or console session still holds. */
+  holds(req: RouteRequest): Promise<boolean>;
+  /** How often an open stream asks: a revoked key or a signed-out session ends it within this. */
+  recheckMs: number;
+}
+
 /** GET /api/v1/activity (README, A person in the conversation): the customer's conversations as they happen. */
-export function activityRoutes(hub: ActivityHub): RouteDef[] {
+export function activityRoutes(hub: ActivityHub, access: ActivityAccess): RouteDef[] {
   return [
     defineRoute({
       method: 'get',
       path: '/api/v1/activity',
       operationId: 'streamActivity',
       summary:
-        "Server-Sent Events: every stored widget event of the customer's conversations (`{conversation_id, deployment_id, event}`) and every change of who handles one (`event: handoff`), as they are stored, on any node. Each has an `id:`; reconnecting with `Last-Event-ID` resumes from it (a few events may come twice: deduplicate on conversation_id and event.seq). A comment every 15 s keeps it open; a reader more than 1 MiB behind is dropped and resumes. With the console's cookie, EventSource needs no X-Requested-With",
+        "Server-Sent Events: every stored widget event of the customer's conversations (`{conversation_id, deployment_id, event}`) and every change of who handles one (`event: handoff`), as they are stored, on any node. Each has an `id:`; reconnecting with `Last-Event-ID` resumes from it (a few events may come twice: deduplicate on conversation_id and event.seq). A comment every 15 s keeps it open; a reader more than 1 MiB behind is dropped and resumes; the stream ends within a minute of its key being revoked or its console session ending. With the console's cookie, EventSource needs no X-Requested-With",
       tag: 'Conversations',
       success: {
         status: 200,
@@ -22,7 +33,12 @@ export function activityRoutes(hub: ActivityHub): RouteDef[] {
       },
       handler: async ({ principal, req, res }) => {
         const gone = new AbortController();
-        res.once('close', () => gone.abort());
+        // A store that cannot answer is not a refusal: the stream goes on, and is asked again next time.
+        const recheck = setInterval(() => void access.holds(req).then((holds) => holds || gone.abort(), () => {}), access.recheckMs).unref();
+        res.once('close', () => {
+          clearInterval(recheck);
+          gone.abort();
+        });
         const last = req.headers['last-event-id'];
         const data = await hub.open(principal.customerId, typeof last === 'string' ? last : undefined, gone.signal);
         return { data, headers: { 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' } };

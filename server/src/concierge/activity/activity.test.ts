@@ -7,7 +7,7 @@ import { ACTIVITY_DEFAULTS, ActivityHub } from './activity.hub.js';
 
 /** README, A person in the conversation: the activity stream. */
 describeEachStore('the activity stream', (kind) => {
-  const { service, customer } = serviceWithCustomer(kind);
+  const { service, customer } = serviceWithCustomer(kind, { activityRecheckMs: 100 });
 
   it("carries every stored event of the customer's conversations and their handoffs, live; resumes with Last-Event-ID; never another customer's", async () => {
     const mine = await deploy(service(), { hook_url: customer().hookUrl });
@@ -54,6 +54,19 @@ describeEachStore('the activity stream', (kind) => {
     await resumed.stop();
     widget.close();
     stranger.close();
+  });
+
+  it('ends within its recheck once its key is revoked, and not while the key holds', async () => {
+    const mine = await deploy(service(), { hook_url: customer().hookUrl });
+    const reader = await readActivity(service().url, { authorization: `Bearer ${mine.apiKey}` });
+    expect(reader.res.status).toBe(200);
+    let ended = false;
+    void reader.ended.then(() => (ended = true));
+    await new Promise((r) => setTimeout(r, 500));
+    expect(ended).toBe(false);
+    expect((await mine.api.post('/api/v1/settings/api-key/rotate')).status).toBe(200);
+    await waitFor(async () => ended, 3_000, 'the stream to end');
+    expect((await fetch(`${service().url}/api/v1/activity`, { headers: { authorization: `Bearer ${mine.apiKey}` } })).status).toBe(401);
   });
 
   it('needs a key or the console cookie', async () => {
