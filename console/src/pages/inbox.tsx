@@ -63,6 +63,7 @@ function InboxConversation({ id }: { id: string }) {
       onActivity((m) => {
         if (m.kind === 'event' && m.activity.conversation_id === id) setEvents((e) => withEvents(e, [m.activity.event]));
         if (m.kind === 'handoff' && m.handoff.conversation_id === id) setHandling(m.handoff);
+        if (m.kind === 'resync') loaded.reload();
       }),
     [id],
   );
