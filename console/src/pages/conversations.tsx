@@ -97,6 +97,14 @@ export function ConversationPage({ id }: { id: string }) {
   );
 }
 
+/** The list's filters that take one of a few values: the query key, its label, and each value with its words. */
+const CHOICES = [
+  ['status', 'Status', [['', 'Any'], ['open', 'open'], ['ended', 'ended']]],
+  ['has_failures', 'Failures', [['', 'Any'], ['true', 'With failures'], ['false', 'Without failures']]],
+  ['handler', 'Handled by', [['', 'Anyone'], ['agent', 'The agent'], ['person', 'A person']]],
+  ['needs_person', 'Needs a person', [['', 'Any'], ['true', 'Needs a person'], ['false', 'Does not']]],
+] as const;
+
 export function ConversationsPage() {
   const initial = new URLSearchParams(location.hash.split('?')[1]);
   const [filters, setFilters] = useState({ deployment_id: initial.get('deployment_id') ?? '', agent_id: '', status: '', search: '', user_sub: '', has_failures: '', handler: '', needs_person: '', created_after: '', created_before: '' });
@@ -124,38 +132,18 @@ export function ConversationsPage() {
           Search what was said
           <input type="search" maxLength={200} value={filters.search} onInput={set('search')} />
         </label>
-        <label>
-          Status
-          <select value={filters.status} onChange={set('status')}>
-            <option value="">Any</option>
-            <option value="open">open</option>
-            <option value="ended">ended</option>
-          </select>
-        </label>
-        <label>
-          Failures
-          <select value={filters.has_failures} onChange={set('has_failures')}>
-            <option value="">Any</option>
-            <option value="true">With failures</option>
-            <option value="false">Without failures</option>
-          </select>
-        </label>
-        <label>
-          Handled by
-          <select value={filters.handler} onChange={set('handler')}>
-            <option value="">Anyone</option>
-            <option value="agent">The agent</option>
-            <option value="person">A person</option>
-          </select>
-        </label>
-        <label>
-          Needs a person
-          <select value={filters.needs_person} onChange={set('needs_person')}>
-            <option value="">Any</option>
-            <option value="true">Needs a person</option>
-            <option value="false">Does not</option>
-          </select>
-        </label>
+        {CHOICES.map(([key, label, options]) => (
+          <label key={key}>
+            {label}
+            <select value={filters[key]} onChange={set(key)}>
+              {options.map(([value, text]) => (
+                <option key={value} value={value}>
+                  {text}
+                </option>
+              ))}
+            </select>
+          </label>
+        ))}
         <label>
           Visitor (sub)
           <input value={filters.user_sub} onInput={set('user_sub')} />
