@@ -7,7 +7,7 @@ test('the inbox: a guest asks for a person, reception is told live, takes over, 
   const reception = await context.newPage();
   const errors = consoleErrors(reception);
   // Counts the chime's tones: browsers allow them only after the person's first click.
-  await reception.addInitScript(() => {
+  const countTones = () => {
     const w = window as unknown as { __tones: number };
     w.__tones = 0;
     const create = AudioContext.prototype.createOscillator;
@@ -15,13 +15,20 @@ test('the inbox: a guest asks for a person, reception is told live, takes over, 
       w.__tones++;
       return create.call(this);
     };
-  });
+  };
+  const tones = (p: typeof reception) => p.evaluate(() => (window as unknown as { __tones: number }).__tones);
+  await reception.addInitScript(countTones);
   await reception.goto(`${stack.serviceUrl}/console/#/welcome/${stack.receptionWelcome}`);
   await reception.getByLabel('Password (at least 12 characters)').fill(PASSWORD);
   await reception.getByLabel('The same password again').fill(PASSWORD);
   await reception.getByRole('button', { name: 'Set password and sign in' }).click();
   await nav(reception, 'Inbox').click();
   await expect(reception.getByRole('heading', { name: 'Inbox' })).toBeVisible();
+  // A second console tab of the same person, never clicked: it shows the notice but stays silent.
+  const untouched = await context.newPage();
+  await untouched.addInitScript(countTones);
+  await untouched.goto(`${stack.serviceUrl}/console/#/inbox`);
+  await expect(untouched.getByRole('heading', { name: 'Inbox' })).toBeVisible();
 
   // The guest, on the hotel's site.
   await openWidget(page, stack);
@@ -31,7 +38,10 @@ test('the inbox: a guest asks for a person, reception is told live, takes over, 
   // Reception hears and sees it at once, wherever it is in the console; nobody reloaded anything.
   const notice = reception.getByRole('alert').filter({ hasText: 'A visitor needs a person: The guest asked for a person.' });
   await expect(notice).toBeVisible();
-  expect(await reception.evaluate(() => (window as unknown as { __tones: number }).__tones)).toBeGreaterThan(0);
+  expect(await tones(reception)).toBeGreaterThan(0);
+  await expect(untouched.getByRole('alert').filter({ hasText: 'A visitor needs a person' })).toBeVisible();
+  expect(await tones(untouched)).toBe(0);
+  await untouched.close();
   const open = reception.getByRole('navigation', { name: 'Open conversations' });
   await expect(open.getByRole('link').first()).toContainText('needs a person');
   await notice.getByRole('link', { name: 'Open it in the inbox' }).click();

@@ -167,11 +167,14 @@ function InboxConversation({ id }: { id: string }) {
 export function InboxPage({ id }: { id: string | undefined }) {
   const open = useLoad(loadOpen, []);
   useEffect(() => {
-    // What happened is streamed; the list is read again after a burst of it, not on a timer.
+    // What happened is streamed; the list is read again at most every 250 ms while it happens, not
+    // on a timer. Not a debounce: under steady traffic a debounce would never fire.
     let timer: ReturnType<typeof setTimeout> | undefined;
     const off = onActivity(() => {
-      clearTimeout(timer);
-      timer = setTimeout(open.reload, 250);
+      timer ??= setTimeout(() => {
+        timer = undefined;
+        open.reload();
+      }, 250);
     });
     return () => {
       off();
