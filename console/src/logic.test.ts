@@ -72,6 +72,7 @@ describe('console view logic', () => {
       client_turn_id: 'c',
       text: 'Is breakfast included?',
       mode: 'text',
+      language: 'en-US',
       status: 'resolved',
       failure_reason: null,
       reply_text: 'Yes, 7 to 10.',

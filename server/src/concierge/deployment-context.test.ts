@@ -54,6 +54,15 @@ describe("the agent the widget is told of", () => {
     expect(voiceOf({ name: 7, rate: 'fast' })).toEqual({});
     expect(voiceOf('Samantha')).toEqual({ name: 'Samantha' });
     expect(voiceOf(null)).toBeNull();
-    expect(agentInfo('Front desk', null)).toEqual({ name: 'Front desk', greeting: null, language: null, voice: null });
+    expect(agentInfo('Front desk', null)).toEqual({ name: 'Front desk', greeting: null, language: 'en-US', voice: null });
+  });
+
+  it("reads the spec's language as a BCP 47 tag in its canonical case, en-US when it has none or no valid one", () => {
+    const languageOf = (language: unknown) => agentInfo('Front desk', JSON.stringify({ language })).language;
+    expect(languageOf('fr-fr')).toBe('fr-FR');
+    expect(languageOf('zh-hans-cn')).toBe('zh-Hans-CN');
+    expect(languageOf('not a language')).toBe('en-US');
+    expect(languageOf(7)).toBe('en-US');
+    expect(languageOf(undefined)).toBe('en-US');
   });
 });

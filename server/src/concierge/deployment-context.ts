@@ -6,7 +6,7 @@ import { liveSecrets } from '../deployments/signing-secret.js';
 import { deploymentIdsOfAgent } from '../deployments/deployment.repository.js';
 import { type ChannelConfig, effectiveEngagementRules, effectiveRuntimeConfig } from '../deployments/deployment.schemas.js';
 import type { CallDirection, DeploymentStatus } from '../deployments/deployment.table.js';
-import type { AgentInfo, AgentVoice, WidgetTheme } from './protocol/frames.js';
+import { type AgentInfo, type AgentVoice, languageTag, type WidgetTheme } from './protocol/frames.js';
 
 /** What a session, a turn or a reply needs to know about its deployment, defaults applied. */
 export interface DeploymentContext {
@@ -93,7 +93,7 @@ export function agentInfo(name: string, specText: string | null): AgentInfo {
   return {
     name,
     greeting: typeof spec.greeting === 'string' ? spec.greeting : null,
-    language: typeof spec.language === 'string' ? spec.language : null,
+    language: languageOf(spec.language),
     voice: voiceOf(spec.voice),
   };
 }
@@ -165,6 +165,12 @@ export class DeploymentDirectory {
  * The spec's `voice` as the widget reads it: the fields of README's Field reference, each kept
  * only with its documented type; a bare string (an older spec) names the voice.
  */
+/** The agent's `language` (README, Field reference): a BCP 47 tag in its canonical case, `en-US` when it has none or no valid one. */
+function languageOf(language: unknown): string {
+  const parsed = languageTag.safeParse(language);
+  return parsed.success ? parsed.data : 'en-US';
+}
+
 function voiceOf(voice: unknown): AgentVoice | null {
   if (typeof voice === 'string') return { name: voice };
   if (!voice || typeof voice !== 'object') return null;

@@ -28,6 +28,7 @@ export const turnCreatedBody = z
     }),
     text: z.string().meta({ description: 'What the visitor said (a voice turn arrives transcribed)' }),
     mode: z.enum(turnModes),
+    language: z.string().meta({ description: "The visitor's language (BCP 47): their choice in the widget's language menu, else the agent's `language`. Answer in it" }),
     reply_url: z.url().meta({ description: 'Where to POST the deferred reply, signed: `{conversation_id, turn_id, reply_text, actions?}`, or its parts first: `{conversation_id, turn_id, part, text}`' }),
   })
   .meta({ id: 'TurnCreatedHook' });
@@ -51,7 +52,7 @@ const transcriptData: Record<TranscriptEventType, z.ZodType> = {
     user: z.strictObject({ sub: z.string(), name: z.string().nullable() }),
     call_direction: z.enum(['inbound', 'outbound']),
   }),
-  'turn.created': z.strictObject({ turn_id: turnId, client_turn_id: z.string(), text: z.string(), mode: z.enum(turnModes) }),
+  'turn.created': z.strictObject({ turn_id: turnId, client_turn_id: z.string(), text: z.string(), mode: z.enum(turnModes), language: z.string().meta({ description: "The visitor's language (BCP 47)" }) }),
   'turn.acknowledged': z.strictObject({ turn_id: turnId }),
   'turn.resolved': z.strictObject({
     turn_id: turnId,

@@ -109,6 +109,7 @@ export class ConversationHistory {
         client_turn_id: turn.client_turn_id,
         text: turn.text,
         mode: turn.mode,
+        language: turn.language,
         status: turn.status,
         failure_reason: turn.failure_reason,
         reply_text: turn.reply_text,

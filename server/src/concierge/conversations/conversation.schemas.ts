@@ -36,6 +36,7 @@ const turnSchema = z
     client_turn_id: z.string(),
     text: z.string(),
     mode: z.enum(turnModes),
+    language: z.string().nullable().meta({ description: "The visitor's language for this turn (BCP 47): their choice in the widget's language menu, else the agent's; null for turns taken before languages were recorded" }),
     status: z.enum(turnStatuses),
     failure_reason: z.enum(turnFailures).nullable(),
     reply_text: z.string().nullable().meta({ description: 'The final reply (what the parts were replaced with)' }),

@@ -41,6 +41,8 @@ export interface TurnTable {
   client_turn_id: string;
   text: string;
   mode: TurnMode;
+  /** The visitor's language for this turn (BCP 47); null for turns taken before it was recorded. */
+  language: string | null;
   status: TurnStatus;
   delivery_id: string;
   reply_text: string | null;

@@ -73,6 +73,8 @@ export const turnLifecycle = {
       client_turn_id: input.client_turn_id,
       text: input.text,
       mode: input.mode,
+      // The conversation's language unless the visitor chose another (README, The widget in your visitors' languages).
+      language: input.language ?? at.dep.agent.language,
       status: byPerson ? 'acknowledged' : 'pending',
       delivery_id: newId(),
       reply_text: null,
@@ -91,7 +93,7 @@ export const turnLifecycle = {
     };
     await insertTurn(unit.trx, turn);
     const accepted = { turn_id: turn.id, client_turn_id: turn.client_turn_id, text: turn.text, mode: turn.mode };
-    const taken = joined({ events: [{ type: 'turn_accepted', ...accepted }], transcript: [{ type: 'turn.created', data: accepted }] }, ...(byPerson ? [told.acknowledged(turn.id)] : []));
+    const taken = joined({ events: [{ type: 'turn_accepted', ...accepted }], transcript: [{ type: 'turn.created', data: { ...accepted, language: turn.language } }] }, ...(byPerson ? [told.acknowledged(turn.id)] : []));
     await unit.record(at, { ...taken, conversation: { turn_count: conversation.turn_count + 1 } });
     return turn;
   },

@@ -90,6 +90,7 @@ export class DeliveryService {
       user: { sub: 'test-visitor', name: 'Test visitor', ctx: null },
       text: 'This is a test turn sent from test-hook. Is the hook reachable?',
       mode: 'text' as const,
+      language: dep.agent.language,
       reply_url: `${this.parts.address.url}/embed/concierge/${dep.id}/replies`,
     };
     const sent = await sendTurnCreated(dep, url, sample, this.parts.egress, { mark: 'test' });

@@ -21,6 +21,20 @@ export type WidgetErrorCode = (typeof widgetErrorCodes)[number];
 
 const token = z.string().min(1).max(8192);
 
+/** A BCP 47 language tag (`de-DE`, `zh-Hans`), as `Intl` reads it, in its canonical case. */
+export const languageTag = z
+  .string()
+  .max(35)
+  .transform((tag, ctx) => {
+    try {
+      return Intl.getCanonicalLocales(tag)[0]!;
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be a BCP 47 language tag such as de-DE' });
+      return z.NEVER;
+    }
+  })
+  .meta({ description: 'A BCP 47 language tag such as `de-DE`' });
+
 export const clientMessage = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('hello'), token, conversation_id: z.uuid().optional(), last_seq: z.number().int().min(0).optional() }),
   z.strictObject({
@@ -28,6 +42,8 @@ export const clientMessage = z.discriminatedUnion('type', [
     client_turn_id: z.string().min(1).max(64),
     text: z.string().min(1).max(4000),
     mode: z.enum(turnModes),
+    // The visitor's choice in the language menu (README, The widget in your visitors' languages).
+    language: languageTag.optional(),
   }),
   z.strictObject({ type: z.literal('refresh_token'), token }),
   z.strictObject({ type: z.literal('end') }),
@@ -35,7 +51,7 @@ export const clientMessage = z.discriminatedUnion('type', [
 ]);
 export type ClientMessage = z.infer<typeof clientMessage>;
 
-/** The deployment's `channel_config.widget`: title, accent colour, position (keys it does not know are kept, and ignored). */
+/** The deployment's `channel_config.widget`: title, accent colour, position, languages (keys it does not know are kept, and ignored). */
 export const widgetTheme = z.looseObject({
   title: z.string().max(100).optional(),
   // Only hex colours: the value is written into the widget's CSS.
@@ -44,6 +60,12 @@ export const widgetTheme = z.looseObject({
     .regex(/^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/, 'must be a hex colour such as #0a7cff')
     .optional(),
   position: z.enum(['bottom-right', 'bottom-left']).optional(),
+  languages: languageTag
+    .array()
+    .max(20)
+    .refine((tags) => new Set(tags).size === tags.length, 'must not name a language twice')
+    .optional()
+    .meta({ description: "The languages the widget's menu offers (two or more show it): the visitor's choice sets the widget's words, speech and each turn's `language`" }),
 });
 export type WidgetTheme = z.infer<typeof widgetTheme>;
 
@@ -109,7 +131,7 @@ export type NewEvent = StoredEvent extends infer E ? (E extends StoredEvent ? Om
 export const agentVoice = z.strictObject({ name: z.string().optional(), rate: z.number().optional(), pitch: z.number().optional() });
 export type AgentVoice = z.infer<typeof agentVoice>;
 
-const agentInfo = z.strictObject({ name: z.string(), greeting: z.string().nullable(), language: z.string().nullable(), voice: agentVoice.nullable() });
+const agentInfo = z.strictObject({ name: z.string(), greeting: z.string().nullable(), language: z.string(), voice: agentVoice.nullable() });
 export type AgentInfo = z.infer<typeof agentInfo>;
 
 const readyFrame = z.strictObject({

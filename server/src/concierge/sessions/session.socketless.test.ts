@@ -29,7 +29,7 @@ const dep = {
   id: '0b7f7f7e-3c1a-4d9b-9a3e-6f2a1c0d4e5f',
   status: 'active',
   secrets: ['whsec_unit'],
-  agent: { name: 'Front desk', greeting: null, language: null, voice: null },
+  agent: { name: 'Front desk', greeting: null, language: 'en-US', voice: null },
   widget: {},
 } as unknown as DeploymentContext;
 

@@ -137,7 +137,7 @@ export class TurnService {
 /** One attempt of a turn's hook call. */
 function postTurn(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow, replyUrl: string, egress: EgressPolicy, signal: AbortSignal) {
   const user = { sub: conversation.user_sub, name: conversation.user_name, ctx: conversation.user_ctx ? JSON.parse(conversation.user_ctx) : null };
-  const call = { delivery_id: turn.delivery_id, deployment_id: dep.id, agent_id: dep.agentId, conversation_id: conversation.id, turn_id: turn.id, user, text: turn.text, mode: turn.mode, reply_url: replyUrl };
+  const call = { delivery_id: turn.delivery_id, deployment_id: dep.id, agent_id: dep.agentId, conversation_id: conversation.id, turn_id: turn.id, user, text: turn.text, mode: turn.mode, language: turn.language ?? dep.agent.language, reply_url: replyUrl };
   return sendTurnCreated(dep, dep.hookUrl!, call, egress, { signal });
 }
 

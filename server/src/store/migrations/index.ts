@@ -13,6 +13,7 @@ import { outboxHeads } from './2026-11-25-03-outbox-heads.js';
 import { transcriptTarget } from './2026-11-25-04-transcript-target.js';
 import { replyParts } from './2026-11-25-05-reply-parts.js';
 import { people } from './2026-11-25-06-people.js';
+import { turnLanguage } from './2026-11-26-01-turn-language.js';
 
 /** Every migration, in order. Names are timestamps so they sort the way they apply. */
 export const migrations: Record<string, Migration> = {
@@ -30,4 +31,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25-04-transcript-target': transcriptTarget,
   '2026-11-25-05-reply-parts': replyParts,
   '2026-11-25-06-people': people,
+  '2026-11-26-01-turn-language': turnLanguage,
 };
