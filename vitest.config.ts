@@ -1,6 +1,9 @@
 import { defineConfig } from 'vitest/config';
+import { readCatalogue } from './server/src/widget-catalogue.js';
 
 export default defineConfig({
+  // As the widget's build defines it (widget/vite.config.ts).
+  define: { __CATALOGUE_VERSION__: JSON.stringify(readCatalogue().version) },
   test: {
     include: ['server/**/*.test.ts', 'widget/**/*.test.ts', 'console/**/*.test.ts', 'demo/**/*.test.ts'],
     pool: 'forks',

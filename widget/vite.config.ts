@@ -1,13 +1,45 @@
-import { defineConfig } from 'vite';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { defineConfig, type Plugin } from 'vite';
+import { readCatalogue } from '../server/src/widget-catalogue.ts';
 
-/** One self-contained IIFE (Preact included) for the script tag; the service serves it as is. */
+/**
+ * `concierge.js`, the file the script tag loads: widget/script-tag.js with the entry module's
+ * hashed name written in (README, Putting the widget on a site).
+ */
+function scriptTag(): Plugin {
+  return {
+    name: 'concierge-script-tag',
+    generateBundle(_, bundle) {
+      const entry = Object.values(bundle).find((file) => file.type === 'chunk' && file.isEntry)!;
+      // Without its comments: every host page loads it.
+      const code = readFileSync(join(import.meta.dirname, 'script-tag.js'), 'utf8').replace(/^\s*\/\/.*\n/gm, '');
+      this.emitFile({ type: 'asset', fileName: 'concierge.js', source: code.replace('WIDGET_MODULE', JSON.stringify(entry.fileName)) });
+    },
+  };
+}
+
+/**
+ * The widget as ES modules under `assets/` (hashed names, cacheable for good): the entry holds
+ * Preact, the session and the launcher; the panel is its own module, fetched when the widget
+ * first opens.
+ */
 export default defineConfig({
   root: import.meta.dirname,
+  // The widget asks for other locales' words under this version: cacheable for as long as it holds.
+  define: { __CATALOGUE_VERSION__: JSON.stringify(readCatalogue().version) },
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
+  plugins: [scriptTag()],
   build: {
     outDir: 'dist',
     emptyOutDir: true,
     target: 'es2022',
-    lib: { entry: 'src/loader.tsx', formats: ['iife'], name: 'ConciergeWidget', fileName: () => 'concierge.js' },
+    manifest: true,
+    modulePreload: false,
+    rollupOptions: {
+      input: { widget: join(import.meta.dirname, 'src/loader.tsx') },
+      preserveEntrySignatures: false,
+      output: { format: 'es', entryFileNames: 'assets/[name]-[hash].js', chunkFileNames: 'assets/[name]-[hash].js' },
+    },
   },
 });

@@ -49,7 +49,7 @@ import { openStore, type Store } from './store/db.js';
 import { StoreHealth } from './store/store-health.js';
 import { WriteBatcher } from './store/write-batcher.js';
 import { systemRoutes } from './system.routes.js';
-import { widgetRoute } from './widget.route.js';
+import { widgetLocaleRoute, widgetModuleRoute, widgetRoute } from './widget.route.js';
 
 export interface AppOptions {
   config: Config;
@@ -156,6 +156,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...apiKeyRoutes({ db, usage, keys }),
     ...consoleRoutes({ accounts: consoleAccounts, address, trustProxyHops: config.trustProxyHops }),
     widgetRoute(),
+    widgetModuleRoute(),
+    widgetLocaleRoute(),
   ];
   const timeouts = { headersMs: 10_000, bodyMs: 10_000, streamStallMs: 30_000, ...options.timeouts };
   const { server, served } = httpServer({ routes, logger, health, keys, usage, accounts: consoleAccounts, idempotency, address }, { config, timeouts, consoleDir: options.consoleDir });

@@ -3,7 +3,9 @@ import { type ClientAction, SessionClient, type SessionEvent } from './session/c
 import { browserSurroundings } from './session/surroundings';
 import { browserSpeech, type Speech } from './speech/speech';
 import { App } from './ui/app';
-import css from './ui/styles.css?inline';
+import { loadWords, localeFor } from './ui/words';
+import css from './ui/launcher.css?inline';
+import { adopt } from './ui/styles';
 
 export interface InitOptions {
   deploymentId: string;
@@ -17,6 +19,8 @@ export interface InitOptions {
   speech?: Speech;
   /** Start with the panel open. */
   open?: boolean;
+  /** The widget's words in this locale (README, The widget in your visitors' languages), unless the visitor chooses another language. */
+  locale?: string;
 }
 
 type EventName = SessionEvent['type'];
@@ -28,8 +32,8 @@ type ActionHandler = (args: Record<string, unknown>, context: { turnId: string |
 const actions = new Map<string, ActionHandler>();
 
 const PREFIX = '[concierge]';
-const script = document.currentScript as HTMLScriptElement | null;
-const scriptBase = script?.src ? new URL(script.src).origin : location.origin;
+/** The service this module was loaded from. */
+const scriptBase = new URL(import.meta.url).origin;
 
 /** One widget on the page; the public API below drives it and never throws into the host page. */
 class Widget {
@@ -39,8 +43,8 @@ class Widget {
   private readonly handlers = new Map<EventName, Set<Handler>>();
   private opened = false;
 
-  constructor(options: InitOptions) {
-    const baseUrl = (options.baseUrl ?? scriptBase).replace(/\/$/, '');
+  constructor(private readonly options: InitOptions) {
+    const baseUrl = (this.baseUrl = (options.baseUrl ?? scriptBase).replace(/\/$/, ''));
     const getToken = options.getToken ?? (options.tokenUrl ? fetchToken(new URL(options.tokenUrl, location.href).href) : undefined);
     if (!options.deploymentId || !getToken) throw new Error('init needs deploymentId and getToken (or tokenUrl)');
     this.speech = options.speech ?? browserSpeech();
@@ -50,26 +54,32 @@ class Widget {
       getToken,
       storage: safeSessionStorage(),
       surroundings: browserSurroundings(),
-      speak: (sentence) => {
-        const agent = this.client.view.agent;
-        this.speech.speak(sentence, agent?.language ?? undefined, agent?.voice ?? undefined);
-      },
+      speak: (sentence) => this.speech.speak(sentence, this.client.language, this.client.view.agent?.voice ?? undefined),
       act: (action, turnId) => this.runAction(action, turnId),
     });
-    this.client.onEvent((event) => this.dispatch(event));
+    this.client.onEvent((event) => {
+      // The agent's language is known once the session is ready: the words may follow it.
+      if (event.type === 'ready') this.showWords();
+      this.dispatch(event);
+    });
     this.host.setAttribute('data-concierge', '');
-    const root = this.host.attachShadow({ mode: 'open' });
-    // A constructed stylesheet: no <style> element, so a strict style-src CSP does not block it.
-    const sheet = new CSSStyleSheet();
-    sheet.replaceSync(css);
-    root.adoptedStyleSheets = [sheet];
+    adopt(this.host.attachShadow({ mode: 'open' }), css);
     // The bundle may run (async) before <body> exists: the host joins the page once it does.
     const mount = () => document.body.appendChild(this.host);
     if (document.body) mount();
     else document.addEventListener('DOMContentLoaded', mount, { once: true });
     this.opened = Boolean(options.open);
     this.client.start();
+    this.showWords();
     this.render();
+  }
+
+  private readonly baseUrl: string;
+
+  /** The widget's words follow the visitor's menu choice, `init({locale})`, the browser's languages, the agent's language, then English. */
+  private showWords(): void {
+    const tags = [this.client.chosenLanguage, this.options.locale, ...navigator.languages, this.client.view.agent?.language];
+    void loadWords(localeFor(tags), this.baseUrl).then(() => this.render());
   }
 
   setOpen(open: boolean): void {
@@ -115,7 +125,11 @@ class Widget {
 
   private render(): void {
     const onError = (code: string, message: string) => this.dispatch({ type: 'error', code, message });
-    render(<App client={this.client} speech={this.speech} open={this.opened} setOpen={(open) => this.setOpen(open)} onError={onError} />, this.host.shadowRoot!);
+    const onLanguage = (tag: string) => {
+      this.client.chooseLanguage(tag);
+      this.showWords();
+    };
+    render(<App client={this.client} speech={this.speech} open={this.opened} setOpen={(open) => this.setOpen(open)} onError={onError} onLanguage={onLanguage} />, this.host.shadowRoot!);
   }
 }
 
@@ -168,14 +182,9 @@ const api = {
   }),
 };
 
+// The script tag (widget/script-tag.js) queued the page's calls, its own data-* attributes first as an `init`: they run in order.
 type Queued = [keyof typeof api, unknown[]];
 const win = window as unknown as { Concierge?: { q?: Queued[] } | typeof api };
 const queued = (win.Concierge && 'q' in win.Concierge ? win.Concierge.q : undefined) ?? [];
 win.Concierge = api;
-
-// A script tag with data-deployment-id starts a widget by itself; queued calls then run in order.
-const data = script?.dataset;
-if (data?.deploymentId) {
-  api.init({ deploymentId: data.deploymentId, ...(data.tokenUrl ? { tokenUrl: data.tokenUrl } : {}), ...(data.baseUrl ? { baseUrl: data.baseUrl } : {}) });
-}
 for (const [name, args] of queued) (api[name] as (...a: unknown[]) => void)?.(...args);

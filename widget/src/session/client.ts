@@ -48,7 +48,7 @@ export type SessionEvent =
 interface Remembered {
   conversation_id?: string;
   /** Turns sent but not yet confirmed by `turn_accepted`: resent with the same id after a reconnect. */
-  unconfirmed: { client_turn_id: string; text: string; mode: TurnMode }[];
+  unconfirmed: { client_turn_id: string; text: string; mode: TurnMode; language?: string }[];
   /**
    * Turns this tab asked, not yet answered, by `client_turn_id`: only this tab speaks their replies
    * and runs their actions. `spoken`: the sentences of the reply already read out, so a reload
@@ -57,9 +57,11 @@ interface Remembered {
   asked: Record<string, { mode: TurnMode; spoken: number }>;
   /** How this tab's visitor last asked: a person's message, answering no turn, is read out when it was by voice. */
   mode?: TurnMode;
+  /** The visitor's choice in the language menu: kept for a new conversation too. */
+  language?: string;
 }
 
-const forgotten = (): Remembered => ({ unconfirmed: [], asked: {} });
+const forgotten = (language?: string): Remembered => ({ unconfirmed: [], asked: {}, language });
 
 const MAX_BACKOFF_MS = 30_000;
 const REFRESH_BEFORE_MS = 60_000;
@@ -167,9 +169,26 @@ export class SessionClient {
     this.#drop(1000);
   }
 
+  /** The visitor's choice in the language menu, if they made one. */
+  get chosenLanguage(): string | undefined {
+    return this.#memory.language;
+  }
+
+  /** The conversation's language: the visitor's choice, else the agent's (README, The widget in your visitors' languages). */
+  get language(): string {
+    return this.#memory.language ?? this.view.agent?.language ?? 'en-US';
+  }
+
+  /** The visitor chose a language: each turn from now on is sent in it. */
+  chooseLanguage(language: string): void {
+    this.#memory.language = language;
+    this.#remember();
+    this.#setView({ ...this.view });
+  }
+
   /** Sends a visitor's turn; it shows at once and is resent until the server confirms it. */
   say(text: string, mode: TurnMode): void {
-    const turn = { client_turn_id: newId(), text, mode };
+    const turn = { client_turn_id: newId(), text, mode, language: this.#memory.language };
     this.#memory.asked[turn.client_turn_id] = { mode, spoken: 0 };
     this.#memory.mode = mode;
     this.#memory.unconfirmed.push(turn);
@@ -192,7 +211,7 @@ export class SessionClient {
   /** After an ended conversation: forget it and start a new one. */
   restart(): void {
     this.stop();
-    this.#memory = forgotten();
+    this.#memory = forgotten(this.#memory.language);
     this.#remember();
     this.#lastSeq = 0;
     this.#historySeq = undefined;
@@ -384,7 +403,7 @@ export class SessionClient {
   }
 
   #finish(reason: string): void {
-    this.#memory = forgotten();
+    this.#memory = forgotten(this.#memory.language);
     this.#remember();
     this.#link = 'ended';
     this.#setView({ ...this.view, status: 'ended', ended: this.view.ended ?? (reason as View['ended']) });

@@ -15,10 +15,10 @@ export interface Speech {
   /** False where the browser has no recognition: the mic button is hidden and text still works. */
   readonly canListen: boolean;
   /** Listens once; `onInterim` sees the words so far; resolves with the final words (empty if none), rejects with a {@link ListenError}. */
-  listen(language: string | undefined, onInterim: (text: string) => void): Promise<string>;
+  listen(language: string, onInterim: (text: string) => void): Promise<string>;
   stopListening(): void;
-  /** Queues `text` after whatever is being said, in the agent's voice: its name, rate and pitch. */
-  speak(text: string, language: string | undefined, voice: AgentVoice | undefined): void;
+  /** Queues `text` after whatever is being said, in `language`: in the agent's voice (its name, rate and pitch) when that voice speaks it, else the best voice the browser has for it. */
+  speak(text: string, language: string, voice: AgentVoice | undefined): void;
   /** Barge-in: stops whatever is being said, and what waits to be. */
   silence(): void;
 }
@@ -53,7 +53,7 @@ export function browserSpeech(win: Window = window): Speech {
         if (!Recognizer) return reject(new ListenError('unavailable'));
         const recognition = new Recognizer();
         active = recognition;
-        recognition.lang = language ?? win.navigator.language;
+        recognition.lang = language;
         recognition.interimResults = true;
         recognition.continuous = false;
         let final = '';
@@ -85,9 +85,8 @@ export function browserSpeech(win: Window = window): Speech {
     speak(text, language, voice) {
       if (!synth) return;
       const utterance = new SpeechSynthesisUtterance(text);
-      if (language) utterance.lang = language;
-      const name = voice?.name;
-      const chosen = name ? synth.getVoices().find((v) => v.name === name || v.voiceURI === name) : undefined;
+      utterance.lang = language;
+      const chosen = voiceFor(synth.getVoices(), language, voice?.name);
       if (chosen) utterance.voice = chosen;
       // The Web Speech API's ranges: rate 0.1 to 10, pitch 0 to 2 (1 is the voice's own).
       if (typeof voice?.rate === 'number') utterance.rate = clamp(voice.rate, 0.1, 10);
@@ -98,6 +97,21 @@ export function browserSpeech(win: Window = window): Speech {
       synth?.cancel();
     },
   };
+}
+
+const tagOf = (lang: string): string => lang.replace('_', '-').toLowerCase();
+
+/**
+ * The best of `voices` for `language`: the one named `name` (the agent's) if it speaks that
+ * language; then a voice for the exact tag before one for the language alone (`en-GB` for
+ * `en-US`), a natural-sounding one (engines call them Natural, Neural, Enhanced or Premium)
+ * before a plain one, and the browser's default before the rest. None if no voice speaks it.
+ */
+export function voiceFor(voices: SpeechSynthesisVoice[], language: string, name: string | undefined): SpeechSynthesisVoice | undefined {
+  const wanted = tagOf(language);
+  const score = (v: SpeechSynthesisVoice) =>
+    (v.name === name || v.voiceURI === name ? 8 : 0) + (tagOf(v.lang) === wanted ? 4 : 0) + (/natural|neural|enhanced|premium/i.test(v.name) ? 2 : 0) + (v.default ? 1 : 0);
+  return voices.filter((v) => tagOf(v.lang).split('-')[0] === wanted.split('-')[0]).sort((a, b) => score(b) - score(a))[0];
 }
 
 const clamp = (value: number, min: number, max: number): number => Math.min(max, Math.max(min, value));
