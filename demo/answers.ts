@@ -8,11 +8,17 @@ export interface Answer {
   handoff?: string;
 }
 
-/** The demo hotel's "AI": a few keyword rules, enough for QA to see real answers come back. `site` is the hotel's own address, for its links. */
-export function answerFor(question: string, site: string): Answer {
+/**
+ * The demo hotel's "AI": a few keyword rules, enough for QA to see real answers come back. `site`
+ * is the hotel's own address, for its links; `language` the turn's (the visitor's choice in the
+ * widget's menu): in German, French or Spanish the hotel greets and answers in that language.
+ */
+export function answerFor(question: string, site: string, language = 'en-US'): Answer {
   if (/\b(a person|reception|human|someone real)\b/i.test(question)) {
     return { text: 'Of course: I have asked reception to join this conversation. Someone will be with you in a moment.', handoff: 'The guest asked for a person' };
   }
+  const local = SPOKEN[language.split('-')[0]!];
+  if (local) return { text: local.hello.test(question) ? local.greeting : local.passedOn(question.slice(0, 80)) };
   if (/table|dinner|restaurant/i.test(question)) {
     return {
       text: 'Our restaurant by the water serves dinner from 6 to 10 pm. Pick a time and I will ask the front desk to hold a table, or book online.',
@@ -30,6 +36,13 @@ export function answerFor(question: string, site: string): Answer {
   }
   return { text: `Good question. I have passed "${question.slice(0, 80)}" on to the front desk; they can also help by phone on 9.` };
 }
+
+/** The languages the demo hotel answers in besides English: a greeting, and passing the question on. */
+const SPOKEN: Record<string, { hello: RegExp; greeting: string; passedOn(question: string): string }> = {
+  de: { hello: /hallo|guten (tag|morgen|abend)/i, greeting: 'Hallo! Wie kann ich Ihnen bei Ihrem Aufenthalt helfen?', passedOn: (q) => `Gute Frage. Ich habe „${q}“ an die Rezeption weitergegeben; dort hilft man Ihnen auch telefonisch unter der 9.` },
+  fr: { hello: /bonjour|bonsoir|salut/i, greeting: 'Bonjour ! Comment puis-je vous aider pendant votre séjour ?', passedOn: (q) => `Bonne question. J’ai transmis « ${q} » à la réception ; vous pouvez aussi l’appeler au 9.` },
+  es: { hello: /hola|buen(os|as) (días|tardes|noches)/i, greeting: '¡Hola! ¿En qué puedo ayudarle durante su estancia?', passedOn: (q) => `Buena pregunta. He pasado «${q}» a la recepción; también pueden ayudarle por teléfono en el 9.` },
+};
 
 const RULES: [RegExp, string][] = [
   [/breakfast|morning|eat/i, 'Breakfast is served from 7 to 10:30 in the garden room, on weekends until 11.'],

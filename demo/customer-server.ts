@@ -113,9 +113,9 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
     const raw = await readBody(req);
     const signature = req.headers['x-service-signature'];
     const verified = verifySignature(deployment!.signingSecret, raw, typeof signature === 'string' ? signature : undefined);
-    const call = JSON.parse(raw.toString('utf8')) as { turn_id: string; conversation_id: string; text: string; mode: string; reply_url: string };
+    const call = JSON.parse(raw.toString('utf8')) as { turn_id: string; conversation_id: string; text: string; mode: string; language: string; reply_url: string };
     const { mode, delayMs } = behaviour;
-    record('hook', `turn "${call.text.slice(0, 60)}" (${call.mode}) → ${verified ? 'signature ok' : 'BAD SIGNATURE'}, ${mode}`, {
+    record('hook', `turn "${call.text.slice(0, 60)}" (${call.mode}, ${call.language}) → ${verified ? 'signature ok' : 'BAD SIGNATURE'}, ${mode}`, {
       signature,
       delivery: req.headers['x-service-delivery'],
       verified,
@@ -125,7 +125,7 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
     if (!verified) return json(res, 401, { error: 'bad signature' });
     if (mode === 'hook_500') return json(res, 500, { error: 'the hotel server is down (QA)' });
     if (mode === 'hook_400') return json(res, 400, { error: 'the hotel server refuses this turn (QA)' });
-    const answer = answerFor(call.text, siteUrl);
+    const answer = answerFor(call.text, siteUrl, call.language);
     const reply = { reply_text: answer.text, ...(answer.actions ? { actions: answer.actions } : {}) };
     // A handoff is only ever said in the hook's own answer: whatever the mode, it is answered at once.
     if (answer.handoff) return json(res, 200, { ...reply, handoff: { reason: answer.handoff } });

@@ -32,7 +32,8 @@ const channel = (hooks: DemoHooks) => ({
   hook_url: hooks.hookUrl,
   transcript_hook_url: hooks.transcriptUrl,
   allowed_origins: [hooks.origin],
-  widget: { title: 'Harbor Hotel', accent_color: '#0b6e4f', position: 'bottom-right' },
+  // The language menu: the hotel answers in German, French and Spanish too (demo/answers.ts).
+  widget: { title: 'Harbor Hotel', accent_color: '#0b6e4f', position: 'bottom-right', languages: ['en-US', 'de-DE', 'fr-FR', 'es-ES', 'ar-SA', 'he-IL'] },
 });
 
 /**

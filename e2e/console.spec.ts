@@ -92,8 +92,24 @@ test('a new customer walks the whole path in the console, under its CSP, without
     await expect(page.getByRole('button', { name: 'Deactivate' })).toBeVisible();
     await audit(page, 'deployment');
 
+    // The widget's language menu, and a preview of its words in Japanese.
+    const languages = page.getByLabel(/^Languages in the widget's menu/);
+    await languages.fill('en-US\nja-JP\nen_GB');
+    await expect(page.getByText('en_GB is not a BCP 47 language tag (such as de-DE)')).toBeVisible();
+    await languages.fill('en-US\nja-JP');
+    const saved = page.waitForResponse((res) => res.request().method() === 'PUT' && res.url().includes('/api/v1/deployments/'));
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    expect((await saved).status()).toBe(200);
+    await page.getByLabel("Preview the widget's words in").selectOption('ja');
+    await page.getByRole('link', { name: 'Open the preview in Try it' }).click();
+    await expect(page.getByRole('textbox', { name: 'メッセージ' })).toHaveAttribute('placeholder', '質問を入力…');
+    await expect(page.getByRole('combobox', { name: '言語' })).toHaveValue('en-US');
+    await expect(page.getByLabel("Widget's words")).toHaveValue('ja');
+    await audit(page, 'try-it-japanese');
+    await page.goBack();
+
     // Try it: the real widget, a text turn answered by the customer's server, the timeline beside it.
-    await page.getByRole('main').getByRole('link', { name: 'Try it' }).click();
+    await page.getByRole('main').getByRole('link', { name: 'Try it', exact: true }).click();
     await page.getByRole('textbox', { name: 'Your message' }).fill('Is breakfast included?');
     await page.getByRole('button', { name: 'Send' }).click();
     await expect(page.getByText('Breakfast is served from 7 to 10.').first()).toBeVisible();
@@ -104,7 +120,7 @@ test('a new customer walks the whole path in the console, under its CSP, without
     // The conversation's timeline, and a transcript event sent again.
     await nav(page, 'Conversations').click();
     await page.getByRole('link', { name: 'Console preview' }).first().click();
-    await expect(page.locator('.timeline').first()).toContainText('Visitor (text): Is breakfast included?');
+    await expect(page.locator('.timeline').first()).toContainText('Visitor (text, en-US): Is breakfast included?');
     await expect(page.locator('.timeline').first()).toContainText('Hook attempt 1: 202');
     const before = customer.state.transcript.length;
     expect(before).toBeGreaterThan(0);

@@ -1,5 +1,6 @@
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { expect, test as base } from './fixtures.js';
+import { seriousViolations } from './widget-audit.js';
 
 /**
  * The same widget in Debian's Firefox ESR, driven over WebDriver BiDi by puppeteer-core (Playwright
@@ -82,4 +83,52 @@ test('Firefox: a streamed reply offers quick replies that ask, and the page runs
   await type(tab, 'And the rooms?');
   await waitForTranscript(tab, /All twenty-four rooms look over the harbour/);
   await tab.waitForFunction(() => document.getElementById('rooms')?.dataset.shownTimes === '1', { timeout: 5_000 });
+});
+
+/** The page's `navigator.languages`, as a visitor's browser set to them reports it. */
+const speaking = (tab: Page, languages: string[]) =>
+  tab.evaluateOnNewDocument((list) => Object.defineProperty(Navigator.prototype, 'languages', { get: () => list, configurable: true }), languages);
+
+/** What the widget's shadow root shows of an element: its attribute, or its text. */
+const shown = (tab: Page, selector: string, attribute?: string) =>
+  tab.evaluate(
+    (sel, attr) => {
+      const el = document.querySelector('[data-concierge]')?.shadowRoot?.querySelector(sel);
+      return (attr ? el?.getAttribute(attr) : el?.textContent) ?? null;
+    },
+    selector,
+    attribute,
+  );
+
+test('Firefox: a German browser gets German words; the menu switches them and the turn’s language, and survives a reload; axe finds nothing', async ({ tab, stack }) => {
+  await speaking(tab, ['de-DE', 'de']);
+  await tab.goto(stack.demoUrl);
+  await tab.waitForFunction(() => document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('.launcher')?.getAttribute('aria-label') === 'Mit Harbor Hotel chatten', { timeout: 10_000, polling: 100 });
+  await (await tab.waitForSelector(widget('.launcher')))!.click();
+  await tab.waitForSelector(widget('textarea'), { visible: true });
+  expect([await shown(tab, 'textarea', 'placeholder'), await shown(tab, 'button[type=submit]')]).toEqual(['Stellen Sie eine Frage…', 'Senden']);
+  expect(await seriousViolations(tab), 'German, open').toEqual([]);
+
+  await (await tab.waitForSelector(widget('.head select')))!.select('de-DE');
+  await type(tab, 'Hallo');
+  await waitForTranscript(tab, /Hallo! Wie kann ich Ihnen bei Ihrem Aufenthalt helfen\?/);
+  await (await tab.waitForSelector(widget('.head select')))!.select('fr-FR');
+  await tab.waitForFunction(() => document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('button[type=submit]')?.textContent === 'Envoyer', { timeout: 10_000, polling: 100 });
+  await tab.reload();
+  await (await tab.waitForSelector(widget('.launcher')))!.click();
+  await tab.waitForFunction(() => document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('textarea')?.placeholder === 'Posez une question…', { timeout: 10_000, polling: 100 });
+  expect(await tab.evaluate(() => document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('select')?.value)).toBe('fr-FR');
+});
+
+test('Firefox: a Hebrew browser gets the panel right to left, mirrored to the other side, and axe finds nothing', async ({ tab, stack }) => {
+  await speaking(tab, ['he-IL']);
+  await tab.goto(stack.demoUrl);
+  await tab.waitForFunction(() => document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('.root')?.getAttribute('lang') === 'he', { timeout: 10_000, polling: 100 });
+  const launcher = (await tab.waitForSelector(widget('.launcher')))!;
+  const box = (await launcher.boundingBox())!;
+  expect(box.x + box.width).toBeLessThan((await tab.evaluate(() => innerWidth)) / 2);
+  await launcher.click();
+  await tab.waitForSelector(widget('textarea'), { visible: true });
+  expect([await shown(tab, '.panel', 'dir'), await shown(tab, 'button[type=submit]')]).toEqual(['rtl', 'שליחה']);
+  expect(await seriousViolations(tab), 'Hebrew, open').toEqual([]);
 });

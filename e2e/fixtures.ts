@@ -44,4 +44,4 @@ export async function askPending(page: Page, stack: Stack, text: string, delayMs
 
 export { expect };
 
-export { hearNext, scriptedSpeech, type Spoken, spoken } from './scripted-speech.js';
+export { hearNext, hearWords, listenedIn, scriptedSpeech, type Spoken, spoken } from './scripted-speech.js';

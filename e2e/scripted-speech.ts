@@ -30,6 +30,7 @@ export async function scriptedSpeech(page: Page, script: { words?: string[]; fai
     const w = globalThis as unknown as Record<string, unknown> & { speechSynthesis: { speak(u: { text: string; lang: string; rate: number; pitch: number }): void } };
     const spoken: Spoken[] = [];
     w.__spoken = spoken;
+    w.__listenedIn = [];
     class ScriptedRecognition {
       lang = '';
       interimResults = false;
@@ -38,6 +39,7 @@ export async function scriptedSpeech(page: Page, script: { words?: string[]; fai
       onend: (() => void) | null = null;
       onerror: ((e: unknown) => void) | null = null;
       start() {
+        (w.__listenedIn as string[]).push(this.lang);
         // What the page was told to hear next (see hearWords), else the script's words.
         const words = (w.__words as string[] | undefined) ?? o.words ?? [];
         const result = (text: string, isFinal: boolean) => ({ resultIndex: 0, results: { length: 1, 0: { isFinal, 0: { transcript: text } } } });
@@ -72,3 +74,6 @@ export const spoken = (page: Page): Promise<Spoken[]> => page.evaluate(() => (gl
 
 /** The recogniser hears these words the next times it listens, whatever the script said. */
 export const hearWords = (page: Page, words: string[]): Promise<void> => page.evaluate((heard) => void ((globalThis as unknown as { __words: string[] }).__words = heard), words);
+
+/** The language the recogniser was asked to listen in, each time it listened on this page. */
+export const listenedIn = (page: Page): Promise<string[]> => page.evaluate(() => (globalThis as unknown as { __listenedIn: string[] }).__listenedIn);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checklist, lineDiff, originProblems, routeOf, signedStringOf, snippetOf, startOfDay, turnTimeline } from './logic';
+import { checklist, languageProblems, lineDiff, localeLabel, originProblems, routeOf, signedStringOf, snippetOf, startOfDay, turnTimeline } from './logic';
 import type { Delivery, Turn } from './types';
 
 const delivery = (over: Partial<Delivery> = {}): Delivery => ({
@@ -99,6 +99,7 @@ describe('console view logic', () => {
       id: 't1',
       text: 'Dinner?',
       mode: 'voice',
+      language: 'fr-FR',
       status: 'resolved',
       failure_reason: null,
       reply_text: 'From 6 to 10.',
@@ -119,7 +120,7 @@ describe('console view logic', () => {
       reply_received: { at: '2026-11-24T10:00:00.900Z', duplicates: 0 },
     } as unknown as Turn;
     expect(turnTimeline(turn).map((i) => i.title)).toEqual([
-      'Visitor (voice): Dinner?',
+      'Visitor (voice, fr-FR): Dinner?',
       'Acknowledged',
       'Part 0 (first): From 6 ',
       'Part 1: to 10.',
@@ -135,5 +136,17 @@ describe('console view logic', () => {
       hook_attempts: [delivery({ outcome: 'failed', error: 'invalid_answer', error_detail: 'actions.0.url: Invalid URL', response: { status: 200, headers: {}, body: '{}', truncated: false } })],
     } as unknown as Turn);
     expect(refused[1]!.title).toBe('Hook attempt 1: 200 in 42 ms, refused: actions.0.url: Invalid URL');
+  });
+});
+
+describe("the widget's languages", () => {
+  it('names each tag that is not BCP 47, one named twice (in any case), and more than 20', () => {
+    expect(languageProblems(['en-US', 'de-DE', 'fr'])).toEqual([]);
+    expect(languageProblems(['en-US', 'en_GB', 'de-de', 'de-DE'])).toEqual(['en_GB is not a BCP 47 language tag (such as de-DE)', 'de-DE is named twice']);
+    expect(languageProblems(Array.from({ length: 21 }, (_, i) => `en-${String.fromCharCode(65 + i)}${String.fromCharCode(65 + i)}`))).toEqual(['At most 20 languages (21 given)']);
+  });
+
+  it('labels a locale in its own language, with its tag', () => {
+    expect([localeLabel('de'), localeLabel('zh-Hans'), localeLabel('he')]).toEqual(['Deutsch (de)', '简体中文 (zh-Hans)', 'עברית (he)']);
   });
 });

@@ -91,6 +91,28 @@ export function verificationSnippets(d: Delivery): { node: string; openssl: stri
 }
 
 /** Problems with an allowed-origins list; an empty list is allowed but worth a warning. */
+/** What is wrong with the widget's menu languages (README, The widget in your visitors' languages): tags that are not BCP 47, one named twice, more than 20. */
+export function languageProblems(tags: string[]): string[] {
+  const problems: string[] = [];
+  const seen = new Set<string>();
+  for (const tag of tags) {
+    let canonical: string | undefined;
+    try {
+      canonical = Intl.getCanonicalLocales(tag)[0];
+    } catch {
+      problems.push(`${tag} is not a BCP 47 language tag (such as de-DE)`);
+      continue;
+    }
+    if (seen.has(canonical!)) problems.push(`${tag} is named twice`);
+    seen.add(canonical!);
+  }
+  if (tags.length > 20) problems.push(`At most 20 languages (${tags.length} given)`);
+  return problems;
+}
+
+/** A locale as its own speakers name it, with its tag: "Deutsch (de)". */
+export const localeLabel = (locale: string): string => `${new Intl.DisplayNames([locale], { type: 'language' }).of(locale)} (${locale})`;
+
 export function originProblems(origins: string[]): string[] {
   if (!origins.length) return ['The list is empty: a page on any site can open sessions with this deployment.'];
   const problems: string[] = [];
@@ -123,7 +145,7 @@ export function actionsInWords(actions: Turn['reply_actions']): string {
 
 /** One turn as it happened, in time order: the question, each hook attempt, the acknowledgement, the reply's parts, the reply. */
 export function turnTimeline(turn: Turn): TimelineItem[] {
-  const items: TimelineItem[] = [{ at: turn.created_at, kind: 'visitor', title: `Visitor (${turn.mode}): ${turn.text}` }];
+  const items: TimelineItem[] = [{ at: turn.created_at, kind: 'visitor', title: `Visitor (${turn.mode}${turn.language ? `, ${turn.language}` : ''}): ${turn.text}` }];
   for (const d of turn.hook_attempts) {
     const answer = d.response ? `${d.response.status}` : (d.error ?? 'no answer');
     const refused = d.error === 'invalid_answer' ? `, refused: ${d.error_detail}` : '';

@@ -36,7 +36,7 @@ function useRoute(): string[] {
 }
 
 function page(route: string[]) {
-  const [section = '', id] = route;
+  const [section = '', id, sub] = route;
   switch (section) {
     case '':
       return <GettingStarted />;
@@ -45,7 +45,7 @@ function page(route: string[]) {
     case 'deployments':
       return id ? <DeploymentPage id={id} /> : <DeploymentsPage />;
     case 'try':
-      return <TryIt deploymentId={id} />;
+      return <TryIt deploymentId={id} locale={sub} />;
     case 'inbox':
       return <InboxPage id={id} />;
     case 'conversations':

@@ -8,7 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorHandler } from './http/error-handler.js';
 import { dispatchRoutes } from './http/dispatch.js';
 import { StoreHealth } from './store/store-health.js';
-import { widgetRoute } from './widget.route.js';
+import { readCatalogue } from './widget-catalogue.js';
+import { widgetLocaleRoute, widgetModuleRoute, widgetRoute } from './widget.route.js';
 
 describe('GET /widget/concierge.js', () => {
   let dir: string;
@@ -51,5 +52,67 @@ describe('GET /widget/concierge.js', () => {
     const res = await fetch(`${base}/missing/widget/concierge.js`);
     expect(res.status).toBe(404);
     expect(await res.json()).toMatchObject({ success: false, error: { code: 'not_found', message: 'The widget is not built: run `npm run build:widget`' } });
+  });
+});
+
+describe("the widget's modules and words", () => {
+  let dir: string;
+  let server: Server;
+  let base: string;
+  const catalogue = readCatalogue();
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'concierge-widget-assets-'));
+    writeFileSync(join(dir, 'panel-Ab12_cd.js'), 'export const Panel = 1;');
+    const logger = pino({ level: 'silent' });
+    const onError = errorHandler(logger, new StoreHealth({ ping: async () => {}, logger }));
+    const dispatch = dispatchRoutes([widgetModuleRoute(dir), widgetLocaleRoute()], { before: [], under: {}, onError });
+    server = createServer((req, res) => void (dispatch(req, res) || res.writeHead(404).end()));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('serves a module to any origin, cached for good: its name carries its hash', async () => {
+    const res = await fetch(`${base}/widget/assets/panel-Ab12_cd.js`, { headers: { origin: 'https://hotel.example' } });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect(res.headers.get('access-control-allow-origin')).toBe('*');
+    expect(res.headers.get('cross-origin-resource-policy')).toBe('cross-origin');
+    expect(res.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(await res.text()).toBe('export const Panel = 1;');
+  });
+
+  it('refuses a name that is not a module, and says when a module is not there', async () => {
+    const missing = await fetch(`${base}/widget/assets/panel-old.js`);
+    expect(missing.status).toBe(404);
+    expect(((await missing.json()) as { error: unknown }).error).toMatchObject({ code: 'not_found', message: 'No such module: the widget is of another build, or not built (`npm run build:widget`)' });
+    // Like a malformed id, a name that is no module's is not found (README, The management API); an encoded slash names no route at all.
+    const bad = await fetch(`${base}/widget/assets/panel.js.map`);
+    expect([bad.status, ((await bad.json()) as { error: { code: string } }).error.code]).toEqual([404, 'not_found']);
+    expect((await fetch(`${base}/widget/assets/..%2F..%2Fpackage.json`)).status).toBe(404);
+  });
+
+  it("serves a locale's words as its file holds them: for a year under the current version, five minutes under any other", async () => {
+    const current = await fetch(`${base}/widget/locales/de.json?v=${catalogue.version}`, { headers: { origin: 'https://hotel.example' } });
+    expect(current.status).toBe(200);
+    expect(current.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(current.headers.get('access-control-allow-origin')).toBe('*');
+    expect(current.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(Buffer.from(await current.arrayBuffer()).equals(catalogue.files.get('de')!)).toBe(true);
+    for (const url of ['/widget/locales/zh-Hans.json', '/widget/locales/he.json?v=0123456789ab']) {
+      const res = await fetch(`${base}${url}`);
+      expect([res.status, res.headers.get('cache-control')]).toEqual([200, 'public, max-age=300']);
+      expect(await res.json()).toHaveProperty('send');
+    }
+  });
+
+  it('says which locales there are when asked for another', async () => {
+    const res = await fetch(`${base}/widget/locales/xx.json`);
+    expect(res.status).toBe(404);
+    expect(((await res.json()) as { error: unknown }).error).toMatchObject({ code: 'not_found', message: 'No such locale; the widget has en, es, fr, de, it, pt, nl, pl, tr, ru, ja, ko, zh-Hans, ar, he' });
   });
 });

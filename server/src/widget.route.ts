@@ -68,7 +68,7 @@ export function widgetModuleRoute(dir = join(WIDGET_DIST, 'assets')): RouteDef {
     summary: "One of the widget's modules",
     tag: 'Widget',
     auth: false,
-    params: z.object({ file: z.string().regex(/^[\w-]{1,100}\.js$/, 'must be a module of the widget, such as widget-1a2b3c4d.js') }),
+    params: z.object({ file: z.string().regex(/^[\w-]{1,100}\.js$/) }),
     errors: ['not_found'],
     success: {
       status: 200,

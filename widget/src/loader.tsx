@@ -19,7 +19,7 @@ export interface InitOptions {
   speech?: Speech;
   /** Start with the panel open. */
   open?: boolean;
-  /** The widget's words in this locale (README, The widget in your visitors' languages), unless the visitor chooses another language. */
+  /** The widget's words in this locale, your page's (README, The widget in your visitors' languages): the language menu then changes only the conversation's language. */
   locale?: string;
 }
 
@@ -76,9 +76,9 @@ class Widget {
 
   private readonly baseUrl: string;
 
-  /** The widget's words follow the visitor's menu choice, `init({locale})`, the browser's languages, the agent's language, then English. */
+  /** The widget's words follow `init({locale})`, the visitor's menu choice, the browser's languages, the agent's language, then English. */
   private showWords(): void {
-    const tags = [this.client.chosenLanguage, this.options.locale, ...navigator.languages, this.client.view.agent?.language];
+    const tags = [this.options.locale, this.client.chosenLanguage, ...navigator.languages, this.client.view.agent?.language];
     void loadWords(localeFor(tags), this.baseUrl).then(() => this.render());
   }
 

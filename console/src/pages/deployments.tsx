@@ -1,6 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { get, list, post, put, query } from '../api';
-import { originProblems, signedStringOf, snippetOf, verificationSnippets, when } from '../logic';
+import { WIDGET_LOCALES } from '../../../server/src/concierge/protocol/widget-locales';
+import { languageProblems, localeLabel, originProblems, signedStringOf, snippetOf, verificationSnippets, when } from '../logic';
 import type { Agent, AgentVersion, CreatedDeployment, Delivery, Deployment, RotatedSecret } from '../types';
 import { ActionForm, Badge, CodeBlock, DeliveryView, Empty, ErrorNote, ListTable, Loading, OnceSecret, Title, useAction, useLoad } from '../ui';
 
@@ -85,6 +86,9 @@ function Settings({ dep, onSaved }: { dep: Deployment; onSaved(d: Deployment): v
   const [title, setTitle] = useState(String(theme.title ?? ''));
   const [accent, setAccent] = useState(String(theme.accent_color ?? '#1d4ed8'));
   const [position, setPosition] = useState(String(theme.position ?? 'bottom-right'));
+  const [languages, setLanguages] = useState(((theme.languages as string[] | undefined) ?? []).join('\n'));
+  const [previewLocale, setPreviewLocale] = useState('en');
+  const languageList = languages.split(/[\s,]+/).filter(Boolean);
   const rules = dep.engagement_rules as Json;
   const runtime = dep.runtime_config as Json;
   const [maxTurns, setMaxTurns] = useState(String(rules.max_turns_per_conversation ?? ''));
@@ -108,7 +112,7 @@ function Settings({ dep, onSaved }: { dep: Deployment; onSaved(d: Deployment): v
         hook_url: hookUrl || undefined,
         transcript_hook_url: transcriptUrl || undefined,
         allowed_origins: originList,
-        widget: { ...theme, title: title || undefined, accent_color: accent, position },
+        widget: { ...theme, title: title || undefined, accent_color: accent, position, languages: languageList.length ? languageList : undefined },
       },
       engagement_rules: { ...rules, max_turns_per_conversation: num(maxTurns), turns_per_minute: num(perMinute) },
       runtime_config: { ...runtime, hook_timeout_ms: num(hookTimeout), reply_timeout_s: num(replyTimeout) },
@@ -182,6 +186,28 @@ function Settings({ dep, onSaved }: { dep: Deployment; onSaved(d: Deployment): v
               <option value="bottom-left">bottom-left</option>
             </select>
           </label>
+        </div>
+        <label>
+          Languages in the widget's menu (BCP 47 tags such as de-DE, one per line; two or more show the menu, and the visitor's choice is each turn's language)
+          <textarea rows={3} value={languages} onInput={(e) => setLanguages(e.currentTarget.value)} />
+        </label>
+        {languageProblems(languageList).map((p) => (
+          <p key={p} class="warn">
+            {p}
+          </p>
+        ))}
+        <div class="filters">
+          <label>
+            Preview the widget's words in
+            <select value={previewLocale} onChange={(e) => setPreviewLocale(e.currentTarget.value)}>
+              {WIDGET_LOCALES.map((l) => (
+                <option key={l} value={l}>
+                  {localeLabel(l)}
+                </option>
+              ))}
+            </select>
+          </label>
+          <a href={`#/try/${dep.id}/${previewLocale}`}>Open the preview in Try it</a>
         </div>
         <div class={`preview preview-${position}`} aria-label="Theme preview">
           <div class="preview-panel">

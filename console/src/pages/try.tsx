@@ -1,11 +1,13 @@
 import { useEffect, useState } from 'preact/hooks';
 import { list, post } from '../api';
+import { WIDGET_LOCALES } from '../../../server/src/concierge/protocol/widget-locales';
+import { localeLabel } from '../logic';
 import type { Deployment, PreviewToken } from '../types';
 import { Empty, ErrorNote, Loading, Title, useLoad } from '../ui';
 import { loadConversation, Timeline } from './conversations';
 
 interface ConciergeApi {
-  init(o: { deploymentId: string; getToken(): Promise<string>; open?: boolean }): void;
+  init(o: { deploymentId: string; getToken(): Promise<string>; open?: boolean; locale?: string }): void;
   on(name: 'ready', handler: (e: { conversationId: string }) => void): void;
   destroy(): void;
 }
@@ -39,7 +41,8 @@ function LiveTimeline({ conversationId }: { conversationId: string }) {
   return <Timeline conversation={loaded.data.conversation} transcript={loaded.data.transcript} onRedelivered={loaded.reload} />;
 }
 
-export function TryIt({ deploymentId }: { deploymentId: string | undefined }) {
+/** `locale`: the widget's words in it (a preview of that locale); without it, the browser's languages choose. */
+export function TryIt({ deploymentId, locale }: { deploymentId: string | undefined; locale: string | undefined }) {
   const active = useLoad(() => list<Deployment>('/api/v1/deployments?status=active&per_page=100'), []);
   const chosen = deploymentId ?? active.data?.data[0]?.id;
   const [conversationId, setConversationId] = useState<string>();
@@ -50,11 +53,12 @@ export function TryIt({ deploymentId }: { deploymentId: string | undefined }) {
     setConversationId(undefined);
     loadWidget().then((w) => {
       widget = w;
-      w.init({ deploymentId: chosen, open: true, getToken: async () => (await post<PreviewToken>(`/api/v1/deployments/${chosen}/preview-token`)).token });
+      const getToken = async () => (await post<PreviewToken>(`/api/v1/deployments/${chosen}/preview-token`)).token;
+      w.init({ deploymentId: chosen, open: true, getToken, ...(locale ? { locale } : {}) });
       w.on('ready', (e) => setConversationId(e.conversationId));
     }, setError);
     return () => widget?.destroy();
-  }, [chosen]);
+  }, [chosen, locale]);
   return (
     <section class="try">
       <Title>Try it</Title>
@@ -70,10 +74,21 @@ export function TryIt({ deploymentId }: { deploymentId: string | undefined }) {
         <div class="filters">
           <label>
             Deployment
-            <select value={chosen} onChange={(e) => (location.hash = `#/try/${e.currentTarget.value}`)}>
+            <select value={chosen} onChange={(e) => (location.hash = `#/try/${e.currentTarget.value}${locale ? `/${locale}` : ''}`)}>
               {active.data.data.map((d) => (
                 <option key={d.id} value={d.id}>
                   {d.agent_name} ({d.environment})
+                </option>
+              ))}
+            </select>
+          </label>
+          <label>
+            Widget's words
+            <select value={locale ?? ''} onChange={(e) => (location.hash = `#/try/${chosen}${e.currentTarget.value ? `/${e.currentTarget.value}` : ''}`)}>
+              <option value="">As the visitor's browser asks</option>
+              {WIDGET_LOCALES.map((l) => (
+                <option key={l} value={l}>
+                  {localeLabel(l)}
                 </option>
               ))}
             </select>

@@ -72,7 +72,7 @@ describe('calls to the customer server, as described', () => {
     expect(hook.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/TurnCreatedHook' });
     expect(hook.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['X-Service-Delivery', ...Object.keys(signatureHeaders)].sort());
     expect(Object.keys(hook.responses)).toEqual(['200', '202', '400', '503']);
-    expect(doc.components.schemas.TurnCreatedHook.required).toEqual(['type', 'delivery_id', 'sent_at', 'deployment_id', 'agent_id', 'conversation_id', 'turn_id', 'user', 'text', 'mode', 'reply_url']);
+    expect(doc.components.schemas.TurnCreatedHook.required).toEqual(['type', 'delivery_id', 'sent_at', 'deployment_id', 'agent_id', 'conversation_id', 'turn_id', 'user', 'text', 'mode', 'language', 'reply_url']);
     expect(doc.components.schemas.TranscriptTurnFailed.properties.data.properties.reason.enum).toEqual(['hook_rejected', 'hook_failed', 'reply_timeout', 'conversation_ended']);
   });
 });

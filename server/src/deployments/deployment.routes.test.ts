@@ -98,6 +98,9 @@ describeEachStore('deployments', (kind) => {
       [{ agent_id: '00000000-0000-4000-8000-000000000000', channel_config: { hook_url: 'https://:secret@hooks.example/turn' } }, 'channel_config.hook_url'],
       [{ agent_id: '00000000-0000-4000-8000-000000000000', channel_config: { allowed_origins: ['https://a.example/path'] } }, 'channel_config.allowed_origins.0'],
       [{ agent_id: '00000000-0000-4000-8000-000000000000', channel_config: { widget: { accent_color: 'red;}body{' } } }, 'channel_config.widget.accent_color'],
+      [{ agent_id: '00000000-0000-4000-8000-000000000000', channel_config: { widget: { languages: ['en-US', 'en_GB'] } } }, 'channel_config.widget.languages.1'],
+      [{ agent_id: '00000000-0000-4000-8000-000000000000', channel_config: { widget: { languages: ['de-DE', 'de-de'] } } }, 'channel_config.widget.languages'],
+      [{ agent_id: '00000000-0000-4000-8000-000000000000', channel_config: { widget: { languages: Array.from({ length: 21 }, (_, i) => `en-${String.fromCharCode(65 + i)}${String.fromCharCode(65 + i)}`) } } }, 'channel_config.widget.languages'],
       [{ agent_id: '00000000-0000-4000-8000-000000000000', engagement_rules: { max_pending_turns: 0 } }, 'engagement_rules.max_pending_turns'],
       [{ agent_id: '00000000-0000-4000-8000-000000000000', runtime_config: { hook_timeout_ms: 100 } }, 'runtime_config.hook_timeout_ms'],
       [{ agent_id: '00000000-0000-4000-8000-000000000000', runtime_config: { reply_timeout_s: 3601 } }, 'runtime_config.reply_timeout_s'],
@@ -106,6 +109,12 @@ describeEachStore('deployments', (kind) => {
       const res = await create(body);
       expectError(res, 400, 'invalid_request');
       expect(res.body.error.details.map((d: { path: string }) => d.path)).toContain(path);
+    });
+
+    it("keeps the widget's languages in their canonical case", async () => {
+      const res = await create({ agent_id: published, channel_config: { widget: { languages: ['en-us', 'zh-hans', 'he'] } } });
+      expect(res.status).toBe(201);
+      expect(res.body.data.channel_config.widget.languages).toEqual(['en-US', 'zh-Hans', 'he']);
     });
 
     it('answers 404 for an unknown agent', async () => {

@@ -68,6 +68,32 @@ describeEachStore('concierge sessions', (kind) => {
     widget.close();
   });
 
+  it("carries each turn's language to the hook, the transcript and the history: the visitor's choice in its canonical case, else the agent's", async () => {
+    accept();
+    const { widget, ready, api } = await session({ transcript_hook_url: customer.transcriptUrl });
+    widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Hello', mode: 'text' });
+    widget.send({ type: 'user_turn', client_turn_id: 'c2', text: 'Wann gibt es Frühstück?', mode: 'voice', language: 'de-de' });
+    widget.send({ type: 'user_turn', client_turn_id: 'c3', text: 'Hi', mode: 'text', language: 'english please' });
+    expect(await widget.next('error')).toEqual({ type: 'error', code: 'invalid_message', message: 'Invalid message: language must be a BCP 47 language tag such as de-DE' });
+    const turns = [await widget.next('turn_acknowledged'), await widget.next('turn_acknowledged')];
+    const hookCalls = await waitFor(async () => {
+      const ours = customer.calls.filter((c) => c.url === '/hook' && c.body.conversation_id === ready.conversation_id);
+      return ours.length === 2 && ours;
+    });
+    expect(hookCalls.map((c) => [c.body.text, c.body.language])).toEqual([
+      ['Hello', 'en-US'],
+      ['Wann gibt es Frühstück?', 'de-DE'],
+    ]);
+    const created = await waitFor(async () => {
+      const events = customer.transcript.filter((c) => c.body.conversation_id === ready.conversation_id && c.body.type === 'turn.created');
+      return events.length === 2 && events;
+    });
+    expect(created.map((c) => c.body.data.language)).toEqual(['en-US', 'de-DE']);
+    const history = await api.get(`/api/v1/conversations/${ready.conversation_id}`);
+    expect(history.body.data.turns.map((t: { id: string; language: string }) => [t.id, t.language])).toEqual(turns.map((t, i) => [t.turn_id, ['en-US', 'de-DE'][i]]));
+    widget.close();
+  });
+
   it('takes a reply posted before the hook answer arrives: it waits for the acknowledgement', async () => {
     const { widget, ready, deploymentId, secret } = await session();
     let posted: ReturnType<typeof postReply> | undefined;
