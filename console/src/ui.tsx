@@ -1,7 +1,8 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { ApiError } from './api';
-import { duration, when } from './logic';
+import { WIDGET_LOCALES } from '../../server/src/concierge/protocol/widget-locales';
+import { duration, localeLabel, when } from './logic';
 import type { Delivery, PageMeta } from './types';
 
 export interface Loaded<T> {
@@ -235,6 +236,19 @@ export function ListTable<T extends { id: string }>(props: {
         </table>
       )}
       <Pager meta={loaded.data?.meta} onPage={props.onPage} />
+    </>
+  );
+}
+
+/** The widget's locales as a select's options, each named in itself: "Deutsch (de)". */
+export function LocaleOptions() {
+  return (
+    <>
+      {WIDGET_LOCALES.map((l) => (
+        <option key={l} value={l}>
+          {localeLabel(l)}
+        </option>
+      ))}
     </>
   );
 }

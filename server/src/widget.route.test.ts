@@ -10,6 +10,29 @@ import { dispatchRoutes } from './http/dispatch.js';
 import { StoreHealth } from './store/store-health.js';
 import { readCatalogue } from './widget-catalogue.js';
 import { widgetLocaleRoute, widgetModuleRoute, widgetRoute } from './widget.route.js';
+import type { RouteDef } from './http/route.js';
+
+const logger = pino({ level: 'silent' });
+const onError = errorHandler(logger, new StoreHealth({ ping: async () => {}, logger }));
+/** Routes served as the service serves them, its error envelope included. */
+const dispatcher = (routes: RouteDef[]) => dispatchRoutes(routes, { before: [], under: {}, onError });
+
+/** What a widget file is served as: status, type, who may use it, and how long it may be cached. */
+const servedAs = (res: Response) => ({
+  status: res.status,
+  type: res.headers.get('content-type'),
+  cors: res.headers.get('access-control-allow-origin'),
+  resourcePolicy: res.headers.get('cross-origin-resource-policy'),
+  cache: res.headers.get('cache-control'),
+});
+const javascript = { status: 200, type: 'text/javascript; charset=utf-8', cors: '*', resourcePolicy: 'cross-origin' };
+
+/** A real server on a random port, and its base URL. */
+async function listening(app: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; base: string }> {
+  const server = createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
+}
 
 describe('GET /widget/concierge.js', () => {
   let dir: string;
@@ -19,19 +42,15 @@ describe('GET /widget/concierge.js', () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'concierge-widget-'));
     writeFileSync(join(dir, 'concierge.js'), '(function(){window.Concierge={}})();');
-    const logger = pino({ level: 'silent' });
-    const onError = errorHandler(logger, new StoreHealth({ ping: async () => {}, logger }));
-    const built = dispatchRoutes([widgetRoute(join(dir, 'concierge.js'))], { before: [], under: {}, onError });
-    const missing = dispatchRoutes([widgetRoute(join(dir, 'absent.js'))], { before: [], under: {}, onError });
+    const built = dispatcher([widgetRoute(join(dir, 'concierge.js'))]);
+    const missing = dispatcher([widgetRoute(join(dir, 'absent.js'))]);
     // One server, two bundles: /built/... and /missing/... stand for a service with and without its build.
     const app = (req: IncomingMessage, res: ServerResponse) => {
       const [, mount] = /^\/(built|missing)\//.exec(req.url ?? '') ?? [];
       req.url = req.url!.slice(mount ? mount.length + 1 : 0);
       if (!(mount === 'built' ? built : missing)(req, res)) res.writeHead(404).end();
     };
-    server = createServer(app);
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    ({ server, base } = await listening(app));
   });
   afterAll(async () => {
     await new Promise((resolve) => server.close(resolve));
@@ -40,11 +59,7 @@ describe('GET /widget/concierge.js', () => {
 
   it('serves the bundle as is, to any origin, cacheable', async () => {
     const res = await fetch(`${base}/built/widget/concierge.js`, { headers: { origin: 'https://hotel.example' } });
-    expect(res.status).toBe(200);
-    expect(res.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
-    expect(res.headers.get('access-control-allow-origin')).toBe('*');
-    expect(res.headers.get('cross-origin-resource-policy')).toBe('cross-origin');
-    expect(res.headers.get('cache-control')).toBe('public, max-age=300');
+    expect(servedAs(res)).toEqual({ ...javascript, cache: 'public, max-age=300' });
     expect(await res.text()).toBe('(function(){window.Concierge={}})();');
   });
 
@@ -64,12 +79,8 @@ describe("the widget's modules and words", () => {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'concierge-widget-assets-'));
     writeFileSync(join(dir, 'panel-Ab12_cd.js'), 'export const Panel = 1;');
-    const logger = pino({ level: 'silent' });
-    const onError = errorHandler(logger, new StoreHealth({ ping: async () => {}, logger }));
-    const dispatch = dispatchRoutes([widgetModuleRoute(dir), widgetLocaleRoute()], { before: [], under: {}, onError });
-    server = createServer((req, res) => void (dispatch(req, res) || res.writeHead(404).end()));
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    const dispatch = dispatcher([widgetModuleRoute(dir), widgetLocaleRoute()]);
+    ({ server, base } = await listening((req, res) => void (dispatch(req, res) || res.writeHead(404).end())));
   });
   afterAll(async () => {
     await new Promise((resolve) => server.close(resolve));
@@ -78,11 +89,7 @@ describe("the widget's modules and words", () => {
 
   it('serves a module to any origin, cached for good: its name carries its hash', async () => {
     const res = await fetch(`${base}/widget/assets/panel-Ab12_cd.js`, { headers: { origin: 'https://hotel.example' } });
-    expect(res.status).toBe(200);
-    expect(res.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
-    expect(res.headers.get('access-control-allow-origin')).toBe('*');
-    expect(res.headers.get('cross-origin-resource-policy')).toBe('cross-origin');
-    expect(res.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(servedAs(res)).toEqual({ ...javascript, cache: 'public, max-age=31536000, immutable' });
     expect(await res.text()).toBe('export const Panel = 1;');
   });
 
@@ -98,10 +105,7 @@ describe("the widget's modules and words", () => {
 
   it("serves a locale's words as its file holds them: for a year under the current version, five minutes under any other", async () => {
     const current = await fetch(`${base}/widget/locales/de.json?v=${catalogue.version}`, { headers: { origin: 'https://hotel.example' } });
-    expect(current.status).toBe(200);
-    expect(current.headers.get('content-type')).toBe('application/json; charset=utf-8');
-    expect(current.headers.get('access-control-allow-origin')).toBe('*');
-    expect(current.headers.get('cache-control')).toBe('public, max-age=31536000, immutable');
+    expect(servedAs(current)).toEqual({ ...javascript, type: 'application/json; charset=utf-8', cache: 'public, max-age=31536000, immutable' });
     expect(Buffer.from(await current.arrayBuffer()).equals(catalogue.files.get('de')!)).toBe(true);
     for (const url of ['/widget/locales/zh-Hans.json', '/widget/locales/he.json?v=0123456789ab']) {
       const res = await fetch(`${base}${url}`);

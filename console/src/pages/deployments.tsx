@@ -1,9 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { get, list, post, put, query } from '../api';
-import { WIDGET_LOCALES } from '../../../server/src/concierge/protocol/widget-locales';
-import { languageProblems, localeLabel, originProblems, signedStringOf, snippetOf, verificationSnippets, when } from '../logic';
+import { languageProblems, originProblems, signedStringOf, snippetOf, verificationSnippets, when } from '../logic';
 import type { Agent, AgentVersion, CreatedDeployment, Delivery, Deployment, RotatedSecret } from '../types';
-import { ActionForm, Badge, CodeBlock, DeliveryView, Empty, ErrorNote, ListTable, Loading, OnceSecret, Title, useAction, useLoad } from '../ui';
+import { ActionForm, Badge, CodeBlock, DeliveryView, Empty, ErrorNote, ListTable, Loading, LocaleOptions, OnceSecret, Title, useAction, useLoad } from '../ui';
 
 export function DeploymentsPage() {
   const preset = new URLSearchParams(location.hash.split('?')[1]).get('agent') ?? '';
@@ -200,11 +199,7 @@ function Settings({ dep, onSaved }: { dep: Deployment; onSaved(d: Deployment): v
           <label>
             Preview the widget's words in
             <select value={previewLocale} onChange={(e) => setPreviewLocale(e.currentTarget.value)}>
-              {WIDGET_LOCALES.map((l) => (
-                <option key={l} value={l}>
-                  {localeLabel(l)}
-                </option>
-              ))}
+              <LocaleOptions />
             </select>
           </label>
           <a href={`#/try/${dep.id}/${previewLocale}`}>Open the preview in Try it</a>

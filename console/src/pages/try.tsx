@@ -1,9 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { list, post } from '../api';
-import { WIDGET_LOCALES } from '../../../server/src/concierge/protocol/widget-locales';
-import { localeLabel } from '../logic';
 import type { Deployment, PreviewToken } from '../types';
-import { Empty, ErrorNote, Loading, Title, useLoad } from '../ui';
+import { Empty, ErrorNote, Loading, LocaleOptions, Title, useLoad } from '../ui';
 import { loadConversation, Timeline } from './conversations';
 
 interface ConciergeApi {
@@ -86,11 +84,7 @@ export function TryIt({ deploymentId, locale }: { deploymentId: string | undefin
             Widget's words
             <select value={locale ?? ''} onChange={(e) => (location.hash = `#/try/${chosen}${e.currentTarget.value ? `/${e.currentTarget.value}` : ''}`)}>
               <option value="">As the visitor's browser asks</option>
-              {WIDGET_LOCALES.map((l) => (
-                <option key={l} value={l}>
-                  {localeLabel(l)}
-                </option>
-              ))}
+              <LocaleOptions />
             </select>
           </label>
         </div>
