@@ -46,7 +46,7 @@ test('the inbox: a guest asks for a person, reception is told live, takes over, 
   await expect(open.getByRole('link').first()).toContainText('needs a person');
   await notice.getByRole('link', { name: 'Open it in the inbox' }).click();
   const transcript = reception.getByRole('log', { name: 'Transcript' });
-  await expect(transcript).toContainText('Visitor: Can I talk to a person please?');
+  await expect(transcript).toContainText('Visitor (en-US): Can I talk to a person please?');
   await expect(transcript).toContainText('Agent: Of course: I have asked reception to join this conversation.');
   await expect(reception.getByText('The agent handed it over: The guest asked for a person')).toBeVisible();
   await audit(reception, 'inbox needing a person');

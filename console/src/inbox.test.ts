@@ -38,7 +38,7 @@ describe('the inbox', () => {
     expect(ordered.map((c) => c.id)).toEqual(['needs', 'waiting', 'quiet-new', 'quiet-old']);
   });
 
-  it("reads the events as a transcript: a streamed reply grows in part order and its final text replaces it; a person's lines carry their name", () => {
+  it("reads the events as a transcript: a streamed reply grows in part order and its final text replaces it; a person's lines carry their name, a visitor's their language", () => {
     const events: StoredEvent[] = [
       { type: 'greeting', seq: 1, text: 'Welcome to Harbor Hotel.' },
       { type: 'turn_accepted', seq: 2, turn_id: t1, client_turn_id: 'a', text: 'Pool hours?', mode: 'text' },
@@ -55,7 +55,7 @@ describe('the inbox', () => {
       ...events,
       { type: 'reply', seq: 6, turn_id: t1, text: 'The pool is open from 7 am to 10 pm.', actions: [] },
       { type: 'operator_joined', seq: 7, name: 'Maria' },
-      { type: 'turn_accepted', seq: 8, turn_id: t2, client_turn_id: 'b', text: 'Towels?', mode: 'voice' },
+      { type: 'turn_accepted', seq: 8, turn_id: t2, client_turn_id: 'b', text: 'Handtücher?', mode: 'voice', language: 'de-DE' },
       { type: 'turn_acknowledged', seq: 9, turn_id: t2 },
       { type: 'message', seq: 10, text: 'One moment please.', actions: [], name: 'Maria' },
       { type: 'reply', seq: 11, turn_id: t2, text: 'On their way.', actions: [], name: 'Maria' },
@@ -65,7 +65,7 @@ describe('the inbox', () => {
     expect(transcriptOf(more).slice(2)).toEqual([
       { seq: 6, who: 'agent', text: 'The pool is open from 7 am to 10 pm.', streaming: false },
       { seq: 7, who: 'notice', text: 'Maria joined the conversation' },
-      { seq: 8, who: 'visitor', text: 'Towels?' },
+      { seq: 8, who: 'visitor', text: 'Handtücher?', language: 'de-DE' },
       { seq: 10, who: 'person', name: 'Maria', text: 'One moment please.' },
       { seq: 11, who: 'person', name: 'Maria', text: 'On their way.' },
       { seq: 12, who: 'notice', text: 'Maria left the conversation' },

@@ -32,6 +32,8 @@ export interface Line {
   text: string;
   /** A reply still being written (its parts so far). */
   streaming?: boolean;
+  /** The language the visitor asked in (BCP 47), on their lines. */
+  language?: string;
 }
 
 const noticeOf = (event: StoredEvent): string | undefined => {
@@ -63,7 +65,7 @@ export function transcriptOf(events: readonly StoredEvent[]): Line[] {
         lines.push({ seq: event.seq, who: 'agent', text: event.text });
         break;
       case 'turn_accepted':
-        lines.push({ seq: event.seq, who: 'visitor', text: event.text });
+        lines.push({ seq: event.seq, who: 'visitor', text: event.text, ...(event.language ? { language: event.language } : {}) });
         break;
       case 'reply_part': {
         let stream = streamed.get(event.turn_id);

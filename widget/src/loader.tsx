@@ -42,6 +42,7 @@ class Widget {
   private readonly speech: Speech;
   private readonly handlers = new Map<EventName, Set<Handler>>();
   private opened = false;
+  private destroyed = false;
 
   constructor(private readonly options: InitOptions) {
     const baseUrl = (this.baseUrl = (options.baseUrl ?? scriptBase).replace(/\/$/, ''));
@@ -94,6 +95,7 @@ class Widget {
   }
 
   destroy(): void {
+    this.destroyed = true;
     this.client.stop();
     this.speech.silence();
     render(null, this.host.shadowRoot!);
@@ -124,6 +126,8 @@ class Widget {
   }
 
   private render(): void {
+    // A catalogue that arrives after destroy() draws nothing.
+    if (this.destroyed) return;
     const onError = (code: string, message: string) => this.dispatch({ type: 'error', code, message });
     const onLanguage = (tag: string) => {
       this.client.chooseLanguage(tag);

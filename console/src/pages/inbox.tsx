@@ -106,7 +106,7 @@ function InboxConversation({ id }: { id: string }) {
           {lines.length === 0 && <li class="muted">Nothing said yet.</li>}
           {lines.map((l) => (
             <li key={l.seq} class={`line line-${l.who}`}>
-              {l.who !== 'notice' && <strong>{l.who === 'visitor' ? 'Visitor' : l.who === 'person' ? l.name : 'Agent'}: </strong>}
+              {l.who !== 'notice' && <strong>{l.who === 'visitor' ? `Visitor${l.language ? ` (${l.language})` : ''}` : l.who === 'person' ? l.name : 'Agent'}: </strong>}
               {l.text}
               {l.streaming && <span class="muted"> (writing…)</span>}
             </li>

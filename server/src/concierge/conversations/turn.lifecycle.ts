@@ -92,8 +92,8 @@ export const turnLifecycle = {
       updated_at: now,
     };
     await insertTurn(unit.trx, turn);
-    const accepted = { turn_id: turn.id, client_turn_id: turn.client_turn_id, text: turn.text, mode: turn.mode };
-    const taken = joined({ events: [{ type: 'turn_accepted', ...accepted }], transcript: [{ type: 'turn.created', data: { ...accepted, language: turn.language } }] }, ...(byPerson ? [told.acknowledged(turn.id)] : []));
+    const accepted = { turn_id: turn.id, client_turn_id: turn.client_turn_id, text: turn.text, mode: turn.mode, language: turn.language! };
+    const taken = joined({ events: [{ type: 'turn_accepted', ...accepted }], transcript: [{ type: 'turn.created', data: accepted }] }, ...(byPerson ? [told.acknowledged(turn.id)] : []));
     await unit.record(at, { ...taken, conversation: { turn_count: conversation.turn_count + 1 } });
     return turn;
   },

@@ -112,7 +112,8 @@ export const replyActions = replyAction.array().max(6);
 /** The events stored per conversation, each with its `seq`, delivered at least once and in order. */
 export const storedEvent = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('greeting'), seq, text: z.string() }),
-  z.strictObject({ type: z.literal('turn_accepted'), seq, turn_id: id, client_turn_id: z.string(), text: z.string(), mode: z.enum(turnModes) }),
+  // `language`: the turn's (README, The widget in your visitors' languages); absent on turns taken before it was recorded.
+  z.strictObject({ type: z.literal('turn_accepted'), seq, turn_id: id, client_turn_id: z.string(), text: z.string(), mode: z.enum(turnModes), language: z.string().optional() }),
   z.strictObject({ type: z.literal('turn_acknowledged'), seq, turn_id: id }),
   z.strictObject({ type: z.literal('reply_part'), seq, turn_id: id, part: z.number().int().min(0), text: z.string() }),
   // `name`: the person who answered (README, A person in the conversation); absent when the agent did.

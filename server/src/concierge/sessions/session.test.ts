@@ -40,7 +40,7 @@ describeEachStore('concierge sessions', (kind) => {
     const before = customer.calls.length;
     widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'When is breakfast?', mode: 'text' });
     const accepted = await widget.next('turn_accepted');
-    expect(accepted).toEqual({ type: 'turn_accepted', seq: 1, turn_id: accepted.turn_id, client_turn_id: 'c1', text: 'When is breakfast?', mode: 'text' });
+    expect(accepted).toEqual({ type: 'turn_accepted', seq: 1, turn_id: accepted.turn_id, client_turn_id: 'c1', text: 'When is breakfast?', mode: 'text', language: 'en-US' });
     expect(await widget.next('turn_acknowledged')).toEqual({ type: 'turn_acknowledged', seq: 2, turn_id: accepted.turn_id });
 
     const call = customer.calls[before]!;
