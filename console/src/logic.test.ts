@@ -73,6 +73,7 @@ describe('console view logic', () => {
       text: 'Is breakfast included?',
       mode: 'text',
       language: 'en-US',
+      feedback: null,
       status: 'resolved',
       failure_reason: null,
       reply_text: 'Yes, 7 to 10.',
@@ -100,6 +101,7 @@ describe('console view logic', () => {
       text: 'Dinner?',
       mode: 'voice',
       language: 'fr-FR',
+      feedback: { rating: 'down', comment: 'Too late for us', at: '2026-11-24T10:00:05.000Z' },
       status: 'resolved',
       failure_reason: null,
       reply_text: 'From 6 to 10.',
@@ -126,6 +128,7 @@ describe('console view logic', () => {
       'Part 1: to 10.',
       'Reply received: From 6 to 10.',
       'Resolved, offering link "Book" (https://hotel.example/book), quick reply "7 pm", client action show_rooms',
+      'Rated 👎 not helpful: “Too late for us”',
     ]);
     expect(turnTimeline({ ...turn, replied_by: { type: 'person', name: 'Maria' } } as unknown as Turn)[4]!.title).toBe('Reply from Maria: From 6 to 10.');
     const refused = turnTimeline({

@@ -130,7 +130,7 @@ export function originProblems(origins: string[]): string[] {
 
 export interface TimelineItem {
   at: string;
-  kind: 'visitor' | 'attempt' | 'acknowledged' | 'part' | 'reply' | 'resolved' | 'failed';
+  kind: 'visitor' | 'attempt' | 'acknowledged' | 'part' | 'reply' | 'resolved' | 'feedback' | 'failed';
   title: string;
   delivery?: Delivery;
   ok?: boolean;
@@ -158,6 +158,7 @@ export function turnTimeline(turn: Turn): TimelineItem[] {
     const from = turn.replied_by?.type === 'person' ? `Reply from ${turn.replied_by.name}` : 'Reply received';
     items.push({ at: turn.reply_received.at, kind: 'reply', title: `${from}${dup ? ` (${dup} duplicate${dup > 1 ? 's' : ''} ignored)` : ''}: ${turn.reply_text ?? ''}` });
   }
+  if (turn.feedback) items.push({ at: turn.feedback.at, kind: 'feedback', title: `Rated ${turn.feedback.rating === 'up' ? '👍 helpful' : '👎 not helpful'}${turn.feedback.comment ? `: “${turn.feedback.comment}”` : ''}` });
   if (turn.status === 'failed' || turn.status === 'expired') items.push({ at: turn.resolved_at ?? turn.created_at, kind: 'failed', title: `Turn ${turn.status}${turn.failure_reason ? `: ${turn.failure_reason}` : ''}` });
   else if (turn.resolved_at) items.push({ at: turn.resolved_at, kind: 'resolved', title: turn.reply_actions.length ? `Resolved, offering ${actionsInWords(turn.reply_actions)}` : 'Resolved' });
   return items.sort((x, y) => x.at.localeCompare(y.at));

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { timestamp } from '../shared/schemas.js';
-import { endReasons, handlers, replyAction, replyActions, turnFailures, turnModes } from './protocol/frames.js';
+import { endReasons, feedbackRatings, handlers, replyAction, replyActions, turnFailures, turnModes } from './protocol/frames.js';
 import { transcriptEventTypes, type TranscriptEventType } from './protocol/transcript-events.js';
 
 /**
@@ -61,6 +61,7 @@ const transcriptData: Record<TranscriptEventType, z.ZodType> = {
     replied_by: z.union([z.strictObject({ type: z.literal('agent') }), z.strictObject({ type: z.literal('person'), name: z.string() })]),
   }),
   'turn.failed': z.strictObject({ turn_id: turnId, reason: z.enum(turnFailures) }),
+  'turn.rated': z.strictObject({ turn_id: turnId, rating: z.enum(feedbackRatings), comment: z.string().nullable().meta({ description: "What the visitor wrote with it, if anything" }) }),
   'conversation.handoff': z.strictObject({
     handler: z.enum(handlers),
     name: z.string().nullable().meta({ description: "The person's name; null when the agent handles it" }),

@@ -1,5 +1,5 @@
 import { sentencesOf, unspoken } from '../speech/sentences';
-import { Close, type ClientFrame, type ReplyAction, type ServerFrame, type TurnMode } from './protocol';
+import { Close, type ClientFrame, type FeedbackRating, type ReplyAction, type ServerFrame, type TurnMode } from './protocol';
 import { applyEvent, emptyView, type Line, replyKey, type Status, type View } from './transcript';
 
 /** An action the host page runs (README, Actions on a reply). */
@@ -206,6 +206,12 @@ export class SessionClient {
 
   end(): void {
     this.#send({ type: 'end' });
+  }
+
+  /** The visitor rates a reply: shown at once, stored when the server's `feedback_recorded` comes back. */
+  rate(turnId: string, rating: FeedbackRating, comment?: string): void {
+    this.#setView(applyEvent(this.view, { type: 'feedback_recorded', seq: 0, turn_id: turnId, rating }));
+    this.#send({ type: 'feedback', turn_id: turnId, rating, ...(comment ? { comment } : {}) });
   }
 
   /** After an ended conversation: forget it and start a new one. */

@@ -7,6 +7,7 @@ export type {
   AgentVoice,
   ClientMessage as ClientFrame,
   EndReason,
+  FeedbackRating,
   ServerFrame,
   ReplyAction,
   TurnFailure as FailReason,

@@ -1,4 +1,4 @@
-import type { AgentInfo, EndReason, ReplyAction, ServerFrame, TurnMode, WidgetTheme } from './protocol';
+import type { AgentInfo, EndReason, FeedbackRating, ReplyAction, ServerFrame, TurnMode, WidgetTheme } from './protocol';
 
 export type Status = 'connecting' | 'open' | 'reconnecting' | 'offline' | 'ended';
 /** A visitor's turn: `answering` while its reply streams in. */
@@ -22,6 +22,8 @@ export interface Line {
   name?: string;
   /** A note about the conversation itself: a person joined or left. */
   note?: 'joined' | 'left';
+  /** On a reply: the visitor's rating of it. */
+  rating?: FeedbackRating;
 }
 
 export interface View {
@@ -79,6 +81,8 @@ export function applyEvent(view: View, frame: ServerFrame): View {
       const asked = patchTurn(lines, (l) => l.turnId === frame.turn_id && l.who === 'user' && l.state !== 'failed', { state: line.parts ? 'answering' : 'answered' });
       return { ...view, lines: shown ? asked.map((l) => (l === shown ? line : l)) : [...asked, line] };
     }
+    case 'feedback_recorded':
+      return { ...view, lines: patchTurn(lines, (l) => l.key === replyKey(frame.turn_id), { rating: frame.rating }) };
     case 'turn_failed':
       return { ...view, lines: patchTurn(lines, (l) => l.turnId === frame.turn_id && l.who === 'user', { state: 'failed', reason: frame.reason }) };
     case 'message':

@@ -1,6 +1,7 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import en from '../../locales/en.json';
 import type { SessionClient } from '../session/client';
+import type { FeedbackRating } from '../session/protocol';
 import type { Line, View } from '../session/transcript';
 import { ListenError, type Speech } from '../speech/speech';
 import css from './panel.css?inline';
@@ -106,7 +107,7 @@ export function Panel({ client, speech, view, title, onClose, onError, onLanguag
       <ol class="log" ref={log} aria-live="polite" aria-label={t('log')}>
         {view.agent?.greeting && !view.lines.some((l) => l.key === 's1' && l.who === 'agent') && <li class="msg agent">{view.agent.greeting}</li>}
         {view.lines.map((line, i) => (
-          <Message key={line.key} line={line} client={client} current={i > lastAsked} onQuickReply={() => speech.silence()} />
+          <Message key={line.key} line={line} client={client} current={i > lastAsked} rateable={view.theme.feedback !== false} onQuickReply={() => speech.silence()} />
         ))}
         {thinking && (
           <li class="thinking">
@@ -168,10 +169,12 @@ interface MessageProps {
   client: SessionClient;
   /** No turn was sent after it: its quick replies still stand. */
   current: boolean;
+  /** The deployment takes feedback: a reply may be rated. */
+  rateable?: boolean;
   onQuickReply(): void;
 }
 
-function Message({ line, client, current, onQuickReply }: MessageProps) {
+function Message({ line, client, current, rateable, onQuickReply }: MessageProps) {
   const failure = `failed_${line.reason}`;
   if (line.note) return <li class="note">{t(line.note, { name: line.name! })}</li>;
   return (
@@ -182,6 +185,7 @@ function Message({ line, client, current, onQuickReply }: MessageProps) {
         {line.state === 'sending' && <span class="sr"> {t('sending')}</span>}
       </li>
       {line.actions && line.actions.length > 0 && <Actions line={line} client={client} current={current} onQuickReply={onQuickReply} />}
+      {rateable && line.turnId && line.who === 'agent' && !line.parts && <Rating line={line} client={client} />}
       {line.state === 'failed' && (
         <li class="note failed">
           <span>{t(failure in en ? (failure as WordKey) : 'failed')}</span>
@@ -191,6 +195,47 @@ function Message({ line, client, current, onQuickReply }: MessageProps) {
         </li>
       )}
     </>
+  );
+}
+
+/**
+ * 👍/👎 on a reply (README, Knowing how it goes): two toggle buttons; choosing the other changes
+ * the vote. Once the visitor votes here, they may say more in a line of text.
+ */
+function Rating({ line, client }: Pick<MessageProps, 'line' | 'client'>) {
+  const [voted, setVoted] = useState(false);
+  const [comment, setComment] = useState('');
+  const [thanked, setThanked] = useState(false);
+  const vote = (rating: FeedbackRating) => {
+    client.rate(line.turnId!, rating);
+    setVoted(true);
+  };
+  const send = (event: Event) => {
+    event.preventDefault();
+    if (!comment.trim()) return;
+    client.rate(line.turnId!, line.rating!, comment.trim());
+    setThanked(true);
+  };
+  return (
+    <li class="rate" role="group" aria-label={t('rate')}>
+      <button type="button" aria-pressed={line.rating === 'up'} aria-label={t('helpful')} onClick={() => vote('up')}>
+        👍
+      </button>
+      <button type="button" aria-pressed={line.rating === 'down'} aria-label={t('not_helpful')} onClick={() => vote('down')}>
+        👎
+      </button>
+      {thanked ? (
+        <span role="status">{t('thanks')}</span>
+      ) : (
+        voted &&
+        line.rating && (
+          <form onSubmit={send}>
+            <input aria-label={t('comment')} placeholder={t('comment')} maxLength={500} value={comment} onInput={(e) => setComment((e.target as HTMLInputElement).value)} />
+            <button type="submit">{t('send')}</button>
+          </form>
+        )
+      )}
+    </li>
   );
 }
 

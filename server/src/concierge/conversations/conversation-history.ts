@@ -116,6 +116,7 @@ export class ConversationHistory {
         reply_actions: turn.reply_actions ? JSON.parse(turn.reply_actions) : [],
         parts: (partsBy.get(turn.id) ?? []).map(({ part, text, received_at }) => ({ part, text, received_at })),
         first_part_at: turn.first_part_at,
+        feedback: turn.feedback_rating ? { rating: turn.feedback_rating, comment: turn.feedback_comment, at: turn.feedback_at! } : null,
         created_at: turn.created_at,
         acknowledged_at: turn.acknowledged_at,
         resolved_at: turn.resolved_at,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { pageQuery } from '../../http/pagination.js';
 import { timestamp } from '../../shared/schemas.js';
 import { deliverySchema } from '../deliveries/delivery.schemas.js';
-import { endReasons, handlers, replyAction, storedEvent, turnFailures, turnModes } from '../protocol/frames.js';
+import { endReasons, feedbackRatings, handlers, replyAction, storedEvent, turnFailures, turnModes } from '../protocol/frames.js';
 import { conversationStatuses, turnStatuses } from './conversation.table.js';
 
 
@@ -46,6 +46,10 @@ const turnSchema = z
       .array()
       .meta({ description: 'The parts the reply was streamed in, in part order (README, Streaming a reply); empty when it came whole' }),
     first_part_at: timestamp.nullable().meta({ description: "When the reply's first part came" }),
+    feedback: z
+      .object({ rating: z.enum(feedbackRatings), comment: z.string().nullable(), at: timestamp })
+      .nullable()
+      .meta({ description: "The visitor's last rating of the reply (README, Knowing how it goes); null when they gave none" }),
     created_at: timestamp,
     acknowledged_at: timestamp.nullable(),
     resolved_at: timestamp.nullable(),

@@ -1,4 +1,4 @@
-import type { EndReason, Handler, TurnFailure, TurnMode } from '../protocol/frames.js';
+import type { EndReason, FeedbackRating, Handler, TurnFailure, TurnMode } from '../protocol/frames.js';
 
 export type { EndReason, Handler, TurnFailure, TurnMode };
 export const conversationStatuses = ['open', 'ended'] as const;
@@ -60,6 +60,10 @@ export interface TurnTable {
   reply_actions: string | null;
   /** The name of the person who answered; null when the agent did, or nobody has yet. */
   replied_by: string | null;
+  /** The visitor's last rating of the reply, its comment, and when (README, Knowing how it goes). */
+  feedback_rating: FeedbackRating | null;
+  feedback_comment: string | null;
+  feedback_at: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -2,7 +2,7 @@ import { newId } from '../../shared/random.js';
 import { isoIn, isoNow } from '../../shared/time.js';
 import type { HookOutcome } from '../deliveries/hook.client.js';
 import type { Change, ConversationAt, UnitOfWork } from '../events/event.recorder.js';
-import { type ClientMessage, REPLY_PART_LIMITS, type ReplyAction } from '../protocol/frames.js';
+import { type ClientMessage, type FeedbackRating, REPLY_PART_LIMITS, type ReplyAction } from '../protocol/frames.js';
 import type { ConversationRow } from './conversation.repository.js';
 import type { TurnFailure, TurnStatus } from './conversation.table.js';
 import { handoffEvent } from './handling.js';
@@ -14,6 +14,7 @@ import {
   insertTurn,
   lockTurnOf,
   OPEN_TURN_STATUSES,
+  rateTurn,
   transitionTurn,
   type TurnRow,
   type TurnScope,
@@ -27,6 +28,12 @@ export interface Reply {
   text: string;
   actions: ReplyAction[];
   by?: string;
+}
+
+/** A visitor's rating of a reply, and what they said of it. */
+export interface Feedback {
+  rating: FeedbackRating;
+  comment?: string;
 }
 
 /** One part of a reply as it is written (README, Streaming a reply). */
@@ -88,6 +95,9 @@ export const turnLifecycle = {
       part_chars: 0,
       reply_actions: null,
       replied_by: null,
+      feedback_rating: null,
+      feedback_comment: null,
+      feedback_at: null,
       created_at: now,
       updated_at: now,
     };
@@ -157,6 +167,23 @@ export const turnLifecycle = {
     if (turn.part_chars + chars > REPLY_PART_LIMITS.chars) return 'too_long';
     await addReplyPart(unit.trx, { turn_id: turn.id, part: part.part, text: part.text, received_at: isoNow() }, chars, replyDueAt);
     await unit.record(at, { events: [{ type: 'reply_part', turn_id: turn.id, ...part }], transcript: [] });
+    return 'stored';
+  },
+
+  /**
+   * The visitor rates a turn's reply (README, Knowing how it goes): the last rating counts, a
+   * comment with it or not. Only a turn of this conversation that has its reply can be rated.
+   */
+  async rate(unit: UnitOfWork, at: ConversationAt, turnId: string, feedback: Feedback): Promise<'stored' | 'not_found' | 'not_answered'> {
+    const turn = await lockTurnOf(unit.trx, { turnId, conversationId: at.conversationId, deploymentId: at.dep.id });
+    if (!turn) return 'not_found';
+    if (turn.status !== 'resolved') return 'not_answered';
+    const comment = feedback.comment ?? null;
+    await rateTurn(unit.trx, turnId, { feedback_rating: feedback.rating, feedback_comment: comment, feedback_at: isoNow() });
+    await unit.record(at, {
+      events: [{ type: 'feedback_recorded', turn_id: turnId, rating: feedback.rating }],
+      transcript: [{ type: 'turn.rated', data: { turn_id: turnId, rating: feedback.rating, comment } }],
+    });
     return 'stored';
   },
 

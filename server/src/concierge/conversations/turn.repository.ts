@@ -108,6 +108,10 @@ const transitionShapes = queryShapes(({ by, columns }: { by: 'id' | 'scope'; col
     .returningAll();
 });
 
+export async function rateTurn(trx: Trx, id: string, feedback: Pick<TurnRow, 'feedback_rating' | 'feedback_comment' | 'feedback_at'>): Promise<void> {
+  await trx.updateTable('turns').set(feedback).where('id', '=', id).execute();
+}
+
 export async function countDuplicateReply(trx: Trx, id: string): Promise<void> {
   await trx.updateTable('turns').set((eb) => ({ reply_duplicates: eb('reply_duplicates', '+', 1) })).where('id', '=', id).execute();
 }

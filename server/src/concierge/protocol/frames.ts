@@ -13,6 +13,9 @@ export type TurnFailure = (typeof turnFailures)[number];
 /** Who answers a conversation's turns: the turn hook, or a person (README, A person in the conversation). */
 export const handlers = ['agent', 'person'] as const;
 export type Handler = (typeof handlers)[number];
+/** A visitor's rating of a reply (README, Knowing how it goes). */
+export const feedbackRatings = ['up', 'down'] as const;
+export type FeedbackRating = (typeof feedbackRatings)[number];
 export const endReasons = ['user_ended', 'deployment_inactive', 'max_turns', 'deleted'] as const;
 export type EndReason = (typeof endReasons)[number];
 /** The codes of `error` frames: what the widget is told, the socket staying open or not. */
@@ -20,6 +23,13 @@ export const widgetErrorCodes = ['invalid_message', 'rate_limited', 'too_many_pe
 export type WidgetErrorCode = (typeof widgetErrorCodes)[number];
 
 const token = z.string().min(1).max(8192);
+
+/** Text of `min..max` characters, counted as Unicode code points (an emoji is one, as a reader counts it). */
+export const codePoints = (min: number, max: number) =>
+  z.string().refine((text) => {
+    const length = [...text].length;
+    return length >= min && length <= max;
+  }, `must be ${min} to ${max} characters`);
 
 /** A BCP 47 language tag (`de-DE`, `zh-Hans`), as `Intl` reads it, in its canonical case. */
 export const languageTag = z
@@ -45,6 +55,7 @@ export const clientMessage = z.discriminatedUnion('type', [
     // The visitor's choice in the language menu (README, The widget in your visitors' languages).
     language: languageTag.optional(),
   }),
+  z.strictObject({ type: z.literal('feedback'), turn_id: z.uuid(), rating: z.enum(feedbackRatings), comment: codePoints(1, 500).optional() }),
   z.strictObject({ type: z.literal('refresh_token'), token }),
   z.strictObject({ type: z.literal('end') }),
   z.strictObject({ type: z.literal('ping') }),
@@ -60,6 +71,7 @@ export const widgetTheme = z.looseObject({
     .regex(/^#(?:[0-9a-fA-F]{3}|[0-9a-fA-F]{6})$/, 'must be a hex colour such as #0a7cff')
     .optional(),
   position: z.enum(['bottom-right', 'bottom-left']).optional(),
+  feedback: z.boolean().optional().meta({ description: '👍/👎 after each reply; default true' }),
   languages: languageTag
     .array()
     .max(20)
@@ -71,13 +83,6 @@ export type WidgetTheme = z.infer<typeof widgetTheme>;
 
 const seq = z.number().int().min(1);
 const id = z.uuid();
-
-/** Text of `min..max` characters, counted as Unicode code points (an emoji is one, as a reader counts it). */
-export const codePoints = (min: number, max: number) =>
-  z.string().refine((text) => {
-    const length = [...text].length;
-    return length >= min && length <= max;
-  }, `must be ${min} to ${max} characters`);
 
 /** The parts of one reply: at most this many, and at most this many characters together. */
 export const REPLY_PART_LIMITS = { parts: 500, chars: 20_000, partChars: 2_000 } as const;
@@ -122,6 +127,7 @@ export const storedEvent = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('operator_joined'), seq, name: z.string() }),
   z.strictObject({ type: z.literal('operator_left'), seq, name: z.string() }),
   z.strictObject({ type: z.literal('turn_failed'), seq, turn_id: id, reason: z.enum(turnFailures) }),
+  z.strictObject({ type: z.literal('feedback_recorded'), seq, turn_id: id, rating: z.enum(feedbackRatings) }),
   z.strictObject({ type: z.literal('conversation_ended'), seq, reason: z.enum(endReasons) }),
 ]);
 export type StoredEvent = z.infer<typeof storedEvent>;

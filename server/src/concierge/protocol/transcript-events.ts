@@ -1,7 +1,7 @@
 import { randomBase62 } from '../../shared/random.js';
 
 /** The events a transcript hook is sent (README, Transcript events). */
-export const transcriptEventTypes = ['conversation.started', 'turn.created', 'turn.acknowledged', 'turn.resolved', 'turn.failed', 'conversation.handoff', 'message.created', 'conversation.ended'] as const;
+export const transcriptEventTypes = ['conversation.started', 'turn.created', 'turn.acknowledged', 'turn.resolved', 'turn.failed', 'turn.rated', 'conversation.handoff', 'message.created', 'conversation.ended'] as const;
 export type TranscriptEventType = (typeof transcriptEventTypes)[number];
 
 /** A transcript event before it is addressed: what happened, and its data. */

@@ -94,6 +94,42 @@ describeEachStore('concierge sessions', (kind) => {
     widget.close();
   });
 
+  it("takes the visitor's rating of a reply: the last counts, a comment with it; in the history and the transcript; refused for another conversation's turn, one not answered, or when feedback is off", async () => {
+    accept();
+    const { widget, ready, api, deploymentId, secret } = await session({ transcript_hook_url: customer.transcriptUrl });
+    widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Breakfast?', mode: 'text' });
+    const { turn_id } = await widget.next('turn_acknowledged');
+    widget.send({ type: 'feedback', turn_id, rating: 'up' });
+    expect(await widget.next('error')).toEqual({ type: 'error', code: 'invalid_message', message: 'Only a turn with its reply can be rated' });
+    await postReply(service, deploymentId, { conversation_id: ready.conversation_id, turn_id, reply_text: 'From 7.' }, secret);
+    await widget.next('reply');
+    widget.send({ type: 'feedback', turn_id, rating: 'up' });
+    expect(await widget.next('feedback_recorded')).toEqual({ type: 'feedback_recorded', seq: 4, turn_id, rating: 'up' });
+    widget.send({ type: 'feedback', turn_id, rating: 'down', comment: 'Too early for me' });
+    expect(await widget.next('feedback_recorded')).toEqual({ type: 'feedback_recorded', seq: 5, turn_id, rating: 'down' });
+    widget.send({ type: 'feedback', turn_id: '00000000-0000-4000-8000-000000000000', rating: 'up' });
+    expect(await widget.next('error')).toEqual({ type: 'error', code: 'invalid_message', message: 'No such turn in this conversation' });
+    widget.send({ type: 'feedback', turn_id, rating: 'meh' });
+    expect((await widget.next('error')).code).toBe('invalid_message');
+
+    const history = await api.get(`/api/v1/conversations/${ready.conversation_id}`);
+    expect(history.body.data.turns[0].feedback).toEqual({ rating: 'down', comment: 'Too early for me', at: expect.any(String) });
+    const rated = await waitFor(async () => {
+      const events = customer.transcript.filter((c) => c.body.conversation_id === ready.conversation_id && c.body.type === 'turn.rated');
+      return events.length === 2 && events;
+    });
+    expect(rated.map((c) => c.body.data)).toEqual([
+      { turn_id, rating: 'up', comment: null },
+      { turn_id, rating: 'down', comment: 'Too early for me' },
+    ]);
+
+    const off = await session({ widget: { feedback: false } });
+    off.widget.send({ type: 'feedback', turn_id, rating: 'up' });
+    expect(await off.widget.next('error')).toEqual({ type: 'error', code: 'invalid_message', message: 'Feedback is off for this deployment' });
+    off.widget.close();
+    widget.close();
+  });
+
   it('takes a reply posted before the hook answer arrives: it waits for the acknowledgement', async () => {
     const { widget, ready, deploymentId, secret } = await session();
     let posted: ReturnType<typeof postReply> | undefined;

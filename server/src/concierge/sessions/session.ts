@@ -134,10 +134,11 @@ export class Session implements CursorOwner {
       if (message?.type !== 'hello') return this.end(new AppError('protocol_error', 'the first message must be a valid hello'));
       return this.hello(message);
     }
-    if (!message || message.type === 'hello') return this.tell(new AppError('invalid_message', problem ?? 'Expected user_turn, refresh_token, end or ping as a JSON text frame'));
+    if (!message || message.type === 'hello') return this.tell(new AppError('invalid_message', problem ?? 'Expected user_turn, feedback, refresh_token, end or ping as a JSON text frame'));
     if (message.type === 'ping') return this.send({ type: 'pong' });
     if (message.type === 'user_turn') return this.userTurn(message);
     if (message.type === 'refresh_token') return this.refresh(message.token);
+    if (message.type === 'feedback') return this.tellRefusal(() => this.services.turns.rate(this.dep, this.conversationId!, message.turn_id, message));
     if (!(await this.services.conversations.end(this.dep, this.conversationId, 'user_ended'))) this.conversationGone();
   }
 
@@ -193,6 +194,16 @@ export class Session implements CursorOwner {
     const result = await this.services.turns.submit(this.dep, this.conversationId!, message);
     if (result.outcome === 'refused') this.tell(result.error);
     if (result.outcome === 'gone') this.conversationGone();
+  }
+
+  /** Runs `work`; its refusal is told on the open socket instead of ending it. */
+  private async tellRefusal(work: () => Promise<void>): Promise<void> {
+    try {
+      await work();
+    } catch (err) {
+      if (!(err instanceof AppError) || err.code !== 'invalid_message') throw err;
+      this.tell(err);
+    }
   }
 
   /** A new token for the same user that expires later moves the expiry; an earlier or equal one is refused. */

@@ -6,7 +6,7 @@ import { isoIn } from '../../shared/time.js';
 import type { StoreHealth } from '../../store/store-health.js';
 import type { ConversationService } from '../conversations/conversation.service.js';
 import { type ConversationRow, lockConversation } from '../conversations/conversation.repository.js';
-import { type TurnInput, turnLifecycle } from '../conversations/turn.lifecycle.js';
+import { type Feedback, type TurnInput, turnLifecycle } from '../conversations/turn.lifecycle.js';
 import { findTurnByClientId, turnExists, turnLoad, type TurnRow } from '../conversations/turn.repository.js';
 import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
 import type { EgressPolicy } from '../egress.js';
@@ -87,6 +87,17 @@ export class TurnService {
     // A turn a person handles was taken acknowledged: no hook call.
     if (started && started[1].status === 'pending') this.#track(this.#runHook(dep, ...started));
     return submission;
+  }
+
+  /**
+   * The visitor's rating of a reply (README, Knowing how it goes). A rating the deployment does
+   * not take, or of a turn this conversation has not had answered, is refused (`invalid_message`).
+   */
+  async rate(dep: DeploymentContext, conversationId: string, turnId: string, feedback: Feedback): Promise<void> {
+    if (dep.widget.feedback === false) throw new AppError('invalid_message', 'Feedback is off for this deployment');
+    const rated = await this.parts.events.write(conversationId, (unit) => turnLifecycle.rate(unit, { dep, conversationId }, turnId, feedback));
+    if (rated === 'not_found') throw new AppError('invalid_message', 'No such turn in this conversation');
+    if (rated === 'not_answered') throw new AppError('invalid_message', 'Only a turn with its reply can be rated');
   }
 
   /**

@@ -14,6 +14,7 @@ import { transcriptTarget } from './2026-11-25-04-transcript-target.js';
 import { replyParts } from './2026-11-25-05-reply-parts.js';
 import { people } from './2026-11-25-06-people.js';
 import { turnLanguage } from './2026-11-26-01-turn-language.js';
+import { feedback } from './2026-11-26-02-feedback.js';
 
 /** Every migration, in order. Names are timestamps so they sort the way they apply. */
 export const migrations: Record<string, Migration> = {
@@ -32,4 +33,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25-05-reply-parts': replyParts,
   '2026-11-25-06-people': people,
   '2026-11-26-01-turn-language': turnLanguage,
+  '2026-11-26-02-feedback': feedback,
 };
