@@ -18,7 +18,11 @@ import { DeliveryService } from './concierge/deliveries/delivery.service.js';
 import { TranscriptOutbox } from './concierge/deliveries/transcript.outbox.js';
 import { DeploymentDirectory } from './concierge/deployment-context.js';
 import { type ConversationBus, LocalBus } from './concierge/events/conversation-bus.js';
-import { EventRecorder } from './concierge/events/event.recorder.js';
+import { type Committed, EventRecorder } from './concierge/events/event.recorder.js';
+import { countOpenConversations } from './concierge/conversations/conversation.repository.js';
+import { outboxBacklog } from './concierge/deliveries/outbox.repository.js';
+import { metricsRoute } from './metrics/metrics.route.js';
+import { ServiceMetrics } from './metrics/service-metrics.js';
 import { framesAfter } from './concierge/events/event.repository.js';
 import { PgBus } from './concierge/events/pg-bus.js';
 import { SESSION_DEFAULTS, SessionGateway } from './concierge/sessions/session.gateway.js';
@@ -116,7 +120,17 @@ export async function createApp(options: AppOptions): Promise<App> {
   const outbox = parts.add(new TranscriptOutbox({ db, deployments, egress, logger, health, dialect }, { intervalMs: timings.sweepIntervalMs }));
   // SQLite has one connection; a PostgreSQL pool of 10 keeps a few batches in flight.
   const activity = parts.add(new ActivityHub({ db, bus, health }, { ...ACTIVITY_DEFAULTS, otherNodes: dialect === 'postgres' }));
-  const events = new EventRecorder({ writes: new WriteBatcher(db, { concurrency: dialect === 'postgres' ? 4 : 1 }), bus, onTranscript: () => outbox.poke(), onCommitted: activity.committed });
+  const metrics = new ServiceMetrics({
+    openSockets: () => sessions.openSockets,
+    openConversations: () => countOpenConversations(db),
+    outbox: () => outboxBacklog(db),
+    storeUp: () => !health.down,
+  });
+  const onCommitted = (committed: readonly Committed[]) => {
+    activity.committed(committed);
+    metrics.committed(committed);
+  };
+  const events = new EventRecorder({ writes: new WriteBatcher(db, { concurrency: dialect === 'postgres' ? 4 : 1 }), bus, onTranscript: () => outbox.poke(), onCommitted });
   const conversations = new ConversationService({ db, deployments, events });
   const turns = new TurnService({ deployments, conversations, events, egress, logger, health, address }, { hookRetryDelaysMs: timings.hookRetryDelaysMs, shutdownGraceMs: timings.shutdownGraceMs });
   parts.add({ stop: () => turns.drain() });
@@ -158,9 +172,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     widgetRoute(),
     widgetModuleRoute(),
     widgetLocaleRoute(),
+    metricsRoute(metrics, config.metricsToken),
   ];
   const timeouts = { headersMs: 10_000, bodyMs: 10_000, streamStallMs: 30_000, ...options.timeouts };
-  const { server, served } = httpServer({ routes, logger, health, keys, usage, accounts: consoleAccounts, idempotency, address }, { config, timeouts, consoleDir: options.consoleDir });
+  const { server, served } = httpServer({ routes, logger, health, keys, usage, accounts: consoleAccounts, idempotency, address, metrics }, { config, timeouts, consoleDir: options.consoleDir });
   server.on('upgrade', (req, socket, head) => sessions.handleUpgrade(req, socket, head));
   let bound = '';
   parts.add({ start: async () => void (bound = await listen(server, config, address)), stop: () => closeServer(server, sessions) });

@@ -22,6 +22,7 @@ const envSchema = z.object({
   TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
   CONVERSATION_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
   DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
+  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
 });
 
 export interface Config {
@@ -52,6 +53,8 @@ export interface Config {
   readonly conversationRetentionDays: number;
   /** Days a delivered transcript event is kept (0: forever). */
   readonly deliveryRetentionDays: number;
+  /** The Bearer token `GET /metrics` asks for; without one the route does not exist. */
+  readonly metricsToken: string | undefined;
 }
 
 export class ConfigError extends Error {}
@@ -87,6 +90,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxyHops: e.TRUST_PROXY,
     conversationRetentionDays: e.CONVERSATION_RETENTION_DAYS,
     deliveryRetentionDays: e.DELIVERY_RETENTION_DAYS,
+    metricsToken: e.METRICS_TOKEN,
     hookAllowedHosts,
   });
 }

@@ -10,6 +10,8 @@ import type { Idempotency } from '../idempotency/idempotency.js';
 import { PerKeyCap } from '../shared/per-key-cap.js';
 import type { StoreHealth } from '../store/store-health.js';
 import { accessLog } from './access-log.js';
+import { requestMetrics } from '../metrics/request-metrics.js';
+import type { ServiceMetrics } from '../metrics/service-metrics.js';
 import { perKeyRateLimit, requirePrincipal, resolvePrincipal } from './auth.js';
 import { dispatchRoutes } from './dispatch.js';
 import { errorHandler, notFoundRoute } from './error-handler.js';
@@ -30,6 +32,7 @@ export interface HttpServerParts {
   accounts: ConsoleAccounts;
   idempotency: Idempotency;
   address: PublicAddress;
+  metrics: ServiceMetrics;
 }
 
 export interface HttpServerSettings {
@@ -46,9 +49,9 @@ export interface HttpServerSettings {
  * the same middleware, so an unknown /api/v1 path still wants a key first).
  */
 export function httpServer(parts: HttpServerParts, settings: HttpServerSettings): { server: Server; served: readonly string[] } {
-  const { routes, logger, health, keys, usage, accounts, idempotency, address } = parts;
+  const { routes, logger, health, keys, usage, accounts, idempotency, address, metrics } = parts;
   const { config, timeouts } = settings;
-  const before = [requestId, accessLog(logger)];
+  const before = [requestId, accessLog(logger), requestMetrics(metrics)];
   const under = {
     '/console': [noStore],
     '/api/v1': [noStore, resolvePrincipal(keys, usage, { accounts, address }), perKeyRateLimit(config.rateLimitPerMinute, config.trustProxyHops), requirePrincipal],

@@ -88,7 +88,7 @@ describe("a customer's readers on one node", () => {
     // The first reader's stream ends only now: its leaving must not take the second's feed with it.
     await a.return(undefined);
     const conversationId = '6f1d0c3e-9a0b-4d7e-8f5a-2b3c4d5e6f70';
-    hub.committed([{ customerId: 'customer-1', deploymentId: 'd', conversationId, frames: [{ seq: 1, type: 'greeting', frame: '{"type":"greeting","seq":1,"text":"Hi"}' }] }]);
+    hub.committed([{ customerId: 'customer-1', deploymentId: 'd', conversationId, tallies: [], frames: [{ seq: 1, type: 'greeting', frame: '{"type":"greeting","seq":1,"text":"Hi"}' }] }]);
     const next = await b.next();
     expect(String(next.value)).toMatch(new RegExp(`^id: \\d+-${conversationId}-1\\ndata: \\{"conversation_id":"${conversationId}","deployment_id":"d","event":\\{"type":"greeting","seq":1,"text":"Hi"\\}\\}\\n\\n$`));
     await b.return(undefined);
@@ -113,7 +113,7 @@ describe("a customer's readers on one node", () => {
     const conversationId = '0b6c3a52-4f3e-4d0a-9b8e-1f2a3b4c5d6e';
     const text = 'x'.repeat(1000);
     for (let seq = 1; seq <= 5; seq++) {
-      hub.committed([{ customerId: 'customer-3', deploymentId: 'd', conversationId, frames: [{ seq, type: 'message', frame: JSON.stringify({ type: 'message', seq, text }) }] }]);
+      hub.committed([{ customerId: 'customer-3', deploymentId: 'd', conversationId, tallies: [], frames: [{ seq, type: 'message', frame: JSON.stringify({ type: 'message', seq, text }) }] }]);
       expect(String((await reading.next()).value)).toContain(`"seq":${seq},`);
     }
     // Five 1 kB events pass 4 kB: the slow reader ends without them, and resumes with Last-Event-ID.
@@ -129,7 +129,7 @@ describe("a customer's readers on one node", () => {
     // The client waits for its next piece, as the route's writer does.
     const next = reader.next();
     const started = Date.now();
-    for (let seq = 1; seq <= 3; seq++) hub.committed([{ customerId: 'customer-4', deploymentId: 'd', conversationId, frames: [{ seq, type: 'greeting', frame: JSON.stringify({ type: 'greeting', seq, text: 'Hi' }) }] }]);
+    for (let seq = 1; seq <= 3; seq++) hub.committed([{ customerId: 'customer-4', deploymentId: 'd', conversationId, tallies: [], frames: [{ seq, type: 'greeting', frame: JSON.stringify({ type: 'greeting', seq, text: 'Hi' }) }] }]);
     const piece = String((await next).value);
     expect(Date.now() - started).toBeGreaterThanOrEqual(25);
     expect(piece.match(/^id: /gm)).toHaveLength(3);

@@ -21,6 +21,12 @@ export async function conversationsStartedSince(db: Db, deploymentId: string, su
   return Number(row.n);
 }
 
+/** Open conversations across the store (the metrics' gauge; the status index answers it). */
+export async function countOpenConversations(db: Db): Promise<number> {
+  const row = await db.selectFrom('conversations').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'open').executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
 export async function findConversation(db: Db, id: string): Promise<ConversationRow | undefined> {
   return db.selectFrom('conversations').selectAll().where('id', '=', id).executeTakeFirst();
 }

@@ -63,6 +63,7 @@ export class ConversationService {
       await unit.record({ dep, conversationId: row.id }, {
         events: greeting ? [{ type: 'greeting', text: greeting }] : [],
         transcript: [{ type: 'conversation.started', data: { user: { sub: claims.sub, name: claims.name ?? null }, call_direction: dep.callDirection } }],
+        tally: { conversations: 1, visitor: claims.sub },
       });
       return { ...row, last_seq: greeting ? 1 : 0 };
     });

@@ -27,10 +27,12 @@ export class ConversationHandling {
 
   /** A person handles the conversation from now on, by this name; a second takeover renames them. It no longer needs a person. */
   takeOver(customerId: string, id: string, name: string): Promise<void> {
-    return this.change(customerId, id, () => ({
+    return this.change(customerId, id, (conversation) => ({
       events: [{ type: 'operator_joined', name }],
       transcript: [handoffEvent({ handler: 'person', name, needs_person: false, reason: null })],
       conversation: { handler: 'person', handler_name: name, needs_person: 0, handoff_reason: null, handoff_at: isoNow() },
+      // A takeover is a handoff (README, Knowing how it goes); a rename is not.
+      ...(conversation.handler === 'person' ? {} : { tally: { handoffs: 1 } }),
     }));
   }
 

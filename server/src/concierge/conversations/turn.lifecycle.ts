@@ -1,7 +1,7 @@
 import { newId } from '../../shared/random.js';
 import { isoIn, isoNow } from '../../shared/time.js';
 import type { HookOutcome } from '../deliveries/hook.client.js';
-import type { Change, ConversationAt, UnitOfWork } from '../events/event.recorder.js';
+import type { Change, ConversationAt, Tally, UnitOfWork } from '../events/event.recorder.js';
 import { type ClientMessage, type FeedbackRating, REPLY_PART_LIMITS, type ReplyAction } from '../protocol/frames.js';
 import type { ConversationRow } from './conversation.repository.js';
 import type { TurnFailure, TurnStatus } from './conversation.table.js';
@@ -104,7 +104,7 @@ export const turnLifecycle = {
     await insertTurn(unit.trx, turn);
     const accepted = { turn_id: turn.id, client_turn_id: turn.client_turn_id, text: turn.text, mode: turn.mode, language: turn.language! };
     const taken = joined({ events: [{ type: 'turn_accepted', ...accepted }], transcript: [{ type: 'turn.created', data: accepted }] }, ...(byPerson ? [told.acknowledged(turn.id)] : []));
-    await unit.record(at, { ...taken, conversation: { turn_count: conversation.turn_count + 1 } });
+    await unit.record(at, { ...taken, conversation: { turn_count: conversation.turn_count + 1 }, tally: { turns: 1 } });
     return turn;
   },
 
@@ -122,6 +122,7 @@ export const turnLifecycle = {
             events: change.events,
             transcript: [...change.transcript, handoffEvent({ handler: 'agent', name: null, needs_person: true, reason: outcome.handoff })],
             conversation: { needs_person: 1, handoff_reason: outcome.handoff, handoff_at: now },
+            tally: { ...change.tally, handoffs: 1 },
           };
     if (outcome.kind === 'replied') {
       const reply = { text: outcome.text, actions: outcome.actions };
@@ -183,6 +184,7 @@ export const turnLifecycle = {
     await unit.record(at, {
       events: [{ type: 'feedback_recorded', turn_id: turnId, rating: feedback.rating }],
       transcript: [{ type: 'turn.rated', data: { turn_id: turnId, rating: feedback.rating, comment } }],
+      tally: { feedback: { rating: feedback.rating, previous: turn.feedback_rating } },
     });
     return 'stored';
   },
@@ -203,14 +205,22 @@ export const turnLifecycle = {
    */
   async failOpen(unit: UnitOfWork, conversationId: string): Promise<Change> {
     const failed = await failOpenTurns(unit.trx, conversationId, OPEN_TURN_STATUSES, 'conversation_ended');
-    return joined(...failed.map((turnId) => told.failed(turnId, 'conversation_ended')));
+    return { ...joined(...failed.map((turnId) => told.failed(turnId, 'conversation_ended'))), ...(failed.length ? { tally: { failed: failed.map(() => 'conversation_ended' as const) } } : {}) };
   },
 };
 
 async function move(unit: UnitOfWork, at: ConversationAt, turn: string | TurnScope, from: TurnStatus, to: TurnStatus, patch: Partial<TurnRow>, change: Change): Promise<TurnRow | undefined> {
   const moved = await transitionTurn(unit.trx, turn, from, to, patch);
-  if (moved) await unit.record(at, change);
+  if (moved) await unit.record(at, { ...change, tally: { ...change.tally, ...tallyOf(moved) } });
   return moved;
+}
+
+/** What a turn's move counts: an answer, with how long it took; a failure, with its reason. */
+function tallyOf(turn: TurnRow): Tally {
+  const after = (at: string | null) => (at ? Date.parse(at) - Date.parse(turn.created_at) : undefined);
+  if (turn.status === 'resolved') return { resolvedAfterMs: after(turn.resolved_at), firstPartAfterMs: after(turn.first_part_at) };
+  if (turn.failure_reason) return { failed: [turn.failure_reason] };
+  return {};
 }
 
 /** What each move tells, to the widget and the transcript alike. */

@@ -2,6 +2,16 @@ import type { Db, Trx } from '../../store/database.js';
 import type { Dialect } from '../../store/db.js';
 import type { TranscriptOutboxTable } from './outbox.table.js';
 
+/** Transcript events waiting to be delivered, and the age of the oldest in seconds (0 with none). */
+export async function outboxBacklog(db: Db): Promise<{ backlog: number; oldestAgeS: number }> {
+  const row = await db
+    .selectFrom('transcript_outbox')
+    .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('created_at').as('oldest')])
+    .where('status', '=', 'pending')
+    .executeTakeFirstOrThrow();
+  return { backlog: Number(row.n), oldestAgeS: row.oldest ? Math.max(0, (Date.now() - Date.parse(row.oldest)) / 1000) : 0 };
+}
+
 /**
  * Queues a change's transcript events, in order. The first is its conversation's head when
  * nothing of the conversation is pending. Call in the transaction that took the conversation's

@@ -3,7 +3,7 @@ import type { Trx } from '../../store/database.js';
 import type { WriteBatcher } from '../../store/write-batcher.js';
 import type { DeploymentContext } from '../deployment-context.js';
 import { insertOutbox } from '../deliveries/outbox.repository.js';
-import type { NewEvent } from '../protocol/frames.js';
+import type { FeedbackRating, NewEvent, TurnFailure } from '../protocol/frames.js';
 import { newEventId, type TranscriptEvent, transcriptEventBody } from '../protocol/transcript-events.js';
 import type { ConversationBus } from './conversation-bus.js';
 import { appendEvents, type ConversationPatch, type StoredFrame } from './event.repository.js';
@@ -16,6 +16,25 @@ export interface Change {
   events: NewEvent[];
   transcript: TranscriptEvent[];
   conversation?: ConversationPatch;
+  /** What it counts for the analytics and the metrics. */
+  tally?: Tally;
+}
+
+/**
+ * What a change counts (README, Knowing how it goes): a conversation started (and by whom), a
+ * turn taken, answered (how long after it was taken, and after its first part) or failed, a
+ * handoff, a rating (and the one it replaces), the hook calls' durations.
+ */
+export interface Tally {
+  conversations?: number;
+  visitor?: string;
+  turns?: number;
+  resolvedAfterMs?: number;
+  firstPartAfterMs?: number;
+  failed?: TurnFailure[];
+  handoffs?: number;
+  feedback?: { rating: FeedbackRating; previous: FeedbackRating | null };
+  hookMs?: number[];
 }
 
 /** The conversation a change happens to, and its deployment (whose transcript hook says whether transcript events are kept). */
@@ -32,6 +51,8 @@ export interface Committed {
   frames: StoredFrame[];
   /** The `conversation.handoff` data, when the conversation changed hands (or came to need a person). */
   handoff?: Record<string, unknown>;
+  /** What its changes counted. */
+  tallies: Tally[];
 }
 
 /**
@@ -50,11 +71,11 @@ export class UnitOfWork {
     const { first, frames } = await appendEvents(this.trx, conversationId, change.events, change.conversation);
     const handoff = change.transcript.find((t) => t.type === 'conversation.handoff')?.data;
     if (frames.length || handoff) {
-      const known = this.#committed.get(conversationId);
-      if (known) known.frames.push(...frames);
-      else this.#committed.set(conversationId, { customerId: dep.customerId, deploymentId: dep.id, conversationId, frames });
-      if (handoff) this.#committed.get(conversationId)!.handoff = handoff;
+      const committed = this.#committedAt(at);
+      committed.frames.push(...frames);
+      if (handoff) committed.handoff = handoff;
     }
+    if (change.tally) this.count(at, change.tally);
     if (!dep.transcriptHookUrl || !change.transcript.length) return;
     this.#transcript = true;
     const now = isoNow();
@@ -68,6 +89,17 @@ export class UnitOfWork {
         return { id, deployment_id: dep.id, conversation_id: conversationId, position: position++, body, status: 'pending' as const, attempts: 0, next_attempt_at: now, lease_expires_at: null, created_at: now };
       }),
     );
+  }
+
+  /** Counts what happened without a change to store (a hook call's attempts). */
+  count(at: ConversationAt, tally: Tally): void {
+    this.#committedAt(at).tallies.push(tally);
+  }
+
+  #committedAt({ dep, conversationId }: ConversationAt): Committed {
+    let committed = this.#committed.get(conversationId);
+    if (!committed) this.#committed.set(conversationId, (committed = { customerId: dep.customerId, deploymentId: dep.id, conversationId, frames: [], tallies: [] }));
+    return committed;
   }
 
   /** Tells what committed: the widget events to the sockets, all of it to `onCommitted`, and transcript delivery that it has work. */

@@ -75,6 +75,11 @@ export class SessionGateway {
     });
   }
 
+  /** The widget sockets this node holds (the metrics' gauge). */
+  get openSockets(): number {
+    return this.wss.clients.size;
+  }
+
   /** Shutdown: every widget is told to reconnect elsewhere (1001). */
   close(): void {
     clearInterval(this.heartbeat);

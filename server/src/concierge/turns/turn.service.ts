@@ -137,7 +137,9 @@ export class TurnService {
     // change, kept through a store outage, not left to the sweep.
     const store = () =>
       events.write(turn.conversation_id, async (unit) => {
-        const moved = await turnLifecycle.answer(unit, { dep, conversationId: turn.conversation_id }, turn.id, outcome, isoIn(dep.replyTimeoutS * 1000));
+        const at = { dep, conversationId: turn.conversation_id };
+        const moved = await turnLifecycle.answer(unit, at, turn.id, outcome, isoIn(dep.replyTimeoutS * 1000));
+        if (attempts.length) unit.count(at, { hookMs: attempts.map((a) => a.duration_ms) });
         // A turn ended meanwhile still shows its calls; an erased one keeps nothing.
         if (moved || (await turnExists(unit.trx, turn.id))) await insertDeliveries(unit.trx, attempts);
       });
