@@ -18,6 +18,9 @@ import { DeliveryService } from './concierge/deliveries/delivery.service.js';
 import { TranscriptOutbox } from './concierge/deliveries/transcript.outbox.js';
 import { DeploymentDirectory } from './concierge/deployment-context.js';
 import { type ConversationBus, LocalBus } from './concierge/events/conversation-bus.js';
+import { AnalyticsRollup } from './concierge/analytics/analytics.rollup.js';
+import { analyticsRoutes } from './concierge/analytics/analytics.routes.js';
+import { AnalyticsService } from './concierge/analytics/analytics.service.js';
 import { type Committed, EventRecorder } from './concierge/events/event.recorder.js';
 import { countOpenConversations } from './concierge/conversations/conversation.repository.js';
 import { outboxBacklog } from './concierge/deliveries/outbox.repository.js';
@@ -130,7 +133,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     activity.committed(committed);
     metrics.committed(committed);
   };
-  const events = new EventRecorder({ writes: new WriteBatcher(db, { concurrency: dialect === 'postgres' ? 4 : 1 }), bus, onTranscript: () => outbox.poke(), onCommitted });
+  const rollup = new AnalyticsRollup();
+  const writes = new WriteBatcher(db, { concurrency: dialect === 'postgres' ? 4 : 1 }, (trx) => rollup.write(trx));
+  const events = new EventRecorder({ writes, bus, onTranscript: () => outbox.poke(), onCommitted, rollup });
   const conversations = new ConversationService({ db, deployments, events });
   const turns = new TurnService({ deployments, conversations, events, egress, logger, health, address }, { hookRetryDelaysMs: timings.hookRetryDelaysMs, shutdownGraceMs: timings.shutdownGraceMs });
   parts.add({ stop: () => turns.drain() });
@@ -166,6 +171,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...deliveryRoutes(new DeliveryService({ db, deployments, egress, address })),
     ...replyRoutes(replies, { signatureFailuresPerMinute: config.replySignatureFailuresPerMinute, trustProxyHops: config.trustProxyHops }),
     ...activityRoutes(activity, { holds: credentialCheck(keys, consoleAccounts), recheckMs: options.activityRecheckMs ?? ACTIVITY_RECHECK_MS }),
+    ...analyticsRoutes(new AnalyticsService({ db })),
     ...peopleRoutes({ handling: new ConversationHandling({ db, deployments, events }), history: conversationHistory, replies }),
     ...apiKeyRoutes({ db, usage, keys }),
     ...consoleRoutes({ accounts: consoleAccounts, address, trustProxyHops: config.trustProxyHops }),

@@ -1,6 +1,7 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { AgentCountTable, AgentTable, AgentVersionTable } from '../agents/agent.table.js';
 import type { ApiKeyTable, UsageDailyTable } from '../api-keys/api-key.table.js';
+import type { AnalyticsHourTable, AnalyticsLatencyTable, AnalyticsVisitorTable } from '../concierge/analytics/analytics.table.js';
 import type { ConversationTable, ReplyPartTable, TurnTable } from '../concierge/conversations/conversation.table.js';
 import type { DeliveryTable } from '../concierge/deliveries/delivery.table.js';
 import type { ConversationEventTable } from '../concierge/events/event.table.js';
@@ -36,6 +37,9 @@ export interface Database {
   console_users: ConsoleUserTable;
   console_sessions: ConsoleSessionTable;
   console_sign_in_failures: ConsoleSignInFailureTable;
+  analytics_hours: AnalyticsHourTable;
+  analytics_latency: AnalyticsLatencyTable;
+  analytics_visitors: AnalyticsVisitorTable;
 }
 
 export type Db = Kysely<Database>;

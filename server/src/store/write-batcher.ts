@@ -31,10 +31,15 @@ export class WriteBatcher {
 
   readonly #settings: typeof DEFAULTS;
 
-  /** `concurrency`: batches in flight at once, 1 on SQLite's single connection, a few on a PostgreSQL pool. */
+  /**
+   * `concurrency`: batches in flight at once, 1 on SQLite's single connection, a few on a
+   * PostgreSQL pool. `lastly`: what every transaction writes after its units (the analytics
+   * rollup, in key order, so batches running at once never deadlock on its shared rows).
+   */
   constructor(
     private readonly db: Db,
     settings: Partial<typeof DEFAULTS> = {},
+    private readonly lastly?: (trx: Trx) => Promise<void>,
   ) {
     this.#settings = { ...DEFAULTS, ...settings };
   }
@@ -86,6 +91,7 @@ export class WriteBatcher {
         const results = await this.db.transaction().execute(async (trx) => {
           const out: unknown[] = [];
           for (const unit of batch) out.push(await unit.work(trx));
+          await this.lastly?.(trx);
           return out;
         });
         batch.forEach((unit, i) => unit.resolve(results[i]));
@@ -97,7 +103,11 @@ export class WriteBatcher {
     for (const unit of batch) {
       await this.db
         .transaction()
-        .execute((trx) => unit.work(trx))
+        .execute(async (trx) => {
+          const result = await unit.work(trx);
+          await this.lastly?.(trx);
+          return result;
+        })
         .then(unit.resolve, unit.reject);
     }
   }

@@ -184,7 +184,7 @@ export const turnLifecycle = {
     await unit.record(at, {
       events: [{ type: 'feedback_recorded', turn_id: turnId, rating: feedback.rating }],
       transcript: [{ type: 'turn.rated', data: { turn_id: turnId, rating: feedback.rating, comment } }],
-      tally: { feedback: { rating: feedback.rating, previous: turn.feedback_rating } },
+      tally: { at: turn.created_at, feedback: { rating: feedback.rating, previous: turn.feedback_rating } },
     });
     return 'stored';
   },
@@ -218,8 +218,8 @@ async function move(unit: UnitOfWork, at: ConversationAt, turn: string | TurnSco
 /** What a turn's move counts: an answer, with how long it took; a failure, with its reason. */
 function tallyOf(turn: TurnRow): Tally {
   const after = (at: string | null) => (at ? Date.parse(at) - Date.parse(turn.created_at) : undefined);
-  if (turn.status === 'resolved') return { resolvedAfterMs: after(turn.resolved_at), firstPartAfterMs: after(turn.first_part_at) };
-  if (turn.failure_reason) return { failed: [turn.failure_reason] };
+  if (turn.status === 'resolved') return { at: turn.created_at, resolvedAfterMs: after(turn.resolved_at), firstPartAfterMs: after(turn.first_part_at) };
+  if (turn.failure_reason) return { at: turn.created_at, failed: [turn.failure_reason] };
   return {};
 }
 

@@ -5,6 +5,7 @@ import type { DeploymentContext } from '../deployment-context.js';
 import { insertOutbox } from '../deliveries/outbox.repository.js';
 import type { FeedbackRating, NewEvent, TurnFailure } from '../protocol/frames.js';
 import { newEventId, type TranscriptEvent, transcriptEventBody } from '../protocol/transcript-events.js';
+import type { AnalyticsRollup } from '../analytics/analytics.rollup.js';
 import type { ConversationBus } from './conversation-bus.js';
 import { appendEvents, type ConversationPatch, type StoredFrame } from './event.repository.js';
 
@@ -26,6 +27,8 @@ export interface Change {
  * handoff, a rating (and the one it replaces), the hook calls' durations.
  */
 export interface Tally {
+  /** When what it counts happened, if not now: a turn's facts count in the hour it was taken. */
+  at?: string;
   conversations?: number;
   visitor?: string;
   turns?: number;
@@ -63,7 +66,10 @@ export class UnitOfWork {
   readonly #committed = new Map<string, Committed>();
   #transcript = false;
 
-  constructor(readonly trx: Trx) {}
+  constructor(
+    readonly trx: Trx,
+    private readonly rollup?: AnalyticsRollup,
+  ) {}
 
   /** Stores a change's widget events (next seqs) and, with a transcript hook, its transcript events. */
   async record(at: ConversationAt, change: Change): Promise<void> {
@@ -94,6 +100,7 @@ export class UnitOfWork {
   /** Counts what happened without a change to store (a hook call's attempts). */
   count(at: ConversationAt, tally: Tally): void {
     this.#committedAt(at).tallies.push(tally);
+    this.rollup?.add(this.trx, at.dep, tally);
   }
 
   #committedAt({ dep, conversationId }: ConversationAt): Committed {
@@ -116,12 +123,12 @@ export class UnitOfWork {
  * and transcript delivery is woken. Nothing is announced that did not commit.
  */
 export class EventRecorder {
-  constructor(private readonly parts: { writes: WriteBatcher; bus: ConversationBus; onTranscript: () => void; onCommitted: (committed: readonly Committed[]) => void }) {}
+  constructor(private readonly parts: { writes: WriteBatcher; bus: ConversationBus; onTranscript: () => void; onCommitted: (committed: readonly Committed[]) => void; rollup?: AnalyticsRollup }) {}
 
   /** Runs one unit of work, keyed by what it locks (a conversation id), then announces what it stored. */
   async write<T>(key: string, work: (unit: UnitOfWork) => Promise<T>): Promise<T> {
     const { result, unit } = await this.parts.writes.run(key, async (trx) => {
-      const unit = new UnitOfWork(trx);
+      const unit = new UnitOfWork(trx, this.parts.rollup);
       return { result: await work(unit), unit };
     });
     unit.announce(this.parts.bus, this.parts.onTranscript, this.parts.onCommitted);

@@ -139,7 +139,7 @@ export class TurnService {
       events.write(turn.conversation_id, async (unit) => {
         const at = { dep, conversationId: turn.conversation_id };
         const moved = await turnLifecycle.answer(unit, at, turn.id, outcome, isoIn(dep.replyTimeoutS * 1000));
-        if (attempts.length) unit.count(at, { hookMs: attempts.map((a) => a.duration_ms) });
+        if (attempts.length) unit.count(at, { at: turn.created_at, hookMs: attempts.map((a) => a.duration_ms) });
         // A turn ended meanwhile still shows its calls; an erased one keeps nothing.
         if (moved || (await turnExists(unit.trx, turn.id))) await insertDeliveries(unit.trx, attempts);
       });

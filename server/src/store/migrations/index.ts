@@ -15,6 +15,7 @@ import { replyParts } from './2026-11-25-05-reply-parts.js';
 import { people } from './2026-11-25-06-people.js';
 import { turnLanguage } from './2026-11-26-01-turn-language.js';
 import { feedback } from './2026-11-26-02-feedback.js';
+import { analytics } from './2026-11-26-03-analytics.js';
 
 /** Every migration, in order. Names are timestamps so they sort the way they apply. */
 export const migrations: Record<string, Migration> = {
@@ -34,4 +35,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-25-06-people': people,
   '2026-11-26-01-turn-language': turnLanguage,
   '2026-11-26-02-feedback': feedback,
+  '2026-11-26-03-analytics': analytics,
 };

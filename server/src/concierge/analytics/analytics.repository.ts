@@ -1,0 +1,78 @@
+import { type SelectQueryBuilder, sql } from 'kysely';
+import type { Database, Db, Trx } from '../../store/database.js';
+import type { RollupRows } from './analytics.rollup.js';
+
+const COUNTS = ['conversations', 'turns', 'failed_hook_rejected', 'failed_hook_failed', 'failed_reply_timeout', 'failed_conversation_ended', 'handoffs', 'feedback_up', 'feedback_down'] as const;
+/** Rows per statement: well under SQLite's 32,766 variables and PostgreSQL's 65,535 parameters. */
+const CHUNK = 500;
+
+const sortedValues = <T>(map: Map<string, T>): T[] => [...map].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
+const chunks = <T>(rows: T[]): T[][] => Array.from({ length: Math.ceil(rows.length / CHUNK) }, (_, i) => rows.slice(i * CHUNK, (i + 1) * CHUNK));
+
+/** Adds a transaction's rollup rows to the stored ones, in key order. */
+export async function writeRollup(trx: Trx, rows: RollupRows): Promise<void> {
+  for (const chunk of chunks(sortedValues(rows.hours))) {
+    await trx
+      .insertInto('analytics_hours')
+      .values(chunk)
+      .onConflict((oc) => oc.columns(['deployment_id', 'hour']).doUpdateSet((eb) => Object.fromEntries(COUNTS.map((c) => [c, eb(eb.ref(`analytics_hours.${c}`), '+', eb.ref(`excluded.${c}`))]))))
+      .execute();
+  }
+  for (const chunk of chunks(sortedValues(rows.latency))) {
+    await trx
+      .insertInto('analytics_latency')
+      .values(chunk)
+      .onConflict((oc) => oc.columns(['deployment_id', 'hour', 'metric', 'bin']).doUpdateSet((eb) => ({ count: eb(eb.ref('analytics_latency.count'), '+', eb.ref('excluded.count')) })))
+      .execute();
+  }
+  for (const chunk of chunks(sortedValues(rows.visitors))) {
+    await trx.insertInto('analytics_visitors').values(chunk).onConflict((oc) => oc.doNothing()).execute();
+  }
+}
+
+/** The rows of a customer's range, narrowed to a deployment or an agent. */
+export interface RollupScope {
+  customerId: string;
+  from: string;
+  to: string;
+  deploymentId?: string;
+  agentId?: string;
+  /** The length of a bucket's key in an hour's text: 10 for days, 13 for hours. */
+  keyLength: 10 | 13;
+}
+
+function scoped<QB extends SelectQueryBuilder<Database, 'analytics_hours' | 'analytics_latency' | 'analytics_visitors', object>>(qb: QB, scope: RollupScope): QB {
+  let q = qb.where('customer_id', '=', scope.customerId).where('hour', '>=', scope.from).where('hour', '<', scope.to) as QB;
+  if (scope.deploymentId) q = q.where('deployment_id', '=', scope.deploymentId) as QB;
+  if (scope.agentId) q = q.where('agent_id', '=', scope.agentId) as QB;
+  return q;
+}
+
+const bucketOf = (scope: RollupScope) => sql<string>`substr(hour, 1, ${sql.lit(scope.keyLength)})`;
+
+/** Each bucket's counts, summed over its hours and deployments. */
+export function countsByBucket(db: Db, scope: RollupScope) {
+  const sum = (column: (typeof COUNTS)[number]) => sql<number>`sum(${sql.ref(column)})`.as(column);
+  return scoped(db.selectFrom('analytics_hours'), scope)
+    .select([bucketOf(scope).as('bucket'), ...COUNTS.map(sum)])
+    .groupBy(bucketOf(scope))
+    .execute();
+}
+
+/** Each bucket's latency bins. */
+export function latencyByBucket(db: Db, scope: RollupScope) {
+  return scoped(db.selectFrom('analytics_latency'), scope)
+    .select([bucketOf(scope).as('bucket'), 'metric', 'bin', sql<number>`sum(count)`.as('count')])
+    .groupBy([bucketOf(scope), 'metric', 'bin'])
+    .execute();
+}
+
+/** Each bucket's distinct visitors, and the range's. */
+export async function visitorsByBucket(db: Db, scope: RollupScope): Promise<{ buckets: { bucket: string; visitors: number }[]; total: number }> {
+  const distinct = sql<number>`count(distinct visitor)`;
+  const [buckets, total] = await Promise.all([
+    scoped(db.selectFrom('analytics_visitors'), scope).select([bucketOf(scope).as('bucket'), distinct.as('visitors')]).groupBy(bucketOf(scope)).execute(),
+    scoped(db.selectFrom('analytics_visitors'), scope).select(distinct.as('visitors')).executeTakeFirstOrThrow(),
+  ]);
+  return { buckets: buckets.map((b) => ({ bucket: b.bucket, visitors: Number(b.visitors) })), total: Number(total.visitors) };
+}

@@ -1,0 +1,80 @@
+import { createHash } from 'node:crypto';
+import { isoNow } from '../../shared/time.js';
+import type { Trx } from '../../store/database.js';
+import type { DeploymentContext } from '../deployment-context.js';
+import type { Tally } from '../events/event.recorder.js';
+import type { AnalyticsHourTable, AnalyticsLatencyTable, AnalyticsVisitorTable, LatencyMetric } from './analytics.table.js';
+import { binOf } from './latency-bins.js';
+import { writeRollup } from './analytics.repository.js';
+
+/** The rollup rows one transaction adds to, each once. */
+export interface RollupRows {
+  hours: Map<string, AnalyticsHourTable>;
+  latency: Map<string, AnalyticsLatencyTable>;
+  visitors: Map<string, AnalyticsVisitorTable>;
+}
+
+/** The hour a moment falls in, as the rollup keys it. */
+export const hourOf = (iso: string): string => `${iso.slice(0, 13)}:00:00.000Z`;
+
+/** A visitor as the rollup keeps them: a digest of the customer and the token's `sub`, never the `sub` itself. */
+export const visitorDigest = (customerId: string, sub: string): string => createHash('sha256').update(`${customerId}\n${sub}`).digest('base64url').slice(0, 22);
+
+/**
+ * The analytics rollup (README, Knowing how it goes), kept in the commit of what it counts: each
+ * unit of work adds its tallies to its transaction's rows, and the batch writes them last, in key
+ * order, one statement per table, so batches running at once never deadlock on them and a busy
+ * hour costs one upsert per batch, not per turn.
+ */
+export class AnalyticsRollup {
+  readonly #pending = new WeakMap<Trx, RollupRows>();
+
+  add(trx: Trx, dep: DeploymentContext, tally: Tally): void {
+    let rows = this.#pending.get(trx);
+    if (!rows) this.#pending.set(trx, (rows = { hours: new Map(), latency: new Map(), visitors: new Map() }));
+    addTally(rows, dep, tally);
+  }
+
+  /** Writes what this transaction's units counted; call last in the transaction. */
+  async write(trx: Trx): Promise<void> {
+    const rows = this.#pending.get(trx);
+    if (!rows) return;
+    this.#pending.delete(trx);
+    await writeRollup(trx, rows);
+  }
+}
+
+/** Adds one tally to `rows`: a turn's facts in the hour it was taken, the rest in this hour. */
+export function addTally(rows: RollupRows, dep: Pick<DeploymentContext, 'id' | 'customerId' | 'agentId'>, tally: Tally): void {
+  const hour = hourOf(tally.at ?? isoNow());
+  const owner = { deployment_id: dep.id, hour, customer_id: dep.customerId, agent_id: dep.agentId };
+  const key = `${dep.id}\n${hour}`;
+  let counts = rows.hours.get(key);
+  if (!counts) {
+    counts = { ...owner, conversations: 0, turns: 0, failed_hook_rejected: 0, failed_hook_failed: 0, failed_reply_timeout: 0, failed_conversation_ended: 0, handoffs: 0, feedback_up: 0, feedback_down: 0 };
+    rows.hours.set(key, counts);
+  }
+  counts.conversations += tally.conversations ?? 0;
+  counts.turns += tally.turns ?? 0;
+  counts.handoffs += tally.handoffs ?? 0;
+  for (const reason of tally.failed ?? []) counts[`failed_${reason}`] += 1;
+  if (tally.feedback && tally.feedback.rating !== tally.feedback.previous) {
+    counts[`feedback_${tally.feedback.rating}`] += 1;
+    if (tally.feedback.previous) counts[`feedback_${tally.feedback.previous}`] -= 1;
+  }
+  const measure = (metric: LatencyMetric, ms: number | undefined) => {
+    if (ms === undefined) return;
+    const bin = binOf(ms);
+    const binKey = `${key}\n${metric}\n${bin}`;
+    const row = rows.latency.get(binKey);
+    if (row) row.count += 1;
+    else rows.latency.set(binKey, { ...owner, metric, bin, count: 1 });
+  };
+  measure('reply', tally.resolvedAfterMs);
+  measure('first_part', tally.firstPartAfterMs);
+  for (const ms of tally.hookMs ?? []) measure('hook', ms);
+  if (tally.visitor !== undefined) {
+    const visitor = visitorDigest(dep.customerId, tally.visitor);
+    rows.visitors.set(`${key}\n${visitor}`, { ...owner, visitor });
+  }
+}

@@ -1,0 +1,63 @@
+import { z } from 'zod';
+import { timestamp } from '../../shared/schemas.js';
+
+export const intervals = ['hour', 'day'] as const;
+export type Interval = (typeof intervals)[number];
+
+const HOUR_MS = 3_600_000;
+export const INTERVAL_MS: Record<Interval, number> = { hour: HOUR_MS, day: 24 * HOUR_MS };
+/** The longest range one request may ask for. */
+export const MAX_DAYS = 92;
+
+/** A UTC instant, as a date (`2026-11-01`, its midnight) or a date and time. */
+const instant = z
+  .union([z.iso.date(), z.iso.datetime()])
+  .transform((text) => new Date(text.length === 10 ? `${text}T00:00:00.000Z` : text).toISOString())
+  .meta({ description: 'A UTC date (its midnight) or date and time, at the start of an interval', example: '2026-11-01' });
+
+export const analyticsQuery = z
+  .strictObject({
+    from: instant.meta({ description: 'Inclusive' }),
+    to: instant.meta({ description: 'Exclusive' }),
+    interval: z.enum(intervals).default('day'),
+    deployment_id: z.uuid().optional(),
+    agent_id: z.uuid().optional(),
+  })
+  .superRefine((q, ctx) => {
+    const step = INTERVAL_MS[q.interval];
+    for (const key of ['from', 'to'] as const) {
+      if (Date.parse(q[key]) % step) ctx.addIssue({ code: 'custom', path: [key], message: `must be at the start of ${q.interval === 'day' ? 'a day' : 'an hour'} (UTC) for interval=${q.interval}` });
+    }
+    const span = Date.parse(q.to) - Date.parse(q.from);
+    if (span <= 0) ctx.addIssue({ code: 'custom', path: ['to'], message: 'must be after from' });
+    else if (span > MAX_DAYS * INTERVAL_MS.day) ctx.addIssue({ code: 'custom', path: ['to'], message: `must be at most ${MAX_DAYS} days after from` });
+  });
+export type AnalyticsQuery = z.output<typeof analyticsQuery>;
+
+const percentiles = z
+  .object({ p50: z.number().int().nullable(), p95: z.number().int().nullable(), count: z.number().int() })
+  .meta({ id: 'LatencyPercentiles', description: 'In ms, within 5% (null without any measurement)' });
+
+const counts = {
+  conversations: z.number().int(),
+  visitors: z.number().int().meta({ description: 'Distinct user token `sub`s' }),
+  turns: z.number().int(),
+  turns_failed: z.object({ hook_rejected: z.number().int(), hook_failed: z.number().int(), reply_timeout: z.number().int(), conversation_ended: z.number().int() }),
+  handoffs: z.number().int().meta({ description: "Takeovers by a person and the hook's handoff answers" }),
+  feedback_up: z.number().int(),
+  feedback_down: z.number().int(),
+  hook_latency_ms: percentiles,
+  time_to_reply_ms: percentiles.meta({ description: 'From a turn taken to its reply' }),
+  time_to_first_part_ms: percentiles.meta({ description: "From a turn taken to its reply's first part" }),
+};
+
+export const analyticsSchema = z
+  .object({
+    interval: z.enum(intervals),
+    from: timestamp,
+    to: timestamp,
+    buckets: z.object({ start: timestamp, ...counts }).array(),
+    totals: z.object(counts),
+  })
+  .meta({ id: 'Analytics' });
+export type Analytics = z.infer<typeof analyticsSchema>;

@@ -1,0 +1,93 @@
+import { notFound } from '../../errors.js';
+import type { Db } from '../../store/database.js';
+import { countsByBucket, latencyByBucket, visitorsByBucket } from './analytics.repository.js';
+import { type Analytics, type AnalyticsQuery, INTERVAL_MS } from './analytics.schemas.js';
+import type { LatencyMetric } from './analytics.table.js';
+import { percentilesOf } from './latency-bins.js';
+
+type Counts = Analytics['totals'];
+type Bins = Record<LatencyMetric, Map<number, number>>;
+
+const emptyBins = (): Bins => ({ hook: new Map(), reply: new Map(), first_part: new Map() });
+const zero = () => ({ conversations: 0, visitors: 0, turns: 0, hook_rejected: 0, hook_failed: 0, reply_timeout: 0, conversation_ended: 0, handoffs: 0, feedback_up: 0, feedback_down: 0 });
+type Sums = ReturnType<typeof zero>;
+/** Each sum and the rollup column it adds up. */
+const COLUMNS = [
+  ['conversations', 'conversations'],
+  ['turns', 'turns'],
+  ['hook_rejected', 'failed_hook_rejected'],
+  ['hook_failed', 'failed_hook_failed'],
+  ['reply_timeout', 'failed_reply_timeout'],
+  ['conversation_ended', 'failed_conversation_ended'],
+  ['handoffs', 'handoffs'],
+  ['feedback_up', 'feedback_up'],
+  ['feedback_down', 'feedback_down'],
+] as const;
+
+const addBins = (into: Map<number, number>, bin: number, count: number) => into.set(bin, (into.get(bin) ?? 0) + count);
+
+function countsOf(sums: Sums, bins: Bins): Counts {
+  return {
+    conversations: sums.conversations,
+    visitors: sums.visitors,
+    turns: sums.turns,
+    turns_failed: { hook_rejected: sums.hook_rejected, hook_failed: sums.hook_failed, reply_timeout: sums.reply_timeout, conversation_ended: sums.conversation_ended },
+    handoffs: sums.handoffs,
+    feedback_up: sums.feedback_up,
+    feedback_down: sums.feedback_down,
+    hook_latency_ms: percentilesOf(bins.hook),
+    time_to_reply_ms: percentilesOf(bins.reply),
+    time_to_first_part_ms: percentilesOf(bins.first_part),
+  };
+}
+
+/**
+ * `GET /api/v1/analytics` (README, Knowing how it goes): a customer's counts and latencies per UTC
+ * hour or day, from the rollup the turns keep as they happen: three grouped reads, whatever the
+ * number of turns behind them.
+ */
+export class AnalyticsService {
+  constructor(private readonly parts: { db: Db }) {}
+
+  async analytics(customerId: string, query: AnalyticsQuery): Promise<Analytics> {
+    const { db } = this.parts;
+    await this.#owned(customerId, query);
+    const scope = { customerId, from: query.from, to: query.to, deploymentId: query.deployment_id, agentId: query.agent_id, keyLength: query.interval === 'day' ? 10 : 13 } as const;
+    const [counts, latency, visitors] = await Promise.all([countsByBucket(db, scope), latencyByBucket(db, scope), visitorsByBucket(db, scope)]);
+
+    const starts: string[] = [];
+    for (let t = Date.parse(query.from); t < Date.parse(query.to); t += INTERVAL_MS[query.interval]) starts.push(new Date(t).toISOString());
+    const keyOf = (start: string) => start.slice(0, scope.keyLength);
+    const sums = new Map(starts.map((s) => [keyOf(s), zero()]));
+    const bins = new Map(starts.map((s) => [keyOf(s), emptyBins()]));
+    const total = zero();
+    const totalBins = emptyBins();
+    for (const row of counts) {
+      const into = sums.get(row.bucket)!;
+      for (const [key, column] of COLUMNS) {
+        into[key] += Number(row[column]);
+        total[key] += Number(row[column]);
+      }
+    }
+    for (const row of latency) {
+      addBins(bins.get(row.bucket)![row.metric], row.bin, Number(row.count));
+      addBins(totalBins[row.metric], row.bin, Number(row.count));
+    }
+    for (const { bucket, visitors: n } of visitors.buckets) sums.get(bucket)!.visitors = n;
+    total.visitors = visitors.total;
+    return {
+      interval: query.interval,
+      from: query.from,
+      to: query.to,
+      buckets: starts.map((start) => ({ start, ...countsOf(sums.get(keyOf(start))!, bins.get(keyOf(start))!) })),
+      totals: countsOf(total, totalBins),
+    };
+  }
+
+  /** A deployment or agent named in the query must be the customer's own: another's is not found, as if it did not exist. */
+  async #owned(customerId: string, query: AnalyticsQuery): Promise<void> {
+    const { db } = this.parts;
+    if (query.deployment_id && !(await db.selectFrom('deployments').select('id').where('id', '=', query.deployment_id).where('customer_id', '=', customerId).executeTakeFirst())) throw notFound('Deployment');
+    if (query.agent_id && !(await db.selectFrom('agents').select('id').where('id', '=', query.agent_id).where('customer_id', '=', customerId).executeTakeFirst())) throw notFound('Agent');
+  }
+}

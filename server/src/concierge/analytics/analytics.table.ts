@@ -1,0 +1,39 @@
+/** The counts of one deployment's hour (README, Knowing how it goes), kept as they happen. */
+export interface AnalyticsHourTable {
+  deployment_id: string;
+  hour: string;
+  customer_id: string;
+  agent_id: string;
+  conversations: number;
+  turns: number;
+  failed_hook_rejected: number;
+  failed_hook_failed: number;
+  failed_reply_timeout: number;
+  failed_conversation_ended: number;
+  handoffs: number;
+  feedback_up: number;
+  feedback_down: number;
+}
+
+/** How many of an hour's measurements fell in one bin of a latency (bins grow by 10%: see latency-bins.ts). */
+export interface AnalyticsLatencyTable {
+  deployment_id: string;
+  hour: string;
+  metric: LatencyMetric;
+  bin: number;
+  customer_id: string;
+  agent_id: string;
+  count: number;
+}
+
+/** The visitors of an hour, each once, as a digest of the customer and the token's `sub`. */
+export interface AnalyticsVisitorTable {
+  deployment_id: string;
+  hour: string;
+  visitor: string;
+  customer_id: string;
+  agent_id: string;
+}
+
+export const latencyMetrics = ['hook', 'reply', 'first_part'] as const;
+export type LatencyMetric = (typeof latencyMetrics)[number];
