@@ -21,6 +21,8 @@ import { type ConversationBus, LocalBus } from './concierge/events/conversation-
 import { AnalyticsRollup } from './concierge/analytics/analytics.rollup.js';
 import { analyticsRoutes } from './concierge/analytics/analytics.routes.js';
 import { AnalyticsService } from './concierge/analytics/analytics.service.js';
+import { diagnosticsRoute } from './concierge/diagnostics/diagnostics.route.js';
+import { InstallDiagnostics } from './concierge/diagnostics/install-diagnostics.js';
 import { type Committed, EventRecorder } from './concierge/events/event.recorder.js';
 import { countOpenConversations } from './concierge/conversations/conversation.repository.js';
 import { outboxBacklog } from './concierge/deliveries/outbox.repository.js';
@@ -141,13 +143,14 @@ export async function createApp(options: AppOptions): Promise<App> {
   parts.add({ stop: () => turns.drain() });
   const turnSweep = new TurnSweep({ db, deployments, events, dialect });
   parts.add(new BackgroundLoop({ what: 'turn sweep', pass: () => turnSweep.sweep(), health }, { everyMs: timings.sweepIntervalMs }));
+  const diagnostics = parts.add(new InstallDiagnostics({ db, health }));
   const deploymentService = new DeploymentService({
     db,
     listeners: { changed: (id) => conversations.deploymentChanged(id), transcriptsResumed: (id) => outbox.resume(id) },
   });
   const history = { framesAfter: (conversationId: string, seq: number, limit: number) => framesAfter(db, conversationId, seq, limit) };
   const sessions = new SessionGateway(
-    { services: { conversations, turns, deployments, history, bus, health }, address },
+    { services: { conversations, turns, deployments, history, bus, health, diagnostics }, address },
     {
       helloTimeoutMs: timings.helloTimeoutMs,
       pingIntervalMs: timings.pingIntervalMs,
@@ -172,6 +175,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...replyRoutes(replies, { signatureFailuresPerMinute: config.replySignatureFailuresPerMinute, trustProxyHops: config.trustProxyHops }),
     ...activityRoutes(activity, { holds: credentialCheck(keys, consoleAccounts), recheckMs: options.activityRecheckMs ?? ACTIVITY_RECHECK_MS }),
     ...analyticsRoutes(new AnalyticsService({ db })),
+    diagnosticsRoute(diagnostics, deploymentService),
     ...peopleRoutes({ handling: new ConversationHandling({ db, deployments, events }), history: conversationHistory, replies }),
     ...apiKeyRoutes({ db, usage, keys }),
     ...consoleRoutes({ accounts: consoleAccounts, address, trustProxyHops: config.trustProxyHops }),

@@ -3,6 +3,7 @@ import type { AgentCountTable, AgentTable, AgentVersionTable } from '../agents/a
 import type { ApiKeyTable, UsageDailyTable } from '../api-keys/api-key.table.js';
 import type { AnalyticsHourTable, AnalyticsLatencyTable, AnalyticsVisitorTable } from '../concierge/analytics/analytics.table.js';
 import type { ConversationTable, ReplyPartTable, TurnTable } from '../concierge/conversations/conversation.table.js';
+import type { DeploymentDiagnosticTable } from '../concierge/diagnostics/diagnostics.table.js';
 import type { DeliveryTable } from '../concierge/deliveries/delivery.table.js';
 import type { ConversationEventTable } from '../concierge/events/event.table.js';
 import type { TranscriptOutboxTable } from '../concierge/deliveries/outbox.table.js';
@@ -40,6 +41,7 @@ export interface Database {
   analytics_hours: AnalyticsHourTable;
   analytics_latency: AnalyticsLatencyTable;
   analytics_visitors: AnalyticsVisitorTable;
+  deployment_diagnostics: DeploymentDiagnosticTable;
 }
 
 export type Db = Kysely<Database>;

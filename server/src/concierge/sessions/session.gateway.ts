@@ -92,13 +92,22 @@ export class SessionGateway {
     if (!dep) return refuseUpgrade(socket, 404, 'Not Found');
     const origin = req.headers.origin;
     const allowed = !dep.allowedOrigins.length || (origin !== undefined && (dep.allowedOrigins.includes(origin) || origin === this.parts.address.originFor(req)));
-    if (!allowed) return refuseUpgrade(socket, 403, 'Forbidden');
+    const { diagnostics } = this.parts.services;
+    if (!allowed) {
+      diagnostics.refused(dep.id, 'origin_not_allowed', origin ?? '(no Origin header)');
+      return refuseUpgrade(socket, 403, 'Forbidden');
+    }
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       if (dep.status !== 'active') {
+        diagnostics.refused(dep.id, 'deployment_inactive', undefined);
         const inactive = new AppError('deployment_inactive', 'deployment inactive');
         return ws.close(inactive.close, inactive.message);
       }
-      const session = new Session(ws, this.shared, dep, helloSaid);
+      const opened = () => {
+        helloSaid();
+        diagnostics.opened(dep.id, origin);
+      };
+      const session = new Session(ws, this.shared, dep, opened);
       this.sessions.add(session);
       ws.on('message', (data, isBinary) => session.receive(data, isBinary));
       ws.on('pong', () => session.answered());

@@ -44,6 +44,8 @@ function context(): SessionShared {
       history: untouched as SessionServices['history'],
       bus: new LocalBus(),
       health: new StoreHealth({ ping: async () => {}, logger: createLogger('silent') }),
+      // Counting a refused token touches no store.
+      diagnostics: { refused: () => {}, opened: () => {} } as unknown as SessionServices['diagnostics'],
     },
     settings: { newConversationsPerSub: 10, helloTimeoutMs: 1_000, drainTimeoutMs: DRAIN_TIMEOUT_MS },
     registry: { join: () => true, leave: () => {} },

@@ -12,6 +12,7 @@ import type { TurnService } from '../turns/turn.service.js';
 import { type CursorOwner, type CursorSource, EventCursor } from './event-cursor.js';
 import type { SessionSocket } from './session-socket.js';
 import { type UserClaims, verifyUserToken } from './user-token.js';
+import type { InstallDiagnostics } from '../diagnostics/install-diagnostics.js';
 
 const TOKEN_TOLERANCE_MS = 30_000;
 
@@ -23,6 +24,7 @@ export interface SessionServices {
   history: CursorSource;
   bus: ConversationBus;
   health: StoreHealth;
+  diagnostics: InstallDiagnostics;
 }
 
 /** How every session behaves. */
@@ -178,7 +180,10 @@ export class Session implements CursorOwner {
   private async verify(tokenText: string): Promise<UserClaims> {
     this.dep = (await this.services.deployments.get(this.dep.id)) ?? this.dep;
     const check = await verifyUserToken(tokenText, this.dep.id, this.dep.secrets);
-    if (!check.ok) throw check.error;
+    if (!check.ok) {
+      this.services.diagnostics.refused(this.dep.id, 'token_invalid', check.cause);
+      throw check.error;
+    }
     return check.claims;
   }
 

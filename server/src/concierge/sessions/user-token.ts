@@ -2,6 +2,7 @@ import { decodeJwt, decodeProtectedHeader, errors, jwtVerify } from 'jose';
 import { z } from 'zod';
 import { AppError } from '../../errors.js';
 import { jsonHygieneProblem } from '../../shared/json-hygiene.js';
+import type { TokenCause } from '../diagnostics/diagnostics.table.js';
 
 export const MAX_TOKEN_LIFETIME_S = 86_400;
 const CLOCK_TOLERANCE_S = 30;
@@ -26,9 +27,9 @@ export interface UserClaims {
 }
 
 /** A token's claims, or why it is refused (`invalid_token`, `token_expired`, or `forbidden` for another deployment's). */
-export type TokenCheck = { ok: true; claims: UserClaims } | { ok: false; error: AppError };
+export type TokenCheck = { ok: true; claims: UserClaims } | { ok: false; error: AppError; cause: TokenCause };
 
-const refuse = (code: 'invalid_token' | 'token_expired' | 'forbidden', message: string): TokenCheck => ({ ok: false, error: new AppError(code, message) });
+const refuse = (code: 'invalid_token' | 'token_expired' | 'forbidden', message: string, cause: TokenCause = 'claims'): TokenCheck => ({ ok: false, error: new AppError(code, message), cause });
 
 /**
  * Verifies a user token for one deployment: HS256 only, signed with one of its live secrets,
@@ -37,14 +38,14 @@ const refuse = (code: 'invalid_token' | 'token_expired' | 'forbidden', message: 
 export async function verifyUserToken(token: string, deploymentId: string, secrets: readonly string[]): Promise<TokenCheck> {
   let audience: unknown;
   try {
-    if (decodeProtectedHeader(token).alg !== 'HS256') return refuse('invalid_token', 'Tokens must be signed with HS256');
+    if (decodeProtectedHeader(token).alg !== 'HS256') return refuse('invalid_token', 'Tokens must be signed with HS256', 'signature');
     audience = decodeJwt(token).aud;
   } catch {
-    return refuse('invalid_token', 'The token is not a JWT');
+    return refuse('invalid_token', 'The token is not a JWT', 'signature');
   }
   // Checked before the signature: a token for another deployment cannot be verified here at all.
   const audiences = Array.isArray(audience) ? audience : [audience];
-  if (!audiences.includes(deploymentId)) return refuse('forbidden', 'The token was issued for another deployment');
+  if (!audiences.includes(deploymentId)) return refuse('forbidden', 'The token was issued for another deployment', 'audience');
 
   for (const secret of secrets) {
     try {
@@ -66,10 +67,10 @@ export async function verifyUserToken(token: string, deploymentId: string, secre
       if (exp > now + MAX_TOKEN_LIFETIME_S + CLOCK_TOLERANCE_S) return refuse('invalid_token', 'Tokens may expire at most 24 hours from now (exp)');
       return { ok: true, claims: claims.data };
     } catch (err) {
-      if (err instanceof errors.JWTExpired) return refuse('token_expired', 'The token has expired');
+      if (err instanceof errors.JWTExpired) return refuse('token_expired', 'The token has expired', 'expired');
       if (err instanceof errors.JWSSignatureVerificationFailed) continue;
       return refuse('invalid_token', err instanceof errors.JOSEError ? err.message : 'Invalid token');
     }
   }
-  return refuse('invalid_token', 'The token signature does not verify');
+  return refuse('invalid_token', 'The token signature does not verify', 'signature');
 }
