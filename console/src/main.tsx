@@ -4,6 +4,7 @@ import { armChime, chime, onActivity } from './activity';
 import { api, curlOf, get, onLogChange, sentLog, whenSignedOut } from './api';
 import { routeOf } from './logic';
 import { AgentPage, AgentsPage } from './pages/agents';
+import { AnalyticsPage } from './pages/analytics';
 import { ApiKeyPage } from './pages/api-key';
 import { SignIn, Welcome } from './pages/auth';
 import { ConversationPage, ConversationsPage } from './pages/conversations';
@@ -22,6 +23,7 @@ const NAV = [
   ['try', 'Try it'],
   ['inbox', 'Inbox'],
   ['conversations', 'Conversations'],
+  ['analytics', 'Analytics'],
   ['api-key', 'API key'],
 ] as const;
 
@@ -50,6 +52,8 @@ function page(route: string[]) {
       return <InboxPage id={id} />;
     case 'conversations':
       return id ? <ConversationPage id={id} /> : <ConversationsPage />;
+    case 'analytics':
+      return <AnalyticsPage />;
     case 'api-key':
       return <ApiKeyPage />;
     default:

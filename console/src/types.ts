@@ -8,6 +8,8 @@ import type { apiKeySettingsSchema, rotatedApiKeySchema, usageSchema } from '../
 import type { conversationDetailSchema, conversationSchema } from '../../server/src/concierge/conversations/conversation.schemas.js';
 import type { deliverySchema } from '../../server/src/concierge/deliveries/delivery.schemas.js';
 import type { storedEvent } from '../../server/src/concierge/protocol/frames.js';
+import type { analyticsSchema } from '../../server/src/concierge/analytics/analytics.schemas.js';
+import type { diagnosticsSchema } from '../../server/src/concierge/diagnostics/diagnostics.route.js';
 import type { createdDeploymentSchema, deploymentSchema, rotatedSecretSchema } from '../../server/src/deployments/deployment.schemas.js';
 import type { jobAcceptedSchema, jobSchema } from '../../server/src/jobs/job.schemas.js';
 import type { consoleUserSchema } from '../../server/src/console/console.routes.js';
@@ -26,6 +28,8 @@ export type Conversation = z.output<typeof conversationSchema>;
 export type ConversationDetail = z.output<typeof conversationDetailSchema>;
 export type Turn = ConversationDetail['turns'][number];
 export type Delivery = z.output<typeof deliverySchema>;
+export type Analytics = z.output<typeof analyticsSchema>;
+export type Diagnostics = z.output<typeof diagnosticsSchema>;
 export type ApiKeySettings = z.output<typeof apiKeySettingsSchema>;
 export type RotatedApiKey = z.output<typeof rotatedApiKeySchema>;
 export type Usage = z.output<typeof usageSchema>;

@@ -1,34 +1,9 @@
 import { useState } from 'preact/hooks';
 import { get, post } from '../api';
+import { BarChart } from '../chart';
 import { when } from '../logic';
 import type { ApiKeySettings, RotatedApiKey, Usage } from '../types';
 import { Empty, ErrorNote, Loading, OnceSecret, Title, useAction, useLoad } from '../ui';
-
-/** Requests per day as bars (errors in their own colour), with the numbers in a table for screen readers. */
-function DailyChart({ daily }: { daily: Usage['daily'] }) {
-  const max = Math.max(1, ...daily.map((d) => d.requests));
-  const width = 12;
-  return (
-    <figure class="chart">
-      <svg viewBox={`0 0 ${daily.length * width} 100`} preserveAspectRatio="none" role="img" aria-label="Requests per day">
-        {daily.map((d, i) => {
-          const h = (d.requests / max) * 100;
-          const e = (d.errors / max) * 100;
-          return (
-            <g key={d.date}>
-              <title>{`${d.date}: ${d.requests} requests, ${d.errors} errors`}</title>
-              <rect class="bar" x={i * width + 1} y={100 - h} width={width - 2} height={h} />
-              <rect class="bar-error" x={i * width + 1} y={100 - e} width={width - 2} height={e} />
-            </g>
-          );
-        })}
-      </svg>
-      <figcaption>
-        Requests per day, {daily[0]?.date} to {daily.at(-1)?.date} (errors in red)
-      </figcaption>
-    </figure>
-  );
-}
 
 export function ApiKeyPage() {
   const settings = useLoad(() => get<ApiKeySettings>('/api/v1/settings/api-key'), []);
@@ -105,7 +80,14 @@ export function ApiKeyPage() {
             <p>
               {usage.data.total_requests} requests, {usage.data.total_errors} errors.
             </p>
-            <DailyChart daily={usage.data.daily} />
+            <BarChart
+              title="Requests per day"
+              labels={usage.data.daily.map((d) => d.date)}
+              series={[
+                { name: 'Requests', values: usage.data.daily.map((d) => d.requests), tone: 'main' },
+                { name: 'Errors', values: usage.data.daily.map((d) => d.errors), tone: 'bad' },
+              ]}
+            />
             {usage.data.by_route.length === 0 ? (
               <Empty>No request counted yet in this period (counts are written every few seconds).</Empty>
             ) : (

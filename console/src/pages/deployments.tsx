@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { get, list, post, put, query } from '../api';
 import { languageProblems, originProblems, signedStringOf, snippetOf, verificationSnippets, when } from '../logic';
-import type { Agent, AgentVersion, CreatedDeployment, Delivery, Deployment, RotatedSecret } from '../types';
+import type { Agent, AgentVersion, CreatedDeployment, Delivery, Deployment, Diagnostics, RotatedSecret } from '../types';
 import { ActionForm, Badge, CodeBlock, DeliveryView, Empty, ErrorNote, ListTable, Loading, LocaleOptions, OnceSecret, Title, useAction, useLoad } from '../ui';
 
 export function DeploymentsPage() {
@@ -248,6 +248,67 @@ function Settings({ dep, onSaved }: { dep: Deployment; onSaved(d: Deployment): v
   );
 }
 
+/** What to do about each refusal, in plain words (README, Knowing how it goes). */
+function fixFor(refusal: Diagnostics['refused'][number], dep: Deployment): string {
+  if (refusal.reason === 'origin_not_allowed') return `Pages on ${refusal.origin} are refused: add it to Allowed origins above if the widget belongs there.`;
+  if (refusal.reason === 'deployment_inactive') return dep.status === 'active' ? 'The deployment was inactive then; it is active now.' : 'The deployment is inactive: activate it above.';
+  const fixes: Record<NonNullable<Diagnostics['refused'][number]['cause']>, string> = {
+    signature: "Your token endpoint signs with another secret (or sends no JWT): sign with this deployment's signing secret, HS256.",
+    audience: "The token's aud is not this deployment's id: set aud to it.",
+    expired: 'The token had expired when the widget used it: mint a fresh one for each page view (the widget refreshes it itself).',
+    claims: 'The token misses sub, iat or exp, lives over 24 hours, or was issued in the future: check the server clock and the claims.',
+  };
+  return fixes[refusal.cause ?? 'claims'];
+}
+
+/** Where the widget opened sessions in the last 7 days, and what was refused, each with its fix. */
+function InstallDiagnostics({ dep }: { dep: Deployment }) {
+  const loaded = useLoad(() => get<Diagnostics>(`/api/v1/deployments/${dep.id}/diagnostics`), [dep.id]);
+  const d = loaded.data;
+  return (
+    <div class="diagnostics">
+      <h3>The last 7 days</h3>
+      <ErrorNote error={loaded.error} />
+      {d && (
+        <>
+          <p>{d.last_session_at ? `Last session opened ${when(d.last_session_at)}.` : 'No session opened yet: install the snippet, then open a page with it.'}</p>
+          {d.origins.length > 0 && (
+            <>
+              <h4>Seen on</h4>
+              <ul class="plain">
+                {d.origins.map((o) => (
+                  <li key={o.origin}>
+                    <code>{o.origin || '(no Origin header)'}</code>: {o.sessions} session{o.sessions === 1 ? '' : 's'}, last {when(o.last_seen_at)}
+                  </li>
+                ))}
+              </ul>
+            </>
+          )}
+          {d.refused.length > 0 && (
+            <>
+              <h4>Refused</h4>
+              <ul class="plain refused">
+                {d.refused.map((r) => (
+                  <li key={`${r.reason}${r.origin}${r.cause}`}>
+                    <strong>
+                      {r.reason.replaceAll('_', ' ')}
+                      {r.cause ? ` (${r.cause})` : ''}
+                    </strong>
+                    : {r.count} time{r.count === 1 ? '' : 's'}, last {when(r.last_at)}. {fixFor(r, dep)}
+                  </li>
+                ))}
+              </ul>
+            </>
+          )}
+          <button type="button" class="small" onClick={loaded.reload}>
+            Refresh
+          </button>
+        </>
+      )}
+    </div>
+  );
+}
+
 function TestHook({ dep }: { dep: Deployment }) {
   const [target, setTarget] = useState<'hook' | 'transcript'>('hook');
   const [result, setResult] = useState<Delivery>();
@@ -334,6 +395,7 @@ export function DeploymentPage({ id }: { id: string }) {
         <h2>Install</h2>
         <p>Paste this on your pages; your server's token endpoint mints the visitor's token with the signing secret.</p>
         <CodeBlock label="Snippet" code={snippetOf(location.origin, dep.id)} />
+        <InstallDiagnostics dep={dep} />
       </section>
       <section class="card">
         <h2>Signing secret</h2>

@@ -5,7 +5,7 @@ import type { DeploymentService } from '../../deployments/deployment.service.js'
 import { refusalReasons, tokenCauses } from './diagnostics.table.js';
 import type { InstallDiagnostics } from './install-diagnostics.js';
 
-const diagnosticsSchema = z
+export const diagnosticsSchema = z
   .object({
     origins: z.object({ origin: z.string().meta({ description: 'Empty when the page sent no Origin' }), sessions: z.number().int(), last_seen_at: timestamp }).array().meta({ description: 'The origins whose pages opened sessions, most first' }),
     refused: z
