@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { expect } from '@playwright/test';
+import WebSocket from 'ws';
 import { audit, consoleErrors, nav, PASSWORD } from './console-kit.js';
 import { test } from './fixtures.js';
 
@@ -129,6 +130,34 @@ test('a new customer walks the whole path in the console, under its CSP, without
     await audit(page, 'conversation');
     await nav(page, 'Conversations').click();
     await audit(page, 'conversations');
+
+    // How it goes: that conversation in the analytics, each chart with its numbers as a table.
+    await nav(page, 'Analytics').click();
+    await expect(page.getByRole('img', { name: /^Turns and failed turns: Turns 1 at most, Failed 0 at most$/ })).toBeVisible();
+    const today = new Date().toISOString().slice(0, 10);
+    await expect(page.getByRole('table', { name: 'Turns and failed turns' }).getByRole('row', { name: new RegExp(today) })).toHaveText(`${today}10`);
+    await expect(page.getByRole('table', { name: 'Conversations and visitors' }).getByRole('row', { name: new RegExp(today) })).toHaveText(`${today}11`);
+    await audit(page, 'analytics');
+
+    // Install diagnostics: the console's own origin opened both sessions (the Japanese preview, then Try it); a page elsewhere is refused, with the fix.
+    await nav(page, 'Deployments').click();
+    await page.getByRole('link', { name: 'Seaside desk' }).click();
+    await expect(page.locator('.diagnostics')).toContainText(`${stack.serviceUrl}: 2 sessions`);
+    await page.getByLabel(/^Allowed origins/).fill('https://seaside.example');
+    const originsSaved = page.waitForResponse((res) => res.request().method() === 'PUT' && res.url().includes('/api/v1/deployments/'));
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    expect((await originsSaved).status()).toBe(200);
+    const deploymentId = /#\/deployments\/([0-9a-f-]+)/.exec(page.url())![1]!;
+    const refused = await new Promise<number>((resolve) => {
+      const ws = new WebSocket(`${stack.serviceUrl.replace('http', 'ws')}/embed/concierge/${deploymentId}/ws`, { headers: { origin: 'https://copycat.example' } });
+      ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
+      ws.on('open', () => resolve(101));
+    });
+    expect(refused).toBe(403);
+    await page.locator('.diagnostics').getByRole('button', { name: 'Refresh' }).click();
+    await expect(page.locator('.diagnostics .refused')).toContainText('origin not allowed: 1 time');
+    await expect(page.locator('.diagnostics .refused')).toContainText('Pages on https://copycat.example are refused: add it to Allowed origins above if the widget belongs there.');
+    await audit(page, 'deployment-diagnostics');
 
     // The key, rotated: shown once.
     await nav(page, 'API key').click();

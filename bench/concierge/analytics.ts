@@ -32,7 +32,8 @@ async function seed(db: Db): Promise<{ customerId: string; from: string; to: str
   const to = new Date(Math.floor(Date.now() / DAY_MS) * DAY_MS + DAY_MS);
   const from = new Date(to.getTime() - ANALYTICS.days * DAY_MS);
   const conversations = ANALYTICS.turns / ANALYTICS.turnsPerConversation;
-  const spacing = (ANALYTICS.days * DAY_MS) / conversations;
+  // The last conversation's turns (20 s apart) still fall before `to`.
+  const spacing = (ANALYTICS.days * DAY_MS - ANALYTICS.turnsPerConversation * 20_000) / conversations;
   // A day's worth at a time: its conversations and turns, and the rollup they make.
   const perDay = conversations / ANALYTICS.days;
   for (let day = 0; day < ANALYTICS.days; day++) {

@@ -217,13 +217,15 @@ function Rating({ line, client }: Pick<MessageProps, 'line' | 'client'>) {
     setThanked(true);
   };
   return (
-    <li class="rate" role="group" aria-label={t('rate')}>
-      <button type="button" aria-pressed={line.rating === 'up'} aria-label={t('helpful')} onClick={() => vote('up')}>
+    <li class="rate">
+      <div role="group" aria-label={t('rate')}>
+        <button type="button" aria-pressed={line.rating === 'up'} aria-label={t('helpful')} onClick={() => vote('up')}>
         👍
       </button>
       <button type="button" aria-pressed={line.rating === 'down'} aria-label={t('not_helpful')} onClick={() => vote('down')}>
         👎
       </button>
+      </div>
       {thanked ? (
         <span role="status">{t('thanks')}</span>
       ) : (
