@@ -3,7 +3,7 @@ import { useCallback, useEffect, useState } from 'preact/hooks';
 import { ApiError } from './api';
 import { WIDGET_LOCALES } from '../../server/src/concierge/protocol/widget-locales';
 import { duration, localeLabel, when } from './logic';
-import type { Delivery, PageMeta } from './types';
+import type { Delivery, Deployment, PageMeta } from './types';
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -247,6 +247,19 @@ export function LocaleOptions() {
       {WIDGET_LOCALES.map((l) => (
         <option key={l} value={l}>
           {localeLabel(l)}
+        </option>
+      ))}
+    </>
+  );
+}
+
+/** Deployments as a select's options, each by its agent and environment. */
+export function DeploymentOptions({ deployments = [] }: { deployments: Deployment[] | undefined }) {
+  return (
+    <>
+      {deployments.map((d) => (
+        <option key={d.id} value={d.id}>
+          {d.agent_name} ({d.environment})
         </option>
       ))}
     </>

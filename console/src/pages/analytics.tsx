@@ -1,14 +1,34 @@
 import { useState } from 'preact/hooks';
 import { get, list, query } from '../api';
-import { BarChart } from '../chart';
+import { BarChart, type Series } from '../chart';
 import type { Agent, Analytics, Deployment } from '../types';
-import { ErrorNote, Loading, Title, useLoad } from '../ui';
+import { DeploymentOptions, ErrorNote, Loading, Title, useLoad } from '../ui';
 
 const DAY_MS = 86_400_000;
 const dateOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /** A bucket's start as a reader names it: its day, or its day and hour (UTC). */
 const labelOf = (start: string, interval: Analytics['interval']) => (interval === 'day' ? start.slice(0, 10) : `${start.slice(0, 10)} ${start.slice(11, 16)}`);
+
+type Bucket = Analytics['buckets'][number];
+const failed = (b: Bucket) => Object.values(b.turns_failed).reduce((a, n) => a + n, 0);
+
+/** The charts, each a title and its series: a name, the number of a bucket, and how it is drawn. */
+const CHARTS: { title: string; unit?: string; series: [string, (b: Bucket) => number | null, Series['tone']][] }[] = [
+  { title: 'Conversations and visitors', series: [['Conversations', (b) => b.conversations, 'main'], ['Visitors', (b) => b.visitors, 'alt']] },
+  { title: 'Turns and failed turns', series: [['Turns', (b) => b.turns, 'main'], ['Failed', failed, 'bad']] },
+  {
+    title: 'Failures by reason',
+    series: [
+      ['Hook refused', (b) => b.turns_failed.hook_rejected, 'bad'],
+      ['Hook failed', (b) => b.turns_failed.hook_failed, 'alt'],
+      ['No reply in time', (b) => b.turns_failed.reply_timeout, 'main'],
+    ],
+  },
+  { title: 'Feedback', series: [['Helpful', (b) => b.feedback_up, 'main'], ['Not helpful', (b) => b.feedback_down, 'bad']] },
+  { title: 'Time to reply', unit: ' ms', series: [['p50', (b) => b.time_to_reply_ms.p50, 'main'], ['p95', (b) => b.time_to_reply_ms.p95, 'alt']] },
+  { title: 'Hook call latency', unit: ' ms', series: [['p50', (b) => b.hook_latency_ms.p50, 'main'], ['p95', (b) => b.hook_latency_ms.p95, 'alt']] },
+];
 
 /**
  * How it goes (README, Knowing how it goes): conversations, turns, failures, feedback and latency
@@ -28,7 +48,6 @@ export function AnalyticsPage() {
   const loaded = useLoad(() => get<Analytics>(`/api/v1/analytics${query(params)}`), [from, to, interval, deploymentId, agentId]);
   const data = loaded.data;
   const labels = data?.buckets.map((b) => labelOf(b.start, data.interval)) ?? [];
-  const of = <T,>(pick: (b: Analytics['buckets'][number]) => T) => data?.buckets.map(pick) ?? [];
   return (
     <section>
       <Title>Analytics</Title>
@@ -52,11 +71,7 @@ export function AnalyticsPage() {
           Deployment
           <select value={deploymentId} onChange={(e) => setDeploymentId(e.currentTarget.value)}>
             <option value="">All deployments</option>
-            {deployments.data?.data.map((d) => (
-              <option key={d.id} value={d.id}>
-                {d.agent_name} ({d.environment})
-              </option>
-            ))}
+            <DeploymentOptions deployments={deployments.data?.data} />
           </select>
         </label>
         <label>
@@ -93,57 +108,9 @@ export function AnalyticsPage() {
             <dd>{data.totals.time_to_reply_ms.count ? `${data.totals.time_to_reply_ms.p50} / ${data.totals.time_to_reply_ms.p95} ms` : '—'}</dd>
           </dl>
           <div class="charts">
-            <BarChart
-              title="Conversations and visitors"
-              labels={labels}
-              series={[
-                { name: 'Conversations', values: of((b) => b.conversations), tone: 'main' },
-                { name: 'Visitors', values: of((b) => b.visitors), tone: 'alt' },
-              ]}
-            />
-            <BarChart
-              title="Turns and failed turns"
-              labels={labels}
-              series={[
-                { name: 'Turns', values: of((b) => b.turns), tone: 'main' },
-                { name: 'Failed', values: of((b) => Object.values(b.turns_failed).reduce((a, n) => a + n, 0)), tone: 'bad' },
-              ]}
-            />
-            <BarChart
-              title="Failures by reason"
-              labels={labels}
-              series={[
-                { name: 'Hook refused', values: of((b) => b.turns_failed.hook_rejected), tone: 'bad' },
-                { name: 'Hook failed', values: of((b) => b.turns_failed.hook_failed), tone: 'alt' },
-                { name: 'No reply in time', values: of((b) => b.turns_failed.reply_timeout), tone: 'main' },
-              ]}
-            />
-            <BarChart
-              title="Feedback"
-              labels={labels}
-              series={[
-                { name: 'Helpful', values: of((b) => b.feedback_up), tone: 'main' },
-                { name: 'Not helpful', values: of((b) => b.feedback_down), tone: 'bad' },
-              ]}
-            />
-            <BarChart
-              title="Time to reply"
-              unit=" ms"
-              labels={labels}
-              series={[
-                { name: 'p50', values: of((b) => b.time_to_reply_ms.p50), tone: 'main' },
-                { name: 'p95', values: of((b) => b.time_to_reply_ms.p95), tone: 'alt' },
-              ]}
-            />
-            <BarChart
-              title="Hook call latency"
-              unit=" ms"
-              labels={labels}
-              series={[
-                { name: 'p50', values: of((b) => b.hook_latency_ms.p50), tone: 'main' },
-                { name: 'p95', values: of((b) => b.hook_latency_ms.p95), tone: 'alt' },
-              ]}
-            />
+            {CHARTS.map((chart) => (
+              <BarChart key={chart.title} title={chart.title} unit={chart.unit} labels={labels} series={chart.series.map(([name, pick, tone]) => ({ name, values: data.buckets.map(pick), tone }))} />
+            ))}
           </div>
         </>
       )}

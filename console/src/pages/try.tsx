@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { list, post } from '../api';
 import type { Deployment, PreviewToken } from '../types';
-import { Empty, ErrorNote, Loading, LocaleOptions, Title, useLoad } from '../ui';
+import { DeploymentOptions, Empty, ErrorNote, Loading, LocaleOptions, Title, useLoad } from '../ui';
 import { loadConversation, Timeline } from './conversations';
 
 interface ConciergeApi {
@@ -73,11 +73,7 @@ export function TryIt({ deploymentId, locale }: { deploymentId: string | undefin
           <label>
             Deployment
             <select value={chosen} onChange={(e) => (location.hash = `#/try/${e.currentTarget.value}${locale ? `/${locale}` : ''}`)}>
-              {active.data.data.map((d) => (
-                <option key={d.id} value={d.id}>
-                  {d.agent_name} ({d.environment})
-                </option>
-              ))}
+              <DeploymentOptions deployments={active.data.data} />
             </select>
           </label>
           <label>
