@@ -47,7 +47,7 @@ describeEachStore('tenant isolation', (kind) => {
     };
     // Public routes (the signed reply callback) prove their caller by signature; its tests cover other deployments.
     const withIds = service.app.routes.filter((r) => r.path.includes(':id') && r.auth !== false);
-    expect(withIds).toHaveLength(26);
+    expect(withIds).toHaveLength(27);
     for (const route of withIds) {
       const collection = route.path.split('/')[3]!;
       const id = ids[collection];
@@ -77,6 +77,11 @@ describeEachStore('tenant isolation', (kind) => {
     expect((await intruder.get(`/api/v1/deployments?agent_id=${ids.agents}`)).body.meta.total_count).toBe(0);
     expect((await intruder.get(`/api/v1/conversations?deployment_id=${ids.deployments}&search=room`)).body.meta.total_count).toBe(0);
     expect((await intruder.get(`/api/v1/deliveries?conversation_id=${ids.conversations}`)).body.meta.total_count).toBe(0);
+    const today = new Date().toISOString().slice(0, 10);
+    const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
+    expect((await intruder.get(`/api/v1/analytics?from=${today}&to=${tomorrow}`)).body.data.totals).toMatchObject({ conversations: 0, turns: 0, visitors: 0 });
+    expectError(await intruder.get(`/api/v1/analytics?from=${today}&to=${tomorrow}&deployment_id=${ids.deployments}`), 404, 'not_found');
+    expectError(await intruder.get(`/api/v1/analytics?from=${today}&to=${tomorrow}&agent_id=${ids.agents}`), 404, 'not_found');
     expectError(await intruder.post('/api/v1/deployments', { agent_id: ids.agents }), 404, 'not_found');
     const usage = (await intruder.get('/api/v1/settings/api-key/usage')).body.data;
     expect(usage.by_route.every((r: { route: string }) => !r.route.includes(ids.agents!))).toBe(true);

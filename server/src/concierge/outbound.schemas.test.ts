@@ -32,8 +32,10 @@ describe('calls to the customer server, as described', () => {
     widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Breakfast?', mode: 'text' });
     const first = await widget.next('turn_acknowledged');
     expect((await postReply(service, deploymentId, { conversation_id, turn_id: first.turn_id, reply_text: 'From 7.' }, secret)).status).toBe(202);
-    widget.send({ type: 'user_turn', client_turn_id: 'c2', text: 'Now?', mode: 'voice' });
     await widget.next('reply');
+    widget.send({ type: 'feedback', turn_id: first.turn_id, rating: 'up', comment: 'Clear.' });
+    await widget.next('feedback_recorded');
+    widget.send({ type: 'user_turn', client_turn_id: 'c2', text: 'Now?', mode: 'voice' });
     await widget.next('reply');
     widget.send({ type: 'user_turn', client_turn_id: 'c3', text: 'Refuse this', mode: 'text' });
     await widget.next('turn_failed');

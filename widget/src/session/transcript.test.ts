@@ -25,6 +25,19 @@ describe('the transcript built from stored events', () => {
     expect(replay([...frames, { type: 'reply', seq: 4, turn_id: 't1', text: 'From 7.', actions: [] }])).toEqual(answered);
   });
 
+  it("marks a reply with the visitor's last rating, and nothing else", () => {
+    const frames: ServerFrame[] = [
+      { type: 'turn_accepted', seq: 1, turn_id: 't1', client_turn_id: 'c1', text: 'Breakfast?', mode: 'text' },
+      { type: 'reply', seq: 2, turn_id: 't1', text: 'From 7.', actions: [] },
+      { type: 'feedback_recorded', seq: 3, turn_id: 't1', rating: 'up' },
+      { type: 'feedback_recorded', seq: 4, turn_id: 't1', rating: 'down' },
+    ];
+    expect(replay(frames).lines.map((l) => [l.who, l.rating])).toEqual([
+      ['user', undefined],
+      ['agent', 'down'],
+    ]);
+  });
+
   it('shows parts in order as they come, a gap waiting for its part, then replaces them in place with the final reply', () => {
     const asked: ServerFrame[] = [
       { type: 'turn_accepted', seq: 1, turn_id: 't1', client_turn_id: 'c1', text: 'Dinner?', mode: 'voice' },

@@ -1,6 +1,6 @@
 import { type SelectQueryBuilder, sql } from 'kysely';
 import type { Database, Db, Trx } from '../../store/database.js';
-import type { RollupRows } from './analytics.rollup.js';
+import type { RollupRows } from './analytics.table.js';
 
 const COUNTS = ['conversations', 'turns', 'failed_hook_rejected', 'failed_hook_failed', 'failed_reply_timeout', 'failed_conversation_ended', 'handoffs', 'feedback_up', 'feedback_down'] as const;
 /** Rows per statement: well under SQLite's 32,766 variables and PostgreSQL's 65,535 parameters. */

@@ -2,17 +2,11 @@ import { createHash } from 'node:crypto';
 import { isoNow } from '../../shared/time.js';
 import type { Trx } from '../../store/database.js';
 import type { DeploymentContext } from '../deployment-context.js';
-import type { Tally } from '../events/event.recorder.js';
-import type { AnalyticsHourTable, AnalyticsLatencyTable, AnalyticsVisitorTable, LatencyMetric } from './analytics.table.js';
+import type { Tally } from './tally.js';
+import type { LatencyMetric, RollupRows } from './analytics.table.js';
 import { binOf } from './latency-bins.js';
 import { writeRollup } from './analytics.repository.js';
 
-/** The rollup rows one transaction adds to, each once. */
-export interface RollupRows {
-  hours: Map<string, AnalyticsHourTable>;
-  latency: Map<string, AnalyticsLatencyTable>;
-  visitors: Map<string, AnalyticsVisitorTable>;
-}
 
 /** The hour a moment falls in, as the rollup keys it. */
 export const hourOf = (iso: string): string => `${iso.slice(0, 13)}:00:00.000Z`;

@@ -35,5 +35,12 @@ export interface AnalyticsVisitorTable {
   agent_id: string;
 }
 
+/** The rollup rows one transaction adds to, each once. */
+export interface RollupRows {
+  hours: Map<string, AnalyticsHourTable>;
+  latency: Map<string, AnalyticsLatencyTable>;
+  visitors: Map<string, AnalyticsVisitorTable>;
+}
+
 export const latencyMetrics = ['hook', 'reply', 'first_part'] as const;
 export type LatencyMetric = (typeof latencyMetrics)[number];

@@ -1,7 +1,8 @@
 import { newId } from '../../shared/random.js';
 import { isoIn, isoNow } from '../../shared/time.js';
 import type { HookOutcome } from '../deliveries/hook.client.js';
-import type { Change, ConversationAt, Tally, UnitOfWork } from '../events/event.recorder.js';
+import type { Tally } from '../analytics/tally.js';
+import type { Change, ConversationAt, UnitOfWork } from '../events/event.recorder.js';
 import { type ClientMessage, type FeedbackRating, REPLY_PART_LIMITS, type ReplyAction } from '../protocol/frames.js';
 import type { ConversationRow } from './conversation.repository.js';
 import type { TurnFailure, TurnStatus } from './conversation.table.js';

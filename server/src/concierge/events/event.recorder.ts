@@ -3,9 +3,10 @@ import type { Trx } from '../../store/database.js';
 import type { WriteBatcher } from '../../store/write-batcher.js';
 import type { DeploymentContext } from '../deployment-context.js';
 import { insertOutbox } from '../deliveries/outbox.repository.js';
-import type { FeedbackRating, NewEvent, TurnFailure } from '../protocol/frames.js';
+import type { NewEvent } from '../protocol/frames.js';
 import { newEventId, type TranscriptEvent, transcriptEventBody } from '../protocol/transcript-events.js';
 import type { AnalyticsRollup } from '../analytics/analytics.rollup.js';
+import type { Tally } from '../analytics/tally.js';
 import type { ConversationBus } from './conversation-bus.js';
 import { appendEvents, type ConversationPatch, type StoredFrame } from './event.repository.js';
 
@@ -19,25 +20,6 @@ export interface Change {
   conversation?: ConversationPatch;
   /** What it counts for the analytics and the metrics. */
   tally?: Tally;
-}
-
-/**
- * What a change counts (README, Knowing how it goes): a conversation started (and by whom), a
- * turn taken, answered (how long after it was taken, and after its first part) or failed, a
- * handoff, a rating (and the one it replaces), the hook calls' durations.
- */
-export interface Tally {
-  /** When what it counts happened, if not now: a turn's facts count in the hour it was taken. */
-  at?: string;
-  conversations?: number;
-  visitor?: string;
-  turns?: number;
-  resolvedAfterMs?: number;
-  firstPartAfterMs?: number;
-  failed?: TurnFailure[];
-  handoffs?: number;
-  feedback?: { rating: FeedbackRating; previous: FeedbackRating | null };
-  hookMs?: number[];
 }
 
 /** The conversation a change happens to, and its deployment (whose transcript hook says whether transcript events are kept). */

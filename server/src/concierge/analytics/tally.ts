@@ -1,0 +1,20 @@
+import type { FeedbackRating, TurnFailure } from '../protocol/frames.js';
+
+/**
+ * What a change counts (README, Knowing how it goes): a conversation started (and by whom), a
+ * turn taken, answered (how long after it was taken, and after its first part) or failed, a
+ * handoff, a rating (and the one it replaces), the hook calls' durations.
+ */
+export interface Tally {
+  /** When what it counts happened, if not now: a turn's facts count in the hour it was taken. */
+  at?: string;
+  conversations?: number;
+  visitor?: string;
+  turns?: number;
+  resolvedAfterMs?: number;
+  firstPartAfterMs?: number;
+  failed?: TurnFailure[];
+  handoffs?: number;
+  feedback?: { rating: FeedbackRating; previous: FeedbackRating | null };
+  hookMs?: number[];
+}
