@@ -1,4 +1,8 @@
+import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createLogger } from '../../logger.js';
+import { StoreHealth } from '../../store/store-health.js';
+import { InstallDiagnostics } from './install-diagnostics.js';
 import { deploy, mintToken, Widget } from '../../../test/concierge-kit.js';
 import { describeEachStore, expectError, startService, type TestService } from '../../../test/harness.js';
 
@@ -51,4 +55,20 @@ describeEachStore('install diagnostics', (kind) => {
     const other = await deploy(service, { hook_url: 'https://hooks.example/turn' });
     expectError(await other.api.get(`/api/v1/deployments/${deploymentId}/diagnostics`), 404, 'not_found');
   });
+
+  it('keeps every count through a write the store refused, those counted while it failed too', async () => {
+    const { deploymentId } = await deploy(service, { hook_url: 'https://hooks.example/turn' });
+    const { db } = service.app.store;
+    const diagnostics = new InstallDiagnostics({ db, health: new StoreHealth({ ping: async () => {}, logger: createLogger('silent') }) });
+    diagnostics.refused(deploymentId, 'deployment_inactive', undefined);
+    diagnostics.refused(deploymentId, 'deployment_inactive', undefined);
+    await sql`alter table deployment_diagnostics rename to deployment_diagnostics_away`.execute(db);
+    // The write starts now and fails; one more refusal is counted while it is under way.
+    const failing = diagnostics.read(deploymentId).catch(() => undefined);
+    diagnostics.refused(deploymentId, 'deployment_inactive', undefined);
+    await failing;
+    await sql`alter table deployment_diagnostics_away rename to deployment_diagnostics`.execute(db);
+    expect((await diagnostics.read(deploymentId)).refused).toEqual([{ reason: 'deployment_inactive', origin: null, cause: null, count: 3, last_at: expect.any(String) }]);
+  });
 });
+

@@ -11,6 +11,8 @@ const DETAILS_PER_DEPLOYMENT = 100;
 const OTHER = '(other)';
 const DAYS = 7;
 
+const keyOf = (row: Pick<DeploymentDiagnosticTable, 'deployment_id' | 'day' | 'kind' | 'reason' | 'detail'>): string => `${row.deployment_id}\n${row.day}\n${row.kind}\n${row.reason}\n${row.detail}`;
+
 export interface Diagnostics {
   origins: { origin: string; sessions: number; last_seen_at: string }[];
   refused: { reason: RefusalReason; origin: string | null; cause: TokenCause | null; count: number; last_at: string }[];
@@ -82,18 +84,21 @@ export class InstallDiagnostics {
   #count(deploymentId: string, kind: DeploymentDiagnosticTable['kind'], reason: string, given: string): void {
     const now = isoNow();
     const day = now.slice(0, 10);
-    let detail = given.slice(0, 200);
-    const key = (d: string) => `${deploymentId}\n${day}\n${kind}\n${reason}\n${d}`;
-    if (!this.#pending.has(key(detail))) {
+    const counted = { deployment_id: deploymentId, day, kind, reason, detail: given.slice(0, 200), count: 1, last_at: now };
+    if (!this.#pending.has(keyOf(counted))) {
       const kept = this.#details.get(deploymentId) ?? 0;
-      if (kept >= DETAILS_PER_DEPLOYMENT) detail = OTHER;
+      if (kept >= DETAILS_PER_DEPLOYMENT) counted.detail = OTHER;
       else this.#details.set(deploymentId, kept + 1);
     }
-    const row = this.#pending.get(key(detail));
-    if (row) {
-      row.count += 1;
-      row.last_at = now;
-    } else this.#pending.set(key(detail), { deployment_id: deploymentId, day, kind, reason, detail, count: 1, last_at: now });
+    this.#add(counted);
+  }
+
+  /** Adds a row's count to the pending one of its key. */
+  #add(row: DeploymentDiagnosticTable): void {
+    const pending = this.#pending.get(keyOf(row));
+    if (!pending) return void this.#pending.set(keyOf(row), { ...row });
+    pending.count += row.count;
+    if (row.last_at > pending.last_at) pending.last_at = row.last_at;
   }
 
   async #write(): Promise<void> {
@@ -104,8 +109,8 @@ export class InstallDiagnostics {
     try {
       await addDiagnostics(this.parts.db, rows);
     } catch (err) {
-      // Kept for the next write rather than lost, as the usage counts are.
-      for (const row of rows) this.#pending.set(`${row.deployment_id}\n${row.day}\n${row.kind}\n${row.reason}\n${row.detail}`, row);
+      // Kept for the next write rather than lost, added to what was counted meanwhile.
+      for (const row of rows) this.#add(row);
       throw err;
     }
   }
