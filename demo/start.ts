@@ -25,7 +25,8 @@ const demoPort = await freePort(Number(process.env.DEMO_PORT ?? 8788));
 const allowed = [process.env.HOOK_ALLOWED_HOSTS, `127.0.0.1:${demoPort}`].filter(Boolean).join(',');
 const service = spawn(process.execPath, [...TSX, 'server/src/main.ts', '--no-next-steps'], {
   cwd: ROOT,
-  env: { ...process.env, HOOK_ALLOWED_HOSTS: allowed },
+  // One node on a laptop: nothing balances traffic away from it, so a stop need not wait.
+  env: { DRAIN_S: '0', ...process.env, HOOK_ALLOWED_HOSTS: allowed },
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 let closeDemo: (() => Promise<void>) | undefined;

@@ -30,6 +30,7 @@ export async function startConcierge(onHook: (call: HookCall, dep: Deployed) => 
     RATE_LIMIT_PER_MINUTE: '1000000',
     HOOK_ALLOWED_HOSTS: '127.0.0.1',
     PREHELLO_SOCKETS_PER_ADDRESS: '100000',
+    DRAIN_S: '0',
   };
   const key = await seedCustomer({ dataDir, databaseUrl: o.databaseUrl });
   const nodes: Target[] = [];

@@ -95,6 +95,8 @@ export interface App {
   readonly served: readonly string[];
   /** Starts listening, then every part; resolves with the base URL actually bound. */
   listen(): Promise<string>;
+  /** The first step of a SIGTERM: `/readyz` answers 503 from now on while everything else keeps serving. */
+  drain(): void;
   /** Graceful: stop accepting, finish in-flight requests, then stop every part in reverse order and close the store. */
   close(): Promise<void>;
 }
@@ -164,8 +166,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   const conversationHistory = new ConversationHistory({ db, dialect, searchIndex });
   const replies = new ReplyService({ db, deployments, events, bus });
   let openApiDocument: unknown;
+  let draining = false;
   const routes: RouteDef[] = [
-    ...systemRoutes({ store, openApi: () => (openApiDocument ??= buildOpenApiDocument(routes, address.url || undefined)) }),
+    ...systemRoutes({ store, draining: () => draining, openApi: () => (openApiDocument ??= buildOpenApiDocument(routes, address.url || undefined)) }),
     ...agentRoutes({ db, onJobQueued: () => jobs.poke(), onPublished: (agentId) => deployments.agentChanged(agentId) }),
     ...jobRoutes(db),
     ...deploymentRoutes(deploymentService),
@@ -190,7 +193,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   let bound = '';
   parts.add({ start: async () => void (bound = await listen(server, config, address)), stop: () => closeServer(server, sessions) });
 
-  return { store, server, consoleAccounts, deployments: deploymentService, routes, served, listen: () => parts.start().then(() => bound), close: () => parts.stop() };
+  return { store, server, consoleAccounts, deployments: deploymentService, routes, served, listen: () => parts.start().then(() => bound), drain: () => void (draining = true), close: () => parts.stop() };
 }
 
 /** Listens where configured; resolves with the URL bound. */

@@ -23,6 +23,7 @@ const envSchema = z.object({
   CONVERSATION_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
   DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  DRAIN_S: z.coerce.number().int().min(0).max(300).default(5),
 });
 
 export interface Config {
@@ -55,6 +56,8 @@ export interface Config {
   readonly deliveryRetentionDays: number;
   /** The Bearer token `GET /metrics` asks for; without one the route does not exist. */
   readonly metricsToken: string | undefined;
+  /** Seconds a SIGTERM keeps the node serving with `/readyz` at 503, so a load balancer moves traffic away before the sockets close. */
+  readonly drainSeconds: number;
 }
 
 export class ConfigError extends Error {}
@@ -91,6 +94,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     conversationRetentionDays: e.CONVERSATION_RETENTION_DAYS,
     deliveryRetentionDays: e.DELIVERY_RETENTION_DAYS,
     metricsToken: e.METRICS_TOKEN,
+    drainSeconds: e.DRAIN_S,
     hookAllowedHosts,
   });
 }

@@ -93,7 +93,7 @@ describe('npm run build', () => {
       symlinkSync(join(ROOT, 'node_modules'), join(copy, 'node_modules'), 'dir');
       const built = spawnSync('npm', ['run', 'build'], { cwd: copy, encoding: 'utf8' });
       expect(built.status, built.stderr).toBe(0);
-      const service = await startNodeProcess(join(copy, 'dist/server/src/main.js'), { PORT: '0', HOST: '127.0.0.1', DATA_DIR: join(copy, 'data'), LOG_LEVEL: 'warn', DATABASE_URL: '' }, /^Listening on (http:\/\/\S+)$/m, []);
+      const service = await startNodeProcess(join(copy, 'dist/server/src/main.js'), { PORT: '0', HOST: '127.0.0.1', DATA_DIR: join(copy, 'data'), LOG_LEVEL: 'warn', DATABASE_URL: '', DRAIN_S: '0' }, /^Listening on (http:\/\/\S+)$/m, []);
       try {
         const widget = await fetch(`${service.url}/widget/concierge.js`);
         expect([widget.status, widget.headers.get('content-type')]).toEqual([200, 'text/javascript; charset=utf-8']);

@@ -21,6 +21,37 @@ async function main(): Promise<void> {
   const logger = createLogger(config.logLevel, logOut);
   const app = await createApp({ config, logger });
   const url = await listenOrExplain(app, config.port, exit);
+  // Before the Listening line: whoever waits for it may signal at once.
+  let stopping = false;
+  let endDrain = () => {};
+  const stop = async (signal: string, drainSeconds: number) => {
+    if (stopping) return endDrain();
+    stopping = true;
+    if (drainSeconds > 0) {
+      // The balancer's health check sees 503 and stops sending new work here while everything
+      // already here keeps being served; a second signal cuts the wait short.
+      app.drain();
+      logger.info({ signal, drainSeconds }, 'draining');
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, drainSeconds * 1000);
+        endDrain = () => {
+          clearTimeout(timer);
+          resolve();
+        };
+      });
+    }
+    logger.info({ signal }, 'shutting down');
+    app.close().then(
+      () => exit(0),
+      (err) => {
+        logger.error({ err }, 'shutdown failed');
+        exit(1);
+      },
+    );
+  };
+  // SIGTERM is how a supervisor or a rolling restart stops a node; Ctrl-C at a terminal stops at once.
+  process.on('SIGTERM', () => void stop('SIGTERM', config.drainSeconds));
+  process.on('SIGINT', () => void stop('SIGINT', 0));
   // After listening: a key created for a start that then fails would never be shown.
   const bootstrap = await bootstrapCustomer(app.store.db);
   const base = config.publicBaseUrl ?? url;
@@ -35,22 +66,6 @@ async function main(): Promise<void> {
   // `npm start` says what to do next itself, with the demo's address in it.
   if (!process.argv.includes('--no-next-steps')) process.stdout.write(nextSteps({ url: base, firstStart: !!bootstrap }));
   logger.info({ store: app.store.location }, 'service started');
-
-  let stopping = false;
-  const stop = (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    logger.info({ signal }, 'shutting down');
-    app.close().then(
-      () => exit(0),
-      (err) => {
-        logger.error({ err }, 'shutdown failed');
-        exit(1);
-      },
-    );
-  };
-  process.on('SIGTERM', () => stop('SIGTERM'));
-  process.on('SIGINT', () => stop('SIGINT'));
 }
 
 /** A busy port is a setting to change, said in one line, not a stack trace. */

@@ -5,13 +5,15 @@ import type { Store } from './store/db.js';
 
 export interface SystemRouteDeps {
   store: Store;
+  /** True once a SIGTERM started the drain: the load balancer must stop sending new work here. */
+  draining(): boolean;
   /** The OpenAPI document; built on first request, not at start. */
   openApi(): unknown;
 }
 
 const statusSchema = z.object({ status: z.literal('ok') });
 
-export function systemRoutes({ store, openApi }: SystemRouteDeps): RouteDef[] {
+export function systemRoutes({ store, draining, openApi }: SystemRouteDeps): RouteDef[] {
   return [
     defineRoute({
       method: 'get',
@@ -27,12 +29,13 @@ export function systemRoutes({ store, openApi }: SystemRouteDeps): RouteDef[] {
       method: 'get',
       path: '/readyz',
       operationId: 'readyz',
-      summary: 'The store is reachable',
+      summary: 'The node takes new work: not draining, and the store is reachable',
       tag: 'System',
       auth: false,
       errors: ['unavailable'],
       success: { status: 200, description: 'Ready', data: statusSchema },
       handler: async () => {
+        if (draining()) throw new AppError('unavailable', 'The node is draining before it stops');
         try {
           await store.ping();
         } catch {

@@ -34,8 +34,8 @@ export function startNodeProcess(entry: string, env: NodeJS.ProcessEnv, ready: R
   });
 }
 
-/** `server/src/main.ts`, resolved on its `Listening on` line. */
-export const startServiceProcess = (env: NodeJS.ProcessEnv): Promise<NodeProcess> => startNodeProcess('server/src/main.ts', env, /^Listening on (http:\/\/\S+)$/m);
+/** `server/src/main.ts`, resolved on its `Listening on` line; SIGTERM stops it without the drain unless `env` asks for one. */
+export const startServiceProcess = (env: NodeJS.ProcessEnv): Promise<NodeProcess> => startNodeProcess('server/src/main.ts', { DRAIN_S: '0', ...env }, /^Listening on (http:\/\/\S+)$/m);
 
 /** The bootstrap key a first start prints right after its Listening line. */
 export async function bootstrapKey(service: NodeProcess): Promise<string> {
