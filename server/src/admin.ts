@@ -6,11 +6,14 @@ import { ConsoleAccounts, welcomeLink } from './console/console-accounts.js';
 import { PasswordHasher } from './console/password-hasher.js';
 import { createCustomer } from './customers/customer.service.js';
 import { openStore, type Store } from './store/db.js';
+import { backupSqlite, restoreSqlite } from './store/sqlite-backup.js';
 
 const USAGE = `usage:
   npm run admin -- create-customer --name NAME [--email EMAIL]
   npm run admin -- create-user --customer CUSTOMER_ID --email EMAIL
-  npm run admin -- create-user --email EMAIL   (a fresh link for an existing user: a forgotten password)`;
+  npm run admin -- create-user --email EMAIL   (a fresh link for an existing user: a forgotten password)
+  npm run admin -- backup --to FILE            (SQLite: a consistent copy while the service runs)
+  npm run admin -- restore --from FILE         (SQLite: with the service stopped)`;
 
 class UsageError extends Error {}
 
@@ -31,7 +34,24 @@ async function signInLink(store: Store, config: Config, customerId: string, emai
   return `Console sign-in: ${welcomeLink(baseUrlOf(config), token)}\n`;
 }
 
-async function run(command: string, values: { name?: string; email?: string; customer?: string }): Promise<string> {
+/** Backups copy the SQLite file; PostgreSQL has its own tools for that. */
+function sqliteDataDir(command: string): string {
+  const config = loadConfig();
+  if (config.databaseUrl) throw new UsageError(`${command} copies the SQLite store; with DATABASE_URL set, use pg_dump and pg_restore (README, Running several nodes)`);
+  return config.dataDir;
+}
+
+async function run(command: string, values: { name?: string; email?: string; customer?: string; to?: string; from?: string }): Promise<string> {
+  if (command === 'backup') {
+    if (!values.to) throw new UsageError('--to FILE is required');
+    const { bytes } = await backupSqlite(sqliteDataDir(command), values.to);
+    return `Backed up ${bytes} bytes to ${values.to}\n`;
+  }
+  if (command === 'restore') {
+    if (!values.from) throw new UsageError('--from FILE is required');
+    restoreSqlite(sqliteDataDir(command), values.from);
+    return `Restored ${values.from}; start the service to use it\n`;
+  }
   if (command === 'create-customer') {
     const name = values.name?.trim();
     if (!name || name.length > 200) throw new UsageError('--name is required (1..200 characters)');
@@ -79,7 +99,7 @@ async function withStore(work: (store: Store, config: Config) => Promise<string>
 
 async function main(argv: string[]): Promise<number> {
   try {
-    const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: { name: { type: 'string' }, email: { type: 'string' }, customer: { type: 'string' } } });
+    const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: { name: { type: 'string' }, email: { type: 'string' }, customer: { type: 'string' }, to: { type: 'string' }, from: { type: 'string' } } });
     if (positionals.length !== 1) throw new UsageError('one command');
     process.stdout.write(await run(positionals[0]!, values));
     return 0;

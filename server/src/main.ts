@@ -5,6 +5,7 @@ import { welcomeLink } from './console/console-accounts.js';
 import { bootstrapCustomer } from './customers/customer.service.js';
 import { createLogger } from './logger.js';
 import { NO_NEW_KEY, nextSteps } from './start-notice.js';
+import { holdStore } from './store/sqlite-backup.js';
 
 /** The first customer's console user, created with it on an empty store. */
 const OWNER_EMAIL = 'owner@localhost';
@@ -14,12 +15,15 @@ async function main(): Promise<void> {
   // Asynchronous: lines written while a write is in flight go out together, instead of one
   // blocking write per request line (a fifth of a list request's time at info level).
   const logOut = pino.destination({ dest: 1, sync: false });
+  const logger = createLogger(config.logLevel, logOut);
+  const app = await createApp({ config, logger });
+  // A SQLite store is marked as held while this process runs, so a restore refuses to replace it.
+  const release = config.databaseUrl ? () => {} : holdStore(config.dataDir);
   const exit = (code: number): never => {
+    release();
     logOut.flushSync();
     process.exit(code);
   };
-  const logger = createLogger(config.logLevel, logOut);
-  const app = await createApp({ config, logger });
   const url = await listenOrExplain(app, config.port, exit);
   // Before the Listening line: whoever waits for it may signal at once.
   let stopping = false;

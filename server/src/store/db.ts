@@ -43,7 +43,8 @@ export interface StoreChannel {
   close(): Promise<void>;
 }
 
-const SQLITE_FILE = 'concierge.sqlite';
+/** The SQLite store's file name inside DATA_DIR. */
+export const SQLITE_FILE = 'concierge.sqlite';
 
 /** Opens the store and applies every pending migration before anything else touches it. */
 export async function openStore(options: StoreOptions): Promise<Store> {
