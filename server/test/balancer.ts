@@ -27,21 +27,21 @@ export interface Balancer {
 
 /**
  * HAProxy running `deploy/haproxy.cfg` in the foreground, its addresses from the environment as
- * the file says. With fewer than three nodes the other `server` lines are left out of a copy in
+ * the file says (on `port`, or any free one). With fewer than three nodes the other `server` lines are left out of a copy in
  * `dir`; with three the file is used as it is.
  */
-export async function startHaproxy(dir: string, nodes: readonly string[]): Promise<Balancer> {
+export async function startHaproxy(dir: string, nodes: readonly string[], port?: number): Promise<Balancer> {
   let file = HAPROXY_CFG;
   if (nodes.length < 3) {
     file = join(dir, 'haproxy.cfg');
     const unused = new RegExp(`^\\s*server node[${nodes.length + 1}-3] .*$`, 'gm');
     writeFileSync(file, readFileSync(HAPROXY_CFG, 'utf8').replace(unused, ''));
   }
-  const port = await freePort();
-  const env: NodeJS.ProcessEnv = { ...process.env, CONCIERGE_BIND: `127.0.0.1:${port}` };
+  const bind = port ?? (await freePort());
+  const env: NodeJS.ProcessEnv = { ...process.env, CONCIERGE_BIND: `127.0.0.1:${bind}` };
   nodes.forEach((node, i) => (env[`CONCIERGE_NODE${i + 1}`] = node));
   const child = spawn('haproxy', ['-db', '-f', file], { env, stdio: ['ignore', 'pipe', 'pipe'] });
-  const url = `http://127.0.0.1:${port}`;
+  const url = `http://127.0.0.1:${bind}`;
   return { url, ...(await whenServing(child, url, '/healthz')) };
 }
 
