@@ -1,6 +1,7 @@
 import { ACTIVITY, activityFanOut } from './concierge/activity.js';
 import { ANALYTICS, analyticsQueryTimes } from './concierge/analytics.js';
 import { backlogLatency } from './concierge/backlog.js';
+import { balancedLatency, RESUMING_WIDGETS } from './concierge/balanced.js';
 import { crossNodeLatency } from './concierge/cross-node.js';
 import { bareIdleBytes, serviceIdleBytes } from './concierge/idle.js';
 import { floorLatency, MEASURED, measureReplies, prepareTurns, resolvedTurns, WARM_UP } from './concierge/replies.js';
@@ -134,6 +135,22 @@ const scenarios: Record<string, () => Promise<void>> = {
     ]);
     console.log(`single-node p50 = ${(r.singleNode.p50 / r.store.p50).toFixed(2)} × the bare transaction (aim ≤ 2×)`);
     console.log(`cross-node p50 − single-node p50 = ${us(r.crossNode.p50 - r.singleNode.p50).toFixed(0)} µs = ${((r.crossNode.p50 - r.singleNode.p50) / r.selectOneMs).toFixed(2)} × SELECT 1; aim ≤ 2×`);
+  },
+
+  async balanced() {
+    const url = process.env.DATABASE_URL;
+    if (!url) {
+      console.log('\nReplies through HAProxy: skipped (set DATABASE_URL=postgres://... to run it)');
+      return;
+    }
+    const r = await balancedLatency(url);
+    printTable(`Replies through HAProxy (deploy/haproxy.cfg): two nodes on one PostgreSQL, ${MEASURED} sequential replies after ${WARM_UP} warm-up, POST sent → frame arrived (µs)`, [
+      { path: 'one node, no balancer: widgets and replies on the same node', p50: us(r.singleNode.p50), p99: us(r.singleNode.p99), 'p50 ×': 1, 'p99 ×': 1 },
+      { path: 'the balancer\'s hop: through HAProxy to that one node only', p50: us(r.hopOnly.p50), p99: us(r.hopOnly.p99), 'p50 ×': r.hopOnly.p50 / r.singleNode.p50, 'p99 ×': r.hopOnly.p99 / r.singleNode.p99 },
+      { path: 'balanced: widgets spread over both, replies round robin', p50: us(r.balanced.p50), p99: us(r.balanced.p99), 'p50 ×': r.balanced.p50 / r.singleNode.p50, 'p99 ×': r.balanced.p99 / r.singleNode.p99 },
+    ], { 'p50 ×': 2, 'p99 ×': 2 });
+    console.log(`aim: balanced p50 within 1.5× of one node`);
+    console.log(`a drained node's widgets (${r.resume.widgets} of ${RESUMING_WIDGETS} through the balancer), close 1001 → resumed on the other node: p50 ${r.resume.p50.toFixed(1)} ms, p99 ${r.resume.p99.toFixed(1)} ms`);
   },
 
   async analytics() {

@@ -19,7 +19,7 @@ export interface Concierge {
  * The service in its own process(es) on a fresh store (SQLite in a temp dir, or the given
  * PostgreSQL database), with one provisioned deployment whose hook is a bench customer server.
  */
-export async function startConcierge(onHook: (call: HookCall, dep: Deployed) => void, o: { databaseUrl?: string; nodes?: number; nodeArgs?: string[] } = {}): Promise<Concierge> {
+export async function startConcierge(onHook: (call: HookCall, dep: Deployed) => void, o: { databaseUrl?: string; nodes?: number; nodeArgs?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<Concierge> {
   const dataDir = mkdtempSync(join(tmpdir(), 'concierge-bench-'));
   // The bench customer listens on loopback, which the egress guard refuses unless allowed; every
   // bench client comes from one address, which the per-address cap before hello would refuse.
@@ -31,6 +31,7 @@ export async function startConcierge(onHook: (call: HookCall, dep: Deployed) => 
     HOOK_ALLOWED_HOSTS: '127.0.0.1',
     PREHELLO_SOCKETS_PER_ADDRESS: '100000',
     DRAIN_S: '0',
+    ...o.env,
   };
   const key = await seedCustomer({ dataDir, databaseUrl: o.databaseUrl });
   const nodes: Target[] = [];
