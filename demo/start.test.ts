@@ -120,13 +120,14 @@ describe('npm start and npm run service, started and stopped as a person does', 
     expect(await started.exited).toBe(0);
   }, 40_000);
 
-  it('npm run service stops on SIGTERM to npm within 5 s, exit 0, and a later start says where its key went', async () => {
+  it('npm run service drains on SIGTERM to npm (/readyz 503 at once), then stops within 5 s, exit 0, and a later start says where its key went', async () => {
     const dir = dataDir();
-    const first = run(['run', 'service'], { PORT: '0', DATA_DIR: dir });
+    const first = run(['run', 'service'], { PORT: '0', DATA_DIR: dir, DRAIN_S: '1' });
     const url = await waitFor(async () => /^Listening on (http:\/\/\S+)$/m.exec(first.out())?.[1], STARTUP_MS, 'the Listening line');
     await waitFor(async () => first.out().includes('Log lines follow'), STARTUP_MS, 'the next steps');
     expect(first.out()).toContain(`The API, described: ${url}/openapi.json`);
     first.child.kill('SIGTERM');
+    await waitFor(async () => (await fetch(`${url}/readyz`)).status === 503, 1_000, '/readyz to turn 503');
     await freedWithin5s([portOf(url)]);
     expect(await first.exited).toBe(0);
 
