@@ -74,6 +74,7 @@ describe('console view logic', () => {
       mode: 'text',
       language: 'en-US',
       feedback: null,
+      recognition: null,
       status: 'resolved',
       failure_reason: null,
       reply_text: 'Yes, 7 to 10.',

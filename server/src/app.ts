@@ -23,6 +23,8 @@ import { analyticsRoutes } from './concierge/analytics/analytics.routes.js';
 import { AnalyticsService } from './concierge/analytics/analytics.service.js';
 import { diagnosticsRoute } from './concierge/diagnostics/diagnostics.route.js';
 import { InstallDiagnostics } from './concierge/diagnostics/install-diagnostics.js';
+import { recogniserFor } from './concierge/speech/recognisers.js';
+import { SpeechRecognition } from './concierge/speech/speech-recognition.js';
 import { type Committed, EventRecorder } from './concierge/events/event.recorder.js';
 import { countOpenConversations } from './concierge/conversations/conversation.repository.js';
 import { outboxBacklog } from './concierge/deliveries/outbox.repository.js';
@@ -74,6 +76,8 @@ export interface AppOptions {
     hookRetryDelaysMs?: readonly number[];
     /** How long a stop waits for hook calls in flight before cutting them off. */
     shutdownGraceMs?: number;
+    /** How long the recogniser has for one utterance (15 s). */
+    recognitionTimeoutMs?: number;
   };
   /** Slow-client limits (10 s each, 30 s for a stalled export: README, Security and The management API), shortened by tests. */
   timeouts?: { headersMs?: number; bodyMs?: number; streamStallMs?: number };
@@ -146,13 +150,15 @@ export async function createApp(options: AppOptions): Promise<App> {
   const turnSweep = new TurnSweep({ db, deployments, events, dialect });
   parts.add(new BackgroundLoop({ what: 'turn sweep', pass: () => turnSweep.sweep(), health }, { everyMs: timings.sweepIntervalMs }));
   const diagnostics = parts.add(new InstallDiagnostics({ db, health }));
+  const speech = new SpeechRecognition({ recogniser: recogniserFor(config.speechToText, egress), logger }, { concurrency: config.speechConcurrency, timeoutMs: timings.recognitionTimeoutMs });
+  parts.add({ stop: async () => speech.close() });
   const deploymentService = new DeploymentService({
     db,
     listeners: { changed: (id) => conversations.deploymentChanged(id), transcriptsResumed: (id) => outbox.resume(id) },
   });
   const history = { framesAfter: (conversationId: string, seq: number, limit: number) => framesAfter(db, conversationId, seq, limit) };
   const sessions = new SessionGateway(
-    { services: { conversations, turns, deployments, history, bus, health, diagnostics }, address },
+    { services: { conversations, turns, deployments, history, bus, health, diagnostics, speech }, address },
     {
       helloTimeoutMs: timings.helloTimeoutMs,
       pingIntervalMs: timings.pingIntervalMs,

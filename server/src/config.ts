@@ -24,7 +24,15 @@ const envSchema = z.object({
   DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
   DRAIN_S: z.coerce.number().int().min(0).max(300).default(5),
+  SPEECH_TO_TEXT: z.enum(['pocketsphinx']).optional(),
+  SPEECH_TO_TEXT_URL: z.url({ protocol: /^https?$/ }).optional(),
+  SPEECH_TO_TEXT_MODEL: z.string().min(1).max(200).default('whisper-1'),
+  SPEECH_TO_TEXT_KEY: z.string().min(1).optional(),
+  SPEECH_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
 });
+
+/** The speech recogniser the operator chose (README, Voice in every browser), one per process. */
+export type SpeechToText = { engine: 'openai-compatible'; url: string; model: string; key: string | undefined } | { engine: 'pocketsphinx' };
 
 export interface Config {
   readonly port: number;
@@ -58,6 +66,10 @@ export interface Config {
   readonly metricsToken: string | undefined;
   /** Seconds a SIGTERM keeps the node serving with `/readyz` at 503, so a load balancer moves traffic away before the sockets close. */
   readonly drainSeconds: number;
+  /** Where the visitors' audio is recognised; none: the service recognises nothing. */
+  readonly speechToText: SpeechToText | undefined;
+  /** Recognitions this process runs at once; past it `speech_busy`. */
+  readonly speechConcurrency: number;
 }
 
 export class ConfigError extends Error {}
@@ -72,6 +84,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   }
   const e = parsed.data;
+  if (e.SPEECH_TO_TEXT && e.SPEECH_TO_TEXT_URL) throw new ConfigError('Invalid configuration:\n  SPEECH_TO_TEXT_URL and SPEECH_TO_TEXT=pocketsphinx name two recognisers: set one');
+  const speechToText: SpeechToText | undefined = e.SPEECH_TO_TEXT_URL
+    ? { engine: 'openai-compatible', url: e.SPEECH_TO_TEXT_URL, model: e.SPEECH_TO_TEXT_MODEL, key: e.SPEECH_TO_TEXT_KEY }
+    : e.SPEECH_TO_TEXT
+      ? { engine: e.SPEECH_TO_TEXT }
+      : undefined;
   let hookAllowedHosts: AllowedHost[];
   try {
     hookAllowedHosts = parseAllowedHosts(e.HOOK_ALLOWED_HOSTS ?? '');
@@ -95,6 +113,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deliveryRetentionDays: e.DELIVERY_RETENTION_DAYS,
     metricsToken: e.METRICS_TOKEN,
     drainSeconds: e.DRAIN_S,
+    speechToText,
+    speechConcurrency: e.SPEECH_CONCURRENCY,
     hookAllowedHosts,
   });
 }

@@ -4,10 +4,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Balancer, HAPROXY_CFG, installed, NGINX_CONF, startHaproxy, startNginx } from '../test/balancer.js';
+import { type Balancer, HAPROXY_CFG, NGINX_CONF, startHaproxy, startNginx } from '../test/balancer.js';
 import { deploy, mintToken, postReply, type ServiceRef, startCustomerServer, Widget } from '../test/concierge-kit.js';
 import { call } from '../test/harness.js';
-import { bootstrapKey, type NodeProcess, ROOT, startServiceProcess } from '../test/service-process.js';
+import { bootstrapKey, installed, type NodeProcess, ROOT, startServiceProcess } from '../test/service-process.js';
 
 /** A reply with a bad signature sent from `localAddress`, with an `X-Forwarded-For` of its own making. */
 function badReply(base: string, deploymentId: string, localAddress: string, forged: string): Promise<number> {

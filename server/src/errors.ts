@@ -40,6 +40,11 @@ const errorTable = {
   too_many_connections: { close: Close.tooMany },
   invalid_message: {},
   too_many_pending_turns: {},
+  // An utterance the service could not make a turn of (README, Voice in every browser).
+  speech_too_long: {},
+  speech_unrecognized: {},
+  speech_unavailable: {},
+  speech_busy: {},
   // Told with the socket left open (a turn after the end), or closing it (the conversation erased).
   conversation_ended: { close: Close.ended },
 } as const satisfies Record<string, ErrorKind>;

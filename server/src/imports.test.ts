@@ -66,7 +66,7 @@ describe("the server's imports", () => {
       const to = imports.map(dirname).filter((d) => d !== from && d.startsWith('concierge'));
       folders.set(from, [...new Set([...(folders.get(from) ?? []), ...to])]);
     }
-    expect([...folders.keys()].sort()).toEqual(['concierge', 'concierge/activity', 'concierge/analytics', 'concierge/conversations', 'concierge/deliveries', 'concierge/diagnostics', 'concierge/events', 'concierge/protocol', 'concierge/sessions', 'concierge/turns']);
+    expect([...folders.keys()].sort()).toEqual(['concierge', 'concierge/activity', 'concierge/analytics', 'concierge/conversations', 'concierge/deliveries', 'concierge/diagnostics', 'concierge/events', 'concierge/protocol', 'concierge/sessions', 'concierge/speech', 'concierge/turns']);
     expect(cycles(folders)).toEqual([]);
   });
 });

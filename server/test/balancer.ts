@@ -1,4 +1,4 @@
-import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
@@ -6,9 +6,6 @@ import { ROOT } from './service-process.js';
 
 export const HAPROXY_CFG = join(ROOT, 'deploy', 'haproxy.cfg');
 export const NGINX_CONF = join(ROOT, 'deploy', 'nginx.conf');
-
-/** Whether `command` is on this machine (CI installs haproxy and nginx; a laptop may not have them). */
-export const installed = (command: string): boolean => spawnSync('sh', ['-c', `command -v ${command}`]).status === 0;
 
 /** A port nothing listens on right now (a balancer's configuration needs its nodes' ports before they start). */
 export async function freePort(): Promise<number> {

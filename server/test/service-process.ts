@@ -1,8 +1,11 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import pg from 'pg';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
+
+/** Whether `command` is on this machine (CI installs the Debian packages the tests run; a laptop may not have them). */
+export const installed = (command: string): boolean => spawnSync('sh', ['-c', `command -v ${command}`]).status === 0;
 export const TSX = ['--import', 'tsx'];
 
 export interface NodeProcess {

@@ -28,6 +28,8 @@ export interface DeploymentContext {
   replyTimeoutS: number;
   /** How long a turn of a conversation a person handles waits for their answer. */
   personReplyTimeoutS: number;
+  /** Where the visitor's speech is recognised: `auto`, `browser`, `service` or `off` (README, Voice in every browser). */
+  speechRecognition: 'auto' | 'browser' | 'service' | 'off';
   /** The agent version a conversation starting now gets: the pinned one, or the latest published. */
   agentVersion: number;
   agent: AgentInfo;
@@ -82,6 +84,7 @@ export async function loadDeploymentContext(db: Db, id: string): Promise<Deploym
     hookTimeoutMs: runtime.hook_timeout_ms,
     replyTimeoutS: runtime.reply_timeout_s,
     personReplyTimeoutS: runtime.person_reply_timeout_s,
+    speechRecognition: runtime.speech_recognition,
     agentVersion: row.pinned_version ?? row.latest_version,
     agent: agentInfo(row.agent_name, row.pinned_spec ?? row.agent_spec),
   };

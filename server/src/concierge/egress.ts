@@ -149,7 +149,7 @@ export async function exchange(url: string, body: string, headers: Record<string
   const request = { headers: requestHeaders(body, headers), body };
   const done = (): Pick<Exchange, 'url' | 'sentAt' | 'durationMs' | 'request'> => ({ url, sentAt: sentAt.toISOString(), durationMs: Math.round(performance.now() - started), request });
   try {
-    const response = await postJson(url, body, request.headers, timeoutMs, policy, signal);
+    const response = await guardedPost(url, body, request.headers, timeoutMs, policy, signal);
     return { ...done(), response };
   } catch (err) {
     const kind = err instanceof EgressRefused ? 'egress_refused' : err instanceof EgressTimeout ? 'timeout' : 'network';
@@ -158,10 +158,10 @@ export async function exchange(url: string, body: string, headers: Record<string
 }
 
 /**
- * POSTs a JSON body with exactly these headers; rejects on network errors, refusals, timeouts (the
- * whole exchange) and `signal` (a shutdown that will not wait any longer).
+ * POSTs a body with exactly these headers, under the guard; rejects on network errors, refusals,
+ * timeouts (the whole exchange) and `signal` (a shutdown, or a caller that will not wait any longer).
  */
-function postJson(url: string, body: string, headers: Record<string, string>, timeoutMs: number, policy: EgressPolicy, signal?: AbortSignal): Promise<EgressResponse> {
+export function guardedPost(url: string, body: string | Buffer, headers: Record<string, string>, timeoutMs: number, policy: EgressPolicy, signal?: AbortSignal): Promise<EgressResponse> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     // Node would send them as an Authorization header, which the delivery record does not show.

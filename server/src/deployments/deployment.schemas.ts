@@ -61,12 +61,17 @@ const runtimeSettings = {
   reply_timeout_s: z.number().int().min(5).max(3600).default(120),
   // A turn a person handles waits this long for their answer (README, A person in the conversation).
   person_reply_timeout_s: z.number().int().min(60).max(86_400).default(900),
+  // Where the visitor's speech is recognised (README, Voice in every browser).
+  speech_recognition: z
+    .enum(['auto', 'browser', 'service', 'off'])
+    .default('auto')
+    .meta({ description: "`auto`: the browser's recognition where it has one, else the service's; `browser`; `service` (audio streamed to the service's recogniser); `off` (text only)" }),
 };
 
 /** The API keeps what the customer wrote: a default is documented, not filled in. */
-function documented<S extends Record<string, z.ZodDefault<z.ZodNumber>>>(shape: S): { [K in keyof S]: z.ZodOptional<z.ZodNumber> } {
+function documented<S extends Record<string, z.ZodDefault<z.ZodType>>>(shape: S): { [K in keyof S]: z.ZodOptional<ReturnType<S[K]['unwrap']>> } {
   return Object.fromEntries(Object.entries(shape).map(([key, setting]) => [key, setting.unwrap().optional().meta({ default: setting.def.defaultValue })])) as {
-    [K in keyof S]: z.ZodOptional<z.ZodNumber>;
+    [K in keyof S]: z.ZodOptional<ReturnType<S[K]['unwrap']>>;
   };
 }
 

@@ -80,6 +80,7 @@ const ready = (lastSeq = 0): Extract<ServerFrame, { type: 'ready' }> => ({
   token_expires_at: new Date(Date.now() + 3_600_000).toISOString(),
   agent: { name: 'Front desk', greeting: null, language: 'en-US', voice: null },
   widget: {},
+  speech: { recognition: 'browser' },
 });
 
 const readyFrame = (lastSeq = 0): Record<string, unknown> => ready(lastSeq);

@@ -305,7 +305,8 @@ export class SessionClient {
       this.#emit({ type: 'ready', conversationId: frame.conversation_id });
       return;
     }
-    if (frame.type === 'pong') return;
+    // `transcribing` belongs to the service's recognition, which this client does not capture for yet.
+    if (frame.type === 'pong' || frame.type === 'transcribing') return;
     if (frame.type === 'error') {
       if (frame.code === 'rate_limited' || frame.code === 'too_many_pending_turns' || frame.code === 'conversation_ended') this.#refuseNewestTurn(frame.code);
       this.#emit({ type: 'error', code: frame.code, message: frame.message });

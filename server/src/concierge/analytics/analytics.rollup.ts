@@ -66,6 +66,7 @@ export function addTally(rows: RollupRows, dep: Pick<DeploymentContext, 'id' | '
   };
   measure('reply', tally.resolvedAfterMs);
   measure('first_part', tally.firstPartAfterMs);
+  measure('recognition', tally.recognitionMs);
   for (const ms of tally.hookMs ?? []) measure('hook', ms);
   if (tally.visitor !== undefined) {
     const visitor = visitorDigest(dep.customerId, tally.visitor);

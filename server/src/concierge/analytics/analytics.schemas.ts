@@ -49,6 +49,7 @@ const counts = {
   hook_latency_ms: percentiles,
   time_to_reply_ms: percentiles.meta({ description: 'From a turn taken to its reply' }),
   time_to_first_part_ms: percentiles.meta({ description: "From a turn taken to its reply's first part" }),
+  recognition_ms: percentiles.meta({ description: "The service's speech recogniser, from an utterance's end to its text (README, Voice in every browser)" }),
 };
 
 export const analyticsSchema = z

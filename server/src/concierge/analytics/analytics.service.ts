@@ -8,7 +8,7 @@ import { percentilesOf } from './latency-bins.js';
 type Counts = Analytics['totals'];
 type Bins = Record<LatencyMetric, Map<number, number>>;
 
-const emptyBins = (): Bins => ({ hook: new Map(), reply: new Map(), first_part: new Map() });
+const emptyBins = (): Bins => ({ hook: new Map(), reply: new Map(), first_part: new Map(), recognition: new Map() });
 const zero = () => ({ conversations: 0, visitors: 0, turns: 0, hook_rejected: 0, hook_failed: 0, reply_timeout: 0, conversation_ended: 0, handoffs: 0, feedback_up: 0, feedback_down: 0 });
 type Sums = ReturnType<typeof zero>;
 /** Each sum and the rollup column it adds up. */
@@ -38,6 +38,7 @@ function countsOf(sums: Sums, bins: Bins): Counts {
     hook_latency_ms: percentilesOf(bins.hook),
     time_to_reply_ms: percentilesOf(bins.reply),
     time_to_first_part_ms: percentilesOf(bins.first_part),
+    recognition_ms: percentilesOf(bins.recognition),
   };
 }
 

@@ -42,5 +42,5 @@ export interface RollupRows {
   visitors: Map<string, AnalyticsVisitorTable>;
 }
 
-export const latencyMetrics = ['hook', 'reply', 'first_part'] as const;
+export const latencyMetrics = ['hook', 'reply', 'first_part', 'recognition'] as const;
 export type LatencyMetric = (typeof latencyMetrics)[number];

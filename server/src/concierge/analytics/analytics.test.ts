@@ -91,6 +91,7 @@ describeEachStore('GET /api/v1/analytics', (kind) => {
       hook_latency_ms: { p50: expect.any(Number), p95: expect.any(Number), count: 3 },
       time_to_reply_ms: { p50: expect.any(Number), p95: expect.any(Number), count: 2 },
       time_to_first_part_ms: { p50: null, p95: null, count: 0 },
+      recognition_ms: { p50: null, p95: null, count: 0 },
     };
     expect(daily.body.data).toEqual({ interval: 'day', from: `${today()}T00:00:00.000Z`, to: `${tomorrow()}T00:00:00.000Z`, buckets: [{ start: `${today()}T00:00:00.000Z`, ...totals }], totals });
 

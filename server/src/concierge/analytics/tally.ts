@@ -3,7 +3,7 @@ import type { FeedbackRating, TurnFailure } from '../protocol/frames.js';
 /**
  * What a change counts (README, Knowing how it goes): a conversation started (and by whom), a
  * turn taken, answered (how long after it was taken, and after its first part) or failed, a
- * handoff, a rating (and the one it replaces), the hook calls' durations.
+ * handoff, a rating (and the one it replaces), the hook calls' durations, a recognition's time.
  */
 export interface Tally {
   /** When what it counts happened, if not now: a turn's facts count in the hour it was taken. */
@@ -17,4 +17,6 @@ export interface Tally {
   handoffs?: number;
   feedback?: { rating: FeedbackRating; previous: FeedbackRating | null };
   hookMs?: number[];
+  /** The recogniser's time for a spoken turn the service heard (README, Voice in every browser). */
+  recognitionMs?: number;
 }

@@ -117,6 +117,7 @@ export class ConversationHistory {
         parts: (partsBy.get(turn.id) ?? []).map(({ part, text, received_at }) => ({ part, text, received_at })),
         first_part_at: turn.first_part_at,
         feedback: turn.feedback_rating ? { rating: turn.feedback_rating, comment: turn.feedback_comment, at: turn.feedback_at! } : null,
+        recognition: turn.recognition_engine ? { engine: turn.recognition_engine, duration_ms: turn.recognition_ms!, audio_ms: turn.recognition_audio_ms! } : null,
         created_at: turn.created_at,
         acknowledged_at: turn.acknowledged_at,
         resolved_at: turn.resolved_at,

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { pageQuery } from '../../http/pagination.js';
 import { timestamp } from '../../shared/schemas.js';
 import { deliverySchema } from '../deliveries/delivery.schemas.js';
-import { endReasons, feedbackRatings, handlers, replyAction, storedEvent, turnFailures, turnModes } from '../protocol/frames.js';
+import { endReasons, feedbackRatings, handlers, recognitionEngines, replyAction, storedEvent, turnFailures, turnModes } from '../protocol/frames.js';
 import { conversationStatuses, turnStatuses } from './conversation.table.js';
 
 
@@ -50,6 +50,10 @@ const turnSchema = z
       .object({ rating: z.enum(feedbackRatings), comment: z.string().nullable(), at: timestamp })
       .nullable()
       .meta({ description: "The visitor's last rating of the reply (README, Knowing how it goes); null when they gave none" }),
+    recognition: z
+      .object({ engine: z.enum(recognitionEngines), duration_ms: z.number().int(), audio_ms: z.number().int() })
+      .nullable()
+      .meta({ description: "How the service heard a spoken turn (README, Voice in every browser): the recogniser, its time from the utterance's end to its answer, and the audio's length; null for typed turns and the browser's recognition" }),
     created_at: timestamp,
     acknowledged_at: timestamp.nullable(),
     resolved_at: timestamp.nullable(),

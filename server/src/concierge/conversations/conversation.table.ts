@@ -1,4 +1,4 @@
-import type { EndReason, FeedbackRating, Handler, TurnFailure, TurnMode } from '../protocol/frames.js';
+import type { EndReason, FeedbackRating, Handler, RecognitionEngine, TurnFailure, TurnMode } from '../protocol/frames.js';
 
 export type { EndReason, Handler, TurnFailure, TurnMode };
 export const conversationStatuses = ['open', 'ended'] as const;
@@ -64,6 +64,10 @@ export interface TurnTable {
   feedback_rating: FeedbackRating | null;
   feedback_comment: string | null;
   feedback_at: string | null;
+  /** A spoken turn the service recognised (README, Voice in every browser): engine, recogniser's time, audio length; null otherwise. */
+  recognition_engine: RecognitionEngine | null;
+  recognition_ms: number | null;
+  recognition_audio_ms: number | null;
   created_at: string;
   updated_at: string;
 }

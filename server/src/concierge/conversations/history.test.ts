@@ -131,7 +131,7 @@ describeEachStore('conversation history', (kind) => {
     expect(turns.map((t: { id: string }) => t.id)).toEqual([story.turns.sync, story.turns.deferred, story.turns.failing]);
     const [sync, deferred, failing] = turns;
     expect(Object.keys(sync).sort()).toEqual(
-      ['acknowledged_at', 'client_turn_id', 'created_at', 'failure_reason', 'feedback', 'first_part_at', 'hook_attempts', 'id', 'language', 'mode', 'parts', 'replied_by', 'reply_actions', 'reply_received', 'reply_text', 'resolved_at', 'status', 'text'].sort(),
+      ['acknowledged_at', 'client_turn_id', 'created_at', 'failure_reason', 'feedback', 'first_part_at', 'hook_attempts', 'id', 'language', 'mode', 'parts', 'recognition', 'replied_by', 'reply_actions', 'reply_received', 'reply_text', 'resolved_at', 'status', 'text'].sort(),
     );
 
     expect(sync).toMatchObject({ client_turn_id: 't1', status: 'resolved', reply_text: 'The pool opens at 7.', reply_actions: [], replied_by: { type: 'agent' }, parts: [], first_part_at: null, failure_reason: null, reply_received: null });

@@ -3,7 +3,7 @@ import { isoIn, isoNow } from '../../shared/time.js';
 import type { HookOutcome } from '../deliveries/hook.client.js';
 import type { Tally } from '../analytics/tally.js';
 import type { Change, ConversationAt, UnitOfWork } from '../events/event.recorder.js';
-import { type ClientMessage, type FeedbackRating, REPLY_PART_LIMITS, type ReplyAction } from '../protocol/frames.js';
+import { type ClientMessage, type FeedbackRating, type RecognitionEngine, REPLY_PART_LIMITS, type ReplyAction } from '../protocol/frames.js';
 import type { ConversationRow } from './conversation.repository.js';
 import type { TurnFailure, TurnStatus } from './conversation.table.js';
 import { handoffEvent } from './handling.js';
@@ -22,7 +22,10 @@ import {
 } from './turn.repository.js';
 
 /** A visitor's turn as the widget sends it. */
-export type TurnInput = Omit<Extract<ClientMessage, { type: 'user_turn' }>, 'type'>;
+export type TurnInput = Omit<Extract<ClientMessage, { type: 'user_turn' }>, 'type'> & {
+  /** How the service heard a spoken turn (README, Voice in every browser). */
+  recognition?: { engine: RecognitionEngine; durationMs: number; audioMs: number };
+};
 
 /** A reply: its text and actions, and the name of the person who wrote it (none when the agent did). */
 export interface Reply {
@@ -99,13 +102,16 @@ export const turnLifecycle = {
       feedback_rating: null,
       feedback_comment: null,
       feedback_at: null,
+      recognition_engine: input.recognition?.engine ?? null,
+      recognition_ms: input.recognition?.durationMs ?? null,
+      recognition_audio_ms: input.recognition?.audioMs ?? null,
       created_at: now,
       updated_at: now,
     };
     await insertTurn(unit.trx, turn);
     const accepted = { turn_id: turn.id, client_turn_id: turn.client_turn_id, text: turn.text, mode: turn.mode, language: turn.language! };
     const taken = joined({ events: [{ type: 'turn_accepted', ...accepted }], transcript: [{ type: 'turn.created', data: accepted }] }, ...(byPerson ? [told.acknowledged(turn.id)] : []));
-    await unit.record(at, { ...taken, conversation: { turn_count: conversation.turn_count + 1 }, tally: { turns: 1 } });
+    await unit.record(at, { ...taken, conversation: { turn_count: conversation.turn_count + 1 }, tally: { turns: 1, ...(input.recognition ? { recognitionMs: input.recognition.durationMs } : {}) } });
     return turn;
   },
 

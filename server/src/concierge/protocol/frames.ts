@@ -19,7 +19,7 @@ export type FeedbackRating = (typeof feedbackRatings)[number];
 export const endReasons = ['user_ended', 'deployment_inactive', 'max_turns', 'deleted'] as const;
 export type EndReason = (typeof endReasons)[number];
 /** The codes of `error` frames: what the widget is told, the socket staying open or not. */
-export const widgetErrorCodes = ['invalid_message', 'rate_limited', 'too_many_pending_turns', 'token_expired', 'conversation_ended'] as const;
+export const widgetErrorCodes = ['invalid_message', 'rate_limited', 'too_many_pending_turns', 'token_expired', 'conversation_ended', 'speech_too_long', 'speech_unrecognized', 'speech_unavailable', 'speech_busy'] as const;
 export type WidgetErrorCode = (typeof widgetErrorCodes)[number];
 
 const token = z.string().min(1).max(8192);
@@ -45,11 +45,29 @@ export const languageTag = z
   })
   .meta({ description: 'A BCP 47 language tag such as `de-DE`' });
 
+const clientTurnId = z.string().min(1).max(64);
+
+/** Where the visitor's speech is recognised: by the browser, by the service (audio over the socket), or nowhere. */
+export const recognitionSites = ['browser', 'service', 'none'] as const;
+export type RecognitionSite = (typeof recognitionSites)[number];
+/** The recognisers an operator may choose (README, Voice in every browser), as history names them. */
+export const recognitionEngines = ['openai-compatible', 'pocketsphinx'] as const;
+export type RecognitionEngine = (typeof recognitionEngines)[number];
+/** The one sample rate the service takes audio in: 16 kHz, 16-bit, mono. */
+export const AUDIO_SAMPLE_RATE = 16_000;
+
 export const clientMessage = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('hello'), token, conversation_id: z.uuid().optional(), last_seq: z.number().int().min(0).optional() }),
+  z.strictObject({
+    type: z.literal('hello'),
+    token,
+    conversation_id: z.uuid().optional(),
+    last_seq: z.number().int().min(0).optional(),
+    // Whether this browser recognises speech itself; absent counts as true.
+    browser_recognition: z.boolean().optional(),
+  }),
   z.strictObject({
     type: z.literal('user_turn'),
-    client_turn_id: z.string().min(1).max(64),
+    client_turn_id: clientTurnId,
     text: z.string().min(1).max(4000),
     mode: z.enum(turnModes),
     // The visitor's choice in the language menu (README, The widget in your visitors' languages).
@@ -59,6 +77,10 @@ export const clientMessage = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('refresh_token'), token }),
   z.strictObject({ type: z.literal('end') }),
   z.strictObject({ type: z.literal('ping') }),
+  // An utterance for the service to recognise: binary PCM frames follow (README, Voice in every browser).
+  z.strictObject({ type: z.literal('audio_start'), client_turn_id: clientTurnId, sample_rate: z.literal(AUDIO_SAMPLE_RATE), language: languageTag.optional() }),
+  z.strictObject({ type: z.literal('audio_end'), client_turn_id: clientTurnId }),
+  z.strictObject({ type: z.literal('audio_cancel'), client_turn_id: clientTurnId }),
 ]);
 export type ClientMessage = z.infer<typeof clientMessage>;
 
@@ -149,10 +171,18 @@ const readyFrame = z.strictObject({
   token_expires_at: z.iso.datetime(),
   agent: agentInfo,
   widget: widgetTheme,
+  speech: z.strictObject({ recognition: z.enum(recognitionSites) }),
 });
 
 const errorFrame = z.strictObject({ type: z.literal('error'), code: z.enum(widgetErrorCodes), message: z.string() });
 
-/** Every frame the server sends: `ready`, `error` and `pong` are not stored. */
-export const serverFrame = z.union([readyFrame, errorFrame, z.strictObject({ type: z.literal('pong') }), storedEvent]);
+/** Every frame the server sends: `ready`, `error`, `pong` and `transcribing` are not stored. */
+export const serverFrame = z.union([
+  readyFrame,
+  errorFrame,
+  z.strictObject({ type: z.literal('pong') }),
+  // The utterance arrived whole and is with the recogniser: not stored.
+  z.strictObject({ type: z.literal('transcribing'), client_turn_id: z.string() }),
+  storedEvent,
+]);
 export type ServerFrame = z.infer<typeof serverFrame>;

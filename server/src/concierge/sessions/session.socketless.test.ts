@@ -46,6 +46,7 @@ function context(): SessionShared {
       health: new StoreHealth({ ping: async () => {}, logger: createLogger('silent') }),
       // Counting a refused token touches no store.
       diagnostics: { refused: () => {}, opened: () => {} } as unknown as SessionServices['diagnostics'],
+      speech: untouched as SessionServices['speech'],
     },
     settings: { newConversationsPerSub: 10, helloTimeoutMs: 1_000, drainTimeoutMs: DRAIN_TIMEOUT_MS },
     registry: { join: () => true, leave: () => {} },

@@ -7,12 +7,15 @@ import type { ConversationRow } from '../conversations/conversation.repository.j
 import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
 import type { ConversationBus } from '../events/conversation-bus.js';
 import { Close, CloseReason, type CloseCode } from '../protocol/close-codes.js';
-import { type ClientMessage, clientMessage, type ServerFrame, type WidgetErrorCode, widgetErrorCodes } from '../protocol/frames.js';
-import type { TurnService } from '../turns/turn.service.js';
+import { AUDIO_SAMPLE_RATE, type ClientMessage, clientMessage, type RecognitionSite, type ServerFrame, type WidgetErrorCode, widgetErrorCodes } from '../protocol/frames.js';
+import type { TurnInput, TurnService } from '../turns/turn.service.js';
 import { type CursorOwner, type CursorSource, EventCursor } from './event-cursor.js';
 import type { SessionSocket } from './session-socket.js';
 import { type UserClaims, verifyUserToken } from './user-token.js';
 import type { InstallDiagnostics } from '../diagnostics/install-diagnostics.js';
+import { recognitionSite } from '../speech/recognition-site.js';
+import type { SpeechRecognition } from '../speech/speech-recognition.js';
+import { IncomingUtterance } from './incoming-utterance.js';
 
 const TOKEN_TOLERANCE_MS = 30_000;
 
@@ -25,6 +28,7 @@ export interface SessionServices {
   bus: ConversationBus;
   health: StoreHealth;
   diagnostics: InstallDiagnostics;
+  speech: SpeechRecognition;
 }
 
 /** How every session behaves. */
@@ -69,6 +73,14 @@ export class Session implements CursorOwner {
   private expiryTimer: NodeJS.Timeout | undefined;
   /** Messages run one at a time, in order, so a turn sent right after hello finds its conversation. */
   private queue: Promise<void> = Promise.resolve();
+  /** What `hello` said of the browser: whether it recognises speech itself. */
+  private browserRecognition = true;
+  /** The conversation's language, for an utterance that names none. */
+  private language = 'en-US';
+  /** The utterance arriving now, if any: one at a time per socket. */
+  private utterance: IncomingUtterance | undefined;
+  /** Utterances at the recogniser: cut off when the socket goes. */
+  private readonly recognitions = new Set<AbortController>();
 
   private readonly services: SessionServices;
   private readonly settings: SessionSettings;
@@ -113,9 +125,12 @@ export class Session implements CursorOwner {
     this.alive = true;
   }
 
-  /** The socket is gone, however it went. */
+  /** The socket is gone, however it went: nothing of its audio is kept. */
   dispose(): void {
     this.closed = true;
+    this.utterance?.drop();
+    this.utterance = undefined;
+    for (const recognition of this.recognitions) recognition.abort();
     clearTimeout(this.helloTimer);
     clearTimeout(this.expiryTimer);
     this.unsubscribe?.();
@@ -130,15 +145,19 @@ export class Session implements CursorOwner {
     this.dispose();
   }
 
-  private async onMessage({ message, problem }: ParsedMessage): Promise<void> {
+  private async onMessage({ message, problem, audio }: ParsedMessage): Promise<void> {
     if (this.closed) return;
     if (!this.conversationId) {
       if (message?.type !== 'hello') return this.end(new AppError('protocol_error', 'the first message must be a valid hello'));
       return this.hello(message);
     }
-    if (!message || message.type === 'hello') return this.tell(new AppError('invalid_message', problem ?? 'Expected user_turn, feedback, refresh_token, end or ping as a JSON text frame'));
+    if (audio) return this.audioFrame(audio);
+    if (!message || message.type === 'hello') return this.tell(new AppError('invalid_message', problem ?? 'Expected user_turn, feedback, refresh_token, end, ping or audio_start as a JSON text frame'));
     if (message.type === 'ping') return this.send({ type: 'pong' });
     if (message.type === 'user_turn') return this.userTurn(message);
+    if (message.type === 'audio_start') return this.audioStart(message);
+    if (message.type === 'audio_end') return this.audioEnd(message.client_turn_id);
+    if (message.type === 'audio_cancel') return this.audioCancel(message.client_turn_id);
     if (message.type === 'refresh_token') return this.refresh(message.token);
     if (message.type === 'feedback') return this.tellRefusal(() => this.services.turns.rate(this.dep, this.conversationId!, message.turn_id, message));
     if (!(await this.services.conversations.end(this.dep, this.conversationId, 'user_ended'))) this.conversationGone();
@@ -161,6 +180,8 @@ export class Session implements CursorOwner {
     if (!this.registry.join(conversation.id, this)) throw new AppError('too_many_connections', 'too many connections to this conversation');
     this.conversationId = conversation.id;
     this.sub = claims.sub;
+    this.browserRecognition = message.browser_recognition ?? true;
+    this.language = agent.language;
     this.helloSaid();
     this.send({
       type: 'ready',
@@ -170,6 +191,7 @@ export class Session implements CursorOwner {
       token_expires_at: new Date(claims.exp * 1000).toISOString(),
       agent,
       widget: this.dep.widget,
+      speech: { recognition: this.recognitionSite() },
     });
     const cursor = new EventCursor({ socket: this.socket, source: this.services.history, owner: this }, { conversationId: conversation.id, sentSeq }, { drainTimeoutMs: this.settings.drainTimeoutMs });
     this.unsubscribe = this.services.bus.subscribe(conversation.id, (frames) => cursor.deliver(frames));
@@ -195,7 +217,66 @@ export class Session implements CursorOwner {
     this.expiryTimer = setTimeout(() => this.end(new AppError('token_expired', 'The token expired; reconnect with a fresh one')), Math.min(Math.max(msLeft, 0), 2 ** 31 - 1));
   }
 
-  private async userTurn(message: Extract<ClientMessage, { type: 'user_turn' }>): Promise<void> {
+  /** Where this widget's speech is recognised, under the deployment's settings as they are now. */
+  private recognitionSite(): RecognitionSite {
+    return recognitionSite(this.dep.speechRecognition, this.browserRecognition, this.services.speech.available);
+  }
+
+  /** An utterance begins (README, Voice in every browser); refused ones keep their place so their frames are ignored. */
+  private audioStart(message: Extract<ClientMessage, { type: 'audio_start' }>): void {
+    if (this.utterance) return this.tell(new AppError('invalid_message', `Utterance ${this.utterance.clientTurnId} is still in progress: end or cancel it first`));
+    const refused = this.recognitionSite() !== 'service';
+    this.utterance = new IncomingUtterance(message.client_turn_id, message.language, refused);
+    if (refused) this.tell(new AppError('speech_unavailable', 'Speech is not recognised by the service for this widget; please type instead'));
+  }
+
+  private audioFrame(frame: Buffer): void {
+    if (!this.utterance) return this.end(new AppError('protocol_error', 'Binary frames belong between audio_start and audio_end'));
+    if (this.utterance.add(frame) === 'too_long') this.tell(new AppError('speech_too_long', 'An utterance may be at most 30 seconds long; this one was dropped'));
+  }
+
+  private audioEnd(clientTurnId: string): void {
+    const utterance = this.utterance;
+    if (utterance?.clientTurnId !== clientTurnId) return this.tell(new AppError('invalid_message', `No utterance ${clientTurnId} is in progress`));
+    this.utterance = undefined;
+    if (utterance.dropped) return;
+    this.send({ type: 'transcribing', client_turn_id: clientTurnId });
+    // Not in the message queue: the socket goes on (pings, a cancel) while the recogniser works.
+    void this.recognise(utterance);
+  }
+
+  private audioCancel(clientTurnId: string): void {
+    if (this.utterance?.clientTurnId !== clientTurnId) return;
+    this.utterance.drop();
+    this.utterance = undefined;
+  }
+
+  /** The recognised text becomes a voice turn exactly as a `user_turn` would (idempotent on `client_turn_id`). */
+  private async recognise(utterance: IncomingUtterance): Promise<void> {
+    const controller = new AbortController();
+    this.recognitions.add(controller);
+    try {
+      const heard = await this.services.speech.recognise(utterance.pcm(), AUDIO_SAMPLE_RATE, utterance.language ?? this.language, controller.signal);
+      if (this.closed) return;
+      if (!heard.text) return this.tell(new AppError('speech_unrecognized', 'Nothing could be made out; please try again, or type'));
+      const turn = {
+        client_turn_id: utterance.clientTurnId,
+        text: heard.text.slice(0, 4000),
+        mode: 'voice' as const,
+        ...(utterance.language ? { language: utterance.language } : {}),
+        recognition: { engine: heard.engine, durationMs: heard.durationMs, audioMs: utterance.audioMs },
+      };
+      this.queue = this.queue.then(() => this.userTurn(turn)).catch((err) => this.failed(err));
+    } catch (err) {
+      if (this.closed) return;
+      if (err instanceof AppError) this.tell(err);
+      else this.failed(err);
+    } finally {
+      this.recognitions.delete(controller);
+    }
+  }
+
+  private async userTurn(message: TurnInput): Promise<void> {
     const result = await this.services.turns.submit(this.dep, this.conversationId!, message);
     if (result.outcome === 'refused') this.tell(result.error);
     if (result.outcome === 'gone') this.conversationGone();
@@ -247,11 +328,13 @@ const isWidgetErrorCode = (code: string): code is WidgetErrorCode => (widgetErro
 interface ParsedMessage {
   message?: ClientMessage;
   problem?: string;
+  /** A binary frame: audio of the utterance in progress. */
+  audio?: Buffer;
 }
 
-/** A client frame, or why it is not one (JSON text, the text hygiene of README, The management API, then the message schema). */
+/** A client frame, or why it is not one (JSON text, the text hygiene of README, The management API, then the message schema); binary frames are audio. */
 function parseClientMessage(data: RawData, isBinary: boolean): ParsedMessage {
-  if (isBinary) return { problem: 'Frames must be JSON text' };
+  if (isBinary) return { audio: Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data) };
   let value: unknown;
   try {
     value = JSON.parse(data.toString());

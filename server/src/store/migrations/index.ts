@@ -17,6 +17,7 @@ import { turnLanguage } from './2026-11-26-01-turn-language.js';
 import { feedback } from './2026-11-26-02-feedback.js';
 import { analytics } from './2026-11-26-03-analytics.js';
 import { diagnostics } from './2026-11-26-04-diagnostics.js';
+import { recognition } from './2026-11-26-05-recognition.js';
 
 /** Every migration, in order. Names are timestamps so they sort the way they apply. */
 export const migrations: Record<string, Migration> = {
@@ -38,4 +39,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-26-02-feedback': feedback,
   '2026-11-26-03-analytics': analytics,
   '2026-11-26-04-diagnostics': diagnostics,
+  '2026-11-26-05-recognition': recognition,
 };

@@ -1,0 +1,82 @@
+import type { Logger } from 'pino';
+import { AppError } from '../../errors.js';
+import type { RecognitionEngine, Recogniser } from './recogniser.js';
+import { RECOGNITION_TIMEOUT_MS } from './recognisers.js';
+
+/** A failing recogniser is logged at most this often: every utterance fails alike until it is fixed. */
+const FAILURE_LOG_EVERY_MS = 60_000;
+
+export interface Recognised {
+  text: string;
+  engine: RecognitionEngine;
+  /** From the utterance's end to the recogniser's answer. */
+  durationMs: number;
+}
+
+/**
+ * The service's side of recognition (README, Voice in every browser): at most `concurrency`
+ * utterances at the recogniser at once (then `speech_busy`), each given 15 s (then
+ * `speech_unavailable`), and every one in flight cut off when the process stops.
+ */
+export class SpeechRecognition {
+  #running = 0;
+  #lastFailureLogged = 0;
+  readonly #inFlight = new Set<AbortController>();
+
+  constructor(
+    private readonly parts: { recogniser: Recogniser | undefined; logger: Logger },
+    private readonly settings: { concurrency: number; timeoutMs?: number | undefined },
+  ) {}
+
+  /** Whether this process recognises speech at all. */
+  get available(): boolean {
+    return this.parts.recogniser !== undefined;
+  }
+
+  /** Recognitions at the recogniser now (the bench's and the metrics' view). */
+  get running(): number {
+    return this.#running;
+  }
+
+  /** What was said in `pcm`, in `language` (BCP 47); throws the `speech_*` error the widget is told. */
+  async recognise(pcm: Buffer, sampleRate: number, language: string, signal: AbortSignal): Promise<Recognised> {
+    const { recogniser } = this.parts;
+    if (!recogniser) throw new AppError('speech_unavailable', 'This service recognises no speech');
+    const iso = language.split('-')[0]!.toLowerCase();
+    if (recogniser.languages && !recogniser.languages.includes(iso)) throw new AppError('speech_unavailable', `Speech in ${language} cannot be recognised here; please type instead`);
+    if (this.#running >= this.settings.concurrency) throw new AppError('speech_busy', 'Too many visitors are speaking right now; try again in a moment, or type');
+    const started = performance.now();
+    const controller = new AbortController();
+    const timeoutMs = this.settings.timeoutMs ?? RECOGNITION_TIMEOUT_MS;
+    const timer = setTimeout(() => controller.abort(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    const cancel = () => controller.abort(new Error('the socket closed'));
+    signal.addEventListener('abort', cancel, { once: true });
+    this.#running++;
+    this.#inFlight.add(controller);
+    try {
+      const text = await recogniser.recognise({ pcm, sampleRate, language: iso }, controller.signal);
+      return { text, engine: recogniser.engine, durationMs: Math.round(performance.now() - started) };
+    } catch (err) {
+      if (!signal.aborted) this.#logFailure(recogniser.engine, controller.signal.aborted ? controller.signal.reason : err);
+      throw new AppError('speech_unavailable', 'Speech recognition is not available right now; please type instead');
+    } finally {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', cancel);
+      this.#running--;
+      this.#inFlight.delete(controller);
+    }
+  }
+
+  /** The process stops: recognitions in flight end now. */
+  close(): void {
+    for (const controller of this.#inFlight) controller.abort(new Error('the service is stopping'));
+  }
+
+  #logFailure(engine: RecognitionEngine, err: unknown): void {
+    const now = Date.now();
+    if (now - this.#lastFailureLogged < FAILURE_LOG_EVERY_MS) return;
+    this.#lastFailureLogged = now;
+    // The reason only: never the audio, the text or the recogniser's key.
+    this.parts.logger.warn({ engine, reason: err instanceof Error ? err.message : String(err) }, 'speech recognition failed; utterances are answered speech_unavailable');
+  }
+}

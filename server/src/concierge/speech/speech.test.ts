@@ -1,0 +1,298 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfig } from '../../config.js';
+import { deploy, mintToken, startCustomerServer, Widget } from '../../../test/concierge-kit.js';
+import { describeEachStore, startService, type StoreKind, type TestService, waitFor } from '../../../test/harness.js';
+import { installed } from '../../../test/service-process.js';
+import { startTranscriptionServer } from '../../../test/transcription-server.js';
+
+/** `ms` of 16 kHz 16-bit mono: a quiet tone, in frames of at most 16 KiB as the widget sends them. */
+function audio(ms: number, frameBytes = 16_000): Buffer[] {
+  const pcm = Buffer.alloc(ms * 32);
+  for (let i = 0; i < pcm.length / 2; i++) pcm.writeInt16LE(Math.round(2000 * Math.sin(i / 8)), i * 2);
+  const frames: Buffer[] = [];
+  for (let at = 0; at < pcm.length; at += frameBytes) frames.push(pcm.subarray(at, at + frameBytes));
+  return frames;
+}
+
+/** The next frame of any type, so a test can say nothing else came first. */
+async function nextFrame(widget: Widget): Promise<any> {
+  const seen = widget.frames.length;
+  await waitFor(async () => widget.frames.length > seen, 5_000, 'a frame');
+  return widget.frames[seen];
+}
+
+describeEachStore('speech recognised by the service', (kind: StoreKind) => {
+  let service: TestService;
+  let transcriber: Awaited<ReturnType<typeof startTranscriptionServer>>;
+  let customer: Awaited<ReturnType<typeof startCustomerServer>>;
+  beforeAll(async () => {
+    transcriber = await startTranscriptionServer();
+    customer = await startCustomerServer();
+    service = await startService(kind, {
+      env: { SPEECH_TO_TEXT_URL: transcriber.url, SPEECH_TO_TEXT_KEY: 'stt-secret-key-1234', SPEECH_TO_TEXT_MODEL: 'whisper-large-v3', SPEECH_CONCURRENCY: '1' },
+      sessions: { recognitionTimeoutMs: 400 },
+    });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await customer?.close();
+    await transcriber?.close();
+  });
+
+  const open = async (setting = 'service', hello: Record<string, unknown> = { browser_recognition: false }) => {
+    const { api, deploymentId, secret } = await deploy(service, { hook_url: customer.hookUrl }, { runtime_config: { speech_recognition: setting } });
+    const widget = await Widget.open(service, deploymentId);
+    widget.send({ type: 'hello', token: await mintToken(secret, deploymentId), ...hello });
+    const ready = await widget.next('ready');
+    return { widget, ready, api };
+  };
+  const speak = (widget: Widget, clientTurnId: string, ms: number, start: Record<string, unknown> = {}) => {
+    widget.send({ type: 'audio_start', client_turn_id: clientTurnId, sample_rate: 16000, ...start });
+    for (const frame of audio(ms)) widget.ws.send(frame);
+    widget.send({ type: 'audio_end', client_turn_id: clientTurnId });
+  };
+
+  it('makes a voice turn of an utterance: transcribing, then turn_accepted with the recognised text, the hook called, the recognition in history; the WAV checked by the recogniser', async () => {
+    const { widget, ready, api } = await open();
+    expect(ready.speech).toEqual({ recognition: 'service' });
+    const before = transcriber.uploads.length;
+    speak(widget, 'v1', 1_000, { language: 'de-DE' });
+    expect(await widget.next('transcribing')).toEqual({ type: 'transcribing', client_turn_id: 'v1' });
+    const accepted = await widget.next('turn_accepted');
+    expect(accepted).toMatchObject({ client_turn_id: 'v1', text: '1000 ms in de', mode: 'voice', language: 'de-DE' });
+
+    const upload = transcriber.uploads[before]!;
+    expect(upload.wav).toEqual({ sampleRate: 16000, channels: 1, bitsPerSample: 16, dataBytes: 32_000, declaredBytes: 32_000 });
+    expect(upload.fields).toEqual({ model: 'whisper-large-v3', language: 'de', response_format: 'json' });
+    expect(upload.authorization).toBe('Bearer stt-secret-key-1234');
+    const hook = await waitFor(async () => customer.calls.find((c) => c.body.turn_id === accepted.turn_id));
+    expect(hook.body).toMatchObject({ text: '1000 ms in de', mode: 'voice', language: 'de-DE' });
+
+    // The same utterance again (a widget that lost the confirmation) makes no second turn.
+    speak(widget, 'v1', 1_000, { language: 'de-DE' });
+    await widget.next('transcribing');
+    widget.send({ type: 'ping' });
+    await widget.next('pong');
+    const detail = (await api.get(`/api/v1/conversations/${ready.conversation_id}`)).body.data;
+    expect(detail.turns).toHaveLength(1);
+    expect(detail.turns[0].recognition).toEqual({ engine: 'openai-compatible', duration_ms: expect.any(Number), audio_ms: 1000 });
+    const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000);
+    const analytics = await api.get(`/api/v1/analytics?from=${hour.toISOString()}&to=${new Date(hour.getTime() + 3_600_000).toISOString()}&interval=hour&deployment_id=${detail.deployment_id}`);
+    expect(analytics.body.data.totals.recognition_ms).toEqual({ p50: expect.any(Number), p95: expect.any(Number), count: 1 });
+    expect(analytics.body.data.totals.turns).toBe(1);
+    expect(widget.frames.filter((f) => f.type === 'turn_accepted')).toHaveLength(1);
+    // Audio, what was heard and the recogniser's key stay out of the logs.
+    expect(service.logs.join('')).not.toMatch(/stt-secret-key|1000 ms in de/);
+    widget.close();
+  });
+
+  it('says where speech is recognised in ready.speech, and refuses audio_start elsewhere with speech_unavailable, ignoring its frames', async () => {
+    const sites: [string, Record<string, unknown>, string][] = [
+      ['auto', {}, 'browser'],
+      ['auto', { browser_recognition: true }, 'browser'],
+      ['auto', { browser_recognition: false }, 'service'],
+      ['browser', { browser_recognition: false }, 'none'],
+      ['service', { browser_recognition: true }, 'service'],
+      ['off', { browser_recognition: false }, 'none'],
+    ];
+    for (const [setting, hello, site] of sites) {
+      const { widget, ready } = await open(setting, hello);
+      expect([setting, hello, ready.speech]).toEqual([setting, hello, { recognition: site }]);
+      widget.close();
+    }
+    const { widget } = await open('off');
+    speak(widget, 'x1', 500);
+    expect(await nextFrame(widget)).toEqual({ type: 'error', code: 'speech_unavailable', message: 'Speech is not recognised by the service for this widget; please type instead' });
+    // Its frames and its end are answered with nothing; the socket goes on.
+    widget.send({ type: 'ping' });
+    expect(await nextFrame(widget)).toEqual({ type: 'pong' });
+    widget.close();
+  });
+
+  it('answers every limit with its error and keeps the socket: one utterance at a time, 30 s, unknown ends, cancels', async () => {
+    const { widget } = await open();
+    widget.send({ type: 'audio_start', client_turn_id: 'a1', sample_rate: 16000 });
+    widget.send({ type: 'audio_start', client_turn_id: 'a2', sample_rate: 16000 });
+    expect(await nextFrame(widget)).toMatchObject({ type: 'error', code: 'invalid_message', message: 'Utterance a1 is still in progress: end or cancel it first' });
+    for (const frame of audio(300)) widget.ws.send(frame);
+    widget.send({ type: 'audio_end', client_turn_id: 'a1' });
+    expect(await nextFrame(widget)).toEqual({ type: 'transcribing', client_turn_id: 'a1' });
+    expect(await widget.next('turn_accepted')).toMatchObject({ client_turn_id: 'a1', text: '300 ms in en' });
+
+    // Past 30 s: speech_too_long at the frame that crosses it, later frames and the end ignored.
+    widget.send({ type: 'audio_start', client_turn_id: 'long', sample_rate: 16000 });
+    const frames = audio(31_000, 16_384);
+    const crossing = frames.findIndex((_f, i) => (i + 1) * 16_384 > 960_000);
+    for (const frame of frames.slice(0, crossing)) widget.ws.send(frame);
+    widget.send({ type: 'ping' });
+    expect(await nextFrame(widget)).toEqual({ type: 'pong' });
+    widget.ws.send(frames[crossing]!);
+    expect(await nextFrame(widget)).toEqual({ type: 'error', code: 'speech_too_long', message: 'An utterance may be at most 30 seconds long; this one was dropped' });
+    for (const frame of frames.slice(crossing + 1)) widget.ws.send(frame);
+    widget.send({ type: 'audio_end', client_turn_id: 'long' });
+    widget.send({ type: 'ping' });
+    expect(await nextFrame(widget)).toEqual({ type: 'pong' });
+
+    // An end of no utterance; a cancel answered with nothing, after which its end is unknown.
+    widget.send({ type: 'audio_end', client_turn_id: 'nothing' });
+    expect(await nextFrame(widget)).toMatchObject({ type: 'error', code: 'invalid_message', message: 'No utterance nothing is in progress' });
+    widget.send({ type: 'audio_start', client_turn_id: 'c1', sample_rate: 16000 });
+    for (const frame of audio(200)) widget.ws.send(frame);
+    widget.send({ type: 'audio_cancel', client_turn_id: 'c1' });
+    widget.send({ type: 'audio_end', client_turn_id: 'c1' });
+    expect(await nextFrame(widget)).toMatchObject({ type: 'error', code: 'invalid_message', message: 'No utterance c1 is in progress' });
+    // Another sample rate is not the protocol's.
+    widget.send({ type: 'audio_start', client_turn_id: 'r1', sample_rate: 44100 });
+    expect(await nextFrame(widget)).toMatchObject({ type: 'error', code: 'invalid_message' });
+    widget.close();
+  });
+
+  it('closes with 4400 on audio outside an utterance, and with 1009 on a frame over 16 KiB', async () => {
+    const stray = (await open()).widget;
+    stray.ws.send(Buffer.alloc(320));
+    expect((await stray.closed).code).toBe(4400);
+    const big = (await open()).widget;
+    big.send({ type: 'audio_start', client_turn_id: 'b1', sample_rate: 16000 });
+    big.ws.send(Buffer.alloc(16 * 1024 + 2));
+    expect((await big.closed).code).toBe(1009);
+  });
+
+  it('tells speech_unrecognized, speech_unavailable (an error, a timeout) and speech_busy, and makes no turn of them', async () => {
+    const { widget } = await open();
+    const said = (code: string) => widget.next('error').then((f) => expect(f.code).toBe(code));
+    transcriber.state.behaviour = (_u, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"text":"  "}');
+    speak(widget, 'e1', 300);
+    await said('speech_unrecognized');
+    transcriber.state.behaviour = (_u, res) => res.writeHead(500).end('{"error":"model not loaded"}');
+    speak(widget, 'e2', 300);
+    await said('speech_unavailable');
+    transcriber.state.behaviour = () => {};
+    speak(widget, 'e3', 300);
+    await said('speech_unavailable');
+
+    // One recognition at a time here (SPEECH_CONCURRENCY=1): a second visitor meanwhile is busy.
+    let answer: (() => void) | undefined;
+    transcriber.state.behaviour = (_u, res) => (answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"text":"late"}'));
+    const other = (await open()).widget;
+    speak(widget, 'e4', 300);
+    await waitFor(async () => answer !== undefined);
+    speak(other, 'o1', 300);
+    expect(await other.next('error')).toMatchObject({ code: 'speech_busy' });
+    await said('speech_unavailable');
+    expect(widget.frames.filter((f) => f.type === 'turn_accepted')).toEqual([]);
+    widget.close();
+    other.close();
+    transcriber.state.behaviour = (upload, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ text: `${upload.wav.dataBytes / 32} ms in ${upload.fields.language}` }));
+  });
+
+  it('cuts off the recognition of a socket that closes mid-utterance, and makes no turn', async () => {
+    transcriber.state.behaviour = () => {};
+    const abortedBefore = transcriber.state.aborted;
+    const { widget, ready } = await open();
+    speak(widget, 'gone', 300);
+    await widget.next('transcribing');
+    await waitFor(async () => transcriber.uploads.at(-1)?.wav.dataBytes === 9_600);
+    widget.close();
+    await waitFor(async () => transcriber.state.aborted > abortedBefore, 2_000, 'the upload cut off');
+    transcriber.state.behaviour = (upload, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ text: `${upload.wav.dataBytes / 32} ms in ${upload.fields.language}` }));
+    expect(ready.conversation_id).toBeDefined();
+  });
+});
+
+describe('the speech configuration', () => {
+  it('takes one recogniser per process, and says so when given two', () => {
+    expect(loadConfig({ SPEECH_TO_TEXT_URL: 'http://stt.example/v1/audio/transcriptions' }).speechToText).toEqual({ engine: 'openai-compatible', url: 'http://stt.example/v1/audio/transcriptions', model: 'whisper-1', key: undefined });
+    expect(loadConfig({ SPEECH_TO_TEXT: 'pocketsphinx' }).speechToText).toEqual({ engine: 'pocketsphinx' });
+    expect(loadConfig({}).speechToText).toBeUndefined();
+    expect(() => loadConfig({ SPEECH_TO_TEXT: 'pocketsphinx', SPEECH_TO_TEXT_URL: 'http://stt.example/' })).toThrow('SPEECH_TO_TEXT_URL and SPEECH_TO_TEXT=pocketsphinx name two recognisers: set one');
+    expect(() => loadConfig({ SPEECH_TO_TEXT: 'vosk' })).toThrow(/SPEECH_TO_TEXT/);
+  });
+});
+
+/** What espeak-ng says, at 16 kHz (it speaks at 22,050 Hz; linear interpolation is enough for a recogniser). */
+function spoken(text: string, dir: string): Buffer {
+  const file = join(dir, 'said.wav');
+  const made = spawnSync('espeak-ng', ['-w', file, text]);
+  if (made.status !== 0) throw new Error(`espeak-ng: ${made.stderr}`);
+  const wav = readFileSync(file);
+  const rate = wav.readUInt32LE(24);
+  const samples = new Int16Array(wav.buffer.slice(wav.byteOffset + 44, wav.byteOffset + wav.length - ((wav.length - 44) % 2)));
+  const out = Buffer.alloc(Math.floor((samples.length * 16_000) / rate) * 2);
+  for (let i = 0; i < out.length / 2; i++) {
+    const x = (i * rate) / 16_000;
+    const j = Math.floor(x);
+    const a = samples[j] ?? 0;
+    const b = samples[j + 1] ?? a;
+    out.writeInt16LE(Math.round(a + (b - a) * (x - j)), i * 2);
+  }
+  return out;
+}
+
+describe.skipIf(!installed('pocketsphinx_continuous') || !installed('espeak-ng'))('PocketSphinx on this machine', () => {
+  let service: TestService;
+  let customer: Awaited<ReturnType<typeof startCustomerServer>>;
+  let dir: string;
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'concierge-speech-'));
+    customer = await startCustomerServer();
+    service = await startService('sqlite', { env: { SPEECH_TO_TEXT: 'pocketsphinx' } });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await customer?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('recognises English that espeak-ng spoke into a turn, and refuses another language', async () => {
+    const { api, deploymentId, secret } = await deploy(service, { hook_url: customer.hookUrl }, { runtime_config: { speech_recognition: 'service' } });
+    const widget = await Widget.open(service, deploymentId);
+    const ready = await widget.hello(await mintToken(secret, deploymentId));
+    expect(ready.speech).toEqual({ recognition: 'service' });
+    const pcm = spoken('what time is breakfast', dir);
+    widget.send({ type: 'audio_start', client_turn_id: 'p1', sample_rate: 16000 });
+    for (let at = 0; at < pcm.length; at += 8_000) widget.ws.send(pcm.subarray(at, at + 8_000));
+    widget.send({ type: 'audio_end', client_turn_id: 'p1' });
+    await widget.next('transcribing');
+    // PocketSphinx is weak on synthetic speech: some English words, not necessarily these.
+    const accepted = await widget.next('turn_accepted', 15_000);
+    expect(accepted).toMatchObject({ client_turn_id: 'p1', mode: 'voice' });
+    expect(accepted.text).toMatch(/^[a-z' ]+$/);
+    const detail = (await api.get(`/api/v1/conversations/${ready.conversation_id}`)).body.data;
+    expect(detail.turns[0].recognition).toEqual({ engine: 'pocketsphinx', duration_ms: expect.any(Number), audio_ms: Math.round(pcm.length / 32) });
+
+    widget.send({ type: 'audio_start', client_turn_id: 'p2', sample_rate: 16000, language: 'de-DE' });
+    widget.ws.send(pcm.subarray(0, 8_000));
+    widget.send({ type: 'audio_end', client_turn_id: 'p2' });
+    expect(await widget.next('error')).toEqual({ type: 'error', code: 'speech_unavailable', message: 'Speech in de-DE cannot be recognised here; please type instead' });
+    widget.close();
+  }, 30_000);
+});
+
+describe('a recogniser the egress guard refuses', () => {
+  it('does not stop the service: each utterance is speech_unavailable, and the log says why once', async () => {
+    const customer = await startCustomerServer();
+    const service = await startService('sqlite', { env: { SPEECH_TO_TEXT_URL: 'http://10.255.255.1/v1/audio/transcriptions' } });
+    try {
+      const { deploymentId, secret } = await deploy(service, { hook_url: customer.hookUrl }, { runtime_config: { speech_recognition: 'service' } });
+      const widget = await Widget.open(service, deploymentId);
+      await widget.hello(await mintToken(secret, deploymentId));
+      for (const id of ['s1', 's2']) {
+        widget.send({ type: 'audio_start', client_turn_id: id, sample_rate: 16000 });
+        for (const frame of audio(200)) widget.ws.send(frame);
+        widget.send({ type: 'audio_end', client_turn_id: id });
+        expect(await widget.next('error')).toMatchObject({ code: 'speech_unavailable' });
+      }
+      const said = service.logs.filter((line) => line.includes('speech recognition failed'));
+      expect(said).toHaveLength(1);
+      expect(JSON.parse(said[0]!)).toMatchObject({ level: 40, engine: 'openai-compatible', reason: '10.255.255.1 is not a public address; refused unless its host is listed in HOOK_ALLOWED_HOSTS' });
+      widget.close();
+    } finally {
+      await service.close();
+      await customer.close();
+    }
+  });
+});
