@@ -98,9 +98,12 @@ test('a new customer walks the whole path in the console, under its CSP, without
     await languages.fill('en-US\nja-JP\nen_GB');
     await expect(page.getByText('en_GB is not a BCP 47 language tag (such as de-DE)')).toBeVisible();
     await languages.fill('en-US\nja-JP');
+    // Where the visitors' speech is recognised: the browser's only, for this deployment.
+    await page.getByLabel('Speech recognition').selectOption('browser');
     const saved = page.waitForResponse((res) => res.request().method() === 'PUT' && res.url().includes('/api/v1/deployments/'));
     await page.getByRole('button', { name: 'Save settings' }).click();
-    expect((await saved).status()).toBe(200);
+    const savedBody = (await (await saved).json()) as { data: { runtime_config: Record<string, unknown> } };
+    expect([(await saved).status(), savedBody.data.runtime_config.speech_recognition]).toEqual([200, 'browser']);
     await page.getByLabel("Preview the widget's words in").selectOption('ja');
     await page.getByRole('link', { name: 'Open the preview in Try it' }).click();
     await expect(page.getByRole('textbox', { name: 'メッセージ' })).toHaveAttribute('placeholder', '質問を入力…');

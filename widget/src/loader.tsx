@@ -55,6 +55,7 @@ class Widget {
       getToken,
       storage: safeSessionStorage(),
       surroundings: browserSurroundings(),
+      browserRecognition: this.speech.canListen,
       speak: (sentence) => this.speech.speak(sentence, this.client.language, this.client.view.agent?.voice ?? undefined),
       act: (action, turnId) => this.runAction(action, turnId),
     });

@@ -94,6 +94,7 @@ function Settings({ dep, onSaved }: { dep: Deployment; onSaved(d: Deployment): v
   const [perMinute, setPerMinute] = useState(String(rules.turns_per_minute ?? ''));
   const [hookTimeout, setHookTimeout] = useState(String(runtime.hook_timeout_ms ?? ''));
   const [replyTimeout, setReplyTimeout] = useState(String(runtime.reply_timeout_s ?? ''));
+  const [recognition, setRecognition] = useState(String(runtime.speech_recognition ?? 'auto'));
   const [version, setVersion] = useState(dep.agent_version === null ? '' : String(dep.agent_version));
   const [environment, setEnvironment] = useState(dep.environment);
   const [direction, setDirection] = useState(dep.call_direction);
@@ -114,7 +115,7 @@ function Settings({ dep, onSaved }: { dep: Deployment; onSaved(d: Deployment): v
         widget: { ...theme, title: title || undefined, accent_color: accent, position, languages: languageList.length ? languageList : undefined },
       },
       engagement_rules: { ...rules, max_turns_per_conversation: num(maxTurns), turns_per_minute: num(perMinute) },
-      runtime_config: { ...runtime, hook_timeout_ms: num(hookTimeout), reply_timeout_s: num(replyTimeout) },
+      runtime_config: { ...runtime, hook_timeout_ms: num(hookTimeout), reply_timeout_s: num(replyTimeout), speech_recognition: recognition },
     });
     setWarnings(meta.warnings ?? []);
     onSaved(data);
@@ -232,6 +233,15 @@ function Settings({ dep, onSaved }: { dep: Deployment; onSaved(d: Deployment): v
           <label>
             Reply timeout, s (5–3600, default 120)
             <input type="number" min={5} max={3600} value={replyTimeout} onInput={(e) => setReplyTimeout(e.currentTarget.value)} />
+          </label>
+          <label>
+            Speech recognition
+            <select value={recognition} onChange={(e) => setRecognition(e.currentTarget.value)}>
+              <option value="auto">Automatic: the browser's, else the service's</option>
+              <option value="browser">The browser's only</option>
+              <option value="service">The service's recogniser (audio streamed to it)</option>
+              <option value="off">Off: text only</option>
+            </select>
           </label>
         </div>
       </fieldset>

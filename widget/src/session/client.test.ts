@@ -128,6 +128,23 @@ describe('the session client on unreliable networks', () => {
     vi.useRealTimers();
   });
 
+  it('says in hello whether the browser recognises speech, and keeps where ready says speech is recognised', async () => {
+    client.stop();
+    client = new SessionClient({ baseUrl: 'http://service.test', deploymentId: 'd1', getToken: async () => token(), storage: undefined, browserRecognition: false, openSocket: (url) => sockets[sockets.push(new FakeSocket(url)) - 1]! });
+    client.start();
+    await settle();
+    const ws = latest();
+    ws.open();
+    await settle();
+    expect(ws.sentOf('hello')[0]).toMatchObject({ type: 'hello', browser_recognition: false });
+    expect(client.view.recognition).toBeUndefined();
+    ws.receive({ ...ready(), speech: { recognition: 'service' } } as unknown as Record<string, unknown>);
+    expect(client.view.recognition).toBe('service');
+    // The service's own progress frame changes nothing in the view.
+    ws.receive({ type: 'transcribing', client_turn_id: 'c1' });
+    expect(client.view.lines).toEqual([]);
+  });
+
   it('asks with ping after 10 s of silence, and keeps a socket that answers', async () => {
     const ws = await connected();
     await settle(QUIET_MS - 1);

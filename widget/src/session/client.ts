@@ -32,6 +32,8 @@ export interface SessionOptions {
   surroundings?: Surroundings;
   /** Each sentence to read out, once, as soon as it is complete: replies to this tab's voice turns. */
   speak?(sentence: string): void;
+  /** Whether this browser recognises speech itself: `hello` says so, and `ready.speech` answers where speech is recognised. */
+  browserRecognition?: boolean;
   /** Each client action to run on this page: at most once per reply, never on replay or in another tab (`turnId`: none for a person's message). */
   act?(action: ClientAction, turnId: string | undefined): void;
 }
@@ -277,7 +279,8 @@ export class SessionClient {
     this.#watch(ws);
     ws.onopen = () => {
       const resume = this.#memory.conversation_id ? { conversation_id: this.#memory.conversation_id, last_seq: this.#lastSeq } : {};
-      ws.send(JSON.stringify({ type: 'hello', token, ...resume } satisfies ClientFrame));
+      const browser = this.#o.browserRecognition === undefined ? {} : { browser_recognition: this.#o.browserRecognition };
+      ws.send(JSON.stringify({ type: 'hello', token, ...resume, ...browser } satisfies ClientFrame));
     };
     ws.onmessage = (message) => {
       if (this.#ws !== ws) return;
@@ -300,7 +303,7 @@ export class SessionClient {
       this.#historySeq ??= frame.resumed ? frame.last_seq : 0;
       this.#scheduleRefresh();
       this.#link = 'open';
-      this.#setView({ ...this.view, status: this.#statusOf('open'), agent: frame.agent, theme: frame.widget ?? {} });
+      this.#setView({ ...this.view, status: this.#statusOf('open'), agent: frame.agent, theme: frame.widget ?? {}, recognition: frame.speech.recognition });
       for (const turn of this.#memory.unconfirmed) this.#sendTurn(turn);
       this.#emit({ type: 'ready', conversationId: frame.conversation_id });
       return;

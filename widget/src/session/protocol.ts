@@ -8,6 +8,7 @@ export type {
   ClientMessage as ClientFrame,
   EndReason,
   FeedbackRating,
+  RecognitionSite,
   ServerFrame,
   ReplyAction,
   TurnFailure as FailReason,

@@ -1,4 +1,4 @@
-import type { AgentInfo, EndReason, FeedbackRating, ReplyAction, ServerFrame, TurnMode, WidgetTheme } from './protocol';
+import type { AgentInfo, EndReason, FeedbackRating, RecognitionSite, ReplyAction, ServerFrame, TurnMode, WidgetTheme } from './protocol';
 
 export type Status = 'connecting' | 'open' | 'reconnecting' | 'offline' | 'ended';
 /** A visitor's turn: `answering` while its reply streams in. */
@@ -30,11 +30,13 @@ export interface View {
   status: Status;
   agent: AgentInfo | undefined;
   theme: WidgetTheme;
+  /** Where the visitor's speech is recognised, as `ready` said (README, Voice in every browser). */
+  recognition: RecognitionSite | undefined;
   lines: Line[];
   ended: EndReason | undefined;
 }
 
-export const emptyView = (): View => ({ status: 'connecting', agent: undefined, theme: {}, lines: [], ended: undefined });
+export const emptyView = (): View => ({ status: 'connecting', agent: undefined, theme: {}, recognition: undefined, lines: [], ended: undefined });
 
 const patchTurn = (lines: Line[], match: (l: Line) => boolean, patch: Partial<Line>): Line[] => lines.map((l) => (match(l) ? { ...l, ...patch } : l));
 

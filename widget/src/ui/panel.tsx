@@ -148,7 +148,8 @@ export function Panel({ client, speech, view, title, onClose, onError, onLanguag
               if (e.key === 'Enter' && !e.shiftKey) send(e);
             }}
           />
-          {speech.canListen && (
+          {/* The browser's recognition, where the deployment lets the browser recognise (README, Voice in every browser). */}
+          {speech.canListen && view.recognition === 'browser' && (
             <button type="button" class="mic" aria-pressed={listening} aria-label={t(listening ? 'stop' : 'speak')} onClick={() => void talk()}>
               <svg viewBox="0 0 24 24" width="20" height="20" aria-hidden="true" fill="currentColor">
                 <path d="M12 14a3 3 0 0 0 3-3V5a3 3 0 0 0-6 0v6a3 3 0 0 0 3 3zm5-3a5 5 0 0 1-10 0H5a7 7 0 0 0 6 6.9V21h2v-3.1A7 7 0 0 0 19 11z" />
