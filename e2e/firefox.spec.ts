@@ -65,12 +65,37 @@ test('Firefox: a reload during a pending turn resumes the conversation and gets 
   expect(await stack.hookCalls('Firefox: what time is checkout?')).toBe(1);
 });
 
-test('Firefox: without speech recognition the mic is hidden and text still works', async ({ tab, stack }) => {
+test('Firefox: where the deployment allows only the browser\'s recognition, which Firefox lacks, the mic is hidden and text still works', async ({ tab, stack }) => {
+  await stack.recogniseSpeech('browser');
   await openPanel(tab, stack.demoUrl);
   expect(await tab.evaluate(() => 'SpeechRecognition' in window || 'webkitSpeechRecognition' in window)).toBe(false);
   expect(await tab.$(widget('button.mic'))).toBeNull();
   await type(tab, 'Is there wifi?');
   await waitForTranscript(tab, /Harbor Guest/);
+  await stack.recogniseSpeech('auto');
+});
+
+test('Firefox: where the deployment lets the service recognise, the mic is shown; with no audio device to run it, voice is said to be unavailable and typing stays ready', async ({ stack }) => {
+  // A browser of its own: Firefox's fake microphone needs its preferences at launch. Headless here,
+  // Firefox has no audio device, so its AudioContext never runs: the failure a visitor must be told.
+  const browser = await puppeteer.launch({
+    browser: 'firefox',
+    executablePath: process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr',
+    headless: true,
+    extraPrefsFirefox: { 'media.navigator.streams.fake': true, 'media.navigator.permission.disabled': true },
+  });
+  try {
+    const tab = await browser.newPage();
+    await openPanel(tab, stack.demoUrl);
+    // Firefox has no recognition of its own: the deployment's `auto` means the service's.
+    await (await tab.waitForSelector(widget('button.mic')))!.click();
+    const said = await tab.waitForFunction(() => document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('.problem[role="alert"]')?.textContent, { timeout: 10_000, polling: 100 });
+    expect(await said.jsonValue()).toBe('Voice input is not working right now. Type your message instead.');
+    await type(tab, 'When is breakfast?');
+    await waitForTranscript(tab, /Breakfast is served from 7/);
+  } finally {
+    await browser.close();
+  }
 });
 
 test('Firefox: a streamed reply offers quick replies that ask, and the page runs its client action once', async ({ tab, stack }) => {

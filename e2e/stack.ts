@@ -6,6 +6,10 @@ import { join } from 'node:path';
 import { type NodeProcess, ROOT, startNodeProcess, startServiceProcess, TSX } from '../server/test/service-process.js';
 import { createHmac } from 'node:crypto';
 import { Relay } from './relay.js';
+import { startTranscriptionServer } from '../server/test/transcription-server.js';
+
+/** What the stack's speech recogniser hears in any utterance of half a second or more (README, Voice in every browser). */
+export const HEARD = 'When is breakfast?';
 
 /** A turn as the hotel's hook received it. */
 export interface HookedTurn {
@@ -33,12 +37,19 @@ export class Stack {
     private readonly signingSecret: string,
     /** The one-time console welcome of the hotel's own console user (`reception@harbor.example`). */
     readonly receptionWelcome: string,
+    /** The service's speech recogniser, with every upload it received. */
+    readonly transcriber: Awaited<ReturnType<typeof startTranscriptionServer>>,
   ) {}
 
   static async start(): Promise<Stack> {
     const dataDir = mkdtempSync(join(tmpdir(), 'concierge-e2e-'));
-    const service = await startServiceProcess(serviceEnv(dataDir, '0'));
-    const made = spawnSync(process.execPath, [...TSX, 'server/src/admin.ts', 'create-customer', '--name', 'Harbor Hotel (e2e)', '--email', 'reception@harbor.example'], { cwd: ROOT, env: { ...process.env, ...serviceEnv(dataDir, '0') }, encoding: 'utf8' });
+    // The service's speech recogniser: an OpenAI-compatible endpoint that checks each WAV and hears HEARD.
+    const transcriber = await startTranscriptionServer((upload, res) => {
+      const fine = upload.wav.sampleRate === 16000 && upload.wav.channels === 1 && upload.wav.dataBytes === upload.wav.declaredBytes;
+      res.writeHead(fine ? 200 : 400, { 'content-type': 'application/json' }).end(JSON.stringify(fine ? { text: upload.wav.dataBytes >= 16_000 ? HEARD : '' } : { error: 'not 16 kHz mono' }));
+    });
+    const service = await startServiceProcess(serviceEnv(dataDir, '0', transcriber.url));
+    const made = spawnSync(process.execPath, [...TSX, 'server/src/admin.ts', 'create-customer', '--name', 'Harbor Hotel (e2e)', '--email', 'reception@harbor.example'], { cwd: ROOT, env: { ...process.env, ...serviceEnv(dataDir, '0', transcriber.url) }, encoding: 'utf8' });
     const apiKey = /^API key: (vak_\S+)$/m.exec(made.stdout)?.[1];
     const receptionWelcome = /^Console sign-in: \S+\/console\/#\/welcome\/(\S+)$/m.exec(made.stdout)?.[1];
     if (!apiKey || !receptionWelcome) throw new Error(`create-customer failed: ${made.stderr}`);
@@ -51,12 +62,12 @@ export class Stack {
       /^Demo at (http:\/\/\S+)$/m,
     );
     const { deploymentId, signingSecret } = JSON.parse(readFileSync(statePath, 'utf8')) as { deploymentId: string; signingSecret: string };
-    return new Stack(service, demo, relay, dataDir, service.url, demo.url, apiKey, deploymentId, signingSecret, receptionWelcome);
+    return new Stack(service, demo, relay, dataDir, service.url, demo.url, apiKey, deploymentId, signingSecret, receptionWelcome, transcriber);
   }
 
   /** A new customer with a console user, as `npm run admin -- create-customer --email` makes them: its key and the welcome token. */
   newConsoleCustomer(name: string, email: string): { apiKey: string; welcomeToken: string } {
-    const made = spawnSync(process.execPath, [...TSX, 'server/src/admin.ts', 'create-customer', '--name', name, '--email', email], { cwd: ROOT, env: { ...process.env, ...serviceEnv(this.dataDir, '0') }, encoding: 'utf8' });
+    const made = spawnSync(process.execPath, [...TSX, 'server/src/admin.ts', 'create-customer', '--name', name, '--email', email], { cwd: ROOT, env: { ...process.env, ...serviceEnv(this.dataDir, '0', this.transcriber.url) }, encoding: 'utf8' });
     const apiKey = /^API key: (vak_\S+)$/m.exec(made.stdout)?.[1];
     const welcomeToken = /^Console sign-in: \S+\/console\/#\/welcome\/(\S+)$/m.exec(made.stdout)?.[1];
     if (!apiKey || !welcomeToken) throw new Error(`create-customer failed: ${made.stderr}`);
@@ -89,7 +100,7 @@ export class Stack {
     this.service.child.kill('SIGTERM');
     await this.service.exited;
     await new Promise((r) => setTimeout(r, downMs));
-    this.service = await startServiceProcess(serviceEnv(this.dataDir, new URL(this.serviceUrl).port));
+    this.service = await startServiceProcess(serviceEnv(this.dataDir, new URL(this.serviceUrl).port, this.transcriber.url));
   }
 
   /** How the hotel's server answers turns, and how long the user tokens it mints from now on live. */
@@ -134,10 +145,20 @@ export class Stack {
     await this.service.exited;
     await this.relay.close();
     rmSync(this.dataDir, { recursive: true, force: true });
+    await this.transcriber.close();
+  }
+
+  /** Where the hotel's deployment has visitors' speech recognised: `auto`, `browser`, `service` or `off`. */
+  async recogniseSpeech(setting: string): Promise<void> {
+    const url = `${this.serviceUrl}/api/v1/deployments/${this.deploymentId}`;
+    const headers = { authorization: `Bearer ${this.apiKey}`, 'content-type': 'application/json' };
+    const current = ((await (await fetch(url, { headers })).json()) as { data: { runtime_config: Record<string, unknown> } }).data.runtime_config;
+    const res = await fetch(url, { method: 'PUT', headers, body: JSON.stringify({ runtime_config: { ...current, speech_recognition: setting } }) });
+    if (res.status !== 200) throw new Error(`speech_recognition: ${res.status}`);
   }
 }
 
-function serviceEnv(dataDir: string, port: string): NodeJS.ProcessEnv {
-  // The demo hotel's hooks are on loopback, which the egress guard refuses unless allowed.
-  return { PORT: port, HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn', HOOK_ALLOWED_HOSTS: '127.0.0.1' };
+function serviceEnv(dataDir: string, port: string, speechUrl: string): NodeJS.ProcessEnv {
+  // The demo hotel's hooks and the recogniser are on loopback, which the egress guard refuses unless allowed.
+  return { PORT: port, HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn', HOOK_ALLOWED_HOSTS: '127.0.0.1', SPEECH_TO_TEXT_URL: speechUrl };
 }

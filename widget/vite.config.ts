@@ -26,6 +26,8 @@ function scriptTag(): Plugin {
  */
 export default defineConfig({
   root: import.meta.dirname,
+  // Files the modules name (the capture's worklet) are found beside them, wherever the service serves them.
+  experimental: { renderBuiltUrl: () => ({ relative: true }) },
   // The widget asks for other locales' words under this version: cacheable for as long as it holds.
   define: { __CATALOGUE_VERSION__: JSON.stringify(readCatalogue().version) },
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
@@ -36,6 +38,9 @@ export default defineConfig({
     target: 'es2022',
     manifest: true,
     modulePreload: false,
+    // The capture's AudioWorklet is a file of its own, fetched from the service like the modules: a
+    // data: URL in its place would need every host page's CSP to allow one.
+    assetsInlineLimit: 0,
     rollupOptions: {
       input: { widget: join(import.meta.dirname, 'src/loader.tsx') },
       preserveEntrySignatures: false,

@@ -1,11 +1,16 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { PONG_WAIT_MS, QUIET_MS, SessionClient, type SessionEvent, type Socket, type Surroundings } from './client';
 import type { ServerFrame } from './protocol';
+import { serviceListener } from '../speech/service-listener';
+import { endOfSpeech } from '../speech/silence';
+import { ListenError } from '../speech/speech';
 
 /** A socket whose far end the test plays: it opens, answers and dies only when told to. */
 class FakeSocket implements Socket {
   readyState = 0;
   readonly sent: Record<string, unknown>[] = [];
+  /** Binary frames: audio for the service's recogniser. */
+  readonly audio: ArrayBuffer[] = [];
   closedByWidget: number | undefined;
   /** A live far end answers each ping. */
   answersPings = false;
@@ -15,8 +20,9 @@ class FakeSocket implements Socket {
 
   constructor(readonly url: string) {}
 
-  send(data: string): void {
+  send(data: string | ArrayBuffer): void {
     if (this.readyState !== 1) throw new Error('sent on a socket that is not open');
+    if (data instanceof ArrayBuffer) return void this.audio.push(data);
     const frame = JSON.parse(data) as Record<string, unknown>;
     this.sent.push(frame);
     if (frame.type === 'ping' && this.answersPings) queueMicrotask(() => this.receive({ type: 'pong' }));
@@ -143,6 +149,54 @@ describe('the session client on unreliable networks', () => {
     // The service's own progress frame changes nothing in the view.
     ws.receive({ type: 'transcribing', client_turn_id: 'c1' });
     expect(client.view.lines).toEqual([]);
+  });
+
+  it('streams an utterance to the service: audio_start, the audio as binary frames, audio_end at the quiet; the turn comes back from the service', async () => {
+    const ws = await connected();
+    let quiet = () => {};
+    let audio: (pcm: ArrayBuffer) => void = () => {};
+    let released = 0;
+    const listener = serviceListener(client, async () => ({
+      capture: async (onAudio, onQuiet) => {
+        audio = onAudio;
+        quiet = onQuiet;
+        return { stop: () => void released++ };
+      },
+    }));
+    const said: string[] = [];
+    const heard = listener.listen('en-US', (text) => said.push(text));
+    await settle();
+    const [start] = ws.sentOf('audio_start') as { client_turn_id: string }[];
+    expect(start).toMatchObject({ type: 'audio_start', sample_rate: 16000 });
+    audio(new ArrayBuffer(3200));
+    expect(ws.audio.map((a) => a.byteLength)).toEqual([3200]);
+    quiet();
+    expect(ws.sentOf('audio_end')).toEqual([{ type: 'audio_end', client_turn_id: start!.client_turn_id }]);
+    expect(released).toBe(1);
+    ws.receive({ type: 'transcribing', client_turn_id: start!.client_turn_id });
+    ws.receive({ type: 'turn_accepted', seq: 1, turn_id: 't1', client_turn_id: start!.client_turn_id, text: 'Breakfast?', mode: 'voice' });
+    await expect(heard).resolves.toBe('');
+    expect(said).toEqual(['Sending…', 'Transcribing…']);
+    expect(client.view.lines).toMatchObject([{ who: 'user', text: 'Breakfast?', mode: 'voice', clientTurnId: start!.client_turn_id }]);
+
+    // A refusal is said as its code; the microphone is let go.
+    const refused = listener.listen('en-US', () => {});
+    await settle();
+    listener.stopListening();
+    ws.receive({ type: 'error', code: 'speech_busy', message: 'busy' });
+    await expect(refused).rejects.toEqual(new ListenError('speech_busy'));
+    expect(released).toBe(2);
+    // A refused microphone is the browser's own reason.
+    const blocked = serviceListener(client, async () => ({ capture: async () => Promise.reject(Object.assign(new Error('no'), { name: 'NotAllowedError' })) }));
+    await expect(blocked.listen('en-US', () => {})).rejects.toEqual(new ListenError('not-allowed'));
+  });
+
+  it('hears the end of speech in its loudness: 0.8 s of quiet after speech, never before any', () => {
+    const ended = endOfSpeech();
+    expect(Array.from({ length: 20 }, () => ended(0.001, 100)).some(Boolean)).toBe(false);
+    expect(ended(0.2, 100)).toBe(false);
+    expect(Array.from({ length: 7 }, () => ended(0.001, 100))).toEqual(Array(7).fill(false));
+    expect(ended(0.001, 100)).toBe(true);
   });
 
   it('asks with ping after 10 s of silence, and keeps a socket that answers', async () => {

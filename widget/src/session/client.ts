@@ -11,7 +11,7 @@ export interface Socket {
   onopen: ((event: Event) => void) | null;
   onmessage: ((message: MessageEvent) => void) | null;
   onclose: ((event: CloseEvent) => void) | null;
-  send(data: string): void;
+  send(data: string | ArrayBuffer): void;
   close(code?: number): void;
 }
 
@@ -41,6 +41,8 @@ export interface SessionOptions {
 export type SessionEvent =
   | { type: 'ready'; conversationId: string }
   | { type: 'turn'; clientTurnId: string; text: string; mode: TurnMode }
+  /** The service has an utterance of this tab whole and is recognising it. */
+  | { type: 'transcribing'; clientTurnId: string }
   /** `speak`: this page asked the question by voice, so this page reads the answer out. */
   | { type: 'reply'; turnId: string; text: string; actions: ReplyAction[]; mode: TurnMode | undefined; replayed: boolean; speak: boolean }
   /** `name`: the client action that failed (`action_failed`). */
@@ -200,6 +202,20 @@ export class SessionClient {
     this.#sendTurn(turn);
   }
 
+  /** Sends a frame of the service's speech recognition (README, Voice in every browser); false when the socket is not open. */
+  sendSpeech(frame: ClientFrame | ArrayBuffer): boolean {
+    if (this.#ws?.readyState !== OPEN) return false;
+    this.#ws.send(frame instanceof ArrayBuffer ? frame : JSON.stringify(frame));
+    return true;
+  }
+
+  /** A turn the service will make of this tab's voice: its reply is read out here, as a voice turn's is. */
+  expectVoice(clientTurnId: string): void {
+    this.#memory.asked[clientTurnId] = { mode: 'voice', spoken: 0 };
+    this.#memory.mode = 'voice';
+    this.#remember();
+  }
+
   /** A failed turn asked again: a new turn with the same words. */
   retry(line: Line): void {
     this.#setView({ ...this.view, lines: this.view.lines.filter((l) => l !== line) });
@@ -308,8 +324,8 @@ export class SessionClient {
       this.#emit({ type: 'ready', conversationId: frame.conversation_id });
       return;
     }
-    // `transcribing` belongs to the service's recognition, which this client does not capture for yet.
-    if (frame.type === 'pong' || frame.type === 'transcribing') return;
+    if (frame.type === 'pong') return;
+    if (frame.type === 'transcribing') return this.#emit({ type: 'transcribing', clientTurnId: frame.client_turn_id });
     if (frame.type === 'error') {
       if (frame.code === 'rate_limited' || frame.code === 'too_many_pending_turns' || frame.code === 'conversation_ended') this.#refuseNewestTurn(frame.code);
       this.#emit({ type: 'error', code: frame.code, message: frame.message });

@@ -3,6 +3,7 @@ import en from '../../locales/en.json';
 import type { SessionClient } from '../session/client';
 import type { FeedbackRating } from '../session/protocol';
 import type { Line, View } from '../session/transcript';
+import { canCapture, serviceListener } from '../speech/service-listener';
 import { ListenError, type Speech } from '../speech/speech';
 import css from './panel.css?inline';
 import { isWebUrl, ReplyText } from './reply-text';
@@ -14,6 +15,11 @@ const MIC_PROBLEM: Record<string, WordKey> = {
   'not-allowed': 'mic_blocked',
   'service-not-allowed': 'mic_blocked',
   'audio-capture': 'mic_missing',
+  // The service's recogniser (README, Voice in every browser).
+  speech_unrecognized: 'speech_unrecognized',
+  speech_unavailable: 'mic_failed',
+  speech_busy: 'speech_busy',
+  speech_too_long: 'speech_too_long',
 };
 
 export interface PanelProps {
@@ -32,6 +38,7 @@ export interface PanelProps {
 export function Panel({ client, speech, view, title, onClose, onError, onLanguage }: PanelProps) {
   const [draft, setDraft] = useState('');
   const [listening, setListening] = useState(false);
+  const serviceListening = useRef<ReturnType<typeof serviceListener>>(undefined);
   const [interim, setInterim] = useState('');
   const [micProblem, setMicProblem] = useState('');
   const input = useRef<HTMLTextAreaElement>(null);
@@ -61,14 +68,18 @@ export function Panel({ client, speech, view, title, onClose, onError, onLanguag
     setDraft('');
   };
 
+  // Where `ready` said this widget's speech is recognised: the browser's, or the service's from captured audio.
+  const listener = view.recognition === 'service' ? (serviceListening.current ??= serviceListener(client)) : speech;
+  const canTalk = view.recognition === 'service' ? canCapture() : view.recognition === 'browser' && speech.canListen;
+
   const talk = async () => {
-    if (listening) return speech.stopListening();
+    if (listening) return listener.stopListening();
     speech.silence(); // barge-in: speaking again interrupts the reply being read out
     setListening(true);
     setInterim('');
     setMicProblem('');
     try {
-      const words = await speech.listen(client.language, setInterim);
+      const words = await listener.listen(client.language, setInterim);
       if (words) client.say(words, 'voice');
     } catch (err) {
       // Said in the panel (an alert, so screen readers hear it), told to the page, and typing stays ready.
@@ -148,8 +159,7 @@ export function Panel({ client, speech, view, title, onClose, onError, onLanguag
               if (e.key === 'Enter' && !e.shiftKey) send(e);
             }}
           />
-          {/* The browser's recognition, where the deployment lets the browser recognise (README, Voice in every browser). */}
-          {speech.canListen && view.recognition === 'browser' && (
+          {canTalk && (
             <button type="button" class="mic" aria-pressed={listening} aria-label={t(listening ? 'stop' : 'speak')} onClick={() => void talk()}>
               <svg viewBox="0 0 24 24" width="20" height="20" aria-hidden="true" fill="currentColor">
                 <path d="M12 14a3 3 0 0 0 3-3V5a3 3 0 0 0-6 0v6a3 3 0 0 0 3 3zm5-3a5 5 0 0 1-10 0H5a7 7 0 0 0 6 6.9V21h2v-3.1A7 7 0 0 0 19 11z" />

@@ -1,0 +1,78 @@
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { conversation, expect, launcher, scriptedSpeech, spoken, test } from './fixtures.js';
+import { HEARD } from './stack.js';
+
+/**
+ * A visitor's voice recognised by the service (README, Voice in every browser): Chromium's fake
+ * microphone plays a WAV of espeak-ng saying a question followed by quiet, the widget captures it
+ * through its AudioWorklet, and the stack's recogniser hears it.
+ */
+function spokenQuestion(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'concierge-voice-'));
+  const file = join(dir, 'question.wav');
+  const made = spawnSync('espeak-ng', ['-w', file, 'When is breakfast?']);
+  if (made.status !== 0) throw new Error(`espeak-ng: ${made.stderr}`);
+  // Two seconds of quiet after the words: the widget ends the utterance by itself after 0.8 s.
+  const wav = readFileSync(file);
+  const rate = wav.readUInt32LE(24);
+  const quiet = Buffer.alloc(rate * 2 * 2);
+  const whole = Buffer.concat([wav, quiet]);
+  whole.writeUInt32LE(whole.length - 8, 4);
+  whole.writeUInt32LE(whole.length - 44, 40);
+  writeFileSync(file, whole);
+  return file;
+}
+
+const installed = spawnSync('sh', ['-c', 'command -v espeak-ng']).status === 0;
+test.skip(!installed, 'espeak-ng is not installed (apt-get install espeak-ng)');
+test.use({
+  launchOptions: {
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+      '--use-fake-device-for-media-stream',
+      '--use-fake-ui-for-media-stream',
+      ...(installed ? [`--use-file-for-fake-audio-capture=${spokenQuestion()}`] : []),
+    ],
+  },
+});
+
+test.afterEach(async ({ stack }) => {
+  await stack.recogniseSpeech('auto');
+});
+
+test('Chromium forced to the service: the mic press streams the question, the service hears it, the turn shows and its reply is spoken', async ({ page, stack }) => {
+  await stack.recogniseSpeech('service');
+  await stack.behave('sync');
+  // The browser's own recognition is scripted away: only the service may hear this visitor.
+  await scriptedSpeech(page, { fail: 'not-allowed' });
+  const uploads = stack.transcriber.uploads.length;
+  await page.goto(stack.demoUrl);
+  await launcher(page).click();
+  await page.getByRole('button', { name: 'Speak' }).click();
+  await expect(conversation(page).getByText(HEARD)).toBeVisible({ timeout: 15_000 });
+  // The reply to a spoken turn is read out, and shown.
+  await expect.poll(async () => (await spoken(page)).length, { timeout: 10_000 }).toBeGreaterThan(0);
+  await expect(conversation(page).getByText((await spoken(page))[0]!.text)).toBeVisible();
+  const upload = stack.transcriber.uploads[uploads]!;
+  expect(upload.wav).toMatchObject({ sampleRate: 16000, channels: 1, bitsPerSample: 16 });
+  // The words and then 0.8 s of quiet: more than a second of audio, less than the file's loop.
+  expect(upload.wav.dataBytes).toBeGreaterThan(32_000);
+  expect(upload.wav.dataBytes).toBeLessThan(32_000 * 5);
+});
+
+test('Chromium with recognition off: no mic, text still works', async ({ page, stack }) => {
+  await stack.recogniseSpeech('off');
+  await scriptedSpeech(page, {});
+  await page.goto(stack.demoUrl);
+  await launcher(page).click();
+  await expect(page.getByRole('textbox', { name: 'Your message' })).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Speak' })).toHaveCount(0);
+});
