@@ -75,6 +75,41 @@ test('Firefox: where the deployment allows only the browser\'s recognition, whic
   await stack.recogniseSpeech('auto');
 });
 
+test('Firefox: voice through the service from its fake microphone: the mic press, a second press, the question heard, its reply read out', async ({ stack }) => {
+  // A browser of its own: the fake microphone (a tone) and a mock audio device (headless Firefox
+  // here has none, and an AudioContext without one never runs) are preferences at launch.
+  const browser = await puppeteer.launch({
+    browser: 'firefox',
+    executablePath: process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr',
+    headless: true,
+    extraPrefsFirefox: { 'media.navigator.streams.fake': true, 'media.navigator.permission.disabled': true, 'media.cubeb.force_mock_context': true },
+  });
+  try {
+    const tab = await browser.newPage();
+    const uploads = stack.transcriber.uploads.length;
+    await tab.evaluateOnNewDocument(() => {
+      const w = window as unknown as { __spoken: string[]; speechSynthesis: { speak(u: { text: string }): void } };
+      w.__spoken = [];
+      w.speechSynthesis.speak = (u) => void w.__spoken.push(u.text);
+    });
+    await openPanel(tab, stack.demoUrl);
+    // Firefox has no recognition of its own: the deployment's `auto` means the service's.
+    await (await tab.waitForSelector(widget('button.mic')))!.click();
+    await tab.waitForFunction(() => document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('button.mic[aria-pressed="true"]'), { polling: 100 });
+    // A tone never falls quiet: the visitor ends the utterance with a second press.
+    await new Promise((r) => setTimeout(r, 1_500));
+    await (await tab.waitForSelector(widget('button.mic')))!.click();
+    await waitForTranscript(tab, /When is breakfast\?/);
+    await waitForTranscript(tab, /Breakfast is served from 7/);
+    await tab.waitForFunction(() => (window as unknown as { __spoken: string[] }).__spoken.some((t) => /Breakfast is served/.test(t)), { polling: 100, timeout: 10_000 });
+    const upload = stack.transcriber.uploads[uploads]!;
+    expect(upload.wav).toMatchObject({ sampleRate: 16000, channels: 1, bitsPerSample: 16 });
+    expect(upload.wav.dataBytes).toBeGreaterThan(32_000);
+  } finally {
+    await browser.close();
+  }
+});
+
 test('Firefox: where the deployment lets the service recognise, the mic is shown; with no audio device to run it, voice is said to be unavailable and typing stays ready', async ({ stack }) => {
   // A browser of its own: Firefox's fake microphone needs its preferences at launch. Headless here,
   // Firefox has no audio device, so its AudioContext never runs: the failure a visitor must be told.

@@ -34,7 +34,8 @@ test('a voice turn: interim words while speaking, the reply spoken in the agent 
   expect(await spoken(page)).toEqual([]);
 });
 
-test('without speech recognition the mic is hidden and text still works', async ({ page, stack }) => {
+test('without speech recognition in the browser, where the deployment allows only the browser\'s, the mic is hidden and text still works', async ({ page, stack }) => {
+  await stack.recogniseSpeech('browser');
   await page.addInitScript(() => {
     delete (window as unknown as Record<string, unknown>).webkitSpeechRecognition;
     delete (window as unknown as Record<string, unknown>).SpeechRecognition;
@@ -43,6 +44,7 @@ test('without speech recognition the mic is hidden and text still works', async 
   await expect(page.getByRole('button', { name: 'Speak' })).toHaveCount(0);
   await ask(page, 'Is there wifi?');
   await expect(conversation(page).getByText(/Harbor Guest/)).toBeVisible();
+  await stack.recogniseSpeech('auto');
 });
 
 test('a reload during a pending turn shows the history and still gets the reply', async ({ page, stack }) => {
