@@ -11,6 +11,10 @@ export interface Upload {
 
 export type TranscriptionBehaviour = (upload: Upload, res: ServerResponse, req: IncomingMessage) => void;
 
+/** Answers text derived from what it received: `"<n> ms in <language>"`. */
+export const hearsLength: TranscriptionBehaviour = (upload, res) =>
+  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ text: `${(upload.wav.dataBytes / 32).toFixed(0)} ms in ${upload.fields.language}` }));
+
 /** Reads `multipart/form-data` as an OpenAI-compatible transcription endpoint receives it. */
 function parseMultipart(body: Buffer, contentType: string): { fields: Record<string, string>; file: Buffer | undefined } {
   const boundary = /boundary=([^;]+)/.exec(contentType)?.[1];
@@ -36,12 +40,12 @@ function parseMultipart(body: Buffer, contentType: string): { fields: Record<str
 
 /**
  * A transcription server in the test's process: it checks each upload's WAV and answers as told
- * (by default `{"text": "<n> ms in <language>"}`, text derived from what it received).
+ * (by default {@link hearsLength}).
  */
 export async function startTranscriptionServer(behaviour?: TranscriptionBehaviour) {
   const uploads: Upload[] = [];
   const state: { behaviour: TranscriptionBehaviour; aborted: number } = {
-    behaviour: behaviour ?? ((upload, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ text: `${(upload.wav.dataBytes / 32).toFixed(0)} ms in ${upload.fields.language}` }))),
+    behaviour: behaviour ?? hearsLength,
     aborted: 0,
   };
   const server = createServer((req, res) => {
