@@ -1,12 +1,11 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Widget } from '../test/concierge-kit.js';
 import { waitFor } from '../test/harness.js';
-import { bootstrapKey, type NodeProcess, ROOT, startServiceProcess } from '../test/service-process.js';
+import { bootstrapKey, freePort, type NodeProcess, ROOT, startServiceProcess } from '../test/service-process.js';
 
 /**
  * The README's walkthrough, run as written: every ```sh test block in order in one shell, in an
@@ -45,14 +44,6 @@ const RUN_ELSEWHERE: Record<string, string> = {
   'npm start': 'demo/start.test.ts (npm start, its block, its stop)',
   'TEST_DATABASE_URL=postgres://root@127.0.0.1:5432/test npm test': '.ci/run',
 };
-
-const freePort = () =>
-  new Promise<number>((resolve) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as { port: number };
-      probe.close(() => resolve(port));
-    });
-  });
 
 /** `expected`'s lines in `actual`, in order, where … matches any run of characters on its line. */
 function expectShown(actual: string, expected: string, what: string): void {

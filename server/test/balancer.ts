@@ -1,20 +1,10 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { ROOT } from './service-process.js';
+import { freePort, ROOT } from './service-process.js';
 
 export const HAPROXY_CFG = join(ROOT, 'deploy', 'haproxy.cfg');
 export const NGINX_CONF = join(ROOT, 'deploy', 'nginx.conf');
-
-/** A port nothing listens on right now (a balancer's configuration needs its nodes' ports before they start). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 export interface Balancer {
   url: string;

@@ -1,8 +1,18 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import pg from 'pg';
 
 export const ROOT = join(import.meta.dirname, '..', '..');
+
+/** A port nothing listens on right now (a process's or a balancer's address, needed before it starts). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
 
 /** Whether `command` is on this machine (CI installs the Debian packages the tests run; a laptop may not have them). */
 export const installed = (command: string): boolean => spawnSync('sh', ['-c', `command -v ${command}`]).status === 0;

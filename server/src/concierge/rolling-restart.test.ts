@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import WebSocket from 'ws';
 import { describe, expect, it } from 'vitest';
-import { freePort, startHaproxy } from '../../test/balancer.js';
+import { startHaproxy } from '../../test/balancer.js';
 import { deploy, mintToken, postReply, type ServiceRef, startCustomerServer } from '../../test/concierge-kit.js';
 import { call, TEST_DATABASE_URL, waitFor } from '../../test/harness.js';
-import { bootstrapKey, installed, type NodeProcess, startServiceProcess, withScratchDatabase } from '../../test/service-process.js';
+import { bootstrapKey, freePort, installed, type NodeProcess, startServiceProcess, withScratchDatabase } from '../../test/service-process.js';
 
 const WIDGETS = 50;
 /** Longer than HAProxy's two failed checks a second apart (deploy/haproxy.cfg), shorter than the default to keep the test quick. */
