@@ -1,4 +1,4 @@
-import { chmodSync, copyFileSync, existsSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, copyFileSync, existsSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { SQLITE_FILE } from './db.js';
@@ -67,7 +67,7 @@ export async function backupSqlite(dataDir: string, to: string): Promise<{ bytes
     throw new BackupError(`The copy does not check out (${problem}); nothing was written to ${to}`);
   }
   renameSync(partial, to);
-  return { bytes: readFileSync(to).byteLength };
+  return { bytes: statSync(to).size };
 }
 
 /**

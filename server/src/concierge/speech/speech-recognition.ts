@@ -33,11 +33,6 @@ export class SpeechRecognition {
     return this.parts.recogniser !== undefined;
   }
 
-  /** Recognitions at the recogniser now (the bench's and the metrics' view). */
-  get running(): number {
-    return this.#running;
-  }
-
   /** What was said in `pcm`, in `language` (BCP 47); throws the `speech_*` error the widget is told. */
   async recognise(pcm: Buffer, sampleRate: number, language: string, signal: AbortSignal): Promise<Recognised> {
     const { recogniser } = this.parts;
