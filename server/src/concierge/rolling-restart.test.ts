@@ -117,7 +117,9 @@ describe('a rolling restart behind HAProxy', () => {
           balancer = await startHaproxy(dir, ports.map((p) => `127.0.0.1:${p}`), balancerPort);
 
           const ref: ServiceRef = { url: balancerUrl, newCustomer: async () => ({ customerId: '', apiKey: key }) };
-          const { deploymentId, secret } = await deploy(ref, { hook_url: customer.hookUrl }, { engagement_rules: { turns_per_minute: 600 } });
+          // The hook's longest timeout: on a machine busy with the rest of the suite, a slow answer
+          // from this process's customer server must not become a retried or failed hook call.
+          const { deploymentId, secret } = await deploy(ref, { hook_url: customer.hookUrl }, { engagement_rules: { turns_per_minute: 600 }, runtime_config: { hook_timeout_ms: 15_000 } });
 
           // The customer's server answers each hook with 202, then posts the reply through the
           // balancer to whichever node is next; a reply that meets a dying node is sent again,
@@ -163,7 +165,10 @@ describe('a rolling restart behind HAProxy', () => {
           // A crash: the node is killed between hook calls (a hook call a crash cuts off fails its
           // turn after two minutes; README, Running several nodes), replies still in flight.
           for (const visitor of visitors) visitor.paused = true;
-          await waitFor(async () => visitors.every((v) => v.settled), 15_000, 'every asked turn acknowledged');
+          await waitFor(async () => visitors.every((v) => v.settled), 30_000, 'every asked turn acknowledged').catch((err: Error) => {
+            const unsettled = visitors.filter((v) => !v.settled).map((v) => `${v.name}: asked ${v.asked.length}, last frames ${JSON.stringify(v.frames.slice(-3))}`);
+            throw new Error(`${err.message}; ${unsettled.join('; ')}`);
+          });
           nodes[1]!.child.kill('SIGKILL');
           expect(await nodes[1]!.exited).toBe(null);
           for (const visitor of visitors) {
