@@ -27,15 +27,20 @@ export interface NodeProcess {
 }
 
 /** An entry (TypeScript through tsx, or compiled JavaScript with no `loader`) in a process of its own; resolves once stdout has a line matching `ready`. */
-export function startNodeProcess(entry: string, env: NodeJS.ProcessEnv, ready: RegExp, loader: readonly string[] = TSX): Promise<NodeProcess> {
-  const child = spawn(process.execPath, [...loader, entry], { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+export const startNodeProcess = (entry: string, env: NodeJS.ProcessEnv, ready: RegExp, loader: readonly string[] = TSX): Promise<NodeProcess> =>
+  startProcess(process.execPath, [...loader, entry], env, ready);
+
+/** A program in a process of its own, from the repository's root; resolves once stdout has a line matching `ready`. */
+export function startProcess(command: string, args: readonly string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<NodeProcess> {
+  const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const name = args.at(-1) ?? command;
   let out = '';
   let err = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (err += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${entry}: no ${ready} line: ${out} ${err}`)), 15_000);
+    const timer = setTimeout(() => reject(new Error(`${name}: no ${ready} line: ${out} ${err}`)), 15_000);
     child.stdout!.on('data', () => {
       const match = ready.exec(out);
       if (match) {
@@ -43,7 +48,7 @@ export function startNodeProcess(entry: string, env: NodeJS.ProcessEnv, ready: R
         resolve({ child, url: match[1]!, stdout: () => out, exited });
       }
     });
-    child.on('exit', (code) => reject(new Error(`${entry} exited ${code}: ${err}`)));
+    child.on('exit', (code) => reject(new Error(`${name} exited ${code}: ${err}`)));
   });
 }
 

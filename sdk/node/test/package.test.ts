@@ -1,0 +1,44 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, describe, expect, it } from 'vitest';
+import { generateTypes } from '../scripts/generate-types.js';
+
+const PACKAGE = join(import.meta.dirname, '..');
+
+describe('the Node SDK as a package', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'concierge-sdk-pack-'));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it("has the types of the service's calls as its OpenAPI `webhooks` says them (npm run sdk:types writes them)", () => {
+    expect(readFileSync(join(PACKAGE, 'src', 'events.ts'), 'utf8')).toBe(generateTypes());
+  });
+
+  it('packs into a tarball with no dependency that installs and runs in a project of its own, with its types', () => {
+    const manifest = JSON.parse(readFileSync(join(PACKAGE, 'package.json'), 'utf8'));
+    expect(manifest.dependencies).toBeUndefined();
+    execFileSync('npm', ['pack', '--silent', '--pack-destination', dir], { cwd: PACKAGE, stdio: 'pipe' });
+    const tarball = readdirSync(dir).find((f) => f.endsWith('.tgz'))!;
+    expect(tarball).toBe(`concierge-server-${manifest.version}.tgz`);
+    const files = execFileSync('tar', ['-tzf', join(dir, tarball)], { encoding: 'utf8' }).trim().split('\n').sort();
+    expect(files).toEqual(expect.arrayContaining(['package/dist/index.js', 'package/dist/index.d.ts', 'package/dist/events.d.ts', 'package/README.md', 'package/package.json']));
+    expect(files.filter((f) => !f.startsWith('package/dist/') && !['package/README.md', 'package/package.json'].includes(f))).toEqual([]);
+
+    const project = join(dir, 'project');
+    execFileSync('mkdir', ['-p', project]);
+    writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'customer', private: true, type: 'module' }));
+    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--offline', join(dir, tarball)], { cwd: project, stdio: 'pipe' });
+    writeFileSync(
+      join(project, 'check.mjs'),
+      `import { mintUserToken, signBody, verifyHook, ConciergeClient, nodeHandler, fetchHandler } from 'concierge-server';
+const secret = 'whsec_' + Buffer.alloc(30, 6).toString('base64');
+const body = JSON.stringify({ id: 'evt_1', type: 'conversation.ended', created_at: new Date().toISOString(), deployment_id: 'd', conversation_id: 'c', data: { reason: 'user_ended' } });
+const event = verifyHook(body, { 'x-service-signature': signBody(secret, body) }, secret);
+console.log(event.type, mintUserToken({ deploymentId: 'd', secret, sub: 's' }).split('.').length, typeof ConciergeClient, typeof nodeHandler, typeof fetchHandler);`,
+    );
+    expect(execFileSync(process.execPath, ['check.mjs'], { cwd: project, encoding: 'utf8' }).trim()).toBe('conversation.ended 3 function function function');
+    const types = readFileSync(join(project, 'node_modules', 'concierge-server', 'dist', 'index.d.ts'), 'utf8');
+    expect(types).toContain('verifyHook');
+  }, 60_000);
+});
