@@ -3,8 +3,8 @@ import { readFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import { ConciergeClient, type HookEvent, mintUserToken, type TurnHook, verifyHook } from '../sdk/node/src/index.js';
 import { answerFor, partsOf } from './answers.js';
-import { mintUserToken, signBody, verifySignature } from './concierge-customer.js';
 import { type Provisioned, provision } from './provision.js';
 
 /** How the fake customer answers the turn hook; QA switches it from the panel. `stream`: the reply in parts, {@link STREAM_EVERY_MS} apart, then whole. */
@@ -76,13 +76,21 @@ function readBody(req: IncomingMessage): Promise<Buffer> {
   });
 }
 
+/** The parts as a language model gives them: each {@link STREAM_EVERY_MS} after the one before. */
+async function* written(parts: string[]): AsyncGenerator<string> {
+  for (const [i, part] of parts.entries()) {
+    if (i > 0) await new Promise((r) => setTimeout(r, STREAM_EVERY_MS));
+    yield part;
+  }
+}
+
 const json = (res: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}) =>
   res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify(body));
 
 /**
  * The demo customer: a small hotel's site embedding the widget with one script tag, and the
- * hotel's server, which mints user tokens, takes the turn hook (verifying its signature), answers
- * 202 and posts the signed reply after a short delay. The QA panel on the page watches the wire
+ * hotel's server, written with the Node SDK (`sdk/node`): it mints user tokens, takes the turn
+ * hook (verifying its signature), answers 202 and posts the signed reply after a short delay. The QA panel on the page watches the wire
  * live (server-sent events) and switches the behaviour.
  */
 export async function startDemo(o: DemoOptions): Promise<Demo> {
@@ -100,29 +108,47 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
     for (const watcher of watchers) watcher.write(`data: ${JSON.stringify(entry)}\n\n`);
   };
 
-  const postReply = async (replyUrl: string, body: string, signature: string, label: string) => {
+  /** The SDK's client, its requests recorded on the wire for the QA panel; `bad_signature` signs with a secret that is not the deployment's. */
+  const clientFor = (secret: string) =>
+    new ConciergeClient({
+      secret,
+      retry: { attempts: 3 },
+      fetch: async (url, init) => {
+        const sent = JSON.parse(String(init?.body)) as Record<string, unknown>;
+        const label = 'part' in sent ? `part ${String(sent.part)}` : 'reply';
+        try {
+          const res = await fetch(url, init);
+          record('reply', `${label} → ${res.status}`, { status: res.status, body: await res.clone().json().catch(() => null), sent });
+          return res;
+        } catch (err) {
+          record('reply', `${label} → network error`, { error: String(err), sent });
+          throw err;
+        }
+      },
+    });
+
+  /** Verified with the SDK; the body is still shown when the signature is bad, so QA sees what came. */
+  const verified = (raw: Buffer, headers: IncomingMessage['headers']): { call: HookEvent; verified: boolean } => {
     try {
-      const res = await fetch(replyUrl, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-service-signature': signature } });
-      record('reply', `${label} → ${res.status}`, { status: res.status, body: await res.json().catch(() => null), sent: JSON.parse(body) });
-    } catch (err) {
-      record('reply', `${label} → network error`, { error: String(err) });
+      return { call: verifyHook(raw, headers, deployment!.signingSecret), verified: true };
+    } catch {
+      return { call: JSON.parse(raw.toString('utf8')) as HookEvent, verified: false };
     }
   };
 
   const onHook = async (req: IncomingMessage, res: ServerResponse) => {
     const raw = await readBody(req);
-    const signature = req.headers['x-service-signature'];
-    const verified = verifySignature(deployment!.signingSecret, raw, typeof signature === 'string' ? signature : undefined);
-    const call = JSON.parse(raw.toString('utf8')) as { turn_id: string; conversation_id: string; text: string; mode: string; language: string; reply_url: string };
+    const checked = verified(raw, req.headers);
+    const call = checked.call as TurnHook;
     const { mode, delayMs } = behaviour;
-    record('hook', `turn "${call.text.slice(0, 60)}" (${call.mode}, ${call.language}) → ${verified ? 'signature ok' : 'BAD SIGNATURE'}, ${mode}`, {
-      signature,
+    record('hook', `turn "${call.text.slice(0, 60)}" (${call.mode}, ${call.language}) → ${checked.verified ? 'signature ok' : 'BAD SIGNATURE'}, ${mode}`, {
+      signature: req.headers['x-service-signature'],
       delivery: req.headers['x-service-delivery'],
-      verified,
+      verified: checked.verified,
       behaviour: { ...behaviour },
       body: call,
     });
-    if (!verified) return json(res, 401, { error: 'bad signature' });
+    if (!checked.verified) return json(res, 401, { error: 'bad signature' });
     if (mode === 'hook_500') return json(res, 500, { error: 'the hotel server is down (QA)' });
     if (mode === 'hook_400') return json(res, 400, { error: 'the hotel server refuses this turn (QA)' });
     const answer = answerFor(call.text, siteUrl, call.language);
@@ -132,39 +158,32 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
     if (mode === 'sync') return json(res, 200, reply);
     res.writeHead(202).end();
     if (mode === 'no_reply') return;
-    const turn = { conversation_id: call.conversation_id, turn_id: call.turn_id };
-    const secret = mode === 'bad_signature' ? 'whsec_not_the_secret' : deployment!.signingSecret;
-    const send = (fields: Record<string, unknown>, label: string) => {
-      const body = JSON.stringify({ ...turn, ...fields });
-      return postReply(call.reply_url, body, signBody(secret, body), label);
-    };
+    const client = clientFor(mode === 'bad_signature' ? 'whsec_not_the_secret' : deployment!.signingSecret);
+    const options = answer.actions ? { actions: answer.actions } : {};
     setTimeout(async () => {
-      // As a language model writes: each part once it is there, then the whole reply.
-      if (mode === 'stream') {
-        for (const [part, text] of partsOf(answer.text).entries()) {
-          if (part > 0) await new Promise((r) => setTimeout(r, STREAM_EVERY_MS));
-          await send({ part, text }, `part ${part}`);
-        }
+      try {
+        // As a language model writes: each part once it is there, then the whole reply.
+        if (mode === 'stream') await client.stream(call, written(partsOf(answer.text)), options);
+        else await client.reply(call, answer.text, options);
+        if (mode === 'duplicate') await client.reply(call, answer.text, options);
+      } catch {
+        // Recorded on the wire already: a refused reply is what QA looks at.
       }
-      await send(reply, 'reply');
-      if (mode === 'duplicate') await send(reply, 'duplicate reply');
     }, delayMs);
   };
 
   const onTranscript = async (req: IncomingMessage, res: ServerResponse) => {
-    const raw = await readBody(req);
-    const signature = req.headers['x-service-signature'];
-    const verified = verifySignature(deployment!.signingSecret, raw, typeof signature === 'string' ? signature : undefined);
-    const event = JSON.parse(raw.toString('utf8')) as { id: string; type: string };
-    record('transcript', `${event.type} ${verified ? '' : '(BAD SIGNATURE)'}`.trim(), { event_id: req.headers['x-service-event-id'], verified, body: event });
-    json(res, verified ? 200 : 401, { received: verified });
+    const checked = verified(await readBody(req), req.headers);
+    const event = checked.call as { id: string; type: string };
+    record('transcript', `${event.type} ${checked.verified ? '' : '(BAD SIGNATURE)'}`.trim(), { event_id: req.headers['x-service-event-id'], verified: checked.verified, body: event });
+    json(res, checked.verified ? 200 : 401, { received: checked.verified });
   };
 
   const onToken = async (req: IncomingMessage, res: ServerResponse) => {
     // The visitor is whoever holds our cookie: a real site would use its own login here.
     const known = /(?:^|;\s*)demo_visitor=([\w-]{8,64})/.exec(req.headers.cookie ?? '')?.[1];
     const visitor = known ?? `guest-${randomUUID()}`;
-    const token = await mintUserToken({ secret: deployment!.signingSecret, deploymentId: deployment!.deploymentId, sub: visitor, name: 'Hotel guest', ctx: { room: '214' }, ttlSeconds: behaviour.tokenTtlS });
+    const token = mintUserToken({ secret: deployment!.signingSecret, deploymentId: deployment!.deploymentId, sub: visitor, name: 'Hotel guest', ctx: { room: '214' }, ttl: behaviour.tokenTtlS });
     record('token', `token minted for ${visitor}`, { sub: visitor });
     json(res, 200, { token }, { 'set-cookie': `${VISITOR_COOKIE}=${visitor}; Path=/; HttpOnly; SameSite=Lax`, 'cache-control': 'no-store' });
   };

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { startHaproxy } from '../../server/test/balancer.js';
 import { withScratchDatabase } from '../../server/test/service-process.js';
 import { quantile } from '../stats.js';
-import { mintUserToken } from '../../demo/concierge-customer.js';
+import { mintUserToken } from '../../sdk/node/src/index.js';
 import { BenchSocket } from './kit.js';
 import { type Latency, MEASURED, measureReplies, prepareTurns, WARM_UP } from './replies.js';
 import { startConcierge } from './service.js';
@@ -60,7 +60,7 @@ export async function balancedLatency(adminUrl: string): Promise<Balanced> {
 async function drainedResume(balancerUrl: string, concierge: Awaited<ReturnType<typeof startConcierge>>): Promise<Balanced['resume']> {
   const { dep } = concierge;
   const wsUrl = `${balancerUrl.replace(/^http/, 'ws')}/embed/concierge/${dep.deploymentId}/ws`;
-  const tokens = await Promise.all(Array.from({ length: RESUMING_WIDGETS }, (_, i) => mintUserToken({ secret: dep.secret, deploymentId: dep.deploymentId, sub: `resume-${i}` })));
+  const tokens = Array.from({ length: RESUMING_WIDGETS }, (_, i) => mintUserToken({ secret: dep.secret, deploymentId: dep.deploymentId, sub: `resume-${i}` }));
   const widgets = await Promise.all(tokens.map((_, i) => BenchSocket.session(balancerUrl, dep, `resume-${i}`)));
   const samples: number[] = [];
   // A widget of the drained node is told 1001 and comes back through the balancer at once,

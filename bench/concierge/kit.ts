@@ -1,7 +1,7 @@
 import { Agent, createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import WebSocket from 'ws';
-import { mintUserToken, signBody } from '../../demo/concierge-customer.js';
+import { mintUserToken, signBody } from '../../sdk/node/src/index.js';
 import { createCustomer } from '../../server/src/customers/customer.service.js';
 import { openStore, type StoreOptions } from '../../server/src/store/db.js';
 
@@ -66,7 +66,7 @@ export class BenchSocket {
   /** Opens a socket to the service and says hello: a new conversation. */
   static async session(serviceUrl: string, dep: Deployed, sub: string): Promise<BenchSocket> {
     const socket = await BenchSocket.open(`${serviceUrl.replace(/^http/, 'ws')}/embed/concierge/${dep.deploymentId}/ws`);
-    const token = await mintUserToken({ secret: dep.secret, deploymentId: dep.deploymentId, sub });
+    const token = mintUserToken({ secret: dep.secret, deploymentId: dep.deploymentId, sub });
     const ready = await socket.request({ type: 'hello', token }, (f) => f.type === 'ready' || f.type === 'error');
     if (ready.type !== 'ready') throw new Error(`hello refused: ${JSON.stringify(ready)}`);
     socket.conversationId = ready.conversation_id;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Agent } from 'node:http';
-import { signBody } from '../../demo/concierge-customer.js';
+import { signBody } from '../../sdk/node/src/index.js';
 import { startTarget } from '../process.js';
 import { quantile } from '../stats.js';
 import { BenchSocket, type Deployed, type Frame, post } from './kit.js';

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Agent } from 'node:http';
 import { chromium } from '@playwright/test';
-import { signBody } from '../../demo/concierge-customer.js';
+import { signBody } from '../../sdk/node/src/index.js';
 import { hearWords, scriptedSpeech, spoken } from '../../e2e/scripted-speech.js';
 import { Stack } from '../../e2e/stack.js';
 import { startTarget } from '../process.js';

@@ -60,6 +60,7 @@ import { openStore, type Store } from './store/db.js';
 import { StoreHealth } from './store/store-health.js';
 import { WriteBatcher } from './store/write-batcher.js';
 import { systemRoutes } from './system.routes.js';
+import { sdkRoute } from './sdk.route.js';
 import { widgetLocaleRoute, widgetModuleRoute, widgetRoute } from './widget.route.js';
 
 export interface AppOptions {
@@ -191,6 +192,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     widgetRoute(),
     widgetModuleRoute(),
     widgetLocaleRoute(),
+    sdkRoute(),
     metricsRoute(metrics, config.metricsToken),
   ];
   const timeouts = { headersMs: 10_000, bodyMs: 10_000, streamStallMs: 30_000, ...options.timeouts };

@@ -46,7 +46,7 @@ describe('GET /openapi.json', () => {
       const res = await call(service.url, method.toUpperCase(), path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000'), { headers });
       expect(res.body?.error?.message, operation).not.toBe('No such route');
     }
-    expect(served).toHaveLength(51);
+    expect(served).toHaveLength(52);
     expect(Object.keys(doc.paths["/widget/concierge.js"].get.responses["200"].content)).toEqual(["text/javascript; charset=utf-8"]);
     expect(Object.keys(doc.paths['/widget/locales/{locale}.json'].get.responses['200'].content)).toEqual(['application/json; charset=utf-8']);
     expect(Object.keys(doc.paths['/api/v1/conversations/export'].get.responses['200'].content)).toEqual(['application/x-ndjson']);

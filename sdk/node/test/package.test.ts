@@ -1,8 +1,10 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
+import { promisify } from 'node:util';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { startService } from '../../../server/test/harness.js';
 import { generateTypes } from '../scripts/generate-types.js';
 
 const PACKAGE = join(import.meta.dirname, '..');
@@ -15,7 +17,7 @@ describe('the Node SDK as a package', () => {
     expect(readFileSync(join(PACKAGE, 'src', 'events.ts'), 'utf8')).toBe(generateTypes());
   });
 
-  it('packs into a tarball with no dependency that installs and runs in a project of its own, with its types', () => {
+  it('packs into a tarball with no dependency, which the service serves and a project of its own installs and runs, with its types', async () => {
     const manifest = JSON.parse(readFileSync(join(PACKAGE, 'package.json'), 'utf8'));
     expect(manifest.dependencies).toBeUndefined();
     execFileSync('npm', ['pack', '--silent', '--pack-destination', dir], { cwd: PACKAGE, stdio: 'pipe' });
@@ -28,7 +30,17 @@ describe('the Node SDK as a package', () => {
     const project = join(dir, 'project');
     execFileSync('mkdir', ['-p', project]);
     writeFileSync(join(project, 'package.json'), JSON.stringify({ name: 'customer', private: true, type: 'module' }));
-    execFileSync('npm', ['install', '--no-audit', '--no-fund', '--offline', join(dir, tarball)], { cwd: project, stdio: 'pipe' });
+    // As the README's walkthrough installs it: from the service, which serves what `npm run build:sdk` packed.
+    const service = await startService('sqlite');
+    try {
+      const served = await fetch(`${service.url}/sdk/concierge-server.tgz`);
+      expect([served.status, served.headers.get('content-type')]).toEqual([200, 'application/gzip']);
+      expect(Buffer.from(await served.arrayBuffer()).length).toBeGreaterThan(1000);
+      // Not execFileSync: the service answering npm runs in this very process.
+      await promisify(execFile)('npm', ['install', '--no-audit', '--no-fund', `${service.url}/sdk/concierge-server.tgz`], { cwd: project });
+    } finally {
+      await service.close();
+    }
     writeFileSync(
       join(project, 'check.mjs'),
       `import { mintUserToken, signBody, verifyHook, ConciergeClient, nodeHandler, fetchHandler } from 'concierge-server';
