@@ -6,6 +6,7 @@ import { RECOGNITION, recognitionFigures } from './concierge/recognition.js';
 import { crossNodeLatency } from './concierge/cross-node.js';
 import { bareIdleBytes, serviceIdleBytes } from './concierge/idle.js';
 import { floorLatency, MEASURED, measureReplies, prepareTurns, resolvedTurns, WARM_UP } from './concierge/replies.js';
+import { SDK_BENCH, streamCosts, verifyCosts } from './concierge/sdk.js';
 import { sqliteReplyFloor, sqliteReplyUnit } from './concierge/store-floor.js';
 import { startConcierge } from './concierge/service.js';
 import { firstSpeech, floorStreaming, serviceStreaming, STREAM } from './concierge/streaming.js';
@@ -152,6 +153,31 @@ const scenarios: Record<string, () => Promise<void>> = {
     ], { 'p50 ×': 2, 'p99 ×': 2 });
     console.log(`aim: balanced p50 within 1.5× of one node`);
     console.log(`a drained node's widgets (${r.resume.widgets} of ${RESUMING_WIDGETS} through the balancer), close 1001 → resumed on the other node: p50 ${r.resume.p50.toFixed(1)} ms, p99 ${r.resume.p99.toFixed(1)} ms`);
+  },
+
+  async sdk() {
+    const verify = verifyCosts();
+    const row = (target: string, c: { p50: number; p99: number }) => ({ target, p50: c.p50, p99: c.p99, 'p50 ×': c.p50 / verify.floor.p50 });
+    printTable(`The Node SDK's verifyHook on a ${SDK_BENCH.bodyBytes}-byte turn hook, the mean of ${SDK_BENCH.perBatch.toLocaleString('en')} calls in each of ${SDK_BENCH.batches} batches (µs per call)`, [
+      row('floor: one HMAC-SHA256 of the body and JSON.parse', verify.floor),
+      row('verifyHook, X-Service-Signature', verify.service),
+      row('verifyHook, Standard Webhooks headers (what a call carrying both takes)', verify.standard),
+      row('verifyHook during a rotation: two signatures, the old secret matching second', verify.rotation),
+      row("the standardwebhooks library's verify, same headers", verify.library),
+    ], { p50: 2, p99: 2, 'p50 ×': 2 });
+    console.log(`aim: under 20 µs per call; the SDK's p50 is ${verify.standard.p50.toFixed(1)} µs`);
+    const concierge = await startConcierge(() => {});
+    let stream;
+    try {
+      stream = await streamCosts(concierge.nodes[0]!.url, concierge.dep);
+    } finally {
+      await concierge.stop();
+    }
+    printTable(`A reply streamed as ${SDK_BENCH.parts} parts then whole to the service (SQLite, loopback), ${SDK_BENCH.replies - SDK_BENCH.warmUpReplies} replies each way after warm-up, taking turns (ms per POST)`, [
+      { target: 'bare loop: fetch each signed part, await its answer', p50: stream.bare.p50, p99: stream.bare.p99, '× bare': 1 },
+      { target: "the SDK's ConciergeClient.stream", p50: stream.sdk.p50, p99: stream.sdk.p99, '× bare': stream.sdk.p50 / stream.bare.p50 },
+    ], { p50: 3, p99: 3, '× bare': 2 });
+    console.log(`aim: the SDK adds under 1 ms per part; it adds ${((stream.sdk.p50 - stream.bare.p50) * 1000).toFixed(0)} µs (p50)`);
   },
 
   async recognition() {
