@@ -1,9 +1,8 @@
-import { readFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { z } from 'zod';
-import { AppError } from './errors.js';
 import { type RouteDef, defineRoute } from './http/route.js';
+import { builtFile } from './shared/built-file.js';
 import { PROJECT_ROOT } from './shared/project-root.js';
 
 const SDK = join(PROJECT_ROOT, 'sdk', 'node');
@@ -20,7 +19,7 @@ export function sdkTarball(dir = SDK): string {
  * first concierge) and always gets the version that matches the service it talks to.
  */
 export function sdkRoute(file = sdkTarball()): RouteDef {
-  let tarball: Buffer | undefined;
+  const tarball = builtFile(file, 'The SDK is not packed: run `npm run build:sdk`');
   return defineRoute({
     method: 'get',
     path: '/sdk/concierge-server.tgz',
@@ -36,13 +35,6 @@ export function sdkRoute(file = sdkTarball()): RouteDef {
       contentType: 'application/gzip',
       headers: { 'Cache-Control': 'public, max-age=300' },
     },
-    handler: async () => {
-      try {
-        tarball ??= await readFile(file);
-      } catch {
-        throw new AppError('not_found', 'The SDK is not packed: run `npm run build:sdk`');
-      }
-      return { data: tarball, headers: { 'Cache-Control': 'public, max-age=300', 'X-Content-Type-Options': 'nosniff' } };
-    },
+    handler: async () => ({ data: await tarball(), headers: { 'Cache-Control': 'public, max-age=300', 'X-Content-Type-Options': 'nosniff' } }),
   });
 }

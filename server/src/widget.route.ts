@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { AppError } from './errors.js';
 import { WIDGET_LOCALES, type WidgetLocale } from './concierge/protocol/widget-locales.js';
 import { type RouteDef, defineRoute } from './http/route.js';
+import { builtFile } from './shared/built-file.js';
 import { PROJECT_ROOT } from './shared/project-root.js';
 import { CATALOGUE_DIR, readCatalogue, type WidgetCatalogue } from './widget-catalogue.js';
 
@@ -23,8 +24,7 @@ const HEADERS = {
  * imports the widget's modules under their hashed names ({@link widgetModuleRoute}).
  */
 export function widgetRoute(file = WIDGET_BUNDLE): RouteDef {
-  // Read once: the bundle is built before the service starts and never changes under it.
-  let bundle: Buffer | undefined;
+  const bundle = builtFile(file, 'The widget is not built: run `npm run build:widget`');
   return defineRoute({
     method: 'get',
     path: '/widget/concierge.js',
@@ -40,14 +40,7 @@ export function widgetRoute(file = WIDGET_BUNDLE): RouteDef {
       contentType: 'text/javascript; charset=utf-8',
       headers: { 'Access-Control-Allow-Origin': '*', 'Cache-Control': 'public, max-age=300' },
     },
-    handler: async () => {
-      try {
-        bundle ??= await readFile(file);
-      } catch {
-        throw new AppError('not_found', 'The widget is not built: run `npm run build:widget`');
-      }
-      return { data: bundle, headers: HEADERS };
-    },
+    handler: async () => ({ data: await bundle(), headers: HEADERS }),
   });
 }
 
