@@ -151,6 +151,10 @@ test('a new customer walks the whole path in the console, under its CSP, without
     await page.getByRole('button', { name: 'Save settings' }).click();
     expect((await originsSaved).status()).toBe(200);
     const deploymentId = /#\/deployments\/([0-9a-f-]+)/.exec(page.url())![1]!;
+    // The customer's server, on the SDK this service serves, for this deployment.
+    const server = page.locator('figure.code', { has: page.getByText('Your server (Node)') }).locator('pre');
+    await expect(server).toContainText(`npm install ${stack.serviceUrl}/sdk/concierge-server.tgz`);
+    await expect(server).toContainText(`deploymentId: '${deploymentId}'`);
     const refused = await new Promise<number>((resolve) => {
       const ws = new WebSocket(`${stack.serviceUrl.replace('http', 'ws')}/embed/concierge/${deploymentId}/ws`, { headers: { origin: 'https://copycat.example' } });
       ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));

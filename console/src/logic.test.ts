@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { checklist, languageProblems, lineDiff, localeLabel, originProblems, routeOf, signedStringOf, snippetOf, startOfDay, turnTimeline } from './logic';
+import { checklist, languageProblems, lineDiff, localeLabel, originProblems, routeOf, serverSnippetOf, signedStringOf, snippetOf, startOfDay, turnTimeline } from './logic';
 import type { Delivery, Turn } from './types';
 
 const delivery = (over: Partial<Delivery> = {}): Delivery => ({
@@ -64,6 +64,9 @@ describe('console view logic', () => {
   it('builds the signed string from the headers as sent, whatever their case', () => {
     expect(signedStringOf(delivery())).toBe('msg_1.1764000000.{"text":"hi"}');
     expect(snippetOf('https://svc.example', 'dep-1')).toBe('<script src="https://svc.example/widget/concierge.js" data-deployment-id="dep-1" data-token-url="/your/token-endpoint" async></script>');
+    const server = serverSnippetOf('https://svc.example', 'dep-1').split('\n');
+    expect(server[0]).toBe('npm install https://svc.example/sdk/concierge-server.tgz');
+    expect(server).toContain("export const tokenFor = (user) => mintUserToken({ deploymentId: 'dep-1', secret, sub: user.id, name: user.name });");
   });
 
   it('puts a turn in time order: question, attempts, acknowledgement, reply with its duplicates', () => {

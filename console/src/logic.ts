@@ -65,6 +65,20 @@ export function snippetOf(baseUrl: string, deploymentId: string): string {
   return `<script src="${baseUrl}/widget/concierge.js" data-deployment-id="${deploymentId}" data-token-url="/your/token-endpoint" async></script>`;
 }
 
+/** The customer's server for one deployment, on the Node SDK this service serves (README, The SDKs). */
+export function serverSnippetOf(baseUrl: string, deploymentId: string): string {
+  return [
+    `npm install ${baseUrl}/sdk/concierge-server.tgz`,
+    '',
+    `import { mintUserToken, nodeHandler } from 'concierge-server';`,
+    `const secret = process.env.SIGNING_SECRET;`,
+    `// POST /hook: verified, run once per delivery. Return text, { reply_text, actions }, { handoff }, or yield parts.`,
+    `export const hook = nodeHandler({ secrets: [secret], onTurn: async (turn) => \`You asked: \${turn.text}\` });`,
+    `// POST /your/token-endpoint: a token for the visitor your site knows.`,
+    `export const tokenFor = (user) => mintUserToken({ deploymentId: '${deploymentId}', secret, sub: user.id, name: user.name });`,
+  ].join('\n');
+}
+
 const header = (d: Delivery, name: string): string => Object.entries(d.request.headers).find(([k]) => k.toLowerCase() === name)?.[1] ?? '';
 
 /** The exact string a Standard Webhooks signature covers: `{webhook-id}.{webhook-timestamp}.{body}`. */
@@ -72,15 +86,15 @@ export function signedStringOf(d: Delivery): string {
   return `${header(d, 'webhook-id')}.${header(d, 'webhook-timestamp')}.${d.request.body}`;
 }
 
-/** How to check this delivery's signature yourself, with the stock library in Node and with openssl anywhere. */
+/** How to check this delivery's signature yourself, with the Node SDK and with openssl anywhere. */
 export function verificationSnippets(d: Delivery): { node: string; openssl: string } {
   const id = header(d, 'webhook-id');
   const ts = header(d, 'webhook-timestamp');
   return {
     node: [
-      `import { Webhook } from 'standardwebhooks';`,
-      `// rawBody: the request's exact bytes, as text; headers: the request's headers`,
-      `const payload = new Webhook(process.env.SIGNING_SECRET).verify(rawBody, headers);`,
+      `import { verifyHook } from 'concierge-server';`,
+      `// rawBody: the request's exact bytes; headers: the request's headers. Throws HookVerificationError.`,
+      `const call = verifyHook(rawBody, headers, process.env.SIGNING_SECRET);`,
     ].join('\n'),
     openssl: [
       `# The key is the base64 after whsec_; compare with webhook-signature (after "v1,")`,

@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { get, list, post, put, query } from '../api';
-import { languageProblems, originProblems, signedStringOf, snippetOf, verificationSnippets, when } from '../logic';
+import { languageProblems, originProblems, serverSnippetOf, signedStringOf, snippetOf, verificationSnippets, when } from '../logic';
 import type { Agent, AgentVersion, CreatedDeployment, Delivery, Deployment, Diagnostics, RotatedSecret } from '../types';
 import { ActionForm, Badge, CodeBlock, DeliveryView, Empty, ErrorNote, ListTable, Loading, LocaleOptions, OnceSecret, Title, useAction, useLoad } from '../ui';
 
@@ -345,7 +345,7 @@ function TestHook({ dep }: { dep: Deployment }) {
         <div role="status">
           <DeliveryView d={result} />
           <CodeBlock label="The signed string (webhook-id.webhook-timestamp.body)" code={signedStringOf(result)} />
-          <CodeBlock label="Verify in Node (standardwebhooks)" code={snippets.node} />
+          <CodeBlock label="Verify in Node (the SDK)" code={snippets.node} />
           <CodeBlock label="Verify anywhere (openssl)" code={snippets.openssl} />
         </div>
       )}
@@ -405,6 +405,11 @@ export function DeploymentPage({ id }: { id: string }) {
         <h2>Install</h2>
         <p>Paste this on your pages; your server's token endpoint mints the visitor's token with the signing secret.</p>
         <CodeBlock label="Snippet" code={snippetOf(location.origin, dep.id)} />
+        <p>
+          Your server, on the Node SDK: it verifies each turn hook, answers it, and mints the tokens (Python: <code>sdk/python</code>; any other language: the README's
+          recipe).
+        </p>
+        <CodeBlock label="Your server (Node)" code={serverSnippetOf(location.origin, dep.id)} />
         <InstallDiagnostics dep={dep} />
       </section>
       <section class="card">

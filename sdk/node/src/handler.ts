@@ -41,7 +41,8 @@ const isStream = (answer: TurnAnswer): answer is AsyncIterable<string> => typeof
  * function, and say what to answer. {@link nodeHandler} and {@link fetchHandler} put it on a server.
  */
 export function createHookHandler(options: HookHandlerOptions): { handle(rawBody: string | Uint8Array, headers: HeaderSource): Promise<HookResponse> } {
-  const secrets = typeof options.secrets === 'string' ? [options.secrets] : [...options.secrets];
+  const secrets = (typeof options.secrets === 'string' ? [options.secrets] : [...options.secrets]).filter((secret) => secret);
+  if (secrets.length === 0) throw new TypeError("createHookHandler: `secrets` must hold the deployment's signing secret");
   const client = options.client ?? new ConciergeClient({ secret: secrets[0] });
   const store = options.store ?? new MemoryDeliveryStore();
   const onError = options.onError ?? ((error: unknown) => console.error('concierge hook:', error));
@@ -106,6 +107,9 @@ export function createHookHandler(options: HookHandlerOptions): { handle(rawBody
 
 const MAX_BODY = 1024 * 1024;
 
+/** A body over {@link MAX_BODY}: answered `413`, the handler not called. */
+class BodyTooLarge extends Error {}
+
 async function rawBodyOf(req: IncomingMessage & { body?: unknown }): Promise<Buffer | string> {
   // A framework may have read the body already: as bytes or text it is still the signed original.
   if (Buffer.isBuffer(req.body) || typeof req.body === 'string') return req.body;
@@ -116,7 +120,7 @@ async function rawBodyOf(req: IncomingMessage & { body?: unknown }): Promise<Buf
   let size = 0;
   for await (const chunk of req) {
     size += (chunk as Buffer).length;
-    if (size > MAX_BODY) throw new RangeError('body over 1 MiB');
+    if (size > MAX_BODY) throw new BodyTooLarge('body over 1 MiB');
     chunks.push(chunk as Buffer);
   }
   return Buffer.concat(chunks);
@@ -132,7 +136,7 @@ export function nodeHandler(options: HookHandlerOptions): (req: IncomingMessage,
       response = req.method === 'POST' ? await hook.handle(await rawBodyOf(req), req.headers) : respond(405, { error: 'method_not_allowed' });
     } catch (err) {
       onError(err);
-      response = respond(err instanceof RangeError ? 413 : 500, { error: err instanceof RangeError ? 'payload_too_large' : 'handler_failed' });
+      response = err instanceof BodyTooLarge ? respond(413, { error: 'payload_too_large' }) : respond(500, { error: 'handler_failed' });
     }
     res.writeHead(response.status, response.headers).end(response.body);
   };
@@ -141,9 +145,15 @@ export function nodeHandler(options: HookHandlerOptions): (req: IncomingMessage,
 /** A hook endpoint for `Request`/`Response` frameworks: Next.js route handlers (`export const POST = fetchHandler({...})`), Hono, Bun, Deno. */
 export function fetchHandler(options: HookHandlerOptions): (request: Request) => Promise<Response> {
   const hook = createHookHandler(options);
+  const onError = options.onError ?? ((error: unknown) => console.error('concierge hook:', error));
   return async (request) => {
-    if (request.method !== 'POST') return new Response(JSON.stringify({ error: 'method_not_allowed' }), { status: 405 });
-    const response = await hook.handle(new Uint8Array(await request.arrayBuffer()), request.headers);
+    let response: HookResponse;
+    try {
+      response = request.method === 'POST' ? await hook.handle(new Uint8Array(await request.arrayBuffer()), request.headers) : respond(405, { error: 'method_not_allowed' });
+    } catch (err) {
+      onError(err);
+      response = respond(500, { error: 'handler_failed' });
+    }
     return new Response(response.body, { status: response.status, headers: response.headers });
   };
 }

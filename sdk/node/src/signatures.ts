@@ -55,10 +55,9 @@ function matchesAny(presented: Buffer[], digest: Buffer): boolean {
   return found;
 }
 
-function checkStandard(body: Buffer, headers: HeaderSource, secrets: readonly string[], tolerance: number, now: number): void {
+function checkStandard(body: Buffer, headers: HeaderSource, signatures: string, secrets: readonly string[], tolerance: number, now: number): void {
   const id = headerOf(headers, 'webhook-id');
   const timestamp = headerOf(headers, 'webhook-timestamp');
-  const signatures = headerOf(headers, 'webhook-signature')!;
   if (!id || !timestamp || !/^\d{1,12}$/.test(timestamp)) throw new HookVerificationError('missing_signature', 'webhook-id and webhook-timestamp must come with webhook-signature');
   if (Math.abs(now - Number(timestamp)) > tolerance) throw new HookVerificationError('stale_timestamp', `webhook-timestamp is more than ${tolerance} s from now: a replay, or a clock that is wrong`);
   const presented = signatures
@@ -113,12 +112,14 @@ export function verifyHook(rawBody: string | Uint8Array, headers: HeaderSource, 
   const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_S;
   const now = (options.now ?? new Date()).getTime() / 1000;
   const body = asBuffer(rawBody);
+  const standard = headerOf(headers, 'webhook-signature');
   const service = headerOf(headers, 'x-service-signature');
-  if (headerOf(headers, 'webhook-signature') !== undefined) checkStandard(body, headers, keys, tolerance, now);
+  if (standard !== undefined) checkStandard(body, headers, standard, keys, tolerance, now);
   else if (service !== undefined) checkServiceSignature(body, service, keys);
   else throw new HookVerificationError('missing_signature', 'Neither webhook-signature nor X-Service-Signature is present');
   const event = parse(body);
-  if (service !== undefined && headerOf(headers, 'webhook-signature') === undefined && 'sent_at' in event) {
+  // Under X-Service-Signature alone, a turn hook's signed sent_at is what dates the call.
+  if (standard === undefined && 'sent_at' in event) {
     const sentAt = Date.parse(event.sent_at) / 1000;
     if (!(Math.abs(now - sentAt) <= tolerance)) throw new HookVerificationError('stale_timestamp', `sent_at is more than ${tolerance} s from now: a replay, or a clock that is wrong`);
   }

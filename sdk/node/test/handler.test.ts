@@ -106,6 +106,7 @@ describe('createHookHandler', () => {
     expect(parsed(await hook.handle(sample, signed(sample)))).toEqual([202, { received: true }]);
     expect(parsed(await hook.handle(sample, {}))).toEqual([401, { error: 'missing_signature', message: expect.any(String) }]);
     expect(parsed(await hook.handle('[]', signed('[]')))).toEqual([400, { error: 'invalid_body', message: expect.any(String) }]);
+    expect(() => createHookHandler({ secrets: [''] })).toThrow("`secrets` must hold the deployment's signing secret");
   });
 });
 

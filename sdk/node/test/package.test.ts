@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startService } from '../../../server/test/harness.js';
+import { serverSnippetOf } from '../../../console/src/logic.js';
 import { generateTypes } from '../scripts/generate-types.js';
 
 const PACKAGE = join(import.meta.dirname, '..');
@@ -50,6 +51,22 @@ const event = verifyHook(body, { 'x-service-signature': signBody(secret, body) }
 console.log(event.type, mintUserToken({ deploymentId: 'd', secret, sub: 's' }).split('.').length, typeof ConciergeClient, typeof nodeHandler, typeof fetchHandler);`,
     );
     expect(execFileSync(process.execPath, ['check.mjs'], { cwd: project, encoding: 'utf8' }).trim()).toBe('conversation.ended 3 function function function');
+    // The console's "Your server (Node)" for a deployment runs as shown: its hook answers a signed turn, its tokens are JWTs.
+    writeFileSync(join(project, 'server.mjs'), serverSnippetOf('http://unused', 'dep-1').split('\n').slice(2).join('\n'));
+    writeFileSync(
+      join(project, 'snippet.mjs'),
+      `import { createServer } from 'node:http';
+import { signBody } from 'concierge-server';
+import { hook, tokenFor } from './server.mjs';
+const server = createServer(hook).listen(0, '127.0.0.1', async () => {
+  const body = JSON.stringify({ type: 'turn.created', delivery_id: 'x1', sent_at: new Date().toISOString(), deployment_id: 'dep-1', agent_id: 'a', conversation_id: 'c', turn_id: 't', user: { sub: 'u', name: null, ctx: null }, text: 'Hi', mode: 'text', language: 'en', reply_url: 'http://unused/replies' });
+  const res = await fetch('http://127.0.0.1:' + server.address().port, { method: 'POST', body, headers: { 'x-service-signature': signBody(process.env.SIGNING_SECRET, body) } });
+  console.log(res.status, (await res.json()).reply_text, tokenFor({ id: 'u1', name: 'Ana' }).split('.').length);
+  server.close();
+});`,
+    );
+    const snippet = execFileSync(process.execPath, ['snippet.mjs'], { cwd: project, encoding: 'utf8', env: { ...process.env, SIGNING_SECRET: 'whsec_' + Buffer.alloc(30, 8).toString('base64') } });
+    expect(snippet.trim()).toBe('200 You asked: Hi 3');
     const types = readFileSync(join(project, 'node_modules', 'concierge-server', 'dist', 'index.d.ts'), 'utf8');
     expect(types).toContain('verifyHook');
   }, 60_000);

@@ -7,8 +7,9 @@ import threading
 import time
 import traceback
 from collections import OrderedDict
+from collections.abc import Iterable as IterableABC
 from concurrent.futures import Future
-from typing import Any, Callable, Dict, Iterable, Iterator, Mapping, NamedTuple, Optional, Tuple
+from typing import Any, Callable, Dict, Iterable, Mapping, NamedTuple, Optional, Tuple
 
 from .client import Client
 from .errors import HookVerificationError
@@ -83,10 +84,12 @@ class HookHandler:
         tolerance: float = DEFAULT_TOLERANCE_S,
         on_error: Callable[[BaseException], None] = _log_error,
     ) -> None:
-        self.secrets = [secrets] if isinstance(secrets, str) else list(secrets)
+        self.secrets = [s for s in ([secrets] if isinstance(secrets, str) else list(secrets)) if s]
+        if not self.secrets:
+            raise ValueError("HookHandler: secrets must hold the deployment's signing secret")
         self.on_turn = on_turn
         self.on_event = on_event
-        self.client = client or Client(secret=self.secrets[0] if self.secrets else None)
+        self.client = client or Client(secret=self.secrets[0])
         self.store = store if store is not None else MemoryDeliveryStore()
         self.tolerance = tolerance
         self.on_error = on_error
@@ -138,7 +141,7 @@ class HookHandler:
             return _respond(200, {"reply_text": answer})
         if isinstance(answer, Mapping):
             return _respond(200, dict(answer))
-        if isinstance(answer, (Iterator, Iterable)):
+        if isinstance(answer, IterableABC):
             threading.Thread(target=self._stream, args=(event, answer), daemon=True).start()
             return _ACCEPTED
         raise TypeError("on_turn must return a string, a dict, an iterator of strings or None")

@@ -112,6 +112,8 @@ class HookHandlerTest(unittest.TestCase):
         self.assertEqual((status, body["error"]), (401, "missing_signature"))
         status, body = call(hook, b"[]")
         self.assertEqual((status, body["error"]), (400, "invalid_body"))
+        with self.assertRaisesRegex(ValueError, "signing secret"):
+            HookHandler([""], on_turn=never)
 
     def test_as_a_wsgi_application(self):
         hook = HookHandler(SECRET, on_turn=lambda turn, client: f"Hello {turn['user']['sub']}")
