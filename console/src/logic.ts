@@ -60,23 +60,11 @@ export function lineDiff(before: string, after: string): DiffLine[] {
   return out;
 }
 
+export { serverSnippetOf } from '../../sdk/node/examples/server-snippet';
+
 /** What a customer pastes into their page. */
 export function snippetOf(baseUrl: string, deploymentId: string): string {
   return `<script src="${baseUrl}/widget/concierge.js" data-deployment-id="${deploymentId}" data-token-url="/your/token-endpoint" async></script>`;
-}
-
-/** The customer's server for one deployment, on the Node SDK this service serves (README, The SDKs). */
-export function serverSnippetOf(baseUrl: string, deploymentId: string): string {
-  return [
-    `npm install ${baseUrl}/sdk/concierge-server.tgz`,
-    '',
-    `import { mintUserToken, nodeHandler } from 'concierge-server';`,
-    `const secret = process.env.SIGNING_SECRET;`,
-    `// POST /hook: verified, run once per delivery. Return text, { reply_text, actions }, { handoff }, or yield parts.`,
-    `export const hook = nodeHandler({ secrets: [secret], onTurn: async (turn) => \`You asked: \${turn.text}\` });`,
-    `// POST /your/token-endpoint: a token for the visitor your site knows.`,
-    `export const tokenFor = (user) => mintUserToken({ deploymentId: '${deploymentId}', secret, sub: user.id, name: user.name });`,
-  ].join('\n');
 }
 
 const header = (d: Delivery, name: string): string => Object.entries(d.request.headers).find(([k]) => k.toLowerCase() === name)?.[1] ?? '';

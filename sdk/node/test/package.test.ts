@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { startService } from '../../../server/test/harness.js';
-import { serverSnippetOf } from '../../../console/src/logic.js';
+import { serverSnippetOf } from '../examples/server-snippet.js';
 import { generateTypes } from '../scripts/generate-types.js';
 
 const PACKAGE = join(import.meta.dirname, '..');
