@@ -9,7 +9,7 @@ import json
 import re
 import time
 from datetime import datetime
-from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Union
+from typing import Any, Dict, Iterable, Mapping, Optional, Sequence, Tuple, Union
 
 from .errors import HookVerificationError
 
@@ -38,6 +38,16 @@ HookEvent = Dict[str, Any]
 
 def _bytes(body: Body) -> bytes:
     return body.encode("utf-8") if isinstance(body, str) else bytes(body)
+
+
+Headers = Union[Mapping[str, Any], Iterable[Tuple[bytes, bytes]]]
+
+
+def _as_mapping(headers: Headers) -> Mapping[str, Any]:
+    """An ASGI scope's ``headers`` (pairs of bytes) as a mapping; any mapping as it is."""
+    if isinstance(headers, Mapping):
+        return headers
+    return {bytes(key).decode("latin-1").lower(): bytes(value).decode("latin-1") for key, value in headers}
 
 
 def _header(headers: Mapping[str, Any], name: str) -> Optional[str]:
@@ -114,11 +124,12 @@ def _parse(body: bytes) -> HookEvent:
     return event
 
 
-def verify_hook(raw_body: Body, headers: Mapping[str, Any], secrets: Secrets, tolerance: float = DEFAULT_TOLERANCE_S, now: Optional[float] = None) -> HookEvent:
+def verify_hook(raw_body: Body, headers: Headers, secrets: Secrets, tolerance: float = DEFAULT_TOLERANCE_S, now: Optional[float] = None) -> HookEvent:
     """Checks that a call to your server came from Concierge and returns what it carries.
 
     Pass the exact bytes received (``request.get_data()`` in Flask, ``request.body`` in Django), before
-    any JSON parsing. The Standard Webhooks headers are checked when present (their timestamp within
+    any JSON parsing, and the headers as your framework has them (a mapping, a WSGI environ, or an
+    ASGI scope's ``headers`` pairs). The Standard Webhooks headers are checked when present (their timestamp within
     ``tolerance`` seconds), else ``X-Service-Signature`` (then a turn hook's ``sent_at`` must be).
     ``secrets`` is the deployment's signing secret, or several while a rotation's grace lasts.
     Raises :class:`HookVerificationError`.
@@ -128,6 +139,7 @@ def verify_hook(raw_body: Body, headers: Mapping[str, Any], secrets: Secrets, to
         raise HookVerificationError("no_secret", "No signing secret given: pass the deployment's signing_secret")
     now = time.time() if now is None else now
     body = _bytes(raw_body)
+    headers = _as_mapping(headers)
     standard = _header(headers, "webhook-signature")
     service = _header(headers, "x-service-signature")
     if standard is not None:

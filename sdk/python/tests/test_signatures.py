@@ -64,6 +64,10 @@ class VerifyHook(unittest.TestCase):
         environ = {"HTTP_X_SERVICE_SIGNATURE": sign_body(SECRET, EVENT), "CONTENT_TYPE": "application/json"}
         self.assertEqual(verify_hook(EVENT, environ, SECRET, now=NOW)["type"], "turn.rated")
 
+    def test_reads_an_asgi_scopes_header_pairs(self):
+        pairs = [(b"content-type", b"application/json"), (b"x-service-signature", sign_body(SECRET, EVENT).encode())]
+        self.assertEqual(verify_hook(EVENT, pairs, SECRET, now=NOW)["type"], "turn.rated")
+
     def test_any_secret_of_a_rotation(self):
         self.assertEqual(verify_hook(turn(), standard([SECRET, OLD], turn()), OLD, now=NOW)["type"], "turn.created")
         self.assertEqual(verify_hook(turn(), standard([OLD], turn()), [SECRET, OLD], now=NOW)["type"], "turn.created")
