@@ -34,6 +34,8 @@ const respond = (status: number, body: unknown = {}): HookResponse => ({ status,
 const ACCEPTED = respond(202, { received: true });
 const DELIVERED = respond(200, { received: true });
 
+const logError = (error: unknown) => console.error('concierge hook:', error);
+
 const isStream = (answer: TurnAnswer): answer is AsyncIterable<string> => typeof answer === 'object' && answer !== null && Symbol.asyncIterator in answer;
 
 /**
@@ -45,7 +47,7 @@ export function createHookHandler(options: HookHandlerOptions): { handle(rawBody
   if (secrets.length === 0) throw new TypeError("createHookHandler: `secrets` must hold the deployment's signing secret");
   const client = options.client ?? new ConciergeClient({ secret: secrets[0] });
   const store = options.store ?? new MemoryDeliveryStore();
-  const onError = options.onError ?? ((error: unknown) => console.error('concierge hook:', error));
+  const onError = options.onError ?? logError;
   /** Calls being answered now: a retry that arrives meanwhile waits for the same answer. */
   const inFlight = new Map<string, Promise<HookResponse>>();
 
@@ -129,7 +131,7 @@ async function rawBodyOf(req: IncomingMessage & { body?: unknown }): Promise<Buf
 /** A hook endpoint for Node's `http` (and Express, Connect, Fastify's raw `req`/`res`): `createServer(nodeHandler({...}))`. */
 export function nodeHandler(options: HookHandlerOptions): (req: IncomingMessage, res: ServerResponse) => Promise<void> {
   const hook = createHookHandler(options);
-  const onError = options.onError ?? ((error: unknown) => console.error('concierge hook:', error));
+  const onError = options.onError ?? logError;
   return async (req, res) => {
     let response: HookResponse;
     try {
@@ -145,7 +147,7 @@ export function nodeHandler(options: HookHandlerOptions): (req: IncomingMessage,
 /** A hook endpoint for `Request`/`Response` frameworks: Next.js route handlers (`export const POST = fetchHandler({...})`), Hono, Bun, Deno. */
 export function fetchHandler(options: HookHandlerOptions): (request: Request) => Promise<Response> {
   const hook = createHookHandler(options);
-  const onError = options.onError ?? ((error: unknown) => console.error('concierge hook:', error));
+  const onError = options.onError ?? logError;
   return async (request) => {
     let response: HookResponse;
     try {
