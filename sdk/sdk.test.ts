@@ -1,4 +1,3 @@
-import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +5,7 @@ import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Balancer, startHaproxy } from '../server/test/balancer.js';
 import { deploy, headerOf, type ServiceRef, Widget } from '../server/test/concierge-kit.js';
+import { signatureOf, standardWebhookHeaders } from '../server/src/concierge/signature.js';
 import { waitFor } from '../server/test/harness.js';
 import { bootstrapKey, freePort, installed, type NodeProcess, startNodeProcess, startProcess, startServiceProcess } from '../server/test/service-process.js';
 import { mintUserToken, verifyHook } from './node/src/index.js';
@@ -16,15 +16,13 @@ import { mintUserToken, verifyHook } from './node/src/index.js';
  * transcript events, mints the visitors' tokens, streams replies through a stop and start of the
  * service behind HAProxy (whose 503s it retries), and hands a conversation to a person and back.
  */
-export const PYTHON = installed('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
+const PYTHON = installed('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
 
 const HOTELS = {
   node: (env: NodeJS.ProcessEnv) => startNodeProcess('sdk/node/examples/hotel.ts', env, /^Hotel at (http:\S+)$/m),
   python: (env: NodeJS.ProcessEnv) => startProcess(PYTHON, ['sdk/python/examples/hotel.py'], env, /^Hotel at (http:\S+)$/m),
 } as const;
 
-const signStandard = (secret: string, id: string, timestamp: number, body: string) =>
-  `v1,${createHmac('sha256', Buffer.from(secret.slice('whsec_'.length), 'base64')).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
 
 describe('the SDKs against a real service', () => {
   let dir: string;
@@ -115,14 +113,13 @@ describe('the SDKs against a real service', () => {
       expect(await refusal(await post(tampered, standard))).toEqual([401, 'invalid_signature']);
       expect(await refusal(await post(tampered, service))).toEqual([401, 'invalid_signature']);
       const stale = Math.floor(Date.now() / 1000) - 600;
-      expect(await refusal(await post(body, { 'webhook-id': 'x', 'webhook-timestamp': String(stale), 'webhook-signature': signStandard(deployed.secret, 'x', stale, body) }))).toEqual([401, 'stale_timestamp']);
+      expect(await refusal(await post(body, standardWebhookHeaders('x', body, [deployed.secret], stale * 1000)))).toEqual([401, 'stale_timestamp']);
       // X-Service-Signature alone: the signed body's sent_at is the time checked.
       const old = body.replace(/"sent_at":"[^"]+"/, `"sent_at":"${new Date(Date.now() - 600_000).toISOString()}"`);
-      expect(await refusal(await post(old, { 'x-service-signature': `sha256=${createHmac('sha256', deployed.secret).update(old).digest('hex')}` }))).toEqual([401, 'stale_timestamp']);
-      const now = Math.floor(Date.now() / 1000);
+      expect(await refusal(await post(old, { 'x-service-signature': signatureOf(deployed.secret, old) }))).toEqual([401, 'stale_timestamp']);
       const wrong = 'whsec_' + Buffer.alloc(30, 7).toString('base64');
-      expect(await refusal(await post(body, { 'webhook-id': 'x', 'webhook-timestamp': String(now), 'webhook-signature': signStandard(wrong, 'x', now, body) }))).toEqual([401, 'invalid_signature']);
-      expect(await refusal(await post(body, { 'x-service-signature': `sha256=${createHmac('sha256', wrong).update(body).digest('hex')}` }))).toEqual([401, 'invalid_signature']);
+      expect(await refusal(await post(body, standardWebhookHeaders('x', body, [wrong])))).toEqual([401, 'invalid_signature']);
+      expect(await refusal(await post(body, { 'x-service-signature': signatureOf(wrong, body) }))).toEqual([401, 'invalid_signature']);
       expect(await refusal(await post(body, {}))).toEqual([401, 'missing_signature']);
       // The recorded call itself, in each scheme alone, is still good within the tolerance: a retry of it gets the first answer.
       expect((await post(body, standard)).status).toBe(200);

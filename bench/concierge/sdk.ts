@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { ConciergeClient, signBody, verifyHook } from '../../sdk/node/src/index.js';
+import { standardWebhookHeaders } from '../../server/src/concierge/signature.js';
 import { quantile } from '../stats.js';
 import type { Deployed } from './kit.js';
 import { type AwaitingTurn, prepareTurns } from './replies.js';
@@ -17,12 +18,6 @@ function turnBody(bytes: number): string {
   const empty = JSON.stringify(call).length;
   return JSON.stringify({ ...call, text: 'When is breakfast? '.repeat(200).slice(0, bytes - empty) });
 }
-
-const standardHeaders = (secrets: string[], body: string, id: string, at: number) => ({
-  'webhook-id': id,
-  'webhook-timestamp': String(at),
-  'webhook-signature': secrets.map((s) => `v1,${createHmac('sha256', Buffer.from(s.slice(6), 'base64')).update(`${id}.${at}.${body}`).digest('base64')}`).join(' '),
-});
 
 export interface PerCall {
   p50: number;
@@ -45,10 +40,9 @@ export function verifyCosts(): Record<'floor' | 'service' | 'standard' | 'rotati
   const body = turnBody(SDK_BENCH.bodyBytes);
   if (Buffer.byteLength(body) !== SDK_BENCH.bodyBytes) throw new Error(`the body is ${Buffer.byteLength(body)} bytes`);
   const raw = Buffer.from(body);
-  const at = Math.floor(Date.now() / 1000);
   const service = { 'x-service-signature': signBody(SECRET, body) };
-  const standard = standardHeaders([SECRET], body, 'msg_1', at);
-  const rotation = standardHeaders([SECRET, OLD], body, 'msg_1', at);
+  const standard = standardWebhookHeaders('msg_1', body, [SECRET]);
+  const rotation = standardWebhookHeaders('msg_1', body, [SECRET, OLD]);
   const key = Buffer.from(SECRET.slice(6), 'base64');
   const library = new Webhook(SECRET);
   return {

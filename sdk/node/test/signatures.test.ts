@@ -1,7 +1,7 @@
-import { createHmac } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
-import { HookVerificationError, signBody, verifyHook } from '../src/index.js';
+import { signatureOf, standardWebhookHeaders } from '../../../server/src/concierge/signature.js';
+import { HookVerificationError, verifyHook } from '../src/index.js';
 
 // The Standard Webhooks specification's published test vector.
 const VECTOR = {
@@ -20,11 +20,9 @@ const turn = (sentAt = now.toISOString()) =>
   JSON.stringify({ type: 'turn.created', delivery_id: '8959dcf0-dd60-4df2-a813-2a870d15bf6b', sent_at: sentAt, deployment_id: 'd', agent_id: 'a', conversation_id: 'c', turn_id: 't', user: { sub: 's', name: null, ctx: null }, text: 'Hi', mode: 'text', language: 'en-US', reply_url: 'http://x/replies' });
 const event = JSON.stringify({ id: 'evt_1', type: 'turn.rated', created_at: now.toISOString(), deployment_id: 'd', conversation_id: 'c', data: { turn_id: 't', rating: 'up', comment: null } });
 
-const standard = (secrets: string[], body: string, id = 'msg_1', at = seconds) => ({
-  'webhook-id': id,
-  'webhook-timestamp': String(at),
-  'webhook-signature': secrets.map((s) => `v1,${createHmac('sha256', Buffer.from(s.slice(6), 'base64')).update(`${id}.${at}.${body}`).digest('base64')}`).join(' '),
-});
+// Signed as the service signs its calls (server/src/concierge/signature.ts), not by the SDK under test.
+const standard = (secrets: string[], body: string, id = 'msg_1', at = seconds) => standardWebhookHeaders(id, body, secrets, at * 1000);
+const signBody = signatureOf;
 const refusal = (run: () => unknown) => {
   try {
     run();
