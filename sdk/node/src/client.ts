@@ -54,6 +54,11 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** A chunk as parts the service takes: at most {@link MAX_PART} code points each. */
 function* partsOf(chunk: string): Generator<string> {
+  // At most 2,000 UTF-16 units is at most 2,000 code points: most chunks need no splitting.
+  if (chunk.length <= MAX_PART) {
+    if (chunk !== '') yield chunk;
+    return;
+  }
   const points = [...chunk];
   for (let i = 0; i < points.length; i += MAX_PART) yield points.slice(i, i + MAX_PART).join('');
 }

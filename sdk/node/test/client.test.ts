@@ -75,11 +75,12 @@ describe('ConciergeClient', () => {
     expect(seen).toHaveLength(8);
   });
 
-  it('streams parts in order, splitting a chunk over 2,000 characters, then the whole reply', async () => {
+  it('streams parts in order, splitting a chunk over 2,000 characters and skipping an empty one, then the whole reply', async () => {
     fresh();
     const long = '€'.repeat(2500);
     await client().stream(turn(), (async function* () {
       yield 'Hello ';
+      yield '';
       yield long;
     })());
     expect(seen.map((s) => s.body)).toEqual([

@@ -105,7 +105,7 @@ class ClientTest(unittest.TestCase):
     def test_streams_parts_in_order_then_the_whole(self):
         self.service.fresh()
         long = "€" * 2500
-        self.client().stream(self.turn(), iter(["Hello ", long]))
+        self.client().stream(self.turn(), iter(["Hello ", "", long]))
         self.assertEqual([s["body"] for s in self.service.seen], [
             {"conversation_id": "c", "turn_id": "t", "part": 0, "text": "Hello "},
             {"conversation_id": "c", "turn_id": "t", "part": 1, "text": "€" * 2000},
