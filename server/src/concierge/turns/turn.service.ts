@@ -46,6 +46,9 @@ export const TURN_DEFAULTS: TurnServiceSettings = { hookRetryDelaysMs: HOOK_RETR
  * limits, its hook is called (retried, signed), and the answer moves it (see turnLifecycle).
  */
 export class TurnService {
+  /** Turns on their way into the store (each may start a hook call). */
+  readonly #taking = new Set<Promise<unknown>>();
+  /** Hook calls and the writes of their answers. */
   readonly #inFlight = new Set<Promise<unknown>>();
   /**
    * Aborted when a shutdown has waited long enough: hook calls still in flight are cut off (their
@@ -63,6 +66,18 @@ export class TurnService {
 
   /** Takes a visitor's turn; an inactive deployment takes none (`deployment_inactive`, which ends the socket). */
   async submit(known: DeploymentContext, conversationId: string, input: TurnInput): Promise<TurnSubmission> {
+    // In flight from the start: a stop waits for a turn still on its way into the store, and then
+    // for the hook call it starts, instead of leaving it pending for the next start's sweep.
+    const taking = this.#take(known, conversationId, input);
+    this.#taking.add(taking);
+    try {
+      return await taking;
+    } finally {
+      this.#taking.delete(taking);
+    }
+  }
+
+  async #take(known: DeploymentContext, conversationId: string, input: TurnInput): Promise<TurnSubmission> {
     const { deployments, conversations, events } = this.parts;
     const dep = (await deployments.get(known.id)) ?? known;
     if (dep.status !== 'active') throw new AppError('deployment_inactive', 'deployment inactive');
@@ -101,12 +116,15 @@ export class TurnService {
   }
 
   /**
-   * Graceful shutdown: waits the grace period for hook calls in flight and the writes of their
-   * answers, then cuts off the rest. A hook call cut off fails its turn (`hook_failed`); a write
+   * Graceful shutdown: waits the grace period for turns being taken, hook calls in flight and the
+   * writes of their answers, then cuts off the rest. A hook call cut off fails its turn (`hook_failed`); a write
    * the store never took leaves its turn `pending`, for the stale-pending sweep of the next start.
    */
   async drain(): Promise<void> {
     const cut = setTimeout(() => this.#stopping.abort(), this.settings.shutdownGraceMs);
+    const cutOff = new Promise<void>((resolve) => this.#stopping.signal.addEventListener('abort', () => resolve(), { once: true }));
+    // Turns being taken are waited for until the cut only: a store that is down would hold them for good.
+    while (this.#taking.size && !this.#stopping.signal.aborted) await Promise.race([Promise.allSettled([...this.#taking]), cutOff]);
     while (this.#inFlight.size) await Promise.allSettled([...this.#inFlight]);
     clearTimeout(cut);
   }
