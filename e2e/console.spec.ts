@@ -241,3 +241,42 @@ test('a deployment whose transcript target went away says so, and Enable again r
   const after = await (await page.request.get(`${stack.serviceUrl}/api/v1/deployments/${deploymentId}`, { headers })).json();
   expect(after.data).toMatchObject({ transcript_hook_status: 'active', transcript_hook_disabled_reason: null });
 });
+
+test('a crafted link names no other route: it shows Not found and sends nothing', async ({ page, stack }) => {
+  const { apiKey, welcomeToken } = stack.newConsoleCustomer('Harbourfront Hotel', 'owner@harbourfront.example');
+  const headers = { authorization: `Bearer ${apiKey}` };
+  const agent = await (await page.request.post(`${stack.serviceUrl}/api/v1/agents`, { headers, data: { name: 'Front desk' } })).json();
+  const created = await page.request.post(`${stack.serviceUrl}/api/v1/deployments`, { headers, data: { agent_id: agent.data.agent_id, channel_config: { hook_url: 'https://hooks.harbourfront.example/turn' } } });
+  const deploymentId = (await created.json()).data.id as string;
+  await page.request.post(`${stack.serviceUrl}/api/v1/deployments/${deploymentId}/activate`, { headers });
+  const before = await (await page.request.get(`${stack.serviceUrl}/api/v1/deployments/${deploymentId}`, { headers })).json();
+  await page.request.post(`${stack.serviceUrl}/console/welcome`, { data: { token: welcomeToken, password: PASSWORD } });
+
+  const sent: string[] = [];
+  page.on('request', (r) => {
+    if (new URL(r.url()).pathname.startsWith('/api/')) sent.push(`${r.method()} ${new URL(r.url()).pathname}${new URL(r.url()).search}`);
+  });
+  const crafted = [
+    '#/try/..%2Fsettings%2Fapi-key%2Frotate%3F',
+    '#/try/..%2F..%2Fsettings%2Fapi-key%2Frotate%3Fx%3D',
+    `#/deployments/${deploymentId}%2Fdeactivate%3F`,
+    `#/deployments/..%2Fdeployments%2F${deploymentId}%2Frotate-secret%3F`,
+    '#/agents/..%2Fsettings%2Fapi-key%2Frotate%3F',
+    '#/conversations/..%2F..%2Fsettings%2Fapi-key%2Frotate%3F',
+    '#/inbox/..%2F..%2Fsettings%2Fapi-key%2Frotate%3F',
+    `#/try/${deploymentId}/..%2F..%2Fsettings`,
+  ];
+  for (const hash of crafted) {
+    await page.goto(`${stack.serviceUrl}/console/${hash}`);
+    await expect(page.getByRole('heading', { name: 'Not found' }), hash).toBeVisible();
+  }
+  await audit(page, 'not found after a crafted link');
+  // Wait past the widget's first retry: nothing but the session check may have been asked for.
+  await page.waitForTimeout(1500);
+  expect(sent.filter((s) => !s.startsWith('GET ')), sent.join('\n')).toEqual([]);
+  expect(sent.filter((s) => /rotate|deactivate|preview-token|settings/.test(s))).toEqual([]);
+  // The key still opens the API, and the deployment is as it was: active, its secret not rotated.
+  const after = await page.request.get(`${stack.serviceUrl}/api/v1/deployments/${deploymentId}`, { headers });
+  expect(after.status()).toBe(200);
+  expect((await after.json()).data).toEqual({ ...before.data, status: 'active' });
+});

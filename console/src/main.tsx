@@ -1,7 +1,7 @@
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { armChime, chime, onActivity } from './activity';
-import { api, curlOf, get, onLogChange, sentLog, whenSignedOut } from './api';
+import { api, curlOf, get, isId, onLogChange, path, sentLog, whenSignedOut } from './api';
 import { routeOf } from './logic';
 import { AgentPage, AgentsPage } from './pages/agents';
 import { AnalyticsPage } from './pages/analytics';
@@ -14,7 +14,7 @@ import { InboxPage } from './pages/inbox';
 import { GettingStarted } from './pages/start';
 import { TryIt } from './pages/try';
 import type { ConsoleUser } from './types';
-import { CodeBlock, ErrorNote } from './ui';
+import { CodeBlock, ErrorNote, Title } from './ui';
 
 const NAV = [
   ['', 'Getting started'],
@@ -37,8 +37,17 @@ function useRoute(): string[] {
   return route;
 }
 
+const LOCALE = /^[a-z]{2,3}(-[A-Za-z0-9]{2,8})?$/;
+
+/**
+ * The page a route names. An id or locale read from the address is checked here, before any page
+ * uses it, so a crafted link (`#/try/..%2Fsettings%2F...`) shows Not found and sends nothing.
+ */
 function page(route: string[]) {
-  const [section = '', id, sub] = route;
+  const [section = '', id, sub, ...rest] = route;
+  const idOk = id === undefined || isId(id);
+  const subOk = sub === undefined || (section === 'try' && LOCALE.test(sub));
+  if (!idOk || !subOk || rest.length) return <NotFound />;
   switch (section) {
     case '':
       return <GettingStarted />;
@@ -57,15 +66,19 @@ function page(route: string[]) {
     case 'api-key':
       return <ApiKeyPage />;
     default:
-      return (
-        <section>
-          <h1>Not found</h1>
-          <p>
-            There is no page here. <a href="#/">Back to getting started</a>.
-          </p>
-        </section>
-      );
+      return <NotFound />;
   }
+}
+
+function NotFound() {
+  return (
+    <section>
+      <Title>Not found</Title>
+      <p>
+        There is no page here. <a href="#/">Back to getting started</a>.
+      </p>
+    </section>
+  );
 }
 
 /** The requests this tab made, each as a curl command with the key as a placeholder. */
@@ -131,7 +144,7 @@ function Console() {
   const signedIn = user === undefined ? undefined : user !== null;
   const [showLog, setShowLog] = useState(false);
   const [signOutError, setSignOutError] = useState<unknown>();
-  const refresh = () => get<ConsoleUser | null>('/console/session').then(setUser, () => setUser(null));
+  const refresh = () => get<ConsoleUser | null>(path`/console/session`).then(setUser, () => setUser(null));
 
   useEffect(() => {
     whenSignedOut(() => setUser(null));
@@ -147,7 +160,7 @@ function Console() {
   if (!signedIn) return <SignIn onDone={refresh} />;
   const signOut = async () => {
     try {
-      await api('DELETE', '/console/session');
+      await api('DELETE', path`/console/session`);
       setUser(null);
     } catch (err) {
       setSignOutError(err);

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { ApiError, del, get, list, post, put, query } from '../api';
+import { ApiError, del, get, list, post, put, query, path } from '../api';
 import { lineDiff, when } from '../logic';
 import type { Agent, AgentVersion, Job, JobAccepted } from '../types';
 import { ActionForm, Badge, Empty, ErrorNote, ListTable, Loading, Title, useAction, useLoad } from '../ui';
@@ -11,10 +11,10 @@ function CreateAgent({ onCreated }: { onCreated(): void }) {
   const [description, setDescription] = useState('');
   const [job, setJob] = useState<Job>();
   const action = useAction(async () => {
-    const accepted = await post<JobAccepted>('/api/v1/agents', { name, ...(description ? { description } : {}) });
+    const accepted = await post<JobAccepted>(path`/api/v1/agents`, { name, ...(description ? { description } : {}) });
     // Generation runs in the background: its progress, polled until it ends.
     for (;;) {
-      const now = await get<Job>(`/api/v1/jobs/${accepted.job_id}/status`);
+      const now = await get<Job>(path`/api/v1/jobs/${accepted.job_id}/status`);
       setJob(now);
       if (now.status === 'succeeded' || now.status === 'failed') break;
       await new Promise((r) => setTimeout(r, 400));
@@ -51,7 +51,7 @@ export function AgentsPage() {
   const [search, setSearch] = useState('');
   const [status, setStatus] = useState('');
   const [page, setPage] = useState(1);
-  const agents = useLoad(() => list<Agent>(`/api/v1/agents${query({ search, status, page })}`), [search, status, page]);
+  const agents = useLoad(() => list<Agent>(path`/api/v1/agents${query({ search, status, page })}`), [search, status, page]);
   return (
     <section>
       <Title>Agents</Title>
@@ -105,7 +105,7 @@ function DraftEditor({ agent, onSaved }: { agent: Agent; onSaved(a: Agent): void
   }
   const voice = (spec?.voice ?? {}) as Spec;
   const set = (key: string, value: unknown) => spec && setRaw(pretty({ ...spec, [key]: value }));
-  const save = useAction(async () => onSaved((await put<Agent>(`/api/v1/agents/${agent.id}`, { draft_spec: spec })).data));
+  const save = useAction(async () => onSaved((await put<Agent>(path`/api/v1/agents/${agent.id}`, { draft_spec: spec })).data));
   const text = (key: string) => (typeof spec?.[key] === 'string' ? (spec[key] as string) : '');
   return (
     <ActionForm onRun={() => void save.start()}>
@@ -138,7 +138,7 @@ function DraftEditor({ agent, onSaved }: { agent: Agent; onSaved(a: Agent): void
 }
 
 function Versions({ agent }: { agent: Agent }) {
-  const versions = useLoad(() => list<AgentVersion>(`/api/v1/agents/${agent.id}/versions?per_page=100`), [agent.id, agent.version]);
+  const versions = useLoad(() => list<AgentVersion>(path`/api/v1/agents/${agent.id}/versions?per_page=100`), [agent.id, agent.version]);
   const all = versions.data?.data ?? [];
   const [from, setFrom] = useState<number>();
   const [to, setTo] = useState<number>();
@@ -180,13 +180,13 @@ function Versions({ agent }: { agent: Agent }) {
 }
 
 export function AgentPage({ id }: { id: string }) {
-  const loaded = useLoad(() => get<Agent>(`/api/v1/agents/${id}`), [id]);
+  const loaded = useLoad(() => get<Agent>(path`/api/v1/agents/${id}`), [id]);
   const [agent, setAgent] = useState<Agent>();
   useEffect(() => setAgent(loaded.data), [loaded.data]);
-  const publish = useAction(async () => setAgent(await post<Agent>(`/api/v1/agents/${id}/publish`)));
+  const publish = useAction(async () => setAgent(await post<Agent>(path`/api/v1/agents/${id}/publish`)));
   const remove = useAction(async () => {
     if (!confirm(`Delete ${agent?.name} and its deployments?`)) return;
-    await del(`/api/v1/agents/${id}`);
+    await del(path`/api/v1/agents/${id}`);
     location.hash = '#/agents';
   });
   if (loaded.error) return <ErrorNote error={loaded.error} />;

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { get, list, query } from '../api';
+import { get, list, query, path } from '../api';
 import { BarChart, type Series } from '../chart';
 import type { Agent, Analytics, Deployment } from '../types';
 import { DeploymentOptions, ErrorNote, Loading, Title, useLoad } from '../ui';
@@ -41,11 +41,11 @@ export function AnalyticsPage() {
   const [interval, setInterval] = useState<Analytics['interval']>('day');
   const [deploymentId, setDeploymentId] = useState('');
   const [agentId, setAgentId] = useState('');
-  const deployments = useLoad(() => list<Deployment>('/api/v1/deployments?per_page=100'), []);
-  const agents = useLoad(() => list<Agent>('/api/v1/agents?per_page=100'), []);
+  const deployments = useLoad(() => list<Deployment>(path`/api/v1/deployments?per_page=100`), []);
+  const agents = useLoad(() => list<Agent>(path`/api/v1/agents?per_page=100`), []);
   // `to` as the reader picks it is the last day shown: the API's end is the next midnight.
   const params = { from, to: dateOf(Date.parse(to) + DAY_MS), interval, deployment_id: deploymentId || undefined, agent_id: agentId || undefined };
-  const loaded = useLoad(() => get<Analytics>(`/api/v1/analytics${query(params)}`), [from, to, interval, deploymentId, agentId]);
+  const loaded = useLoad(() => get<Analytics>(path`/api/v1/analytics${query(params)}`), [from, to, interval, deploymentId, agentId]);
   const data = loaded.data;
   const labels = data?.buckets.map((b) => labelOf(b.start, data.interval)) ?? [];
   return (

@@ -1,19 +1,19 @@
 import { useState } from 'preact/hooks';
-import { get, post } from '../api';
+import { get, path, post, query } from '../api';
 import { BarChart } from '../chart';
 import { when } from '../logic';
 import type { ApiKeySettings, RotatedApiKey, Usage } from '../types';
 import { Empty, ErrorNote, Loading, OnceSecret, Title, useAction, useLoad } from '../ui';
 
 export function ApiKeyPage() {
-  const settings = useLoad(() => get<ApiKeySettings>('/api/v1/settings/api-key'), []);
+  const settings = useLoad(() => get<ApiKeySettings>(path`/api/v1/settings/api-key`), []);
   const [days, setDays] = useState(30);
-  const usage = useLoad(() => get<Usage>(`/api/v1/settings/api-key/usage?days=${days}`), [days]);
+  const usage = useLoad(() => get<Usage>(path`/api/v1/settings/api-key/usage${query({ days })}`), [days]);
   const [grace, setGrace] = useState('0');
   const [rotated, setRotated] = useState<RotatedApiKey>();
   const rotate = useAction(async () => {
     if (grace === '0' && !confirm('The current key stops working at once. Rotate?')) return;
-    setRotated(await post<RotatedApiKey>('/api/v1/settings/api-key/rotate', { grace_period_s: Number(grace) }));
+    setRotated(await post<RotatedApiKey>(path`/api/v1/settings/api-key/rotate`, { grace_period_s: Number(grace) }));
     settings.reload();
   });
   const key = settings.data;

@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api } from '../api';
+import { api, path } from '../api';
 import { ActionForm, ErrorNote, Title, useAction } from '../ui';
 
 const MIN_PASSWORD = 12;
@@ -8,7 +8,7 @@ export function SignIn({ onDone }: { onDone(): Promise<void> }) {
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const action = useAction(async () => {
-    await api('POST', '/console/session', { email, password });
+    await api('POST', path`/console/session`, { email, password });
     await onDone();
   });
   return (
@@ -40,7 +40,7 @@ export function Welcome({ token, onDone }: { token: string; onDone(): Promise<vo
   const [again, setAgain] = useState('');
   const mismatch = again.length > 0 && again !== password;
   const action = useAction(async () => {
-    await api('POST', '/console/welcome', { token, password });
+    await api('POST', path`/console/welcome`, { token, password });
     // The token is spent: take it out of the address bar and history.
     history.replaceState(null, '', '#/');
     await onDone();

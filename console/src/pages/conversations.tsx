@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { del, get, list, post, query, text } from '../api';
+import { del, get, list, post, query, text, path } from '../api';
 import { startOfDay, turnTimeline, when } from '../logic';
 import type { Conversation, ConversationDetail, Delivery } from '../types';
 import { Badge, DeliveryView, Empty, ErrorNote, ListTable, Loading, Title, useAction, useLoad } from '../ui';
@@ -7,7 +7,7 @@ import { Badge, DeliveryView, Empty, ErrorNote, ListTable, Loading, Title, useAc
 /** The turns of a conversation as one timeline each, then its transcript deliveries with Redeliver. */
 export function Timeline({ conversation, transcript, onRedelivered }: { conversation: ConversationDetail; transcript: Delivery[]; onRedelivered(): void }) {
   const redeliver = useAction(async (id: string) => {
-    await post<Delivery>(`/api/v1/deliveries/${id}/redeliver`);
+    await post<Delivery>(path`/api/v1/deliveries/${id}/redeliver`);
     onRedelivered();
   });
   return (
@@ -50,8 +50,8 @@ export function Timeline({ conversation, transcript, onRedelivered }: { conversa
 /** A conversation and its transcript deliveries, read together. */
 export const loadConversation = async (id: string) => {
   const [conversation, transcript] = await Promise.all([
-    get<ConversationDetail>(`/api/v1/conversations/${id}`),
-    list<Delivery>(`/api/v1/deliveries${query({ conversation_id: id, kind: 'transcript', per_page: 100 })}`),
+    get<ConversationDetail>(path`/api/v1/conversations/${id}`),
+    list<Delivery>(path`/api/v1/deliveries${query({ conversation_id: id, kind: 'transcript', per_page: 100 })}`),
   ]);
   return { conversation, transcript: transcript.data };
 };
@@ -60,7 +60,7 @@ export function ConversationPage({ id }: { id: string }) {
   const loaded = useLoad(() => loadConversation(id), [id]);
   const remove = useAction(async () => {
     if (!confirm('Erase this conversation, its turns, events and delivery records? This cannot be undone.')) return;
-    await del(`/api/v1/conversations/${id}`);
+    await del(path`/api/v1/conversations/${id}`);
     location.hash = '#/conversations';
   });
   if (loaded.error) return <ErrorNote error={loaded.error} />;
@@ -115,9 +115,9 @@ export function ConversationsPage() {
   };
   // The date inputs are local days; the API takes instants.
   const params = { ...filters, created_after: startOfDay(filters.created_after), created_before: startOfDay(filters.created_before, 1) };
-  const conversations = useLoad(() => list<Conversation>(`/api/v1/conversations${query({ ...params, page })}`), [JSON.stringify(params), page]);
+  const conversations = useLoad(() => list<Conversation>(path`/api/v1/conversations${query({ ...params, page })}`), [JSON.stringify(params), page]);
   const exporting = useAction(async () => {
-    const ndjson = await text(`/api/v1/conversations/export${query(params)}`);
+    const ndjson = await text(path`/api/v1/conversations/export${query(params)}`);
     const link = document.createElement('a');
     link.href = URL.createObjectURL(new Blob([ndjson], { type: 'application/x-ndjson' }));
     link.download = 'conversations.ndjson';

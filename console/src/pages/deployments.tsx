@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { get, list, post, put, query } from '../api';
+import { get, list, post, put, query, path } from '../api';
 import { languageProblems, originProblems, serverSnippetOf, signedStringOf, snippetOf, verificationSnippets, when } from '../logic';
 import type { Agent, AgentVersion, CreatedDeployment, Delivery, Deployment, Diagnostics, RotatedSecret } from '../types';
 import { ActionForm, Badge, CodeBlock, DeliveryView, Empty, ErrorNote, ListTable, Loading, LocaleOptions, OnceSecret, Title, useAction, useLoad } from '../ui';
@@ -7,14 +7,14 @@ import { ActionForm, Badge, CodeBlock, DeliveryView, Empty, ErrorNote, ListTable
 export function DeploymentsPage() {
   const preset = new URLSearchParams(location.hash.split('?')[1]).get('agent') ?? '';
   const [page, setPage] = useState(1);
-  const deployments = useLoad(() => list<Deployment>(`/api/v1/deployments${query({ page })}`), [page]);
-  const agents = useLoad(() => list<Agent>('/api/v1/agents?per_page=100'), []);
+  const deployments = useLoad(() => list<Deployment>(path`/api/v1/deployments${query({ page })}`), [page]);
+  const agents = useLoad(() => list<Agent>(path`/api/v1/agents?per_page=100`), []);
   const [agentId, setAgentId] = useState(preset);
   const [hookUrl, setHookUrl] = useState('');
   const [created, setCreated] = useState<CreatedDeployment>();
   const create = useAction(async () => {
     const body = { agent_id: agentId || agents.data?.data[0]?.id, channel_config: hookUrl ? { hook_url: hookUrl } : {} };
-    setCreated(await post<CreatedDeployment>('/api/v1/deployments', body));
+    setCreated(await post<CreatedDeployment>(path`/api/v1/deployments`, body));
     deployments.reload();
   });
   return (
@@ -98,12 +98,12 @@ function Settings({ dep, onSaved }: { dep: Deployment; onSaved(d: Deployment): v
   const [version, setVersion] = useState(dep.agent_version === null ? '' : String(dep.agent_version));
   const [environment, setEnvironment] = useState(dep.environment);
   const [direction, setDirection] = useState(dep.call_direction);
-  const versions = useLoad(() => list<AgentVersion>(`/api/v1/agents/${dep.agent_id}/versions?per_page=100`), [dep.agent_id]);
+  const versions = useLoad(() => list<AgentVersion>(path`/api/v1/agents/${dep.agent_id}/versions?per_page=100`), [dep.agent_id]);
   const originList = origins.split(/\s+/).filter(Boolean);
   const problems = originProblems(originList);
   const [warnings, setWarnings] = useState<{ path: string; message: string }[]>([]);
   const save = useAction(async () => {
-    const { data, meta } = await put<Deployment>(`/api/v1/deployments/${dep.id}`, {
+    const { data, meta } = await put<Deployment>(path`/api/v1/deployments/${dep.id}`, {
       agent_version: version === '' ? null : Number(version),
       environment,
       call_direction: direction,
@@ -273,7 +273,7 @@ function fixFor(refusal: Diagnostics['refused'][number], dep: Deployment): strin
 
 /** Where the widget opened sessions in the last 7 days, and what was refused, each with its fix. */
 function InstallDiagnostics({ dep }: { dep: Deployment }) {
-  const loaded = useLoad(() => get<Diagnostics>(`/api/v1/deployments/${dep.id}/diagnostics`), [dep.id]);
+  const loaded = useLoad(() => get<Diagnostics>(path`/api/v1/deployments/${dep.id}/diagnostics`), [dep.id]);
   const d = loaded.data;
   return (
     <div class="diagnostics">
@@ -322,7 +322,7 @@ function InstallDiagnostics({ dep }: { dep: Deployment }) {
 function TestHook({ dep }: { dep: Deployment }) {
   const [target, setTarget] = useState<'hook' | 'transcript'>('hook');
   const [result, setResult] = useState<Delivery>();
-  const test = useAction(async () => setResult(await post<Delivery>(`/api/v1/deployments/${dep.id}/test-hook`, { target })));
+  const test = useAction(async () => setResult(await post<Delivery>(path`/api/v1/deployments/${dep.id}/test-hook`, { target })));
   const snippets = result && verificationSnippets(result);
   return (
     <section class="card">
@@ -354,14 +354,14 @@ function TestHook({ dep }: { dep: Deployment }) {
 }
 
 export function DeploymentPage({ id }: { id: string }) {
-  const loaded = useLoad(() => get<Deployment>(`/api/v1/deployments/${id}`), [id]);
+  const loaded = useLoad(() => get<Deployment>(path`/api/v1/deployments/${id}`), [id]);
   const [dep, setDep] = useState<Deployment>();
   useEffect(() => setDep(loaded.data), [loaded.data]);
   const [secret, setSecret] = useState<RotatedSecret>();
   const [grace, setGrace] = useState('3600');
-  const toggle = useAction(async () => setDep(await post<Deployment>(`/api/v1/deployments/${id}/${dep?.status === 'active' ? 'deactivate' : 'activate'}`)));
-  const rotate = useAction(async () => setSecret(await post<RotatedSecret>(`/api/v1/deployments/${id}/rotate-secret`, { grace_period_s: Number(grace) })));
-  const enableTranscripts = useAction(async () => setDep(await post<Deployment>(`/api/v1/deployments/${id}/transcript-hook/enable`)));
+  const toggle = useAction(async () => setDep(await post<Deployment>(dep?.status === 'active' ? path`/api/v1/deployments/${id}/deactivate` : path`/api/v1/deployments/${id}/activate`)));
+  const rotate = useAction(async () => setSecret(await post<RotatedSecret>(path`/api/v1/deployments/${id}/rotate-secret`, { grace_period_s: Number(grace) })));
+  const enableTranscripts = useAction(async () => setDep(await post<Deployment>(path`/api/v1/deployments/${id}/transcript-hook/enable`)));
   if (loaded.error) return <ErrorNote error={loaded.error} />;
   if (!dep) return <Loading what="the deployment" />;
   return (

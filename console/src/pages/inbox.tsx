@@ -1,6 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { onActivity } from '../activity';
-import { get, list, post } from '../api';
+import { get, list, post, path } from '../api';
 import { type Handoff, inboxOrder, transcriptOf, waitingTurnsOf, withEvents } from '../inbox';
 import { when } from '../logic';
 import type { Conversation, ConversationDetail, StoredEvent } from '../types';
@@ -12,8 +12,8 @@ const NAME_KEY = 'concierge.person-name';
 /** The open conversations: those needing a person (at most 100) and the 100 most recent, once each. */
 async function loadOpen(): Promise<Conversation[]> {
   const [needing, recent] = await Promise.all([
-    list<Conversation>('/api/v1/conversations?status=open&needs_person=true&per_page=100'),
-    list<Conversation>('/api/v1/conversations?status=open&per_page=100'),
+    list<Conversation>(path`/api/v1/conversations?status=open&needs_person=true&per_page=100`),
+    list<Conversation>(path`/api/v1/conversations?status=open&per_page=100`),
   ]);
   const byId = new Map([...needing.data, ...recent.data].map((c) => [c.id, c]));
   return inboxOrder([...byId.values()]);
@@ -44,7 +44,7 @@ function ConversationItem({ c, current }: { c: Conversation; current: boolean })
 
 /** One open conversation, live: its transcript, and a person's controls (take over, answer, write, release). */
 function InboxConversation({ id }: { id: string }) {
-  const loaded = useLoad(() => get<ConversationDetail>(`/api/v1/conversations/${id}`), [id]);
+  const loaded = useLoad(() => get<ConversationDetail>(path`/api/v1/conversations/${id}`), [id]);
   const [events, setEvents] = useState<StoredEvent[]>([]);
   const [handling, setHandling] = useState<Handling>();
   const [name, setName] = useState(() => localStorage.getItem(NAME_KEY) ?? '');
@@ -68,21 +68,20 @@ function InboxConversation({ id }: { id: string }) {
     [id],
   );
 
-  const path = `/api/v1/conversations/${id}`;
   const named = () => {
     const trimmed = name.trim();
     if (!trimmed) throw new Error('Type your name first: visitors see it beside your words.');
     localStorage.setItem(NAME_KEY, trimmed);
     return trimmed;
   };
-  const takeOver = useAction(async () => setHandling(handlingOf(await post<Conversation>(`${path}/takeover`, { name: named() }))));
-  const release = useAction(async () => setHandling(handlingOf(await post<Conversation>(`${path}/release`))));
+  const takeOver = useAction(async () => setHandling(handlingOf(await post<Conversation>(path`/api/v1/conversations/${id}/takeover`, { name: named() }))));
+  const release = useAction(async () => setHandling(handlingOf(await post<Conversation>(path`/api/v1/conversations/${id}/release`))));
   const write = useAction(async () => {
-    await post<Conversation>(`${path}/messages`, { text: message, name: named() });
+    await post<Conversation>(path`/api/v1/conversations/${id}/messages`, { text: message, name: named() });
     setMessage('');
   });
   const answer = useAction(async (turnId: string) => {
-    await post(`${path}/turns/${turnId}/reply`, { reply_text: answers[turnId] ?? '' });
+    await post(path`/api/v1/conversations/${id}/turns/${turnId}/reply`, { reply_text: answers[turnId] ?? '' });
     setAnswers((all) => ({ ...all, [turnId]: '' }));
   });
 

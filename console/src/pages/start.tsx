@@ -1,18 +1,18 @@
-import { list } from '../api';
+import { type ApiPath, list, path } from '../api';
 import { checklist } from '../logic';
 import { ErrorNote, Loading, Title, useLoad } from '../ui';
 
-const count = async (path: string) => (await list(path)).meta.total_count;
+const count = async (to: ApiPath) => (await list(to)).meta.total_count;
 
 export function GettingStarted() {
   const facts = useLoad(async () => {
     const [agents, published, deployments, tests, active, conversations] = await Promise.all([
-      count('/api/v1/agents?per_page=1'),
-      count('/api/v1/agents?per_page=1&status=published'),
-      count('/api/v1/deployments?per_page=1'),
-      count('/api/v1/deliveries?per_page=1&kind=test'),
-      count('/api/v1/deployments?per_page=1&status=active'),
-      count('/api/v1/conversations?per_page=1'),
+      count(path`/api/v1/agents?per_page=1`),
+      count(path`/api/v1/agents?per_page=1&status=published`),
+      count(path`/api/v1/deployments?per_page=1`),
+      count(path`/api/v1/deliveries?per_page=1&kind=test`),
+      count(path`/api/v1/deployments?per_page=1&status=active`),
+      count(path`/api/v1/conversations?per_page=1`),
     ]);
     return { agents, published, deployments, tests, active, conversations };
   }, []);

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { list, post } from '../api';
+import { list, post, path } from '../api';
 import type { Deployment, PreviewToken } from '../types';
 import { DeploymentOptions, Empty, ErrorNote, Loading, LocaleOptions, Title, useLoad } from '../ui';
 import { loadConversation, Timeline } from './conversations';
@@ -41,7 +41,7 @@ function LiveTimeline({ conversationId }: { conversationId: string }) {
 
 /** `locale`: the widget's words in it (a preview of that locale); without it, the browser's languages choose. */
 export function TryIt({ deploymentId, locale }: { deploymentId: string | undefined; locale: string | undefined }) {
-  const active = useLoad(() => list<Deployment>('/api/v1/deployments?status=active&per_page=100'), []);
+  const active = useLoad(() => list<Deployment>(path`/api/v1/deployments?status=active&per_page=100`), []);
   const chosen = deploymentId ?? active.data?.data[0]?.id;
   const [conversationId, setConversationId] = useState<string>();
   const [error, setError] = useState<unknown>();
@@ -51,7 +51,7 @@ export function TryIt({ deploymentId, locale }: { deploymentId: string | undefin
     setConversationId(undefined);
     loadWidget().then((w) => {
       widget = w;
-      const getToken = async () => (await post<PreviewToken>(`/api/v1/deployments/${chosen}/preview-token`)).token;
+      const getToken = async () => (await post<PreviewToken>(path`/api/v1/deployments/${chosen}/preview-token`)).token;
       w.init({ deploymentId: chosen, open: true, getToken, ...(locale ? { locale } : {}) });
       w.on('ready', (e) => setConversationId(e.conversationId));
     }, setError);
