@@ -16,9 +16,10 @@ export const deploymentStatuses = ['inactive', 'active'] as const;
 const httpUrl = z
   .url({ protocol: /^https?$/ })
   .max(2048)
+  // zod runs a refinement even after `.url()` has refused the value (`""` among others), so it parses safely.
   .refine((value) => {
-    const url = new URL(value);
-    return !url.username && !url.password;
+    const url = URL.parse(value);
+    return !url || (!url.username && !url.password);
   }, 'must not carry a user name or password (user:pass@): the signature authenticates the call; put a token in the path if you need one');
 
 const origin = z
@@ -26,12 +27,8 @@ const origin = z
   .max(300)
   .refine(
     (value) => {
-      try {
-        const url = new URL(value);
-        return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value;
-      } catch {
-        return false;
-      }
+      const url = URL.parse(value);
+      return !!url && (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value;
     },
     { message: 'must be an origin such as https://example.com (scheme, host and optional port, no path)' },
   );
