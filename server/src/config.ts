@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { type AllowedHost, parseAllowedHosts } from './concierge/egress.js';
+import { LOOPBACK_PROXIES, type ProxyTrust, parseTrustedProxies } from './http/client-address.js';
 
 const port = z.coerce.number().int().min(0).max(65535);
 
@@ -20,6 +21,7 @@ const envSchema = z.object({
   NEW_CONVERSATIONS_PER_SUB: z.coerce.number().int().min(1).max(100_000).default(10),
   REPLY_SIGNATURE_FAILURES_PER_MINUTE: z.coerce.number().int().min(1).max(1_000_000).default(20),
   TRUST_PROXY: z.coerce.number().int().min(0).max(10).default(0),
+  TRUSTED_PROXIES: z.string().max(4000).default(LOOPBACK_PROXIES),
   CONVERSATION_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
   DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
   METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
@@ -56,8 +58,11 @@ export interface Config {
   readonly newConversationsPerSub: number;
   /** Badly signed replies one client address may send per minute; past it each badly signed one is 429 until the minute ends. */
   readonly replySignatureFailuresPerMinute: number;
-  /** Proxy hops in front of the service whose X-Forwarded-For is believed (0: the socket's address is the client's). */
-  readonly trustProxyHops: number;
+  /**
+   * Proxy hops in front of the service whose X-Forwarded-For is believed (0: the socket's address
+   * is the client's), each only from an address of TRUSTED_PROXIES.
+   */
+  readonly trustProxy: ProxyTrust;
   /** Days an ended conversation is kept after its last change (0: forever). */
   readonly conversationRetentionDays: number;
   /** Days a delivered transcript event is kept (0: forever). */
@@ -91,8 +96,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ? { engine: e.SPEECH_TO_TEXT }
       : undefined;
   let hookAllowedHosts: AllowedHost[];
+  let trustProxy: ProxyTrust;
   try {
     hookAllowedHosts = parseAllowedHosts(e.HOOK_ALLOWED_HOSTS ?? '');
+    trustProxy = { hops: e.TRUST_PROXY, proxies: parseTrustedProxies(e.TRUSTED_PROXIES) };
   } catch (err) {
     throw new ConfigError(`Invalid configuration:\n  ${(err as Error).message}`);
   }
@@ -108,7 +115,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     preHelloSocketsPerAddress: e.PREHELLO_SOCKETS_PER_ADDRESS,
     newConversationsPerSub: e.NEW_CONVERSATIONS_PER_SUB,
     replySignatureFailuresPerMinute: e.REPLY_SIGNATURE_FAILURES_PER_MINUTE,
-    trustProxyHops: e.TRUST_PROXY,
+    trustProxy,
     conversationRetentionDays: e.CONVERSATION_RETENTION_DAYS,
     deliveryRetentionDays: e.DELIVERY_RETENTION_DAYS,
     metricsToken: e.METRICS_TOKEN,

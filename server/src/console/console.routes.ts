@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { clientAddress } from '../http/client-address.js';
+import { clientAddress, type ProxyTrust } from '../http/client-address.js';
 import { clearedSessionCookie, readCookie, SESSION_COOKIE, sessionCookie } from '../http/console-cookie.js';
 import type { PublicAddress } from '../http/public-address.js';
 import { type RouteDef, defineRoute } from '../http/route.js';
@@ -9,7 +9,7 @@ export interface ConsoleRouteDeps {
   accounts: ConsoleAccounts;
   /** The cookie gets `Secure` when the service is reached over https. */
   address: PublicAddress;
-  trustProxyHops: number;
+  trustProxy: ProxyTrust;
 }
 
 const password = z.string().max(1024);
@@ -26,7 +26,7 @@ export const consoleUserSchema = z
 const cookieHeader = { 'Set-Cookie': 'concierge_session: HttpOnly, SameSite=Strict, Path=/ (Secure over https); 12 h absolute, 2 h idle' };
 
 /** Sign-in, sign-out and the welcome link's first password (README, The console). */
-export function consoleRoutes({ accounts, address, trustProxyHops }: ConsoleRouteDeps): RouteDef[] {
+export function consoleRoutes({ accounts, address, trustProxy }: ConsoleRouteDeps): RouteDef[] {
   const secure = address.https;
   const signedIn = (token: string) => ({ data: null, headers: { 'Set-Cookie': sessionCookie(token, secure) } });
   return [
@@ -40,7 +40,7 @@ export function consoleRoutes({ accounts, address, trustProxyHops }: ConsoleRout
       body: signInBody,
       errors: ['unauthorized', 'rate_limited'],
       success: { status: 204, description: 'Signed in: the session cookie is set', data: z.null(), empty: true, headers: cookieHeader },
-      handler: async ({ body, req }) => signedIn(await accounts.signIn(body.email, body.password, clientAddress(req, trustProxyHops))),
+      handler: async ({ body, req }) => signedIn(await accounts.signIn(body.email, body.password, clientAddress(req, trustProxy))),
     }),
     defineRoute({
       method: 'get',

@@ -4,7 +4,7 @@ import { UNMATCHED_ROUTE, type UsageRecorder } from '../api-keys/usage.recorder.
 import type { ConsoleAccounts } from '../console/console-accounts.js';
 import { AppError } from '../errors.js';
 import { WindowCounter } from '../shared/window-counter.js';
-import { clientAddress, limitAddressOf } from './client-address.js';
+import { clientAddress, limitAddressOf, type ProxyTrust } from './client-address.js';
 import { CONSOLE_HEADER, readCookie, SESSION_COOKIE } from './console-cookie.js';
 import type { Middleware, RouteRequest } from './exchange.js';
 import type { PublicAddress } from './public-address.js';
@@ -80,11 +80,11 @@ export const requirePrincipal: Middleware = (_req, res, next) => {
  * minute from its first, with the IETF draft's RateLimit-* headers on every answer; unknown
  * callers are counted per client address.
  */
-export function perKeyRateLimit(limitPerMinute: number, trustProxyHops: number): Middleware {
+export function perKeyRateLimit(limitPerMinute: number, trustProxy: ProxyTrust): Middleware {
   const windows = new WindowCounter(limitPerMinute);
   return (req, res, next) => {
     const now = Date.now();
-    const key = limitKeyOf(res.locals.principal) ?? `ip:${limitAddressOf(clientAddress(req, trustProxyHops))}`;
+    const key = limitKeyOf(res.locals.principal) ?? `ip:${limitAddressOf(clientAddress(req, trustProxy))}`;
     const { count, endsAt } = windows.record(key, now);
     const resetS = Math.max(1, Math.ceil((endsAt - now) / 1000));
     res.setHeader('RateLimit-Policy', `${limitPerMinute};w=${windows.windowMs / 1000}`);

@@ -60,6 +60,14 @@ describe('connection limits', () => {
     expect(await silent(service, deploymentId, { 'x-forwarded-for': '1.2.3.4, 203.0.113.7' })).toBe('HTTP 429');
   });
 
+  it('behind TRUST_PROXY=1, believes X-Forwarded-For only from an address of TRUSTED_PROXIES', async () => {
+    // The test connects from 127.0.0.1, which this node does not count as its proxy.
+    const service = await serviceWith({ env: { TRUST_PROXY: '1', TRUSTED_PROXIES: '10.0.0.0/8, 2001:db8::/32' } });
+    const { deploymentId } = await deployment(service);
+    for (let i = 0; i < 20; i++) expect(await silent(service, deploymentId, { 'x-forwarded-for': `198.51.100.${i}` })).toBeInstanceOf(Widget);
+    expect(await silent(service, deploymentId, { 'x-forwarded-for': '198.51.100.99' })).toBe('HTTP 429');
+  });
+
   it('holds at most MAX_CONNECTIONS sockets: past it a new one is closed at once, and serving goes on', async () => {
     const service = await serviceWith({ env: { MAX_CONNECTIONS: '10' } });
     const { port } = new URL(service.url);

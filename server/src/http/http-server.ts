@@ -36,7 +36,7 @@ export interface HttpServerParts {
 }
 
 export interface HttpServerSettings {
-  config: Pick<Config, 'rateLimitPerMinute' | 'trustProxyHops' | 'maxConnections'>;
+  config: Pick<Config, 'rateLimitPerMinute' | 'trustProxy' | 'maxConnections'>;
   /** Slow-client limits (10 s each, 30 s for a stalled export: README, Security and The management API). */
   timeouts: { headersMs: number; bodyMs: number; streamStallMs: number };
   /** Where the built console is (default `console/dist`). */
@@ -54,7 +54,7 @@ export function httpServer(parts: HttpServerParts, settings: HttpServerSettings)
   const before = [requestId, accessLog(logger), requestMetrics(metrics)];
   const under = {
     '/console': [noStore],
-    '/api/v1': [noStore, resolvePrincipal(keys, usage, { accounts, address }), perKeyRateLimit(config.rateLimitPerMinute, config.trustProxyHops), requirePrincipal],
+    '/api/v1': [noStore, resolvePrincipal(keys, usage, { accounts, address }), perKeyRateLimit(config.rateLimitPerMinute, config.trustProxy), requirePrincipal],
   };
   const onError = errorHandler(logger, health);
   const streams = { stallMs: timeouts.streamStallMs, perCustomer: new PerKeyCap(EXPORTS_PER_CUSTOMER) };

@@ -2,7 +2,7 @@ import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import { AppError } from '../../errors.js';
-import { clientAddress } from '../../http/client-address.js';
+import { clientAddress, type ProxyTrust } from '../../http/client-address.js';
 import type { PublicAddress } from '../../http/public-address.js';
 import { PerKeyCap } from '../../shared/per-key-cap.js';
 import { Close, CloseReason } from '../protocol/close-codes.js';
@@ -23,7 +23,7 @@ export interface SessionGatewaySettings extends SessionSettings {
   /** Sockets one client address may hold open before `hello`. */
   preHelloSocketsPerAddress: number;
   /** Proxy hops whose X-Forwarded-For is believed (see {@link clientAddress}). */
-  trustProxyHops: number;
+  trustProxy: ProxyTrust;
   pingIntervalMs: number;
   maxSocketsPerConversation: number;
 }
@@ -66,7 +66,7 @@ export class SessionGateway {
     socket.on('error', () => socket.destroy());
     const match = PATH.exec((req.url ?? '').split('?', 1)[0]!);
     if (!match) return refuseUpgrade(socket, 404, 'Not Found');
-    const release = this.preHello.take(clientAddress(req, this.settings.trustProxyHops));
+    const release = this.preHello.take(clientAddress(req, this.settings.trustProxy));
     if (!release) return refuseUpgrade(socket, 429, 'Too Many Requests', 'Retry-After: 10\r\n');
     socket.once('close', release);
     this.upgrade(req, socket, head, match[1]!, release).catch((err) => {

@@ -1,5 +1,5 @@
 import { AppError } from '../../errors.js';
-import { clientAddress } from '../../http/client-address.js';
+import { clientAddress, type ProxyTrust } from '../../http/client-address.js';
 import { type RouteDef, defineRoute, validate } from '../../http/route.js';
 import { KiB, parseJson } from '../../http/raw-body.js';
 import { WindowCounter } from '../../shared/window-counter.js';
@@ -10,7 +10,7 @@ import type { ReplyService } from './reply.service.js';
 export interface ReplyLimits {
   /** Badly signed replies one client address may send per minute; then every badly signed one is 429 until the minute ends. */
   signatureFailuresPerMinute: number;
-  trustProxyHops: number;
+  trustProxy: ProxyTrust;
 }
 
 export function replyRoutes(replies: ReplyService, limits: ReplyLimits): RouteDef[] {
@@ -35,7 +35,7 @@ export function replyRoutes(replies: ReplyService, limits: ReplyLimits): RouteDe
         const dep = await replies.verifyReply(params.id, raw!, typeof signature === 'string' ? signature : undefined).catch((err: unknown) => {
           if (!(err instanceof AppError && err.code === 'invalid_signature')) throw err;
           // Guessing signatures is slowed down per address; a correctly signed reply is never limited.
-          const address = clientAddress(req, limits.trustProxyHops);
+          const address = clientAddress(req, limits.trustProxy);
           const blocked = failures.blockedFor(address);
           failures.record(address);
           if (!blocked) throw err;
