@@ -193,7 +193,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     widgetModuleRoute(),
     widgetLocaleRoute(),
     sdkRoute(),
-    metricsRoute(metrics, config.metricsToken),
+    metricsRoute(metrics, config.metricsToken, config.trustProxy),
   ];
   const timeouts = { headersMs: 10_000, bodyMs: 10_000, streamStallMs: 30_000, ...options.timeouts };
   const { server, served } = httpServer({ routes, logger, health, keys, usage, accounts: consoleAccounts, idempotency, address, metrics }, { config, timeouts, consoleDir: options.consoleDir });

@@ -24,7 +24,7 @@ const envSchema = z.object({
   TRUSTED_PROXIES: z.string().max(4000).default(LOOPBACK_PROXIES),
   CONVERSATION_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
   DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
-  METRICS_TOKEN: z.string().min(16, 'must be at least 16 characters').optional(),
+  METRICS_TOKEN: z.string().min(32, 'must be at least 32 characters (openssl rand -hex 32)').optional(),
   DRAIN_S: z.coerce.number().int().min(0).max(300).default(5),
   SPEECH_TO_TEXT: z.enum(['pocketsphinx']).optional(),
   SPEECH_TO_TEXT_URL: z.url({ protocol: /^https?$/ }).optional(),

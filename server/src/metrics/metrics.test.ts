@@ -50,12 +50,15 @@ describeEachStore('GET /metrics', (kind) => {
       'concierge_transcript_outbox_backlog',
       'concierge_transcript_outbox_oldest_age_seconds',
       'concierge_store_up',
-      'concierge_nodejs_eventloop_lag_seconds',
-      'concierge_process_cpu_seconds_total',
-      'concierge_process_resident_memory_bytes',
+      // prom-client's defaults under their standard names, where stock dashboards look for them.
+      'nodejs_eventloop_lag_seconds',
+      'process_cpu_seconds_total',
+      'process_resident_memory_bytes',
+      'nodejs_heap_size_used_bytes',
     ]) {
       expect(families[name], name).toBeDefined();
     }
+    expect(Object.keys(families).filter((name) => name.startsWith('concierge_process_') || name.startsWith('concierge_nodejs_'))).toEqual([]);
     expect(families.concierge_store_up!.metrics[0]!.value).toBe('1');
   });
 
@@ -75,6 +78,9 @@ describeEachStore('GET /metrics', (kind) => {
     // An id in the path is no label: the route's template is.
     for (const id of ['00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002']) expect((await api.get(`/api/v1/conversations/${id}`)).status).toBe(404);
     expect(await valueOf('concierge_http_requests_total', { route: '/api/v1/conversations/:id', method: 'GET', status: '404' })).toBe(before.requests + 2);
+    // The duration histogram is labelled by status too: the 404s are apart from the 200s. (The parser drops a histogram's labels, so the text is read.)
+    const text = await (await fetch(`${service.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
+    expect(text).toContain(`concierge_http_request_duration_seconds_count{route="/api/v1/conversations/:id",method="GET",status="404"} ${before.requests + 2}\n`);
 
     const widget = await Widget.open(service, deploymentId);
     const ready = await widget.hello(await mintToken(secret, deploymentId));
@@ -92,6 +98,31 @@ describeEachStore('GET /metrics', (kind) => {
     await waitFor(async () => (await valueOf('concierge_transcript_outbox_backlog')) > before.backlog);
     expect(await valueOf('concierge_transcript_outbox_oldest_age_seconds')).toBeGreaterThanOrEqual(0);
     widget.close();
+  });
+
+  // Last in this block: it leaves this address blocked for wrong tokens (the right one is never limited).
+  it('slows wrong tokens down per address: past 10 in a minute each is 429 with Retry-After, and the right token still scrapes', async () => {
+    const statuses: number[] = [];
+    let retryAfter: string | null = null;
+    for (let i = 0; i < 14; i++) {
+      const res = await fetch(`${service.url}/metrics`, { headers: { authorization: `Bearer guess-${i}` } });
+      statuses.push(res.status);
+      if (res.status === 429) {
+        retryAfter = res.headers.get('retry-after');
+        expect(((await res.json()) as { error: { code: string } }).error.code).toBe('rate_limited');
+      } else await res.body?.cancel();
+    }
+    // The first test of this block spent 3 of the 10.
+    expect(statuses).toEqual([...Array(7).fill(401), ...Array(7).fill(429)]);
+    expect(Number(retryAfter)).toBeGreaterThan(0);
+    expect(Number(retryAfter)).toBeLessThanOrEqual(60);
+    await scrape();
+  });
+});
+
+describe('METRICS_TOKEN', () => {
+  it('is refused at start when shorter than 32 characters', async () => {
+    await expect(startService('sqlite', { env: { METRICS_TOKEN: 'short-token-0123456789' } })).rejects.toThrow('METRICS_TOKEN: must be at least 32 characters');
   });
 });
 

@@ -21,7 +21,7 @@ const REPLY_SECONDS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900];
 export class ServiceMetrics {
   readonly registry = new Registry();
   readonly #requests = new Counter({ name: 'concierge_http_requests_total', help: 'HTTP requests by route template, method and status', labelNames: ['route', 'method', 'status'] as const, registers: [this.registry] });
-  readonly #requestSeconds = new Histogram({ name: 'concierge_http_request_duration_seconds', help: 'HTTP request duration by route template and method', labelNames: ['route', 'method'] as const, buckets: SECONDS, registers: [this.registry] });
+  readonly #requestSeconds = new Histogram({ name: 'concierge_http_request_duration_seconds', help: 'HTTP request duration by route template, method and status', labelNames: ['route', 'method', 'status'] as const, buckets: SECONDS, registers: [this.registry] });
   readonly #turns = new Counter({ name: 'concierge_turns_total', help: 'Turns by outcome: accepted, resolved, or the reason they failed', labelNames: ['outcome'] as const, registers: [this.registry] });
   readonly #hookSeconds = new Histogram({ name: 'concierge_hook_call_duration_seconds', help: "Each attempt of a turn's hook call", buckets: SECONDS, registers: [this.registry] });
   readonly #replySeconds = new Histogram({ name: 'concierge_reply_latency_seconds', help: 'From a turn accepted to its reply', buckets: REPLY_SECONDS, registers: [this.registry] });
@@ -50,13 +50,15 @@ export class ServiceMetrics {
         this.set(outbox.oldestAgeS);
       },
     });
-    collectDefaultMetrics({ register: this.registry, prefix: 'concierge_' });
+    // Under their standard names (process_cpu_seconds_total, nodejs_eventloop_lag_seconds, ...), where stock dashboards look.
+    collectDefaultMetrics({ register: this.registry });
   }
 
   /** One HTTP request as it finished: its route's template, or a fixed label where none matched. */
   request(route: string, method: string, status: number, seconds: number): void {
-    this.#requests.inc({ route, method, status: String(status) });
-    this.#requestSeconds.observe({ route, method }, seconds);
+    const labels = { route, method, status: String(status) };
+    this.#requests.inc(labels);
+    this.#requestSeconds.observe(labels, seconds);
   }
 
   /** What committed: the turns' outcomes, hook attempts and reply latency it counted. */

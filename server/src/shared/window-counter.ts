@@ -21,6 +21,16 @@ export class WindowCounter {
     return window && window.count >= this.limit ? Math.ceil((window.endsAt - now) / 1000) : 0;
   }
 
+  /**
+   * Counts one failure for `key` and says whether it came while the key was already blocked: the
+   * whole seconds left (for `Retry-After`), or 0 when this one is still within the limit.
+   */
+  refuse(key: string, now = Date.now()): number {
+    const blocked = this.blockedFor(key, now);
+    this.record(key, now);
+    return blocked;
+  }
+
   /** Counts one for `key` and says where its window stands: `count` includes this one. */
   record(key: string, now = Date.now()): { count: number; endsAt: number } {
     const window = this.#windows.get(key, now);

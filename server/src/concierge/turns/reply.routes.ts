@@ -36,8 +36,7 @@ export function replyRoutes(replies: ReplyService, limits: ReplyLimits): RouteDe
           if (!(err instanceof AppError && err.code === 'invalid_signature')) throw err;
           // Guessing signatures is slowed down per address; a correctly signed reply is never limited.
           const address = clientAddress(req, limits.trustProxy);
-          const blocked = failures.blockedFor(address);
-          failures.record(address);
+          const blocked = failures.refuse(address);
           if (!blocked) throw err;
           throw new AppError('rate_limited', `More than ${limits.signatureFailuresPerMinute} badly signed replies from this address in a minute; retry after the time in Retry-After`, undefined, blocked);
         });
