@@ -271,6 +271,16 @@ function fixFor(refusal: Diagnostics['refused'][number], dep: Deployment): strin
   return fixes[refusal.cause ?? 'claims'];
 }
 
+/** Says how many entries a list leaves out: the service answers with the most frequent ones only. */
+function More({ shown, total, what }: { shown: number; total: number; what: string }) {
+  if (total <= shown) return null;
+  return (
+    <p class="muted">
+      The {shown} most frequent of {total} {what}. Past 100 a day, new ones are counted together as (other).
+    </p>
+  );
+}
+
 /** Where the widget opened sessions in the last 7 days, and what was refused, each with its fix. */
 function InstallDiagnostics({ dep }: { dep: Deployment }) {
   const loaded = useLoad(() => get<Diagnostics>(path`/api/v1/deployments/${dep.id}/diagnostics`), [dep.id]);
@@ -292,6 +302,7 @@ function InstallDiagnostics({ dep }: { dep: Deployment }) {
                   </li>
                 ))}
               </ul>
+              <More shown={d.origins.length} total={d.origins_total} what="origins" />
             </>
           )}
           {d.refused.length > 0 && (
@@ -308,6 +319,7 @@ function InstallDiagnostics({ dep }: { dep: Deployment }) {
                   </li>
                 ))}
               </ul>
+              <More shown={d.refused.length} total={d.refused_total} what="refusals" />
             </>
           )}
           <button type="button" class="small" onClick={loaded.reload}>

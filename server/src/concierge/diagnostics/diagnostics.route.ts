@@ -7,7 +7,8 @@ import type { InstallDiagnostics } from './install-diagnostics.js';
 
 export const diagnosticsSchema = z
   .object({
-    origins: z.object({ origin: z.string().meta({ description: 'Empty when the page sent no Origin' }), sessions: z.number().int(), last_seen_at: timestamp }).array().meta({ description: 'The origins whose pages opened sessions, most first' }),
+    origins: z.object({ origin: z.string().meta({ description: 'Empty when the page sent no Origin' }), sessions: z.number().int(), last_seen_at: timestamp }).array().meta({ description: 'The origins whose pages opened sessions, most first (at most 50; past 100 distinct origins a day, new ones are counted as `(other)`)' }),
+    origins_total: z.number().int().meta({ description: 'How many distinct origins there are in all' }),
     refused: z
       .object({
         reason: z.enum(refusalReasons),
@@ -17,7 +18,8 @@ export const diagnosticsSchema = z
         last_at: timestamp,
       })
       .array()
-      .meta({ description: 'Refused upgrades and hellos, most first' }),
+      .meta({ description: 'Refused upgrades and hellos, most first (at most 50)' }),
+    refused_total: z.number().int().meta({ description: 'How many distinct refusals there are in all' }),
     last_session_at: timestamp.nullable(),
   })
   .meta({ id: 'InstallDiagnostics' });

@@ -2,7 +2,8 @@ import { sql } from 'kysely';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createLogger } from '../../logger.js';
 import { StoreHealth } from '../../store/store-health.js';
-import { InstallDiagnostics } from './install-diagnostics.js';
+import { isoIn } from '../../shared/time.js';
+import { DETAILS_PER_DAY, InstallDiagnostics, LISTED, OTHER } from './install-diagnostics.js';
 import { deploy, mintToken, Widget } from '../../../test/concierge-kit.js';
 import { describeEachStore, expectError, startService, type TestService } from '../../../test/harness.js';
 
@@ -70,5 +71,37 @@ describeEachStore('install diagnostics', (kind) => {
     await sql`alter table deployment_diagnostics_away rename to deployment_diagnostics`.execute(db);
     expect((await diagnostics.read(deploymentId)).refused).toEqual([{ reason: 'deployment_inactive', origin: null, cause: null, count: 3, last_at: expect.any(String) }]);
   });
-});
 
+  it('keeps at most 100 distinct origins a deployment a day across writes, counts the rest as (other), and lists the top 50 with totals', async () => {
+    const { api, deploymentId } = await deploy(service, { hook_url: 'https://hooks.example/turn' });
+    const { db } = service.app.store;
+    const diagnostics = new InstallDiagnostics({ db, health: new StoreHealth({ ping: async () => {}, logger: createLogger('silent') }) });
+    // Three writes of 150 made-up origins each: the cap holds across them, not per write.
+    for (let round = 0; round < 3; round++) {
+      for (let i = 0; i < 150; i++) diagnostics.refused(deploymentId, 'origin_not_allowed', `https://made-up-${round}-${i}.example`);
+      await diagnostics.read(deploymentId);
+    }
+    const rows = await db.selectFrom('deployment_diagnostics').select(['detail', 'count']).where('deployment_id', '=', deploymentId).execute();
+    expect(rows).toHaveLength(DETAILS_PER_DAY + 1);
+    expect(rows.find((r) => r.detail === OTHER)?.count).toBe(450 - DETAILS_PER_DAY);
+    expect(rows.reduce((sum, r) => sum + r.count, 0)).toBe(450);
+
+    const res = await api.get(`/api/v1/deployments/${deploymentId}/diagnostics`);
+    expect(res.body.data.refused).toHaveLength(LISTED);
+    expect(res.body.data.refused_total).toBe(DETAILS_PER_DAY + 1);
+    expect(res.body.data.refused[0]).toMatchObject({ reason: 'origin_not_allowed', origin: OTHER, count: 350 });
+    expect(res.body.data).toMatchObject({ origins: [], origins_total: 0, last_session_at: null });
+  });
+
+  it('purges days older than seven', async () => {
+    const { deploymentId } = await deploy(service, { hook_url: 'https://hooks.example/turn' });
+    const { db } = service.app.store;
+    const day = (daysAgo: number) => isoIn(-daysAgo * 86_400_000).slice(0, 10);
+    const row = (daysAgo: number) => ({ deployment_id: deploymentId, day: day(daysAgo), kind: 'seen' as const, reason: '', detail: 'https://hotel.example', count: 1, last_at: isoIn(-daysAgo * 86_400_000) });
+    await db.insertInto('deployment_diagnostics').values([row(9), row(8), row(6), row(0)]).execute();
+    const diagnostics = new InstallDiagnostics({ db, health: new StoreHealth({ ping: async () => {}, logger: createLogger('silent') }) });
+    expect((await diagnostics.read(deploymentId)).origins).toEqual([{ origin: 'https://hotel.example', sessions: 2, last_seen_at: expect.any(String) }]);
+    const days = (await db.selectFrom('deployment_diagnostics').select('day').where('deployment_id', '=', deploymentId).orderBy('day').execute()).map((r) => r.day);
+    expect(days).toEqual([day(6), day(0)]);
+  });
+});

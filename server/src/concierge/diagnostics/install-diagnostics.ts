@@ -2,20 +2,26 @@ import { BackgroundLoop } from '../../shared/background-loop.js';
 import { isoIn, isoNow } from '../../shared/time.js';
 import type { Db } from '../../store/database.js';
 import type { StoreHealth } from '../../store/store-health.js';
-import { addDiagnostics, diagnosticsSince } from './diagnostics.repository.js';
+import { addCount, addDiagnostics, deleteDiagnosticsBefore, diagnosticsSince, rowKey } from './diagnostics.repository.js';
 import type { DeploymentDiagnosticTable, RefusalReason, TokenCause } from './diagnostics.table.js';
 
 const FLUSH_INTERVAL_MS = 5_000;
-/** Distinct origins or causes kept per deployment between two writes; the rest count as one: a flood of made-up origins costs nothing. */
-const DETAILS_PER_DEPLOYMENT = 100;
-const OTHER = '(other)';
+const PURGE_INTERVAL_MS = 3_600_000;
+/**
+ * Distinct origins or causes a deployment keeps a day (in memory between two writes, and in the
+ * store); past them each new one is counted as `(other)`: a flood of made-up origins costs nothing.
+ */
+export const DETAILS_PER_DAY = 100;
+export const OTHER = '(other)';
+/** Entries of each list the route answers with, most first; the totals say how many there are. */
+export const LISTED = 50;
 const DAYS = 7;
-
-const keyOf = (row: Pick<DeploymentDiagnosticTable, 'deployment_id' | 'day' | 'kind' | 'reason' | 'detail'>): string => `${row.deployment_id}\n${row.day}\n${row.kind}\n${row.reason}\n${row.detail}`;
 
 export interface Diagnostics {
   origins: { origin: string; sessions: number; last_seen_at: string }[];
+  origins_total: number;
   refused: { reason: RefusalReason; origin: string | null; cause: TokenCause | null; count: number; last_at: string }[];
+  refused_total: number;
   last_session_at: string | null;
 }
 
@@ -28,9 +34,14 @@ export class InstallDiagnostics {
   #pending = new Map<string, DeploymentDiagnosticTable>();
   readonly #details = new Map<string, number>();
   readonly #flushing: BackgroundLoop;
+  #purgedAt = 0;
 
   constructor(private readonly parts: { db: Db; health: StoreHealth }) {
-    this.#flushing = new BackgroundLoop({ what: 'diagnostics flush', pass: () => this.#write(), health: parts.health }, { everyMs: FLUSH_INTERVAL_MS });
+    const pass = async () => {
+      await this.#write();
+      await this.#purge();
+    };
+    this.#flushing = new BackgroundLoop({ what: 'diagnostics flush', pass, health: parts.health }, { everyMs: FLUSH_INTERVAL_MS });
   }
 
   start(): void {
@@ -66,10 +77,12 @@ export class InstallDiagnostics {
     }
     const all = [...merged.values()].sort((a, b) => b.count - a.count);
     const seen = all.filter((r) => r.kind === 'seen');
+    const refused = all.filter((r) => r.kind === 'refused');
     return {
-      origins: seen.map((r) => ({ origin: r.detail, sessions: r.count, last_seen_at: r.last_at })),
-      refused: all
-        .filter((r) => r.kind === 'refused')
+      origins: seen.slice(0, LISTED).map((r) => ({ origin: r.detail, sessions: r.count, last_seen_at: r.last_at })),
+      origins_total: seen.length,
+      refused: refused
+        .slice(0, LISTED)
         .map((r) => ({
           reason: r.reason as RefusalReason,
           origin: r.reason === 'origin_not_allowed' ? r.detail : null,
@@ -77,6 +90,7 @@ export class InstallDiagnostics {
           count: r.count,
           last_at: r.last_at,
         })),
+      refused_total: refused.length,
       last_session_at: seen.reduce<string | null>((last, r) => (!last || r.last_at > last ? r.last_at : last), null),
     };
   }
@@ -85,20 +99,12 @@ export class InstallDiagnostics {
     const now = isoNow();
     const day = now.slice(0, 10);
     const counted = { deployment_id: deploymentId, day, kind, reason, detail: given.slice(0, 200), count: 1, last_at: now };
-    if (!this.#pending.has(keyOf(counted))) {
+    if (!this.#pending.has(rowKey(counted))) {
       const kept = this.#details.get(deploymentId) ?? 0;
-      if (kept >= DETAILS_PER_DEPLOYMENT) counted.detail = OTHER;
+      if (kept >= DETAILS_PER_DAY) counted.detail = OTHER;
       else this.#details.set(deploymentId, kept + 1);
     }
-    this.#add(counted);
-  }
-
-  /** Adds a row's count to the pending one of its key. */
-  #add(row: DeploymentDiagnosticTable): void {
-    const pending = this.#pending.get(keyOf(row));
-    if (!pending) return void this.#pending.set(keyOf(row), { ...row });
-    pending.count += row.count;
-    if (row.last_at > pending.last_at) pending.last_at = row.last_at;
+    addCount(this.#pending, counted);
   }
 
   async #write(): Promise<void> {
@@ -107,11 +113,18 @@ export class InstallDiagnostics {
     this.#pending = new Map();
     this.#details.clear();
     try {
-      await addDiagnostics(this.parts.db, rows);
+      await addDiagnostics(this.parts.db, rows, { distinctPerDay: DETAILS_PER_DAY, other: OTHER });
     } catch (err) {
       // Kept for the next write rather than lost, added to what was counted meanwhile.
-      for (const row of rows) this.#add(row);
+      for (const row of rows) addCount(this.#pending, row);
       throw err;
     }
+  }
+
+  /** Days older than the seven the route speaks of go, checked once an hour. */
+  async #purge(now = Date.now()): Promise<void> {
+    if (now - this.#purgedAt < PURGE_INTERVAL_MS) return;
+    await deleteDiagnosticsBefore(this.parts.db, isoIn(-DAYS * 86_400_000).slice(0, 10));
+    this.#purgedAt = now;
   }
 }
