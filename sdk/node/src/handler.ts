@@ -3,7 +3,7 @@ import { ConciergeClient } from './client.js';
 import { type DeliveryStore, type HookResponse, MemoryDeliveryStore } from './deliveries.js';
 import { HookVerificationError } from './errors.js';
 import type { HookAnswer, TranscriptEvent, TurnHook } from './events.js';
-import { type HeaderSource, isTurnHook, verifyHook } from './signatures.js';
+import { checkSecrets, type HeaderSource, isTurnHook, type VerifyOptions, verifyHook } from './signatures.js';
 
 /**
  * What your `onTurn` gives back:
@@ -26,6 +26,8 @@ export interface HookHandlerOptions {
   /** Where answered deliveries are remembered (default: in memory). */
   store?: DeliveryStore;
   toleranceSeconds?: number;
+  /** See {@link VerifyOptions.allowServiceSignatureAlone} (default: false). */
+  allowServiceSignatureAlone?: boolean;
   /** A reply streamed after the `202` that failed, or your function throwing (default: `console.error`). */
   onError?: (error: unknown) => void;
 }
@@ -43,8 +45,17 @@ const isStream = (answer: TurnAnswer): answer is AsyncIterable<string> => typeof
  * function, and say what to answer. {@link nodeHandler} and {@link fetchHandler} put it on a server.
  */
 export function createHookHandler(options: HookHandlerOptions): { handle(rawBody: string | Uint8Array, headers: HeaderSource): Promise<HookResponse> } {
-  const secrets = (typeof options.secrets === 'string' ? [options.secrets] : [...options.secrets]).filter((secret) => secret);
-  if (secrets.length === 0) throw new TypeError("createHookHandler: `secrets` must hold the deployment's signing secret");
+  let secrets: string[];
+  try {
+    // A secret missing or too short to be one is refused when the handler is made, not at the first call.
+    secrets = checkSecrets(options.secrets);
+  } catch (err) {
+    throw new TypeError(`createHookHandler: ${err instanceof HookVerificationError && err.code === 'no_secret' ? "`secrets` must hold the deployment's signing secret" : (err as Error).message}`);
+  }
+  const verifying: VerifyOptions = {
+    ...(options.toleranceSeconds === undefined ? {} : { toleranceSeconds: options.toleranceSeconds }),
+    ...(options.allowServiceSignatureAlone ? { allowServiceSignatureAlone: true } : {}),
+  };
   const client = options.client ?? new ConciergeClient({ secret: secrets[0] });
   const store = options.store ?? new MemoryDeliveryStore();
   const onError = options.onError ?? logError;
@@ -73,7 +84,7 @@ export function createHookHandler(options: HookHandlerOptions): { handle(rawBody
     async handle(rawBody, headers) {
       let event: TurnHook | TranscriptEvent;
       try {
-        event = verifyHook(rawBody, headers, secrets, options.toleranceSeconds === undefined ? {} : { toleranceSeconds: options.toleranceSeconds });
+        event = verifyHook(rawBody, headers, secrets, verifying);
       } catch (err) {
         if (!(err instanceof HookVerificationError)) throw err;
         return respond(err.code === 'invalid_body' ? 400 : 401, { error: err.code, message: err.message });

@@ -13,12 +13,21 @@ export interface VerifyOptions {
   toleranceSeconds?: number;
   /** The time to check against (tests). */
   now?: Date;
+  /**
+   * Accept a turn hook signed with `X-Service-Signature` alone, dated by its signed `sent_at`, when
+   * something between the service and you strips the `webhook-*` headers (default: false). A
+   * transcript event always needs the Standard Webhooks headers: its body carries no send time, so
+   * without them a recorded one could be replayed for ever.
+   */
+  allowServiceSignatureAlone?: boolean;
 }
 
 const DEFAULT_TOLERANCE_S = 300;
 const SECRET_PREFIX = 'whsec_';
 const HEX_SIGNATURE = /^sha256=([0-9a-f]{64})$/;
 const DIGEST_BYTES = 32;
+/** The shortest key a secret may give (Standard Webhooks: 24 to 64 bytes); the service's give 30. */
+const MIN_KEY_BYTES = 24;
 
 /** The two keys a signing secret gives: its UTF-8 bytes (`X-Service-Signature`) and its base64 decoding (Standard Webhooks). */
 interface Keys {
@@ -32,6 +41,8 @@ function keysOf(secret: string): Keys {
   if (!keys) {
     const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
     keys = { text: Buffer.from(secret, 'utf8'), standard: Buffer.from(encoded, 'base64') };
+    // `whsec_` alone, or a few characters, would make a key anyone can guess.
+    if (keys.standard.length < MIN_KEY_BYTES) throw new HookVerificationError('invalid_secret', `A signing secret must be whsec_ and at least ${MIN_KEY_BYTES} bytes in base64: pass the deployment's signing_secret as the service showed it`);
     if (keyCache.size > 64) keyCache.clear();
     keyCache.set(secret, keys);
   }
@@ -99,30 +110,41 @@ function parse(body: Buffer): HookEvent {
   return value as HookEvent;
 }
 
+/** The secrets given, each checked to make a key of at least 24 bytes; throws `no_secret` or `invalid_secret`. */
+export function checkSecrets(secrets: string | readonly string[]): string[] {
+  const keys = (typeof secrets === 'string' ? [secrets] : secrets).filter((s) => s.length > 0);
+  if (keys.length === 0) throw new HookVerificationError('no_secret', "No signing secret given: pass the deployment's signing_secret");
+  for (const key of keys) keysOf(key);
+  return keys;
+}
+
 /**
  * Checks that a call to your server came from Concierge, on the exact bytes received (read the raw
- * body before any JSON parsing), and returns what it carries. The Standard Webhooks headers are
- * checked when present (their timestamp within the tolerance), else `X-Service-Signature` (then a
- * turn hook's `sent_at` must be within the tolerance). `secrets` is the deployment's signing secret,
- * or several while a rotation's grace period lasts. Throws {@link HookVerificationError}.
+ * body before any JSON parsing), and returns what it carries. The Standard Webhooks headers
+ * (`webhook-id`, `webhook-timestamp`, `webhook-signature`) are required and their timestamp must be
+ * within the tolerance; with `allowServiceSignatureAlone`, a turn hook may come with
+ * `X-Service-Signature` alone, its signed `sent_at` within the tolerance. `secrets` is the
+ * deployment's signing secret, or several while a rotation's grace period lasts. Throws
+ * {@link HookVerificationError}.
  */
 export function verifyHook(rawBody: string | Uint8Array, headers: HeaderSource, secrets: string | readonly string[], options: VerifyOptions = {}): HookEvent {
-  const keys = (typeof secrets === 'string' ? [secrets] : secrets).filter((s) => s.length > 0);
-  if (keys.length === 0) throw new HookVerificationError('no_secret', 'No signing secret given: pass the deployment\'s signing_secret');
+  const keys = checkSecrets(secrets);
   const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_S;
   const now = (options.now ?? new Date()).getTime() / 1000;
   const body = asBuffer(rawBody);
   const standard = headerOf(headers, 'webhook-signature');
   const service = headerOf(headers, 'x-service-signature');
-  if (standard !== undefined) checkStandard(body, headers, standard, keys, tolerance, now);
-  else if (service !== undefined) checkServiceSignature(body, service, keys);
-  else throw new HookVerificationError('missing_signature', 'Neither webhook-signature nor X-Service-Signature is present');
-  const event = parse(body);
-  // Under X-Service-Signature alone, a turn hook's signed sent_at is what dates the call.
-  if (standard === undefined && 'sent_at' in event) {
-    const sentAt = Date.parse(event.sent_at) / 1000;
-    if (!(Math.abs(now - sentAt) <= tolerance)) throw new HookVerificationError('stale_timestamp', `sent_at is more than ${tolerance} s from now: a replay, or a clock that is wrong`);
+  if (standard !== undefined) {
+    checkStandard(body, headers, standard, keys, tolerance, now);
+    return parse(body);
   }
+  if (service === undefined || !options.allowServiceSignatureAlone) throw new HookVerificationError('missing_signature', 'webhook-id, webhook-timestamp and webhook-signature are required (the service sends them on every call): check that nothing in front of your server strips them');
+  checkServiceSignature(body, service, keys);
+  const event = parse(body);
+  // Under X-Service-Signature alone, a turn hook's signed sent_at is what dates the call; a transcript event has nothing that does.
+  if (!('sent_at' in event)) throw new HookVerificationError('missing_signature', 'A transcript event needs the Standard Webhooks headers: its body carries no send time');
+  const sentAt = Date.parse(event.sent_at) / 1000;
+  if (!(Math.abs(now - sentAt) <= tolerance)) throw new HookVerificationError('stale_timestamp', `sent_at is more than ${tolerance} s from now: a replay, or a clock that is wrong`);
   return event;
 }
 
@@ -131,5 +153,5 @@ export const isTurnHook = (event: HookEvent): event is TurnHook => 'delivery_id'
 
 /** `X-Service-Signature` for the exact bytes you send to the service (a reply, or a part). */
 export function signBody(secret: string, body: string | Uint8Array): string {
-  return `sha256=${createHmac('sha256', keysOf(secret).text).update(asBuffer(body)).digest('hex')}`;
+  return `sha256=${createHmac('sha256', secret).update(asBuffer(body)).digest('hex')}`;
 }

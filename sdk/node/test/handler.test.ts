@@ -2,13 +2,15 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { afterEach, describe, expect, it } from 'vitest';
+import { standardWebhookHeaders } from '../../../server/src/concierge/signature.js';
 import { createHookHandler, fetchHandler, nodeHandler, signBody, type TurnAnswer } from '../src/index.js';
 
 const SECRET = `whsec_${Buffer.alloc(30, 4).toString('base64')}`;
 const turnBody = (delivery: string, extra: Record<string, unknown> = {}) =>
   JSON.stringify({ type: 'turn.created', delivery_id: delivery, sent_at: new Date().toISOString(), deployment_id: 'd', agent_id: 'a', conversation_id: 'c', turn_id: 't', user: { sub: 's', name: null, ctx: null }, text: 'Hi', mode: 'text', language: 'en-US', reply_url: 'http://127.0.0.1:9/replies', ...extra });
 const eventBody = (id: string) => JSON.stringify({ id, type: 'conversation.ended', created_at: new Date().toISOString(), deployment_id: 'd', conversation_id: 'c', data: { reason: 'user_ended' } });
-const signed = (body: string) => ({ 'x-service-signature': signBody(SECRET, body) });
+// Signed as the service signs its calls (server/src/concierge/signature.ts).
+const signed = (body: string) => standardWebhookHeaders(`msg_${Math.random().toString(36).slice(2)}`, body, [SECRET], Date.now());
 const parsed = (r: { status: number; body: string }) => [r.status, JSON.parse(r.body)];
 
 let servers: Server[] = [];
@@ -107,6 +109,7 @@ describe('createHookHandler', () => {
     expect(parsed(await hook.handle(sample, {}))).toEqual([401, { error: 'missing_signature', message: expect.any(String) }]);
     expect(parsed(await hook.handle('[]', signed('[]')))).toEqual([400, { error: 'invalid_body', message: expect.any(String) }]);
     expect(() => createHookHandler({ secrets: [''] })).toThrow("`secrets` must hold the deployment's signing secret");
+    expect(() => createHookHandler({ secrets: 'whsec_' })).toThrow('at least 24 bytes');
   });
 });
 

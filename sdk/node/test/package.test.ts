@@ -10,6 +10,14 @@ import { generateTypes } from '../scripts/generate-types.js';
 
 const PACKAGE = join(import.meta.dirname, '..');
 
+/** Standard Webhooks headers as the service sends them, written out for the scripts run in a project of their own. */
+const STANDARD_SIGNER = `import { createHmac } from 'node:crypto';
+const standardHeaders = (secret, body) => {
+  const id = 'msg_1', at = String(Math.floor(Date.now() / 1000));
+  const signature = createHmac('sha256', Buffer.from(secret.slice(6), 'base64')).update(id + '.' + at + '.' + body).digest('base64');
+  return { 'webhook-id': id, 'webhook-timestamp': at, 'webhook-signature': 'v1,' + signature };
+};`;
+
 describe('the Node SDK as a package', () => {
   const dir = mkdtempSync(join(tmpdir(), 'concierge-sdk-pack-'));
   afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -44,10 +52,11 @@ describe('the Node SDK as a package', () => {
     }
     writeFileSync(
       join(project, 'check.mjs'),
-      `import { mintUserToken, signBody, verifyHook, ConciergeClient, nodeHandler, fetchHandler } from 'concierge-server';
+      `import { mintUserToken, verifyHook, ConciergeClient, nodeHandler, fetchHandler } from 'concierge-server';
+${STANDARD_SIGNER}
 const secret = 'whsec_' + Buffer.alloc(30, 6).toString('base64');
 const body = JSON.stringify({ id: 'evt_1', type: 'conversation.ended', created_at: new Date().toISOString(), deployment_id: 'd', conversation_id: 'c', data: { reason: 'user_ended' } });
-const event = verifyHook(body, { 'x-service-signature': signBody(secret, body) }, secret);
+const event = verifyHook(body, standardHeaders(secret, body), secret);
 console.log(event.type, mintUserToken({ deploymentId: 'd', secret, sub: 's' }).split('.').length, typeof ConciergeClient, typeof nodeHandler, typeof fetchHandler);`,
     );
     expect(execFileSync(process.execPath, ['check.mjs'], { cwd: project, encoding: 'utf8' }).trim()).toBe('conversation.ended 3 function function function');
@@ -56,11 +65,11 @@ console.log(event.type, mintUserToken({ deploymentId: 'd', secret, sub: 's' }).s
     writeFileSync(
       join(project, 'snippet.mjs'),
       `import { createServer } from 'node:http';
-import { signBody } from 'concierge-server';
 import { hook, tokenFor } from './server.mjs';
+${STANDARD_SIGNER}
 const server = createServer(hook).listen(0, '127.0.0.1', async () => {
   const body = JSON.stringify({ type: 'turn.created', delivery_id: 'x1', sent_at: new Date().toISOString(), deployment_id: 'dep-1', agent_id: 'a', conversation_id: 'c', turn_id: 't', user: { sub: 'u', name: null, ctx: null }, text: 'Hi', mode: 'text', language: 'en', reply_url: 'http://unused/replies' });
-  const res = await fetch('http://127.0.0.1:' + server.address().port, { method: 'POST', body, headers: { 'x-service-signature': signBody(process.env.SIGNING_SECRET, body) } });
+  const res = await fetch('http://127.0.0.1:' + server.address().port, { method: 'POST', body, headers: standardHeaders(process.env.SIGNING_SECRET, body) });
   console.log(res.status, (await res.json()).reply_text, tokenFor({ id: 'u1', name: 'Ana' }).split('.').length);
   server.close();
 });`,

@@ -7,8 +7,8 @@ from typing import Optional
 class HookVerificationError(Exception):
     """A call was refused by ``verify_hook``: answer it with 401 (400 for ``invalid_body``).
 
-    ``code`` is one of ``no_secret``, ``missing_signature``, ``invalid_signature``,
-    ``stale_timestamp``, ``invalid_body``.
+    ``code`` is one of ``no_secret``, ``invalid_secret``, ``missing_signature``,
+    ``invalid_signature``, ``stale_timestamp``, ``invalid_body``.
     """
 
     def __init__(self, code: str, message: str) -> None:

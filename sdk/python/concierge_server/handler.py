@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, Iterable, Mapping, NamedTuple, Optional,
 
 from .client import Client
 from .errors import HookVerificationError
-from .signatures import DEFAULT_TOLERANCE_S, Body, HookEvent, Secrets, is_turn_hook, verify_hook
+from .signatures import DEFAULT_TOLERANCE_S, Body, HookEvent, Secrets, check_secrets, is_turn_hook, verify_hook
 
 
 class HookResponse(NamedTuple):
@@ -83,10 +83,14 @@ class HookHandler:
         store: Any = None,
         tolerance: float = DEFAULT_TOLERANCE_S,
         on_error: Callable[[BaseException], None] = _log_error,
+        allow_service_signature_alone: bool = False,
     ) -> None:
-        self.secrets = [s for s in ([secrets] if isinstance(secrets, str) else list(secrets)) if s]
-        if not self.secrets:
-            raise ValueError("HookHandler: secrets must hold the deployment's signing secret")
+        # A secret missing or too short to be one is refused when the handler is made, not at the first call.
+        try:
+            self.secrets = check_secrets(secrets)
+        except HookVerificationError as error:
+            raise ValueError("HookHandler: secrets must hold the deployment's signing secret" if error.code == "no_secret" else f"HookHandler: {error}") from None
+        self.allow_service_signature_alone = allow_service_signature_alone
         self.on_turn = on_turn
         self.on_event = on_event
         self.client = client or Client(secret=self.secrets[0])
@@ -98,7 +102,7 @@ class HookHandler:
 
     def handle(self, raw_body: Body, headers: Mapping[str, Any]) -> HookResponse:
         try:
-            event = verify_hook(raw_body, headers, self.secrets, tolerance=self.tolerance)
+            event = verify_hook(raw_body, headers, self.secrets, tolerance=self.tolerance, allow_service_signature_alone=self.allow_service_signature_alone)
         except HookVerificationError as err:
             return _respond(400 if err.code == "invalid_body" else 401, {"error": err.code, "message": str(err)})
         # A sample from test-hook: its ids match no turn, so it is verified and acknowledged, nothing more.

@@ -30,6 +30,8 @@ DEFAULT_TOLERANCE_S = 300
 _SECRET_PREFIX = "whsec_"
 _HEX_SIGNATURE = re.compile(r"^sha256=([0-9a-f]{64})$")
 _TIMESTAMP = re.compile(r"^\d{1,12}$")
+#: The shortest key a secret may give (Standard Webhooks: 24 to 64 bytes); the service's give 30.
+_MIN_KEY_BYTES = 24
 
 Body = Union[bytes, bytearray, memoryview, str]
 Secrets = Union[str, Sequence[str]]
@@ -66,7 +68,27 @@ def _header(headers: Mapping[str, Any], name: str) -> Optional[str]:
 
 def _standard_key(secret: str) -> bytes:
     encoded = secret[len(_SECRET_PREFIX):] if secret.startswith(_SECRET_PREFIX) else secret
-    return base64.b64decode(encoded + "=" * (-len(encoded) % 4))
+    try:
+        key = base64.b64decode(encoded + "=" * (-len(encoded) % 4))
+    except (binascii.Error, ValueError):
+        key = b""
+    # ``whsec_`` alone, or a few characters, would make a key anyone can guess.
+    if len(key) < _MIN_KEY_BYTES:
+        raise HookVerificationError("invalid_secret", f"A signing secret must be whsec_ and at least {_MIN_KEY_BYTES} bytes in base64: pass the deployment's signing_secret as the service showed it")
+    return key
+
+
+def check_secrets(secrets: Secrets) -> list:
+    """The secrets given, each checked to make a key of at least 24 bytes.
+
+    Raises :class:`HookVerificationError` with ``no_secret`` or ``invalid_secret``.
+    """
+    keys = [s for s in ([secrets] if isinstance(secrets, str) else list(secrets)) if s]
+    if not keys:
+        raise HookVerificationError("no_secret", "No signing secret given: pass the deployment's signing_secret")
+    for key in keys:
+        _standard_key(key)
+    return keys
 
 
 def _matches_any(presented: Iterable[bytes], digest: bytes) -> bool:
@@ -124,19 +146,26 @@ def _parse(body: bytes) -> HookEvent:
     return event
 
 
-def verify_hook(raw_body: Body, headers: Headers, secrets: Secrets, tolerance: float = DEFAULT_TOLERANCE_S, now: Optional[float] = None) -> HookEvent:
+def verify_hook(
+    raw_body: Body,
+    headers: Headers,
+    secrets: Secrets,
+    tolerance: float = DEFAULT_TOLERANCE_S,
+    now: Optional[float] = None,
+    allow_service_signature_alone: bool = False,
+) -> HookEvent:
     """Checks that a call to your server came from Concierge and returns what it carries.
 
     Pass the exact bytes received (``request.get_data()`` in Flask, ``request.body`` in Django), before
     any JSON parsing, and the headers as your framework has them (a mapping, a WSGI environ, or an
-    ASGI scope's ``headers`` pairs). The Standard Webhooks headers are checked when present (their timestamp within
-    ``tolerance`` seconds), else ``X-Service-Signature`` (then a turn hook's ``sent_at`` must be).
+    ASGI scope's ``headers`` pairs). The Standard Webhooks headers are required, their timestamp
+    within ``tolerance`` seconds. With ``allow_service_signature_alone``, a turn hook may come with
+    ``X-Service-Signature`` alone (for a proxy that strips the ``webhook-*`` headers), its signed
+    ``sent_at`` within ``tolerance``; a transcript event never, as its body carries no send time.
     ``secrets`` is the deployment's signing secret, or several while a rotation's grace lasts.
     Raises :class:`HookVerificationError`.
     """
-    keys = [s for s in ([secrets] if isinstance(secrets, str) else list(secrets)) if s]
-    if not keys:
-        raise HookVerificationError("no_secret", "No signing secret given: pass the deployment's signing_secret")
+    keys = check_secrets(secrets)
     now = time.time() if now is None else now
     body = _bytes(raw_body)
     headers = _as_mapping(headers)
@@ -144,18 +173,19 @@ def verify_hook(raw_body: Body, headers: Headers, secrets: Secrets, tolerance: f
     service = _header(headers, "x-service-signature")
     if standard is not None:
         _check_standard(body, headers, standard, keys, tolerance, now)
-    elif service is not None:
-        _check_service_signature(body, service, keys)
-    else:
-        raise HookVerificationError("missing_signature", "Neither webhook-signature nor X-Service-Signature is present")
+        return _parse(body)
+    if service is None or not allow_service_signature_alone:
+        raise HookVerificationError("missing_signature", "webhook-id, webhook-timestamp and webhook-signature are required (the service sends them on every call): check that nothing in front of your server strips them")
+    _check_service_signature(body, service, keys)
     event = _parse(body)
-    if standard is None and "sent_at" in event:
-        try:
-            sent_at = datetime.fromisoformat(str(event["sent_at"]).replace("Z", "+00:00")).timestamp()
-        except ValueError:
-            raise HookVerificationError("invalid_body", "sent_at is not a time") from None
-        if abs(now - sent_at) > tolerance:
-            raise HookVerificationError("stale_timestamp", f"sent_at is more than {tolerance:g} s from now: a replay, or a clock that is wrong")
+    if "sent_at" not in event:
+        raise HookVerificationError("missing_signature", "A transcript event needs the Standard Webhooks headers: its body carries no send time")
+    try:
+        sent_at = datetime.fromisoformat(str(event["sent_at"]).replace("Z", "+00:00")).timestamp()
+    except ValueError:
+        raise HookVerificationError("invalid_body", "sent_at is not a time") from None
+    if abs(now - sent_at) > tolerance:
+        raise HookVerificationError("stale_timestamp", f"sent_at is more than {tolerance:g} s from now: a replay, or a clock that is wrong")
     return event
 
 

@@ -9,6 +9,7 @@ from datetime import datetime, timezone
 from concierge_server import HookHandler, sign_body
 
 from .test_client import Service
+from .test_signatures import standard
 
 SECRET = "whsec_" + base64.b64encode(bytes([4]) * 30).decode()
 
@@ -28,7 +29,7 @@ def event_body(event_id):
 
 
 def call(hook, body, signed=True):
-    response = hook.handle(body, {"x-service-signature": sign_body(SECRET, body)} if signed else {})
+    response = hook.handle(body, standard([SECRET], body, at=time.time()) if signed else {})
     return response.status, json.loads(response.body)
 
 
@@ -114,12 +115,15 @@ class HookHandlerTest(unittest.TestCase):
         self.assertEqual((status, body["error"]), (400, "invalid_body"))
         with self.assertRaisesRegex(ValueError, "signing secret"):
             HookHandler([""], on_turn=never)
+        with self.assertRaisesRegex(ValueError, "at least 24 bytes"):
+            HookHandler("whsec_", on_turn=never)
 
     def test_as_a_wsgi_application(self):
         hook = HookHandler(SECRET, on_turn=lambda turn, client: f"Hello {turn['user']['sub']}")
         body = turn_body("w1")
         started = []
-        environ = {"REQUEST_METHOD": "POST", "CONTENT_LENGTH": str(len(body)), "wsgi.input": io.BytesIO(body), "HTTP_X_SERVICE_SIGNATURE": sign_body(SECRET, body)}
+        environ = {"REQUEST_METHOD": "POST", "CONTENT_LENGTH": str(len(body)), "wsgi.input": io.BytesIO(body)}
+        environ.update({"HTTP_" + k.upper().replace("-", "_"): v for k, v in standard([SECRET], body, at=time.time()).items()})
         out = b"".join(hook.wsgi(environ, lambda status, headers: started.append((status, headers))))
         self.assertEqual(started, [("200 OK", [("Content-Type", "application/json")])])
         self.assertEqual(json.loads(out), {"reply_text": "Hello s"})

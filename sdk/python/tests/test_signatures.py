@@ -51,48 +51,62 @@ class VerifyHook(unittest.TestCase):
         self.assertEqual(self.refusal(VECTOR_PAYLOAD.replace(b"2", b"3", 1), headers, VECTOR_SECRET, now=VECTOR_TIMESTAMP), "invalid_signature")
         self.assertEqual(self.refusal(VECTOR_PAYLOAD, headers, VECTOR_SECRET, now=VECTOR_TIMESTAMP + 301), "stale_timestamp")
 
-    def test_returns_the_call_by_either_scheme(self):
+    def test_returns_the_call(self):
         event = verify_hook(turn(), standard([SECRET], turn()), SECRET, now=NOW)
         self.assertEqual((event["type"], event["text"]), ("turn.created", "Hi"))
         self.assertTrue(is_turn_hook(event))
-        self.assertEqual(verify_hook(turn().decode(), {"X-Service-Signature": sign_body(SECRET, turn())}, SECRET, now=NOW), json.loads(turn()))
         rated = verify_hook(EVENT, standard([SECRET], EVENT), [SECRET], now=NOW)
         self.assertEqual(rated["data"]["rating"], "up")
         self.assertFalse(is_turn_hook(rated))
 
+    def test_requires_the_standard_webhooks_headers_by_default(self):
+        # X-Service-Signature alone signs no time: a recorded call could be replayed for ever.
+        self.assertEqual(self.refusal(turn(), {"x-service-signature": sign_body(SECRET, turn())}, SECRET, now=NOW), "missing_signature")
+        self.assertEqual(self.refusal(EVENT, {"x-service-signature": sign_body(SECRET, EVENT)}, SECRET, now=NOW), "missing_signature")
+        # Opted into: a turn hook dated by its signed sent_at; a transcript event, which has no send time, still not.
+        self.assertEqual(verify_hook(turn().decode(), {"X-Service-Signature": sign_body(SECRET, turn())}, SECRET, now=NOW, allow_service_signature_alone=True), json.loads(turn()))
+        self.assertEqual(self.refusal(EVENT, {"x-service-signature": sign_body(SECRET, EVENT)}, SECRET, now=NOW, allow_service_signature_alone=True), "missing_signature")
+        old = turn(sent_at=NOW - 301)
+        self.assertEqual(self.refusal(old, {"x-service-signature": sign_body(SECRET, old)}, SECRET, now=NOW, allow_service_signature_alone=True), "stale_timestamp")
+
+    def test_refuses_a_secret_shorter_than_24_bytes(self):
+        for weak in ["whsec_", "whsec_c2hvcnQ=", "whsec_" + base64.b64encode(bytes([7]) * 23).decode(), "whsec_!!!"]:
+            self.assertEqual(self.refusal(turn(), standard([SECRET], turn()), weak, now=NOW), "invalid_secret", weak)
+            self.assertEqual(self.refusal(turn(), standard([SECRET], turn()), [SECRET, weak], now=NOW), "invalid_secret", weak)
+
     def test_reads_wsgi_environ_headers(self):
-        environ = {"HTTP_X_SERVICE_SIGNATURE": sign_body(SECRET, EVENT), "CONTENT_TYPE": "application/json"}
+        environ = {("HTTP_" + k.upper().replace("-", "_")): v for k, v in standard([SECRET], EVENT).items()}
+        environ["CONTENT_TYPE"] = "application/json"
         self.assertEqual(verify_hook(EVENT, environ, SECRET, now=NOW)["type"], "turn.rated")
 
     def test_reads_an_asgi_scopes_header_pairs(self):
-        pairs = [(b"content-type", b"application/json"), (b"x-service-signature", sign_body(SECRET, EVENT).encode())]
+        pairs = [(b"content-type", b"application/json")] + [(k.encode(), v.encode()) for k, v in standard([SECRET], EVENT).items()]
         self.assertEqual(verify_hook(EVENT, pairs, SECRET, now=NOW)["type"], "turn.rated")
 
     def test_any_secret_of_a_rotation(self):
         self.assertEqual(verify_hook(turn(), standard([SECRET, OLD], turn()), OLD, now=NOW)["type"], "turn.created")
         self.assertEqual(verify_hook(turn(), standard([OLD], turn()), [SECRET, OLD], now=NOW)["type"], "turn.created")
-        self.assertEqual(verify_hook(turn(), {"x-service-signature": sign_body(OLD, turn())}, [SECRET, OLD], now=NOW)["type"], "turn.created")
+        self.assertEqual(verify_hook(turn(), {"x-service-signature": sign_body(OLD, turn())}, [SECRET, OLD], now=NOW, allow_service_signature_alone=True)["type"], "turn.created")
 
     def test_refusals(self):
         tampered = turn().replace(b"Hi", b"Ho")
         self.assertEqual(self.refusal(tampered, standard([SECRET], turn()), SECRET, now=NOW), "invalid_signature")
-        self.assertEqual(self.refusal(tampered, {"x-service-signature": sign_body(SECRET, turn())}, SECRET, now=NOW), "invalid_signature")
+        self.assertEqual(self.refusal(tampered, {"x-service-signature": sign_body(SECRET, turn())}, SECRET, now=NOW, allow_service_signature_alone=True), "invalid_signature")
         self.assertEqual(self.refusal(turn(), standard([OLD], turn()), SECRET, now=NOW), "invalid_signature")
         self.assertEqual(self.refusal(turn(), standard([SECRET], turn(), at=NOW - 301), SECRET, now=NOW), "stale_timestamp")
         self.assertEqual(self.refusal(turn(), standard([SECRET], turn(), at=NOW + 301), SECRET, now=NOW), "stale_timestamp")
         self.assertEqual(verify_hook(turn(), standard([SECRET], turn(), at=NOW - 301), SECRET, tolerance=600, now=NOW)["type"], "turn.created")
-        old = turn(sent_at=NOW - 301)
-        self.assertEqual(self.refusal(old, {"x-service-signature": sign_body(SECRET, old)}, SECRET, now=NOW), "stale_timestamp")
         self.assertEqual(self.refusal(turn(), {}, SECRET, now=NOW), "missing_signature")
         self.assertEqual(self.refusal(turn(), {"webhook-signature": "v1,abc"}, SECRET, now=NOW), "missing_signature")
-        self.assertEqual(self.refusal(turn(), {"x-service-signature": sign_body(SECRET, turn()).upper()}, SECRET, now=NOW), "invalid_signature")
-        self.assertEqual(self.refusal(turn(), {"x-service-signature": sign_body(SECRET, turn())}, [], now=NOW), "no_secret")
-        self.assertEqual(self.refusal(b"not json", {"x-service-signature": sign_body(SECRET, b"not json")}, SECRET, now=NOW), "invalid_body")
-        self.assertEqual(self.refusal(b"\xff", {"x-service-signature": sign_body(SECRET, b"\xff")}, SECRET, now=NOW), "invalid_body")
+        self.assertEqual(self.refusal(turn(), {"x-service-signature": sign_body(SECRET, turn()).upper()}, SECRET, now=NOW, allow_service_signature_alone=True), "invalid_signature")
+        self.assertEqual(self.refusal(turn(), standard([SECRET], turn()), [], now=NOW), "no_secret")
+        self.assertEqual(self.refusal(b"not json", standard([SECRET], b"not json"), SECRET, now=NOW), "invalid_body")
+        self.assertEqual(self.refusal(b"\xff", standard([SECRET], b"\xff"), SECRET, now=NOW), "invalid_body")
 
     def test_defaults_to_the_clock(self):
-        body = turn(sent_at=time.time())
-        self.assertEqual(verify_hook(body, {"x-service-signature": sign_body(SECRET, body)}, SECRET)["type"], "turn.created")
+        at = time.time()
+        body = turn(sent_at=at)
+        self.assertEqual(verify_hook(body, standard([SECRET], body, at=at), SECRET)["type"], "turn.created")
 
 
 if __name__ == "__main__":
