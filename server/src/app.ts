@@ -199,9 +199,13 @@ export async function createApp(options: AppOptions): Promise<App> {
   const { server, served } = httpServer({ routes, logger, health, keys, usage, accounts: consoleAccounts, idempotency, address, metrics }, { config, timeouts, consoleDir: options.consoleDir });
   server.on('upgrade', (req, socket, head) => sessions.handleUpgrade(req, socket, head));
   let bound = '';
-  parts.add({ start: async () => void (bound = await listen(server, config, address)), stop: () => closeServer(server, sessions) });
+  parts.add({ start: async () => void (bound = await listen(server, config, address)), stop: () => closeServer(server, sessions, activity, timings.shutdownGraceMs) });
+  const drain = () => {
+    draining = true;
+    activity.endStreams();
+  };
 
-  return { store, server, consoleAccounts, deployments: deploymentService, routes, served, listen: () => parts.start().then(() => bound), drain: () => void (draining = true), close: () => parts.stop() };
+  return { store, server, consoleAccounts, deployments: deploymentService, routes, served, listen: () => parts.start().then(() => bound), drain, close: () => parts.stop() };
 }
 
 /** Listens where configured; resolves with the URL bound. */
@@ -219,10 +223,17 @@ async function listen(server: Server, config: Pick<Config, 'port' | 'host'>, add
   return `http://${host}:${port}`;
 }
 
-/** Stops accepting, tells every widget to reconnect elsewhere, and waits for requests in flight. */
-async function closeServer(server: Server, sessions: SessionGateway): Promise<void> {
+/**
+ * Stops accepting, tells every widget and activity reader to reconnect elsewhere, and waits for
+ * requests in flight, for `deadlineMs` at most: then what remains is cut, so a stop always
+ * finishes before a supervisor's kill (systemd's `TimeoutStopSec`).
+ */
+async function closeServer(server: Server, sessions: SessionGateway, activity: ActivityHub, deadlineMs: number): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  activity.endStreams();
   sessions.close();
   server.closeIdleConnections();
+  const cut = setTimeout(() => server.closeAllConnections(), deadlineMs);
   await closed;
+  clearTimeout(cut);
 }

@@ -1,4 +1,5 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -72,6 +73,31 @@ describe('the drain on SIGTERM', () => {
     } finally {
       await customer.close();
     }
+  }, 30_000);
+
+  it('ends live activity streams when the drain starts, and a stop closes what remains after its deadline', async () => {
+    const node = await start('2');
+    const key = await bootstrapKey(node);
+    // One reader that reads (a console), one that never reads what it is sent, and a request that never sends its body.
+    const stream = await fetch(`${node.url}/api/v1/activity`, { headers: { authorization: `Bearer ${key}` } });
+    expect(stream.status).toBe(200);
+    const reader = stream.body!.getReader();
+    const ended = (async () => {
+      for (;;) if ((await reader.read()).done) return Date.now();
+    })();
+    const stuck = connect(Number(new URL(node.url).port), '127.0.0.1');
+    stuck.on('error', () => {});
+    stuck.write(`POST /api/v1/agents HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`);
+    await new Promise((r) => setTimeout(r, 200));
+
+    const signalled = Date.now();
+    node.child.kill('SIGTERM');
+    // The stream ends as the drain starts: its client reconnects, through the balancer, to a node that stays.
+    expect((await ended) - signalled).toBeLessThan(1_000);
+    expect(await node.exited).toBe(0);
+    // DRAIN_S=2, then at most 5 s for what is still in flight.
+    expect(Date.now() - signalled).toBeLessThan(9_000);
+    stuck.destroy();
   }, 30_000);
 
   it('ends the drain at a second signal, and SIGINT stops without one', async () => {

@@ -166,6 +166,8 @@ export class ActivityHub {
   /** Feeds given items since the last flush, and the flush that will hand them to their readers. */
   readonly #unflushed = new Set<Feed>();
   #flush: NodeJS.Timeout | undefined;
+  /** Set when the node drains: every stream ends, and one opened from then on ends at once. */
+  #ending = false;
 
   constructor(
     private readonly parts: { db: Db; bus: ConversationBus; health: StoreHealth },
@@ -183,7 +185,18 @@ export class ActivityHub {
     this.#catchUp.start();
   }
 
+  /**
+   * Ends every stream now, and each one opened from now on as soon as it starts (a draining node):
+   * EventSource reconnects with Last-Event-ID, through the balancer, to a node that stays. An
+   * endless response would otherwise hold the node's stop until it is killed.
+   */
+  endStreams(): void {
+    this.#ending = true;
+    for (const feed of this.#feeds.values()) for (const reader of feed.readers) reader.close();
+  }
+
   async stop(): Promise<void> {
+    this.endStreams();
     clearInterval(this.#heartbeat);
     clearTimeout(this.#flush);
     this.#unsubscribe?.();
@@ -210,6 +223,7 @@ export class ActivityHub {
     let feed = this.#feeds.get(customerId);
     if (!feed) this.#feeds.set(customerId, (feed = { readers: new Set(), pending: [], lastSeq: new Map(), lastHandoff: new Map(), since: isoIn(-this.settings.catchUpEveryMs), work: Promise.resolve() }));
     const reader = new ActivityReader(this.settings);
+    if (this.#ending) reader.close();
     feed.readers.add(reader);
     // Runs twice (the client leaves, then the stream ends): a later feed of this customer is not this one's to remove.
     const leave = () => {
