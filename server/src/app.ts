@@ -88,6 +88,8 @@ export interface AppOptions {
   consoleDir?: string;
   /** How often an open activity stream asks whether its key or session still holds, shortened by tests. */
   activityRecheckMs?: number;
+  /** The activity stream's budgets and pace (ACTIVITY_DEFAULTS), made small by tests. */
+  activity?: Partial<typeof ACTIVITY_DEFAULTS>;
 }
 
 export interface App {
@@ -131,7 +133,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const deployments = new DeploymentDirectory(db);
   const outbox = parts.add(new TranscriptOutbox({ db, deployments, egress, logger, health, dialect }, { intervalMs: timings.sweepIntervalMs }));
   // SQLite has one connection; a PostgreSQL pool of 10 keeps a few batches in flight.
-  const activity = parts.add(new ActivityHub({ db, bus, health }, { ...ACTIVITY_DEFAULTS, otherNodes: dialect === 'postgres' }));
+  const activity = parts.add(new ActivityHub({ db, bus, health }, { ...ACTIVITY_DEFAULTS, ...options.activity, otherNodes: dialect === 'postgres' }));
   const metrics = new ServiceMetrics({
     openSockets: () => sessions.openSockets,
     openConversations: () => countOpenConversations(db),

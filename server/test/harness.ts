@@ -37,6 +37,7 @@ export interface ServiceOptions {
   consoleDir?: string;
   /** How often an open activity stream asks whether its credential still holds. */
   activityRecheckMs?: number;
+  activity?: AppOptions['activity'];
 }
 
 export interface TestService {
@@ -99,6 +100,7 @@ async function startOn(place: Place, options: ServiceOptions): Promise<TestServi
     ...(options.timeouts ? { timeouts: options.timeouts } : {}),
     ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}),
     ...(options.activityRecheckMs ? { activityRecheckMs: options.activityRecheckMs } : {}),
+    ...(options.activity ? { activity: options.activity } : {}),
     ...(place.pgSchema ? { pgSchema: place.pgSchema } : {}),
   });
   const url = await app.listen();

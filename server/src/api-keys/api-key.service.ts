@@ -19,6 +19,9 @@ export interface Principal {
   userId?: string;
 }
 
+/** Who made a request, for per-caller limits: the API key, or the console user. */
+export const principalKey = (principal: Principal): string => principal.keyId ?? `user:${principal.userId}`;
+
 export interface ApiKeySettings {
   id: string;
   prefix: string;

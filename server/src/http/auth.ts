@@ -1,5 +1,5 @@
 import type { ApiKeyAuthenticator } from '../api-keys/api-key.authenticator.js';
-import type { Principal } from '../api-keys/api-key.service.js';
+import { type Principal, principalKey } from '../api-keys/api-key.service.js';
 import { UNMATCHED_ROUTE, type UsageRecorder } from '../api-keys/usage.recorder.js';
 import type { ConsoleAccounts } from '../console/console-accounts.js';
 import { AppError } from '../errors.js';
@@ -99,5 +99,5 @@ export function perKeyRateLimit(limitPerMinute: number, trustProxy: ProxyTrust):
 /** A key's requests share its limit; a console user's share theirs. */
 function limitKeyOf(principal: Principal | undefined): string | undefined {
   if (!principal) return undefined;
-  return principal.keyId ?? `user:${principal.userId}`;
+  return principalKey(principal);
 }

@@ -1,4 +1,6 @@
+import { AppError } from '../../errors.js';
 import { BackgroundLoop } from '../../shared/background-loop.js';
+import { PerKeyCap } from '../../shared/per-key-cap.js';
 import { isoIn } from '../../shared/time.js';
 import type { Db } from '../../store/database.js';
 import type { StoreHealth } from '../../store/store-health.js';
@@ -21,8 +23,12 @@ export interface ActivitySettings {
   catchUpEveryMs: number;
   /** A reader that has this much unsent is dropped; it resumes with Last-Event-ID. */
   maxUnsentBytes: number;
-  /** A comment this often keeps proxies from closing a quiet stream. */
+  /** At most this long passes between two things a reader is sent: a comment keeps proxies from closing a quiet stream. */
   heartbeatMs: number;
+  /** Streams one customer may hold open on this node at once; past it `429`. */
+  streamsPerCustomer: number;
+  /** Streams one API key or console user may hold open on this node at once; past it `429`. */
+  streamsPerPrincipal: number;
   /**
    * What reaches a feed within this window goes to each reader in one write: with a hundred
    * readers, a write per event would cost the turns a quarter of their throughput (docs/performance.md).
@@ -30,17 +36,33 @@ export interface ActivitySettings {
   flushEveryMs: number;
 }
 
-export const ACTIVITY_DEFAULTS: Omit<ActivitySettings, 'otherNodes'> = { catchUpEveryMs: 2_000, maxUnsentBytes: 1024 * 1024, heartbeatMs: 15_000, flushEveryMs: 25 };
+export const ACTIVITY_DEFAULTS: Omit<ActivitySettings, 'otherNodes'> = {
+  catchUpEveryMs: 2_000,
+  maxUnsentBytes: 1024 * 1024,
+  heartbeatMs: 15_000,
+  flushEveryMs: 25,
+  streamsPerCustomer: 50,
+  streamsPerPrincipal: 10,
+};
 
 /** How far before a Last-Event-ID a resumed stream reads again: events committed out of their time order are not missed (some are sent twice). */
 const RESUME_MARGIN_MS = 5_000;
-/** Events a resumed stream sends from the store at most before going live. */
-const RESUME_LIMIT = 10_000;
+/** Events a resumed stream sends from the store at most before going live; more, and it is told to resync instead. */
+const RESUME_LIMIT = 2_000;
+/** Events one pass of the catch-up between nodes reads at most. */
+const CATCH_UP_LIMIT = 10_000;
+/** What a client refused for too many streams is told to wait, in seconds. */
+const STREAMS_RETRY_AFTER_S = 5;
+/** How many times per heartbeat the readers are looked at: a quiet one hears something within `heartbeatMs`. */
+const BEATS_PER_HEARTBEAT = 5;
 /** Remote conversations whose owner is remembered, at most. */
 const OWNERS_KEPT = 10_000;
 
-/** `{ms}-{conversation}-{seq}`, or `-h` for a handoff: the stream's ids, which Last-Event-ID brings back. */
-const LAST_EVENT_ID = /^(\d{1,15})-([0-9a-f-]{36})-(\d+|h)$/;
+/**
+ * `{ms}-{conversation}-{seq}`, `-h` for a handoff, or `{ms}-resync`: the stream's ids, which
+ * Last-Event-ID brings back.
+ */
+const LAST_EVENT_ID = /^(\d{1,15})-(?:([0-9a-f-]{36})-(\d+|h)|resync)$/;
 
 const sse = (id: string, data: string, event?: string) => `id: ${id}\n${event ? `event: ${event}\n` : ''}data: ${data}\n\n`;
 
@@ -57,6 +79,12 @@ function handoffItem(conversationId: string, deploymentId: string, handoff: Reco
 const handoffOf = (row: HandoffRow) =>
   handoffItem(row.id, row.deployment_id, { handler: row.handler, name: row.handler_name, needs_person: row.needs_person === 1, reason: row.handoff_reason }, Date.parse(row.handoff_at!));
 
+/**
+ * Said instead of a catch-up larger than a reader may hold: what happened meanwhile must be read
+ * from the API again. Its id lets a reconnect resume from here, not from the old place again.
+ */
+const resyncItem = (atMs: number): Item => ({ conversationId: '', text: sse(`${atMs}-resync`, JSON.stringify({ reason: 'too_far_behind' }), 'resync') });
+
 const RETRY = Buffer.from('retry: 2000\n\n');
 const KEEP_ALIVE = Buffer.from(': keep-alive\n\n');
 const piece = (items: readonly Item[]): Buffer => Buffer.from(items.map((i) => i.text).join(''));
@@ -71,8 +99,8 @@ class ActivityReader {
   #bytes = 0;
   #wake: (() => void) | undefined;
   #closed = false;
-  /** Whether anything went out since the last heartbeat. */
-  #spoke = false;
+  /** When the client was last handed something (ms). */
+  #spokeAt = Date.now();
   /** While it catches up from the store, the live items held back. */
   #held: Item[] | undefined = [];
 
@@ -106,13 +134,11 @@ class ActivityReader {
     if (this.#queue.length) this.#wake?.();
   }
 
-  /** A comment when nothing went out since the last beat, so proxies keep a quiet stream open. */
-  beat(): void {
-    if (!this.#spoke) {
-      this.#send(KEEP_ALIVE);
-      this.#flush();
-    }
-    this.#spoke = false;
+  /** A comment when nothing will have gone out for `quietMs` by the next look, so proxies keep a quiet stream open. */
+  beat(now: number, quietMs: number): void {
+    if (now - this.#spokeAt < quietMs || this.#queue.length) return;
+    this.#send(KEEP_ALIVE);
+    this.#flush();
   }
 
   close(): void {
@@ -131,7 +157,7 @@ class ActivityReader {
       const bytes = this.#queue.length === 1 ? this.#queue[0]! : Buffer.concat(this.#queue);
       this.#queue.length = 0;
       this.#bytes = 0;
-      this.#spoke = true;
+      this.#spokeAt = Date.now();
       yield bytes;
     }
   }
@@ -159,6 +185,8 @@ interface Feed {
  */
 export class ActivityHub {
   readonly #feeds = new Map<string, Feed>();
+  readonly #perCustomer: PerKeyCap;
+  readonly #perPrincipal: PerKeyCap;
   readonly #owners = new Map<string, { customer_id: string; deployment_id: string }>();
   readonly #catchUp: BackgroundLoop;
   #unsubscribe: (() => void) | undefined;
@@ -174,12 +202,17 @@ export class ActivityHub {
     private readonly settings: ActivitySettings,
   ) {
     this.#catchUp = new BackgroundLoop({ what: 'activity catch-up', pass: () => this.#catchUpPass(), health: parts.health }, { everyMs: settings.catchUpEveryMs });
+    this.#perCustomer = new PerKeyCap(settings.streamsPerCustomer);
+    this.#perPrincipal = new PerKeyCap(settings.streamsPerPrincipal);
   }
 
   start(): void {
+    const tick = this.settings.heartbeatMs / BEATS_PER_HEARTBEAT;
+    // A reader is spoken to when it would otherwise pass heartbeatMs in silence before the next look.
     this.#heartbeat = setInterval(() => {
-      for (const feed of this.#feeds.values()) for (const reader of feed.readers) reader.beat();
-    }, this.settings.heartbeatMs).unref();
+      const now = Date.now();
+      for (const feed of this.#feeds.values()) for (const reader of feed.readers) reader.beat(now, this.settings.heartbeatMs - tick);
+    }, tick).unref();
     if (!this.settings.otherNodes) return;
     this.#unsubscribe = this.parts.bus.subscribeRemote((conversationId) => void this.#remote(conversationId).catch((err) => this.parts.health.failed(err, 'activity stream')));
     this.#catchUp.start();
@@ -216,10 +249,20 @@ export class ActivityHub {
   };
 
   /**
-   * A new reader of a customer's activity; with `lastEventId`, what was stored since (and a few
-   * seconds before: see RESUME_MARGIN_MS) comes first. Ends when `signal` aborts or the reader falls too far behind.
+   * A new reader of a customer's activity for `principal` (an API key or a console user); with
+   * `lastEventId`, what was stored since (and a few seconds before: see RESUME_MARGIN_MS) comes
+   * first, or a `resync` event when that is more than a reader may hold. Ends when `signal` aborts
+   * or the reader falls too far behind. Past the streams a customer or principal may hold on this
+   * node: `rate_limited`.
    */
-  async open(customerId: string, lastEventId: string | undefined, signal: AbortSignal): Promise<AsyncGenerator<Buffer>> {
+  async open(customerId: string, principal: string, lastEventId: string | undefined, signal: AbortSignal): Promise<AsyncGenerator<Buffer>> {
+    const releaseCustomer = this.#perCustomer.take(customerId);
+    const releasePrincipal = releaseCustomer && this.#perPrincipal.take(`${customerId}\n${principal}`);
+    if (!releaseCustomer || !releasePrincipal) {
+      releaseCustomer?.();
+      const whose = releaseCustomer ? `this ${principal.startsWith('user:') ? 'console user' : 'API key'} (${this.settings.streamsPerPrincipal})` : `this customer (${this.settings.streamsPerCustomer})`;
+      throw new AppError('rate_limited', `Too many activity streams open for ${whose} on this node; close one (a tab), or retry after the time in Retry-After`, undefined, STREAMS_RETRY_AFTER_S);
+    }
     let feed = this.#feeds.get(customerId);
     if (!feed) this.#feeds.set(customerId, (feed = { readers: new Set(), pending: [], lastSeq: new Map(), lastHandoff: new Map(), since: isoIn(-this.settings.catchUpEveryMs), work: Promise.resolve() }));
     const reader = new ActivityReader(this.settings);
@@ -228,6 +271,8 @@ export class ActivityHub {
     // Runs twice (the client leaves, then the stream ends): a later feed of this customer is not this one's to remove.
     const leave = () => {
       reader.close();
+      releaseCustomer();
+      releasePrincipal();
       feed.readers.delete(reader);
       if (!feed.readers.size && this.#feeds.get(customerId) === feed) this.#feeds.delete(customerId);
     };
@@ -251,12 +296,18 @@ export class ActivityHub {
   async #resumed(customerId: string, lastEventId: string | undefined): Promise<Item[]> {
     const last = LAST_EVENT_ID.exec(lastEventId ?? '');
     if (!last) return [];
-    const since = new Date(Number(last[1]) - RESUME_MARGIN_MS).toISOString();
-    const [events, handoffs] = await Promise.all([activitySince(this.parts.db, customerId, since, RESUME_LIMIT), handoffsSince(this.parts.db, customerId, since)]);
+    const startedAt = Date.now();
+    // After a resync the reader went live at that instant, already listening: no margin is needed, and one would bring back what it skipped.
+    const since = new Date(Number(last[1]) - (last[2] ? RESUME_MARGIN_MS : 0)).toISOString();
+    const [events, handoffs] = await Promise.all([activitySince(this.parts.db, customerId, since, RESUME_LIMIT + 1), handoffsSince(this.parts.db, customerId, since)]);
     const items = events.map((row) => eventItem(row, Date.parse(row.created_at)));
     // The event Last-Event-ID names was received: not sent again.
     const received = items.findIndex((i) => i.conversationId === last[2] && String(i.seq) === last[3]);
-    return [...(received >= 0 ? items.slice(received + 1) : items), ...handoffs.map(handoffOf)];
+    const caughtUp = [...(received >= 0 ? items.slice(received + 1) : items), ...handoffs.map(handoffOf)];
+    // More than a reader may hold: dropping it would only bring it back for the same catch-up, every 2 s for ever.
+    const bytes = caughtUp.reduce((sum, item) => sum + Buffer.byteLength(item.text), 0);
+    if (events.length > RESUME_LIMIT || bytes > this.settings.maxUnsentBytes / 2) return [resyncItem(startedAt)];
+    return caughtUp;
   }
 
   /** Each event and each handoff once to a feed, whichever way it came. */
@@ -291,7 +342,7 @@ export class ActivityHub {
     if (!feed) return;
     const customerId = owner.customer_id;
     feed.work = feed.work.then(async () => {
-      const rows = await activitySince(this.parts.db, customerId, feed.since, RESUME_LIMIT, { conversationId, afterSeq: feed.lastSeq.get(conversationId) ?? 0 });
+      const rows = await activitySince(this.parts.db, customerId, feed.since, CATCH_UP_LIMIT, { conversationId, afterSeq: feed.lastSeq.get(conversationId) ?? 0 });
       for (const row of rows) this.#deliver(feed, eventItem(row, Date.parse(row.created_at)));
     });
     await feed.work;
@@ -302,7 +353,7 @@ export class ActivityHub {
     for (const [customerId, feed] of this.#feeds) {
       const next = isoIn(-this.settings.catchUpEveryMs);
       feed.work = feed.work.then(async () => {
-        const [events, handoffs] = await Promise.all([activitySince(this.parts.db, customerId, feed.since, RESUME_LIMIT), handoffsSince(this.parts.db, customerId, feed.since)]);
+        const [events, handoffs] = await Promise.all([activitySince(this.parts.db, customerId, feed.since, CATCH_UP_LIMIT), handoffsSince(this.parts.db, customerId, feed.since)]);
         for (const row of events) this.#deliver(feed, eventItem(row, Date.parse(row.created_at)));
         for (const row of handoffs) this.#deliver(feed, handoffOf(row));
         feed.since = next;
