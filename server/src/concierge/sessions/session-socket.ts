@@ -7,4 +7,7 @@ export interface SessionSocket {
   close(code: CloseCode, reason: string): void;
   terminate(): void;
   ping(): void;
+  /** Stops reading what the peer sends (TCP holds it back), and starts again. */
+  pause(): void;
+  resume(): void;
 }

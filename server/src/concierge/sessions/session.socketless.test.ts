@@ -4,7 +4,7 @@ import { StoreHealth } from '../../store/store-health.js';
 import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
 import { LocalBus } from '../events/conversation-bus.js';
 import { Close } from '../protocol/close-codes.js';
-import { Session, type SessionServices, type SessionShared } from './session.js';
+import { MAX_QUEUED_BYTES, MAX_QUEUED_MESSAGES, Session, type SessionServices, type SessionShared } from './session.js';
 import type { SessionSocket } from './session-socket.js';
 import { DRAIN_TIMEOUT_MS } from './event-cursor.js';
 
@@ -23,6 +23,13 @@ class RecordingSocket implements SessionSocket {
     this.closedWith = { code: 1006, reason: '' };
   }
   ping(): void {}
+  paused = false;
+  pause(): void {
+    this.paused = true;
+  }
+  resume(): void {
+    this.paused = false;
+  }
 }
 
 const dep = {
@@ -34,13 +41,13 @@ const dep = {
 } as unknown as DeploymentContext;
 
 /** A session before `hello` touches no service: any call to one fails the test. */
-function context(): SessionShared {
+function context(deployments: Partial<DeploymentDirectory> = { get: async () => dep }): SessionShared {
   const untouched = new Proxy({}, { get: (_t, name) => () => Promise.reject(new Error(`unexpected call: ${String(name)}`)) });
   return {
     services: {
       conversations: untouched as SessionServices['conversations'],
       turns: untouched as SessionServices['turns'],
-      deployments: { get: async () => dep } as unknown as DeploymentDirectory,
+      deployments: deployments as DeploymentDirectory,
       history: untouched as SessionServices['history'],
       bus: new LocalBus(),
       health: new StoreHealth({ ping: async () => {}, logger: createLogger('silent') }),
@@ -91,5 +98,34 @@ describe('one session, without a network', () => {
       expect(socket.closedWith?.code).toBe(code);
       expect(socket.sent).toEqual([]);
     }
+  });
+
+  it('refuses a binary frame before ready at once (4400), without holding it', async () => {
+    const socket = new RecordingSocket();
+    const session = new Session(socket, context(), dep, () => {});
+    session.receive(Buffer.alloc(16_384), true);
+    expect(socket.closedWith).toEqual({ code: Close.protocol, reason: 'Binary frames belong between audio_start and audio_end, after ready' });
+    session.dispose();
+  });
+
+  it('stops reading while a message is handled, and closes 1008 past 1,024 messages or 1 MiB unhandled rather than hold them', async () => {
+    // hello's deployment read never ends: everything sent after it waits.
+    const socket = new RecordingSocket();
+    const session = new Session(socket, context({ get: () => new Promise(() => {}) }), dep, () => {});
+    session.receive(frame({ type: 'hello', token: 'x' }), false);
+    expect(socket.paused).toBe(true);
+    for (let i = 1; i < MAX_QUEUED_MESSAGES; i++) session.receive(frame({ type: 'ping' }), false);
+    expect(socket.closedWith).toBeUndefined();
+    session.receive(frame({ type: 'ping' }), false);
+    expect(socket.closedWith).toEqual({ code: Close.overwhelmed, reason: 'More was sent than the service holds unhandled for one socket; reconnect and resume' });
+    session.dispose();
+
+    // Bytes count too: 1 MiB of text frames behind a pending hello.
+    const flooded = new RecordingSocket();
+    const other = new Session(flooded, context({ get: () => new Promise(() => {}) }), dep, () => {});
+    other.receive(frame({ type: 'hello', token: 'x' }), false);
+    for (let i = 0; i < MAX_QUEUED_BYTES / 16_000 && !flooded.closedWith; i++) other.receive(Buffer.alloc(16_000, 32), false);
+    expect(flooded.closedWith?.code).toBe(Close.overwhelmed);
+    other.dispose();
   });
 });

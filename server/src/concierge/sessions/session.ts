@@ -18,6 +18,14 @@ import type { SpeechRecognition } from '../speech/speech-recognition.js';
 import { IncomingUtterance } from './incoming-utterance.js';
 
 const TOKEN_TOLERANCE_MS = 30_000;
+/**
+ * What one socket may have sent that is not handled yet. Reading pauses while a message is being
+ * handled (or `hello`'s replay is pending); what one network read already holds still arrives, so
+ * a burst of small frames fits, and past either bound the socket is closed rather than the process
+ * made to hold its flood.
+ */
+export const MAX_QUEUED_MESSAGES = 1_024;
+export const MAX_QUEUED_BYTES = 1024 * 1024;
 
 /** The services a session speaks for. */
 export interface SessionServices {
@@ -73,6 +81,8 @@ export class Session implements CursorOwner {
   private expiryTimer: NodeJS.Timeout | undefined;
   /** Messages run one at a time, in order, so a turn sent right after hello finds its conversation. */
   private queue: Promise<void> = Promise.resolve();
+  /** Messages received and not yet handled, and their bytes. */
+  private queued = { messages: 0, bytes: 0 };
   /** What `hello` said of the browser: whether it recognises speech itself. */
   private browserRecognition = true;
   /** The conversation's language, for an utterance that names none. */
@@ -98,8 +108,25 @@ export class Session implements CursorOwner {
   }
 
   receive(data: RawData, isBinary: boolean): void {
+    if (this.closed) return;
+    // Audio comes after ready, inside an utterance: a binary frame before it is not buffered behind hello.
+    if (isBinary && !this.conversationId) return this.end(new AppError('protocol_error', 'Binary frames belong between audio_start and audio_end, after ready'));
+    const bytes = byteLength(data);
+    this.queued.messages++;
+    this.queued.bytes += bytes;
+    if (this.queued.messages > MAX_QUEUED_MESSAGES || this.queued.bytes > MAX_QUEUED_BYTES) {
+      return this.end(new AppError('too_much_queued', 'More was sent than the service holds unhandled for one socket; reconnect and resume'));
+    }
+    this.socket.pause();
     const parsed = parseClientMessage(data, isBinary);
-    this.queue = this.queue.then(() => this.onMessage(parsed)).catch((err) => this.failed(err));
+    this.queue = this.queue
+      .then(() => this.onMessage(parsed))
+      .catch((err) => this.failed(err))
+      .finally(() => {
+        this.queued.messages--;
+        this.queued.bytes -= bytes;
+        if (!this.queued.messages) this.socket.resume();
+      });
   }
 
   isClosed(): boolean {
@@ -142,6 +169,8 @@ export class Session implements CursorOwner {
     if (this.closed) return;
     // A close reason is at most 123 bytes; it may quote input, so it is cut to ASCII first.
     this.socket.close(code, reason.replace(/[^\x20-\x7e]/g, '?').slice(0, 123));
+    // The closing handshake needs the peer's close frame read: whatever comes before it is ignored.
+    this.socket.resume();
     this.dispose();
   }
 
@@ -322,6 +351,8 @@ export class Session implements CursorOwner {
     if (!this.closed) this.socket.send(JSON.stringify(frame));
   }
 }
+
+const byteLength = (data: RawData): number => (Array.isArray(data) ? data.reduce((sum, b) => sum + b.length, 0) : data instanceof ArrayBuffer ? data.byteLength : data.length);
 
 const isWidgetErrorCode = (code: string): code is WidgetErrorCode => (widgetErrorCodes as readonly string[]).includes(code);
 
