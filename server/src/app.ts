@@ -24,6 +24,7 @@ import { AnalyticsService } from './concierge/analytics/analytics.service.js';
 import { diagnosticsRoute } from './concierge/diagnostics/diagnostics.route.js';
 import { InstallDiagnostics } from './concierge/diagnostics/install-diagnostics.js';
 import { recogniserFor } from './concierge/speech/recognisers.js';
+import { SPEECH_LIMITS, type SpeechLimits } from './concierge/speech/speech-budget.js';
 import { SpeechRecognition } from './concierge/speech/speech-recognition.js';
 import { type Committed, EventRecorder } from './concierge/events/event.recorder.js';
 import { countOpenConversations } from './concierge/conversations/conversation.repository.js';
@@ -90,6 +91,8 @@ export interface AppOptions {
   activityRecheckMs?: number;
   /** The activity stream's budgets and pace (ACTIVITY_DEFAULTS), made small by tests. */
   activity?: Partial<typeof ACTIVITY_DEFAULTS>;
+  /** How much speech the service takes (SPEECH_LIMITS), made small by tests. */
+  speech?: Partial<SpeechLimits>;
 }
 
 export interface App {
@@ -153,7 +156,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const turnSweep = new TurnSweep({ db, deployments, events, dialect });
   parts.add(new BackgroundLoop({ what: 'turn sweep', pass: () => turnSweep.sweep(), health }, { everyMs: timings.sweepIntervalMs }));
   const diagnostics = parts.add(new InstallDiagnostics({ db, health }));
-  const speech = new SpeechRecognition({ recogniser: recogniserFor(config.speechToText, egress), logger }, { concurrency: config.speechConcurrency, timeoutMs: timings.recognitionTimeoutMs });
+  const speech = new SpeechRecognition({ recogniser: recogniserFor(config.speechToText, egress), logger }, { concurrency: config.speechConcurrency, timeoutMs: timings.recognitionTimeoutMs, limits: { ...SPEECH_LIMITS, ...options.speech } });
   parts.add({ stop: async () => speech.close() });
   const deploymentService = new DeploymentService({
     db,

@@ -38,6 +38,7 @@ export interface ServiceOptions {
   /** How often an open activity stream asks whether its credential still holds. */
   activityRecheckMs?: number;
   activity?: AppOptions['activity'];
+  speech?: AppOptions['speech'];
 }
 
 export interface TestService {
@@ -101,6 +102,7 @@ async function startOn(place: Place, options: ServiceOptions): Promise<TestServi
     ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}),
     ...(options.activityRecheckMs ? { activityRecheckMs: options.activityRecheckMs } : {}),
     ...(options.activity ? { activity: options.activity } : {}),
+    ...(options.speech ? { speech: options.speech } : {}),
     ...(place.pgSchema ? { pgSchema: place.pgSchema } : {}),
   });
   const url = await app.listen();

@@ -31,14 +31,14 @@ export class WindowCounter {
     return blocked;
   }
 
-  /** Counts one for `key` and says where its window stands: `count` includes this one. */
-  record(key: string, now = Date.now()): { count: number; endsAt: number } {
+  /** Counts `amount` (one by default) for `key` and says where its window stands: `count` includes this. */
+  record(key: string, now = Date.now(), amount = 1): { count: number; endsAt: number } {
     const window = this.#windows.get(key, now);
     if (window) {
-      window.count++;
+      window.count += amount;
       return window;
     }
-    const fresh = { count: 1, endsAt: now + this.windowMs };
+    const fresh = { count: amount, endsAt: now + this.windowMs };
     this.#windows.set(key, fresh, now);
     return fresh;
   }

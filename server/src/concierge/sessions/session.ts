@@ -89,6 +89,8 @@ export class Session implements CursorOwner {
   private language = 'en-US';
   /** The utterance arriving now, if any: one at a time per socket. */
   private utterance: IncomingUtterance | undefined;
+  /** Drops an utterance that stops receiving audio. */
+  private utteranceIdle: NodeJS.Timeout | undefined;
   /** Utterances at the recogniser: cut off when the socket goes. */
   private readonly recognitions = new Set<AbortController>();
 
@@ -155,8 +157,7 @@ export class Session implements CursorOwner {
   /** The socket is gone, however it went: nothing of its audio is kept. */
   dispose(): void {
     this.closed = true;
-    this.utterance?.drop();
-    this.utterance = undefined;
+    this.endUtterance()?.drop();
     for (const recognition of this.recognitions) recognition.abort();
     clearTimeout(this.helloTimer);
     clearTimeout(this.expiryTimer);
@@ -251,23 +252,52 @@ export class Session implements CursorOwner {
     return recognitionSite(this.dep.speechRecognition, this.browserRecognition, this.services.speech.available);
   }
 
-  /** An utterance begins (README, Voice in every browser); refused ones keep their place so their frames are ignored. */
+  /**
+   * An utterance begins (README, Voice in every browser); refused ones keep their place so their
+   * frames are ignored. One recognition at a time per socket, and the speech budgets, are checked here.
+   */
   private audioStart(message: Extract<ClientMessage, { type: 'audio_start' }>): void {
     if (this.utterance) return this.tell(new AppError('invalid_message', `Utterance ${this.utterance.clientTurnId} is still in progress: end or cancel it first`));
-    const refused = this.recognitionSite() !== 'service';
-    this.utterance = new IncomingUtterance(message.client_turn_id, message.language, refused);
-    if (refused) this.tell(new AppError('speech_unavailable', 'Speech is not recognised by the service for this widget; please type instead'));
+    const { speech } = this.services;
+    const speaker = { deploymentId: this.dep.id, conversationId: this.conversationId!, sub: this.sub! };
+    const refusal =
+      this.recognitionSite() !== 'service'
+        ? new AppError('speech_unavailable', 'Speech is not recognised by the service for this widget; please type instead')
+        : this.recognitions.size
+          ? new AppError('speech_busy', 'Your last words are still being recognised; speak again once they are')
+          : speech.budget.admit(speaker);
+    const budget = { hold: (bytes: number) => speech.budget.hold(speaker, bytes), release: (bytes: number) => speech.budget.release(bytes) };
+    this.utterance = new IncomingUtterance(message.client_turn_id, message.language, budget, Boolean(refusal));
+    if (refusal) return this.tell(refusal);
+    this.utteranceIdle = setTimeout(() => this.idleUtterance(), speech.budget.limits.utteranceIdleMs);
   }
 
   private audioFrame(frame: Buffer): void {
     if (!this.utterance) return this.end(new AppError('protocol_error', 'Binary frames belong between audio_start and audio_end'));
-    if (this.utterance.add(frame) === 'too_long') this.tell(new AppError('speech_too_long', 'An utterance may be at most 30 seconds long; this one was dropped'));
+    this.utteranceIdle?.refresh();
+    const added = this.utterance.add(frame);
+    if (added === 'too_long') this.tell(new AppError('speech_too_long', 'An utterance may be at most 30 seconds long; this one was dropped'));
+    if (added === 'no_room') this.tell(new AppError('speech_busy', 'Too many visitors are speaking right now; this utterance was dropped: try again in a moment, or type'));
+  }
+
+  /** No audio for a while: the utterance's audio is freed, and its later frames and end are ignored. */
+  private idleUtterance(): void {
+    if (!this.utterance || this.utterance.dropped) return;
+    this.utterance.drop();
+    this.tell(new AppError('speech_unavailable', `No audio came for ${this.services.speech.budget.limits.utteranceIdleMs / 1000} s; this utterance was dropped`));
+  }
+
+  /** The utterance in progress, no longer in progress. */
+  private endUtterance(): IncomingUtterance | undefined {
+    clearTimeout(this.utteranceIdle);
+    const utterance = this.utterance;
+    this.utterance = undefined;
+    return utterance;
   }
 
   private audioEnd(clientTurnId: string): void {
-    const utterance = this.utterance;
-    if (utterance?.clientTurnId !== clientTurnId) return this.tell(new AppError('invalid_message', `No utterance ${clientTurnId} is in progress`));
-    this.utterance = undefined;
+    if (this.utterance?.clientTurnId !== clientTurnId) return this.tell(new AppError('invalid_message', `No utterance ${clientTurnId} is in progress`));
+    const utterance = this.endUtterance()!;
     if (utterance.dropped) return;
     this.send({ type: 'transcribing', client_turn_id: clientTurnId });
     // Not in the message queue: the socket goes on (pings, a cancel) while the recogniser works.
@@ -276,8 +306,7 @@ export class Session implements CursorOwner {
 
   private audioCancel(clientTurnId: string): void {
     if (this.utterance?.clientTurnId !== clientTurnId) return;
-    this.utterance.drop();
-    this.utterance = undefined;
+    this.endUtterance()!.drop();
   }
 
   /** The recognised text becomes a voice turn exactly as a `user_turn` would (idempotent on `client_turn_id`). */
@@ -285,7 +314,7 @@ export class Session implements CursorOwner {
     const controller = new AbortController();
     this.recognitions.add(controller);
     try {
-      const heard = await this.services.speech.recognise(utterance.pcm(), AUDIO_SAMPLE_RATE, utterance.language ?? this.language, controller.signal);
+      const heard = await this.services.speech.recognise(utterance.pcm(), AUDIO_SAMPLE_RATE, utterance.language ?? this.language, this.dep.id, controller.signal);
       if (this.closed) return;
       if (!heard.text) return this.tell(new AppError('speech_unrecognized', 'Nothing could be made out; please try again, or type'));
       const turn = {

@@ -207,6 +207,147 @@ describeEachStore('speech recognised by the service', (kind: StoreKind) => {
   });
 });
 
+describe('speech budgets', () => {
+  let service: TestService;
+  let transcriber: Awaited<ReturnType<typeof startTranscriptionServer>>;
+  let customer: Awaited<ReturnType<typeof startCustomerServer>>;
+  beforeAll(async () => {
+    transcriber = await startTranscriptionServer();
+    customer = await startCustomerServer();
+    service = await startService('sqlite', {
+      env: { SPEECH_TO_TEXT_URL: transcriber.url, SPEECH_CONCURRENCY: '2' },
+      speech: {
+        utterancesPerMinute: { conversation: 3, visitor: 4, deployment: 100 },
+        audioSecondsPerMinute: { conversation: 2, visitor: 100, deployment: 1_000 },
+        maxAudioBytes: 96_000,
+        utteranceIdleMs: 300,
+      },
+    });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await customer?.close();
+    await transcriber?.close();
+  });
+  const deployment = () => deploy(service, { hook_url: customer.hookUrl }, { runtime_config: { speech_recognition: 'service' } });
+  const visitor = async (dep: { deploymentId: string; secret: string }, sub = 'guest-1') => {
+    const widget = await Widget.open(service, dep.deploymentId);
+    widget.send({ type: 'hello', token: await mintToken(dep.secret, dep.deploymentId, { sub }), browser_recognition: false });
+    await widget.next('ready');
+    return widget;
+  };
+  const start = (widget: Widget, id: string) => widget.send({ type: 'audio_start', client_turn_id: id, sample_rate: 16000 });
+  const refusal = async (widget: Widget) => {
+    const frame = await nextFrame(widget);
+    expect(frame).toMatchObject({ type: 'error' });
+    return `${frame.code}: ${frame.message}`;
+  };
+  const holdAnswers = () => {
+    const waiting: (() => void)[] = [];
+    transcriber.state.behaviour = (_u, res) => waiting.push(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"text":"held"}'));
+    return () => {
+      for (const answer of waiting.splice(0)) answer();
+      transcriber.state.behaviour = hearsLength;
+    };
+  };
+
+  it('takes one recognition at a time per socket', async () => {
+    const release = holdAnswers();
+    const uploads = transcriber.uploads.length;
+    const widget = await visitor(await deployment());
+    start(widget, 'u1');
+    for (const frame of audio(300)) widget.ws.send(frame);
+    widget.send({ type: 'audio_end', client_turn_id: 'u1' });
+    await widget.next('transcribing');
+    await waitFor(async () => transcriber.uploads.length > uploads);
+    start(widget, 'u2');
+    expect(await refusal(widget)).toBe('speech_busy: Your last words are still being recognised; speak again once they are');
+    release();
+    expect(await widget.next('turn_accepted')).toMatchObject({ client_turn_id: 'u1', text: 'held' });
+    widget.close();
+  });
+
+  it('counts utterances per conversation and visitor, cancelled ones too, and audio seconds per conversation, each refused at audio_start', async () => {
+    const dep = await deployment();
+    const first = await visitor(dep);
+    for (const id of ['c1', 'c2', 'c3']) {
+      start(first, id);
+      first.ws.send(audio(100)[0]!);
+      first.send({ type: 'audio_cancel', client_turn_id: id });
+    }
+    start(first, 'c4');
+    expect(await refusal(first)).toMatch(/^speech_busy: This conversation has spoken a lot in the last minute; try again in \d+ s, or type$/);
+    // Its frames and end are ignored, as for any refused utterance.
+    first.ws.send(audio(100)[0]!);
+    first.send({ type: 'audio_end', client_turn_id: 'c4' });
+    first.send({ type: 'ping' });
+    expect(await nextFrame(first)).toEqual({ type: 'pong' });
+    // The same visitor in a second conversation has one utterance left of four.
+    const second = await visitor(dep);
+    start(second, 'd1');
+    second.send({ type: 'audio_cancel', client_turn_id: 'd1' });
+    start(second, 'd2');
+    expect(await refusal(second)).toMatch(/^speech_busy: You have spoken a lot in the last minute/);
+    // Another visitor has a budget of their own, and 2 s of audio a minute in a conversation.
+    const other = await visitor(dep, 'guest-2');
+    start(other, 'e1');
+    for (const frame of audio(2_100)) other.ws.send(frame);
+    other.send({ type: 'audio_end', client_turn_id: 'e1' });
+    await other.next('turn_accepted');
+    start(other, 'e2');
+    expect(await refusal(other)).toMatch(/^speech_busy: This conversation has spoken a lot/);
+    for (const w of [first, second, other]) w.close();
+  });
+
+  it("gives one deployment at most half of SPEECH_CONCURRENCY: another customer's visitor still gets a place", async () => {
+    const release = holdAnswers();
+    const uploads = transcriber.uploads.length;
+    const busy = await deployment();
+    const [a, b] = [await visitor(busy, 'a'), await visitor(busy, 'b')];
+    const speakShort = (widget: Widget, id: string) => {
+      start(widget, id);
+      for (const frame of audio(200)) widget.ws.send(frame);
+      widget.send({ type: 'audio_end', client_turn_id: id });
+    };
+    speakShort(a, 'a1');
+    await waitFor(async () => transcriber.uploads.length > uploads);
+    speakShort(b, 'b1');
+    await b.next('transcribing');
+    expect(await b.next('error')).toMatchObject({ code: 'speech_busy', message: 'Too many visitors are speaking right now; try again in a moment, or type' });
+    const elsewhere = await visitor(await deployment());
+    speakShort(elsewhere, 'x1');
+    await waitFor(async () => transcriber.uploads.length > uploads + 1, 2_000, "the other customer's utterance at the recogniser");
+    release();
+    expect(await elsewhere.next('turn_accepted')).toMatchObject({ client_turn_id: 'x1' });
+    expect(await a.next('turn_accepted')).toMatchObject({ client_turn_id: 'a1' });
+    for (const w of [a, b, elsewhere]) w.close();
+  });
+
+  it('holds at most maxAudioBytes of utterances in progress in the process, and drops an utterance that stops sending audio', async () => {
+    const dep = await deployment();
+    const [a, b] = [await visitor(dep, 'a'), await visitor(dep, 'b')];
+    start(a, 'a1');
+    for (const frame of audio(2_000)) a.ws.send(frame);
+    a.send({ type: 'ping' });
+    await a.next('pong');
+    // 64,000 bytes held of 96,000: the frame that would pass it drops b's utterance.
+    start(b, 'b1');
+    for (const frame of audio(1_500)) b.ws.send(frame);
+    expect(await refusal(b)).toBe('speech_busy: Too many visitors are speaking right now; this utterance was dropped: try again in a moment, or type');
+    b.send({ type: 'audio_end', client_turn_id: 'b1' });
+    // a goes quiet: after 0.3 s its audio is freed, and b may speak again.
+    expect(await refusal(a)).toBe('speech_unavailable: No audio came for 0.3 s; this utterance was dropped');
+    a.send({ type: 'audio_end', client_turn_id: 'a1' });
+    start(b, 'b2');
+    for (const frame of audio(1_500)) b.ws.send(frame);
+    b.send({ type: 'audio_end', client_turn_id: 'b2' });
+    expect(await b.next('turn_accepted')).toMatchObject({ client_turn_id: 'b2', text: '1500 ms in en' });
+    a.send({ type: 'ping' });
+    expect(await nextFrame(a)).toEqual({ type: 'pong' });
+    for (const w of [a, b]) w.close();
+  });
+});
+
 describe('the speech configuration', () => {
   it('takes one recogniser per process, and says so when given two', () => {
     expect(loadConfig({ SPEECH_TO_TEXT_URL: 'http://stt.example/v1/audio/transcriptions' }).speechToText).toEqual({ engine: 'openai-compatible', url: 'http://stt.example/v1/audio/transcriptions', model: 'whisper-1', key: undefined });
