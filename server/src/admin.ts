@@ -35,21 +35,23 @@ async function signInLink(store: Store, config: Config, customerId: string, emai
 }
 
 /** Backups copy the SQLite file; PostgreSQL has its own tools for that. */
-function sqliteDataDir(command: string): string {
+function sqliteStore(command: string): { dataDir: string; key: string | undefined } {
   const config = loadConfig();
   if (config.databaseUrl) throw new UsageError(`${command} copies the SQLite store; with DATABASE_URL set, use pg_dump and pg_restore (README, Running several nodes)`);
-  return config.dataDir;
+  return { dataDir: config.dataDir, key: config.backupKey };
 }
 
 async function run(command: string, values: { name?: string; email?: string; customer?: string; to?: string; from?: string }): Promise<string> {
   if (command === 'backup') {
     if (!values.to) throw new UsageError('--to FILE is required');
-    const { bytes } = await backupSqlite(sqliteDataDir(command), values.to);
-    return `Backed up ${bytes} bytes to ${values.to}\n`;
+    const { dataDir, key } = sqliteStore(command);
+    const { bytes } = await backupSqlite(dataDir, values.to, { key });
+    return `Backed up ${bytes} bytes to ${values.to} (its tag: ${values.to}.hmac; keep both)\n`;
   }
   if (command === 'restore') {
     if (!values.from) throw new UsageError('--from FILE is required');
-    restoreSqlite(sqliteDataDir(command), values.from);
+    const { dataDir, key } = sqliteStore(command);
+    await restoreSqlite(dataDir, values.from, { key });
     return `Restored ${values.from}; start the service to use it\n`;
   }
   if (command === 'create-customer') {

@@ -26,6 +26,7 @@ const envSchema = z.object({
   DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
   METRICS_TOKEN: z.string().min(32, 'must be at least 32 characters (openssl rand -hex 32)').optional(),
   DRAIN_S: z.coerce.number().int().min(0).max(300).default(5),
+  BACKUP_KEY: z.string().min(32, 'must be at least 32 characters (openssl rand -hex 32)').optional(),
   SPEECH_TO_TEXT: z.enum(['pocketsphinx']).optional(),
   SPEECH_TO_TEXT_URL: z.url({ protocol: /^https?$/ }).optional(),
   SPEECH_TO_TEXT_MODEL: z.string().min(1).max(200).default('whisper-1'),
@@ -69,6 +70,8 @@ export interface Config {
   readonly deliveryRetentionDays: number;
   /** The Bearer token `GET /metrics` asks for; without one the route does not exist. */
   readonly metricsToken: string | undefined;
+  /** The key SQLite backups are tagged with (else `backup.key` in DATA_DIR, made by the first backup). */
+  readonly backupKey: string | undefined;
   /** Seconds a SIGTERM keeps the node serving with `/readyz` at 503, so a load balancer moves traffic away before the sockets close. */
   readonly drainSeconds: number;
   /** Where the visitors' audio is recognised; none: the service recognises nothing. */
@@ -120,6 +123,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     deliveryRetentionDays: e.DELIVERY_RETENTION_DAYS,
     metricsToken: e.METRICS_TOKEN,
     drainSeconds: e.DRAIN_S,
+    backupKey: e.BACKUP_KEY,
     speechToText,
     speechConcurrency: e.SPEECH_CONCURRENCY,
     hookAllowedHosts,

@@ -237,14 +237,15 @@ async function openPgChannel(url: string, pool: pg.Pool, channel: string, listen
   };
 }
 
-async function migrate(db: Db, schema: string | undefined): Promise<void> {
+/** Applies the migrations, every one or (`upTo`) those up to that name. */
+export async function migrate(db: Db, schema: string | undefined, upTo?: string): Promise<void> {
   // Kysely looks for its own tables across every schema unless told which one is ours.
   const migrator = new Migrator({
     db,
     provider: { getMigrations: async () => migrations },
     ...(schema ? { migrationTableSchema: schema } : {}),
   });
-  const { error, results } = await migrator.migrateToLatest();
+  const { error, results } = upTo ? await migrator.migrateTo(upTo) : await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
     throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`);

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { createHmac } from 'node:crypto';
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -63,15 +64,23 @@ describe('SQLite backup and restore', () => {
     await new Promise((r) => setTimeout(r, 300));
 
     const backup = join(root, 'copy.sqlite');
+    // Someone else's file where an older version wrote its copy: never written into, never ours.
+    writeFileSync(`${backup}.partial`, 'planted', { mode: 0o666 });
     const startedAt = Date.now();
     const backedUp = await admin(dataDir, ['backup', '--to', backup]);
     const endedAt = Date.now();
     writing = false;
     await Promise.all(writers);
     expect(backedUp.stderr).toBe('');
-    expect(backedUp.stdout).toMatch(new RegExp(`^Backed up \\d+ bytes to ${backup}\\n$`));
+    expect(backedUp.stdout).toMatch(new RegExp(`^Backed up \\d+ bytes to ${backup} \\(its tag: ${backup}.hmac; keep both\\)\\n$`));
     expect(backedUp.code).toBe(0);
     expect(statSync(backup).mode & 0o777).toBe(0o600);
+    expect(statSync(`${backup}.hmac`).mode & 0o777).toBe(0o600);
+    expect(readFileSync(`${backup}.hmac`, 'utf8')).toMatch(/^hmac-sha256:[0-9a-f]{64}\n$/);
+    expect(readFileSync(`${backup}.partial`, 'utf8')).toBe('planted');
+    expect(statSync(join(dataDir, 'backup.key')).mode & 0o777).toBe(0o600);
+    // No working directory is left beside it.
+    expect(readdirSync(root).filter((f) => f.startsWith('.concierge-backup-'))).toEqual([]);
 
     // Every agent committed before the backup began is in the copy; none made after it ended is.
     const copied = agentIdsIn(backup);
@@ -90,8 +99,28 @@ describe('SQLite backup and restore', () => {
     const notAStore = join(root, 'not-a-store.sqlite');
     writeFileSync(notAStore, 'hello');
     const rejected = await admin(dataDir, ['restore', '--from', notAStore]);
-    expect(rejected.code).toBe(1);
-    expect(rejected.stderr).toMatch(new RegExp(`^${notAStore} cannot be restored: it is not a SQLite database`));
+    expect([rejected.code, rejected.stderr]).toEqual([1, `${notAStore} cannot be restored: ${notAStore}.hmac, its tag, is not beside it (a backup is both files)\n`]);
+
+    // A trigger planted in the copy would copy every signing secret where another customer reads it.
+    const planted = join(root, 'planted.sqlite');
+    copyFileSync(backup, planted);
+    const db = new SQLite(planted);
+    db.exec(`create trigger leak after insert on agents begin update agents set description = (select group_concat(signing_secret) from deployments) where id = new.id; end`);
+    db.close();
+    copyFileSync(`${backup}.hmac`, `${planted}.hmac`);
+    const tampered = await admin(dataDir, ['restore', '--from', planted]);
+    expect([tampered.code, tampered.stderr]).toEqual([1, `${planted} cannot be restored: it does not match its tag (changed since it was made, or made with another backup key)\n`]);
+    // Even tagged with the right key (a key that leaked, say), its schema is not what the migrations make.
+    const backupKey = readFileSync(join(dataDir, 'backup.key'), 'utf8').trim();
+    writeFileSync(`${planted}.hmac`, `hmac-sha256:${createHmac('sha256', backupKey).update(readFileSync(planted)).digest('hex')}\n`);
+    const foreign = await admin(dataDir, ['restore', '--from', planted]);
+    expect([foreign.code, foreign.stderr]).toEqual([1, `${planted} cannot be restored: its schema is not what the migrations make (not made by the migrations: trigger leak)\n`]);
+    // Another installation's key does not verify it; the right one given as BACKUP_KEY does, on a fresh data directory.
+    const elsewhere = join(root, 'elsewhere');
+    const noKey = await admin(elsewhere, ['restore', '--from', backup]);
+    expect([noKey.code, noKey.stderr]).toEqual([1, `No backup key: set BACKUP_KEY, or put the backup.key of the installation that made the backup in ${elsewhere}\n`]);
+    const wrongKey = await admin(elsewhere, ['restore', '--from', backup], { BACKUP_KEY: 'f'.repeat(64) });
+    expect(wrongKey.stderr).toBe(`${backup} cannot be restored: it does not match its tag (changed since it was made, or made with another backup key)\n`);
 
     const restored = await admin(dataDir, ['restore', '--from', backup]);
     expect([restored.code, restored.stdout]).toEqual([0, `Restored ${backup}; start the service to use it\n`]);
