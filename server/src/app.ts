@@ -26,6 +26,7 @@ import { InstallDiagnostics } from './concierge/diagnostics/install-diagnostics.
 import { recogniserFor } from './concierge/speech/recognisers.js';
 import { SPEECH_LIMITS, type SpeechLimits } from './concierge/speech/speech-budget.js';
 import { SpeechRecognition } from './concierge/speech/speech-recognition.js';
+import { HEARTBEAT_EVERY_MS, NodeHeartbeat } from './nodes/node-heartbeat.js';
 import { type Committed, EventRecorder } from './concierge/events/event.recorder.js';
 import { countOpenConversations } from './concierge/conversations/conversation.repository.js';
 import { outboxBacklog } from './concierge/deliveries/outbox.repository.js';
@@ -151,8 +152,11 @@ export async function createApp(options: AppOptions): Promise<App> {
   const writes = new WriteBatcher(db, { concurrency: dialect === 'postgres' ? 4 : 1 }, (trx) => rollup.write(trx));
   const events = new EventRecorder({ writes, bus, onTranscript: () => outbox.poke(), onCommitted, rollup });
   const conversations = new ConversationService({ db, deployments, events });
-  const turns = new TurnService({ deployments, conversations, events, egress, logger, health, address }, { hookRetryDelaysMs: timings.hookRetryDelaysMs, shutdownGraceMs: timings.shutdownGraceMs });
+  const node = parts.add(new NodeHeartbeat({ db, health }));
+  const turns = new TurnService({ db, nodeId: node.id, deployments, conversations, events, egress, logger, health, address }, { hookRetryDelaysMs: timings.hookRetryDelaysMs, shutdownGraceMs: timings.shutdownGraceMs });
   parts.add({ stop: () => turns.drain() });
+  // Stopped before the drain: a stopping node takes over nothing more.
+  parts.add(new BackgroundLoop({ what: 'hook take-over', pass: () => turns.takeOverSilentNodes(), health }, { everyMs: HEARTBEAT_EVERY_MS }));
   const turnSweep = new TurnSweep({ db, deployments, events, dialect });
   parts.add(new BackgroundLoop({ what: 'turn sweep', pass: () => turnSweep.sweep(), health }, { everyMs: timings.sweepIntervalMs }));
   const diagnostics = parts.add(new InstallDiagnostics({ db, health }));

@@ -12,6 +12,7 @@ import type { CustomerTable } from '../customers/customer.table.js';
 import type { DeploymentTable } from '../deployments/deployment.table.js';
 import type { IdempotencyKeyTable } from '../idempotency/idempotency.table.js';
 import type { JobTable } from '../jobs/job.table.js';
+import type { ServiceNodeTable } from '../nodes/node.table.js';
 
 export interface ServiceFlagTable {
   name: string;
@@ -42,6 +43,7 @@ export interface Database {
   analytics_latency: AnalyticsLatencyTable;
   analytics_visitors: AnalyticsVisitorTable;
   deployment_diagnostics: DeploymentDiagnosticTable;
+  service_nodes: ServiceNodeTable;
 }
 
 export type Db = Kysely<Database>;

@@ -68,6 +68,8 @@ export interface TurnTable {
   recognition_engine: RecognitionEngine | null;
   recognition_ms: number | null;
   recognition_audio_ms: number | null;
+  /** The node that calls (or called) the turn's hook (see `service_nodes`); null for a turn no hook is called for. */
+  hook_node: string | null;
   created_at: string;
   updated_at: string;
 }

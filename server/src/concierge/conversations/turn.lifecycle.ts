@@ -75,7 +75,7 @@ export const turnLifecycle = {
    * A new turn, stored with its `turn_accepted` and counted against the conversation's turns:
    * `pending` for the hook, or, while a person handles the conversation, acknowledged at once.
    */
-  async take(unit: UnitOfWork, at: ConversationAt, conversation: ConversationRow, input: TurnInput): Promise<TurnRow> {
+  async take(unit: UnitOfWork, at: ConversationAt, conversation: ConversationRow, input: TurnInput, hookNode: string): Promise<TurnRow> {
     const now = isoNow();
     const byPerson = conversation.handler === 'person';
     const turn: TurnRow = {
@@ -105,6 +105,7 @@ export const turnLifecycle = {
       recognition_engine: input.recognition?.engine ?? null,
       recognition_ms: input.recognition?.durationMs ?? null,
       recognition_audio_ms: input.recognition?.audioMs ?? null,
+      hook_node: byPerson ? null : hookNode,
       created_at: now,
       updated_at: now,
     };

@@ -197,3 +197,26 @@ export async function claimTurn(trx: Trx, id: string, status: TurnStatus, dialec
     .executeTakeFirst();
   return Boolean(row);
 }
+
+/**
+ * Pending turns whose hook call a node other than `me` was making and that node has been silent
+ * since `silentSince` (or is not known any more): it died mid-call. Oldest first.
+ */
+export async function orphanedPendingTurns(db: Db, me: string, silentSince: string, limit: number): Promise<TurnRow[]> {
+  return db
+    .selectFrom('turns')
+    .selectAll()
+    .where('status', '=', 'pending')
+    .where('hook_node', 'is not', null)
+    .where('hook_node', '!=', me)
+    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('service_nodes').select('service_nodes.id').whereRef('service_nodes.id', '=', 'turns.hook_node').where('service_nodes.heartbeat_at', '>=', silentSince))))
+    .orderBy('created_at')
+    .limit(limit)
+    .execute();
+}
+
+/** Moves a pending turn's hook call from the silent node `from` to `to`; false when another node took it first, or it was answered. */
+export async function takeOverHookCall(db: Db, id: string, from: string, to: string): Promise<boolean> {
+  const moved = await db.updateTable('turns').set({ hook_node: to }).where('id', '=', id).where('status', '=', 'pending').where('hook_node', '=', from).executeTakeFirst();
+  return Number(moved.numUpdatedRows) === 1;
+}

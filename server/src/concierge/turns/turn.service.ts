@@ -5,9 +5,11 @@ import type { PublicAddress } from '../../http/public-address.js';
 import { isoIn } from '../../shared/time.js';
 import type { StoreHealth } from '../../store/store-health.js';
 import type { ConversationService } from '../conversations/conversation.service.js';
-import { type ConversationRow, lockConversation } from '../conversations/conversation.repository.js';
+import { SILENT_AFTER_MS } from '../../nodes/node-heartbeat.js';
+import type { Db } from '../../store/database.js';
+import { type ConversationRow, findConversation, lockConversation } from '../conversations/conversation.repository.js';
 import { type Feedback, type TurnInput, turnLifecycle } from '../conversations/turn.lifecycle.js';
-import { findTurnByClientId, turnExists, turnLoad, type TurnRow } from '../conversations/turn.repository.js';
+import { findTurnByClientId, orphanedPendingTurns, takeOverHookCall, turnExists, turnLoad, type TurnRow } from '../conversations/turn.repository.js';
 import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
 import type { EgressPolicy } from '../egress.js';
 import type { EventRecorder } from '../events/event.recorder.js';
@@ -21,6 +23,9 @@ export type { TurnInput };
 export type TurnSubmission = { outcome: 'accepted' | 'duplicate'; turnId: string } | { outcome: 'refused'; error: AppError } | { outcome: 'ended' | 'gone' };
 
 export interface TurnServiceParts {
+  db: Db;
+  /** This node (see NodeHeartbeat): the turns it takes are its to call the hook for. */
+  nodeId: string;
   deployments: DeploymentDirectory;
   conversations: ConversationService;
   events: EventRecorder;
@@ -96,12 +101,34 @@ export class TurnService {
       const load = await turnLoad(unit.trx, conversationId, isoIn(-60_000));
       if (load.waiting >= dep.maxPendingTurns) return refused('too_many_pending_turns', `At most ${dep.maxPendingTurns} turns may wait for a reply`);
       if (load.recent >= dep.turnsPerMinute) return refused('rate_limited', `At most ${dep.turnsPerMinute} turns a minute`);
-      const turn = await turnLifecycle.take(unit, at, conversation, input);
+      const turn = await turnLifecycle.take(unit, at, conversation, input, this.parts.nodeId);
       return { submission: { outcome: 'accepted', turnId: turn.id }, started: [conversation, turn] };
     });
     // A turn a person handles was taken acknowledged: no hook call.
     if (started && started[1].status === 'pending') this.#track(this.#runHook(dep, ...started));
     return submission;
+  }
+
+  /**
+   * Takes over the hook calls of nodes gone silent (README, Running several nodes): a node killed
+   * between a hook call's start and its answer left its turns pending. Each is claimed from the
+   * silent node (so of several live nodes one calls it) and called again with its own
+   * `delivery_id`, so the customer's deduplication holds. Returns how many were taken over.
+   */
+  async takeOverSilentNodes(limit = 50): Promise<number> {
+    const { db, nodeId, deployments, logger } = this.parts;
+    if (this.#stopping.signal.aborted) return 0;
+    let taken = 0;
+    for (const turn of await orphanedPendingTurns(db, nodeId, isoIn(-SILENT_AFTER_MS), limit)) {
+      if (!(await takeOverHookCall(db, turn.id, turn.hook_node!, nodeId))) continue;
+      const conversation = await findConversation(db, turn.conversation_id);
+      const dep = conversation && (await deployments.get(conversation.deployment_id));
+      if (!conversation || !dep) continue;
+      logger.info({ turn_id: turn.id, deployment_id: dep.id, silent_node: turn.hook_node }, 'calling the hook of a turn whose node went silent');
+      this.#track(this.#runHook(dep, conversation, { ...turn, hook_node: nodeId }));
+      taken++;
+    }
+    return taken;
   }
 
   /**

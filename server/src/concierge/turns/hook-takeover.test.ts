@@ -1,0 +1,95 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { deploy, type HookCall, mintToken, type ServiceRef, startCustomerServer, Widget } from '../../../test/concierge-kit.js';
+import { client, TEST_DATABASE_URL, waitFor } from '../../../test/harness.js';
+import { bootstrapKey, type NodeProcess, startServiceProcess, withScratchDatabase } from '../../../test/service-process.js';
+
+/**
+ * README, Running several nodes: a node killed between a hook call's start and its answer. The
+ * call is made again, with the same delivery_id, by a node that is alive.
+ */
+describe('a node killed in the middle of a hook call', () => {
+  let root: string;
+  const running: NodeProcess[] = [];
+  beforeAll(() => {
+    root = mkdtempSync(join(tmpdir(), 'concierge-takeover-'));
+  });
+  afterEach(() => {
+    for (const p of running.splice(0)) if (p.child.exitCode === null) p.child.kill('SIGKILL');
+  });
+  afterAll(() => rmSync(root, { recursive: true, force: true }));
+
+  const start = async (env: NodeJS.ProcessEnv) => {
+    const node = await startServiceProcess({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', HOOK_ALLOWED_HOSTS: '127.0.0.1', ...env });
+    running.push(node);
+    return node;
+  };
+  const ref = (node: NodeProcess, key: string): ServiceRef => ({ url: node.url, newCustomer: async () => ({ customerId: '', apiKey: key }) });
+
+  /** Takes a turn on `first`, kills it while its hook call waits, and shows `survivor()` answering it within 15 s. */
+  async function killedMidCall(first: NodeProcess, key: string, survivor: () => Promise<NodeProcess>) {
+    // The first call is held unanswered; any later one is answered at once.
+    const customer = await startCustomerServer((call: HookCall, res) => {
+      if (customer.calls.indexOf(call) > 0) res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ reply_text: 'Until 2 pm.' }));
+    });
+    try {
+      const { deploymentId, secret } = await deploy(ref(first, key), { hook_url: customer.hookUrl });
+      const token = await mintToken(secret, deploymentId);
+      const widget = await Widget.open(first, deploymentId);
+      const ready = await widget.hello(token);
+      widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Late checkout?', mode: 'text' });
+      const accepted = await widget.next('turn_accepted');
+      await waitFor(async () => customer.calls.length === 1, 5_000, 'the hook call');
+
+      const killedAt = Date.now();
+      first.child.kill('SIGKILL');
+      await first.exited;
+      const node = await survivor();
+      const turn = await waitFor(
+        async () => {
+          const detail = await client(node.url, key).get(`/api/v1/conversations/${ready.conversation_id}`);
+          const found = detail.body.data?.turns?.[0];
+          return found?.status === 'resolved' && found;
+        },
+        15_000,
+        'the turn answered by a live node',
+      );
+      expect(Date.now() - killedAt).toBeLessThan(15_000);
+      expect(turn).toMatchObject({ id: accepted.turn_id, status: 'resolved', reply_text: 'Until 2 pm.' });
+      // The same delivery, twice: the customer's deduplication holds.
+      expect(customer.calls).toHaveLength(2);
+      const [killed, again] = customer.calls as [HookCall, HookCall];
+      expect(again.body.delivery_id).toBe(killed.body.delivery_id);
+      expect(again.headers['webhook-id']).toBe(killed.headers['webhook-id']);
+      // The same call but for its send time (and, with no PUBLIC_BASE_URL here, each node's own reply_url).
+      const same = (body: Record<string, unknown>) => ({ ...body, sent_at: undefined, reply_url: undefined });
+      expect(same(again.body)).toEqual(same(killed.body));
+
+      // The visitor's widget resumes on the live node and gets the reply.
+      const back = await Widget.open(node, deploymentId);
+      await back.hello(token, { conversation_id: ready.conversation_id, last_seq: accepted.seq });
+      expect(await back.next('reply')).toMatchObject({ turn_id: accepted.turn_id, text: 'Until 2 pm.' });
+      back.close();
+    } finally {
+      await customer.close();
+    }
+  }
+
+  it('SQLite: the next start of the node calls the hook again', async () => {
+    const env = { DATA_DIR: join(root, 'sqlite'), DATABASE_URL: '' };
+    const first = await start(env);
+    await killedMidCall(first, await bootstrapKey(first), () => start(env));
+  }, 40_000);
+
+  it.skipIf(!TEST_DATABASE_URL)('PostgreSQL: another node, alive all along, calls the hook again', async () => {
+    await withScratchDatabase(TEST_DATABASE_URL!, 'concierge_takeover', async (databaseUrl) => {
+      const env = { DATA_DIR: join(root, 'pg'), DATABASE_URL: databaseUrl };
+      const first = await start(env);
+      const key = await bootstrapKey(first);
+      const second = await start(env);
+      await killedMidCall(first, key, async () => second);
+    });
+  }, 40_000);
+});
