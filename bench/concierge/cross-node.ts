@@ -1,14 +1,16 @@
 import pg from 'pg';
 import { withScratchDatabase } from '../../server/test/service-process.js';
 import { quantile } from '../stats.js';
-import { type Latency, MEASURED, measureReplies, prepareTurns, resolvedTurns, WARM_UP } from './replies.js';
-import { pgReplyFloor } from './store-floor.js';
+import { durableFloorLatency, type Latency, MEASURED, measureReplies, prepareTurns, resolvedTurns, WARM_UP } from './replies.js';
+import { storeReplyFloor } from './store-floor.js';
 import { startConcierge } from './service.js';
 
 export interface CrossNode {
   selectOneMs: number;
   /** A bare pg transaction of the reply's statements on the same database and rows. */
   store: Latency;
+  /** The bare node:http → ws floor storing the same in a bare pg transaction before each push. */
+  durable: Latency;
   singleNode: Latency;
   crossNode: Latency;
 }
@@ -35,9 +37,10 @@ export async function crossNodeLatency(adminUrl: string): Promise<CrossNode> {
       const selectOneMs = await selectOneRoundTrip(databaseUrl);
       const turns = await prepareTurns(a.url, concierge.dep, WARM_UP + MEASURED);
       const singleNode = await measureReplies(a.url, concierge.dep, turns);
-      const store = await pgReplyFloor(databaseUrl, resolvedTurns(turns, concierge.dep));
+      const store = await storeReplyFloor(databaseUrl, resolvedTurns(turns, concierge.dep));
+      const durable = await durableFloorLatency(databaseUrl, resolvedTurns(turns, concierge.dep));
       const crossNode = await measureReplies(b.url, concierge.dep, await prepareTurns(a.url, concierge.dep, WARM_UP + MEASURED));
-      return { selectOneMs, store, singleNode, crossNode };
+      return { selectOneMs, store, durable, singleNode, crossNode };
     } finally {
       await concierge.stop();
     }

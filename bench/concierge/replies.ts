@@ -1,9 +1,13 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { signBody } from '../../sdk/node/src/index.js';
 import { startTarget } from '../process.js';
 import { quantile } from '../stats.js';
 import { BenchSocket, type Deployed, type Frame, post } from './kit.js';
+import type { ResolvedTurn } from './store-floor.js';
 
 export const WARM_UP = 1_000;
 export const MEASURED = 10_000;
@@ -48,8 +52,8 @@ export function latencyOf(samples: readonly number[], warmUp: number): Latency {
 const summary = (samples: number[]): Latency => latencyOf(samples, WARM_UP);
 
 /** The floor: a bare node:http server (or, `express`, the same behind an Express route) pushing each POST's body to one bare ws client. */
-export async function floorLatency(express = false): Promise<Latency> {
-  const target = await startTarget('bench/targets/bare-push.ts', express ? { BARE_EXPRESS: '1' } : {});
+export async function floorLatency(express = false, durable?: { store: string; turnsFile: string }): Promise<Latency> {
+  const target = await startTarget('bench/targets/bare-push.ts', { ...(express ? { BARE_EXPRESS: '1' } : {}), ...(durable ? { BARE_STORE: durable.store, BARE_TURNS: durable.turnsFile } : {}) });
   const socket = await BenchSocket.open(target.url.replace(/^http/, 'ws'));
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const samples: number[] = [];
@@ -65,6 +69,22 @@ export async function floorLatency(express = false): Promise<Latency> {
     await target.stop();
   }
   return summary(samples);
+}
+
+/**
+ * The durable floor: {@link floorLatency} whose server first stores, in a bare transaction on
+ * `store` (the service's SQLite file, or its PostgreSQL URL), what the service stores for each
+ * reply, for one of the turns the service resolved (put back to acknowledged first).
+ */
+export async function durableFloorLatency(store: string, turns: readonly ResolvedTurn[]): Promise<Latency> {
+  const dir = mkdtempSync(join(tmpdir(), 'concierge-floor-'));
+  try {
+    const turnsFile = join(dir, 'turns.json');
+    writeFileSync(turnsFile, JSON.stringify(turns));
+    return await floorLatency(false, { store, turnsFile });
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 /** Opens conversations on `serviceUrl` and fills each with acknowledged turns awaiting a reply. */

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { dirname } from 'node:path';
 import SQLite from 'better-sqlite3';
 import pg from 'pg';
@@ -26,12 +27,18 @@ function summary(samples: number[]): Latency {
   return { p50: quantile(measured, 0.5), p99: quantile(measured, 0.99) };
 }
 
+/** A reply's statements, prepared once, run for one turn at a time: what the floors store. */
+export interface ReplyWriter {
+  write(turn: ResolvedTurn): void | Promise<void>;
+  close(): void | Promise<void>;
+}
+
 /**
- * The store's floor for one reply on SQLite: a bare better-sqlite3 transaction of the reply's
- * statements (the turn's state change, the conversation's next seq, the widget event), prepared
- * once, on the service's own file with its pragmas and triggers, one transaction per reply (ms).
+ * The reply's statements on SQLite in a bare better-sqlite3 transaction (the turn's state change,
+ * the conversation's next seq, the widget event), prepared once, on the service's own file with
+ * its pragmas and triggers. The turns are put back to `acknowledged` first (untimed).
  */
-export function sqliteReplyFloor(file: string, turns: readonly ResolvedTurn[]): Latency {
+export function sqliteReplyWriter(file: string, turns: readonly ResolvedTurn[]): ReplyWriter {
   const db = new SQLite(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
@@ -52,31 +59,19 @@ export function sqliteReplyFloor(file: string, turns: readonly ResolvedTurn[]): 
     const { last_seq: seq } = conversation.get(now, t.conversationId) as { last_seq: number };
     event.run(t.conversationId, seq, 'reply', frameOf(t.turnId, seq), now);
   });
-  const samples: number[] = [];
-  try {
-    for (const t of turns) {
-      const started = performance.now();
-      reply(t);
-      samples.push(performance.now() - started);
-    }
-  } finally {
-    db.close();
-  }
-  return summary(samples);
+  return { write: (t) => reply(t), close: () => void db.close() };
 }
 
 /**
  * The same on PostgreSQL with a bare `pg` client: BEGIN, the three statements (named, so
- * prepared once), COMMIT, then NOTIFY, one round trip each, timed per reply (ms).
+ * prepared once), COMMIT, then NOTIFY, one round trip each.
  */
-export async function pgReplyFloor(url: string, turns: readonly ResolvedTurn[]): Promise<Latency> {
+export async function pgReplyWriter(url: string, turns: readonly ResolvedTurn[]): Promise<ReplyWriter> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
-  const samples: number[] = [];
-  try {
-    await client.query(`UPDATE turns SET status = 'acknowledged', reply_text = NULL, resolved_at = NULL, reply_received_at = NULL WHERE id = ANY($1)`, [turns.map((t) => t.turnId)]);
-    for (const t of turns) {
-      const started = performance.now();
+  await client.query(`UPDATE turns SET status = 'acknowledged', reply_text = NULL, resolved_at = NULL, reply_received_at = NULL WHERE id = ANY($1)`, [turns.map((t) => t.turnId)]);
+  return {
+    async write(t) {
       const now = new Date().toISOString();
       await client.query('BEGIN');
       const moved = await client.query({
@@ -91,10 +86,26 @@ export async function pgReplyFloor(url: string, turns: readonly ResolvedTurn[]):
       await client.query({ name: 'floor_event', text: 'INSERT INTO conversation_events (conversation_id, seq, type, frame, created_at) VALUES ($1, $2, $3, $4, $5)', values: [t.conversationId, seq, 'reply', frameOf(t.turnId, seq), now] });
       await client.query('COMMIT');
       await client.query(`NOTIFY concierge_floor, '${t.conversationId}'`);
+    },
+    close: () => client.end(),
+  };
+}
+
+/** A writer for `store`: a SQLite file's path, or a `postgres://` URL. */
+export const replyWriterFor = (store: string, turns: readonly ResolvedTurn[]): ReplyWriter | Promise<ReplyWriter> => (/^postgres(ql)?:/.test(store) ? pgReplyWriter(store, turns) : sqliteReplyWriter(store, turns));
+
+/** Each turn's reply written alone, timed (ms): the store's floor for one reply, without the hops. */
+export async function storeReplyFloor(store: string, turns: readonly ResolvedTurn[]): Promise<Latency> {
+  const writer = await replyWriterFor(store, turns);
+  const samples: number[] = [];
+  try {
+    for (const t of turns) {
+      const started = performance.now();
+      await writer.write(t);
       samples.push(performance.now() - started);
     }
   } finally {
-    await client.end();
+    await writer.close();
   }
   return summary(samples);
 }
@@ -124,4 +135,83 @@ export async function sqliteReplyUnit(file: string, turns: readonly ResolvedTurn
     await store.close();
   }
   return summary(samples);
+}
+
+/** Whose conversations the durable throughput floor stores: rows of the service's own store. */
+export interface FloorOwner {
+  customerId: string;
+  deploymentId: string;
+  agentId: string;
+}
+
+/** The statements of a turn's life, as the service commits them, each step in a transaction of its own. */
+export interface TurnWriter {
+  open(conversationId: string, sub: string): void;
+  take(conversationId: string, turnId: string, clientTurnId: string, text: string): void;
+  acknowledge(conversationId: string, turnId: string, hookUrl: string, durationMs: number): void;
+  resolve(conversationId: string, turnId: string, text: string): void;
+  close(): void;
+}
+
+/**
+ * The throughput floor's store on SQLite, in bare better-sqlite3 transactions on the service's own
+ * file: a conversation opened, a turn taken (row, next seq, `turn_accepted`), acknowledged (state,
+ * next seq, `turn_acknowledged`, the hook call's delivery record) and resolved (state, next seq,
+ * `reply`): the rows the service writes for a turn, without its analytics tallies.
+ */
+export function sqliteTurnWriter(file: string, owner: FloorOwner): TurnWriter {
+  const db = new SQLite(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
+  db.pragma('busy_timeout = 5000');
+  const conversation = db.prepare(
+    `INSERT INTO conversations (id, customer_id, deployment_id, agent_id, user_sub, status, last_seq, turn_count, handler, needs_person, created_at, updated_at)
+     VALUES (?, ?, ?, ?, ?, 'open', 0, 0, 'agent', 0, ?, ?)`,
+  );
+  const turn = db.prepare(
+    `INSERT INTO turns (id, conversation_id, client_turn_id, text, mode, language, status, delivery_id, reply_duplicates, part_chars, created_at, updated_at)
+     VALUES (?, ?, ?, ?, 'text', 'en-US', 'pending', ?, 0, 0, ?, ?)`,
+  );
+  const next = db.prepare('UPDATE conversations SET last_seq = last_seq + 1, turn_count = turn_count + ?, updated_at = ? WHERE id = ? RETURNING last_seq');
+  const event = db.prepare('INSERT INTO conversation_events (conversation_id, seq, type, frame, created_at) VALUES (?, ?, ?, ?, ?)');
+  const acknowledged = db.prepare(`UPDATE turns SET status = 'acknowledged', acknowledged_at = ?, expires_at = ?, updated_at = ? WHERE id = ? AND status = 'pending'`);
+  const delivery = db.prepare(
+    `INSERT INTO deliveries (id, customer_id, deployment_id, conversation_id, turn_id, event_id, kind, event_type, url, attempt, sent_at, duration_ms, request, response, error, error_detail, outcome, manual)
+     VALUES (?, ?, ?, ?, ?, NULL, 'turn_hook', 'turn.created', ?, 1, ?, ?, ?, ?, NULL, NULL, 'acknowledged', 0)`,
+  );
+  const resolved = db.prepare(`UPDATE turns SET status = 'resolved', reply_text = ?, resolved_at = ?, reply_received_at = ?, updated_at = ? WHERE id = ? AND status = 'acknowledged'`);
+  const told = (conversationId: string, now: string, frame: (seq: number) => object, turns = 0) => {
+    const { last_seq: seq } = next.get(turns, now, conversationId) as { last_seq: number };
+    const body = frame(seq) as { type: string };
+    event.run(conversationId, seq, body.type, JSON.stringify(body), now);
+  };
+  const steps = {
+    take: db.transaction((conversationId: string, turnId: string, clientTurnId: string, text: string) => {
+      const now = new Date().toISOString();
+      turn.run(turnId, conversationId, clientTurnId, text, randomUUID(), now, now);
+      told(conversationId, now, (seq) => ({ type: 'turn_accepted', seq, turn_id: turnId, client_turn_id: clientTurnId, text, mode: 'text', language: 'en-US' }), 1);
+    }),
+    acknowledge: db.transaction((conversationId: string, turnId: string, hookUrl: string, durationMs: number) => {
+      const now = new Date().toISOString();
+      acknowledged.run(now, new Date(Date.now() + 3_600_000).toISOString(), now, turnId);
+      told(conversationId, now, (seq) => ({ type: 'turn_acknowledged', seq, turn_id: turnId }));
+      delivery.run(randomUUID(), owner.customerId, owner.deploymentId, conversationId, turnId, hookUrl, now, durationMs, JSON.stringify({ headers: {}, body: turnId }), JSON.stringify({ status: 202, headers: {}, body: '', truncated: false }));
+    }),
+    resolve: db.transaction((conversationId: string, turnId: string, text: string) => {
+      const now = new Date().toISOString();
+      resolved.run(text, now, now, now, turnId);
+      told(conversationId, now, (seq) => ({ type: 'reply', seq, turn_id: turnId, text, actions: [] }));
+    }),
+  };
+  return {
+    open: (conversationId, sub) => {
+      const now = new Date().toISOString();
+      conversation.run(conversationId, owner.customerId, owner.deploymentId, owner.agentId, sub, now, now);
+    },
+    take: (...args) => steps.take(...args),
+    acknowledge: (...args) => steps.acknowledge(...args),
+    resolve: (...args) => steps.resolve(...args),
+    close: () => void db.close(),
+  };
 }

@@ -1,9 +1,11 @@
 import { Agent } from 'node:http';
+import SQLite from 'better-sqlite3';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startTarget } from '../process.js';
 import { quantile } from '../stats.js';
 import { BenchSocket, type Deployed, type HookCall, replyTo, startCustomer } from './kit.js';
 import { type Concierge, startConcierge } from './service.js';
+import type { FloorOwner } from './store-floor.js';
 
 const SLOTS = 200;
 const WARM_UP_MS = 2_000;
@@ -68,17 +70,34 @@ const replying = (agent: Agent) => (call: HookCall, dep: Deployed) => {
 };
 let refusedReplies = 0;
 
-/** The same hops with node:http and ws only: no store, no checks. */
-export async function barePipeline(): Promise<Throughput> {
+/**
+ * The same hops with node:http and ws only: no store, no checks. With `durable`, each step
+ * first stores the rows the service stores for it in a bare better-sqlite3 transaction, on a
+ * service's own (idle) SQLite store: the durable floor.
+ */
+export async function barePipeline(durable?: { file: string; owner: FloorOwner }): Promise<Throughput> {
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
   const customer = await startCustomer((call) => replying(agent)(call, { deploymentId: '', secret: 'whsec_bare' }));
-  const target = await startTarget('bench/targets/bare-pipeline.ts', { HOOK_URL: customer.hookUrl });
+  const target = await startTarget('bench/targets/bare-pipeline.ts', { HOOK_URL: customer.hookUrl, ...(durable ? { BARE_STORE: durable.file, BARE_OWNER: JSON.stringify(durable.owner) } : {}) });
   try {
     return await drive(() => BenchSocket.open(`${target.url.replace(/^http/, 'ws')}/ws`));
   } finally {
     await target.stop();
     await customer.close();
     agent.destroy();
+  }
+}
+
+/** {@link barePipeline} storing what the service stores, on a fresh service store with its deployment (the service idle meanwhile). */
+export async function durablePipeline(): Promise<Throughput> {
+  const concierge = await startConcierge(() => {});
+  try {
+    const db = new SQLite(concierge.sqliteFile, { readonly: true });
+    const row = db.prepare('SELECT customer_id, agent_id FROM deployments WHERE id = ?').get(concierge.dep.deploymentId) as { customer_id: string; agent_id: string };
+    db.close();
+    return await barePipeline({ file: concierge.sqliteFile, owner: { customerId: row.customer_id, deploymentId: concierge.dep.deploymentId, agentId: row.agent_id } });
+  } finally {
+    await concierge.stop();
   }
 }
 
