@@ -25,27 +25,31 @@ async function nextFrame(widget: Widget): Promise<any> {
   return widget.frames[seen];
 }
 
-describeEachStore('speech recognised by the service', (kind: StoreKind) => {
-  let service: TestService;
-  let transcriber: Awaited<ReturnType<typeof startTranscriptionServer>>;
-  let customer: Awaited<ReturnType<typeof startCustomerServer>>;
+/** A transcription server, a customer server and a service recognising through the first, for the tests of one describe block. */
+function speechStack(kind: StoreKind, options: (transcriberUrl: string) => Parameters<typeof startService>[1]) {
+  const stack = {} as { service: TestService; transcriber: Awaited<ReturnType<typeof startTranscriptionServer>>; customer: Awaited<ReturnType<typeof startCustomerServer>> };
   beforeAll(async () => {
-    transcriber = await startTranscriptionServer();
-    customer = await startCustomerServer();
-    service = await startService(kind, {
-      env: { SPEECH_TO_TEXT_URL: transcriber.url, SPEECH_TO_TEXT_KEY: 'stt-secret-key-1234', SPEECH_TO_TEXT_MODEL: 'whisper-large-v3', SPEECH_CONCURRENCY: '1' },
-      sessions: { recognitionTimeoutMs: 400 },
-    });
+    stack.transcriber = await startTranscriptionServer();
+    stack.customer = await startCustomerServer();
+    stack.service = await startService(kind, options(stack.transcriber.url));
   });
   afterAll(async () => {
-    await service?.close();
-    await customer?.close();
-    await transcriber?.close();
+    await stack.service?.close();
+    await stack.customer?.close();
+    await stack.transcriber?.close();
   });
+  return stack;
+}
+
+describeEachStore('speech recognised by the service', (kind: StoreKind) => {
+  const stack = speechStack(kind, (url) => ({
+    env: { SPEECH_TO_TEXT_URL: url, SPEECH_TO_TEXT_KEY: 'stt-secret-key-1234', SPEECH_TO_TEXT_MODEL: 'whisper-large-v3', SPEECH_CONCURRENCY: '1' },
+    sessions: { recognitionTimeoutMs: 400 },
+  }));
 
   const open = async (setting = 'service', hello: Record<string, unknown> = { browser_recognition: false }) => {
-    const { api, deploymentId, secret } = await deploy(service, { hook_url: customer.hookUrl }, { runtime_config: { speech_recognition: setting } });
-    const widget = await Widget.open(service, deploymentId);
+    const { api, deploymentId, secret } = await deploy(stack.service, { hook_url: stack.customer.hookUrl }, { runtime_config: { speech_recognition: setting } });
+    const widget = await Widget.open(stack.service, deploymentId);
     widget.send({ type: 'hello', token: await mintToken(secret, deploymentId), ...hello });
     const ready = await widget.next('ready');
     return { widget, ready, api };
@@ -59,17 +63,17 @@ describeEachStore('speech recognised by the service', (kind: StoreKind) => {
   it('makes a voice turn of an utterance: transcribing, then turn_accepted with the recognised text, the hook called, the recognition in history; the WAV checked by the recogniser', async () => {
     const { widget, ready, api } = await open();
     expect(ready.speech).toEqual({ recognition: 'service' });
-    const before = transcriber.uploads.length;
+    const before = stack.transcriber.uploads.length;
     speak(widget, 'v1', 1_000, { language: 'de-DE' });
     expect(await widget.next('transcribing')).toEqual({ type: 'transcribing', client_turn_id: 'v1' });
     const accepted = await widget.next('turn_accepted');
     expect(accepted).toMatchObject({ client_turn_id: 'v1', text: '1000 ms in de', mode: 'voice', language: 'de-DE' });
 
-    const upload = transcriber.uploads[before]!;
+    const upload = stack.transcriber.uploads[before]!;
     expect(upload.wav).toEqual({ sampleRate: 16000, channels: 1, bitsPerSample: 16, dataBytes: 32_000, declaredBytes: 32_000 });
     expect(upload.fields).toEqual({ model: 'whisper-large-v3', language: 'de', response_format: 'json' });
     expect(upload.authorization).toBe('Bearer stt-secret-key-1234');
-    const hook = await waitFor(async () => customer.calls.find((c) => c.body.turn_id === accepted.turn_id));
+    const hook = await waitFor(async () => stack.customer.calls.find((c) => c.body.turn_id === accepted.turn_id));
     expect(hook.body).toMatchObject({ text: '1000 ms in de', mode: 'voice', language: 'de-DE' });
 
     // The same utterance again (a widget that lost the confirmation) makes no second turn.
@@ -86,7 +90,7 @@ describeEachStore('speech recognised by the service', (kind: StoreKind) => {
     expect(analytics.body.data.totals.turns).toBe(1);
     expect(widget.frames.filter((f) => f.type === 'turn_accepted')).toHaveLength(1);
     // Audio, what was heard and the recogniser's key stay out of the logs.
-    expect(service.logs.join('')).not.toMatch(/stt-secret-key|1000 ms in de/);
+    expect(stack.service.logs.join('')).not.toMatch(/stt-secret-key|1000 ms in de/);
     widget.close();
   });
 
@@ -106,7 +110,7 @@ describeEachStore('speech recognised by the service', (kind: StoreKind) => {
     }
     const { widget } = await open('off');
     speak(widget, 'x1', 500);
-    expect(await nextFrame(widget)).toEqual({ type: 'error', code: 'speech_unavailable', message: 'Speech is not recognised by the service for this widget; please type instead' });
+    expect(await nextFrame(widget)).toEqual({ type: 'error', code: 'speech_unavailable', message: 'Speech is not recognised by the stack.service for this widget; please type instead' });
     // Its frames and its end are answered with nothing; the socket goes on.
     widget.send({ type: 'ping' });
     expect(await nextFrame(widget)).toEqual({ type: 'pong' });
@@ -164,19 +168,19 @@ describeEachStore('speech recognised by the service', (kind: StoreKind) => {
   it('tells speech_unrecognized, speech_unavailable (an error, a timeout) and speech_busy, and makes no turn of them', async () => {
     const { widget } = await open();
     const said = (code: string) => widget.next('error').then((f) => expect(f.code).toBe(code));
-    transcriber.state.behaviour = (_u, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"text":"  "}');
+    stack.transcriber.state.behaviour = (_u, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"text":"  "}');
     speak(widget, 'e1', 300);
     await said('speech_unrecognized');
-    transcriber.state.behaviour = (_u, res) => res.writeHead(500).end('{"error":"model not loaded"}');
+    stack.transcriber.state.behaviour = (_u, res) => res.writeHead(500).end('{"error":"model not loaded"}');
     speak(widget, 'e2', 300);
     await said('speech_unavailable');
-    transcriber.state.behaviour = () => {};
+    stack.transcriber.state.behaviour = () => {};
     speak(widget, 'e3', 300);
     await said('speech_unavailable');
 
     // One recognition at a time here (SPEECH_CONCURRENCY=1): a second visitor meanwhile is busy.
     let answer: (() => void) | undefined;
-    transcriber.state.behaviour = (_u, res) => (answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"text":"late"}'));
+    stack.transcriber.state.behaviour = (_u, res) => (answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"text":"late"}'));
     const other = (await open()).widget;
     speak(widget, 'e4', 300);
     await waitFor(async () => answer !== undefined);
@@ -186,21 +190,21 @@ describeEachStore('speech recognised by the service', (kind: StoreKind) => {
     expect(widget.frames.filter((f) => f.type === 'turn_accepted')).toEqual([]);
     widget.close();
     other.close();
-    transcriber.state.behaviour = hearsLength;
+    stack.transcriber.state.behaviour = hearsLength;
   });
 
   it('cuts off the recognition of a socket that closes mid-utterance, and makes no turn', async () => {
-    transcriber.state.behaviour = () => {};
-    const abortedBefore = transcriber.state.aborted;
-    const uploadsBefore = transcriber.uploads.length;
+    stack.transcriber.state.behaviour = () => {};
+    const abortedBefore = stack.transcriber.state.aborted;
+    const uploadsBefore = stack.transcriber.uploads.length;
     const { widget, ready, api } = await open();
     speak(widget, 'gone', 300);
     await widget.next('transcribing');
     // This utterance is at the recogniser, which holds it unanswered.
-    await waitFor(async () => transcriber.uploads.length > uploadsBefore && transcriber.uploads.at(-1)!.wav.dataBytes === 9_600);
+    await waitFor(async () => stack.transcriber.uploads.length > uploadsBefore && stack.transcriber.uploads.at(-1)!.wav.dataBytes === 9_600);
     widget.close();
-    await waitFor(async () => transcriber.state.aborted > abortedBefore, 2_000, 'the upload cut off');
-    transcriber.state.behaviour = hearsLength;
+    await waitFor(async () => stack.transcriber.state.aborted > abortedBefore, 2_000, 'the upload cut off');
+    stack.transcriber.state.behaviour = hearsLength;
     // Longer than the recogniser's timeout here: a recognition that went on would have made its turn by now.
     await new Promise((r) => setTimeout(r, 600));
     expect((await api.get(`/api/v1/conversations/${ready.conversation_id}`)).body.data.turns).toEqual([]);
@@ -208,30 +212,18 @@ describeEachStore('speech recognised by the service', (kind: StoreKind) => {
 });
 
 describe('speech budgets', () => {
-  let service: TestService;
-  let transcriber: Awaited<ReturnType<typeof startTranscriptionServer>>;
-  let customer: Awaited<ReturnType<typeof startCustomerServer>>;
-  beforeAll(async () => {
-    transcriber = await startTranscriptionServer();
-    customer = await startCustomerServer();
-    service = await startService('sqlite', {
-      env: { SPEECH_TO_TEXT_URL: transcriber.url, SPEECH_CONCURRENCY: '2' },
-      speech: {
-        utterancesPerMinute: { conversation: 3, visitor: 4, deployment: 100 },
-        audioSecondsPerMinute: { conversation: 2, visitor: 100, deployment: 1_000 },
-        maxAudioBytes: 96_000,
-        utteranceIdleMs: 300,
-      },
-    });
-  });
-  afterAll(async () => {
-    await service?.close();
-    await customer?.close();
-    await transcriber?.close();
-  });
-  const deployment = () => deploy(service, { hook_url: customer.hookUrl }, { runtime_config: { speech_recognition: 'service' } });
+  const stack = speechStack('sqlite', (url) => ({
+    env: { SPEECH_TO_TEXT_URL: url, SPEECH_CONCURRENCY: '2' },
+    speech: {
+      utterancesPerMinute: { conversation: 3, visitor: 4, deployment: 100 },
+      audioSecondsPerMinute: { conversation: 2, visitor: 100, deployment: 1_000 },
+      maxAudioBytes: 96_000,
+      utteranceIdleMs: 300,
+    },
+  }));
+  const deployment = () => deploy(stack.service, { hook_url: stack.customer.hookUrl }, { runtime_config: { speech_recognition: 'service' } });
   const visitor = async (dep: { deploymentId: string; secret: string }, sub = 'guest-1') => {
-    const widget = await Widget.open(service, dep.deploymentId);
+    const widget = await Widget.open(stack.service, dep.deploymentId);
     widget.send({ type: 'hello', token: await mintToken(dep.secret, dep.deploymentId, { sub }), browser_recognition: false });
     await widget.next('ready');
     return widget;
@@ -244,22 +236,22 @@ describe('speech budgets', () => {
   };
   const holdAnswers = () => {
     const waiting: (() => void)[] = [];
-    transcriber.state.behaviour = (_u, res) => waiting.push(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"text":"held"}'));
+    stack.transcriber.state.behaviour = (_u, res) => waiting.push(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"text":"held"}'));
     return () => {
       for (const answer of waiting.splice(0)) answer();
-      transcriber.state.behaviour = hearsLength;
+      stack.transcriber.state.behaviour = hearsLength;
     };
   };
 
   it('takes one recognition at a time per socket', async () => {
     const release = holdAnswers();
-    const uploads = transcriber.uploads.length;
+    const uploads = stack.transcriber.uploads.length;
     const widget = await visitor(await deployment());
     start(widget, 'u1');
     for (const frame of audio(300)) widget.ws.send(frame);
     widget.send({ type: 'audio_end', client_turn_id: 'u1' });
     await widget.next('transcribing');
-    await waitFor(async () => transcriber.uploads.length > uploads);
+    await waitFor(async () => stack.transcriber.uploads.length > uploads);
     start(widget, 'u2');
     expect(await refusal(widget)).toBe('speech_busy: Your last words are still being recognised; speak again once they are');
     release();
@@ -301,7 +293,7 @@ describe('speech budgets', () => {
 
   it("gives one deployment at most half of SPEECH_CONCURRENCY: another customer's visitor still gets a place", async () => {
     const release = holdAnswers();
-    const uploads = transcriber.uploads.length;
+    const uploads = stack.transcriber.uploads.length;
     const busy = await deployment();
     const [a, b] = [await visitor(busy, 'a'), await visitor(busy, 'b')];
     const speakShort = (widget: Widget, id: string) => {
@@ -310,13 +302,13 @@ describe('speech budgets', () => {
       widget.send({ type: 'audio_end', client_turn_id: id });
     };
     speakShort(a, 'a1');
-    await waitFor(async () => transcriber.uploads.length > uploads);
+    await waitFor(async () => stack.transcriber.uploads.length > uploads);
     speakShort(b, 'b1');
     await b.next('transcribing');
     expect(await b.next('error')).toMatchObject({ code: 'speech_busy', message: 'Too many visitors are speaking right now; try again in a moment, or type' });
     const elsewhere = await visitor(await deployment());
     speakShort(elsewhere, 'x1');
-    await waitFor(async () => transcriber.uploads.length > uploads + 1, 2_000, "the other customer's utterance at the recogniser");
+    await waitFor(async () => stack.transcriber.uploads.length > uploads + 1, 2_000, "the other customer's utterance at the recogniser");
     release();
     expect(await elsewhere.next('turn_accepted')).toMatchObject({ client_turn_id: 'x1' });
     expect(await a.next('turn_accepted')).toMatchObject({ client_turn_id: 'a1' });
