@@ -110,7 +110,7 @@ describeEachStore('speech recognised by the service', (kind: StoreKind) => {
     }
     const { widget } = await open('off');
     speak(widget, 'x1', 500);
-    expect(await nextFrame(widget)).toEqual({ type: 'error', code: 'speech_unavailable', message: 'Speech is not recognised by the stack.service for this widget; please type instead' });
+    expect(await nextFrame(widget)).toEqual({ type: 'error', code: 'speech_unavailable', message: 'Speech is not recognised by the service for this widget; please type instead' });
     // Its frames and its end are answered with nothing; the socket goes on.
     widget.send({ type: 'ping' });
     expect(await nextFrame(widget)).toEqual({ type: 'pong' });
