@@ -38,7 +38,7 @@ const errorTable = {
   hello_timeout: { close: Close.noHello },
   deployment_inactive: { close: Close.ended },
   too_many_connections: { close: Close.tooMany },
-  too_much_queued: { close: Close.overwhelmed },
+  too_much_queued: { close: Close.frameTooLarge },
   invalid_message: {},
   too_many_pending_turns: {},
   // An utterance the service could not make a turn of (README, Voice in every browser).

@@ -7,9 +7,10 @@ export const Close = {
   normal: 1000,
   /** The server is shutting down; the widget reconnects (to another node) and resumes. */
   goingAway: 1001,
-  /** More sent than the service holds unhandled for one socket (1,024 messages or 1 MiB); the widget reconnects and resumes. */
-  overwhelmed: 1008,
-  /** A frame over 16 KiB (sent by `ws` itself). */
+  /**
+   * A frame over 16 KiB (sent by `ws` itself), or more sent than the service holds unhandled for
+   * one socket (1,024 messages or 1 MiB); the widget reconnects and resumes.
+   */
   frameTooLarge: 1009,
   /** A bug on our side; the widget reconnects and resumes. */
   internalError: 1011,

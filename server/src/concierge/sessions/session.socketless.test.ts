@@ -108,7 +108,7 @@ describe('one session, without a network', () => {
     session.dispose();
   });
 
-  it('stops reading while a message is handled, and closes 1008 past 1,024 messages or 1 MiB unhandled rather than hold them', async () => {
+  it('stops reading while a message is handled, and closes 1009 past 1,024 messages or 1 MiB unhandled rather than hold them', async () => {
     // hello's deployment read never ends: everything sent after it waits.
     const socket = new RecordingSocket();
     const session = new Session(socket, context({ get: () => new Promise(() => {}) }), dep, () => {});
@@ -117,7 +117,7 @@ describe('one session, without a network', () => {
     for (let i = 1; i < MAX_QUEUED_MESSAGES; i++) session.receive(frame({ type: 'ping' }), false);
     expect(socket.closedWith).toBeUndefined();
     session.receive(frame({ type: 'ping' }), false);
-    expect(socket.closedWith).toEqual({ code: Close.overwhelmed, reason: 'More was sent than the service holds unhandled for one socket; reconnect and resume' });
+    expect(socket.closedWith).toEqual({ code: Close.frameTooLarge, reason: 'More was sent than the service holds unhandled for one socket; reconnect and resume' });
     session.dispose();
 
     // Bytes count too: 1 MiB of text frames behind a pending hello.
@@ -125,7 +125,7 @@ describe('one session, without a network', () => {
     const other = new Session(flooded, context({ get: () => new Promise(() => {}) }), dep, () => {});
     other.receive(frame({ type: 'hello', token: 'x' }), false);
     for (let i = 0; i < MAX_QUEUED_BYTES / 16_000 && !flooded.closedWith; i++) other.receive(Buffer.alloc(16_000, 32), false);
-    expect(flooded.closedWith?.code).toBe(Close.overwhelmed);
+    expect(flooded.closedWith?.code).toBe(Close.frameTooLarge);
     other.dispose();
   });
 });
