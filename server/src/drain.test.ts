@@ -1,25 +1,18 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync } from 'node:fs';
 import { connect } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { deploy, mintToken, postReply, type ServiceRef, startCustomerServer, Widget } from '../test/concierge-kit.js';
 import { call, client, waitFor } from '../test/harness.js';
+import { processSandbox } from '../test/process-sandbox.js';
 import { bootstrapKey, type NodeProcess, startServiceProcess } from '../test/service-process.js';
 
 /** SIGTERM as a rolling restart sends it: README, Running several nodes. */
 describe('the drain on SIGTERM', () => {
-  let dataDir: string;
-  const running: NodeProcess[] = [];
-  beforeAll(() => {
-    dataDir = mkdtempSync(join(tmpdir(), 'concierge-drain-'));
-  });
-  afterEach(() => {
-    for (const p of running.splice(0)) if (p.child.exitCode === null) p.child.kill('SIGKILL');
-  });
-  afterAll(() => rmSync(dataDir, { recursive: true, force: true }));
+  const sandbox = processSandbox('concierge-drain');
+  const { running } = sandbox;
 
-  const start = async (drainS: string, store = mkdtempSync(join(dataDir, 'store-'))) => {
+  const start = async (drainS: string, store = mkdtempSync(join(sandbox.root, 'store-'))) => {
     const node = await startServiceProcess({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: store, DATABASE_URL: '', LOG_LEVEL: 'warn', HOOK_ALLOWED_HOSTS: '127.0.0.1', DRAIN_S: drainS });
     running.push(node);
     return node;
@@ -29,7 +22,7 @@ describe('the drain on SIGTERM', () => {
   it('answers 503 on /readyz at once, keeps serving for DRAIN_S, closes sockets with 1001, finishes the hook call in flight and exits 0', async () => {
     const customer = await startCustomerServer();
     try {
-      const store = mkdtempSync(join(dataDir, 'store-'));
+      const store = mkdtempSync(join(sandbox.root, 'store-'));
       const node = await start('2', store);
       const key = await bootstrapKey(node);
       const { deploymentId, secret } = await deploy(ref(node, key), { hook_url: customer.hookUrl });

@@ -1,27 +1,20 @@
 import { execFile } from 'node:child_process';
 import { createHmac } from 'node:crypto';
-import { copyFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { copyFileSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import SQLite from 'better-sqlite3';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { client } from '../../test/harness.js';
-import { bootstrapKey, type NodeProcess, ROOT, startServiceProcess, TSX } from '../../test/service-process.js';
+import { processSandbox } from '../../test/process-sandbox.js';
+import { bootstrapKey, ROOT, startServiceProcess, TSX } from '../../test/service-process.js';
 
 const run = promisify(execFile);
 
 /** `npm run admin -- backup|restore` against a real service process (README, Running several nodes). */
 describe('SQLite backup and restore', () => {
-  let root: string;
-  const running: NodeProcess[] = [];
-  beforeAll(() => {
-    root = mkdtempSync(join(tmpdir(), 'concierge-backup-'));
-  });
-  afterEach(() => {
-    for (const p of running.splice(0)) if (p.child.exitCode === null) p.child.kill('SIGKILL');
-  });
-  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  const sandbox = processSandbox('concierge-backup');
+  const { running } = sandbox;
 
   const env = (dataDir: string) => ({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn', RATE_LIMIT_PER_MINUTE: '1000000' });
   /** Asynchronous, so the writers in this process go on while it runs. */
@@ -44,7 +37,7 @@ describe('SQLite backup and restore', () => {
   };
 
   it('copies a store while the service writes to it, and restores the copy only once the service has stopped', async () => {
-    const dataDir = join(root, 'data');
+    const dataDir = join(sandbox.root, 'data');
     const node = await startServiceProcess(env(dataDir));
     running.push(node);
     const key = await bootstrapKey(node);
@@ -63,7 +56,7 @@ describe('SQLite backup and restore', () => {
     const writers = [writer(), writer(), writer()];
     await new Promise((r) => setTimeout(r, 300));
 
-    const backup = join(root, 'copy.sqlite');
+    const backup = join(sandbox.root, 'copy.sqlite');
     // Someone else's file where an older version wrote its copy: never written into, never ours.
     writeFileSync(`${backup}.partial`, 'planted', { mode: 0o666 });
     const startedAt = Date.now();
@@ -80,7 +73,7 @@ describe('SQLite backup and restore', () => {
     expect(readFileSync(`${backup}.partial`, 'utf8')).toBe('planted');
     expect(statSync(join(dataDir, 'backup.key')).mode & 0o777).toBe(0o600);
     // No working directory is left beside it.
-    expect(readdirSync(root).filter((f) => f.startsWith('.concierge-backup-'))).toEqual([]);
+    expect(readdirSync(sandbox.root).filter((f) => f.startsWith('.concierge-backup-'))).toEqual([]);
 
     // Every agent committed before the backup began is in the copy; none made after it ended is.
     const copied = agentIdsIn(backup);
@@ -96,13 +89,13 @@ describe('SQLite backup and restore', () => {
 
     node.child.kill('SIGTERM');
     expect(await node.exited).toBe(0);
-    const notAStore = join(root, 'not-a-store.sqlite');
+    const notAStore = join(sandbox.root, 'not-a-store.sqlite');
     writeFileSync(notAStore, 'hello');
     const rejected = await admin(dataDir, ['restore', '--from', notAStore]);
     expect([rejected.code, rejected.stderr]).toEqual([1, `${notAStore} cannot be restored: ${notAStore}.hmac, its tag, is not beside it (a backup is both files)\n`]);
 
     // A trigger planted in the copy would copy every signing secret where another customer reads it.
-    const planted = join(root, 'planted.sqlite');
+    const planted = join(sandbox.root, 'planted.sqlite');
     copyFileSync(backup, planted);
     const db = new SQLite(planted);
     db.exec(`create trigger leak after insert on agents begin update agents set description = (select group_concat(signing_secret) from deployments) where id = new.id; end`);
@@ -116,7 +109,7 @@ describe('SQLite backup and restore', () => {
     const foreign = await admin(dataDir, ['restore', '--from', planted]);
     expect([foreign.code, foreign.stderr]).toEqual([1, `${planted} cannot be restored: its schema is not what the migrations make (not made by the migrations: trigger leak)\n`]);
     // Another installation's key does not verify it; the right one given as BACKUP_KEY does, on a fresh data directory.
-    const elsewhere = join(root, 'elsewhere');
+    const elsewhere = join(sandbox.root, 'elsewhere');
     const noKey = await admin(elsewhere, ['restore', '--from', backup]);
     expect([noKey.code, noKey.stderr]).toEqual([1, `No backup key: set BACKUP_KEY, or put the backup.key of the installation that made the backup in ${elsewhere}\n`]);
     const wrongKey = await admin(elsewhere, ['restore', '--from', backup], { BACKUP_KEY: 'f'.repeat(64) });
@@ -138,13 +131,13 @@ describe('SQLite backup and restore', () => {
   }, 60_000);
 
   it('says what to do instead with PostgreSQL, and what is missing', async () => {
-    const dataDir = join(root, 'usage');
-    const pg = await admin(dataDir, ['backup', '--to', join(root, 'x')], { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' });
+    const dataDir = join(sandbox.root, 'usage');
+    const pg = await admin(dataDir, ['backup', '--to', join(sandbox.root, 'x')], { DATABASE_URL: 'postgres://nobody@127.0.0.1:1/none' });
     expect(pg.code).toBe(2);
     expect(pg.stderr).toMatch(/^backup copies the SQLite store; with DATABASE_URL set, use pg_dump and pg_restore \(README, Running several nodes\)\n/);
     const noTarget = await admin(dataDir, ['backup']);
     expect([noTarget.code, noTarget.stderr.split('\n')[0]]).toEqual([2, '--to FILE is required']);
-    const noStore = await admin(dataDir, ['backup', '--to', join(root, 'y')]);
+    const noStore = await admin(dataDir, ['backup', '--to', join(sandbox.root, 'y')]);
     expect([noStore.code, noStore.stderr]).toEqual([1, `There is no store at ${join(dataDir, 'concierge.sqlite')} to back up (DATA_DIR=${dataDir})\n`]);
   }, 30_000);
 });

@@ -1,9 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { deploy, type HookCall, mintToken, type ServiceRef, startCustomerServer, Widget } from '../../../test/concierge-kit.js';
 import { client, TEST_DATABASE_URL, waitFor } from '../../../test/harness.js';
+import { processSandbox } from '../../../test/process-sandbox.js';
 import { bootstrapKey, type NodeProcess, startServiceProcess, withScratchDatabase } from '../../../test/service-process.js';
 
 /**
@@ -11,15 +10,8 @@ import { bootstrapKey, type NodeProcess, startServiceProcess, withScratchDatabas
  * call is made again, with the same delivery_id, by a node that is alive.
  */
 describe('a node killed in the middle of a hook call', () => {
-  let root: string;
-  const running: NodeProcess[] = [];
-  beforeAll(() => {
-    root = mkdtempSync(join(tmpdir(), 'concierge-takeover-'));
-  });
-  afterEach(() => {
-    for (const p of running.splice(0)) if (p.child.exitCode === null) p.child.kill('SIGKILL');
-  });
-  afterAll(() => rmSync(root, { recursive: true, force: true }));
+  const sandbox = processSandbox('concierge-takeover');
+  const { running } = sandbox;
 
   const start = async (env: NodeJS.ProcessEnv) => {
     const node = await startServiceProcess({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', HOOK_ALLOWED_HOSTS: '127.0.0.1', ...env });
@@ -78,14 +70,14 @@ describe('a node killed in the middle of a hook call', () => {
   }
 
   it('SQLite: the next start of the node calls the hook again', async () => {
-    const env = { DATA_DIR: join(root, 'sqlite'), DATABASE_URL: '' };
+    const env = { DATA_DIR: join(sandbox.root, 'sqlite'), DATABASE_URL: '' };
     const first = await start(env);
     await killedMidCall(first, await bootstrapKey(first), () => start(env));
   }, 40_000);
 
   it.skipIf(!TEST_DATABASE_URL)('PostgreSQL: another node, alive all along, calls the hook again', async () => {
     await withScratchDatabase(TEST_DATABASE_URL!, 'concierge_takeover', async (databaseUrl) => {
-      const env = { DATA_DIR: join(root, 'pg'), DATABASE_URL: databaseUrl };
+      const env = { DATA_DIR: join(sandbox.root, 'pg'), DATABASE_URL: databaseUrl };
       const first = await start(env);
       const key = await bootstrapKey(first);
       const second = await start(env);
