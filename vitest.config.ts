@@ -5,7 +5,13 @@ export default defineConfig({
   // As the widget's build defines it (widget/vite.config.ts).
   define: { __CATALOGUE_VERSION__: JSON.stringify(readCatalogue().version) },
   test: {
-    include: ['server/**/*.test.ts', 'widget/**/*.test.ts', 'console/**/*.test.ts', 'demo/**/*.test.ts', 'sdk/**/*.test.ts'],
+    include: [
+      'server/**/*.test.ts',
+      'widget/**/*.test.ts',
+      'console/**/*.test.ts',
+      'demo/**/*.test.ts',
+      'sdk/**/*.test.ts',
+    ],
     pool: 'forks',
     testTimeout: 20_000,
     hookTimeout: 30_000,

@@ -30,7 +30,13 @@ export async function managementList(): Promise<void> {
   const dataDir = mkdtempSync(join(tmpdir(), 'concierge-bench-'));
   try {
     const apiKey = await seedAgents(dataDir, AGENTS);
-    const serviceEnv = { PORT: '0', DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'info', RATE_LIMIT_PER_MINUTE: '1000000' };
+    const serviceEnv = {
+      PORT: '0',
+      DATA_DIR: dataDir,
+      DATABASE_URL: '',
+      LOG_LEVEL: 'info',
+      RATE_LIMIT_PER_MINUTE: '1000000',
+    };
 
     const coldStarts: number[] = [];
     for (let i = 0; i < 3; i++) {
@@ -48,20 +54,31 @@ export async function managementList(): Promise<void> {
     await exp.stop();
     for (const level of ['info', 'warn']) {
       const service = await startTarget(SERVICE_ENTRY, { ...serviceEnv, LOG_LEVEL: level });
-      results.push(await load(`service, LOG_LEVEL=${level}`, `${service.url}/api/v1/agents?per_page=20`, { authorization: `Bearer ${apiKey}` }));
+      results.push(
+        await load(`service, LOG_LEVEL=${level}`, `${service.url}/api/v1/agents?per_page=20`, {
+          authorization: `Bearer ${apiKey}`,
+        }),
+      );
       await service.stop();
     }
 
     const [a, b] = results as [Figures, Figures];
-    console.log(`\nGET /api/v1/agents?per_page=20 — SQLite, ${AGENTS} agents, ${CONNECTIONS} connections, ${DURATION_S} s, Node ${process.version}`);
-    console.log(`${'target'.padEnd(30)}${'req/s'.padStart(9)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'vs A'.padStart(9)}${'vs B'.padStart(9)}${'non-2xx'.padStart(9)}`);
+    console.log(
+      `\nGET /api/v1/agents?per_page=20 — SQLite, ${AGENTS} agents, ${CONNECTIONS} connections, ${DURATION_S} s, Node ${process.version}`,
+    );
+    console.log(
+      `${'target'.padEnd(30)}${'req/s'.padStart(9)}${'p50 ms'.padStart(9)}${'p99 ms'.padStart(9)}${'vs A'.padStart(9)}${'vs B'.padStart(9)}${'non-2xx'.padStart(9)}`,
+    );
     for (const r of results) {
-      console.log(`${r.name.padEnd(30)}${fmt(r.rps)}${fmt(r.p50, 1)}${fmt(r.p99, 1)}${fmt(r.rps / a.rps, 2)}${fmt(r.rps / b.rps, 2)}${fmt(r.non2xx)}`);
+      console.log(
+        `${r.name.padEnd(30)}${fmt(r.rps)}${fmt(r.p50, 1)}${fmt(r.p99, 1)}${fmt(r.rps / a.rps, 2)}${fmt(r.rps / b.rps, 2)}${fmt(r.non2xx)}`,
+      );
     }
     const sorted = [...coldStarts].sort((x, y) => x - y);
-    console.log(`cold start to "Listening" (compiled, ${AGENTS} agents in store): median ${sorted[1]!.toFixed(0)} ms (runs: ${coldStarts.map((c) => c.toFixed(0)).join(', ')} ms)`);
+    console.log(
+      `cold start to "Listening" (compiled, ${AGENTS} agents in store): median ${sorted[1]!.toFixed(0)} ms (runs: ${coldStarts.map((c) => c.toFixed(0)).join(', ')} ms)`,
+    );
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
-

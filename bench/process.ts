@@ -6,7 +6,9 @@ export const SERVICE_ENTRY = 'dist/server/src/main.js';
 
 /** Compiles the service once per bench run, so every scenario measures the compiled code. */
 export function buildService(): void {
-  const built = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], { encoding: 'utf8' });
+  const built = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
+    encoding: 'utf8',
+  });
   if (built.status !== 0) throw new Error(`tsc -p tsconfig.build.json failed:\n${built.stdout}${built.stderr}`);
 }
 
@@ -33,10 +35,17 @@ export function startTarget(entry: string, env: NodeJS.ProcessEnv = {}, nodeArgs
   const began = performance.now();
   const loader = entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
   // BENCH_CPU_PROF=dir: each service process writes a V8 CPU profile there when it stops (read with bench/profile-summary.ts).
-  const profile = entry === SERVICE_ENTRY && process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : [];
+  const profile =
+    entry === SERVICE_ENTRY && process.env.BENCH_CPU_PROF
+      ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`]
+      : [];
   // BENCH_SQL_PROFILE=1: each service process prints the time its SQLite statements took, by statement, when it stops.
-  if (entry === SERVICE_ENTRY && process.env.BENCH_SQL_PROFILE) profile.push('--import', './bench/targets/sql-profile.mjs');
-  const child = spawn(process.execPath, [...loader, ...profile, ...nodeArgs, entry], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
+  if (entry === SERVICE_ENTRY && process.env.BENCH_SQL_PROFILE)
+    profile.push('--import', './bench/targets/sql-profile.mjs');
+  const child = spawn(process.execPath, [...loader, ...profile, ...nodeArgs, entry], {
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
   const rss = () => Number(/VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))![1]) * 1024;
   return new Promise((resolve, reject) => {
     let out = '';

@@ -15,7 +15,12 @@ interface ProfileNode {
 const [file, topArg] = process.argv.slice(2);
 if (!file) throw new Error('usage: tsx bench/profile-summary.ts FILE.cpuprofile [N]');
 const top = Number(topArg ?? 25);
-const profile = JSON.parse(readFileSync(file, 'utf8')) as { nodes: ProfileNode[]; samples: number[]; startTime: number; endTime: number };
+const profile = JSON.parse(readFileSync(file, 'utf8')) as {
+  nodes: ProfileNode[];
+  samples: number[];
+  startTime: number;
+  endTime: number;
+};
 const hits = new Map<number, number>();
 for (const id of profile.samples) hits.set(id, (hits.get(id) ?? 0) + 1);
 const total = profile.samples.length;
@@ -44,7 +49,8 @@ for (const node of profile.nodes) {
 
 const print = (title: string, map: Map<string, number>) => {
   console.log(`\n${title}`);
-  for (const [name, n] of [...map].sort((a, b) => b[1] - a[1]).slice(0, top)) console.log(`${((100 * n) / total).toFixed(1).padStart(5)}%  ${name}`);
+  for (const [name, n] of [...map].sort((a, b) => b[1] - a[1]).slice(0, top))
+    console.log(`${((100 * n) / total).toFixed(1).padStart(5)}%  ${name}`);
 };
 console.log(`${file}: ${total} samples over ${((profile.endTime - profile.startTime) / 1e6).toFixed(1)} s`);
 print('self time by place', byPlace);

@@ -5,7 +5,15 @@ import { balancedLatency, RESUMING_WIDGETS } from './concierge/balanced.js';
 import { RECOGNITION, recognitionFigures } from './concierge/recognition.js';
 import { crossNodeLatency } from './concierge/cross-node.js';
 import { bareIdleBytes, serviceIdleBytes } from './concierge/idle.js';
-import { durableFloorLatency, floorLatency, MEASURED, measureReplies, prepareTurns, resolvedTurns, WARM_UP } from './concierge/replies.js';
+import {
+  durableFloorLatency,
+  floorLatency,
+  MEASURED,
+  measureReplies,
+  prepareTurns,
+  resolvedTurns,
+  WARM_UP,
+} from './concierge/replies.js';
 import { SDK_BENCH, streamCosts, verifyCosts } from './concierge/sdk.js';
 import { sqliteReplyUnit, storeReplyFloor } from './concierge/store-floor.js';
 import { startConcierge } from './concierge/service.js';
@@ -50,19 +58,78 @@ const scenarios: Record<string, () => Promise<void>> = {
     } finally {
       await concierge.stop();
     }
-    printTable(`Reply latency: POST sent → frame arrived, ${MEASURED} sequential requests after ${WARM_UP} warm-up, loopback, SQLite (µs)`, [
-      { target: 'floor: bare node:http POST → bare ws push', p50: us(floor.p50), p99: us(floor.p99), 'p50 ×': 1, 'p99 ×': 1 },
-      { target: "store: bare better-sqlite3 transaction of the reply's statements", p50: us(store.p50), p99: us(store.p99), 'p50 ×': store.p50 / floor.p50, 'p99 ×': store.p99 / floor.p99 },
-      { target: "store as the service runs it: one unit of work in Kysely's asynchronous transaction", p50: us(unit.p50), p99: us(unit.p99), 'p50 ×': unit.p50 / floor.p50, 'p99 ×': unit.p99 / floor.p99 },
-      { target: 'floor + store', p50: us(floor.p50 + store.p50), p99: us(floor.p99 + store.p99), 'p50 ×': (floor.p50 + store.p50) / floor.p50, 'p99 ×': (floor.p99 + store.p99) / floor.p99 },
-      { target: 'framework: the floor behind an Express 5 route', p50: us(framework.p50), p99: us(framework.p99), 'p50 ×': framework.p50 / floor.p50, 'p99 ×': framework.p99 / floor.p99 },
-      { target: 'framework + store', p50: us(framework.p50 + store.p50), p99: us(framework.p99 + store.p99), 'p50 ×': (framework.p50 + store.p50) / floor.p50, 'p99 ×': (framework.p99 + store.p99) / floor.p99 },
-      { target: "durable floor: the floor storing the reply's statements in a bare better-sqlite3 transaction before the push", p50: us(durable.p50), p99: us(durable.p99), 'p50 ×': durable.p50 / floor.p50, 'p99 ×': durable.p99 / floor.p99 },
-      { target: 'service: POST /replies signed, stored, pushed', p50: us(service.p50), p99: us(service.p99), 'p50 ×': service.p50 / floor.p50, 'p99 ×': service.p99 / floor.p99 },
-    ], { 'p50 ×': 2, 'p99 ×': 2 });
-    console.log(`aim: p50 ≤ 2× and p99 ≤ 3× the floor; the service spends ${us(service.p50 - floor.p50 - store.p50).toFixed(0)} µs (p50) beyond floor + store`);
-    console.log(`against the durable floor, which stores what the service stores: p50 ${(service.p50 / durable.p50).toFixed(2)}×, p99 ${(service.p99 / durable.p99).toFixed(2)}×`);
-    console.log(`a synchronous better-sqlite3 batch could save a reply at most ${us(unit.p50 - store.p50).toFixed(0)} µs (p50): the unit of work's transaction less the bare one`);
+    printTable(
+      `Reply latency: POST sent → frame arrived, ${MEASURED} sequential requests after ${WARM_UP} warm-up, loopback, SQLite (µs)`,
+      [
+        {
+          target: 'floor: bare node:http POST → bare ws push',
+          p50: us(floor.p50),
+          p99: us(floor.p99),
+          'p50 ×': 1,
+          'p99 ×': 1,
+        },
+        {
+          target: "store: bare better-sqlite3 transaction of the reply's statements",
+          p50: us(store.p50),
+          p99: us(store.p99),
+          'p50 ×': store.p50 / floor.p50,
+          'p99 ×': store.p99 / floor.p99,
+        },
+        {
+          target: "store as the service runs it: one unit of work in Kysely's asynchronous transaction",
+          p50: us(unit.p50),
+          p99: us(unit.p99),
+          'p50 ×': unit.p50 / floor.p50,
+          'p99 ×': unit.p99 / floor.p99,
+        },
+        {
+          target: 'floor + store',
+          p50: us(floor.p50 + store.p50),
+          p99: us(floor.p99 + store.p99),
+          'p50 ×': (floor.p50 + store.p50) / floor.p50,
+          'p99 ×': (floor.p99 + store.p99) / floor.p99,
+        },
+        {
+          target: 'framework: the floor behind an Express 5 route',
+          p50: us(framework.p50),
+          p99: us(framework.p99),
+          'p50 ×': framework.p50 / floor.p50,
+          'p99 ×': framework.p99 / floor.p99,
+        },
+        {
+          target: 'framework + store',
+          p50: us(framework.p50 + store.p50),
+          p99: us(framework.p99 + store.p99),
+          'p50 ×': (framework.p50 + store.p50) / floor.p50,
+          'p99 ×': (framework.p99 + store.p99) / floor.p99,
+        },
+        {
+          target:
+            "durable floor: the floor storing the reply's statements in a bare better-sqlite3 transaction before the push",
+          p50: us(durable.p50),
+          p99: us(durable.p99),
+          'p50 ×': durable.p50 / floor.p50,
+          'p99 ×': durable.p99 / floor.p99,
+        },
+        {
+          target: 'service: POST /replies signed, stored, pushed',
+          p50: us(service.p50),
+          p99: us(service.p99),
+          'p50 ×': service.p50 / floor.p50,
+          'p99 ×': service.p99 / floor.p99,
+        },
+      ],
+      { 'p50 ×': 2, 'p99 ×': 2 },
+    );
+    console.log(
+      `aim: p50 ≤ 2× and p99 ≤ 3× the floor; the service spends ${us(service.p50 - floor.p50 - store.p50).toFixed(0)} µs (p50) beyond floor + store`,
+    );
+    console.log(
+      `against the durable floor, which stores what the service stores: p50 ${(service.p50 / durable.p50).toFixed(2)}×, p99 ${(service.p99 / durable.p99).toFixed(2)}×`,
+    );
+    console.log(
+      `a synchronous better-sqlite3 batch could save a reply at most ${us(unit.p50 - store.p50).toFixed(0)} µs (p50): the unit of work's transaction less the bare one`,
+    );
   },
 
   async streaming() {
@@ -77,54 +144,131 @@ const scenarios: Record<string, () => Promise<void>> = {
     }
     const speech = await firstSpeech();
     const measured = (STREAM.replies - STREAM.warmUpReplies) * STREAM.parts;
-    printTable(`Streamed replies: ${STREAM.parts} parts ${STREAM.everyMs} ms apart, POST sent → part's frame arrived, ${measured} parts after ${STREAM.warmUpReplies * STREAM.parts} warm-up, loopback, SQLite (µs)`, [
-      { target: 'floor: bare node:http POST → bare ws push, same beat', p50: us(floor.p50), p99: us(floor.p99), 'p50 ×': 1, 'p99 ×': 1 },
-      { target: 'service: POST /replies with a part, signed, stored, pushed', p50: us(service.p50), p99: us(service.p99), 'p50 ×': service.p50 / floor.p50, 'p99 ×': service.p99 / floor.p99 },
-    ], { 'p50 ×': 2, 'p99 ×': 2 });
+    printTable(
+      `Streamed replies: ${STREAM.parts} parts ${STREAM.everyMs} ms apart, POST sent → part's frame arrived, ${measured} parts after ${STREAM.warmUpReplies * STREAM.parts} warm-up, loopback, SQLite (µs)`,
+      [
+        {
+          target: 'floor: bare node:http POST → bare ws push, same beat',
+          p50: us(floor.p50),
+          p99: us(floor.p99),
+          'p50 ×': 1,
+          'p99 ×': 1,
+        },
+        {
+          target: 'service: POST /replies with a part, signed, stored, pushed',
+          p50: us(service.p50),
+          p99: us(service.p99),
+          'p50 ×': service.p50 / floor.p50,
+          'p99 ×': service.p99 / floor.p99,
+        },
+      ],
+      { 'p50 ×': 2, 'p99 ×': 2 },
+    );
     console.log('aim: p50 within 3× the floor, as for a whole reply');
-    console.log(`first part's POST → the widget's speechSynthesis.speak in Chromium (demo page, loopback, 20 voice turns): p50 ${speech.p50.toFixed(1)} ms, max ${speech.max.toFixed(1)} ms; aim under 50 ms`);
+    console.log(
+      `first part's POST → the widget's speechSynthesis.speak in Chromium (demo page, loopback, 20 voice turns): p50 ${speech.p50.toFixed(1)} ms, max ${speech.max.toFixed(1)} ms; aim under 50 ms`,
+    );
   },
 
   async throughput() {
     const bare = await barePipeline();
     const durable = await durablePipeline();
     const service = await serviceThroughput();
-    printTable('Turn throughput: 200 concurrent conversations, 10 s after 2 s warm-up; user_turn → hook → 202 → signed reply → reply frame', [
-      { target: 'bare pipeline: node:http + ws, no store or checks', 'turns/s': bare.turnsPerSecond, 'p50 ms': bare.p50, 'p99 ms': bare.p99, failed: bare.failed, 'refused replies': bare.refusedReplies, '×': 1 },
-      { target: 'durable bare pipeline: the same, each step storing its rows in a bare better-sqlite3 transaction', 'turns/s': durable.turnsPerSecond, 'p50 ms': durable.p50, 'p99 ms': durable.p99, failed: durable.failed, 'refused replies': durable.refusedReplies, '×': durable.turnsPerSecond / bare.turnsPerSecond },
-      { target: 'service, SQLite', 'turns/s': service.turnsPerSecond, 'p50 ms': service.p50, 'p99 ms': service.p99, failed: service.failed, 'refused replies': service.refusedReplies, '×': service.turnsPerSecond / bare.turnsPerSecond },
-    ], { 'p50 ms': 1, 'p99 ms': 1, '×': 2 });
-    console.log(`aim: ≥ 0.5× the bare pipeline; against the durable one, which stores what the service stores: ${(service.turnsPerSecond / durable.turnsPerSecond).toFixed(2)}×`);
+    printTable(
+      'Turn throughput: 200 concurrent conversations, 10 s after 2 s warm-up; user_turn → hook → 202 → signed reply → reply frame',
+      [
+        {
+          target: 'bare pipeline: node:http + ws, no store or checks',
+          'turns/s': bare.turnsPerSecond,
+          'p50 ms': bare.p50,
+          'p99 ms': bare.p99,
+          failed: bare.failed,
+          'refused replies': bare.refusedReplies,
+          '×': 1,
+        },
+        {
+          target: 'durable bare pipeline: the same, each step storing its rows in a bare better-sqlite3 transaction',
+          'turns/s': durable.turnsPerSecond,
+          'p50 ms': durable.p50,
+          'p99 ms': durable.p99,
+          failed: durable.failed,
+          'refused replies': durable.refusedReplies,
+          '×': durable.turnsPerSecond / bare.turnsPerSecond,
+        },
+        {
+          target: 'service, SQLite',
+          'turns/s': service.turnsPerSecond,
+          'p50 ms': service.p50,
+          'p99 ms': service.p99,
+          failed: service.failed,
+          'refused replies': service.refusedReplies,
+          '×': service.turnsPerSecond / bare.turnsPerSecond,
+        },
+      ],
+      { 'p50 ms': 1, 'p99 ms': 1, '×': 2 },
+    );
+    console.log(
+      `aim: ≥ 0.5× the bare pipeline; against the durable one, which stores what the service stores: ${(service.turnsPerSecond / durable.turnsPerSecond).toFixed(2)}×`,
+    );
   },
 
   async activity() {
     const r = await activityFanOut();
-    const row = (target: string, t: Throughput) => ({ target, 'turns/s': t.turnsPerSecond, 'p50 ms': t.p50, 'p99 ms': t.p99, failed: t.failed, '×': t.turnsPerSecond / r.alone.turnsPerSecond });
-    printTable('Activity stream fan-out: the throughput scenario (200 conversations, SQLite) without and with 100 readers of the same customer', [
-      row('no reader', r.alone),
-      row(`${ACTIVITY.readers} readers (${r.messages.toLocaleString('en')} messages read)`, r.read),
-    ], { 'p50 ms': 1, 'p99 ms': 1, '×': 2 });
-    console.log(`each reader's delay, from the hub having an event to the reader having it (the oldest message of 1 in ${ACTIVITY.sampleEvery} reads): p50 ${r.p50.toFixed(0)} ms, p99 ${r.p99.toFixed(0)} ms`);
+    const row = (target: string, t: Throughput) => ({
+      target,
+      'turns/s': t.turnsPerSecond,
+      'p50 ms': t.p50,
+      'p99 ms': t.p99,
+      failed: t.failed,
+      '×': t.turnsPerSecond / r.alone.turnsPerSecond,
+    });
+    printTable(
+      'Activity stream fan-out: the throughput scenario (200 conversations, SQLite) without and with 100 readers of the same customer',
+      [
+        row('no reader', r.alone),
+        row(`${ACTIVITY.readers} readers (${r.messages.toLocaleString('en')} messages read)`, r.read),
+      ],
+      { 'p50 ms': 1, 'p99 ms': 1, '×': 2 },
+    );
+    console.log(
+      `each reader's delay, from the hub having an event to the reader having it (the oldest message of 1 in ${ACTIVITY.sampleEvery} reads): p50 ${r.p50.toFixed(0)} ms, p99 ${r.p99.toFixed(0)} ms`,
+    );
     console.log('aim: the readers cost at most 10% of the turns (× ≥ 0.90)');
   },
 
   async backlog() {
     const r = await backlogLatency();
-    const row = (target: string, t: typeof r.quiet) => ({ target, 'p50 ms': t.p50, 'p99 ms': t.p99, 'max ms': t.max, turns: t.count, failed: t.failed, 'p99 ×': t.p99 / r.quiet.p99 });
-    printTable('Five calm conversations (turn → hook → signed reply → frame, every 100 ms), alone and while another conversation drains 10,000 transcript events, SQLite, 10 s each', [
-      row('calm conversations alone', r.quiet),
-      row(`beside the backlog (${r.drained} of its events delivered meanwhile)`, r.flooded),
-    ], { 'p50 ms': 1, 'p99 ms': 1, 'max ms': 1, 'p99 ×': 2 });
+    const row = (target: string, t: typeof r.quiet) => ({
+      target,
+      'p50 ms': t.p50,
+      'p99 ms': t.p99,
+      'max ms': t.max,
+      turns: t.count,
+      failed: t.failed,
+      'p99 ×': t.p99 / r.quiet.p99,
+    });
+    printTable(
+      'Five calm conversations (turn → hook → signed reply → frame, every 100 ms), alone and while another conversation drains 10,000 transcript events, SQLite, 10 s each',
+      [
+        row('calm conversations alone', r.quiet),
+        row(`beside the backlog (${r.drained} of its events delivered meanwhile)`, r.flooded),
+      ],
+      { 'p50 ms': 1, 'p99 ms': 1, 'max ms': 1, 'p99 ×': 2 },
+    );
     console.log('aim: beside the backlog, p99 under 250 ms and no failure');
   },
 
   async idle() {
     const bare = await bareIdleBytes();
     const service = await serviceIdleBytes();
-    printTable('10,000 idle sessions: server resident memory per connection, after a full collection', [
-      { target: 'bare ws connection', 'KB each': bare / 1024, '×': 1 },
-      { target: 'service session (hello said, conversation open)', 'KB each': service / 1024, '×': service / bare },
-    ], { 'KB each': 1, '×': 2 });
+    printTable(
+      '10,000 idle sessions: server resident memory per connection, after a full collection',
+      [
+        { target: 'bare ws connection', 'KB each': bare / 1024, '×': 1 },
+        { target: 'service session (hello said, conversation open)', 'KB each': service / 1024, '×': service / bare },
+      ],
+      { 'KB each': 1, '×': 2 },
+    );
     console.log('aim: ≤ 2× a bare ws connection');
   },
 
@@ -135,16 +279,39 @@ const scenarios: Record<string, () => Promise<void>> = {
       return;
     }
     const r = await crossNodeLatency(url);
-    printTable(`Cross-node reply latency: two service processes on one PostgreSQL database, ${MEASURED} sequential replies (µs)`, [
-      { measure: 'PostgreSQL SELECT 1 round trip', p50: us(r.selectOneMs), p99: Number.NaN },
-      { measure: "store: bare pg transaction of the reply's statements (BEGIN, 3 statements, COMMIT, NOTIFY)", p50: us(r.store.p50), p99: us(r.store.p99) },
-      { measure: "durable floor: bare node:http POST → that pg transaction → bare ws push", p50: us(r.durable.p50), p99: us(r.durable.p99) },
-      { measure: 'single node: POST to the node holding the socket', p50: us(r.singleNode.p50), p99: us(r.singleNode.p99) },
-      { measure: 'cross node: POST to the other node', p50: us(r.crossNode.p50), p99: us(r.crossNode.p99) },
-      { measure: 'budget: single-node p50 + 2 × SELECT 1', p50: us(r.singleNode.p50 + 2 * r.selectOneMs), p99: Number.NaN },
-    ]);
-    console.log(`single-node p50 = ${(r.singleNode.p50 / r.store.p50).toFixed(2)} × the bare transaction (aim ≤ 2×), ${(r.singleNode.p50 / r.durable.p50).toFixed(2)} × the durable floor (p99 ${(r.singleNode.p99 / r.durable.p99).toFixed(2)}×)`);
-    console.log(`cross-node p50 − single-node p50 = ${us(r.crossNode.p50 - r.singleNode.p50).toFixed(0)} µs = ${((r.crossNode.p50 - r.singleNode.p50) / r.selectOneMs).toFixed(2)} × SELECT 1; aim ≤ 2×`);
+    printTable(
+      `Cross-node reply latency: two service processes on one PostgreSQL database, ${MEASURED} sequential replies (µs)`,
+      [
+        { measure: 'PostgreSQL SELECT 1 round trip', p50: us(r.selectOneMs), p99: Number.NaN },
+        {
+          measure: "store: bare pg transaction of the reply's statements (BEGIN, 3 statements, COMMIT, NOTIFY)",
+          p50: us(r.store.p50),
+          p99: us(r.store.p99),
+        },
+        {
+          measure: 'durable floor: bare node:http POST → that pg transaction → bare ws push',
+          p50: us(r.durable.p50),
+          p99: us(r.durable.p99),
+        },
+        {
+          measure: 'single node: POST to the node holding the socket',
+          p50: us(r.singleNode.p50),
+          p99: us(r.singleNode.p99),
+        },
+        { measure: 'cross node: POST to the other node', p50: us(r.crossNode.p50), p99: us(r.crossNode.p99) },
+        {
+          measure: 'budget: single-node p50 + 2 × SELECT 1',
+          p50: us(r.singleNode.p50 + 2 * r.selectOneMs),
+          p99: Number.NaN,
+        },
+      ],
+    );
+    console.log(
+      `single-node p50 = ${(r.singleNode.p50 / r.store.p50).toFixed(2)} × the bare transaction (aim ≤ 2×), ${(r.singleNode.p50 / r.durable.p50).toFixed(2)} × the durable floor (p99 ${(r.singleNode.p99 / r.durable.p99).toFixed(2)}×)`,
+    );
+    console.log(
+      `cross-node p50 − single-node p50 = ${us(r.crossNode.p50 - r.singleNode.p50).toFixed(0)} µs = ${((r.crossNode.p50 - r.singleNode.p50) / r.selectOneMs).toFixed(2)} × SELECT 1; aim ≤ 2×`,
+    );
   },
 
   async balanced() {
@@ -154,25 +321,58 @@ const scenarios: Record<string, () => Promise<void>> = {
       return;
     }
     const r = await balancedLatency(url);
-    printTable(`Replies through HAProxy (deploy/haproxy.cfg): two nodes on one PostgreSQL, ${MEASURED} sequential replies after ${WARM_UP} warm-up, POST sent → frame arrived (µs)`, [
-      { path: 'one node, no balancer: widgets and replies on the same node', p50: us(r.singleNode.p50), p99: us(r.singleNode.p99), 'p50 ×': 1, 'p99 ×': 1 },
-      { path: 'the balancer\'s hop: through HAProxy to that one node only', p50: us(r.hopOnly.p50), p99: us(r.hopOnly.p99), 'p50 ×': r.hopOnly.p50 / r.singleNode.p50, 'p99 ×': r.hopOnly.p99 / r.singleNode.p99 },
-      { path: 'balanced: widgets spread over both, replies round robin', p50: us(r.balanced.p50), p99: us(r.balanced.p99), 'p50 ×': r.balanced.p50 / r.singleNode.p50, 'p99 ×': r.balanced.p99 / r.singleNode.p99 },
-    ], { 'p50 ×': 2, 'p99 ×': 2 });
+    printTable(
+      `Replies through HAProxy (deploy/haproxy.cfg): two nodes on one PostgreSQL, ${MEASURED} sequential replies after ${WARM_UP} warm-up, POST sent → frame arrived (µs)`,
+      [
+        {
+          path: 'one node, no balancer: widgets and replies on the same node',
+          p50: us(r.singleNode.p50),
+          p99: us(r.singleNode.p99),
+          'p50 ×': 1,
+          'p99 ×': 1,
+        },
+        {
+          path: "the balancer's hop: through HAProxy to that one node only",
+          p50: us(r.hopOnly.p50),
+          p99: us(r.hopOnly.p99),
+          'p50 ×': r.hopOnly.p50 / r.singleNode.p50,
+          'p99 ×': r.hopOnly.p99 / r.singleNode.p99,
+        },
+        {
+          path: 'balanced: widgets spread over both, replies round robin',
+          p50: us(r.balanced.p50),
+          p99: us(r.balanced.p99),
+          'p50 ×': r.balanced.p50 / r.singleNode.p50,
+          'p99 ×': r.balanced.p99 / r.singleNode.p99,
+        },
+      ],
+      { 'p50 ×': 2, 'p99 ×': 2 },
+    );
     console.log(`aim: balanced p50 within 1.5× of one node`);
-    console.log(`a drained node's widgets (${r.resume.widgets} of ${RESUMING_WIDGETS} through the balancer), close 1001 → resumed on the other node: p50 ${r.resume.p50.toFixed(1)} ms, p99 ${r.resume.p99.toFixed(1)} ms`);
+    console.log(
+      `a drained node's widgets (${r.resume.widgets} of ${RESUMING_WIDGETS} through the balancer), close 1001 → resumed on the other node: p50 ${r.resume.p50.toFixed(1)} ms, p99 ${r.resume.p99.toFixed(1)} ms`,
+    );
   },
 
   async sdk() {
     const verify = verifyCosts();
-    const row = (target: string, c: { p50: number; p99: number }) => ({ target, p50: c.p50, p99: c.p99, 'p50 ×': c.p50 / verify.floor.p50 });
-    printTable(`The Node SDK's verifyHook on a ${SDK_BENCH.bodyBytes}-byte turn hook, the mean of ${SDK_BENCH.perBatch.toLocaleString('en')} calls in each of ${SDK_BENCH.batches} batches (µs per call)`, [
-      row('floor: one HMAC-SHA256 of the body and JSON.parse', verify.floor),
-      row('verifyHook, X-Service-Signature', verify.service),
-      row('verifyHook, Standard Webhooks headers (what a call carrying both takes)', verify.standard),
-      row('verifyHook during a rotation: two signatures, the old secret matching second', verify.rotation),
-      row("the standardwebhooks library's verify, same headers", verify.library),
-    ], { p50: 2, p99: 2, 'p50 ×': 2 });
+    const row = (target: string, c: { p50: number; p99: number }) => ({
+      target,
+      p50: c.p50,
+      p99: c.p99,
+      'p50 ×': c.p50 / verify.floor.p50,
+    });
+    printTable(
+      `The Node SDK's verifyHook on a ${SDK_BENCH.bodyBytes}-byte turn hook, the mean of ${SDK_BENCH.perBatch.toLocaleString('en')} calls in each of ${SDK_BENCH.batches} batches (µs per call)`,
+      [
+        row('floor: one HMAC-SHA256 of the body and JSON.parse', verify.floor),
+        row('verifyHook, X-Service-Signature', verify.service),
+        row('verifyHook, Standard Webhooks headers (what a call carrying both takes)', verify.standard),
+        row('verifyHook during a rotation: two signatures, the old secret matching second', verify.rotation),
+        row("the standardwebhooks library's verify, same headers", verify.library),
+      ],
+      { p50: 2, p99: 2, 'p50 ×': 2 },
+    );
     console.log(`aim: under 20 µs per call; the SDK's p50 is ${verify.standard.p50.toFixed(1)} µs`);
     const concierge = await startConcierge(() => {});
     let stream;
@@ -181,39 +381,83 @@ const scenarios: Record<string, () => Promise<void>> = {
     } finally {
       await concierge.stop();
     }
-    printTable(`A reply streamed as ${SDK_BENCH.parts} parts then whole to the service (SQLite, loopback), ${SDK_BENCH.replies - SDK_BENCH.warmUpReplies} replies each way after warm-up, taking turns (ms per POST)`, [
-      { target: 'bare loop: fetch each signed part, await its answer', p50: stream.bare.p50, p99: stream.bare.p99, '× bare': 1 },
-      { target: "the SDK's ConciergeClient.stream", p50: stream.sdk.p50, p99: stream.sdk.p99, '× bare': stream.sdk.p50 / stream.bare.p50 },
-    ], { p50: 3, p99: 3, '× bare': 2 });
-    console.log(`aim: the SDK adds under 1 ms per part; it adds ${((stream.sdk.p50 - stream.bare.p50) * 1000).toFixed(0)} µs (p50)`);
+    printTable(
+      `A reply streamed as ${SDK_BENCH.parts} parts then whole to the service (SQLite, loopback), ${SDK_BENCH.replies - SDK_BENCH.warmUpReplies} replies each way after warm-up, taking turns (ms per POST)`,
+      [
+        {
+          target: 'bare loop: fetch each signed part, await its answer',
+          p50: stream.bare.p50,
+          p99: stream.bare.p99,
+          '× bare': 1,
+        },
+        {
+          target: "the SDK's ConciergeClient.stream",
+          p50: stream.sdk.p50,
+          p99: stream.sdk.p99,
+          '× bare': stream.sdk.p50 / stream.bare.p50,
+        },
+      ],
+      { p50: 3, p99: 3, '× bare': 2 },
+    );
+    console.log(
+      `aim: the SDK adds under 1 ms per part; it adds ${((stream.sdk.p50 - stream.bare.p50) * 1000).toFixed(0)} µs (p50)`,
+    );
   },
 
   async recognition() {
     const r = await recognitionFigures();
-    printTable(`Speech recognised by the service: ${RECOGNITION.utterances - RECOGNITION.warmUp} sequential ${RECOGNITION.utteranceMs} ms utterances after ${RECOGNITION.warmUp} warm-up, a recogniser that answers at once, SQLite (ms)`, [
-      { path: 'recogniser: a bare POST of the same WAV upload to it', p50: r.recogniser.p50, p99: r.recogniser.p99 },
-      { path: 'service: audio_end sent → turn_accepted received', p50: r.endToTurn.p50, p99: r.endToTurn.p99 },
-      { path: 'service less the recogniser', p50: r.endToTurn.p50 - r.recogniser.p50, p99: r.endToTurn.p99 - r.recogniser.p99 },
-    ], { p50: 2, p99: 2 });
+    printTable(
+      `Speech recognised by the service: ${RECOGNITION.utterances - RECOGNITION.warmUp} sequential ${RECOGNITION.utteranceMs} ms utterances after ${RECOGNITION.warmUp} warm-up, a recogniser that answers at once, SQLite (ms)`,
+      [
+        { path: 'recogniser: a bare POST of the same WAV upload to it', p50: r.recogniser.p50, p99: r.recogniser.p99 },
+        { path: 'service: audio_end sent → turn_accepted received', p50: r.endToTurn.p50, p99: r.endToTurn.p99 },
+        {
+          path: 'service less the recogniser',
+          p50: r.endToTurn.p50 - r.recogniser.p50,
+          p99: r.endToTurn.p99 - r.recogniser.p99,
+        },
+      ],
+      { p50: 2, p99: 2 },
+    );
     console.log(`aim: the service's own time under 5 ms (p50)`);
-    console.log(`CPU while ${RECOGNITION.speakers} visitors speak in real time: ${(r.cpuPerSpeaker * 100).toFixed(2)}% of a core per speaker (aim under 2%)`);
-    console.log(`memory of ${RECOGNITION.held} utterances in progress, ${RECOGNITION.heldMs / 1000} s of audio each (${(RECOGNITION.heldMs * 32) / 1024} KiB of samples): ${(r.bytesPerHeldUtterance / 1024).toFixed(0)} KiB each`);
+    console.log(
+      `CPU while ${RECOGNITION.speakers} visitors speak in real time: ${(r.cpuPerSpeaker * 100).toFixed(2)}% of a core per speaker (aim under 2%)`,
+    );
+    console.log(
+      `memory of ${RECOGNITION.held} utterances in progress, ${RECOGNITION.heldMs / 1000} s of audio each (${(RECOGNITION.heldMs * 32) / 1024} KiB of samples): ${(r.bytesPerHeldUtterance / 1024).toFixed(0)} KiB each`,
+    );
   },
 
   async analytics() {
     const results = await analyticsQueryTimes();
-    printTable(`Analytics: one customer's ${ANALYTICS.days}-day daily query over ${ANALYTICS.turns.toLocaleString('en')} turns, ${ANALYTICS.queries} runs (ms)`, results.flatMap((r) => [
-      { store: r.store, method: 'rollup (the service)', p50: r.rollup.p50, max: r.rollup.max, '× indexed': r.rollup.p50 / r.indexed },
-      { store: r.store, method: 'indexed read of the turns, once', p50: r.indexed, max: r.indexed, '× indexed': 1 },
-    ]), { p50: 1, max: 1, '× indexed': 3 });
-    console.log('aim: the rollup under 300 ms on each store' + (process.env.DATABASE_URL ? '' : ' (PostgreSQL skipped: set DATABASE_URL=postgres://... to run it)'));
+    printTable(
+      `Analytics: one customer's ${ANALYTICS.days}-day daily query over ${ANALYTICS.turns.toLocaleString('en')} turns, ${ANALYTICS.queries} runs (ms)`,
+      results.flatMap((r) => [
+        {
+          store: r.store,
+          method: 'rollup (the service)',
+          p50: r.rollup.p50,
+          max: r.rollup.max,
+          '× indexed': r.rollup.p50 / r.indexed,
+        },
+        { store: r.store, method: 'indexed read of the turns, once', p50: r.indexed, max: r.indexed, '× indexed': 1 },
+      ]),
+      { p50: 1, max: 1, '× indexed': 3 },
+    );
+    console.log(
+      'aim: the rollup under 300 ms on each store' +
+        (process.env.DATABASE_URL ? '' : ' (PostgreSQL skipped: set DATABASE_URL=postgres://... to run it)'),
+    );
   },
 };
 
 const chosen = process.argv.slice(2);
-for (const name of chosen) if (!scenarios[name]) throw new Error(`unknown scenario ${name}; known: ${Object.keys(scenarios).join(', ')}`);
+for (const name of chosen)
+  if (!scenarios[name]) throw new Error(`unknown scenario ${name}; known: ${Object.keys(scenarios).join(', ')}`);
 if (!process.env.BENCH_NO_BUILD) buildService();
-console.log(`Node ${process.version}, ${(await import('node:os')).cpus().length} cores; the service runs compiled: node ${SERVICE_ENTRY} (built by this run with tsc -p tsconfig.build.json)`);
+console.log(
+  `Node ${process.version}, ${(await import('node:os')).cpus().length} cores; the service runs compiled: node ${SERVICE_ENTRY} (built by this run with tsc -p tsconfig.build.json)`,
+);
 for (const [name, run] of Object.entries(scenarios)) {
   if (chosen.length && !chosen.includes(name)) continue;
   await run();

@@ -17,7 +17,8 @@ export function printTable(title: string, rows: readonly Row[], decimals: Record
     return typeof v === 'number' ? v.toFixed(decimals[c] ?? 0) : v;
   };
   const widths = columns.map((c) => Math.max(c.length, ...rows.map((r) => cell(r, c).length)));
-  const line = (values: string[]) => values.map((v, i) => (i === 0 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ');
+  const line = (values: string[]) =>
+    values.map((v, i) => (i === 0 ? v.padEnd(widths[i]!) : v.padStart(widths[i]!))).join('  ');
   console.log(`\n${title}`);
   console.log(line(columns));
   for (const row of rows) console.log(line(columns.map((c) => cell(row, c))));

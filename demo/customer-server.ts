@@ -8,7 +8,16 @@ import { answerFor, partsOf } from './answers.js';
 import { type Provisioned, provision } from './provision.js';
 
 /** How the fake customer answers the turn hook; QA switches it from the panel. `stream`: the reply in parts, {@link STREAM_EVERY_MS} apart, then whole. */
-export const MODES = ['deferred', 'stream', 'sync', 'hook_500', 'hook_400', 'duplicate', 'bad_signature', 'no_reply'] as const;
+export const MODES = [
+  'deferred',
+  'stream',
+  'sync',
+  'hook_500',
+  'hook_400',
+  'duplicate',
+  'bad_signature',
+  'no_reply',
+] as const;
 export const STREAM_EVERY_MS = 150;
 export type Mode = (typeof MODES)[number];
 
@@ -47,7 +56,13 @@ interface WireEntry {
 }
 
 const SITE = join(import.meta.dirname, 'site');
-const PAGES: Record<string, string> = { 'GET /': 'index.html', 'GET /qa': 'qa.html', 'GET /hostile': 'hostile.html', 'GET /scripted': 'scripted.html', 'GET /book': 'book.html' };
+const PAGES: Record<string, string> = {
+  'GET /': 'index.html',
+  'GET /qa': 'qa.html',
+  'GET /hostile': 'hostile.html',
+  'GET /scripted': 'scripted.html',
+  'GET /book': 'book.html',
+};
 const ASSETS: Record<string, [file: string, type: string]> = {
   'GET /site.css': ['site.css', 'text/css'],
   'GET /hostile.css': ['hostile.css', 'text/css'],
@@ -118,7 +133,14 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
         const label = 'part' in sent ? `part ${String(sent.part)}` : 'reply';
         try {
           const res = await fetch(url, init);
-          record('reply', `${label} → ${res.status}`, { status: res.status, body: await res.clone().json().catch(() => null), sent });
+          record('reply', `${label} → ${res.status}`, {
+            status: res.status,
+            body: await res
+              .clone()
+              .json()
+              .catch(() => null),
+            sent,
+          });
           return res;
         } catch (err) {
           record('reply', `${label} → network error`, { error: String(err), sent });
@@ -141,13 +163,17 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
     const checked = verified(raw, req.headers);
     const call = checked.call as TurnHook;
     const { mode, delayMs } = behaviour;
-    record('hook', `turn "${call.text.slice(0, 60)}" (${call.mode}, ${call.language}) → ${checked.verified ? 'signature ok' : 'BAD SIGNATURE'}, ${mode}`, {
-      signature: req.headers['x-service-signature'],
-      delivery: req.headers['x-service-delivery'],
-      verified: checked.verified,
-      behaviour: { ...behaviour },
-      body: call,
-    });
+    record(
+      'hook',
+      `turn "${call.text.slice(0, 60)}" (${call.mode}, ${call.language}) → ${checked.verified ? 'signature ok' : 'BAD SIGNATURE'}, ${mode}`,
+      {
+        signature: req.headers['x-service-signature'],
+        delivery: req.headers['x-service-delivery'],
+        verified: checked.verified,
+        behaviour: { ...behaviour },
+        body: call,
+      },
+    );
     if (!checked.verified) return json(res, 401, { error: 'bad signature' });
     if (mode === 'hook_500') return json(res, 500, { error: 'the hotel server is down (QA)' });
     if (mode === 'hook_400') return json(res, 400, { error: 'the hotel server refuses this turn (QA)' });
@@ -175,7 +201,11 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
   const onTranscript = async (req: IncomingMessage, res: ServerResponse) => {
     const checked = verified(await readBody(req), req.headers);
     const event = checked.call as { id: string; type: string };
-    record('transcript', `${event.type} ${checked.verified ? '' : '(BAD SIGNATURE)'}`.trim(), { event_id: req.headers['x-service-event-id'], verified: checked.verified, body: event });
+    record('transcript', `${event.type} ${checked.verified ? '' : '(BAD SIGNATURE)'}`.trim(), {
+      event_id: req.headers['x-service-event-id'],
+      verified: checked.verified,
+      body: event,
+    });
     json(res, checked.verified ? 200 : 401, { received: checked.verified });
   };
 
@@ -183,9 +213,21 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
     // The visitor is whoever holds our cookie: a real site would use its own login here.
     const known = /(?:^|;\s*)demo_visitor=([\w-]{8,64})/.exec(req.headers.cookie ?? '')?.[1];
     const visitor = known ?? `guest-${randomUUID()}`;
-    const token = mintUserToken({ secret: deployment!.signingSecret, deploymentId: deployment!.deploymentId, sub: visitor, name: 'Hotel guest', ctx: { room: '214' }, ttl: behaviour.tokenTtlS });
+    const token = mintUserToken({
+      secret: deployment!.signingSecret,
+      deploymentId: deployment!.deploymentId,
+      sub: visitor,
+      name: 'Hotel guest',
+      ctx: { room: '214' },
+      ttl: behaviour.tokenTtlS,
+    });
     record('token', `token minted for ${visitor}`, { sub: visitor });
-    json(res, 200, { token }, { 'set-cookie': `${VISITOR_COOKIE}=${visitor}; Path=/; HttpOnly; SameSite=Lax`, 'cache-control': 'no-store' });
+    json(
+      res,
+      200,
+      { token },
+      { 'set-cookie': `${VISITOR_COOKIE}=${visitor}; Path=/; HttpOnly; SameSite=Lax`, 'cache-control': 'no-store' },
+    );
   };
 
   const browserServiceUrl = o.publicServiceUrl ?? o.serviceUrl;
@@ -211,7 +253,10 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
     const route = `${req.method} ${path}`;
     const handle = async () => {
       const html = PAGES[route];
-      if (html) return res.writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': csp() }).end(page(html));
+      if (html)
+        return res
+          .writeHead(200, { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': csp() })
+          .end(page(html));
       const asset = ASSETS[route];
       if (asset) return res.writeHead(200, { 'content-type': asset[1] }).end(readFileSync(join(SITE, asset[0])));
       if (route === 'POST /token') return onToken(req, res);
@@ -221,9 +266,18 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
       if (route === 'GET /qa/wire') return json(res, 200, wire);
       if (route === 'POST /qa/behaviour') {
         const next = JSON.parse((await readBody(req)).toString('utf8') || '{}') as Partial<Behaviour>;
-        if (next.mode !== undefined && !MODES.includes(next.mode)) return json(res, 400, { error: `mode must be one of ${MODES.join(', ')}` });
-        if (next.delayMs !== undefined && !(Number.isInteger(next.delayMs) && next.delayMs >= 0 && next.delayMs <= 60_000)) return json(res, 400, { error: 'delayMs must be 0..60000' });
-        if (next.tokenTtlS !== undefined && !(Number.isInteger(next.tokenTtlS) && next.tokenTtlS >= 1 && next.tokenTtlS <= 86_400)) return json(res, 400, { error: 'tokenTtlS must be 1..86400' });
+        if (next.mode !== undefined && !MODES.includes(next.mode))
+          return json(res, 400, { error: `mode must be one of ${MODES.join(', ')}` });
+        if (
+          next.delayMs !== undefined &&
+          !(Number.isInteger(next.delayMs) && next.delayMs >= 0 && next.delayMs <= 60_000)
+        )
+          return json(res, 400, { error: 'delayMs must be 0..60000' });
+        if (
+          next.tokenTtlS !== undefined &&
+          !(Number.isInteger(next.tokenTtlS) && next.tokenTtlS >= 1 && next.tokenTtlS <= 86_400)
+        )
+          return json(res, 400, { error: 'tokenTtlS must be 1..86400' });
         Object.assign(
           behaviour,
           next.mode === undefined ? {} : { mode: next.mode },
@@ -248,7 +302,13 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (err: NodeJS.ErrnoException) =>
-      reject(err.code === 'EADDRINUSE' ? new Error(`Port ${o.port} is already in use: stop what holds it, or set DEMO_PORT to a free port (DEMO_PORT=0 picks one).`) : err),
+      reject(
+        err.code === 'EADDRINUSE'
+          ? new Error(
+              `Port ${o.port} is already in use: stop what holds it, or set DEMO_PORT to a free port (DEMO_PORT=0 picks one).`,
+            )
+          : err,
+      ),
     );
     server.listen(o.port, o.host, resolve);
   });
@@ -263,7 +323,12 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
       server.close(() => resolve());
     });
   try {
-    deployment = await provision(o.serviceUrl, o.apiKey, { hookUrl: `http://127.0.0.1:${port}/hook`, transcriptUrl: `http://127.0.0.1:${port}/transcript`, origin: url }, o.statePath);
+    deployment = await provision(
+      o.serviceUrl,
+      o.apiKey,
+      { hookUrl: `http://127.0.0.1:${port}/hook`, transcriptUrl: `http://127.0.0.1:${port}/transcript`, origin: url },
+      o.statePath,
+    );
   } catch (err) {
     await close();
     throw err;

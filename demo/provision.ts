@@ -13,7 +13,13 @@ export interface DemoHooks {
   origin: string;
 }
 
-async function api(base: string, key: string, method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
+async function api(
+  base: string,
+  key: string,
+  method: string,
+  path: string,
+  body?: unknown,
+): Promise<{ status: number; body: any }> {
   const res = await fetch(`${base}${path}`, {
     method,
     headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
@@ -24,7 +30,8 @@ async function api(base: string, key: string, method: string, path: string, body
 
 async function expect2xx(call: Promise<{ status: number; body: any }>, what: string): Promise<any> {
   const res = await call;
-  if (res.status < 200 || res.status > 299) throw new Error(`demo: ${what} answered ${res.status} ${JSON.stringify(res.body)}`);
+  if (res.status < 200 || res.status > 299)
+    throw new Error(`demo: ${what} answered ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.data;
 }
 
@@ -33,7 +40,12 @@ const channel = (hooks: DemoHooks) => ({
   transcript_hook_url: hooks.transcriptUrl,
   allowed_origins: [hooks.origin],
   // The language menu: the hotel answers in German, French and Spanish too (demo/answers.ts).
-  widget: { title: 'Harbor Hotel', accent_color: '#0b6e4f', position: 'bottom-right', languages: ['en-US', 'de-DE', 'fr-FR', 'es-ES', 'ar-SA', 'he-IL'] },
+  widget: {
+    title: 'Harbor Hotel',
+    accent_color: '#0b6e4f',
+    position: 'bottom-right',
+    languages: ['en-US', 'de-DE', 'fr-FR', 'es-ES', 'ar-SA', 'he-IL'],
+  },
 });
 
 /**
@@ -41,17 +53,31 @@ const channel = (hooks: DemoHooks) => ({
  * Kept in `statePath` (the signing secret is shown once), and re-pointed at the demo's current
  * URLs on every start.
  */
-export async function provision(serviceUrl: string, apiKey: string, hooks: DemoHooks, statePath: string | undefined): Promise<Provisioned> {
-  const saved = statePath && existsSync(statePath) ? (JSON.parse(readFileSync(statePath, 'utf8')) as Provisioned) : undefined;
+export async function provision(
+  serviceUrl: string,
+  apiKey: string,
+  hooks: DemoHooks,
+  statePath: string | undefined,
+): Promise<Provisioned> {
+  const saved =
+    statePath && existsSync(statePath) ? (JSON.parse(readFileSync(statePath, 'utf8')) as Provisioned) : undefined;
   if (saved && saved.apiKey === apiKey) {
-    const found = await api(serviceUrl, apiKey, 'PUT', `/api/v1/deployments/${saved.deploymentId}`, { channel_config: channel(hooks) });
+    const found = await api(serviceUrl, apiKey, 'PUT', `/api/v1/deployments/${saved.deploymentId}`, {
+      channel_config: channel(hooks),
+    });
     if (found.status === 200) {
-      await expect2xx(api(serviceUrl, apiKey, 'POST', `/api/v1/deployments/${saved.deploymentId}/activate`), 'activate');
+      await expect2xx(
+        api(serviceUrl, apiKey, 'POST', `/api/v1/deployments/${saved.deploymentId}/activate`),
+        'activate',
+      );
       return saved;
     }
   }
   const created = await expect2xx(
-    api(serviceUrl, apiKey, 'POST', '/api/v1/agents', { name: 'Harbor Hotel concierge', description: 'Answers guests of a small harbour hotel: breakfast, checkout, parking, spa.' }),
+    api(serviceUrl, apiKey, 'POST', '/api/v1/agents', {
+      name: 'Harbor Hotel concierge',
+      description: 'Answers guests of a small harbour hotel: breakfast, checkout, parking, spa.',
+    }),
     'create agent',
   );
   for (let i = 0; ; i++) {
@@ -63,7 +89,11 @@ export async function provision(serviceUrl: string, apiKey: string, hooks: DemoH
   const agentId: string = created.agent_id;
   await expect2xx(api(serviceUrl, apiKey, 'POST', `/api/v1/agents/${agentId}/publish`), 'publish');
   const deployment = await expect2xx(
-    api(serviceUrl, apiKey, 'POST', '/api/v1/deployments', { agent_id: agentId, channel_config: channel(hooks), runtime_config: { reply_timeout_s: 20, hook_timeout_ms: 3000 } }),
+    api(serviceUrl, apiKey, 'POST', '/api/v1/deployments', {
+      agent_id: agentId,
+      channel_config: channel(hooks),
+      runtime_config: { reply_timeout_s: 20, hook_timeout_ms: 3000 },
+    }),
     'create deployment',
   );
   await expect2xx(api(serviceUrl, apiKey, 'POST', `/api/v1/deployments/${deployment.id}/activate`), 'activate');

@@ -20,12 +20,21 @@ interface Npm {
 
 /** `npm start` or `npm run service` as a person runs it (its asset build skipped: the suite's own `pretest` did it). */
 function npm(args: string[], env: NodeJS.ProcessEnv): Npm {
-  const child = spawn('npm', [...args, '--ignore-scripts'], { cwd: ROOT, env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'info', DATABASE_URL: '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('npm', [...args, '--ignore-scripts'], {
+    cwd: ROOT,
+    env: { ...process.env, HOST: '127.0.0.1', LOG_LEVEL: 'info', DATABASE_URL: '', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let out = '';
   let err = '';
   child.stdout!.on('data', (d) => (out += d));
   child.stderr!.on('data', (d) => (err += d));
-  return { child, out: () => out, err: () => err, exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))) };
+  return {
+    child,
+    out: () => out,
+    err: () => err,
+    exited: new Promise((resolve) => child.on('exit', (code) => resolve(code))),
+  };
 }
 
 const portOf = (url: string) => Number(new URL(url).port);
@@ -43,7 +52,11 @@ function accepts(port: number): Promise<boolean> {
 
 /** Both ports stop accepting within 5 s of the signal. */
 const freedWithin5s = (ports: number[]) =>
-  waitFor(async () => !(await Promise.all(ports.map(accepts))).some(Boolean), 5_000, `ports ${ports.join(', ')} to close`);
+  waitFor(
+    async () => !(await Promise.all(ports.map(accepts))).some(Boolean),
+    5_000,
+    `ports ${ports.join(', ')} to close`,
+  );
 
 /** The pids below `pid`, nearest first. */
 function descendants(pid: number): number[] {
@@ -69,25 +82,32 @@ describe('npm start and npm run service, started and stopped as a person does', 
     return started;
   };
   afterEach(() => {
-    for (const { child } of running.splice(0)) for (const pid of [child.pid!, ...descendants(child.pid!)].reverse()) {
-      try {
-        process.kill(pid, 'SIGKILL');
-      } catch {
-        // already gone
+    for (const { child } of running.splice(0))
+      for (const pid of [child.pid!, ...descendants(child.pid!)].reverse()) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
       }
-    }
     for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
   });
 
   it('npm start prints one start block before any log line, and SIGTERM to npm frees both ports within 5 s, exit 0', async () => {
     const dir = dataDir();
     const started = run(['start'], { PORT: '0', DEMO_PORT: '0', DATA_DIR: dir });
-    const demoUrl = await waitFor(async () => /^Demo at (http:\/\/\S+)$/m.exec(started.out())?.[1], STARTUP_MS, 'the Demo at line');
+    const demoUrl = await waitFor(
+      async () => /^Demo at (http:\/\/\S+)$/m.exec(started.out())?.[1],
+      STARTUP_MS,
+      'the Demo at line',
+    );
     await waitFor(async () => started.out().includes('Log lines follow'), STARTUP_MS, 'the next steps');
     const out = started.out().slice(started.out().indexOf('Listening on'));
     const serviceUrl = /^Listening on (http:\/\/\S+)$/m.exec(out)![1]!;
     // The block, in one piece: where things run, the key and link shown once, the next steps; logs only after it.
-    expect(out).toMatch(/^Listening on \S+\nConsole at \S+\/console\/\nAPI key: vak_\S+\nConsole sign-in: \S+\nDemo at \S+\nDemo console sign-in \(reception@harbor\.demo, the hotel's Inbox\): \S+\/console\/#\/welcome\/\S+\n\nNext:\n {2}1\. .+\n {2}2\. .+\n {2}3\. .+\nStop with Ctrl-C\. .+\n\n/);
+    expect(out).toMatch(
+      /^Listening on \S+\nConsole at \S+\/console\/\nAPI key: vak_\S+\nConsole sign-in: \S+\nDemo at \S+\nDemo console sign-in \(reception@harbor\.demo, the hotel's Inbox\): \S+\/console\/#\/welcome\/\S+\n\nNext:\n {2}1\. .+\n {2}2\. .+\n {2}3\. .+\nStop with Ctrl-C\. .+\n\n/,
+    );
     expect(out.slice(0, out.indexOf('Next:'))).not.toContain('{"level"');
     expect(out).toContain(`Talk to the demo hotel's concierge at ${demoUrl}`);
     expect((await fetch(`${serviceUrl}/healthz`)).status).toBe(200);
@@ -97,8 +117,15 @@ describe('npm start and npm run service, started and stopped as a person does', 
     const testHook = async (hookUrl: string) => {
       const headers = { authorization: `Bearer ${demo.apiKey}`, 'content-type': 'application/json' };
       const path = `${serviceUrl}/api/v1/deployments/${demo.deploymentId}`;
-      expect((await fetch(path, { method: 'PUT', headers, body: JSON.stringify({ channel_config: { hook_url: hookUrl } }) })).status).toBe(200);
-      return ((await (await fetch(`${path}/test-hook`, { method: 'POST', headers })).json()) as { data: { error: string | null } }).data.error;
+      expect(
+        (await fetch(path, { method: 'PUT', headers, body: JSON.stringify({ channel_config: { hook_url: hookUrl } }) }))
+          .status,
+      ).toBe(200);
+      return (
+        (await (await fetch(`${path}/test-hook`, { method: 'POST', headers })).json()) as {
+          data: { error: string | null };
+        }
+      ).data.error;
     };
     expect(await testHook(`http://127.0.0.1:${portOf(demoUrl)}/hook`)).toBeNull();
     expect(await testHook(`http://127.0.0.1:${portOf(serviceUrl)}/healthz`)).toBe('egress_refused');
@@ -111,7 +138,11 @@ describe('npm start and npm run service, started and stopped as a person does', 
 
   it('SIGINT to the service process, deep in the tree, stops the demo and npm too, exit 0', async () => {
     const started = run(['start'], { PORT: '0', DEMO_PORT: '0', DATA_DIR: dataDir() });
-    const demoUrl = await waitFor(async () => /^Demo at (http:\/\/\S+)$/m.exec(started.out())?.[1], STARTUP_MS, 'the Demo at line');
+    const demoUrl = await waitFor(
+      async () => /^Demo at (http:\/\/\S+)$/m.exec(started.out())?.[1],
+      STARTUP_MS,
+      'the Demo at line',
+    );
     const serviceUrl = /^Listening on (http:\/\/\S+)$/m.exec(started.out())![1]!;
     const service = descendants(started.child.pid!).find((pid) => commandOf(pid).includes('server/src/main.ts'));
     expect(service).toBeDefined();
@@ -123,7 +154,11 @@ describe('npm start and npm run service, started and stopped as a person does', 
   it('npm run service drains on SIGTERM to npm (/readyz 503 at once), then stops within 5 s, exit 0, and a later start says where its key went', async () => {
     const dir = dataDir();
     const first = run(['run', 'service'], { PORT: '0', DATA_DIR: dir, DRAIN_S: '1' });
-    const url = await waitFor(async () => /^Listening on (http:\/\/\S+)$/m.exec(first.out())?.[1], STARTUP_MS, 'the Listening line');
+    const url = await waitFor(
+      async () => /^Listening on (http:\/\/\S+)$/m.exec(first.out())?.[1],
+      STARTUP_MS,
+      'the Listening line',
+    );
     await waitFor(async () => first.out().includes('Log lines follow'), STARTUP_MS, 'the next steps');
     expect(first.out()).toContain(`The API, described: ${url}/openapi.json`);
     first.child.kill('SIGTERM');
@@ -134,7 +169,9 @@ describe('npm start and npm run service, started and stopped as a person does', 
     const second = run(['run', 'service'], { PORT: '0', DATA_DIR: dir });
     await waitFor(async () => second.out().includes('Log lines follow'), STARTUP_MS, 'the next steps');
     expect(second.out()).not.toContain('API key: vak_');
-    expect(second.out()).toContain("(The bootstrap key and console link were printed on this store's first start. Another customer: npm run admin -- create-customer --name NAME --email EMAIL)");
+    expect(second.out()).toContain(
+      "(The bootstrap key and console link were printed on this store's first start. Another customer: npm run admin -- create-customer --name NAME --email EMAIL)",
+    );
     second.child.kill('SIGINT');
     expect(await second.exited).toBe(0);
   }, 40_000);
@@ -152,7 +189,13 @@ describe('npm start and npm run service, started and stopped as a person does', 
       const dir = dataDir();
       const started = run(['run', 'service'], { PORT: String(port), DATA_DIR: dir });
       expect(await started.exited).toBe(1);
-      expect(started.err().trim().split('\n').filter((line) => !line.startsWith('npm '))).toEqual([`Port ${port} is already in use: stop what holds it, or set PORT to a free port (PORT=0 picks one).`]);
+      expect(
+        started
+          .err()
+          .trim()
+          .split('\n')
+          .filter((line) => !line.startsWith('npm ')),
+      ).toEqual([`Port ${port} is already in use: stop what holds it, or set PORT to a free port (PORT=0 picks one).`]);
       // The store stayed empty: the next start, on a free port, prints the bootstrap key.
       const next = run(['run', 'service'], { PORT: '0', DATA_DIR: dir });
       await waitFor(async () => /^API key: vak_\S+$/m.test(next.out()), STARTUP_MS, 'the API key line');
@@ -160,11 +203,13 @@ describe('npm start and npm run service, started and stopped as a person does', 
       expect(await next.exited).toBe(0);
     }, 40_000);
 
-    it("for the demo is one line naming DEMO_PORT, and npm start stops the service it started, exit 1", async () => {
+    it('for the demo is one line naming DEMO_PORT, and npm start stops the service it started, exit 1', async () => {
       const port = await hold();
       const started = run(['start'], { PORT: '0', DEMO_PORT: String(port), DATA_DIR: dataDir() });
       expect(await started.exited).toBe(1);
-      expect(started.err()).toContain(`Port ${port} is already in use: stop what holds it, or set DEMO_PORT to a free port (DEMO_PORT=0 picks one).`);
+      expect(started.err()).toContain(
+        `Port ${port} is already in use: stop what holds it, or set DEMO_PORT to a free port (DEMO_PORT=0 picks one).`,
+      );
       const serviceUrl = /^Listening on (http:\/\/\S+)$/m.exec(started.out())![1]!;
       await freedWithin5s([portOf(serviceUrl)]);
     }, 40_000);

@@ -67,7 +67,9 @@ const serviceUrl = await new Promise<string>((resolve) => {
 async function freePort(port: number): Promise<number> {
   if (port !== 0) return port;
   const probe = createServer();
-  await new Promise<void>((resolve, reject) => probe.once('error', reject).listen(0, process.env.HOST ?? '127.0.0.1', resolve));
+  await new Promise<void>((resolve, reject) =>
+    probe.once('error', reject).listen(0, process.env.HOST ?? '127.0.0.1', resolve),
+  );
   const { port: chosen } = probe.address() as AddressInfo;
   await new Promise((resolve) => probe.close(resolve));
   return chosen;
@@ -79,7 +81,12 @@ function release(extra: string): void {
   held = undefined;
   const isLog = (line: string) => line.startsWith('{');
   const plain = lines.filter((line) => !isLog(line));
-  process.stdout.write(`${plain.join('\n')}\n${extra}${lines.filter(isLog).map((line) => `${line}\n`).join('')}${partial}`);
+  process.stdout.write(
+    `${plain.join('\n')}\n${extra}${lines
+      .filter(isLog)
+      .map((line) => `${line}\n`)
+      .join('')}${partial}`,
+  );
   partial = '';
 }
 
@@ -94,16 +101,22 @@ async function demoCustomer(): Promise<{ apiKey: string; receptionLink?: string 
   if (existsSync(statePath)) {
     const { apiKey } = JSON.parse(readFileSync(statePath, 'utf8')) as Provisioned;
     // A store wiped while demo.json stayed would refuse it: then the demo starts over.
-    const probe = await fetch(`${serviceUrl}/api/v1/agents?per_page=1`, { headers: { authorization: `Bearer ${apiKey}` } });
+    const probe = await fetch(`${serviceUrl}/api/v1/agents?per_page=1`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
     if (probe.status !== 401) return { apiKey };
     rmSync(statePath);
   }
-  const made = spawnSync(process.execPath, [...TSX, 'server/src/admin.ts', 'create-customer', '--name', 'Harbor Hotel (demo)', '--email', RECEPTION], {
-    cwd: ROOT,
-    // The link must point at the service as it runs (PORT=0 picks its port only at start).
-    env: { ...process.env, PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? serviceUrl },
-    encoding: 'utf8',
-  });
+  const made = spawnSync(
+    process.execPath,
+    [...TSX, 'server/src/admin.ts', 'create-customer', '--name', 'Harbor Hotel (demo)', '--email', RECEPTION],
+    {
+      cwd: ROOT,
+      // The link must point at the service as it runs (PORT=0 picks its port only at start).
+      env: { ...process.env, PUBLIC_BASE_URL: process.env.PUBLIC_BASE_URL ?? serviceUrl },
+      encoding: 'utf8',
+    },
+  );
   const apiKey = /^API key: (vak_\S+)$/m.exec(made.stdout)?.[1];
   if (!apiKey) throw new Error(`demo: could not create its customer: ${made.stderr}`);
   return { apiKey, receptionLink: /^Console sign-in: (\S+)$/m.exec(made.stdout)?.[1] };
@@ -122,7 +135,9 @@ try {
   closeDemo = demo.close;
   // The service's own start lines are in `held`; whether they carry a key says if this was a first start.
   const firstStart = (held ?? []).some((line) => line.startsWith('API key: '));
-  const reception = customer.receptionLink ? `Demo console sign-in (${RECEPTION}, the hotel's Inbox): ${customer.receptionLink}\n` : '';
+  const reception = customer.receptionLink
+    ? `Demo console sign-in (${RECEPTION}, the hotel's Inbox): ${customer.receptionLink}\n`
+    : '';
   release(`Demo at ${demo.url}\n${reception}${nextSteps({ url: serviceUrl, firstStart }, demo.url)}`);
 } catch (err) {
   release('');

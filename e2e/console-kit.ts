@@ -11,16 +11,29 @@ export async function audit(page: Page, name: string) {
   const violations = await page.evaluate(async () => {
     // Contrast is judged once what fades in (the widget's panel on Try it) has finished, as a reader sees it.
     const widget = document.querySelector('[data-concierge]')?.shadowRoot;
-    const fading = [...document.getAnimations(), ...(widget?.getAnimations() ?? [])].filter((a) => a.effect?.getTiming().iterations !== Infinity);
+    const fading = [...document.getAnimations(), ...(widget?.getAnimations() ?? [])].filter(
+      (a) => a.effect?.getTiming().iterations !== Infinity,
+    );
     await Promise.all(fading.map((a) => a.finished));
-    const result = await (window as unknown as { axe: { run(o: object): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }> } }).axe.run({ resultTypes: ['violations'] });
-    return result.violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
+    const result = await (
+      window as unknown as {
+        axe: {
+          run(
+            o: object,
+          ): Promise<{ violations: { id: string; impact: string; help: string; nodes: { target: string[] }[] }[] }>;
+        };
+      }
+    ).axe.run({ resultTypes: ['violations'] });
+    return result.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id}: ${v.help} (${v.nodes.map((n) => n.target.join(' ')).join(', ')})`);
   });
   expect(violations, name).toEqual([]);
   await page.screenshot({ path: `test-results/console/${name}.png`, fullPage: true });
 }
 
-export const nav = (page: Page, name: string) => page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name, exact: true });
+export const nav = (page: Page, name: string) =>
+  page.getByRole('navigation', { name: 'Sections' }).getByRole('link', { name, exact: true });
 
 /** Every console error and uncaught exception of the page: the console must have none, its CSP included. */
 export function consoleErrors(page: Page): string[] {

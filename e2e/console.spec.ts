@@ -22,24 +22,42 @@ async function customerServer() {
       const call = JSON.parse(raw) as { test?: boolean; turn_id: string; conversation_id: string; reply_url: string };
       res.writeHead(202).end();
       if (call.test) return;
-      const body = JSON.stringify({ conversation_id: call.conversation_id, turn_id: call.turn_id, reply_text: 'Breakfast is served from 7 to 10.' });
+      const body = JSON.stringify({
+        conversation_id: call.conversation_id,
+        turn_id: call.turn_id,
+        reply_text: 'Breakfast is served from 7 to 10.',
+      });
       const signature = `sha256=${createHmac('sha256', state.secret).update(body).digest('hex')}`;
-      void fetch(call.reply_url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-service-signature': signature }, body });
+      void fetch(call.reply_url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-service-signature': signature },
+        body,
+      });
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return { state, hookUrl: `${base}/hook`, transcriptUrl: `${base}/transcript`, close: () => new Promise((r) => server.close(r)) };
+  return {
+    state,
+    hookUrl: `${base}/hook`,
+    transcriptUrl: `${base}/transcript`,
+    close: () => new Promise((r) => server.close(r)),
+  };
 }
 
-test('a new customer walks the whole path in the console, under its CSP, without a console error', async ({ page, stack }) => {
+test('a new customer walks the whole path in the console, under its CSP, without a console error', async ({
+  page,
+  stack,
+}) => {
   test.setTimeout(120_000);
   const customer = await customerServer();
   const errors = consoleErrors(page);
   const { welcomeToken } = stack.newConsoleCustomer('Seaside Inn', 'owner@seaside.example');
   try {
     const response = await page.goto(`${stack.serviceUrl}/console/#/welcome/${welcomeToken}`);
-    expect(response?.headers()['content-security-policy']).toBe("default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
+    expect(response?.headers()['content-security-policy']).toBe(
+      "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+    );
     await expect(page.getByRole('heading', { name: 'Welcome to Concierge' })).toBeVisible();
     // Reported, not asserted: from navigation start to the first page's form ready for input.
     const interactiveMs = await page.evaluate(() => Math.round(performance.now()));
@@ -100,7 +118,9 @@ test('a new customer walks the whole path in the console, under its CSP, without
     await languages.fill('en-US\nja-JP');
     // Where the visitors' speech is recognised: the browser's only, for this deployment.
     await page.getByLabel('Speech recognition').selectOption('browser');
-    const saved = page.waitForResponse((res) => res.request().method() === 'PUT' && res.url().includes('/api/v1/deployments/'));
+    const saved = page.waitForResponse(
+      (res) => res.request().method() === 'PUT' && res.url().includes('/api/v1/deployments/'),
+    );
     await page.getByRole('button', { name: 'Save settings' }).click();
     const savedBody = (await (await saved).json()) as { data: { runtime_config: Record<string, unknown> } };
     expect([(await saved).status(), savedBody.data.runtime_config.speech_recognition]).toEqual([200, 'browser']);
@@ -128,7 +148,10 @@ test('a new customer walks the whole path in the console, under its CSP, without
     await expect(page.locator('.timeline').first()).toContainText('Hook attempt 1: 202');
     const before = customer.state.transcript.length;
     expect(before).toBeGreaterThan(0);
-    await page.getByRole('button', { name: /^Redeliver/ }).first().click();
+    await page
+      .getByRole('button', { name: /^Redeliver/ })
+      .first()
+      .click();
     await expect.poll(() => customer.state.transcript.length).toBe(before + 1);
     await audit(page, 'conversation');
     await nav(page, 'Conversations').click();
@@ -136,10 +159,16 @@ test('a new customer walks the whole path in the console, under its CSP, without
 
     // How it goes: that conversation in the analytics, each chart with its numbers as a table.
     await nav(page, 'Analytics').click();
-    await expect(page.getByRole('img', { name: /^Turns and failed turns: Turns 1 at most, Failed 0 at most$/ })).toBeVisible();
+    await expect(
+      page.getByRole('img', { name: /^Turns and failed turns: Turns 1 at most, Failed 0 at most$/ }),
+    ).toBeVisible();
     const today = new Date().toISOString().slice(0, 10);
-    await expect(page.getByRole('table', { name: 'Turns and failed turns' }).getByRole('row', { name: new RegExp(today) })).toHaveText(`${today}10`);
-    await expect(page.getByRole('table', { name: 'Conversations and visitors' }).getByRole('row', { name: new RegExp(today) })).toHaveText(`${today}11`);
+    await expect(
+      page.getByRole('table', { name: 'Turns and failed turns' }).getByRole('row', { name: new RegExp(today) }),
+    ).toHaveText(`${today}10`);
+    await expect(
+      page.getByRole('table', { name: 'Conversations and visitors' }).getByRole('row', { name: new RegExp(today) }),
+    ).toHaveText(`${today}11`);
     await audit(page, 'analytics');
 
     // Install diagnostics: the console's own origin opened both sessions (the Japanese preview, then Try it); a page elsewhere is refused, with the fix.
@@ -147,7 +176,9 @@ test('a new customer walks the whole path in the console, under its CSP, without
     await page.getByRole('link', { name: 'Seaside desk' }).click();
     await expect(page.locator('.diagnostics')).toContainText(`${stack.serviceUrl}: 2 sessions`);
     await page.getByLabel(/^Allowed origins/).fill('https://seaside.example');
-    const originsSaved = page.waitForResponse((res) => res.request().method() === 'PUT' && res.url().includes('/api/v1/deployments/'));
+    const originsSaved = page.waitForResponse(
+      (res) => res.request().method() === 'PUT' && res.url().includes('/api/v1/deployments/'),
+    );
     await page.getByRole('button', { name: 'Save settings' }).click();
     expect((await originsSaved).status()).toBe(200);
     const deploymentId = /#\/deployments\/([0-9a-f-]+)/.exec(page.url())![1]!;
@@ -156,14 +187,18 @@ test('a new customer walks the whole path in the console, under its CSP, without
     await expect(server).toContainText(`npm install ${stack.serviceUrl}/sdk/concierge-server.tgz`);
     await expect(server).toContainText(`deploymentId: '${deploymentId}'`);
     const refused = await new Promise<number>((resolve) => {
-      const ws = new WebSocket(`${stack.serviceUrl.replace('http', 'ws')}/embed/concierge/${deploymentId}/ws`, { headers: { origin: 'https://copycat.example' } });
+      const ws = new WebSocket(`${stack.serviceUrl.replace('http', 'ws')}/embed/concierge/${deploymentId}/ws`, {
+        headers: { origin: 'https://copycat.example' },
+      });
       ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
       ws.on('open', () => resolve(101));
     });
     expect(refused).toBe(403);
     await page.locator('.diagnostics').getByRole('button', { name: 'Refresh' }).click();
     await expect(page.locator('.diagnostics .refused')).toContainText('origin not allowed: 1 time');
-    await expect(page.locator('.diagnostics .refused')).toContainText('Pages on https://copycat.example are refused: add it to Allowed origins above if the widget belongs there.');
+    await expect(page.locator('.diagnostics .refused')).toContainText(
+      'Pages on https://copycat.example are refused: add it to Allowed origins above if the widget belongs there.',
+    );
     await audit(page, 'deployment-diagnostics');
 
     // The key, rotated: shown once.
@@ -176,7 +211,9 @@ test('a new customer walks the whole path in the console, under its CSP, without
     await nav(page, 'Getting started').click();
     await expect(page.getByText('All done: your concierge is live.')).toBeVisible();
     await page.getByRole('button', { name: 'curl' }).click();
-    await expect(page.getByRole('complementary', { name: 'Requests as curl' })).toContainText('Authorization: Bearer $CONCIERGE_API_KEY');
+    await expect(page.getByRole('complementary', { name: 'Requests as curl' })).toContainText(
+      'Authorization: Bearer $CONCIERGE_API_KEY',
+    );
     expect(errors).toEqual([]);
   } finally {
     await customer.close();
@@ -198,7 +235,10 @@ test('a wrong password is refused with the code and message; the right one signs
   await expect(page.getByRole('heading', { name: 'Getting started' })).toBeVisible();
 });
 
-test('an expired session sends the console back to sign-in; the cookie without the console header is refused', async ({ page, stack }) => {
+test('an expired session sends the console back to sign-in; the cookie without the console header is refused', async ({
+  page,
+  stack,
+}) => {
   const { welcomeToken } = stack.newConsoleCustomer('Lakeside Hotel', 'owner@lakeside.example');
   await page.goto(`${stack.serviceUrl}/console/#/welcome/${welcomeToken}`);
   await page.getByLabel('Password (at least 12 characters)').fill(PASSWORD);
@@ -209,7 +249,9 @@ test('an expired session sends the console back to sign-in; the cookie without t
   // The browser's cookie is sent, but a request without the console's header is not the console's.
   const bare = await page.request.get(`${stack.serviceUrl}/api/v1/agents`);
   expect(bare.status()).toBe(401);
-  const withHeader = await page.request.get(`${stack.serviceUrl}/api/v1/agents`, { headers: { 'X-Requested-With': 'concierge-console' } });
+  const withHeader = await page.request.get(`${stack.serviceUrl}/api/v1/agents`, {
+    headers: { 'X-Requested-With': 'concierge-console' },
+  });
   expect(withHeader.status()).toBe(200);
 
   // The session expires while the page is open: the next page asks to sign in again, and the cookie the browser still holds opens nothing.
@@ -218,16 +260,30 @@ test('an expired session sends the console back to sign-in; the cookie without t
   stack.expireConsoleSessions();
   await nav(page, 'Agents').click();
   await expect(page.getByRole('heading', { name: 'Sign in to Concierge' })).toBeVisible();
-  expect((await page.request.get(`${stack.serviceUrl}/api/v1/agents`, { headers: { 'X-Requested-With': 'concierge-console' } })).status()).toBe(401);
+  expect(
+    (
+      await page.request.get(`${stack.serviceUrl}/api/v1/agents`, {
+        headers: { 'X-Requested-With': 'concierge-console' },
+      })
+    ).status(),
+  ).toBe(401);
 });
 
 test('a deployment whose transcript target went away says so, and Enable again resumes it', async ({ page, stack }) => {
   const { apiKey, welcomeToken } = stack.newConsoleCustomer('Riverside Hotel', 'owner@riverside.example');
   const headers = { authorization: `Bearer ${apiKey}` };
-  const agent = await (await page.request.post(`${stack.serviceUrl}/api/v1/agents`, { headers, data: { name: 'Front desk' } })).json();
+  const agent = await (
+    await page.request.post(`${stack.serviceUrl}/api/v1/agents`, { headers, data: { name: 'Front desk' } })
+  ).json();
   const created = await page.request.post(`${stack.serviceUrl}/api/v1/deployments`, {
     headers,
-    data: { agent_id: agent.data.agent_id, channel_config: { hook_url: 'https://hooks.riverside.example/turn', transcript_hook_url: 'https://hooks.riverside.example/events' } },
+    data: {
+      agent_id: agent.data.agent_id,
+      channel_config: {
+        hook_url: 'https://hooks.riverside.example/turn',
+        transcript_hook_url: 'https://hooks.riverside.example/events',
+      },
+    },
   });
   const deploymentId = (await created.json()).data.id as string;
   stack.disableTranscriptTarget(deploymentId, '410 Gone from https://hooks.riverside.example/events');
@@ -238,22 +294,32 @@ test('a deployment whose transcript target went away says so, and Enable again r
   await audit(page, 'deployment with a disabled transcript target');
   await notice.getByRole('button', { name: 'Enable again' }).click();
   await expect(notice).toHaveCount(0);
-  const after = await (await page.request.get(`${stack.serviceUrl}/api/v1/deployments/${deploymentId}`, { headers })).json();
+  const after = await (
+    await page.request.get(`${stack.serviceUrl}/api/v1/deployments/${deploymentId}`, { headers })
+  ).json();
   expect(after.data).toMatchObject({ transcript_hook_status: 'active', transcript_hook_disabled_reason: null });
 });
 
 test('a crafted link names no other route: it shows Not found and sends nothing', async ({ page, stack }) => {
   const { apiKey, welcomeToken } = stack.newConsoleCustomer('Harbourfront Hotel', 'owner@harbourfront.example');
   const headers = { authorization: `Bearer ${apiKey}` };
-  const agent = await (await page.request.post(`${stack.serviceUrl}/api/v1/agents`, { headers, data: { name: 'Front desk' } })).json();
-  const created = await page.request.post(`${stack.serviceUrl}/api/v1/deployments`, { headers, data: { agent_id: agent.data.agent_id, channel_config: { hook_url: 'https://hooks.harbourfront.example/turn' } } });
+  const agent = await (
+    await page.request.post(`${stack.serviceUrl}/api/v1/agents`, { headers, data: { name: 'Front desk' } })
+  ).json();
+  const created = await page.request.post(`${stack.serviceUrl}/api/v1/deployments`, {
+    headers,
+    data: { agent_id: agent.data.agent_id, channel_config: { hook_url: 'https://hooks.harbourfront.example/turn' } },
+  });
   const deploymentId = (await created.json()).data.id as string;
-  const before = await (await page.request.get(`${stack.serviceUrl}/api/v1/deployments/${deploymentId}`, { headers })).json();
+  const before = await (
+    await page.request.get(`${stack.serviceUrl}/api/v1/deployments/${deploymentId}`, { headers })
+  ).json();
   await page.request.post(`${stack.serviceUrl}/console/welcome`, { data: { token: welcomeToken, password: PASSWORD } });
 
   const sent: string[] = [];
   page.on('request', (r) => {
-    if (new URL(r.url()).pathname.startsWith('/api/')) sent.push(`${r.method()} ${new URL(r.url()).pathname}${new URL(r.url()).search}`);
+    if (new URL(r.url()).pathname.startsWith('/api/'))
+      sent.push(`${r.method()} ${new URL(r.url()).pathname}${new URL(r.url()).search}`);
   });
   const crafted = [
     '#/try/..%2Fsettings%2Fapi-key%2Frotate%3F',
@@ -272,7 +338,10 @@ test('a crafted link names no other route: it shows Not found and sends nothing'
   await audit(page, 'not found after a crafted link');
   // Wait past the widget's first retry: nothing but the session check may have been asked for.
   await page.waitForTimeout(1500);
-  expect(sent.filter((s) => !s.startsWith('GET ')), sent.join('\n')).toEqual([]);
+  expect(
+    sent.filter((s) => !s.startsWith('GET ')),
+    sent.join('\n'),
+  ).toEqual([]);
   expect(sent.filter((s) => /rotate|deactivate|preview-token|settings/.test(s))).toEqual([]);
   // The key still opens the API, and the deployment is as it was, its secret not rotated.
   const after = await page.request.get(`${stack.serviceUrl}/api/v1/deployments/${deploymentId}`, { headers });

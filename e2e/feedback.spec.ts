@@ -1,7 +1,10 @@
 import { ask, conversation, expect, openWidget, test } from './fixtures.js';
 import { seriousViolations } from './widget-audit.js';
 
-test('a reply is rated with two toggle buttons, changed, and commented on; the history keeps the last rating; axe finds nothing', async ({ page, stack }) => {
+test('a reply is rated with two toggle buttons, changed, and commented on; the history keeps the last rating; axe finds nothing', async ({
+  page,
+  stack,
+}) => {
   await stack.behave('sync');
   await openWidget(page, stack);
   await ask(page, 'When is breakfast?');
@@ -25,8 +28,15 @@ test('a reply is rated with two toggle buttons, changed, and commented on; the h
   const headers = { authorization: `Bearer ${stack.apiKey}` };
   await expect
     .poll(async () => {
-      const list = (await (await fetch(`${stack.serviceUrl}/api/v1/conversations?deployment_id=${stack.deploymentId}&search=${encodeURIComponent('When is breakfast?')}`, { headers })).json()) as { data: { id: string }[] };
-      const detail = (await (await fetch(`${stack.serviceUrl}/api/v1/conversations/${list.data[0]!.id}`, { headers })).json()) as { data: { turns: { feedback: unknown }[] } };
+      const list = (await (
+        await fetch(
+          `${stack.serviceUrl}/api/v1/conversations?deployment_id=${stack.deploymentId}&search=${encodeURIComponent('When is breakfast?')}`,
+          { headers },
+        )
+      ).json()) as { data: { id: string }[] };
+      const detail = (await (
+        await fetch(`${stack.serviceUrl}/api/v1/conversations/${list.data[0]!.id}`, { headers })
+      ).json()) as { data: { turns: { feedback: unknown }[] } };
       return detail.data.turns.at(-1)!.feedback;
     })
     .toMatchObject({ rating: 'down', comment: 'I hoped for an earlier start' });
@@ -34,6 +44,8 @@ test('a reply is rated with two toggle buttons, changed, and commented on; the h
   // After a reload the vote is still shown (from the stored events), without the comment line.
   await page.reload();
   await page.getByRole('button', { name: 'Chat with Harbor Hotel' }).click();
-  await expect(page.getByRole('group', { name: 'Rate this answer' }).getByRole('button', { name: 'Not helpful' })).toHaveAttribute('aria-pressed', 'true');
+  await expect(
+    page.getByRole('group', { name: 'Rate this answer' }).getByRole('button', { name: 'Not helpful' }),
+  ).toHaveAttribute('aria-pressed', 'true');
   await expect(page.getByRole('textbox', { name: 'Tell us more (optional)' })).toHaveCount(0);
 });

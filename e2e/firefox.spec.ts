@@ -10,7 +10,11 @@ const test = base.extend<{ tab: Page }, { firefox: Browser }>({
   firefox: [
     // eslint-disable-next-line no-empty-pattern
     async ({}, use) => {
-      const browser = await puppeteer.launch({ browser: 'firefox', executablePath: process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr', headless: true });
+      const browser = await puppeteer.launch({
+        browser: 'firefox',
+        executablePath: process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr',
+        headless: true,
+      });
       await use(browser);
       await browser.close();
     },
@@ -26,10 +30,18 @@ const test = base.extend<{ tab: Page }, { firefox: Browser }>({
 const widget = (selector: string) => `[data-concierge] >>> ${selector}`;
 
 /** The conversation's text, read from inside the widget's shadow root. */
-const transcript = (tab: Page) => tab.evaluate(() => document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('.log')?.textContent ?? '');
+const transcript = (tab: Page) =>
+  tab.evaluate(() => document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('.log')?.textContent ?? '');
 
 async function waitForTranscript(tab: Page, pattern: RegExp, timeout = 15_000): Promise<void> {
-  await tab.waitForFunction((source) => new RegExp(source).test(document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('.log')?.textContent ?? ''), { timeout, polling: 100 }, pattern.source);
+  await tab.waitForFunction(
+    (source) =>
+      new RegExp(source).test(
+        document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('.log')?.textContent ?? '',
+      ),
+    { timeout, polling: 100 },
+    pattern.source,
+  );
 }
 
 async function openPanel(tab: Page, url: string): Promise<void> {
@@ -50,7 +62,10 @@ test('Firefox: a typed question gets its reply', async ({ tab, stack }) => {
   expect(await transcript(tab)).toContain('When is breakfast?');
 });
 
-test('Firefox: a reload during a pending turn resumes the conversation and gets the reply once', async ({ tab, stack }) => {
+test('Firefox: a reload during a pending turn resumes the conversation and gets the reply once', async ({
+  tab,
+  stack,
+}) => {
   await stack.behave('deferred', 3000);
   await openPanel(tab, stack.demoUrl);
   await type(tab, 'Firefox: what time is checkout?');
@@ -65,7 +80,10 @@ test('Firefox: a reload during a pending turn resumes the conversation and gets 
   expect(await stack.hookCalls('Firefox: what time is checkout?')).toBe(1);
 });
 
-test('Firefox: where the deployment allows only the browser\'s recognition, which Firefox lacks, the mic is hidden and text still works', async ({ tab, stack }) => {
+test("Firefox: where the deployment allows only the browser's recognition, which Firefox lacks, the mic is hidden and text still works", async ({
+  tab,
+  stack,
+}) => {
   await stack.recogniseSpeech('browser');
   await openPanel(tab, stack.demoUrl);
   expect(await tab.evaluate(() => 'SpeechRecognition' in window || 'webkitSpeechRecognition' in window)).toBe(false);
@@ -75,14 +93,20 @@ test('Firefox: where the deployment allows only the browser\'s recognition, whic
   await stack.recogniseSpeech('auto');
 });
 
-test('Firefox: voice through the service from its fake microphone: the mic press, a second press, the question heard, its reply read out', async ({ stack }) => {
+test('Firefox: voice through the service from its fake microphone: the mic press, a second press, the question heard, its reply read out', async ({
+  stack,
+}) => {
   // A browser of its own: the fake microphone (a tone) and a mock audio device (headless Firefox
   // here has none, and an AudioContext without one never runs) are preferences at launch.
   const browser = await puppeteer.launch({
     browser: 'firefox',
     executablePath: process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr',
     headless: true,
-    extraPrefsFirefox: { 'media.navigator.streams.fake': true, 'media.navigator.permission.disabled': true, 'media.cubeb.force_mock_context': true },
+    extraPrefsFirefox: {
+      'media.navigator.streams.fake': true,
+      'media.navigator.permission.disabled': true,
+      'media.cubeb.force_mock_context': true,
+    },
   });
   try {
     const tab = await browser.newPage();
@@ -95,13 +119,19 @@ test('Firefox: voice through the service from its fake microphone: the mic press
     await openPanel(tab, stack.demoUrl);
     // Firefox has no recognition of its own: the deployment's `auto` means the service's.
     await (await tab.waitForSelector(widget('button.mic')))!.click();
-    await tab.waitForFunction(() => document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('button.mic[aria-pressed="true"]'), { polling: 100 });
+    await tab.waitForFunction(
+      () => document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('button.mic[aria-pressed="true"]'),
+      { polling: 100 },
+    );
     // A tone never falls quiet: the visitor ends the utterance with a second press.
     await new Promise((r) => setTimeout(r, 1_500));
     await (await tab.waitForSelector(widget('button.mic')))!.click();
     await waitForTranscript(tab, /When is breakfast\?/);
     await waitForTranscript(tab, /Breakfast is served from 7/);
-    await tab.waitForFunction(() => (window as unknown as { __spoken: string[] }).__spoken.some((t) => /Breakfast is served/.test(t)), { polling: 100, timeout: 10_000 });
+    await tab.waitForFunction(
+      () => (window as unknown as { __spoken: string[] }).__spoken.some((t) => /Breakfast is served/.test(t)),
+      { polling: 100, timeout: 10_000 },
+    );
     const upload = stack.transcriber.uploads[uploads]!;
     expect(upload.wav).toMatchObject({ sampleRate: 16000, channels: 1, bitsPerSample: 16 });
     expect(upload.wav.dataBytes).toBeGreaterThan(32_000);
@@ -110,7 +140,9 @@ test('Firefox: voice through the service from its fake microphone: the mic press
   }
 });
 
-test('Firefox: where the deployment lets the service recognise, the mic is shown; with no audio device to run it, voice is said to be unavailable and typing stays ready', async ({ stack }) => {
+test('Firefox: where the deployment lets the service recognise, the mic is shown; with no audio device to run it, voice is said to be unavailable and typing stays ready', async ({
+  stack,
+}) => {
   // A browser of its own: Firefox's fake microphone needs its preferences at launch. Headless here,
   // Firefox has no audio device, so its AudioContext never runs: the failure a visitor must be told.
   const browser = await puppeteer.launch({
@@ -124,7 +156,11 @@ test('Firefox: where the deployment lets the service recognise, the mic is shown
     await openPanel(tab, stack.demoUrl);
     // Firefox has no recognition of its own: the deployment's `auto` means the service's.
     await (await tab.waitForSelector(widget('button.mic')))!.click();
-    const said = await tab.waitForFunction(() => document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('.problem[role="alert"]')?.textContent, { timeout: 10_000, polling: 100 });
+    const said = await tab.waitForFunction(
+      () =>
+        document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('.problem[role="alert"]')?.textContent,
+      { timeout: 10_000, polling: 100 },
+    );
     expect(await said.jsonValue()).toBe('Voice input is not working right now. Type your message instead.');
     await type(tab, 'When is breakfast?');
     await waitForTranscript(tab, /Breakfast is served from 7/);
@@ -133,7 +169,10 @@ test('Firefox: where the deployment lets the service recognise, the mic is shown
   }
 });
 
-test('Firefox: a streamed reply offers quick replies that ask, and the page runs its client action once', async ({ tab, stack }) => {
+test('Firefox: a streamed reply offers quick replies that ask, and the page runs its client action once', async ({
+  tab,
+  stack,
+}) => {
   await stack.behave('stream', 100);
   await openPanel(tab, stack.demoUrl);
   await type(tab, 'A table for dinner?');
@@ -147,7 +186,10 @@ test('Firefox: a streamed reply offers quick replies that ask, and the page runs
 
 /** The page's `navigator.languages`, as a visitor's browser set to them reports it. */
 const speaking = (tab: Page, languages: string[]) =>
-  tab.evaluateOnNewDocument((list) => Object.defineProperty(Navigator.prototype, 'languages', { get: () => list, configurable: true }), languages);
+  tab.evaluateOnNewDocument(
+    (list) => Object.defineProperty(Navigator.prototype, 'languages', { get: () => list, configurable: true }),
+    languages,
+  );
 
 /** What the widget's shadow root shows of an element: its attribute, or its text. */
 const shown = (tab: Page, selector: string, attribute?: string) =>
@@ -160,30 +202,59 @@ const shown = (tab: Page, selector: string, attribute?: string) =>
     attribute,
   );
 
-test('Firefox: a German browser gets German words; the menu switches them and the turn’s language, and survives a reload; axe finds nothing', async ({ tab, stack }) => {
+test('Firefox: a German browser gets German words; the menu switches them and the turn’s language, and survives a reload; axe finds nothing', async ({
+  tab,
+  stack,
+}) => {
   await speaking(tab, ['de-DE', 'de']);
   await tab.goto(stack.demoUrl);
-  await tab.waitForFunction(() => document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('.launcher')?.getAttribute('aria-label') === 'Mit Harbor Hotel chatten', { timeout: 10_000, polling: 100 });
+  await tab.waitForFunction(
+    () =>
+      document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('.launcher')?.getAttribute('aria-label') ===
+      'Mit Harbor Hotel chatten',
+    { timeout: 10_000, polling: 100 },
+  );
   await (await tab.waitForSelector(widget('.launcher')))!.click();
   await tab.waitForSelector(widget('textarea'), { visible: true });
-  expect([await shown(tab, 'textarea', 'placeholder'), await shown(tab, 'button[type=submit]')]).toEqual(['Stellen Sie eine Frage…', 'Senden']);
+  expect([await shown(tab, 'textarea', 'placeholder'), await shown(tab, 'button[type=submit]')]).toEqual([
+    'Stellen Sie eine Frage…',
+    'Senden',
+  ]);
   expect(await seriousViolations(tab), 'German, open').toEqual([]);
 
   await (await tab.waitForSelector(widget('.head select')))!.select('de-DE');
   await type(tab, 'Hallo');
   await waitForTranscript(tab, /Hallo! Wie kann ich Ihnen bei Ihrem Aufenthalt helfen\?/);
   await (await tab.waitForSelector(widget('.head select')))!.select('fr-FR');
-  await tab.waitForFunction(() => document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('button[type=submit]')?.textContent === 'Envoyer', { timeout: 10_000, polling: 100 });
+  await tab.waitForFunction(
+    () =>
+      document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('button[type=submit]')?.textContent ===
+      'Envoyer',
+    { timeout: 10_000, polling: 100 },
+  );
   await tab.reload();
   await (await tab.waitForSelector(widget('.launcher')))!.click();
-  await tab.waitForFunction(() => document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('textarea')?.placeholder === 'Posez une question…', { timeout: 10_000, polling: 100 });
-  expect(await tab.evaluate(() => document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('select')?.value)).toBe('fr-FR');
+  await tab.waitForFunction(
+    () =>
+      document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('textarea')?.placeholder ===
+      'Posez une question…',
+    { timeout: 10_000, polling: 100 },
+  );
+  expect(
+    await tab.evaluate(() => document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('select')?.value),
+  ).toBe('fr-FR');
 });
 
-test('Firefox: a Hebrew browser gets the panel right to left, mirrored to the other side, and axe finds nothing', async ({ tab, stack }) => {
+test('Firefox: a Hebrew browser gets the panel right to left, mirrored to the other side, and axe finds nothing', async ({
+  tab,
+  stack,
+}) => {
   await speaking(tab, ['he-IL']);
   await tab.goto(stack.demoUrl);
-  await tab.waitForFunction(() => document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('.root')?.getAttribute('lang') === 'he', { timeout: 10_000, polling: 100 });
+  await tab.waitForFunction(
+    () => document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('.root')?.getAttribute('lang') === 'he',
+    { timeout: 10_000, polling: 100 },
+  );
   const launcher = (await tab.waitForSelector(widget('.launcher')))!;
   const box = (await launcher.boundingBox())!;
   expect(box.x + box.width).toBeLessThan((await tab.evaluate(() => innerWidth)) / 2);

@@ -2,7 +2,11 @@ import { audit, consoleErrors, nav, PASSWORD } from './console-kit.js';
 import { ask, conversation, expect, openWidget, test } from './fixtures.js';
 
 /** README, A person in the conversation, as the hotel's reception and its guest meet it: two pages, one console and one widget. */
-test('the inbox: a guest asks for a person, reception is told live, takes over, answers by name, and releases to the agent', async ({ page, context, stack }) => {
+test('the inbox: a guest asks for a person, reception is told live, takes over, answers by name, and releases to the agent', async ({
+  page,
+  context,
+  stack,
+}) => {
   test.setTimeout(90_000);
   const reception = await context.newPage();
   const errors = consoleErrors(reception);
@@ -36,7 +40,9 @@ test('the inbox: a guest asks for a person, reception is told live, takes over, 
   await expect(conversation(page).getByText('I have asked reception to join this conversation')).toBeVisible();
 
   // Reception hears and sees it at once, wherever it is in the console; nobody reloaded anything.
-  const notice = reception.getByRole('alert').filter({ hasText: 'A visitor needs a person: The guest asked for a person.' });
+  const notice = reception
+    .getByRole('alert')
+    .filter({ hasText: 'A visitor needs a person: The guest asked for a person.' });
   await expect(notice).toBeVisible();
   expect(await tones(reception)).toBeGreaterThan(0);
   await expect(untouched.getByRole('alert').filter({ hasText: 'A visitor needs a person' })).toBeVisible();
@@ -64,13 +70,17 @@ test('the inbox: a guest asks for a person, reception is told live, takes over, 
   expect(await stack.hookCalls('Is the spa open late tonight?')).toBe(0);
   await answer.fill('Until 10 pm tonight, and I have booked you a massage at 8.');
   await reception.getByRole('button', { name: 'Send answer' }).click();
-  const fromMaria = conversation(page).getByRole('listitem').filter({ hasText: 'Until 10 pm tonight, and I have booked you a massage at 8.' });
+  const fromMaria = conversation(page)
+    .getByRole('listitem')
+    .filter({ hasText: 'Until 10 pm tonight, and I have booked you a massage at 8.' });
   await expect(fromMaria).toContainText('Maria');
   await expect(transcript).toContainText('Maria: Until 10 pm tonight');
 
   await reception.getByLabel('Write to the visitor').fill('Enjoy your evening!');
   await reception.getByRole('button', { name: 'Send message' }).click();
-  await expect(conversation(page).getByRole('listitem').filter({ hasText: 'Enjoy your evening!' })).toContainText('Maria');
+  await expect(conversation(page).getByRole('listitem').filter({ hasText: 'Enjoy your evening!' })).toContainText(
+    'Maria',
+  );
   await audit(reception, 'inbox handled by a person');
 
   await reception.getByRole('button', { name: 'Release to the agent' }).click();

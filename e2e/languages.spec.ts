@@ -4,12 +4,18 @@ import { seriousViolations } from './widget-audit.js';
 test.describe('a visitor whose browser speaks German', () => {
   test.use({ locale: 'de-DE' });
 
-  test('sees German words while the English agent listens in English; the menu switches the words, recognition and the turn’s language, and survives a reload', async ({ page, stack }) => {
+  test('sees German words while the English agent listens in English; the menu switches the words, recognition and the turn’s language, and survives a reload', async ({
+    page,
+    stack,
+  }) => {
     await scriptedSpeech(page, { words: ['Hello'] });
     await page.goto(stack.demoUrl);
     await page.getByRole('button', { name: 'Mit Harbor Hotel chatten' }).click();
     const panel = page.getByRole('dialog', { name: 'Harbor Hotel' });
-    await expect(panel.getByRole('textbox', { name: 'Ihre Nachricht' })).toHaveAttribute('placeholder', 'Stellen Sie eine Frage…');
+    await expect(panel.getByRole('textbox', { name: 'Ihre Nachricht' })).toHaveAttribute(
+      'placeholder',
+      'Stellen Sie eine Frage…',
+    );
     await expect(panel.getByRole('button', { name: 'Senden' })).toBeVisible();
     expect(await seriousViolations(page), 'German, open').toEqual([]);
 
@@ -27,12 +33,14 @@ test.describe('a visitor whose browser speaks German', () => {
     // The hotel's server was told the turn is in German, and answers in German; so is the reply read out.
     await expect(log.getByText('Hallo! Wie kann ich Ihnen bei Ihrem Aufenthalt helfen?')).toBeVisible();
     expect(await listenedIn(page)).toEqual(['en-US', 'de-DE']);
-    await expect.poll(async () => (await spoken(page)).map((s) => [s.text, s.lang])).toEqual([
-      ['Hello!', 'en-US'],
-      ['How can I help with your stay?', 'en-US'],
-      ['Hallo!', 'de-DE'],
-      ['Wie kann ich Ihnen bei Ihrem Aufenthalt helfen?', 'de-DE'],
-    ]);
+    await expect
+      .poll(async () => (await spoken(page)).map((s) => [s.text, s.lang]))
+      .toEqual([
+        ['Hello!', 'en-US'],
+        ['How can I help with your stay?', 'en-US'],
+        ['Hallo!', 'de-DE'],
+        ['Wie kann ich Ihnen bei Ihrem Aufenthalt helfen?', 'de-DE'],
+      ]);
 
     // Choosing French changes the words too (the page set no locale of its own).
     await menu.selectOption('fr-FR');
@@ -40,14 +48,20 @@ test.describe('a visitor whose browser speaks German', () => {
     await page.reload();
     await page.getByRole('button', { name: 'Discuter avec Harbor Hotel' }).click();
     await expect(page.getByRole('combobox', { name: 'Langue' })).toHaveValue('fr-FR');
-    await expect(page.getByRole('textbox', { name: 'Votre message' })).toHaveAttribute('placeholder', 'Posez une question…');
+    await expect(page.getByRole('textbox', { name: 'Votre message' })).toHaveAttribute(
+      'placeholder',
+      'Posez une question…',
+    );
   });
 });
 
 test.describe('a visitor whose browser speaks Hebrew', () => {
   test.use({ locale: 'he-IL' });
 
-  test('gets the panel right to left, mirrored to the other side, its words in Hebrew, and axe finds nothing', async ({ page, stack }) => {
+  test('gets the panel right to left, mirrored to the other side, its words in Hebrew, and axe finds nothing', async ({
+    page,
+    stack,
+  }) => {
     await page.goto(stack.demoUrl);
     const launcher = page.getByRole('button', { name: 'צ׳אט עם Harbor Hotel' });
     // The deployment puts the widget bottom-right: right to left, it sits bottom-left.

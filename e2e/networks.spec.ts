@@ -17,14 +17,22 @@ async function recordStatuses(page: Page): Promise<void> {
 const statuses = (page: Page) => page.evaluate(() => (window as unknown as { __statuses: string[] }).__statuses);
 
 /** The question and its answer each appear once, and the hotel was asked once: one turn, answered once. */
-async function answeredOnce(page: Page, stack: { hookCalls(text: string): Promise<number> }, question: string, answer: RegExp): Promise<void> {
+async function answeredOnce(
+  page: Page,
+  stack: { hookCalls(text: string): Promise<number> },
+  question: string,
+  answer: RegExp,
+): Promise<void> {
   await expect(conversation(page).getByText(answer)).toHaveCount(1);
   await expect(conversation(page).getByText(question, { exact: true })).toHaveCount(1);
   expect(await stack.hookCalls(question)).toBe(1);
   await expect(page.getByText('is thinking')).toBeHidden();
 }
 
-test('a reset connection: the panel says it is reconnecting, and the turn is answered once', async ({ page, stack }) => {
+test('a reset connection: the panel says it is reconnecting, and the turn is answered once', async ({
+  page,
+  stack,
+}) => {
   await recordStatuses(page);
   await askPending(page, stack, 'Reset: when is breakfast?', 2500);
   expect(stack.relay.reset()).toBe(1);
@@ -33,7 +41,10 @@ test('a reset connection: the panel says it is reconnecting, and the turn is ans
   expect(await statuses(page)).toContain(RECONNECTING);
 });
 
-test('a connection that goes silent without closing is found by the heartbeat, replaced, and the turn answered once', async ({ page, stack }) => {
+test('a connection that goes silent without closing is found by the heartbeat, replaced, and the turn answered once', async ({
+  page,
+  stack,
+}) => {
   test.setTimeout(90_000);
   await recordStatuses(page);
   await askPending(page, stack, 'Silent: where can I park?', 2000);
@@ -44,7 +55,10 @@ test('a connection that goes silent without closing is found by the heartbeat, r
   expect(await statuses(page)).toContain(RECONNECTING);
 });
 
-test("a lost confirmation of a turn: the panel says it is reconnecting, the widget resends the turn and the server makes no second one", async ({ page, stack }) => {
+test('a lost confirmation of a turn: the panel says it is reconnecting, the widget resends the turn and the server makes no second one', async ({
+  page,
+  stack,
+}) => {
   await recordStatuses(page);
   await stack.behave('deferred', 300);
   await page.goto(stack.demoUrl);
@@ -58,7 +72,11 @@ test("a lost confirmation of a turn: the panel says it is reconnecting, the widg
   expect(await statuses(page)).toContain(RECONNECTING);
 });
 
-test('offline for 5 s: the panel says so, and the widget reconnects as soon as the browser is back', async ({ page, context, stack }) => {
+test('offline for 5 s: the panel says so, and the widget reconnects as soon as the browser is back', async ({
+  page,
+  context,
+  stack,
+}) => {
   await askPending(page, stack, 'Offline: what time is checkout?', 1500);
   await context.setOffline(true);
   await expect(page.getByRole('status').filter({ hasText: 'Offline' })).toBeVisible();

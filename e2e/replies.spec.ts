@@ -3,7 +3,10 @@ import { ask, conversation, expect, launcher, openWidget, scriptedSpeech, spoken
 
 /** README, Streaming a reply and Actions on a reply, as a visitor meets them. */
 
-const DINNER = ['Our restaurant by the water serves dinner from 6 to 10 pm.', 'Pick a time and I will ask the front desk to hold a table, or book online.'];
+const DINNER = [
+  'Our restaurant by the water serves dinner from 6 to 10 pm.',
+  'Pick a time and I will ask the front desk to hold a table, or book online.',
+];
 
 /**
  * Watches the widget's next reply line as it changes: every text it showed, in order, when each
@@ -28,9 +31,13 @@ async function watchReplies(page: Page): Promise<void> {
   });
 }
 
-const shown = (page: Page) => page.evaluate(() => (window as unknown as { __shown: { text: string; at: number }[] }).__shown);
+const shown = (page: Page) =>
+  page.evaluate(() => (window as unknown as { __shown: { text: string; at: number }[] }).__shown);
 
-test('a streamed reply shows as it is written, the final text replaces it in place, and a voice turn hears each sentence once as soon as it is complete', async ({ page, stack }) => {
+test('a streamed reply shows as it is written, the final text replaces it in place, and a voice turn hears each sentence once as soon as it is complete', async ({
+  page,
+  stack,
+}) => {
   await stack.behave('stream', 100);
   await scriptedSpeech(page, { words: ['Can I have dinner tonight'] });
   await openWidget(page, stack);
@@ -53,7 +60,10 @@ test('a streamed reply shows as it is written, the final text replaces it in pla
   expect(said[0]!.at).toBeLessThan(complete.at);
 });
 
-test('a reload in the middle of a spoken reply goes on with the next sentence, and says none twice', async ({ page, stack }) => {
+test('a reload in the middle of a spoken reply goes on with the next sentence, and says none twice', async ({
+  page,
+  stack,
+}) => {
   await stack.behave('no_reply');
   await scriptedSpeech(page, { words: ['Tell me about dinner'] });
   await openWidget(page, stack);
@@ -74,12 +84,16 @@ test('a reload in the middle of a spoken reply goes on with the next sentence, a
   expect((await spoken(page)).map((s) => s.text)).toEqual(['We close at 10.', 'Book ahead.']);
 });
 
-test('reply text is shown as text: markup stays words, lines break, "- " lines are a list, URLs are links', async ({ page, stack }) => {
+test('reply text is shown as text: markup stays words, lines break, "- " lines are a list, URLs are links', async ({
+  page,
+  stack,
+}) => {
   await stack.behave('no_reply');
   await openWidget(page, stack);
   await ask(page, 'What is on the menu?');
   const turn = await stack.hookedTurn('What is on the menu?');
-  const text = 'Tonight:\nFresh from the harbour.\n- <b>Sole</b> <img src=x onerror="window.__xss=1">\n- Oysters\nMenu: https://hotel.example/menu?day=1. Enjoy!';
+  const text =
+    'Tonight:\nFresh from the harbour.\n- <b>Sole</b> <img src=x onerror="window.__xss=1">\n- Oysters\nMenu: https://hotel.example/menu?day=1. Enjoy!';
   expect(await stack.reply(turn, { reply_text: text })).toBe(202);
   const reply = conversation(page).locator('.msg.agent').last();
   await expect(reply.getByRole('listitem')).toHaveText(['<b>Sole</b> <img src=x onerror="window.__xss=1">', 'Oysters']);
@@ -89,11 +103,20 @@ test('reply text is shown as text: markup stays words, lines break, "- " lines a
   await expect(link).toHaveAttribute('target', '_blank');
   await expect(link).toHaveAttribute('rel', 'noopener noreferrer');
   // A line break is kept: the first two lines stay two lines.
-  expect(await reply.locator('.para').first().evaluate((e) => (e as HTMLElement).innerText)).toBe('Tonight:\nFresh from the harbour.');
+  expect(
+    await reply
+      .locator('.para')
+      .first()
+      .evaluate((e) => (e as HTMLElement).innerText),
+  ).toBe('Tonight:\nFresh from the harbour.');
   expect(await page.evaluate(() => (window as unknown as { __xss?: number }).__xss)).toBeUndefined();
 });
 
-test('quick replies and a link: keyboard-reachable buttons in a labelled group; a quick reply asks, and they go once anything is sent', async ({ page, context, stack }) => {
+test('quick replies and a link: keyboard-reachable buttons in a labelled group; a quick reply asks, and they go once anything is sent', async ({
+  page,
+  context,
+  stack,
+}) => {
   await stack.behave('deferred', 100);
   await openWidget(page, stack);
   await ask(page, 'Can I book a table?');
@@ -112,13 +135,19 @@ test('quick replies and a link: keyboard-reachable buttons in a labelled group; 
   await expect(conversation(page).locator('.msg.user').last()).toHaveText('A table for two at 8 pm, please.');
   // The answer to it offers its own; the first reply's are gone.
   await expect(conversation(page).locator('.msg.agent')).toHaveCount(2);
-  await expect(page.getByRole('group', { name: 'Suggested actions' }).getByRole('button', { name: '8 pm' })).toHaveCount(1);
+  await expect(
+    page.getByRole('group', { name: 'Suggested actions' }).getByRole('button', { name: '8 pm' }),
+  ).toHaveCount(1);
   await ask(page, 'Thanks');
   await expect(page.getByRole('group', { name: 'Suggested actions' }).getByRole('button')).toHaveCount(0);
   await expect(page.getByRole('group', { name: 'Suggested actions' }).getByRole('link')).toHaveCount(2);
 });
 
-test('a client action runs once on the page that asked, not on replay or in another tab; a throwing handler is action_failed and the widget goes on', async ({ page, context, stack }) => {
+test('a client action runs once on the page that asked, not on replay or in another tab; a throwing handler is action_failed and the widget goes on', async ({
+  page,
+  context,
+  stack,
+}) => {
   await stack.behave('deferred', 100);
   await openWidget(page, stack);
   const twin = await context.newPage();
@@ -143,7 +172,10 @@ test('a client action runs once on the page that asked, not on replay or in anot
   expect(await shownTimes(page)).toBeUndefined();
 
   await page.evaluate(() => {
-    const w = window as unknown as { __errors: unknown[]; Concierge: { registerAction(n: string, h: () => void): void; on(n: string, h: (e: unknown) => void): void } };
+    const w = window as unknown as {
+      __errors: unknown[];
+      Concierge: { registerAction(n: string, h: () => void): void; on(n: string, h: (e: unknown) => void): void };
+    };
     w.__errors = [];
     w.Concierge.registerAction('show_rooms', () => {
       throw new Error('the rooms are gone');
@@ -151,9 +183,9 @@ test('a client action runs once on the page that asked, not on replay or in anot
     w.Concierge.on('error', (e) => w.__errors.push(e));
   });
   await ask(page, 'Show me the suites');
-  await expect.poll(() => page.evaluate(() => (window as unknown as { __errors: unknown[] }).__errors)).toEqual([
-    { type: 'error', code: 'action_failed', name: 'show_rooms', message: 'show_rooms: the rooms are gone' },
-  ]);
+  await expect
+    .poll(() => page.evaluate(() => (window as unknown as { __errors: unknown[] }).__errors))
+    .toEqual([{ type: 'error', code: 'action_failed', name: 'show_rooms', message: 'show_rooms: the rooms are gone' }]);
   await ask(page, 'When is breakfast?');
   await expect(conversation(page).getByText(/Breakfast is served from 7/)).toBeVisible();
 });

@@ -21,13 +21,18 @@ export interface Spoken {
  * test can look at an interim result without racing the next one; {@link hearWords} changes what
  * the next listening hears.
  */
-export async function scriptedSpeech(page: Page, script: { words?: string[]; fail?: string; stepped?: boolean } = {}): Promise<void> {
+export async function scriptedSpeech(
+  page: Page,
+  script: { words?: string[]; fail?: string; stepped?: boolean } = {},
+): Promise<void> {
   // Under tsx (the bench) the function below is compiled keeping its names through a `__name`
   // helper that exists in Node, not in the page.
   await page.addInitScript({ content: 'globalThis.__name ??= (f) => f;' });
   await page.addInitScript((o) => {
     // globalThis, not window: this file is typed by the bench's (Node) program too.
-    const w = globalThis as unknown as Record<string, unknown> & { speechSynthesis: { speak(u: { text: string; lang: string; rate: number; pitch: number }): void } };
+    const w = globalThis as unknown as Record<string, unknown> & {
+      speechSynthesis: { speak(u: { text: string; lang: string; rate: number; pitch: number }): void };
+    };
     const spoken: Spoken[] = [];
     w.__spoken = spoken;
     w.__listenedIn = [];
@@ -42,7 +47,10 @@ export async function scriptedSpeech(page: Page, script: { words?: string[]; fai
         (w.__listenedIn as string[]).push(this.lang);
         // What the page was told to hear next (see hearWords), else the script's words.
         const words = (w.__words as string[] | undefined) ?? o.words ?? [];
-        const result = (text: string, isFinal: boolean) => ({ resultIndex: 0, results: { length: 1, 0: { isFinal, 0: { transcript: text } } } });
+        const result = (text: string, isFinal: boolean) => ({
+          resultIndex: 0,
+          results: { length: 1, 0: { isFinal, 0: { transcript: text } } },
+        });
         const finish = () =>
           setTimeout(() => {
             if (o.fail) this.onerror?.({ error: o.fail });
@@ -62,18 +70,23 @@ export async function scriptedSpeech(page: Page, script: { words?: string[]; fai
       }
     }
     w.SpeechRecognition = ScriptedRecognition;
-    w.speechSynthesis.speak = (u) => void spoken.push({ text: u.text, lang: u.lang, rate: u.rate, pitch: u.pitch, at: performance.now() });
+    w.speechSynthesis.speak = (u) =>
+      void spoken.push({ text: u.text, lang: u.lang, rate: u.rate, pitch: u.pitch, at: performance.now() });
   }, script);
 }
 
 /** With `stepped` speech: the recogniser hears its next word now. */
-export const hearNext = (page: Page): Promise<void> => page.evaluate(() => (globalThis as unknown as { __hearNext: () => void }).__hearNext());
+export const hearNext = (page: Page): Promise<void> =>
+  page.evaluate(() => (globalThis as unknown as { __hearNext: () => void }).__hearNext());
 
 /** What the scripted synthesiser was asked to say on this page. */
-export const spoken = (page: Page): Promise<Spoken[]> => page.evaluate(() => (globalThis as unknown as { __spoken: Spoken[] }).__spoken);
+export const spoken = (page: Page): Promise<Spoken[]> =>
+  page.evaluate(() => (globalThis as unknown as { __spoken: Spoken[] }).__spoken);
 
 /** The recogniser hears these words the next times it listens, whatever the script said. */
-export const hearWords = (page: Page, words: string[]): Promise<void> => page.evaluate((heard) => void ((globalThis as unknown as { __words: string[] }).__words = heard), words);
+export const hearWords = (page: Page, words: string[]): Promise<void> =>
+  page.evaluate((heard) => void ((globalThis as unknown as { __words: string[] }).__words = heard), words);
 
 /** The language the recogniser was asked to listen in, each time it listened on this page. */
-export const listenedIn = (page: Page): Promise<string[]> => page.evaluate(() => (globalThis as unknown as { __listenedIn: string[] }).__listenedIn);
+export const listenedIn = (page: Page): Promise<string[]> =>
+  page.evaluate(() => (globalThis as unknown as { __listenedIn: string[] }).__listenedIn);

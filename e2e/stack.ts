@@ -45,11 +45,30 @@ export class Stack {
     const dataDir = mkdtempSync(join(tmpdir(), 'concierge-e2e-'));
     // The service's speech recogniser: an OpenAI-compatible endpoint that checks each WAV and hears HEARD.
     const transcriber = await startTranscriptionServer((upload, res) => {
-      const fine = upload.wav.sampleRate === 16000 && upload.wav.channels === 1 && upload.wav.dataBytes === upload.wav.declaredBytes;
-      res.writeHead(fine ? 200 : 400, { 'content-type': 'application/json' }).end(JSON.stringify(fine ? { text: upload.wav.dataBytes >= 16_000 ? HEARD : '' } : { error: 'not 16 kHz mono' }));
+      const fine =
+        upload.wav.sampleRate === 16000 &&
+        upload.wav.channels === 1 &&
+        upload.wav.dataBytes === upload.wav.declaredBytes;
+      res
+        .writeHead(fine ? 200 : 400, { 'content-type': 'application/json' })
+        .end(
+          JSON.stringify(fine ? { text: upload.wav.dataBytes >= 16_000 ? HEARD : '' } : { error: 'not 16 kHz mono' }),
+        );
     });
     const service = await startServiceProcess(serviceEnv(dataDir, '0', transcriber.url));
-    const made = spawnSync(process.execPath, [...TSX, 'server/src/admin.ts', 'create-customer', '--name', 'Harbor Hotel (e2e)', '--email', 'reception@harbor.example'], { cwd: ROOT, env: { ...process.env, ...serviceEnv(dataDir, '0', transcriber.url) }, encoding: 'utf8' });
+    const made = spawnSync(
+      process.execPath,
+      [
+        ...TSX,
+        'server/src/admin.ts',
+        'create-customer',
+        '--name',
+        'Harbor Hotel (e2e)',
+        '--email',
+        'reception@harbor.example',
+      ],
+      { cwd: ROOT, env: { ...process.env, ...serviceEnv(dataDir, '0', transcriber.url) }, encoding: 'utf8' },
+    );
     const apiKey = /^API key: (vak_\S+)$/m.exec(made.stdout)?.[1];
     const receptionWelcome = /^Console sign-in: \S+\/console\/#\/welcome\/(\S+)$/m.exec(made.stdout)?.[1];
     if (!apiKey || !receptionWelcome) throw new Error(`create-customer failed: ${made.stderr}`);
@@ -58,16 +77,42 @@ export class Stack {
     // Tokens that live 65 s: the widget refreshes them 60 s early, so every test runs across refreshes.
     const demo = await startNodeProcess(
       'demo/main.ts',
-      { SERVICE_URL: service.url, DEMO_PUBLIC_SERVICE_URL: relay.url, DEMO_API_KEY: apiKey, DEMO_PORT: '0', DEMO_STATE: statePath, DEMO_TOKEN_TTL_S: String(TOKEN_TTL_S) },
+      {
+        SERVICE_URL: service.url,
+        DEMO_PUBLIC_SERVICE_URL: relay.url,
+        DEMO_API_KEY: apiKey,
+        DEMO_PORT: '0',
+        DEMO_STATE: statePath,
+        DEMO_TOKEN_TTL_S: String(TOKEN_TTL_S),
+      },
       /^Demo at (http:\/\/\S+)$/m,
     );
-    const { deploymentId, signingSecret } = JSON.parse(readFileSync(statePath, 'utf8')) as { deploymentId: string; signingSecret: string };
-    return new Stack(service, demo, relay, dataDir, service.url, demo.url, apiKey, deploymentId, signingSecret, receptionWelcome, transcriber);
+    const { deploymentId, signingSecret } = JSON.parse(readFileSync(statePath, 'utf8')) as {
+      deploymentId: string;
+      signingSecret: string;
+    };
+    return new Stack(
+      service,
+      demo,
+      relay,
+      dataDir,
+      service.url,
+      demo.url,
+      apiKey,
+      deploymentId,
+      signingSecret,
+      receptionWelcome,
+      transcriber,
+    );
   }
 
   /** A new customer with a console user, as `npm run admin -- create-customer --email` makes them: its key and the welcome token. */
   newConsoleCustomer(name: string, email: string): { apiKey: string; welcomeToken: string } {
-    const made = spawnSync(process.execPath, [...TSX, 'server/src/admin.ts', 'create-customer', '--name', name, '--email', email], { cwd: ROOT, env: { ...process.env, ...serviceEnv(this.dataDir, '0', this.transcriber.url) }, encoding: 'utf8' });
+    const made = spawnSync(
+      process.execPath,
+      [...TSX, 'server/src/admin.ts', 'create-customer', '--name', name, '--email', email],
+      { cwd: ROOT, env: { ...process.env, ...serviceEnv(this.dataDir, '0', this.transcriber.url) }, encoding: 'utf8' },
+    );
     const apiKey = /^API key: (vak_\S+)$/m.exec(made.stdout)?.[1];
     const welcomeToken = /^Console sign-in: \S+\/console\/#\/welcome\/(\S+)$/m.exec(made.stdout)?.[1];
     if (!apiKey || !welcomeToken) throw new Error(`create-customer failed: ${made.stderr}`);
@@ -81,7 +126,12 @@ export class Stack {
 
   /** Marks a deployment's transcript target disabled, as a 410 Gone from it would. */
   disableTranscriptTarget(deploymentId: string, reason: string): void {
-    this.inStore("UPDATE deployments SET transcript_hook_status = 'disabled', transcript_hook_disabled_at = ?, transcript_hook_disabled_reason = ? WHERE id = ?", new Date().toISOString(), reason, deploymentId);
+    this.inStore(
+      "UPDATE deployments SET transcript_hook_status = 'disabled', transcript_hook_disabled_at = ?, transcript_hook_disabled_reason = ? WHERE id = ?",
+      new Date().toISOString(),
+      reason,
+      deploymentId,
+    );
   }
 
   /** One statement on the running service's own store. */
@@ -100,25 +150,37 @@ export class Stack {
     this.service.child.kill('SIGTERM');
     await this.service.exited;
     await new Promise((r) => setTimeout(r, downMs));
-    this.service = await startServiceProcess(serviceEnv(this.dataDir, new URL(this.serviceUrl).port, this.transcriber.url));
+    this.service = await startServiceProcess(
+      serviceEnv(this.dataDir, new URL(this.serviceUrl).port, this.transcriber.url),
+    );
   }
 
   /** How the hotel's server answers turns, and how long the user tokens it mints from now on live. */
   async behave(mode: string, delayMs = 800, tokenTtlS = TOKEN_TTL_S): Promise<void> {
-    const res = await fetch(`${this.demoUrl}/qa/behaviour`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ mode, delayMs, tokenTtlS }) });
+    const res = await fetch(`${this.demoUrl}/qa/behaviour`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ mode, delayMs, tokenTtlS }),
+    });
     if (res.status !== 200) throw new Error(`behaviour: ${res.status}`);
   }
 
   /** How many times the hotel's turn hook was called with this question. */
   async hookCalls(text: string): Promise<number> {
-    const wire = (await (await fetch(`${this.demoUrl}/qa/wire`)).json()) as { kind: string; detail: { body?: { text?: string } } }[];
+    const wire = (await (await fetch(`${this.demoUrl}/qa/wire`)).json()) as {
+      kind: string;
+      detail: { body?: { text?: string } };
+    }[];
     return wire.filter((e) => e.kind === 'hook' && e.detail.body?.text === text).length;
   }
 
   /** The turn the hotel's hook was called with for this question (with `no_reply`, the test answers it itself). */
   async hookedTurn(text: string): Promise<HookedTurn> {
     for (let i = 0; i < 100; i++) {
-      const wire = (await (await fetch(`${this.demoUrl}/qa/wire`)).json()) as { kind: string; detail: { body?: HookedTurn & { text?: string } } }[];
+      const wire = (await (await fetch(`${this.demoUrl}/qa/wire`)).json()) as {
+        kind: string;
+        detail: { body?: HookedTurn & { text?: string } };
+      }[];
       const hooked = wire.find((e) => e.kind === 'hook' && e.detail.body?.text === text)?.detail.body;
       if (hooked) return hooked;
       await new Promise((r) => setTimeout(r, 100));
@@ -130,12 +192,19 @@ export class Stack {
   async reply(turn: HookedTurn, fields: Record<string, unknown>): Promise<number> {
     const body = JSON.stringify({ conversation_id: turn.conversation_id, turn_id: turn.turn_id, ...fields });
     const signature = `sha256=${createHmac('sha256', this.signingSecret).update(body).digest('hex')}`;
-    const res = await fetch(turn.reply_url, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-service-signature': signature } });
+    const res = await fetch(turn.reply_url, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', 'x-service-signature': signature },
+    });
     return res.status;
   }
 
   async deployment(action: 'activate' | 'deactivate'): Promise<void> {
-    const res = await fetch(`${this.serviceUrl}/api/v1/deployments/${this.deploymentId}/${action}`, { method: 'POST', headers: { authorization: `Bearer ${this.apiKey}` } });
+    const res = await fetch(`${this.serviceUrl}/api/v1/deployments/${this.deploymentId}/${action}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${this.apiKey}` },
+    });
     if (res.status !== 200) throw new Error(`${action}: ${res.status}`);
   }
 
@@ -152,13 +221,27 @@ export class Stack {
   async recogniseSpeech(setting: string): Promise<void> {
     const url = `${this.serviceUrl}/api/v1/deployments/${this.deploymentId}`;
     const headers = { authorization: `Bearer ${this.apiKey}`, 'content-type': 'application/json' };
-    const current = ((await (await fetch(url, { headers })).json()) as { data: { runtime_config: Record<string, unknown> } }).data.runtime_config;
-    const res = await fetch(url, { method: 'PUT', headers, body: JSON.stringify({ runtime_config: { ...current, speech_recognition: setting } }) });
+    const current = (
+      (await (await fetch(url, { headers })).json()) as { data: { runtime_config: Record<string, unknown> } }
+    ).data.runtime_config;
+    const res = await fetch(url, {
+      method: 'PUT',
+      headers,
+      body: JSON.stringify({ runtime_config: { ...current, speech_recognition: setting } }),
+    });
     if (res.status !== 200) throw new Error(`speech_recognition: ${res.status}`);
   }
 }
 
 function serviceEnv(dataDir: string, port: string, speechUrl: string): NodeJS.ProcessEnv {
   // The demo hotel's hooks and the recogniser are on loopback, which the egress guard refuses unless allowed.
-  return { PORT: port, HOST: '127.0.0.1', DATA_DIR: dataDir, DATABASE_URL: '', LOG_LEVEL: 'warn', HOOK_ALLOWED_HOSTS: '127.0.0.1', SPEECH_TO_TEXT_URL: speechUrl };
+  return {
+    PORT: port,
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    DATABASE_URL: '',
+    LOG_LEVEL: 'warn',
+    HOOK_ALLOWED_HOSTS: '127.0.0.1',
+    SPEECH_TO_TEXT_URL: speechUrl,
+  };
 }

@@ -1,19 +1,28 @@
 import { ask, composer, conversation, expect, launcher, openWidget, scriptedSpeech, spoken, test } from './fixtures.js';
 import { seriousViolations } from './widget-audit.js';
 
-
-test('a refused microphone is said in the panel, announced, reported to on("error"), and typing stays ready', async ({ page, stack }) => {
+test('a refused microphone is said in the panel, announced, reported to on("error"), and typing stays ready', async ({
+  page,
+  stack,
+}) => {
   await scriptedSpeech(page, { fail: 'not-allowed' });
   await openWidget(page, stack);
   await page.evaluate(() => {
-    const w = window as unknown as { __errors: unknown[]; Concierge: { on(name: string, handler: (e: unknown) => void): void } };
+    const w = window as unknown as {
+      __errors: unknown[];
+      Concierge: { on(name: string, handler: (e: unknown) => void): void };
+    };
     w.__errors = [];
     w.Concierge.on('error', (e) => w.__errors.push(e));
   });
   await page.getByRole('button', { name: 'Speak' }).click();
   await expect(page.getByRole('alert')).toHaveText(/microphone is blocked.*type your message/i);
-  const errors = await page.evaluate(() => (window as unknown as { __errors: { code: string; message: string }[] }).__errors);
-  expect(errors).toEqual([{ type: 'error', code: 'mic_unavailable', message: 'The microphone cannot be used: not-allowed' }]);
+  const errors = await page.evaluate(
+    () => (window as unknown as { __errors: { code: string; message: string }[] }).__errors,
+  );
+  expect(errors).toEqual([
+    { type: 'error', code: 'mic_unavailable', message: 'The microphone cannot be used: not-allowed' },
+  ]);
   await expect(composer(page)).toBeFocused();
   await page.keyboard.type('Is there wifi?');
   await page.keyboard.press('Enter');
@@ -27,7 +36,11 @@ test('a refused microphone is said in the panel, announced, reported to on("erro
   await expect(page.getByRole('alert')).toHaveText(/No microphone was found/);
 });
 
-test('a voice reply is read aloud only by the tab that asked, though every tab shows it', async ({ page, context, stack }) => {
+test('a voice reply is read aloud only by the tab that asked, though every tab shows it', async ({
+  page,
+  context,
+  stack,
+}) => {
   await scriptedSpeech(page, { words: ['Where can I park the car'] });
   await openWidget(page, stack);
   await expect(conversation(page)).toBeVisible();
@@ -48,7 +61,11 @@ test('a voice reply is read aloud only by the tab that asked, though every tab s
   await twin.close();
 });
 
-test('axe-core finds no serious or critical violation: closed, open, thinking, answered, offline', async ({ page, context, stack }) => {
+test('axe-core finds no serious or critical violation: closed, open, thinking, answered, offline', async ({
+  page,
+  context,
+  stack,
+}) => {
   await page.goto(stack.demoUrl);
   await expect(launcher(page)).toBeVisible();
   expect(await seriousViolations(page), 'closed').toEqual([]);
@@ -71,14 +88,19 @@ test('axe-core finds no serious or critical violation: closed, open, thinking, a
 test.describe('on a phone', () => {
   test.use({ viewport: { width: 390, height: 844 }, hasTouch: true, isMobile: true });
 
-  test('everything fits, nothing scrolls sideways, every tap target is 44×44 and the input text is 16px', async ({ page, stack }) => {
+  test('everything fits, nothing scrolls sideways, every tap target is 44×44 and the input text is 16px', async ({
+    page,
+    stack,
+  }) => {
     await page.goto(stack.demoUrl);
     await launcher(page).tap();
     await composer(page).tap();
     await composer(page).fill('Where can I park?');
     await page.getByRole('button', { name: 'Send' }).tap();
     await expect(conversation(page).getByText(/Parking is in the garage/)).toBeVisible();
-    await composer(page).fill('A question long enough to wrap across the width of a phone screen, and then some more words');
+    await composer(page).fill(
+      'A question long enough to wrap across the width of a phone screen, and then some more words',
+    );
     const layout = await page.evaluate(() => {
       const root = document.querySelector('[data-concierge]')!.shadowRoot!;
       const box = (el: Element) => el.getBoundingClientRect();
@@ -89,7 +111,11 @@ test.describe('on a phone', () => {
         panel: { left: panel.left, right: panel.right, top: panel.top, bottom: panel.bottom },
         height: window.innerHeight,
         small: [...root.querySelectorAll('button, textarea')]
-          .map((el) => ({ name: el.getAttribute('aria-label') ?? el.textContent?.trim(), w: box(el).width, h: box(el).height }))
+          .map((el) => ({
+            name: el.getAttribute('aria-label') ?? el.textContent?.trim(),
+            w: box(el).width,
+            h: box(el).height,
+          }))
           .filter((t) => t.w < 44 || t.h < 44),
         inputFontPx: parseFloat(getComputedStyle(root.querySelector('textarea')!).fontSize),
         logOverflow: root.querySelector('.log')!.scrollWidth - root.querySelector('.log')!.clientWidth,

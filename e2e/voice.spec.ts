@@ -48,7 +48,10 @@ test.afterEach(async ({ stack }) => {
   await stack.recogniseSpeech('auto');
 });
 
-test('Chromium forced to the service: the mic press streams the question, the service hears it, the turn shows and its reply is spoken', async ({ page, stack }) => {
+test('Chromium forced to the service: the mic press streams the question, the service hears it, the turn shows and its reply is spoken', async ({
+  page,
+  stack,
+}) => {
   await stack.recogniseSpeech('service');
   await stack.behave('sync');
   // The browser's own recognition is scripted away: only the service may hear this visitor.

@@ -17,14 +17,23 @@ interface EvaluatingPage {
 }
 
 /** axe-core over the widget (its shadow root included): the serious and critical violations. */
-export async function seriousViolations(page: EvaluatingPage): Promise<{ id: string; help: string; targets: string }[]> {
+export async function seriousViolations(
+  page: EvaluatingPage,
+): Promise<{ id: string; help: string; targets: string }[]> {
   // Evaluated, not a <script>: the demo page's CSP forbids inline scripts, as a customer's might.
   if (!(await page.evaluate(() => 'axe' in window))) await page.evaluate(axeSource);
   const violations = await page.evaluate(async () => {
     // Contrast is judged once the panel has finished fading in, as a visitor reads it.
     const root = document.querySelector('[data-concierge]')!.shadowRoot!;
-    await Promise.all(root.getAnimations().filter((a) => a.effect?.getTiming().iterations !== Infinity).map((a) => a.finished));
-    const axe = (window as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: AxeViolation[] }> } }).axe;
+    await Promise.all(
+      root
+        .getAnimations()
+        .filter((a) => a.effect?.getTiming().iterations !== Infinity)
+        .map((a) => a.finished),
+    );
+    const axe = (
+      window as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: AxeViolation[] }> } }
+    ).axe;
     return (await axe.run({ include: [['[data-concierge]']] }, { resultTypes: ['violations'] })).violations;
   });
   return violations

@@ -1,4 +1,16 @@
-import { ask, askPending, composer, conversation, expect, hearNext, launcher, openWidget, scriptedSpeech, spoken, test } from './fixtures.js';
+import {
+  ask,
+  askPending,
+  composer,
+  conversation,
+  expect,
+  hearNext,
+  launcher,
+  openWidget,
+  scriptedSpeech,
+  spoken,
+  test,
+} from './fixtures.js';
 
 test('a typed question shows the thinking state, then the reply', async ({ page, stack }, testInfo) => {
   await askPending(page, stack, 'When is breakfast?', 1500);
@@ -34,7 +46,10 @@ test('a voice turn: interim words while speaking, the reply spoken in the agent 
   expect(await spoken(page)).toEqual([]);
 });
 
-test('without speech recognition in the browser, where the deployment allows only the browser\'s, the mic is hidden and text still works', async ({ page, stack }) => {
+test("without speech recognition in the browser, where the deployment allows only the browser's, the mic is hidden and text still works", async ({
+  page,
+  stack,
+}) => {
   await stack.recogniseSpeech('browser');
   await page.addInitScript(() => {
     delete (window as unknown as Record<string, unknown>).webkitSpeechRecognition;
@@ -79,11 +94,17 @@ test('a failing hook shows a failed turn; retry asks again', async ({ page, stac
 
 test("the host page's aggressive CSS does not reach the widget", async ({ page, stack }) => {
   await openWidget(page, stack, '/hostile');
-  const hostButton = await page.getByRole('button', { name: 'A host-page button' }).evaluate((b) => getComputedStyle(b).backgroundColor);
+  const hostButton = await page
+    .getByRole('button', { name: 'A host-page button' })
+    .evaluate((b) => getComputedStyle(b).backgroundColor);
   expect(hostButton).toBe('rgb(255, 105, 180)'); // the page's own rule applies on the page
   const styles = await launcher(page)
     .or(page.getByRole('button', { name: 'Close Harbor Hotel' }))
-    .evaluate((b) => ({ background: getComputedStyle(b).backgroundColor, font: getComputedStyle(b).fontFamily, border: getComputedStyle(b).borderStyle }));
+    .evaluate((b) => ({
+      background: getComputedStyle(b).backgroundColor,
+      font: getComputedStyle(b).fontFamily,
+      border: getComputedStyle(b).borderStyle,
+    }));
   expect(styles.background).toBe('rgb(11, 110, 79)'); // channel_config.widget.accent_color
   expect(styles.font).not.toContain('Georgia');
   expect(styles.border).toBe('none');
@@ -91,7 +112,8 @@ test("the host page's aggressive CSS does not reach the widget", async ({ page, 
 
 test('the whole flow by keyboard only', async ({ page, stack }) => {
   await page.goto(stack.demoUrl);
-  const focusedLabel = () => page.evaluate(() => document.activeElement?.shadowRoot?.activeElement?.getAttribute('aria-label') ?? null);
+  const focusedLabel = () =>
+    page.evaluate(() => document.activeElement?.shadowRoot?.activeElement?.getAttribute('aria-label') ?? null);
   // The launcher comes after everything on the host page.
   for (let i = 0; i < 500 && (await focusedLabel()) !== 'Chat with Harbor Hotel'; i++) await page.keyboard.press('Tab');
   expect(await focusedLabel()).toBe('Chat with Harbor Hotel');
@@ -126,8 +148,13 @@ test('calls queued before the bundle loads are replayed: init, on, open', async 
   await expect(page.getByRole('dialog', { name: 'Harbor Hotel' })).toBeVisible();
   await ask(page, 'breakfast?');
   await expect(conversation(page).getByText(/Breakfast is served/)).toBeVisible();
-  expect(await page.evaluate(() => (window as unknown as { seen: string[] }).seen)).toEqual(['ready', 'reply:Breakfast']);
-  expect(await page.evaluate(() => Object.keys(window).filter((k) => k.toLowerCase().includes('concierge')))).toEqual(['Concierge']);
+  expect(await page.evaluate(() => (window as unknown as { seen: string[] }).seen)).toEqual([
+    'ready',
+    'reply:Breakfast',
+  ]);
+  expect(await page.evaluate(() => Object.keys(window).filter((k) => k.toLowerCase().includes('concierge')))).toEqual([
+    'Concierge',
+  ]);
 });
 
 test('the server moves its expiry with each refresh: the socket outlives its first token', async ({ page, stack }) => {
@@ -145,7 +172,10 @@ test('the server moves its expiry with each refresh: the socket outlives its fir
   await expect(page.getByRole('status').filter({ hasText: 'Reconnecting' })).toHaveCount(0);
 });
 
-test('a question the server never received (the connection died as it was sent) is sent again after the reconnect', async ({ page, stack }) => {
+test('a question the server never received (the connection died as it was sent) is sent again after the reconnect', async ({
+  page,
+  stack,
+}) => {
   let dropped = false;
   let sockets = 0;
   // Between the page and the service: the first user_turn is swallowed and the connection cut.
@@ -186,7 +216,10 @@ test('refreshes the user token on the open socket before it expires', async ({ p
   expect(sockets).toBe(1);
 });
 
-test('the QA page stays usable beside the open widget at 1280×800, its JSON within the panel', async ({ page, stack }) => {
+test('the QA page stays usable beside the open widget at 1280×800, its JSON within the panel', async ({
+  page,
+  stack,
+}) => {
   await page.setViewportSize({ width: 1280, height: 800 });
   await openWidget(page, stack, '/qa');
   await ask(page, 'When is breakfast?');

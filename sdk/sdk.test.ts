@@ -7,7 +7,15 @@ import { type Balancer, startHaproxy } from '../server/test/balancer.js';
 import { deploy, headerOf, type ServiceRef, Widget } from '../server/test/concierge-kit.js';
 import { signatureOf, standardWebhookHeaders } from '../server/src/concierge/signature.js';
 import { waitFor } from '../server/test/harness.js';
-import { bootstrapKey, freePort, installed, type NodeProcess, startNodeProcess, startProcess, startServiceProcess } from '../server/test/service-process.js';
+import {
+  bootstrapKey,
+  freePort,
+  installed,
+  type NodeProcess,
+  startNodeProcess,
+  startProcess,
+  startServiceProcess,
+} from '../server/test/service-process.js';
 import { mintUserToken, verifyHook } from './node/src/index.js';
 
 /**
@@ -20,9 +28,9 @@ const PYTHON = installed('/usr/bin/python3') ? '/usr/bin/python3' : 'python3';
 
 const HOTELS = {
   node: (env: NodeJS.ProcessEnv) => startNodeProcess('sdk/node/examples/hotel.ts', env, /^Hotel at (http:\S+)$/m),
-  python: (env: NodeJS.ProcessEnv) => startProcess(PYTHON, ['sdk/python/examples/hotel.py'], env, /^Hotel at (http:\S+)$/m),
+  python: (env: NodeJS.ProcessEnv) =>
+    startProcess(PYTHON, ['sdk/python/examples/hotel.py'], env, /^Hotel at (http:\S+)$/m),
 } as const;
-
 
 describe('the SDKs against a real service', () => {
   let dir: string;
@@ -33,7 +41,15 @@ describe('the SDKs against a real service', () => {
   /** Where replies go: the balancer when HAProxy is here, so a stopped node answers 503. */
   let publicUrl: string;
   const startService = () =>
-    startServiceProcess({ PORT: String(servicePort), HOST: '127.0.0.1', DATA_DIR: join(dir, 'data'), LOG_LEVEL: 'warn', DATABASE_URL: '', HOOK_ALLOWED_HOSTS: '127.0.0.1', PUBLIC_BASE_URL: publicUrl });
+    startServiceProcess({
+      PORT: String(servicePort),
+      HOST: '127.0.0.1',
+      DATA_DIR: join(dir, 'data'),
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: '',
+      HOOK_ALLOWED_HOSTS: '127.0.0.1',
+      PUBLIC_BASE_URL: publicUrl,
+    });
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'concierge-sdk-'));
@@ -58,7 +74,14 @@ describe('the SDKs against a real service', () => {
     const startHotel = async (secrets: string[]) => {
       hotel?.child.kill('SIGKILL');
       await hotel?.exited;
-      hotel = await HOTELS[language]({ CONCIERGE_SECRETS: secrets.join(','), DEPLOYMENT_ID: deployed.deploymentId, CONCIERGE_URL: service.url, CONCIERGE_API_KEY: key, PORT: new URL(hotelUrl).port, STREAM_EVERY_MS: '150' });
+      hotel = await HOTELS[language]({
+        CONCIERGE_SECRETS: secrets.join(','),
+        DEPLOYMENT_ID: deployed.deploymentId,
+        CONCIERGE_URL: service.url,
+        CONCIERGE_API_KEY: key,
+        PORT: new URL(hotelUrl).port,
+        STREAM_EVERY_MS: '150',
+      });
     };
     const tool = async (path: string, body: unknown = {}) => {
       const res = await fetch(`${hotelUrl}${path}`, { method: 'POST', body: JSON.stringify(body) });
@@ -72,7 +95,8 @@ describe('the SDKs against a real service', () => {
       const ready = await widget.hello(token ?? (await tool('/token', { sub })).token);
       return { widget, ready };
     };
-    const ask = (widget: Widget, text: string) => widget.send({ type: 'user_turn', client_turn_id: `c-${Math.random()}`, text, mode: 'text' });
+    const ask = (widget: Widget, text: string) =>
+      widget.send({ type: 'user_turn', client_turn_id: `c-${Math.random()}`, text, mode: 'text' });
 
     beforeAll(async () => {
       hotelUrl = `http://127.0.0.1:${await freePort()}`;
@@ -96,17 +120,30 @@ describe('the SDKs against a real service', () => {
       expect(body.user).toEqual({ sub: 'guest-1', name: 'Guest', ctx: { room: '214' } });
       expect(calls.body.data[0].response.status).toBe(200);
       // The transcript events came through the same handler, verified and typed.
-      await waitFor(async () => (await tool('/events')).some((e: any) => e.type === 'turn.resolved'), 10_000, 'turn.resolved at the hotel');
+      await waitFor(
+        async () => (await tool('/events')).some((e: any) => e.type === 'turn.resolved'),
+        10_000,
+        'turn.resolved at the hotel',
+      );
       const types = (await tool('/events')).map((e: any) => e.type);
       expect(types.slice(0, 4)).toEqual(['conversation.started', 'turn.created', 'turn.acknowledged', 'turn.resolved']);
     });
 
     it('refuses a tampered body, a stale timestamp, a wrong secret and a call without a signature', async () => {
-      const calls = await deployed.api.get(`/api/v1/deliveries?deployment_id=${deployed.deploymentId}&kind=turn_hook&per_page=1`);
+      const calls = await deployed.api.get(
+        `/api/v1/deliveries?deployment_id=${deployed.deploymentId}&kind=turn_hook&per_page=1`,
+      );
       const { headers, body } = calls.body.data[0].request as { headers: Record<string, string>; body: string };
-      const post = (raw: string, sent: Record<string, string>) => fetch(`${hotelUrl}/hook`, { method: 'POST', body: raw, headers: { 'content-type': 'application/json', ...sent } });
+      const post = (raw: string, sent: Record<string, string>) =>
+        fetch(`${hotelUrl}/hook`, {
+          method: 'POST',
+          body: raw,
+          headers: { 'content-type': 'application/json', ...sent },
+        });
       const refusal = async (res: Response) => [res.status, ((await res.json()) as { error: string }).error];
-      const standard = Object.fromEntries(['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) => [h, headerOf(headers, h)!]));
+      const standard = Object.fromEntries(
+        ['webhook-id', 'webhook-timestamp', 'webhook-signature'].map((h) => [h, headerOf(headers, h)!]),
+      );
       const service = { 'x-service-signature': headerOf(headers, 'X-Service-Signature')! };
 
       const tampered = body.replace('When is breakfast?', 'When is dinner???');
@@ -115,18 +152,30 @@ describe('the SDKs against a real service', () => {
       expect(await refusal(await post(body, service))).toEqual([401, 'missing_signature']);
       expect(await refusal(await post(tampered, service))).toEqual([401, 'missing_signature']);
       const stale = Math.floor(Date.now() / 1000) - 600;
-      expect(await refusal(await post(body, standardWebhookHeaders('x', body, [deployed.secret], stale * 1000)))).toEqual([401, 'stale_timestamp']);
+      expect(
+        await refusal(await post(body, standardWebhookHeaders('x', body, [deployed.secret], stale * 1000))),
+      ).toEqual([401, 'stale_timestamp']);
       const wrong = 'whsec_' + Buffer.alloc(30, 7).toString('base64');
-      expect(await refusal(await post(body, standardWebhookHeaders('x', body, [wrong])))).toEqual([401, 'invalid_signature']);
+      expect(await refusal(await post(body, standardWebhookHeaders('x', body, [wrong])))).toEqual([
+        401,
+        'invalid_signature',
+      ]);
       expect(await refusal(await post(body, {}))).toEqual([401, 'missing_signature']);
       // The recorded call itself is still good within the tolerance: a retry of it gets the first answer.
       expect((await post(body, standard)).status).toBe(200);
       // Opted into, X-Service-Signature alone is dated by the signed sent_at.
       const alone = { now: new Date(), allowServiceSignatureAlone: true };
-      expect(verifyHook(body, service, deployed.secret, alone)).toMatchObject({ type: 'turn.created', text: 'When is breakfast?' });
+      expect(verifyHook(body, service, deployed.secret, alone)).toMatchObject({
+        type: 'turn.created',
+        text: 'When is breakfast?',
+      });
       const old = body.replace(/"sent_at":"[^"]+"/, `"sent_at":"${new Date(Date.now() - 600_000).toISOString()}"`);
-      expect(() => verifyHook(old, { 'x-service-signature': signatureOf(deployed.secret, old) }, deployed.secret, alone)).toThrow('sent_at is more than 300 s from now');
-      expect(() => verifyHook(body, { 'x-service-signature': signatureOf(wrong, body) }, deployed.secret, alone)).toThrow('X-Service-Signature does not match');
+      expect(() =>
+        verifyHook(old, { 'x-service-signature': signatureOf(deployed.secret, old) }, deployed.secret, alone),
+      ).toThrow('sent_at is more than 300 s from now');
+      expect(() =>
+        verifyHook(body, { 'x-service-signature': signatureOf(wrong, body) }, deployed.secret, alone),
+      ).toThrow('X-Service-Signature does not match');
     });
 
     it('streams a reply the widget receives in order, then whole', async () => {
@@ -141,26 +190,33 @@ describe('the SDKs against a real service', () => {
       widget.close();
     });
 
-    it.skipIf(!installed('haproxy'))('keeps streaming through a stop and start of the service, retrying its 503s', async () => {
-      const { widget, ready } = await visitor('guest-3');
-      ask(widget, 'Stream through a restart');
-      await widget.next('reply_part', 10_000);
-      await widget.next('reply_part', 10_000);
-      service.child.kill('SIGTERM');
-      await service.exited;
-      const lastSeq = Math.max(...widget.frames.map((f) => f.seq ?? 0));
-      // Long enough for HAProxy to find the node down and answer 503 itself.
-      await waitFor(async () => /retry \d+ after 503/.test(hotel.stdout()), 10_000, 'a retried 503');
-      service = await startService();
-      const again = await Widget.open(service, deployed.deploymentId);
-      await again.hello((await tool('/token', { sub: 'guest-3' })).token, { conversation_id: ready.conversation_id, last_seq: lastSeq });
-      const reply = await again.next('reply', 20_000);
-      const parts = [...widget.frames, ...again.frames].filter((f) => f.type === 'reply_part');
-      expect(parts.map((p) => p.part)).toEqual(parts.map((_, i) => i));
-      expect(parts.map((p) => p.text).join('')).toBe(reply.text);
-      expect(reply.text).toBe('One two three four five six seven eight, for "Stream through a restart".');
-      again.close();
-    }, 40_000);
+    it.skipIf(!installed('haproxy'))(
+      'keeps streaming through a stop and start of the service, retrying its 503s',
+      async () => {
+        const { widget, ready } = await visitor('guest-3');
+        ask(widget, 'Stream through a restart');
+        await widget.next('reply_part', 10_000);
+        await widget.next('reply_part', 10_000);
+        service.child.kill('SIGTERM');
+        await service.exited;
+        const lastSeq = Math.max(...widget.frames.map((f) => f.seq ?? 0));
+        // Long enough for HAProxy to find the node down and answer 503 itself.
+        await waitFor(async () => /retry \d+ after 503/.test(hotel.stdout()), 10_000, 'a retried 503');
+        service = await startService();
+        const again = await Widget.open(service, deployed.deploymentId);
+        await again.hello((await tool('/token', { sub: 'guest-3' })).token, {
+          conversation_id: ready.conversation_id,
+          last_seq: lastSeq,
+        });
+        const reply = await again.next('reply', 20_000);
+        const parts = [...widget.frames, ...again.frames].filter((f) => f.type === 'reply_part');
+        expect(parts.map((p) => p.part)).toEqual(parts.map((_, i) => i));
+        expect(parts.map((p) => p.text).join('')).toBe(reply.text);
+        expect(reply.text).toBe('One two three four five six seven eight, for "Stream through a restart".');
+        again.close();
+      },
+      40_000,
+    );
 
     it('hands over to a person, who answers through the SDK and gives the conversation back', async () => {
       const { widget, ready } = await visitor('guest-4');
@@ -173,7 +229,11 @@ describe('the SDKs against a real service', () => {
       ask(widget, 'Are you there?');
       let waiting = await widget.next('turn_accepted');
       while (waiting.text !== 'Are you there?') waiting = await widget.next('turn_accepted');
-      const answered = await tool('/answer', { conversation_id: conversation, turn_id: waiting.turn_id, text: 'Yes, Ana here.' });
+      const answered = await tool('/answer', {
+        conversation_id: conversation,
+        turn_id: waiting.turn_id,
+        text: 'Yes, Ana here.',
+      });
       expect(answered).toMatchObject({ turn_id: waiting.turn_id, status: 'resolved', duplicate: false });
       expect(await widget.next('reply')).toMatchObject({ text: 'Yes, Ana here.', name: 'Ana' });
       await tool('/release', { conversation_id: conversation });
@@ -186,12 +246,17 @@ describe('the SDKs against a real service', () => {
     });
 
     it('verifies through a rotation: the old secret during the grace, the new one, and never a wrong one', async () => {
-      const rotated = await deployed.api.post(`/api/v1/deployments/${deployed.deploymentId}/rotate-secret`, { grace_period_s: 600 });
+      const rotated = await deployed.api.post(`/api/v1/deployments/${deployed.deploymentId}/rotate-secret`, {
+        grace_period_s: 600,
+      });
       const fresh: string = rotated.body.data.signing_secret;
       const answered = async (sub: string, token?: string) => {
         const { widget } = await visitor(sub, token);
         ask(widget, 'Still there?');
-        const outcome = await Promise.race([widget.next('reply').then((f) => f.text), widget.next('turn_failed').then((f) => f.reason)]);
+        const outcome = await Promise.race([
+          widget.next('reply').then((f) => f.text),
+          widget.next('turn_failed').then((f) => f.reason),
+        ]);
         widget.close();
         return outcome;
       };
@@ -200,14 +265,22 @@ describe('the SDKs against a real service', () => {
       await startHotel([fresh, deployed.secret]);
       expect(await answered('guest-6')).toBe('You said: Still there?');
       await startHotel(['whsec_' + Buffer.alloc(30, 9).toString('base64')]);
-      expect(await answered('guest-7', mintUserToken({ deploymentId: deployed.deploymentId, secret: fresh, sub: 'guest-7' }))).toBe('hook_rejected');
+      expect(
+        await answered(
+          'guest-7',
+          mintUserToken({ deploymentId: deployed.deploymentId, secret: fresh, sub: 'guest-7' }),
+        ),
+      ).toBe('hook_rejected');
       deployed.secret = fresh;
       await startHotel([fresh]);
     });
   });
 
-  it('passes the Python SDK\'s own tests (python3 -m unittest, standard library only)', () => {
-    const run = spawnSync(PYTHON, ['-m', 'unittest', 'discover', '-s', 'tests', '-t', '.'], { cwd: join(import.meta.dirname, 'python'), encoding: 'utf8' });
+  it("passes the Python SDK's own tests (python3 -m unittest, standard library only)", () => {
+    const run = spawnSync(PYTHON, ['-m', 'unittest', 'discover', '-s', 'tests', '-t', '.'], {
+      cwd: join(import.meta.dirname, 'python'),
+      encoding: 'utf8',
+    });
     expect(run.stderr, run.stdout).toMatch(/^OK$/m);
     expect(Number(/^Ran (\d+) tests/m.exec(run.stderr)?.[1])).toBeGreaterThanOrEqual(20);
     expect(run.stderr).not.toMatch(/skipped/);

@@ -14,7 +14,11 @@ function scriptTag(): Plugin {
       const entry = Object.values(bundle).find((file) => file.type === 'chunk' && file.isEntry)!;
       // Without its comments: every host page loads it.
       const code = readFileSync(join(import.meta.dirname, 'script-tag.js'), 'utf8').replace(/^\s*\/\/.*\n/gm, '');
-      this.emitFile({ type: 'asset', fileName: 'concierge.js', source: code.replace('WIDGET_MODULE', JSON.stringify(entry.fileName)) });
+      this.emitFile({
+        type: 'asset',
+        fileName: 'concierge.js',
+        source: code.replace('WIDGET_MODULE', JSON.stringify(entry.fileName)),
+      });
     },
   };
 }

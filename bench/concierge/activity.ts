@@ -12,7 +12,12 @@ interface Read {
 /** 100 readers of the customer's activity stream, in a worker thread, while the turns run. */
 const readers: Alongside<Read> = async (concierge) => {
   const worker = new Worker(new URL('../targets/activity-readers.mjs', import.meta.url), {
-    workerData: { url: concierge.nodes[0]!.url, apiKey: concierge.apiKey, readers: ACTIVITY.readers, sampleEvery: ACTIVITY.sampleEvery },
+    workerData: {
+      url: concierge.nodes[0]!.url,
+      apiKey: concierge.apiKey,
+      readers: ACTIVITY.readers,
+      sampleEvery: ACTIVITY.sampleEvery,
+    },
   });
   await new Promise<void>((resolve, reject) => {
     worker.once('message', () => resolve());
@@ -34,7 +39,13 @@ const readers: Alongside<Read> = async (concierge) => {
  * readers, then with 100 readers of the same customer, and each reader's latency from the
  * service's hub having an event to the reader having it.
  */
-export async function activityFanOut(): Promise<{ alone: Throughput; read: Throughput; p50: number; p99: number; messages: number }> {
+export async function activityFanOut(): Promise<{
+  alone: Throughput;
+  read: Throughput;
+  p50: number;
+  p99: number;
+  messages: number;
+}> {
   const alone = await serviceThroughput();
   const read = await serviceThroughput({ alongside: readers });
   const { latencies, messages } = read.alongside!;

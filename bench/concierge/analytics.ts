@@ -24,10 +24,49 @@ async function seed(db: Db): Promise<{ customerId: string; from: string; to: str
   const now = new Date().toISOString();
   const agentId = crypto.randomUUID();
   const deploymentId = crypto.randomUUID();
-  await db.insertInto('agents').values({ id: agentId, customer_id: customerId, name: 'Front desk', description: '', status: 'draft', version: 0, agent_spec: null, draft_spec: '{}', generated_spec: null, test_mode_enabled: 0, project_id: null, knowledge_base_id: null, search_text: 'front desk', created_at: now, updated_at: now }).execute();
+  await db
+    .insertInto('agents')
+    .values({
+      id: agentId,
+      customer_id: customerId,
+      name: 'Front desk',
+      description: '',
+      status: 'draft',
+      version: 0,
+      agent_spec: null,
+      draft_spec: '{}',
+      generated_spec: null,
+      test_mode_enabled: 0,
+      project_id: null,
+      knowledge_base_id: null,
+      search_text: 'front desk',
+      created_at: now,
+      updated_at: now,
+    })
+    .execute();
   await db
     .insertInto('deployments')
-    .values({ id: deploymentId, customer_id: customerId, agent_id: agentId, environment: 'production', status: 'inactive', transcript_hook_status: 'active', transcript_hook_disabled_at: null, transcript_hook_disabled_reason: null, call_direction: 'inbound', agent_version: null, channel_config: '{}', engagement_rules: '{}', runtime_config: '{}', signing_secret: 'whsec_bench', previous_secret: null, previous_secret_expires_at: null, deployed_at: null, created_at: now, updated_at: now })
+    .values({
+      id: deploymentId,
+      customer_id: customerId,
+      agent_id: agentId,
+      environment: 'production',
+      status: 'inactive',
+      transcript_hook_status: 'active',
+      transcript_hook_disabled_at: null,
+      transcript_hook_disabled_reason: null,
+      call_direction: 'inbound',
+      agent_version: null,
+      channel_config: '{}',
+      engagement_rules: '{}',
+      runtime_config: '{}',
+      signing_secret: 'whsec_bench',
+      previous_secret: null,
+      previous_secret_expires_at: null,
+      deployed_at: null,
+      created_at: now,
+      updated_at: now,
+    })
     .execute();
   const dep = { id: deploymentId, customerId, agentId };
   const to = new Date(Math.floor(Date.now() / DAY_MS) * DAY_MS + DAY_MS);
@@ -46,19 +85,82 @@ async function seed(db: Db): Promise<{ customerId: string; from: string; to: str
       const id = crypto.randomUUID();
       const sub = `guest-${c % ANALYTICS.visitors}`;
       const at = new Date(started).toISOString();
-      conversationRows.push({ id, customer_id: customerId, deployment_id: deploymentId, agent_id: agentId, user_sub: sub, user_name: null, user_ctx: null, status: 'ended' as const, end_reason: 'user_ended' as const, ended_at: at, agent_version: 1, last_seq: 30, turn_count: ANALYTICS.turnsPerConversation, handler: 'agent' as const, handler_name: null, needs_person: 0 as const, handoff_reason: null, handoff_at: null, created_at: at, updated_at: at });
+      conversationRows.push({
+        id,
+        customer_id: customerId,
+        deployment_id: deploymentId,
+        agent_id: agentId,
+        user_sub: sub,
+        user_name: null,
+        user_ctx: null,
+        status: 'ended' as const,
+        end_reason: 'user_ended' as const,
+        ended_at: at,
+        agent_version: 1,
+        last_seq: 30,
+        turn_count: ANALYTICS.turnsPerConversation,
+        handler: 'agent' as const,
+        handler_name: null,
+        needs_person: 0 as const,
+        handoff_reason: null,
+        handoff_at: null,
+        created_at: at,
+        updated_at: at,
+      });
       addTally(rows, dep, { at, conversations: 1, visitor: sub });
       for (let t = 0; t < ANALYTICS.turnsPerConversation; t++) {
         const created = new Date(started + t * 20_000).toISOString();
         const failed = (c + t) % 50 === 0;
         const replyMs = 400 + ((c * 7 + t * 13) % 4000);
-        turnRows.push({ id: crypto.randomUUID(), conversation_id: id, client_turn_id: `c${t}`, text: 'When is breakfast?', mode: 'text' as const, language: 'en-US', status: failed ? ('failed' as const) : ('resolved' as const), delivery_id: crypto.randomUUID(), reply_text: failed ? null : 'From 7.', failure_reason: failed ? ('hook_failed' as const) : null, expires_at: null, acknowledged_at: created, resolved_at: failed ? null : new Date(Date.parse(created) + replyMs).toISOString(), reply_received_at: null, reply_duplicates: 0, first_part_at: null, part_chars: 0, reply_actions: null, replied_by: null, feedback_rating: null, feedback_comment: null, feedback_at: null, recognition_engine: null, recognition_ms: null, recognition_audio_ms: null, hook_node: null, created_at: created, updated_at: created });
-        addTally(rows, dep, { at: created, turns: 1, hookMs: [40 + ((c + t) % 200)], ...(failed ? { failed: ['hook_failed' as const] } : { resolvedAfterMs: replyMs }) });
+        turnRows.push({
+          id: crypto.randomUUID(),
+          conversation_id: id,
+          client_turn_id: `c${t}`,
+          text: 'When is breakfast?',
+          mode: 'text' as const,
+          language: 'en-US',
+          status: failed ? ('failed' as const) : ('resolved' as const),
+          delivery_id: crypto.randomUUID(),
+          reply_text: failed ? null : 'From 7.',
+          failure_reason: failed ? ('hook_failed' as const) : null,
+          expires_at: null,
+          acknowledged_at: created,
+          resolved_at: failed ? null : new Date(Date.parse(created) + replyMs).toISOString(),
+          reply_received_at: null,
+          reply_duplicates: 0,
+          first_part_at: null,
+          part_chars: 0,
+          reply_actions: null,
+          replied_by: null,
+          feedback_rating: null,
+          feedback_comment: null,
+          feedback_at: null,
+          recognition_engine: null,
+          recognition_ms: null,
+          recognition_audio_ms: null,
+          hook_node: null,
+          created_at: created,
+          updated_at: created,
+        });
+        addTally(rows, dep, {
+          at: created,
+          turns: 1,
+          hookMs: [40 + ((c + t) % 200)],
+          ...(failed ? { failed: ['hook_failed' as const] } : { resolvedAfterMs: replyMs }),
+        });
       }
     }
     await db.transaction().execute(async (trx) => {
-      for (let i = 0; i < conversationRows.length; i += 500) await trx.insertInto('conversations').values(conversationRows.slice(i, i + 500)).execute();
-      for (let i = 0; i < turnRows.length; i += 500) await trx.insertInto('turns').values(turnRows.slice(i, i + 500)).execute();
+      for (let i = 0; i < conversationRows.length; i += 500)
+        await trx
+          .insertInto('conversations')
+          .values(conversationRows.slice(i, i + 500))
+          .execute();
+      for (let i = 0; i < turnRows.length; i += 500)
+        await trx
+          .insertInto('turns')
+          .values(turnRows.slice(i, i + 500))
+          .execute();
       await writeRollup(trx, rows);
     });
   }
@@ -76,7 +178,9 @@ export interface AnalyticsTimes {
 async function timeStore(name: string, store: Store): Promise<AnalyticsTimes> {
   const started = performance.now();
   const { customerId, from, to } = await seed(store.db);
-  console.log(`  ${name}: seeded ${ANALYTICS.turns.toLocaleString('en')} turns in ${((performance.now() - started) / 1000).toFixed(0)} s`);
+  console.log(
+    `  ${name}: seeded ${ANALYTICS.turns.toLocaleString('en')} turns in ${((performance.now() - started) / 1000).toFixed(0)} s`,
+  );
   const service = new AnalyticsService({ db: store.db });
   const times: number[] = [];
   for (let i = 0; i < ANALYTICS.queries + 2; i++) {

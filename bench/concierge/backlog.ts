@@ -35,7 +35,10 @@ async function roundTrips(sockets: BenchSocket[], ms: number): Promise<RoundTrip
       for (let t = 0; Date.now() < end; t++) {
         const sent = performance.now();
         const frame = await Promise.race([
-          socket.request({ type: 'user_turn', client_turn_id: `p${Date.now()}-${n}-${t}`, text: 'Is the pool open?', mode: 'text' }, (f) => ['reply', 'turn_failed', 'error'].includes(f.type)),
+          socket.request(
+            { type: 'user_turn', client_turn_id: `p${Date.now()}-${n}-${t}`, text: 'Is the pool open?', mode: 'text' },
+            (f) => ['reply', 'turn_failed', 'error'].includes(f.type),
+          ),
           sleep(5_000).then(() => ({ type: 'unanswered' })),
         ]);
         if (frame.type === 'reply') samples.push(performance.now() - sent);
@@ -44,7 +47,13 @@ async function roundTrips(sockets: BenchSocket[], ms: number): Promise<RoundTrip
       }
     }),
   );
-  return { p50: quantile(samples, 0.5), p99: quantile(samples, 0.99), max: Math.max(...samples), count: samples.length, failed };
+  return {
+    p50: quantile(samples, 0.5),
+    p99: quantile(samples, 0.99),
+    max: Math.max(...samples),
+    count: samples.length,
+    failed,
+  };
 }
 
 /**
@@ -63,15 +72,22 @@ export async function backlogLatency(): Promise<Backlog> {
   });
   try {
     const url = concierge.nodes[0]!.url;
-    const res = await fetch(`${url}/api/v1/deployments/${concierge.dep.deploymentId}`, { headers: { authorization: `Bearer ${concierge.apiKey}` } });
-    const hookUrl = ((await res.json()) as { data: { channel_config: { hook_url: string } } }).data.channel_config.hook_url;
+    const res = await fetch(`${url}/api/v1/deployments/${concierge.dep.deploymentId}`, {
+      headers: { authorization: `Bearer ${concierge.apiKey}` },
+    });
+    const hookUrl = ((await res.json()) as { data: { channel_config: { hook_url: string } } }).data.channel_config
+      .hook_url;
     const put = await fetch(`${url}/api/v1/deployments/${concierge.dep.deploymentId}`, {
       method: 'PUT',
       headers: { authorization: `Bearer ${concierge.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ channel_config: { hook_url: hookUrl, transcript_hook_url: hookUrl.replace(/\/hook$/, '/transcript') } }),
+      body: JSON.stringify({
+        channel_config: { hook_url: hookUrl, transcript_hook_url: hookUrl.replace(/\/hook$/, '/transcript') },
+      }),
     });
     if (!put.ok) throw new Error(`setting the transcript URL: ${put.status}`);
-    const calm = await Promise.all(Array.from({ length: CALM }, (_, i) => BenchSocket.session(url, concierge.dep, `calm-${i}`)));
+    const calm = await Promise.all(
+      Array.from({ length: CALM }, (_, i) => BenchSocket.session(url, concierge.dep, `calm-${i}`)),
+    );
     const quiet = await roundTrips(calm, PHASE_MS);
 
     const floodedSocket = await BenchSocket.session(url, concierge.dep, 'flooded');
@@ -97,12 +113,21 @@ function seedBacklog(file: string, deploymentId: string, conversationId: string)
     db.transaction(() => {
       for (let n = 0; n < BACKLOG; n++) {
         const id = `evt_bench${n}`;
-        const body = JSON.stringify({ id, type: 'turn.created', created_at: at, deployment_id: deploymentId, conversation_id: conversationId, data: { turn_id: `t${n}`, text: 'x'.repeat(200) } });
+        const body = JSON.stringify({
+          id,
+          type: 'turn.created',
+          created_at: at,
+          deployment_id: deploymentId,
+          conversation_id: conversationId,
+          data: { turn_id: `t${n}`, text: 'x'.repeat(200) },
+        });
         insert.run(id, deploymentId, conversationId, 1_000_000 + n, body, at, at, 0);
       }
     })();
     // The head, if the conversation's own events were all delivered already; else the queue reaches it in order.
-    db.prepare("UPDATE transcript_outbox SET is_head = 1 WHERE id = 'evt_bench0' AND NOT EXISTS (SELECT 1 FROM transcript_outbox WHERE conversation_id = ? AND is_head = 1)").run(conversationId);
+    db.prepare(
+      "UPDATE transcript_outbox SET is_head = 1 WHERE id = 'evt_bench0' AND NOT EXISTS (SELECT 1 FROM transcript_outbox WHERE conversation_id = ? AND is_head = 1)",
+    ).run(conversationId);
   } finally {
     db.close();
   }

@@ -30,23 +30,42 @@ export interface Balanced {
  */
 export async function balancedLatency(adminUrl: string): Promise<Balanced> {
   return withScratchDatabase(adminUrl, 'concierge_bench', async (databaseUrl) => {
-    const concierge = await startConcierge(() => {}, { databaseUrl, nodes: 2, env: { TRUST_PROXY: '1', DRAIN_S: String(DRAIN_S) } });
+    const concierge = await startConcierge(() => {}, {
+      databaseUrl,
+      nodes: 2,
+      env: { TRUST_PROXY: '1', DRAIN_S: String(DRAIN_S) },
+    });
     const dir = mkdtempSync(join(tmpdir(), 'concierge-bench-lb-'));
-    const balancer = await startHaproxy(dir, concierge.nodes.map((n) => new URL(n.url).host));
+    const balancer = await startHaproxy(
+      dir,
+      concierge.nodes.map((n) => new URL(n.url).host),
+    );
     try {
       // Both nodes pass two health checks before anything is measured.
       await new Promise((r) => setTimeout(r, 3_000));
       const [a] = concierge.nodes as [(typeof concierge.nodes)[0]];
-      const singleNode = await measureReplies(a.url, concierge.dep, await prepareTurns(a.url, concierge.dep, WARM_UP + MEASURED));
+      const singleNode = await measureReplies(
+        a.url,
+        concierge.dep,
+        await prepareTurns(a.url, concierge.dep, WARM_UP + MEASURED),
+      );
       const alone = await startHaproxy(mkdtempSync(join(dir, 'alone-')), [new URL(a.url).host]);
       let hopOnly: Latency;
       try {
         await new Promise((r) => setTimeout(r, 3_000));
-        hopOnly = await measureReplies(alone.url, concierge.dep, await prepareTurns(alone.url, concierge.dep, WARM_UP + MEASURED));
+        hopOnly = await measureReplies(
+          alone.url,
+          concierge.dep,
+          await prepareTurns(alone.url, concierge.dep, WARM_UP + MEASURED),
+        );
       } finally {
         await alone.stop();
       }
-      const balanced = await measureReplies(balancer.url, concierge.dep, await prepareTurns(balancer.url, concierge.dep, WARM_UP + MEASURED));
+      const balanced = await measureReplies(
+        balancer.url,
+        concierge.dep,
+        await prepareTurns(balancer.url, concierge.dep, WARM_UP + MEASURED),
+      );
       const resume = await drainedResume(balancer.url, concierge);
       return { singleNode, hopOnly, balanced, resume };
     } finally {
@@ -57,10 +76,15 @@ export async function balancedLatency(adminUrl: string): Promise<Balanced> {
   });
 }
 
-async function drainedResume(balancerUrl: string, concierge: Awaited<ReturnType<typeof startConcierge>>): Promise<Balanced['resume']> {
+async function drainedResume(
+  balancerUrl: string,
+  concierge: Awaited<ReturnType<typeof startConcierge>>,
+): Promise<Balanced['resume']> {
   const { dep } = concierge;
   const wsUrl = `${balancerUrl.replace(/^http/, 'ws')}/embed/concierge/${dep.deploymentId}/ws`;
-  const tokens = Array.from({ length: RESUMING_WIDGETS }, (_, i) => mintUserToken({ secret: dep.secret, deploymentId: dep.deploymentId, sub: `resume-${i}` }));
+  const tokens = Array.from({ length: RESUMING_WIDGETS }, (_, i) =>
+    mintUserToken({ secret: dep.secret, deploymentId: dep.deploymentId, sub: `resume-${i}` }),
+  );
   const widgets = await Promise.all(tokens.map((_, i) => BenchSocket.session(balancerUrl, dep, `resume-${i}`)));
   const samples: number[] = [];
   // A widget of the drained node is told 1001 and comes back through the balancer at once,
@@ -73,7 +97,10 @@ async function drainedResume(balancerUrl: string, concierge: Awaited<ReturnType<
           const closedAt = performance.now();
           try {
             const again = await BenchSocket.open(wsUrl);
-            const ready = await again.request({ type: 'hello', token: tokens[i], conversation_id: widget.conversationId, last_seq: 0 }, (f) => f.type === 'ready' || f.type === 'error');
+            const ready = await again.request(
+              { type: 'hello', token: tokens[i], conversation_id: widget.conversationId, last_seq: 0 },
+              (f) => f.type === 'ready' || f.type === 'error',
+            );
             if (ready.type !== 'ready' || !ready.resumed) throw new Error(`resume refused: ${JSON.stringify(ready)}`);
             samples.push(performance.now() - closedAt);
             again.close();

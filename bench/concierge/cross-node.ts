@@ -1,7 +1,15 @@
 import pg from 'pg';
 import { withScratchDatabase } from '../../server/test/service-process.js';
 import { quantile } from '../stats.js';
-import { durableFloorLatency, type Latency, MEASURED, measureReplies, prepareTurns, resolvedTurns, WARM_UP } from './replies.js';
+import {
+  durableFloorLatency,
+  type Latency,
+  MEASURED,
+  measureReplies,
+  prepareTurns,
+  resolvedTurns,
+  WARM_UP,
+} from './replies.js';
 import { storeReplyFloor } from './store-floor.js';
 import { startConcierge } from './service.js';
 
@@ -39,7 +47,11 @@ export async function crossNodeLatency(adminUrl: string): Promise<CrossNode> {
       const singleNode = await measureReplies(a.url, concierge.dep, turns);
       const store = await storeReplyFloor(databaseUrl, resolvedTurns(turns, concierge.dep));
       const durable = await durableFloorLatency(databaseUrl, resolvedTurns(turns, concierge.dep));
-      const crossNode = await measureReplies(b.url, concierge.dep, await prepareTurns(a.url, concierge.dep, WARM_UP + MEASURED));
+      const crossNode = await measureReplies(
+        b.url,
+        concierge.dep,
+        await prepareTurns(a.url, concierge.dep, WARM_UP + MEASURED),
+      );
       return { selectOneMs, store, durable, singleNode, crossNode };
     } finally {
       await concierge.stop();

@@ -11,7 +11,9 @@ async function perConnection(target: Target, open: (i: number) => Promise<BenchS
   const sockets: BenchSocket[] = [];
   const openMany = async (from: number, count: number) => {
     for (let i = from; i < from + count; i += BATCH) {
-      sockets.push(...(await Promise.all(Array.from({ length: Math.min(BATCH, from + count - i) }, (_, k) => open(i + k)))));
+      sockets.push(
+        ...(await Promise.all(Array.from({ length: Math.min(BATCH, from + count - i) }, (_, k) => open(i + k)))),
+      );
     }
   };
   try {

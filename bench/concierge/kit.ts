@@ -32,7 +32,8 @@ async function api(base: string, key: string, method: string, path: string, body
 /** A published agent and an active deployment whose hook is `hookUrl`, with limits a load test needs. */
 export async function provision(base: string, key: string, hookUrl: string): Promise<Deployed> {
   const job = await api(base, key, 'POST', '/api/v1/agents', { name: 'Front desk', description: 'Bench concierge' });
-  while ((await api(base, key, 'GET', job.polling_url)).status !== 'succeeded') await new Promise((r) => setTimeout(r, 20));
+  while ((await api(base, key, 'GET', job.polling_url)).status !== 'succeeded')
+    await new Promise((r) => setTimeout(r, 20));
   await api(base, key, 'POST', `/api/v1/agents/${job.agent_id}/publish`);
   const deployment = await api(base, key, 'POST', '/api/v1/deployments', {
     agent_id: job.agent_id,
@@ -65,7 +66,9 @@ export class BenchSocket {
 
   /** Opens a socket to the service and says hello: a new conversation. */
   static async session(serviceUrl: string, dep: Deployed, sub: string): Promise<BenchSocket> {
-    const socket = await BenchSocket.open(`${serviceUrl.replace(/^http/, 'ws')}/embed/concierge/${dep.deploymentId}/ws`);
+    const socket = await BenchSocket.open(
+      `${serviceUrl.replace(/^http/, 'ws')}/embed/concierge/${dep.deploymentId}/ws`,
+    );
     const token = mintUserToken({ secret: dep.secret, deploymentId: dep.deploymentId, sub });
     const ready = await socket.request({ type: 'hello', token }, (f) => f.type === 'ready' || f.type === 'error');
     if (ready.type !== 'ready') throw new Error(`hello refused: ${JSON.stringify(ready)}`);
@@ -91,10 +94,18 @@ export class BenchSocket {
 /** POSTs with one kept-alive connection per agent; resolves with the status once the body is read. */
 export function post(agent: Agent, url: string, body: string, headers: Record<string, string> = {}): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -110,7 +121,9 @@ export interface HookCall {
  * The customer's server, bare node:http: every hook call is answered 202, then handed to
  * `onHook` (which may post the signed reply).
  */
-export async function startCustomer(onHook: (call: HookCall) => void): Promise<{ hookUrl: string; server: Server; close(): Promise<void> }> {
+export async function startCustomer(
+  onHook: (call: HookCall) => void,
+): Promise<{ hookUrl: string; server: Server; close(): Promise<void> }> {
   const server = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));

@@ -25,7 +25,14 @@ export interface AwaitingTurn {
 }
 
 /** One POST, timed from sending it to the matching frame's arrival on the socket (ms). */
-export async function timedPost(agent: Agent, url: string, body: string, signature: string, socket: BenchSocket, match: (f: Frame) => boolean): Promise<number> {
+export async function timedPost(
+  agent: Agent,
+  url: string,
+  body: string,
+  signature: string,
+  socket: BenchSocket,
+  match: (f: Frame) => boolean,
+): Promise<number> {
   let arrived = 0;
   const frame = new Promise<void>((resolve) => {
     socket.onFrame = (f) => {
@@ -41,7 +48,8 @@ export async function timedPost(agent: Agent, url: string, body: string, signatu
   return arrived - started;
 }
 
-const replyBody = (conversationId: string, turnId: string) => JSON.stringify({ conversation_id: conversationId, turn_id: turnId, reply_text: 'Breakfast is from 7 to 10.' });
+const replyBody = (conversationId: string, turnId: string) =>
+  JSON.stringify({ conversation_id: conversationId, turn_id: turnId, reply_text: 'Breakfast is from 7 to 10.' });
 
 /** The quantiles of the samples after the first `warmUp`. */
 export function latencyOf(samples: readonly number[], warmUp: number): Latency {
@@ -53,7 +61,10 @@ const summary = (samples: number[]): Latency => latencyOf(samples, WARM_UP);
 
 /** The floor: a bare node:http server (or, `express`, the same behind an Express route) pushing each POST's body to one bare ws client. */
 export async function floorLatency(express = false, durable?: { store: string; turnsFile: string }): Promise<Latency> {
-  const target = await startTarget('bench/targets/bare-push.ts', { ...(express ? { BARE_EXPRESS: '1' } : {}), ...(durable ? { BARE_STORE: durable.store, BARE_TURNS: durable.turnsFile } : {}) });
+  const target = await startTarget('bench/targets/bare-push.ts', {
+    ...(express ? { BARE_EXPRESS: '1' } : {}),
+    ...(durable ? { BARE_STORE: durable.store, BARE_TURNS: durable.turnsFile } : {}),
+  });
   const socket = await BenchSocket.open(target.url.replace(/^http/, 'ws'));
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   const samples: number[] = [];
@@ -61,7 +72,16 @@ export async function floorLatency(express = false, durable?: { store: string; t
     for (let i = 0; i < WARM_UP + MEASURED; i++) {
       const turnId = randomUUID();
       const body = replyBody(randomUUID(), turnId);
-      samples.push(await timedPost(agent, `${target.url}/embed/concierge/${randomUUID()}/replies`, body, signBody('whsec_floor', body), socket, (f) => f.turn_id === turnId));
+      samples.push(
+        await timedPost(
+          agent,
+          `${target.url}/embed/concierge/${randomUUID()}/replies`,
+          body,
+          signBody('whsec_floor', body),
+          socket,
+          (f) => f.turn_id === turnId,
+        ),
+      );
     }
   } finally {
     socket.close();
@@ -98,13 +118,16 @@ export async function prepareTurns(serviceUrl: string, dep: Deployed, count: num
         const acknowledged = new Set<string>();
         await new Promise<void>((resolve, reject) => {
           socket.onFrame = (f) => {
-            if (f.type === 'turn_failed' || f.type === 'error') reject(new Error(`preparing turns: ${JSON.stringify(f)}`));
+            if (f.type === 'turn_failed' || f.type === 'error')
+              reject(new Error(`preparing turns: ${JSON.stringify(f)}`));
             if (f.type !== 'turn_acknowledged') return;
             acknowledged.add(f.turn_id);
             if (acknowledged.size === TURNS_PER_CONVERSATION) resolve();
           };
           for (let t = 0; t < TURNS_PER_CONVERSATION; t++) {
-            socket.ws.send(JSON.stringify({ type: 'user_turn', client_turn_id: `t${t}`, text: 'When is breakfast?', mode: 'text' }));
+            socket.ws.send(
+              JSON.stringify({ type: 'user_turn', client_turn_id: `t${t}`, text: 'When is breakfast?', mode: 'text' }),
+            );
           }
         });
         for (const turnId of acknowledged) turns.push({ socket, conversationId: socket.conversationId, turnId });
@@ -122,7 +145,16 @@ export async function measureReplies(postUrl: string, dep: Deployed, turns: read
   try {
     for (const { socket, conversationId, turnId } of turns) {
       const body = replyBody(conversationId, turnId);
-      samples.push(await timedPost(agent, url, body, signBody(dep.secret, body), socket, (f) => f.type === 'reply' && f.turn_id === turnId));
+      samples.push(
+        await timedPost(
+          agent,
+          url,
+          body,
+          signBody(dep.secret, body),
+          socket,
+          (f) => f.type === 'reply' && f.turn_id === turnId,
+        ),
+      );
     }
   } finally {
     agent.destroy();
@@ -131,4 +163,5 @@ export async function measureReplies(postUrl: string, dep: Deployed, turns: read
 }
 
 /** The measured turns as the bare-store baselines replay them. */
-export const resolvedTurns = (turns: readonly AwaitingTurn[], dep: Deployed) => turns.map((t) => ({ conversationId: t.conversationId, turnId: t.turnId, deploymentId: dep.deploymentId }));
+export const resolvedTurns = (turns: readonly AwaitingTurn[], dep: Deployed) =>
+  turns.map((t) => ({ conversationId: t.conversationId, turnId: t.turnId, deploymentId: dep.deploymentId }));

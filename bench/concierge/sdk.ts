@@ -7,14 +7,35 @@ import type { Deployed } from './kit.js';
 import { type AwaitingTurn, prepareTurns } from './replies.js';
 
 /** verifyHook's micro-benchmark: batches of calls on one 2 KB turn hook; the stream: replies of 20 parts. */
-export const SDK_BENCH = { batches: 40, perBatch: 2_000, warmUpBatches: 10, bodyBytes: 2048, parts: 20, replies: 60, warmUpReplies: 10 };
+export const SDK_BENCH = {
+  batches: 40,
+  perBatch: 2_000,
+  warmUpBatches: 10,
+  bodyBytes: 2048,
+  parts: 20,
+  replies: 60,
+  warmUpReplies: 10,
+};
 
 const SECRET = `whsec_${Buffer.alloc(30, 11).toString('base64')}`;
 const OLD = `whsec_${Buffer.alloc(30, 12).toString('base64')}`;
 
 /** A turn hook's body of exactly `bytes` bytes, as the service sends it. */
 function turnBody(bytes: number): string {
-  const call = { type: 'turn.created', delivery_id: '8959dcf0-dd60-4df2-a813-2a870d15bf6b', sent_at: new Date().toISOString(), deployment_id: '4444ee9e-7064-4e07-9ec2-9645389936b1', agent_id: '6077815f-8c79-437e-873e-3833276a9193', conversation_id: '2894cd46-6548-40c1-b6a2-3cd324820451', turn_id: '3a8a815a-fa4e-4b5b-a69e-bde26f51ec82', user: { sub: 'visitor-1', name: 'Ana', ctx: { room: '214' } }, text: '', mode: 'text', language: 'en-US', reply_url: 'http://127.0.0.1:8787/embed/concierge/4444ee9e-7064-4e07-9ec2-9645389936b1/replies' };
+  const call = {
+    type: 'turn.created',
+    delivery_id: '8959dcf0-dd60-4df2-a813-2a870d15bf6b',
+    sent_at: new Date().toISOString(),
+    deployment_id: '4444ee9e-7064-4e07-9ec2-9645389936b1',
+    agent_id: '6077815f-8c79-437e-873e-3833276a9193',
+    conversation_id: '2894cd46-6548-40c1-b6a2-3cd324820451',
+    turn_id: '3a8a815a-fa4e-4b5b-a69e-bde26f51ec82',
+    user: { sub: 'visitor-1', name: 'Ana', ctx: { room: '214' } },
+    text: '',
+    mode: 'text',
+    language: 'en-US',
+    reply_url: 'http://127.0.0.1:8787/embed/concierge/4444ee9e-7064-4e07-9ec2-9645389936b1/replies',
+  };
   const empty = JSON.stringify(call).length;
   return JSON.stringify({ ...call, text: 'When is breakfast? '.repeat(200).slice(0, bytes - empty) });
 }
@@ -61,7 +82,11 @@ export async function streamCosts(serviceUrl: string, dep: Deployed): Promise<{ 
   const words = Array.from({ length: SDK_BENCH.parts }, (_, i) => `word ${i} of the reply, `);
   const post = async (fields: Record<string, unknown>, turn: AwaitingTurn) => {
     const body = JSON.stringify({ conversation_id: turn.conversationId, turn_id: turn.turnId, ...fields });
-    const res = await fetch(replyUrl, { method: 'POST', body, headers: { 'content-type': 'application/json', 'x-service-signature': signBody(dep.secret, body) } });
+    const res = await fetch(replyUrl, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', 'x-service-signature': signBody(dep.secret, body) },
+    });
     if (!res.ok) throw new Error(`bare loop: ${res.status}`);
     await res.json();
   };
@@ -70,7 +95,8 @@ export async function streamCosts(serviceUrl: string, dep: Deployed): Promise<{ 
     await post({ reply_text: words.join('') }, turn);
   };
   const client = new ConciergeClient({ secret: dep.secret });
-  const sdk = (turn: AwaitingTurn) => client.stream({ conversation_id: turn.conversationId, turn_id: turn.turnId, reply_url: replyUrl }, words);
+  const sdk = (turn: AwaitingTurn) =>
+    client.stream({ conversation_id: turn.conversationId, turn_id: turn.turnId, reply_url: replyUrl }, words);
   const samples = { bare: [] as number[], sdk: [] as number[] };
   for (let i = 0; i < turns.length; i++) {
     const way = i % 2 === 0 ? 'bare' : 'sdk';

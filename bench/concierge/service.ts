@@ -19,7 +19,10 @@ export interface Concierge {
  * The service in its own process(es) on a fresh store (SQLite in a temp dir, or the given
  * PostgreSQL database), with one provisioned deployment whose hook is a bench customer server.
  */
-export async function startConcierge(onHook: (call: HookCall, dep: Deployed) => void, o: { databaseUrl?: string; nodes?: number; nodeArgs?: string[]; env?: NodeJS.ProcessEnv } = {}): Promise<Concierge> {
+export async function startConcierge(
+  onHook: (call: HookCall, dep: Deployed) => void,
+  o: { databaseUrl?: string; nodes?: number; nodeArgs?: string[]; env?: NodeJS.ProcessEnv } = {},
+): Promise<Concierge> {
   const dataDir = mkdtempSync(join(tmpdir(), 'concierge-bench-'));
   // The bench customer listens on loopback, which the egress guard refuses unless allowed; every
   // bench client comes from one address, which the per-address cap before hello would refuse.
@@ -47,7 +50,8 @@ export async function startConcierge(onHook: (call: HookCall, dep: Deployed) => 
     async stop() {
       await Promise.all(nodes.map((n) => n.stop()));
       await customer.close();
-      if (!process.env.BENCH_KEEP) rmSync(dataDir, { recursive: true, force: true }); else console.log(`kept ${dataDir}`);
+      if (!process.env.BENCH_KEEP) rmSync(dataDir, { recursive: true, force: true });
+      else console.log(`kept ${dataDir}`);
     },
   };
 }

@@ -20,7 +20,8 @@ export interface ResolvedTurn {
 }
 
 const REPLY = 'Breakfast is from 7 to 10.';
-const frameOf = (turnId: string, seq: number) => JSON.stringify({ type: 'reply', seq, turn_id: turnId, text: REPLY, actions: [] });
+const frameOf = (turnId: string, seq: number) =>
+  JSON.stringify({ type: 'reply', seq, turn_id: turnId, text: REPLY, actions: [] });
 
 function summary(samples: number[]): Latency {
   const measured = samples.slice(Math.floor(samples.length / 10));
@@ -47,15 +48,22 @@ export function sqliteReplyWriter(file: string, turns: readonly ResolvedTurn[]):
     `UPDATE turns SET reply_text = ?, reply_actions = NULL, resolved_at = ?, reply_received_at = ?, status = 'resolved', updated_at = ?
      WHERE id = ? AND conversation_id = ? AND EXISTS (SELECT id FROM conversations WHERE id = ? AND deployment_id = ?) AND status = 'acknowledged' RETURNING *`,
   );
-  const reopen = db.prepare(`UPDATE turns SET status = 'acknowledged', reply_text = NULL, resolved_at = NULL, reply_received_at = NULL WHERE id = ?`);
+  const reopen = db.prepare(
+    `UPDATE turns SET status = 'acknowledged', reply_text = NULL, resolved_at = NULL, reply_received_at = NULL WHERE id = ?`,
+  );
   db.transaction(() => {
     for (const t of turns) reopen.run(t.turnId);
   })();
-  const conversation = db.prepare('UPDATE conversations SET last_seq = last_seq + 1, updated_at = ? WHERE id = ? RETURNING last_seq');
-  const event = db.prepare('INSERT INTO conversation_events (conversation_id, seq, type, frame, created_at) VALUES (?, ?, ?, ?, ?)');
+  const conversation = db.prepare(
+    'UPDATE conversations SET last_seq = last_seq + 1, updated_at = ? WHERE id = ? RETURNING last_seq',
+  );
+  const event = db.prepare(
+    'INSERT INTO conversation_events (conversation_id, seq, type, frame, created_at) VALUES (?, ?, ?, ?, ?)',
+  );
   const reply = db.transaction((t: ResolvedTurn) => {
     const now = new Date().toISOString();
-    if (!turn.get(REPLY, now, now, now, t.turnId, t.conversationId, t.conversationId, t.deploymentId)) throw new Error(`turn ${t.turnId} not found`);
+    if (!turn.get(REPLY, now, now, now, t.turnId, t.conversationId, t.conversationId, t.deploymentId))
+      throw new Error(`turn ${t.turnId} not found`);
     const { last_seq: seq } = conversation.get(now, t.conversationId) as { last_seq: number };
     event.run(t.conversationId, seq, 'reply', frameOf(t.turnId, seq), now);
   });
@@ -69,7 +77,10 @@ export function sqliteReplyWriter(file: string, turns: readonly ResolvedTurn[]):
 export async function pgReplyWriter(url: string, turns: readonly ResolvedTurn[]): Promise<ReplyWriter> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
-  await client.query(`UPDATE turns SET status = 'acknowledged', reply_text = NULL, resolved_at = NULL, reply_received_at = NULL WHERE id = ANY($1)`, [turns.map((t) => t.turnId)]);
+  await client.query(
+    `UPDATE turns SET status = 'acknowledged', reply_text = NULL, resolved_at = NULL, reply_received_at = NULL WHERE id = ANY($1)`,
+    [turns.map((t) => t.turnId)],
+  );
   return {
     async write(t) {
       const now = new Date().toISOString();
@@ -81,9 +92,17 @@ export async function pgReplyWriter(url: string, turns: readonly ResolvedTurn[])
         values: [REPLY, now, t.turnId, t.conversationId, t.deploymentId],
       });
       if (!moved.rowCount) throw new Error(`turn ${t.turnId} not found`);
-      const { rows } = await client.query({ name: 'floor_conversation', text: 'UPDATE conversations SET last_seq = last_seq + 1, updated_at = $1 WHERE id = $2 RETURNING last_seq', values: [now, t.conversationId] });
+      const { rows } = await client.query({
+        name: 'floor_conversation',
+        text: 'UPDATE conversations SET last_seq = last_seq + 1, updated_at = $1 WHERE id = $2 RETURNING last_seq',
+        values: [now, t.conversationId],
+      });
       const seq = Number(rows[0].last_seq);
-      await client.query({ name: 'floor_event', text: 'INSERT INTO conversation_events (conversation_id, seq, type, frame, created_at) VALUES ($1, $2, $3, $4, $5)', values: [t.conversationId, seq, 'reply', frameOf(t.turnId, seq), now] });
+      await client.query({
+        name: 'floor_event',
+        text: 'INSERT INTO conversation_events (conversation_id, seq, type, frame, created_at) VALUES ($1, $2, $3, $4, $5)',
+        values: [t.conversationId, seq, 'reply', frameOf(t.turnId, seq), now],
+      });
       await client.query('COMMIT');
       await client.query(`NOTIFY concierge_floor, '${t.conversationId}'`);
     },
@@ -92,7 +111,8 @@ export async function pgReplyWriter(url: string, turns: readonly ResolvedTurn[])
 }
 
 /** A writer for `store`: a SQLite file's path, or a `postgres://` URL. */
-export const replyWriterFor = (store: string, turns: readonly ResolvedTurn[]): ReplyWriter | Promise<ReplyWriter> => (/^postgres(ql)?:/.test(store) ? pgReplyWriter(store, turns) : sqliteReplyWriter(store, turns));
+export const replyWriterFor = (store: string, turns: readonly ResolvedTurn[]): ReplyWriter | Promise<ReplyWriter> =>
+  /^postgres(ql)?:/.test(store) ? pgReplyWriter(store, turns) : sqliteReplyWriter(store, turns);
 
 /** Each turn's reply written alone, timed (ms): the store's floor for one reply, without the hops. */
 export async function storeReplyFloor(store: string, turns: readonly ResolvedTurn[]): Promise<Latency> {
@@ -120,14 +140,29 @@ export async function sqliteReplyUnit(file: string, turns: readonly ResolvedTurn
   const store = await openStore({ databaseUrl: undefined, dataDir: dirname(file) });
   const samples: number[] = [];
   try {
-    await store.db.updateTable('turns').set({ status: 'acknowledged', reply_text: null, resolved_at: null, reply_received_at: null }).where('id', 'in', turns.map((t) => t.turnId)).execute();
+    await store.db
+      .updateTable('turns')
+      .set({ status: 'acknowledged', reply_text: null, resolved_at: null, reply_received_at: null })
+      .where(
+        'id',
+        'in',
+        turns.map((t) => t.turnId),
+      )
+      .execute();
     for (const t of turns) {
       // Only what a reply's unit reads of its deployment: without a transcript hook, no outbox row.
       const dep = { id: t.deploymentId, transcriptHookUrl: undefined } as DeploymentContext;
       const started = performance.now();
-      const moved = await store.db.transaction().execute((trx) =>
-        turnLifecycle.resolve(new UnitOfWork(trx), { dep, conversationId: t.conversationId }, { turnId: t.turnId, conversationId: t.conversationId, deploymentId: t.deploymentId }, { text: REPLY, actions: [] }),
-      );
+      const moved = await store.db
+        .transaction()
+        .execute((trx) =>
+          turnLifecycle.resolve(
+            new UnitOfWork(trx),
+            { dep, conversationId: t.conversationId },
+            { turnId: t.turnId, conversationId: t.conversationId, deploymentId: t.deploymentId },
+            { text: REPLY, actions: [] },
+          ),
+        );
       samples.push(performance.now() - started);
       if (moved !== 'stored') throw new Error(`turn ${t.turnId}: ${moved}`);
     }
@@ -173,14 +208,22 @@ export function sqliteTurnWriter(file: string, owner: FloorOwner): TurnWriter {
     `INSERT INTO turns (id, conversation_id, client_turn_id, text, mode, language, status, delivery_id, reply_duplicates, part_chars, created_at, updated_at)
      VALUES (?, ?, ?, ?, 'text', 'en-US', 'pending', ?, 0, 0, ?, ?)`,
   );
-  const next = db.prepare('UPDATE conversations SET last_seq = last_seq + 1, turn_count = turn_count + ?, updated_at = ? WHERE id = ? RETURNING last_seq');
-  const event = db.prepare('INSERT INTO conversation_events (conversation_id, seq, type, frame, created_at) VALUES (?, ?, ?, ?, ?)');
-  const acknowledged = db.prepare(`UPDATE turns SET status = 'acknowledged', acknowledged_at = ?, expires_at = ?, updated_at = ? WHERE id = ? AND status = 'pending'`);
+  const next = db.prepare(
+    'UPDATE conversations SET last_seq = last_seq + 1, turn_count = turn_count + ?, updated_at = ? WHERE id = ? RETURNING last_seq',
+  );
+  const event = db.prepare(
+    'INSERT INTO conversation_events (conversation_id, seq, type, frame, created_at) VALUES (?, ?, ?, ?, ?)',
+  );
+  const acknowledged = db.prepare(
+    `UPDATE turns SET status = 'acknowledged', acknowledged_at = ?, expires_at = ?, updated_at = ? WHERE id = ? AND status = 'pending'`,
+  );
   const delivery = db.prepare(
     `INSERT INTO deliveries (id, customer_id, deployment_id, conversation_id, turn_id, event_id, kind, event_type, url, attempt, sent_at, duration_ms, request, response, error, error_detail, outcome, manual)
      VALUES (?, ?, ?, ?, ?, NULL, 'turn_hook', 'turn.created', ?, 1, ?, ?, ?, ?, NULL, NULL, 'acknowledged', 0)`,
   );
-  const resolved = db.prepare(`UPDATE turns SET status = 'resolved', reply_text = ?, resolved_at = ?, reply_received_at = ?, updated_at = ? WHERE id = ? AND status = 'acknowledged'`);
+  const resolved = db.prepare(
+    `UPDATE turns SET status = 'resolved', reply_text = ?, resolved_at = ?, reply_received_at = ?, updated_at = ? WHERE id = ? AND status = 'acknowledged'`,
+  );
   const told = (conversationId: string, now: string, frame: (seq: number) => object, turns = 0) => {
     const { last_seq: seq } = next.get(turns, now, conversationId) as { last_seq: number };
     const body = frame(seq) as { type: string };
@@ -190,13 +233,37 @@ export function sqliteTurnWriter(file: string, owner: FloorOwner): TurnWriter {
     take: db.transaction((conversationId: string, turnId: string, clientTurnId: string, text: string) => {
       const now = new Date().toISOString();
       turn.run(turnId, conversationId, clientTurnId, text, randomUUID(), now, now);
-      told(conversationId, now, (seq) => ({ type: 'turn_accepted', seq, turn_id: turnId, client_turn_id: clientTurnId, text, mode: 'text', language: 'en-US' }), 1);
+      told(
+        conversationId,
+        now,
+        (seq) => ({
+          type: 'turn_accepted',
+          seq,
+          turn_id: turnId,
+          client_turn_id: clientTurnId,
+          text,
+          mode: 'text',
+          language: 'en-US',
+        }),
+        1,
+      );
     }),
     acknowledge: db.transaction((conversationId: string, turnId: string, hookUrl: string, durationMs: number) => {
       const now = new Date().toISOString();
       acknowledged.run(now, new Date(Date.now() + 3_600_000).toISOString(), now, turnId);
       told(conversationId, now, (seq) => ({ type: 'turn_acknowledged', seq, turn_id: turnId }));
-      delivery.run(randomUUID(), owner.customerId, owner.deploymentId, conversationId, turnId, hookUrl, now, durationMs, JSON.stringify({ headers: {}, body: turnId }), JSON.stringify({ status: 202, headers: {}, body: '', truncated: false }));
+      delivery.run(
+        randomUUID(),
+        owner.customerId,
+        owner.deploymentId,
+        conversationId,
+        turnId,
+        hookUrl,
+        now,
+        durationMs,
+        JSON.stringify({ headers: {}, body: turnId }),
+        JSON.stringify({ status: 202, headers: {}, body: '', truncated: false }),
+      );
     }),
     resolve: db.transaction((conversationId: string, turnId: string, text: string) => {
       const now = new Date().toISOString();

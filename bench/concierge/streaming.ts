@@ -12,7 +12,8 @@ import { type AwaitingTurn, type Latency, latencyOf, timedPost } from './replies
 /** A reply as a language model writes it: 20 parts, one every 20 ms; the first replies warm up. */
 export const STREAM = { parts: 20, everyMs: 20, replies: 60, warmUpReplies: 10 };
 
-const partBody = (conversationId: string, turnId: string, part: number) => JSON.stringify({ conversation_id: conversationId, turn_id: turnId, part, text: `word ${part} of the reply, ` });
+const partBody = (conversationId: string, turnId: string, part: number) =>
+  JSON.stringify({ conversation_id: conversationId, turn_id: turnId, part, text: `word ${part} of the reply, ` });
 
 /**
  * Streams each turn's reply to `url`: its parts on a 20 ms beat, each timed from its POST to the
@@ -28,11 +29,31 @@ async function stream(url: string, secret: string, turns: readonly AwaitingTurn[
         const due = beat + part * STREAM.everyMs - performance.now();
         if (due > 0) await new Promise((r) => setTimeout(r, due));
         const body = partBody(conversationId, turnId, part);
-        samples.push(await timedPost(agent, url, body, signBody(secret, body), socket, (f) => f.turn_id === turnId && f.part === part));
+        samples.push(
+          await timedPost(
+            agent,
+            url,
+            body,
+            signBody(secret, body),
+            socket,
+            (f) => f.turn_id === turnId && f.part === part,
+          ),
+        );
       }
       if (final) {
-        const body = JSON.stringify({ conversation_id: conversationId, turn_id: turnId, reply_text: 'The whole reply.' });
-        await timedPost(agent, url, body, signBody(secret, body), socket, (f) => f.type === 'reply' && f.turn_id === turnId);
+        const body = JSON.stringify({
+          conversation_id: conversationId,
+          turn_id: turnId,
+          reply_text: 'The whole reply.',
+        });
+        await timedPost(
+          agent,
+          url,
+          body,
+          signBody(secret, body),
+          socket,
+          (f) => f.type === 'reply' && f.turn_id === turnId,
+        );
       }
     }
   } finally {
@@ -46,7 +67,11 @@ export async function floorStreaming(): Promise<Latency> {
   const target = await startTarget('bench/targets/bare-push.ts');
   const socket = await BenchSocket.open(target.url.replace(/^http/, 'ws'));
   try {
-    const turns = Array.from({ length: STREAM.replies }, () => ({ socket, conversationId: randomUUID(), turnId: randomUUID() }));
+    const turns = Array.from({ length: STREAM.replies }, () => ({
+      socket,
+      conversationId: randomUUID(),
+      turnId: randomUUID(),
+    }));
     return await stream(`${target.url}/embed/concierge/${randomUUID()}/replies`, 'whsec_floor', turns, false);
   } finally {
     socket.close();
@@ -68,7 +93,13 @@ export async function firstSpeech(count = 20): Promise<{ p50: number; max: numbe
   const stack = await Stack.start();
   const browser = await chromium.launch({
     executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--no-first-run'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+    ],
   });
   const samples: number[] = [];
   try {
@@ -88,7 +119,8 @@ export async function firstSpeech(count = 20): Promise<{ p50: number; max: numbe
       await page.getByText(question).waitFor();
       await new Promise((r) => setTimeout(r, 100));
       const posted = Date.now();
-      if ((await stack.reply(turn, { part: 0, text: 'Dinner is served from 6 to 10 pm. ' })) !== 202) throw new Error('the first part was refused');
+      if ((await stack.reply(turn, { part: 0, text: 'Dinner is served from 6 to 10 pm. ' })) !== 202)
+        throw new Error('the first part was refused');
       const said = await waitUntil(async () => (await spoken(page))[i]);
       samples.push(timeOrigin + said.at - posted);
       await stack.reply(turn, { reply_text: 'Dinner is served from 6 to 10 pm.' });

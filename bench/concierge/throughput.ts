@@ -40,11 +40,15 @@ async function drive(open: (slot: number, round: number) => Promise<BenchSocket>
         for (let t = 0; t < TURNS_PER_CONVERSATION && Date.now() < end; t++) {
           const sent = performance.now();
           const sentAt = Date.now();
-          const answered = socket.request({ type: 'user_turn', client_turn_id: `t${t}`, text: 'When is breakfast?', mode: 'text' }, (f) =>
-            ['reply', 'turn_failed', 'error'].includes(f.type),
+          const answered = socket.request(
+            { type: 'user_turn', client_turn_id: `t${t}`, text: 'When is breakfast?', mode: 'text' },
+            (f) => ['reply', 'turn_failed', 'error'].includes(f.type),
           );
           // A turn whose reply was refused would wait for its reply timeout: past the window it counts as failed.
-          const frame = await Promise.race([answered, sleep(end + 1_000 - Date.now()).then(() => ({ type: 'unanswered' }))]);
+          const frame = await Promise.race([
+            answered,
+            sleep(end + 1_000 - Date.now()).then(() => ({ type: 'unanswered' })),
+          ]);
           if (frame.type === 'unanswered') {
             failed++;
             break;
@@ -58,7 +62,13 @@ async function drive(open: (slot: number, round: number) => Promise<BenchSocket>
       }
     }),
   );
-  return { turnsPerSecond: latencies.length / (MEASURE_MS / 1000), p50: quantile(latencies, 0.5), p99: quantile(latencies, 0.99), failed, refusedReplies: refusedReplies - refusedBefore };
+  return {
+    turnsPerSecond: latencies.length / (MEASURE_MS / 1000),
+    p50: quantile(latencies, 0.5),
+    p99: quantile(latencies, 0.99),
+    failed,
+    refusedReplies: refusedReplies - refusedBefore,
+  };
 }
 
 /** Replies at once; a refused or lost reply shows up as a turn that never gets its reply frame. */
@@ -78,7 +88,10 @@ let refusedReplies = 0;
 export async function barePipeline(durable?: { file: string; owner: FloorOwner }): Promise<Throughput> {
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
   const customer = await startCustomer((call) => replying(agent)(call, { deploymentId: '', secret: 'whsec_bare' }));
-  const target = await startTarget('bench/targets/bare-pipeline.ts', { HOOK_URL: customer.hookUrl, ...(durable ? { BARE_STORE: durable.file, BARE_OWNER: JSON.stringify(durable.owner) } : {}) });
+  const target = await startTarget('bench/targets/bare-pipeline.ts', {
+    HOOK_URL: customer.hookUrl,
+    ...(durable ? { BARE_STORE: durable.file, BARE_OWNER: JSON.stringify(durable.owner) } : {}),
+  });
   try {
     return await drive(() => BenchSocket.open(`${target.url.replace(/^http/, 'ws')}/ws`));
   } finally {
@@ -93,9 +106,14 @@ export async function durablePipeline(): Promise<Throughput> {
   const concierge = await startConcierge(() => {});
   try {
     const db = new SQLite(concierge.sqliteFile, { readonly: true });
-    const row = db.prepare('SELECT customer_id, agent_id FROM deployments WHERE id = ?').get(concierge.dep.deploymentId) as { customer_id: string; agent_id: string };
+    const row = db
+      .prepare('SELECT customer_id, agent_id FROM deployments WHERE id = ?')
+      .get(concierge.dep.deploymentId) as { customer_id: string; agent_id: string };
     db.close();
-    return await barePipeline({ file: concierge.sqliteFile, owner: { customerId: row.customer_id, deploymentId: concierge.dep.deploymentId, agentId: row.agent_id } });
+    return await barePipeline({
+      file: concierge.sqliteFile,
+      owner: { customerId: row.customer_id, deploymentId: concierge.dep.deploymentId, agentId: row.agent_id },
+    });
   } finally {
     await concierge.stop();
   }
@@ -104,12 +122,19 @@ export async function durablePipeline(): Promise<Throughput> {
 /** Something else the service does while the turns run (the activity stream's readers): started once it is up, stopped after. */
 export type Alongside<T> = (concierge: Concierge) => Promise<{ stop(): Promise<T> }>;
 
-export async function serviceThroughput<T = undefined>(o: { databaseUrl?: string; nodeArgs?: string[]; alongside?: Alongside<T> } = {}): Promise<Throughput & { alongside?: T }> {
+export async function serviceThroughput<T = undefined>(
+  o: { databaseUrl?: string; nodeArgs?: string[]; alongside?: Alongside<T> } = {},
+): Promise<Throughput & { alongside?: T }> {
   const agent = new Agent({ keepAlive: true, maxSockets: 256 });
-  const concierge = await startConcierge(replying(agent), { ...(o.databaseUrl ? { databaseUrl: o.databaseUrl } : {}), ...(o.nodeArgs ? { nodeArgs: o.nodeArgs } : {}) });
+  const concierge = await startConcierge(replying(agent), {
+    ...(o.databaseUrl ? { databaseUrl: o.databaseUrl } : {}),
+    ...(o.nodeArgs ? { nodeArgs: o.nodeArgs } : {}),
+  });
   try {
     const beside = await o.alongside?.(concierge);
-    const measured = await drive((slot, round) => BenchSocket.session(concierge.nodes[0]!.url, concierge.dep, `guest-${slot}-${round}`));
+    const measured = await drive((slot, round) =>
+      BenchSocket.session(concierge.nodes[0]!.url, concierge.dep, `guest-${slot}-${round}`),
+    );
     return { ...measured, alongside: await beside?.stop() };
   } finally {
     await concierge.stop();

@@ -16,7 +16,10 @@ let messages = 0;
 let connected = 0;
 
 async function read() {
-  const res = await fetch(`${url}/api/v1/activity`, { headers: { authorization: `Bearer ${apiKey}` }, signal: stop.signal });
+  const res = await fetch(`${url}/api/v1/activity`, {
+    headers: { authorization: `Bearer ${apiKey}` },
+    signal: stop.signal,
+  });
   if (res.status !== 200) throw new Error(`activity: ${res.status}`);
   if (++connected === readers) parentPort.postMessage('open');
   let chunks = 0;
@@ -25,7 +28,8 @@ async function read() {
       const now = Date.now();
       const chunk = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
       let at = chunk.indexOf(ID);
-      if (at >= 0 && chunks++ % sampleEvery === 0) latencies.push(now - Number(chunk.toString('latin1', at + 4, chunk.indexOf(45, at + 4))));
+      if (at >= 0 && chunks++ % sampleEvery === 0)
+        latencies.push(now - Number(chunk.toString('latin1', at + 4, chunk.indexOf(45, at + 4))));
       for (; at >= 0; at = chunk.indexOf(ID, at + 4)) messages++;
     }
   } catch {

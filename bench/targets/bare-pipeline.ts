@@ -14,7 +14,9 @@ import { printListening } from './fixed-list.js';
  * durable floor.
  */
 const hookUrl = new URL(process.env.HOOK_URL!);
-const store: TurnWriter | undefined = process.env.BARE_STORE ? sqliteTurnWriter(process.env.BARE_STORE, JSON.parse(process.env.BARE_OWNER!) as FloorOwner) : undefined;
+const store: TurnWriter | undefined = process.env.BARE_STORE
+  ? sqliteTurnWriter(process.env.BARE_STORE, JSON.parse(process.env.BARE_OWNER!) as FloorOwner)
+  : undefined;
 const agent = new Agent({ keepAlive: true, maxSockets: 256 });
 const waiting = new Map<string, { ws: WebSocket; conversationId: string }>();
 const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
@@ -27,17 +29,40 @@ wss.on('connection', (ws) => {
     const turn = JSON.parse(String(data)) as { client_turn_id: string; text: string; mode: string };
     const turnId = randomUUID();
     store?.take(conversationId, turnId, turn.client_turn_id, turn.text);
-    ws.send(JSON.stringify({ type: 'turn_accepted', turn_id: turnId, client_turn_id: turn.client_turn_id, text: turn.text, mode: turn.mode }));
+    ws.send(
+      JSON.stringify({
+        type: 'turn_accepted',
+        turn_id: turnId,
+        client_turn_id: turn.client_turn_id,
+        text: turn.text,
+        mode: turn.mode,
+      }),
+    );
     waiting.set(turnId, { ws, conversationId });
-    const body = JSON.stringify({ type: 'turn.created', turn_id: turnId, conversation_id: conversationId, text: turn.text, mode: turn.mode, reply_url: `${base}/replies` });
-    const sent = performance.now();
-    const req = request(hookUrl, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) } }, (res) => {
-      res.resume();
-      res.on('end', () => {
-        store?.acknowledge(conversationId, turnId, hookUrl.href, Math.round(performance.now() - sent));
-        ws.send(JSON.stringify({ type: 'turn_acknowledged', turn_id: turnId }));
-      });
+    const body = JSON.stringify({
+      type: 'turn.created',
+      turn_id: turnId,
+      conversation_id: conversationId,
+      text: turn.text,
+      mode: turn.mode,
+      reply_url: `${base}/replies`,
     });
+    const sent = performance.now();
+    const req = request(
+      hookUrl,
+      {
+        method: 'POST',
+        agent,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => {
+          store?.acknowledge(conversationId, turnId, hookUrl.href, Math.round(performance.now() - sent));
+          ws.send(JSON.stringify({ type: 'turn_acknowledged', turn_id: turnId }));
+        });
+      },
+    );
     req.on('error', () => ws.send(JSON.stringify({ type: 'turn_failed', turn_id: turnId, reason: 'hook_failed' })));
     req.end(body);
   });
@@ -55,7 +80,9 @@ const server = createServer((req, res) => {
     res.writeHead(202, { 'content-type': 'application/json' }).end('{"success":true}');
   });
 });
-server.on('upgrade', (req, socket, head) => wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req)));
+server.on('upgrade', (req, socket, head) =>
+  wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req)),
+);
 server.listen(0, '127.0.0.1', () => {
   const { port } = server.address() as AddressInfo;
   base = `http://127.0.0.1:${port}`;

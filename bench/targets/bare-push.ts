@@ -13,7 +13,12 @@ import { printListening } from './fixed-list.js';
  * JSON file of the turns the service resolved), each POST first stores what the service stores
  * for a reply, for the next of those turns, in a bare transaction: the durable floor.
  */
-const durable = process.env.BARE_STORE ? { store: process.env.BARE_STORE, turns: JSON.parse(readFileSync(process.env.BARE_TURNS!, 'utf8')) as ResolvedTurn[] } : undefined;
+const durable = process.env.BARE_STORE
+  ? {
+      store: process.env.BARE_STORE,
+      turns: JSON.parse(readFileSync(process.env.BARE_TURNS!, 'utf8')) as ResolvedTurn[],
+    }
+  : undefined;
 const writer: ReplyWriter | undefined = durable && (await replyWriterFor(durable.store, durable.turns));
 let next = 0;
 const wss = new WebSocketServer({ noServer: true, perMessageDeflate: false });
@@ -39,5 +44,7 @@ if (process.env.BARE_EXPRESS) {
   handler = app as unknown as typeof push;
 }
 const server = createServer(handler);
-server.on('upgrade', (req, socket, head) => wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req)));
+server.on('upgrade', (req, socket, head) =>
+  wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req)),
+);
 server.listen(0, '127.0.0.1', () => printListening((server.address() as AddressInfo).port));

@@ -34,6 +34,9 @@ process.once('SIGTERM', () => {
   const median = (samples) => samples.sort((a, b) => a - b)[Math.floor(samples.length / 2)];
   const lines = rows
     .slice(0, 20)
-    .map(([sql, e]) => `${e.ms.toFixed(0).padStart(7)} ms ${String(e.count).padStart(8)}× mean ${((1000 * e.ms) / e.count).toFixed(1).padStart(7)} µs  p50 ${(1000 * median(e.samples)).toFixed(1).padStart(7)} µs  ${sql.replace(/\s+/g, ' ').slice(0, 120)}`);
+    .map(
+      ([sql, e]) =>
+        `${e.ms.toFixed(0).padStart(7)} ms ${String(e.count).padStart(8)}× mean ${((1000 * e.ms) / e.count).toFixed(1).padStart(7)} µs  p50 ${(1000 * median(e.samples)).toFixed(1).padStart(7)} µs  ${sql.replace(/\s+/g, ' ').slice(0, 120)}`,
+    );
   process.stderr.write(`\nSQLite statements of pid ${process.pid}: ${all.toFixed(0)} ms in all\n${lines.join('\n')}\n`);
 });

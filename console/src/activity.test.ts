@@ -86,7 +86,10 @@ describe("the console's activity stream", () => {
     latest().open();
     expect(got).toEqual([{ kind: 'resync' }]);
     latest().onmessage!({ data: '{"conversation_id":"c","event":{"type":"greeting","seq":1,"text":"Hi"}}' });
-    expect(got[1]).toEqual({ kind: 'event', activity: { conversation_id: 'c', event: { type: 'greeting', seq: 1, text: 'Hi' } } });
+    expect(got[1]).toEqual({
+      kind: 'event',
+      activity: { conversation_id: 'c', event: { type: 'greeting', seq: 1, text: 'Hi' } },
+    });
 
     // Nobody listening any more: no stream, and no retry left waiting.
     latest().fail(true);

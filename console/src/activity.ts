@@ -27,7 +27,9 @@ function connect(replacing: boolean): void {
     replacing = false;
   };
   opened.onmessage = (m: MessageEvent<string>) => tell({ kind: 'event', activity: JSON.parse(m.data) as Activity });
-  opened.addEventListener('handoff', (m) => tell({ kind: 'handoff', handoff: JSON.parse((m as MessageEvent<string>).data) as Handoff }));
+  opened.addEventListener('handoff', (m) =>
+    tell({ kind: 'handoff', handoff: JSON.parse((m as MessageEvent<string>).data) as Handoff }),
+  );
   // The service found this tab too far behind to catch it up: what it shows is read again.
   opened.addEventListener('resync', () => tell({ kind: 'resync' }));
   // A dropped connection the browser resumes itself, with Last-Event-ID; a refused one it closes for good.

@@ -76,7 +76,8 @@ export const whenSignedOut = (handler: () => void): void => {
  */
 export function curlOf(method: string, path: string, body?: unknown, base = location.origin): string {
   const lines = [`curl -X ${method} '${base}${path}'`, `-H "Authorization: Bearer $CONCIERGE_API_KEY"`];
-  if (body !== undefined) lines.push(`-H 'Content-Type: application/json'`, `-d '${JSON.stringify(body).replaceAll("'", "'\\''")}'`);
+  if (body !== undefined)
+    lines.push(`-H 'Content-Type: application/json'`, `-d '${JSON.stringify(body).replaceAll("'", "'\\''")}'`);
   return lines.join(' \\\n  ');
 }
 
@@ -94,7 +95,10 @@ async function send(method: Method, to: ApiPath, body?: unknown): Promise<Respon
     const res = await fetch(url, {
       method,
       credentials: 'same-origin',
-      headers: { 'X-Requested-With': 'concierge-console', ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}) },
+      headers: {
+        'X-Requested-With': 'concierge-console',
+        ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+      },
       ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
     });
     entry.status = res.status;
@@ -112,7 +116,10 @@ async function send(method: Method, to: ApiPath, body?: unknown): Promise<Respon
 async function failure(res: Response): Promise<ApiError> {
   const text = await res.text();
   try {
-    const { error, meta } = JSON.parse(text) as { error: { code: string; message: string; details?: { path: string; message: string }[] }; meta?: { request_id?: string } };
+    const { error, meta } = JSON.parse(text) as {
+      error: { code: string; message: string; details?: { path: string; message: string }[] };
+      meta?: { request_id?: string };
+    };
     return new ApiError(res.status, error.code, error.message, error.details, meta?.request_id);
   } catch {
     return new ApiError(res.status, 'unexpected', `The service answered ${res.status}`);
@@ -120,7 +127,11 @@ async function failure(res: Response): Promise<ApiError> {
 }
 
 /** One API call: the envelope's data and meta, or an {@link ApiError}. A 401 means the session ended. */
-export async function api<T, M = Record<string, unknown>>(method: Method, to: ApiPath, body?: unknown): Promise<{ data: T; meta: M }> {
+export async function api<T, M = Record<string, unknown>>(
+  method: Method,
+  to: ApiPath,
+  body?: unknown,
+): Promise<{ data: T; meta: M }> {
   const res = await send(method, to, body);
   if (res.status === 204) return { data: undefined as T, meta: {} as M };
   if (!res.ok) {

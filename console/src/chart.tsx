@@ -11,20 +11,46 @@ const BAR = 12;
  * Bars per bucket, a series beside the other, drawn as SVG (a named image whose bars say their
  * numbers on hover), and the same numbers as a table that screen readers read instead.
  */
-export function BarChart({ title, labels, series, unit = '' }: { title: string; labels: string[]; series: Series[]; unit?: string }) {
+export function BarChart({
+  title,
+  labels,
+  series,
+  unit = '',
+}: {
+  title: string;
+  labels: string[];
+  series: Series[];
+  unit?: string;
+}) {
   const max = Math.max(1, ...series.flatMap((s) => s.values.map((v) => v ?? 0)));
   const group = BAR * series.length + 4;
   const number = (v: number | null) => (v === null ? '—' : `${v.toLocaleString()}${unit}`);
-  const totals = series.map((s) => `${s.name} ${number(s.values.reduce<number>((a, v) => Math.max(a, v ?? 0), 0))} at most`).join(', ');
+  const totals = series
+    .map((s) => `${s.name} ${number(s.values.reduce<number>((a, v) => Math.max(a, v ?? 0), 0))} at most`)
+    .join(', ');
   return (
     <figure class="chart">
-      <svg viewBox={`0 0 ${Math.max(1, labels.length) * group} 100`} preserveAspectRatio="none" role="img" aria-label={`${title}: ${totals}`}>
+      <svg
+        viewBox={`0 0 ${Math.max(1, labels.length) * group} 100`}
+        preserveAspectRatio="none"
+        role="img"
+        aria-label={`${title}: ${totals}`}
+      >
         {labels.map((label, i) => (
           <g key={label}>
             <title>{`${label}: ${series.map((s) => `${s.name} ${number(s.values[i] ?? null)}`).join(', ')}`}</title>
             {series.map((s, j) => {
               const h = ((s.values[i] ?? 0) / max) * 100;
-              return <rect key={s.name} class={`bar bar-${s.tone}`} x={i * group + 2 + j * BAR} y={100 - h} width={BAR - 2} height={h} />;
+              return (
+                <rect
+                  key={s.name}
+                  class={`bar bar-${s.tone}`}
+                  x={i * group + 2 + j * BAR}
+                  y={100 - h}
+                  width={BAR - 2}
+                  height={h}
+                />
+              );
             })}
           </g>
         ))}

@@ -55,7 +55,15 @@ describe('the inbox', () => {
       ...events,
       { type: 'reply', seq: 6, turn_id: t1, text: 'The pool is open from 7 am to 10 pm.', actions: [] },
       { type: 'operator_joined', seq: 7, name: 'Maria' },
-      { type: 'turn_accepted', seq: 8, turn_id: t2, client_turn_id: 'b', text: 'Handtücher?', mode: 'voice', language: 'de-DE' },
+      {
+        type: 'turn_accepted',
+        seq: 8,
+        turn_id: t2,
+        client_turn_id: 'b',
+        text: 'Handtücher?',
+        mode: 'voice',
+        language: 'de-DE',
+      },
       { type: 'turn_acknowledged', seq: 9, turn_id: t2 },
       { type: 'message', seq: 10, text: 'One moment please.', actions: [], name: 'Maria' },
       { type: 'reply', seq: 11, turn_id: t2, text: 'On their way.', actions: [], name: 'Maria' },
@@ -84,7 +92,13 @@ describe('the inbox', () => {
       { turn_id: t1, text: 'First' },
       { turn_id: t2, text: 'Second' },
     ]);
-    expect(waitingTurnsOf([...events, { type: 'reply', seq: 5, turn_id: t1, text: 'Done', actions: [] }, { type: 'turn_failed', seq: 6, turn_id: t2, reason: 'reply_timeout' }])).toEqual([]);
+    expect(
+      waitingTurnsOf([
+        ...events,
+        { type: 'reply', seq: 5, turn_id: t1, text: 'Done', actions: [] },
+        { type: 'turn_failed', seq: 6, turn_id: t2, reason: 'reply_timeout' },
+      ]),
+    ).toEqual([]);
     expect(waitingTurnsOf(events.slice(0, 2))).toEqual([]);
   });
 

@@ -20,7 +20,9 @@ export interface Activity {
 /** The inbox's order: those needing a person first, then those with turns waiting, then the most recently active. */
 export function inboxOrder(conversations: readonly Conversation[]): Conversation[] {
   const rank = (c: Conversation) => (c.needs_person ? 0 : c.waiting_turns > 0 ? 1 : 2);
-  return [...conversations].sort((a, b) => rank(a) - rank(b) || b.last_activity_at.localeCompare(a.last_activity_at) || a.id.localeCompare(b.id));
+  return [...conversations].sort(
+    (a, b) => rank(a) - rank(b) || b.last_activity_at.localeCompare(a.last_activity_at) || a.id.localeCompare(b.id),
+  );
 }
 
 /** One line of a conversation's transcript, as a person in the inbox reads it. */
@@ -65,7 +67,12 @@ export function transcriptOf(events: readonly StoredEvent[]): Line[] {
         lines.push({ seq: event.seq, who: 'agent', text: event.text });
         break;
       case 'turn_accepted':
-        lines.push({ seq: event.seq, who: 'visitor', text: event.text, ...(event.language ? { language: event.language } : {}) });
+        lines.push({
+          seq: event.seq,
+          who: 'visitor',
+          text: event.text,
+          ...(event.language ? { language: event.language } : {}),
+        });
         break;
       case 'reply_part': {
         let stream = streamed.get(event.turn_id);
@@ -75,11 +82,16 @@ export function transcriptOf(events: readonly StoredEvent[]): Line[] {
           lines.push(stream.line);
         }
         stream.parts.set(event.part, event.text);
-        stream.line.text = [...stream.parts.entries()].sort(([a], [b]) => a - b).map(([, text]) => text).join('');
+        stream.line.text = [...stream.parts.entries()]
+          .sort(([a], [b]) => a - b)
+          .map(([, text]) => text)
+          .join('');
         break;
       }
       case 'reply': {
-        const line: Line = event.name ? { seq: event.seq, who: 'person', name: event.name, text: event.text } : { seq: event.seq, who: 'agent', text: event.text };
+        const line: Line = event.name
+          ? { seq: event.seq, who: 'person', name: event.name, text: event.text }
+          : { seq: event.seq, who: 'agent', text: event.text };
         const stream = streamed.get(event.turn_id);
         if (stream) Object.assign(stream.line, line, { streaming: false });
         else lines.push(line);

@@ -1,5 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { checklist, languageProblems, lineDiff, localeLabel, originProblems, routeOf, serverSnippetOf, signedStringOf, snippetOf, startOfDay, turnTimeline } from './logic';
+import {
+  checklist,
+  languageProblems,
+  lineDiff,
+  localeLabel,
+  originProblems,
+  routeOf,
+  serverSnippetOf,
+  signedStringOf,
+  snippetOf,
+  startOfDay,
+  turnTimeline,
+} from './logic';
 import type { Delivery, Turn } from './types';
 
 const delivery = (over: Partial<Delivery> = {}): Delivery => ({
@@ -56,17 +68,23 @@ describe('console view logic', () => {
   });
 
   it('warns about an empty allowed-origins list and about values that are not origins', () => {
-    expect(originProblems([])).toEqual(['The list is empty: a page on any site can open sessions with this deployment.']);
+    expect(originProblems([])).toEqual([
+      'The list is empty: a page on any site can open sessions with this deployment.',
+    ]);
     expect(originProblems(['https://www.example.com', 'http://localhost:8080'])).toEqual([]);
     expect(originProblems(['https://example.com/', 'example.com'])).toHaveLength(2);
   });
 
   it('builds the signed string from the headers as sent, whatever their case', () => {
     expect(signedStringOf(delivery())).toBe('msg_1.1764000000.{"text":"hi"}');
-    expect(snippetOf('https://svc.example', 'dep-1')).toBe('<script src="https://svc.example/widget/concierge.js" data-deployment-id="dep-1" data-token-url="/your/token-endpoint" async></script>');
+    expect(snippetOf('https://svc.example', 'dep-1')).toBe(
+      '<script src="https://svc.example/widget/concierge.js" data-deployment-id="dep-1" data-token-url="/your/token-endpoint" async></script>',
+    );
     const server = serverSnippetOf('https://svc.example', 'dep-1').split('\n');
     expect(server[0]).toBe('npm install https://svc.example/sdk/concierge-server.tgz');
-    expect(server).toContain("export const tokenFor = (user) => mintUserToken({ deploymentId: 'dep-1', secret, sub: user.id, name: user.name });");
+    expect(server).toContain(
+      "export const tokenFor = (user) => mintUserToken({ deploymentId: 'dep-1', secret, sub: user.id, name: user.name });",
+    );
   });
 
   it('puts a turn in time order: question, attempts, acknowledgement, reply with its duplicates', () => {
@@ -88,14 +106,24 @@ describe('console view logic', () => {
       created_at: '2026-11-24T10:00:00.000Z',
       acknowledged_at: '2026-11-24T10:00:00.300Z',
       resolved_at: '2026-11-24T10:00:01.000Z',
-      hook_attempts: [delivery({ attempt: 2, sent_at: '2026-11-24T10:00:00.200Z' }), delivery({ outcome: 'failed', response: { status: 500, headers: {}, body: '', truncated: false } })],
+      hook_attempts: [
+        delivery({ attempt: 2, sent_at: '2026-11-24T10:00:00.200Z' }),
+        delivery({ outcome: 'failed', response: { status: 500, headers: {}, body: '', truncated: false } }),
+      ],
       reply_received: { at: '2026-11-24T10:00:01.000Z', duplicates: 2 },
     } as Turn;
     const items = turnTimeline(turn);
     expect(items.map((i) => i.kind)).toEqual(['visitor', 'attempt', 'attempt', 'acknowledged', 'reply', 'resolved']);
     expect(items[1]).toMatchObject({ title: 'Hook attempt 1: 500 in 42 ms', ok: false });
     expect(items[4]!.title).toBe('Reply received (2 duplicates ignored): Yes, 7 to 10.');
-    const failed = turnTimeline({ ...turn, status: 'failed', failure_reason: 'hook_failed', reply_received: null, acknowledged_at: null, hook_attempts: [] } as Turn);
+    const failed = turnTimeline({
+      ...turn,
+      status: 'failed',
+      failure_reason: 'hook_failed',
+      reply_received: null,
+      acknowledged_at: null,
+      hook_attempts: [],
+    } as Turn);
     expect(failed.at(-1)).toMatchObject({ kind: 'failed', title: 'Turn failed: hook_failed' });
   });
 
@@ -134,13 +162,22 @@ describe('console view logic', () => {
       'Resolved, offering link "Book" (https://hotel.example/book), quick reply "7 pm", client action show_rooms',
       'Rated 👎 not helpful: “Too late for us”',
     ]);
-    expect(turnTimeline({ ...turn, replied_by: { type: 'person', name: 'Maria' } } as unknown as Turn)[4]!.title).toBe('Reply from Maria: From 6 to 10.');
+    expect(turnTimeline({ ...turn, replied_by: { type: 'person', name: 'Maria' } } as unknown as Turn)[4]!.title).toBe(
+      'Reply from Maria: From 6 to 10.',
+    );
     const refused = turnTimeline({
       ...turn,
       status: 'failed',
       parts: [],
       reply_received: null,
-      hook_attempts: [delivery({ outcome: 'failed', error: 'invalid_answer', error_detail: 'actions.0.url: Invalid URL', response: { status: 200, headers: {}, body: '{}', truncated: false } })],
+      hook_attempts: [
+        delivery({
+          outcome: 'failed',
+          error: 'invalid_answer',
+          error_detail: 'actions.0.url: Invalid URL',
+          response: { status: 200, headers: {}, body: '{}', truncated: false },
+        }),
+      ],
     } as unknown as Turn);
     expect(refused[1]!.title).toBe('Hook attempt 1: 200 in 42 ms, refused: actions.0.url: Invalid URL');
   });
@@ -149,11 +186,22 @@ describe('console view logic', () => {
 describe("the widget's languages", () => {
   it('names each tag that is not BCP 47, one named twice (in any case), and more than 20', () => {
     expect(languageProblems(['en-US', 'de-DE', 'fr'])).toEqual([]);
-    expect(languageProblems(['en-US', 'en_GB', 'de-de', 'de-DE'])).toEqual(['en_GB is not a BCP 47 language tag (such as de-DE)', 'de-DE is named twice']);
-    expect(languageProblems(Array.from({ length: 21 }, (_, i) => `en-${String.fromCharCode(65 + i)}${String.fromCharCode(65 + i)}`))).toEqual(['At most 20 languages (21 given)']);
+    expect(languageProblems(['en-US', 'en_GB', 'de-de', 'de-DE'])).toEqual([
+      'en_GB is not a BCP 47 language tag (such as de-DE)',
+      'de-DE is named twice',
+    ]);
+    expect(
+      languageProblems(
+        Array.from({ length: 21 }, (_, i) => `en-${String.fromCharCode(65 + i)}${String.fromCharCode(65 + i)}`),
+      ),
+    ).toEqual(['At most 20 languages (21 given)']);
   });
 
   it('labels a locale in its own language, with its tag', () => {
-    expect([localeLabel('de'), localeLabel('zh-Hans'), localeLabel('he')]).toEqual(['Deutsch (de)', '简体中文 (zh-Hans)', 'עברית (he)']);
+    expect([localeLabel('de'), localeLabel('zh-Hans'), localeLabel('he')]).toEqual([
+      'Deutsch (de)',
+      '简体中文 (zh-Hans)',
+      'עברית (he)',
+    ]);
   });
 });

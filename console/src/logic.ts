@@ -43,7 +43,9 @@ export function lineDiff(before: string, after: string): DiffLine[] {
   const a = before.split('\n');
   const b = after.split('\n');
   const lcs = Array.from({ length: a.length + 1 }, () => new Array<number>(b.length + 1).fill(0));
-  for (let i = a.length - 1; i >= 0; i--) for (let j = b.length - 1; j >= 0; j--) lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
+  for (let i = a.length - 1; i >= 0; i--)
+    for (let j = b.length - 1; j >= 0; j--)
+      lcs[i]![j] = a[i] === b[j] ? lcs[i + 1]![j + 1]! + 1 : Math.max(lcs[i + 1]![j]!, lcs[i]![j + 1]!);
   const out: DiffLine[] = [];
   let i = 0;
   let j = 0;
@@ -67,7 +69,8 @@ export function snippetOf(baseUrl: string, deploymentId: string): string {
   return `<script src="${baseUrl}/widget/concierge.js" data-deployment-id="${deploymentId}" data-token-url="/your/token-endpoint" async></script>`;
 }
 
-const header = (d: Delivery, name: string): string => Object.entries(d.request.headers).find(([k]) => k.toLowerCase() === name)?.[1] ?? '';
+const header = (d: Delivery, name: string): string =>
+  Object.entries(d.request.headers).find(([k]) => k.toLowerCase() === name)?.[1] ?? '';
 
 /** The exact string a Standard Webhooks signature covers: `{webhook-id}.{webhook-timestamp}.{body}`. */
 export function signedStringOf(d: Delivery): string {
@@ -113,7 +116,8 @@ export function languageProblems(tags: string[]): string[] {
 }
 
 /** A locale as its own speakers name it, with its tag: "Deutsch (de)". */
-export const localeLabel = (locale: string): string => `${new Intl.DisplayNames([locale], { type: 'language' }).of(locale)} (${locale})`;
+export const localeLabel = (locale: string): string =>
+  `${new Intl.DisplayNames([locale], { type: 'language' }).of(locale)} (${locale})`;
 
 export function originProblems(origins: string[]): string[] {
   if (!origins.length) return ['The list is empty: a page on any site can open sessions with this deployment.'];
@@ -125,7 +129,8 @@ export function originProblems(origins: string[]): string[] {
     } catch {
       // reported below
     }
-    if (!parsed || parsed.origin !== origin) problems.push(`${origin} is not an origin (scheme://host[:port], no path or trailing slash)`);
+    if (!parsed || parsed.origin !== origin)
+      problems.push(`${origin} is not an origin (scheme://host[:port], no path or trailing slash)`);
   }
   return problems;
 }
@@ -141,28 +146,70 @@ export interface TimelineItem {
 /** What a reply offered beside its text, in words: `link "Book" (https://…), quick reply "7 pm", client action show_rooms`. */
 export function actionsInWords(actions: Turn['reply_actions']): string {
   return actions
-    .map((a) => (a.type === 'link' ? `link "${a.label}" (${a.url})` : a.type === 'quick_reply' ? `quick reply "${a.label}"` : `client action ${a.name}${a.label ? ` "${a.label}"` : ''}`))
+    .map((a) =>
+      a.type === 'link'
+        ? `link "${a.label}" (${a.url})`
+        : a.type === 'quick_reply'
+          ? `quick reply "${a.label}"`
+          : `client action ${a.name}${a.label ? ` "${a.label}"` : ''}`,
+    )
     .join(', ');
 }
 
 /** One turn as it happened, in time order: the question, each hook attempt, the acknowledgement, the reply's parts, the reply. */
 export function turnTimeline(turn: Turn): TimelineItem[] {
-  const items: TimelineItem[] = [{ at: turn.created_at, kind: 'visitor', title: `Visitor (${turn.mode}${turn.language ? `, ${turn.language}` : ''}): ${turn.text}` }];
+  const items: TimelineItem[] = [
+    {
+      at: turn.created_at,
+      kind: 'visitor',
+      title: `Visitor (${turn.mode}${turn.language ? `, ${turn.language}` : ''}): ${turn.text}`,
+    },
+  ];
   for (const d of turn.hook_attempts) {
     const answer = d.response ? `${d.response.status}` : (d.error ?? 'no answer');
     const refused = d.error === 'invalid_answer' ? `, refused: ${d.error_detail}` : '';
-    items.push({ at: d.sent_at, kind: 'attempt', title: `Hook attempt ${d.attempt}: ${answer} in ${d.duration_ms} ms${refused}`, delivery: d, ok: d.outcome === 'succeeded' });
+    items.push({
+      at: d.sent_at,
+      kind: 'attempt',
+      title: `Hook attempt ${d.attempt}: ${answer} in ${d.duration_ms} ms${refused}`,
+      delivery: d,
+      ok: d.outcome === 'succeeded',
+    });
   }
   if (turn.acknowledged_at) items.push({ at: turn.acknowledged_at, kind: 'acknowledged', title: 'Acknowledged' });
-  for (const p of turn.parts) items.push({ at: p.received_at, kind: 'part', title: `Part ${p.part}${p.received_at === turn.first_part_at ? ' (first)' : ''}: ${p.text}` });
+  for (const p of turn.parts)
+    items.push({
+      at: p.received_at,
+      kind: 'part',
+      title: `Part ${p.part}${p.received_at === turn.first_part_at ? ' (first)' : ''}: ${p.text}`,
+    });
   if (turn.reply_received) {
     const dup = turn.reply_received.duplicates;
     const from = turn.replied_by?.type === 'person' ? `Reply from ${turn.replied_by.name}` : 'Reply received';
-    items.push({ at: turn.reply_received.at, kind: 'reply', title: `${from}${dup ? ` (${dup} duplicate${dup > 1 ? 's' : ''} ignored)` : ''}: ${turn.reply_text ?? ''}` });
+    items.push({
+      at: turn.reply_received.at,
+      kind: 'reply',
+      title: `${from}${dup ? ` (${dup} duplicate${dup > 1 ? 's' : ''} ignored)` : ''}: ${turn.reply_text ?? ''}`,
+    });
   }
-  if (turn.feedback) items.push({ at: turn.feedback.at, kind: 'feedback', title: `Rated ${turn.feedback.rating === 'up' ? '👍 helpful' : '👎 not helpful'}${turn.feedback.comment ? `: “${turn.feedback.comment}”` : ''}` });
-  if (turn.status === 'failed' || turn.status === 'expired') items.push({ at: turn.resolved_at ?? turn.created_at, kind: 'failed', title: `Turn ${turn.status}${turn.failure_reason ? `: ${turn.failure_reason}` : ''}` });
-  else if (turn.resolved_at) items.push({ at: turn.resolved_at, kind: 'resolved', title: turn.reply_actions.length ? `Resolved, offering ${actionsInWords(turn.reply_actions)}` : 'Resolved' });
+  if (turn.feedback)
+    items.push({
+      at: turn.feedback.at,
+      kind: 'feedback',
+      title: `Rated ${turn.feedback.rating === 'up' ? '👍 helpful' : '👎 not helpful'}${turn.feedback.comment ? `: “${turn.feedback.comment}”` : ''}`,
+    });
+  if (turn.status === 'failed' || turn.status === 'expired')
+    items.push({
+      at: turn.resolved_at ?? turn.created_at,
+      kind: 'failed',
+      title: `Turn ${turn.status}${turn.failure_reason ? `: ${turn.failure_reason}` : ''}`,
+    });
+  else if (turn.resolved_at)
+    items.push({
+      at: turn.resolved_at,
+      kind: 'resolved',
+      title: turn.reply_actions.length ? `Resolved, offering ${actionsInWords(turn.reply_actions)}` : 'Resolved',
+    });
   return items.sort((x, y) => x.at.localeCompare(y.at));
 }
 
@@ -170,7 +217,8 @@ export function turnTimeline(turn: Turn): TimelineItem[] {
 export const duration = (ms: number): string => (ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`);
 
 /** A timestamp for people, in their time zone, to the second. */
-export const when = (iso: string | null | undefined): string => (iso ? new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' }) : '—');
+export const when = (iso: string | null | undefined): string =>
+  iso ? new Date(iso).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'medium' }) : '—';
 
 /** A local day (`2026-11-24`, from a date input) as the instant it starts, `plusDays` later; empty stays empty. */
 export function startOfDay(day: string, plusDays = 0): string {

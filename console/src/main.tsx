@@ -95,7 +95,11 @@ function RequestLog({ onClose }: { onClose(): void }) {
       </header>
       {sentLog.length === 0 && <p class="muted">Requests this page makes appear here.</p>}
       {sentLog.map((s) => (
-        <CodeBlock key={s.at + s.path} label={`${s.method} ${s.path} → ${s.status ?? '…'}${s.ms !== undefined ? ` (${s.ms} ms)` : ''}`} code={curlOf(s.method, s.path, s.body)} />
+        <CodeBlock
+          key={s.at + s.path}
+          label={`${s.method} ${s.path} → ${s.status ?? '…'}${s.ms !== undefined ? ` (${s.ms} ms)` : ''}`}
+          code={curlOf(s.method, s.path, s.body)}
+        />
       ))}
     </aside>
   );
@@ -128,7 +132,8 @@ function NeedsPersonNotice() {
     <div class="notices" role="alert">
       {waiting.map((w) => (
         <p key={w.conversation_id} class="warn">
-          A visitor needs a person{w.reason ? `: ${w.reason}` : ''}. <a href={`#/inbox/${w.conversation_id}`}>Open it in the inbox</a>{' '}
+          A visitor needs a person{w.reason ? `: ${w.reason}` : ''}.{' '}
+          <a href={`#/inbox/${w.conversation_id}`}>Open it in the inbox</a>{' '}
           <button type="button" class="small" onClick={() => setWaiting((all) => all.filter((x) => x !== w))}>
             Dismiss
           </button>
@@ -175,7 +180,11 @@ function Console() {
         <span class="brand">Concierge</span>
         <nav aria-label="Sections">
           {NAV.map(([path, label]) => (
-            <a key={path} href={`#/${path}`} aria-current={route[0] === path || (!route[0] && !path) ? 'page' : undefined}>
+            <a
+              key={path}
+              href={`#/${path}`}
+              aria-current={route[0] === path || (!route[0] && !path) ? 'page' : undefined}
+            >
               {label}
             </a>
           ))}

@@ -4,13 +4,24 @@
  */
 import type { z } from 'zod';
 import type { agentSchema, agentSpecSchema, agentVersionSchema } from '../../server/src/agents/agent.schemas.js';
-import type { apiKeySettingsSchema, rotatedApiKeySchema, usageSchema } from '../../server/src/api-keys/api-key.schemas.js';
-import type { conversationDetailSchema, conversationSchema } from '../../server/src/concierge/conversations/conversation.schemas.js';
+import type {
+  apiKeySettingsSchema,
+  rotatedApiKeySchema,
+  usageSchema,
+} from '../../server/src/api-keys/api-key.schemas.js';
+import type {
+  conversationDetailSchema,
+  conversationSchema,
+} from '../../server/src/concierge/conversations/conversation.schemas.js';
 import type { deliverySchema } from '../../server/src/concierge/deliveries/delivery.schemas.js';
 import type { storedEvent } from '../../server/src/concierge/protocol/frames.js';
 import type { analyticsSchema } from '../../server/src/concierge/analytics/analytics.schemas.js';
 import type { diagnosticsSchema } from '../../server/src/concierge/diagnostics/diagnostics.route.js';
-import type { createdDeploymentSchema, deploymentSchema, rotatedSecretSchema } from '../../server/src/deployments/deployment.schemas.js';
+import type {
+  createdDeploymentSchema,
+  deploymentSchema,
+  rotatedSecretSchema,
+} from '../../server/src/deployments/deployment.schemas.js';
 import type { jobAcceptedSchema, jobSchema } from '../../server/src/jobs/job.schemas.js';
 import type { consoleUserSchema } from '../../server/src/console/console.routes.js';
 import type { previewTokenSchema } from '../../server/src/deployments/preview-token.routes.js';

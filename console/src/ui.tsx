@@ -28,7 +28,12 @@ export function useLoad<T>(load: () => Promise<T>, deps: unknown[]): Loaded<T> {
     };
     // The caller names what the load depends on (`deps`); `load` itself is a new function each render.
   }, [...deps, tick]);
-  return { data: state.data, error: state.error, loading: state.loading, reload: useCallback(() => setTick((t) => t + 1), []) };
+  return {
+    data: state.data,
+    error: state.error,
+    loading: state.loading,
+    reload: useCallback(() => setTick((t) => t + 1), []),
+  };
 }
 
 /** Runs an action, keeping its error to show and whether it is running (to disable its button). */
@@ -52,7 +57,10 @@ export function useAction<A extends unknown[]>(run: (...args: A) => Promise<void
 /** An API error with its code and message (and the details of a validation error). */
 export function ErrorNote({ error }: { error: unknown }) {
   if (!error) return null;
-  const e = error instanceof ApiError ? error : new ApiError(0, 'error', error instanceof Error ? error.message : String(error));
+  const e =
+    error instanceof ApiError
+      ? error
+      : new ApiError(0, 'error', error instanceof Error ? error.message : String(error));
   return (
     <div class="error" role="alert">
       <strong>
@@ -107,7 +115,12 @@ export function Pager({ meta, onPage }: { meta: PageMeta | undefined; onPage(pag
 export function Copy({ text, label = 'Copy' }: { text: string; label?: string }) {
   const [said, setSaid] = useState<string>();
   const copy = async () => {
-    const copied = navigator.clipboard ? await navigator.clipboard.writeText(text).then(() => true, () => false) : false;
+    const copied = navigator.clipboard
+      ? await navigator.clipboard.writeText(text).then(
+          () => true,
+          () => false,
+        )
+      : false;
     setSaid(copied ? 'Copied' : 'Copy refused: select the text and copy it');
     setTimeout(() => setSaid(undefined), copied ? 1500 : 4000);
   };
@@ -136,7 +149,8 @@ export function DeliveryView({ d }: { d: Delivery }) {
   return (
     <div class="delivery">
       <p>
-        <Badge value={d.outcome} /> <code>{d.event_type}</code> attempt {d.attempt} to <code>{d.url}</code>, {when(d.sent_at)}, {duration(d.duration_ms)}
+        <Badge value={d.outcome} /> <code>{d.event_type}</code> attempt {d.attempt} to <code>{d.url}</code>,{' '}
+        {when(d.sent_at)}, {duration(d.duration_ms)}
         {d.error && (
           <>
             {' '}
@@ -146,7 +160,10 @@ export function DeliveryView({ d }: { d: Delivery }) {
       </p>
       <details>
         <summary>Request</summary>
-        <pre tabIndex={0}>{Object.entries(d.request.headers).map(([k, v]) => `${k}: ${v}\n`)}{`\n${d.request.body}`}</pre>
+        <pre tabIndex={0}>
+          {Object.entries(d.request.headers).map(([k, v]) => `${k}: ${v}\n`)}
+          {`\n${d.request.body}`}
+        </pre>
       </details>
       <details>
         <summary>Response {d.response ? d.response.status : '(none)'}</summary>
@@ -167,7 +184,15 @@ export function DeliveryView({ d }: { d: Delivery }) {
 export const Title = ({ children }: { children: ComponentChildren }) => <h1 tabIndex={-1}>{children}</h1>;
 
 /** A form that runs `onRun` on submit (Enter included) instead of loading a page. */
-export function ActionForm({ onRun, class: className = 'card', children }: { onRun(): void; class?: string; children: ComponentChildren }) {
+export function ActionForm({
+  onRun,
+  class: className = 'card',
+  children,
+}: {
+  onRun(): void;
+  class?: string;
+  children: ComponentChildren;
+}) {
   return (
     <form
       class={className}

@@ -7,16 +7,20 @@
   var delay = document.getElementById('qa-delay');
   var applied = document.getElementById('qa-applied');
 
-  fetch('/qa/behaviour').then(function (r) { return r.json(); }).then(function (b) {
-    b.modes.forEach(function (mode) {
-      var option = document.createElement('option');
-      option.value = mode;
-      option.textContent = mode;
-      select.appendChild(option);
+  fetch('/qa/behaviour')
+    .then(function (r) {
+      return r.json();
+    })
+    .then(function (b) {
+      b.modes.forEach(function (mode) {
+        var option = document.createElement('option');
+        option.value = mode;
+        option.textContent = mode;
+        select.appendChild(option);
+      });
+      select.value = b.mode;
+      delay.value = String(b.delayMs);
     });
-    select.value = b.mode;
-    delay.value = String(b.delayMs);
-  });
 
   form.addEventListener('submit', function (event) {
     event.preventDefault();
@@ -24,14 +28,23 @@
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ mode: select.value, delayMs: Number(delay.value) }),
-    }).then(function (r) { return r.json(); }).then(function (b) {
-      applied.textContent = b.error ? b.error : 'Now: ' + b.mode + ', ' + b.delayMs + ' ms';
-    });
+    })
+      .then(function (r) {
+        return r.json();
+      })
+      .then(function (b) {
+        applied.textContent = b.error ? b.error : 'Now: ' + b.mode + ', ' + b.delayMs + ' ms';
+      });
   });
 
   // What happens in the page: its client action running, and the widget's errors (action_failed among them).
   Concierge.registerAction('show_rooms', function (args, context) {
-    show({ at: new Date().toISOString(), kind: 'page', summary: 'client action show_rooms ran', detail: { args: args, turn_id: context.turnId } });
+    show({
+      at: new Date().toISOString(),
+      kind: 'page',
+      summary: 'client action show_rooms ran',
+      detail: { args: args, turn_id: context.turnId },
+    });
   });
   Concierge.on('error', function (e) {
     show({ at: new Date().toISOString(), kind: 'page', summary: 'widget error ' + e.code, detail: e });

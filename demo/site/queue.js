@@ -1,2 +1,9 @@
 // The loader queue from the README: calls made before the bundle loads wait here.
-window.Concierge=window.Concierge||{q:[]};["init","open","close","destroy","on","registerAction"].forEach(function(m){Concierge[m]=Concierge[m]||function(){Concierge.q.push([m,[].slice.call(arguments)])}});
+window.Concierge = window.Concierge || { q: [] };
+['init', 'open', 'close', 'destroy', 'on', 'registerAction'].forEach(function (m) {
+  Concierge[m] =
+    Concierge[m] ||
+    function () {
+      Concierge.q.push([m, [].slice.call(arguments)]);
+    };
+});

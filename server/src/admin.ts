@@ -30,18 +30,28 @@ function emailOf(value: string | undefined): string {
 }
 
 async function signInLink(store: Store, config: Config, customerId: string, email: string): Promise<string> {
-  const { token } = await new ConsoleAccounts({ db: store.db, hasher: new PasswordHasher(), dialect: store.dialect }).invite(customerId, email);
+  const { token } = await new ConsoleAccounts({
+    db: store.db,
+    hasher: new PasswordHasher(),
+    dialect: store.dialect,
+  }).invite(customerId, email);
   return `Console sign-in: ${welcomeLink(baseUrlOf(config), token)}\n`;
 }
 
 /** Backups copy the SQLite file; PostgreSQL has its own tools for that. */
 function sqliteStore(command: string): { dataDir: string; key: string | undefined } {
   const config = loadConfig();
-  if (config.databaseUrl) throw new UsageError(`${command} copies the SQLite store; with DATABASE_URL set, use pg_dump and pg_restore (README, Running several nodes)`);
+  if (config.databaseUrl)
+    throw new UsageError(
+      `${command} copies the SQLite store; with DATABASE_URL set, use pg_dump and pg_restore (README, Running several nodes)`,
+    );
   return { dataDir: config.dataDir, key: config.backupKey };
 }
 
-async function run(command: string, values: { name?: string; email?: string; customer?: string; to?: string; from?: string }): Promise<string> {
+async function run(
+  command: string,
+  values: { name?: string; email?: string; customer?: string; to?: string; from?: string },
+): Promise<string> {
   if (command === 'backup') {
     if (!values.to) throw new UsageError('--to FILE is required');
     const { dataDir, key } = sqliteStore(command);
@@ -72,16 +82,22 @@ async function run(command: string, values: { name?: string; email?: string; cus
     const email = emailOf(values.email);
     return withStore(async (store, config) => {
       const user = await findUserByEmail(store.db, email);
-      if (!user) throw new UsageError(`${email} has no console account yet: name its customer with --customer CUSTOMER_ID`);
+      if (!user)
+        throw new UsageError(`${email} has no console account yet: name its customer with --customer CUSTOMER_ID`);
       return signInLink(store, config, user.customer_id, email);
     });
   }
   if (command === 'create-user') {
     const customerId = z.uuid().safeParse(values.customer);
-    if (!customerId.success) throw new UsageError('--customer must be a customer id (the UUID create-customer printed)');
+    if (!customerId.success)
+      throw new UsageError('--customer must be a customer id (the UUID create-customer printed)');
     const email = emailOf(values.email);
     return withStore(async (store, config) => {
-      const known = await store.db.selectFrom('customers').select('id').where('id', '=', customerId.data).executeTakeFirst();
+      const known = await store.db
+        .selectFrom('customers')
+        .select('id')
+        .where('id', '=', customerId.data)
+        .executeTakeFirst();
       if (!known) throw new UsageError(`No customer ${customerId.data}`);
       return signInLink(store, config, customerId.data, email);
     });
@@ -101,7 +117,17 @@ async function withStore(work: (store: Store, config: Config) => Promise<string>
 
 async function main(argv: string[]): Promise<number> {
   try {
-    const { positionals, values } = parseArgs({ args: argv, allowPositionals: true, options: { name: { type: 'string' }, email: { type: 'string' }, customer: { type: 'string' }, to: { type: 'string' }, from: { type: 'string' } } });
+    const { positionals, values } = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        name: { type: 'string' },
+        email: { type: 'string' },
+        customer: { type: 'string' },
+        to: { type: 'string' },
+        from: { type: 'string' },
+      },
+    });
     if (positionals.length !== 1) throw new UsageError('one command');
     process.stdout.write(await run(positionals[0]!, values));
     return 0;
@@ -115,7 +141,9 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   (err) => {
-    process.stderr.write(`${err instanceof ConfigError ? err.message : err instanceof Error ? err.message : String(err)}\n`);
+    process.stderr.write(
+      `${err instanceof ConfigError ? err.message : err instanceof Error ? err.message : String(err)}\n`,
+    );
     process.exit(1);
   },
 );

@@ -117,27 +117,47 @@ export async function createApp(options: AppOptions): Promise<App> {
   const { config, logger } = options;
   const timings = { ...SESSION_DEFAULTS, ...TURN_DEFAULTS, sweepIntervalMs: 1_000, ...options.sessions };
   const parts = new Parts();
-  const store = await openStore({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, ...(options.pgSchema ? { pgSchema: options.pgSchema } : {}) });
+  const store = await openStore({
+    databaseUrl: config.databaseUrl,
+    dataDir: config.dataDir,
+    ...(options.pgSchema ? { pgSchema: options.pgSchema } : {}),
+  });
   const { db, dialect } = store;
   parts.add({ stop: () => store.close() });
   const health = new StoreHealth({ ping: store.ping, logger });
   parts.add({ stop: () => health.close() });
   const address = new PublicAddress(config.publicBaseUrl);
   const egress = { allowedHosts: config.hookAllowedHosts };
-  const bus: ConversationBus = store.openChannel ? await PgBus.open({ db, openChannel: store.openChannel, logger, health }) : new LocalBus();
+  const bus: ConversationBus = store.openChannel
+    ? await PgBus.open({ db, openChannel: store.openChannel, logger, health })
+    : new LocalBus();
   parts.add({ stop: () => bus.close() });
   const passwords = parts.add(new PasswordHasher());
   const consoleAccounts = new ConsoleAccounts({ db, hasher: passwords, dialect });
   const usage = parts.add(new UsageRecorder({ db, health }));
   const keys = new ApiKeyAuthenticator(db);
-  const jobs = parts.add(new JobRunner({ db, generator: options.generator ?? templateGenerator, logger, health }, options.jobs));
+  const jobs = parts.add(
+    new JobRunner({ db, generator: options.generator ?? templateGenerator, logger, health }, options.jobs),
+  );
   const idempotency = parts.add(new Idempotency({ db, health }));
-  parts.add(new RetentionPurge({ db, health, dialect }, { conversationDays: config.conversationRetentionDays, deliveryDays: config.deliveryRetentionDays }));
+  parts.add(
+    new RetentionPurge(
+      { db, health, dialect },
+      { conversationDays: config.conversationRetentionDays, deliveryDays: config.deliveryRetentionDays },
+    ),
+  );
   const searchIndex = parts.add(new SearchIndex({ db, dialect, health }));
   const deployments = new DeploymentDirectory(db);
-  const outbox = parts.add(new TranscriptOutbox({ db, deployments, egress, logger, health, dialect }, { intervalMs: timings.sweepIntervalMs }));
+  const outbox = parts.add(
+    new TranscriptOutbox({ db, deployments, egress, logger, health, dialect }, { intervalMs: timings.sweepIntervalMs }),
+  );
   // SQLite has one connection; a PostgreSQL pool of 10 keeps a few batches in flight.
-  const activity = parts.add(new ActivityHub({ db, bus, health }, { ...ACTIVITY_DEFAULTS, ...options.activity, otherNodes: dialect === 'postgres' }));
+  const activity = parts.add(
+    new ActivityHub(
+      { db, bus, health },
+      { ...ACTIVITY_DEFAULTS, ...options.activity, otherNodes: dialect === 'postgres' },
+    ),
+  );
   const metrics = new ServiceMetrics({
     openSockets: () => sessions.openSockets,
     openConversations: () => countOpenConversations(db),
@@ -153,20 +173,42 @@ export async function createApp(options: AppOptions): Promise<App> {
   const events = new EventRecorder({ writes, bus, onTranscript: () => outbox.poke(), onCommitted, rollup });
   const conversations = new ConversationService({ db, deployments, events });
   const node = parts.add(new NodeHeartbeat({ db, health }));
-  const turns = new TurnService({ db, nodeId: node.id, deployments, conversations, events, egress, logger, health, address }, { hookRetryDelaysMs: timings.hookRetryDelaysMs, shutdownGraceMs: timings.shutdownGraceMs });
+  const turns = new TurnService(
+    { db, nodeId: node.id, deployments, conversations, events, egress, logger, health, address },
+    { hookRetryDelaysMs: timings.hookRetryDelaysMs, shutdownGraceMs: timings.shutdownGraceMs },
+  );
   parts.add({ stop: () => turns.drain() });
   // Stopped before the drain: a stopping node takes over nothing more.
-  parts.add(new BackgroundLoop({ what: 'hook take-over', pass: () => turns.takeOverSilentNodes(), health }, { everyMs: HEARTBEAT_EVERY_MS }));
+  parts.add(
+    new BackgroundLoop(
+      { what: 'hook take-over', pass: () => turns.takeOverSilentNodes(), health },
+      { everyMs: HEARTBEAT_EVERY_MS },
+    ),
+  );
   const turnSweep = new TurnSweep({ db, deployments, events, dialect });
-  parts.add(new BackgroundLoop({ what: 'turn sweep', pass: () => turnSweep.sweep(), health }, { everyMs: timings.sweepIntervalMs }));
+  parts.add(
+    new BackgroundLoop(
+      { what: 'turn sweep', pass: () => turnSweep.sweep(), health },
+      { everyMs: timings.sweepIntervalMs },
+    ),
+  );
   const diagnostics = parts.add(new InstallDiagnostics({ db, health }));
-  const speech = new SpeechRecognition({ recogniser: recogniserFor(config.speechToText, egress), logger }, { concurrency: config.speechConcurrency, timeoutMs: timings.recognitionTimeoutMs, limits: { ...SPEECH_LIMITS, ...options.speech } });
+  const speech = new SpeechRecognition(
+    { recogniser: recogniserFor(config.speechToText, egress), logger },
+    {
+      concurrency: config.speechConcurrency,
+      timeoutMs: timings.recognitionTimeoutMs,
+      limits: { ...SPEECH_LIMITS, ...options.speech },
+    },
+  );
   parts.add({ stop: async () => speech.close() });
   const deploymentService = new DeploymentService({
     db,
     listeners: { changed: (id) => conversations.deploymentChanged(id), transcriptsResumed: (id) => outbox.resume(id) },
   });
-  const history = { framesAfter: (conversationId: string, seq: number, limit: number) => framesAfter(db, conversationId, seq, limit) };
+  const history = {
+    framesAfter: (conversationId: string, seq: number, limit: number) => framesAfter(db, conversationId, seq, limit),
+  };
   const sessions = new SessionGateway(
     { services: { conversations, turns, deployments, history, bus, health, diagnostics, speech }, address },
     {
@@ -184,18 +226,32 @@ export async function createApp(options: AppOptions): Promise<App> {
   let openApiDocument: unknown;
   let draining = false;
   const routes: RouteDef[] = [
-    ...systemRoutes({ store, draining: () => draining, openApi: () => (openApiDocument ??= buildOpenApiDocument(routes, address.url || undefined)) }),
+    ...systemRoutes({
+      store,
+      draining: () => draining,
+      openApi: () => (openApiDocument ??= buildOpenApiDocument(routes, address.url || undefined)),
+    }),
     ...agentRoutes({ db, onJobQueued: () => jobs.poke(), onPublished: (agentId) => deployments.agentChanged(agentId) }),
     ...jobRoutes(db),
     ...deploymentRoutes(deploymentService),
     previewTokenRoute(deployments),
     ...conversationRoutes(conversationHistory, conversations),
     ...deliveryRoutes(new DeliveryService({ db, deployments, egress, address })),
-    ...replyRoutes(replies, { signatureFailuresPerMinute: config.replySignatureFailuresPerMinute, trustProxy: config.trustProxy }),
-    ...activityRoutes(activity, { holds: credentialCheck(keys, consoleAccounts), recheckMs: options.activityRecheckMs ?? ACTIVITY_RECHECK_MS }),
+    ...replyRoutes(replies, {
+      signatureFailuresPerMinute: config.replySignatureFailuresPerMinute,
+      trustProxy: config.trustProxy,
+    }),
+    ...activityRoutes(activity, {
+      holds: credentialCheck(keys, consoleAccounts),
+      recheckMs: options.activityRecheckMs ?? ACTIVITY_RECHECK_MS,
+    }),
     ...analyticsRoutes(new AnalyticsService({ db })),
     diagnosticsRoute(diagnostics, deploymentService),
-    ...peopleRoutes({ handling: new ConversationHandling({ db, deployments, events }), history: conversationHistory, replies }),
+    ...peopleRoutes({
+      handling: new ConversationHandling({ db, deployments, events }),
+      history: conversationHistory,
+      replies,
+    }),
     ...apiKeyRoutes({ db, usage, keys }),
     ...consoleRoutes({ accounts: consoleAccounts, address, trustProxy: config.trustProxy }),
     widgetRoute(),
@@ -205,16 +261,32 @@ export async function createApp(options: AppOptions): Promise<App> {
     metricsRoute(metrics, config.metricsToken, config.trustProxy),
   ];
   const timeouts = { headersMs: 10_000, bodyMs: 10_000, streamStallMs: 30_000, ...options.timeouts };
-  const { server, served } = httpServer({ routes, logger, health, keys, usage, accounts: consoleAccounts, idempotency, address, metrics }, { config, timeouts, consoleDir: options.consoleDir });
+  const { server, served } = httpServer(
+    { routes, logger, health, keys, usage, accounts: consoleAccounts, idempotency, address, metrics },
+    { config, timeouts, consoleDir: options.consoleDir },
+  );
   server.on('upgrade', (req, socket, head) => sessions.handleUpgrade(req, socket, head));
   let bound = '';
-  parts.add({ start: async () => void (bound = await listen(server, config, address)), stop: () => closeServer(server, sessions, activity, timings.shutdownGraceMs) });
+  parts.add({
+    start: async () => void (bound = await listen(server, config, address)),
+    stop: () => closeServer(server, sessions, activity, timings.shutdownGraceMs),
+  });
   const drain = () => {
     draining = true;
     activity.endStreams();
   };
 
-  return { store, server, consoleAccounts, deployments: deploymentService, routes, served, listen: () => parts.start().then(() => bound), drain, close: () => parts.stop() };
+  return {
+    store,
+    server,
+    consoleAccounts,
+    deployments: deploymentService,
+    routes,
+    served,
+    listen: () => parts.start().then(() => bound),
+    drain,
+    close: () => parts.stop(),
+  };
 }
 
 /** Listens where configured; resolves with the URL bound. */
@@ -237,7 +309,12 @@ async function listen(server: Server, config: Pick<Config, 'port' | 'host'>, add
  * requests in flight, for `deadlineMs` at most: then what remains is cut, so a stop always
  * finishes before a supervisor's kill (systemd's `TimeoutStopSec`).
  */
-async function closeServer(server: Server, sessions: SessionGateway, activity: ActivityHub, deadlineMs: number): Promise<void> {
+async function closeServer(
+  server: Server,
+  sessions: SessionGateway,
+  activity: ActivityHub,
+  deadlineMs: number,
+): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
   activity.endStreams();
   sessions.close();

@@ -35,7 +35,8 @@ const envSchema = z.object({
 });
 
 /** The speech recogniser the operator chose (README, Voice in every browser), one per process. */
-export type SpeechToText = { engine: 'openai-compatible'; url: string; model: string; key: string | undefined } | { engine: 'pocketsphinx' };
+export type SpeechToText =
+  { engine: 'openai-compatible'; url: string; model: string; key: string | undefined } | { engine: 'pocketsphinx' };
 
 export interface Config {
   readonly port: number;
@@ -92,9 +93,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(`Invalid configuration:\n  ${problems.join('\n  ')}`);
   }
   const e = parsed.data;
-  if (e.SPEECH_TO_TEXT && e.SPEECH_TO_TEXT_URL) throw new ConfigError('Invalid configuration:\n  SPEECH_TO_TEXT_URL and SPEECH_TO_TEXT=pocketsphinx name two recognisers: set one');
+  if (e.SPEECH_TO_TEXT && e.SPEECH_TO_TEXT_URL)
+    throw new ConfigError(
+      'Invalid configuration:\n  SPEECH_TO_TEXT_URL and SPEECH_TO_TEXT=pocketsphinx name two recognisers: set one',
+    );
   const speechToText: SpeechToText | undefined = e.SPEECH_TO_TEXT_URL
-    ? { engine: 'openai-compatible', url: e.SPEECH_TO_TEXT_URL, model: e.SPEECH_TO_TEXT_MODEL, key: e.SPEECH_TO_TEXT_KEY }
+    ? {
+        engine: 'openai-compatible',
+        url: e.SPEECH_TO_TEXT_URL,
+        model: e.SPEECH_TO_TEXT_MODEL,
+        key: e.SPEECH_TO_TEXT_KEY,
+      }
     : e.SPEECH_TO_TEXT
       ? { engine: e.SPEECH_TO_TEXT }
       : undefined;

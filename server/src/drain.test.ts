@@ -13,11 +13,22 @@ describe('the drain on SIGTERM', () => {
   const { running } = sandbox;
 
   const start = async (drainS: string, store = mkdtempSync(join(sandbox.root, 'store-'))) => {
-    const node = await startServiceProcess({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: store, DATABASE_URL: '', LOG_LEVEL: 'warn', HOOK_ALLOWED_HOSTS: '127.0.0.1', DRAIN_S: drainS });
+    const node = await startServiceProcess({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: store,
+      DATABASE_URL: '',
+      LOG_LEVEL: 'warn',
+      HOOK_ALLOWED_HOSTS: '127.0.0.1',
+      DRAIN_S: drainS,
+    });
     running.push(node);
     return node;
   };
-  const ref = (node: NodeProcess, key: string): ServiceRef => ({ url: node.url, newCustomer: async () => ({ customerId: '', apiKey: key }) });
+  const ref = (node: NodeProcess, key: string): ServiceRef => ({
+    url: node.url,
+    newCustomer: async () => ({ customerId: '', apiKey: key }),
+  });
 
   it('answers 503 on /readyz at once, keeps serving for DRAIN_S, closes sockets with 1001, finishes the hook call in flight and exits 0', async () => {
     const customer = await startCustomerServer();
@@ -33,11 +44,19 @@ describe('the drain on SIGTERM', () => {
 
       const signalled = Date.now();
       node.child.kill('SIGTERM');
-      const draining = await waitFor(async () => {
-        const res = await call(node.url, 'GET', '/readyz');
-        return res.status === 503 && res;
-      }, 1_000, '/readyz to turn 503');
-      expect(draining.body).toEqual({ success: false, error: { code: 'unavailable', message: 'The node is draining before it stops' }, meta: { request_id: expect.any(String) } });
+      const draining = await waitFor(
+        async () => {
+          const res = await call(node.url, 'GET', '/readyz');
+          return res.status === 503 && res;
+        },
+        1_000,
+        '/readyz to turn 503',
+      );
+      expect(draining.body).toEqual({
+        success: false,
+        error: { code: 'unavailable', message: 'The node is draining before it stops' },
+        meta: { request_id: expect.any(String) },
+      });
       expect(Date.now() - signalled).toBeLessThan(1_000);
       expect((await call(node.url, 'GET', '/healthz')).status).toBe(200);
 
@@ -58,8 +77,15 @@ describe('the drain on SIGTERM', () => {
       // The hook call in flight was finished, not cut off: the turn was acknowledged, not failed.
       const after = await start('0', store);
       const history = await client(after.url, key).get(`/api/v1/conversations/${ready.conversation_id}`);
-      expect(history.body.data.turns.map((t: { id: string; status: string }) => [t.id, t.status])).toEqual([[accepted.turn_id, 'acknowledged']]);
-      const reply = await postReply(after, deploymentId, { conversation_id: ready.conversation_id, turn_id: accepted.turn_id, reply_text: 'Until 2 pm.' }, secret);
+      expect(history.body.data.turns.map((t: { id: string; status: string }) => [t.id, t.status])).toEqual([
+        [accepted.turn_id, 'acknowledged'],
+      ]);
+      const reply = await postReply(
+        after,
+        deploymentId,
+        { conversation_id: ready.conversation_id, turn_id: accepted.turn_id, reply_text: 'Until 2 pm.' },
+        secret,
+      );
       expect(reply.status).toBe(202);
       after.child.kill('SIGTERM');
       expect(await after.exited).toBe(0);
@@ -80,7 +106,9 @@ describe('the drain on SIGTERM', () => {
     })();
     const stuck = connect(Number(new URL(node.url).port), '127.0.0.1');
     stuck.on('error', () => {});
-    stuck.write(`POST /api/v1/agents HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`);
+    stuck.write(
+      `POST /api/v1/agents HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{`,
+    );
     await new Promise((r) => setTimeout(r, 200));
 
     const signalled = Date.now();

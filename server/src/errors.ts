@@ -52,9 +52,13 @@ const errorTable = {
 
 export type ErrorCode = keyof typeof errorTable;
 /** The codes an HTTP response can carry. */
-export type HttpErrorCode = { [C in ErrorCode]: (typeof errorTable)[C] extends { status: number } ? C : never }[ErrorCode];
+export type HttpErrorCode = {
+  [C in ErrorCode]: (typeof errorTable)[C] extends { status: number } ? C : never;
+}[ErrorCode];
 
-export const errorStatus = Object.fromEntries(Object.entries(errorTable).flatMap(([code, kind]) => ('status' in kind ? [[code, kind.status]] : []))) as Record<HttpErrorCode, number>;
+export const errorStatus = Object.fromEntries(
+  Object.entries(errorTable).flatMap(([code, kind]) => ('status' in kind ? [[code, kind.status]] : [])),
+) as Record<HttpErrorCode, number>;
 
 export interface ErrorDetail {
   path: string;

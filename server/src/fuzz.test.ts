@@ -17,7 +17,11 @@ describeEachStore('fuzzing the edges', (kind) => {
   beforeAll(async () => {
     service = await startService(kind);
     customer = await startCustomerServer();
-    const { api, apiKey, deploymentId, secret } = await deploy(service, { hook_url: customer.hookUrl }, { engagement_rules: { turns_per_minute: 600, max_pending_turns: 50 } });
+    const { api, apiKey, deploymentId, secret } = await deploy(
+      service,
+      { hook_url: customer.hookUrl },
+      { engagement_rules: { turns_per_minute: 600, max_pending_turns: 50 } },
+    );
     const deployment = (await api.get(`/api/v1/deployments/${deploymentId}`)).body.data;
     const jobId = (await api.get(`/api/v1/agents/${deployment.agent_id}/generation-status`)).body.data.job_id;
     const widget = await Widget.open(service, deploymentId);
@@ -25,7 +29,15 @@ describeEachStore('fuzzing the edges', (kind) => {
     widget.send({ type: 'user_turn', client_turn_id: 'seed', text: 'Hello', mode: 'text' });
     const { turn_id } = await widget.next('turn_acknowledged');
     widget.close();
-    target = { apiKey, agentId: deployment.agent_id, deploymentId, jobId, secret, conversationId: conversation_id, turnId: turn_id };
+    target = {
+      apiKey,
+      agentId: deployment.agent_id,
+      deploymentId,
+      jobId,
+      secret,
+      conversationId: conversation_id,
+      turnId: turn_id,
+    };
   });
   afterAll(async () => {
     await service.close();
@@ -57,7 +69,12 @@ describeEachStore('fuzzing the edges', (kind) => {
           const request = randomRequest(rng, target);
           const what = `${request.method} ${request.path.slice(0, 120)} ${request.body?.slice(0, 120) ?? ''}`;
           try {
-            const res = await fetch(service.url + request.path, { method: request.method, headers: request.headers, body: request.body, signal: AbortSignal.timeout(10_000) });
+            const res = await fetch(service.url + request.path, {
+              method: request.method,
+              headers: request.headers,
+              body: request.body,
+              signal: AbortSignal.timeout(10_000),
+            });
             await res.arrayBuffer();
             note(res.status, what);
           } catch (err) {
@@ -78,15 +95,20 @@ describeEachStore('fuzzing the edges', (kind) => {
         if (code === 1011 || code === 1006) problems.push(`close ${code} after frame ${frames}`);
       });
       // Half the sockets get their frames after a proper hello, half before.
-      if (rng.chance(0.5)) await widget.hello(await mintToken(target.secret, target.deploymentId, { sub: `fuzz-${rng.int(1_000)}` }));
+      if (rng.chance(0.5))
+        await widget.hello(await mintToken(target.secret, target.deploymentId, { sub: `fuzz-${rng.int(1_000)}` }));
       const burst = 1 + rng.int(60);
-      for (let i = 0; i < burst && frames < WS_FRAMES && widget.ws.readyState === widget.ws.OPEN; i++, frames++) widget.send(await randomFrame(rng, target));
+      for (let i = 0; i < burst && frames < WS_FRAMES && widget.ws.readyState === widget.ws.OPEN; i++, frames++)
+        widget.send(await randomFrame(rng, target));
       await Promise.race([closed, new Promise((r) => setTimeout(r, 30))]);
       widget.close();
       await closed;
     }
 
-    expect(problems, `seed ${rng.seed} (FUZZ_SEED=${SEED} replays it); statuses ${JSON.stringify([...statuses])}`).toEqual([]);
+    expect(
+      problems,
+      `seed ${rng.seed} (FUZZ_SEED=${SEED} replays it); statuses ${JSON.stringify([...statuses])}`,
+    ).toEqual([]);
     const errors = service.logs.filter((line) => /"level":(50|60)/.test(line));
     expect(errors, `seed ${rng.seed}: error-level log lines`).toEqual([]);
     // Most input is refused, but some of it must have been taken for the run to mean anything.
@@ -100,7 +122,16 @@ describeEachStore('fuzzing the edges', (kind) => {
     const ready = await widget.hello(await mintToken(fresh.secret, fresh.deploymentId));
     widget.send({ type: 'user_turn', client_turn_id: 'after', text: 'Still there?', mode: 'text' });
     const { turn_id } = await widget.next('turn_acknowledged');
-    expect((await postReply(service, fresh.deploymentId, { conversation_id: ready.conversation_id, turn_id, reply_text: 'Yes.' }, fresh.secret)).status).toBe(202);
+    expect(
+      (
+        await postReply(
+          service,
+          fresh.deploymentId,
+          { conversation_id: ready.conversation_id, turn_id, reply_text: 'Yes.' },
+          fresh.secret,
+        )
+      ).status,
+    ).toBe(202);
     expect(await widget.next('reply')).toMatchObject({ turn_id, text: 'Yes.' });
     expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
     widget.close();

@@ -7,11 +7,15 @@ const root = resolve(import.meta.dirname);
 
 /** Every non-test module of the server, and the modules of the server each imports (types included). */
 function importGraph(): Map<string, string[]> {
-  const files = readdirSync(root, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));
+  const files = readdirSync(root, { recursive: true, encoding: 'utf8' }).filter(
+    (f) => f.endsWith('.ts') && !f.endsWith('.test.ts'),
+  );
   const graph = new Map<string, string[]>();
   for (const file of files) {
     const { importedFiles } = ts.preProcessFile(readFileSync(join(root, file), 'utf8'), true, false);
-    const local = importedFiles.filter((i) => i.fileName.startsWith('.')).map((i) => relative(root, resolve(root, dirname(file), i.fileName.replace(/\.js$/, '.ts'))));
+    const local = importedFiles
+      .filter((i) => i.fileName.startsWith('.'))
+      .map((i) => relative(root, resolve(root, dirname(file), i.fileName.replace(/\.js$/, '.ts'))));
     graph.set(file, local);
   }
   return graph;
@@ -66,7 +70,19 @@ describe("the server's imports", () => {
       const to = imports.map(dirname).filter((d) => d !== from && d.startsWith('concierge'));
       folders.set(from, [...new Set([...(folders.get(from) ?? []), ...to])]);
     }
-    expect([...folders.keys()].sort()).toEqual(['concierge', 'concierge/activity', 'concierge/analytics', 'concierge/conversations', 'concierge/deliveries', 'concierge/diagnostics', 'concierge/events', 'concierge/protocol', 'concierge/sessions', 'concierge/speech', 'concierge/turns']);
+    expect([...folders.keys()].sort()).toEqual([
+      'concierge',
+      'concierge/activity',
+      'concierge/analytics',
+      'concierge/conversations',
+      'concierge/deliveries',
+      'concierge/diagnostics',
+      'concierge/events',
+      'concierge/protocol',
+      'concierge/sessions',
+      'concierge/speech',
+      'concierge/turns',
+    ]);
     expect(cycles(folders)).toEqual([]);
   });
 });

@@ -68,7 +68,8 @@ async function main(): Promise<void> {
     process.stdout.write(`Console sign-in: ${welcomeLink(base, token)}\n`);
   } else process.stdout.write(`${NO_NEW_KEY}\n`);
   // `npm start` says what to do next itself, with the demo's address in it.
-  if (!process.argv.includes('--no-next-steps')) process.stdout.write(nextSteps({ url: base, firstStart: !!bootstrap }));
+  if (!process.argv.includes('--no-next-steps'))
+    process.stdout.write(nextSteps({ url: base, firstStart: !!bootstrap }));
   logger.info({ store: app.store.location }, 'service started');
 }
 
@@ -78,13 +79,17 @@ async function listenOrExplain(app: App, port: number, exit: (code: number) => n
     return await app.listen();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EADDRINUSE') throw err;
-    process.stderr.write(`Port ${port} is already in use: stop what holds it, or set PORT to a free port (PORT=0 picks one).\n`);
+    process.stderr.write(
+      `Port ${port} is already in use: stop what holds it, or set PORT to a free port (PORT=0 picks one).\n`,
+    );
     await app.store.close();
     return exit(1);
   }
 }
 
 main().catch((err) => {
-  process.stderr.write(`${err instanceof ConfigError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+  process.stderr.write(
+    `${err instanceof ConfigError ? err.message : err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`,
+  );
   process.exit(1);
 });

@@ -1,10 +1,22 @@
 import { z } from 'zod';
 import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject } from 'zod-openapi';
 import { transcriptEventTypes } from './concierge/protocol/transcript-events.js';
-import { hookAnswerBody, signatureHeaders, transcriptEventBodies, turnCreatedBody } from './concierge/outbound.schemas.js';
+import {
+  hookAnswerBody,
+  signatureHeaders,
+  transcriptEventBodies,
+  turnCreatedBody,
+} from './concierge/outbound.schemas.js';
 
 const headersOf = (own: Record<string, string>) =>
-  z.object(Object.fromEntries(Object.entries({ ...own, ...signatureHeaders }).map(([name, description]) => [name, z.string().meta({ description })])));
+  z.object(
+    Object.fromEntries(
+      Object.entries({ ...own, ...signatureHeaders }).map(([name, description]) => [
+        name,
+        z.string().meta({ description }),
+      ]),
+    ),
+  );
 
 const turnHook: ZodOpenApiOperationObject = {
   operationId: 'turnCreatedHook',
@@ -12,11 +24,18 @@ const turnHook: ZodOpenApiOperationObject = {
   description:
     'Answer within `runtime_config.hook_timeout_ms` (default 5000). A 2xx acknowledges the turn: reply later by POSTing to `reply_url`, or at once with `{"reply_text": ...}` in the answer. 5xx, 408, 429, a timeout or a network error are retried twice (after about 0.25 s and 1 s) with the same `delivery_id`; any other 4xx fails the turn (`hook_rejected`) without retry.',
   tags: ['Webhooks'],
-  requestParams: { header: headersOf({ 'X-Service-Delivery': 'The delivery id: the same on every retry of this turn' }) },
+  requestParams: {
+    header: headersOf({ 'X-Service-Delivery': 'The delivery id: the same on every retry of this turn' }),
+  },
   requestBody: { required: true, content: { 'application/json': { schema: turnCreatedBody } } },
   responses: {
-    '200': { description: 'Acknowledged, and resolved at once when the body carries `reply_text`', content: { 'application/json': { schema: hookAnswerBody } } },
-    '202': { description: 'Acknowledged: the reply follows through `reply_url` (any 2xx without `reply_text` means the same)' },
+    '200': {
+      description: 'Acknowledged, and resolved at once when the body carries `reply_text`',
+      content: { 'application/json': { schema: hookAnswerBody } },
+    },
+    '202': {
+      description: 'Acknowledged: the reply follows through `reply_url` (any 2xx without `reply_text` means the same)',
+    },
     '400': { description: 'Refused: the turn fails with `hook_rejected`, no retry (so does any 4xx but 408 and 429)' },
     '503': { description: 'Retried twice, then the turn fails with `hook_failed` (so do any 5xx, 408 and 429)' },
   },

@@ -24,7 +24,11 @@ describe('GET /openapi.json', () => {
   });
 
   it('documents every route the app serves, and nothing it does not', async () => {
-    const served = service.app.served.map((route) => route.replace(/^(\w+) (.*)$/, (_, method: string, path: string) => `${method} ${toOpenApiPath(path)}`)).sort();
+    const served = service.app.served
+      .map((route) =>
+        route.replace(/^(\w+) (.*)$/, (_, method: string, path: string) => `${method} ${toOpenApiPath(path)}`),
+      )
+      .sort();
     const documented = Object.entries(doc.paths as Record<string, object>)
       .flatMap(([path, ops]) => Object.keys(ops).map((m) => `${m} ${path}`))
       .sort();
@@ -33,7 +37,9 @@ describe('GET /openapi.json', () => {
     // meets the "No such route" 404 that an unknown path gets.
     const { apiKey } = await service.newCustomer();
     const headers = { authorization: `Bearer ${apiKey}` };
-    expect((await call(service.url, 'GET', '/api/v1/nothing-here', { headers })).body.error.message).toBe('No such route');
+    expect((await call(service.url, 'GET', '/api/v1/nothing-here', { headers })).body.error.message).toBe(
+      'No such route',
+    );
     for (const operation of documented) {
       const [method, path] = operation.split(' ') as [string, string];
       if (path === '/api/v1/activity') {
@@ -43,19 +49,35 @@ describe('GET /openapi.json', () => {
         stop.abort();
         continue;
       }
-      const res = await call(service.url, method.toUpperCase(), path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000'), { headers });
+      const res = await call(
+        service.url,
+        method.toUpperCase(),
+        path.replace(/\{[^}]+\}/g, '00000000-0000-4000-8000-000000000000'),
+        { headers },
+      );
       expect(res.body?.error?.message, operation).not.toBe('No such route');
     }
     expect(served).toHaveLength(52);
-    expect(Object.keys(doc.paths["/widget/concierge.js"].get.responses["200"].content)).toEqual(["text/javascript; charset=utf-8"]);
-    expect(Object.keys(doc.paths['/widget/locales/{locale}.json'].get.responses['200'].content)).toEqual(['application/json; charset=utf-8']);
-    expect(Object.keys(doc.paths['/api/v1/conversations/export'].get.responses['200'].content)).toEqual(['application/x-ndjson']);
+    expect(Object.keys(doc.paths['/widget/concierge.js'].get.responses['200'].content)).toEqual([
+      'text/javascript; charset=utf-8',
+    ]);
+    expect(Object.keys(doc.paths['/widget/locales/{locale}.json'].get.responses['200'].content)).toEqual([
+      'application/json; charset=utf-8',
+    ]);
+    expect(Object.keys(doc.paths['/api/v1/conversations/export'].get.responses['200'].content)).toEqual([
+      'application/x-ndjson',
+    ]);
   });
 
   it('describes request schemas, success envelopes and error responses', () => {
     const list = doc.paths['/api/v1/agents'].get;
-    const params = Object.fromEntries(list.parameters.map((p: { name: string; in: string; schema: object }) => [p.name, p]));
-    expect(params.per_page).toMatchObject({ in: 'query', schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 } });
+    const params = Object.fromEntries(
+      list.parameters.map((p: { name: string; in: string; schema: object }) => [p.name, p]),
+    );
+    expect(params.per_page).toMatchObject({
+      in: 'query',
+      schema: { type: 'integer', minimum: 1, maximum: 100, default: 20 },
+    });
     expect(params.page.schema).toMatchObject({ type: 'integer', minimum: 1, default: 1 });
     expect(params.status.schema.enum).toEqual(['generating', 'draft', 'published', 'failed']);
     expect(Object.keys(list.responses).sort()).toEqual(['200', '400', '401', '429', '500', '503']);
@@ -63,7 +85,17 @@ describe('GET /openapi.json', () => {
     expect(list.security).toEqual([{ apiKey: [] }, { consoleSession: [] }]);
 
     const create = doc.paths['/api/v1/agents'].post;
-    expect(Object.keys(create.responses).sort()).toEqual(['202', '400', '401', '409', '413', '415', '429', '500', '503']);
+    expect(Object.keys(create.responses).sort()).toEqual([
+      '202',
+      '400',
+      '401',
+      '409',
+      '413',
+      '415',
+      '429',
+      '500',
+      '503',
+    ]);
     const idempotencyKey = create.parameters.find((p: { name: string }) => p.name === 'Idempotency-Key');
     expect(idempotencyKey).toMatchObject({ in: 'header', schema: { type: 'string', minLength: 1, maxLength: 255 } });
     expect(idempotencyKey.required).not.toBe(true);
@@ -77,7 +109,22 @@ describe('GET /openapi.json', () => {
     expect(doc.paths['/api/v1/deployments'].post.responses['201']).toBeDefined();
 
     const schemas = doc.components.schemas;
-    for (const name of ['Agent', 'Deployment', 'CreatedDeployment', 'Job', 'JobAccepted', 'PageMeta', 'Error', 'ApiKeySettings', 'RotatedApiKey', 'Usage', 'Conversation', 'ConversationDetail', 'ConversationTurn', 'Delivery']) {
+    for (const name of [
+      'Agent',
+      'Deployment',
+      'CreatedDeployment',
+      'Job',
+      'JobAccepted',
+      'PageMeta',
+      'Error',
+      'ApiKeySettings',
+      'RotatedApiKey',
+      'Usage',
+      'Conversation',
+      'ConversationDetail',
+      'ConversationTurn',
+      'Delivery',
+    ]) {
       expect(schemas[name], name).toBeDefined();
     }
     expect(schemas.Error.properties.error.properties.code.enum).toContain('invalid_state');
@@ -86,13 +133,30 @@ describe('GET /openapi.json', () => {
     expect(schemas.CreateAgent.additionalProperties).toBe(false);
     expect(schemas.Delivery.properties.kind.enum).toEqual(['turn_hook', 'transcript', 'test']);
     // Nullable, and the four documented reasons, "deleted" included.
-    expect(schemas.Conversation.properties.end_reason).toEqual({ anyOf: [{ type: 'string', enum: ['user_ended', 'deployment_inactive', 'max_turns', 'deleted'] }, { type: 'null' }] });
-    expect(Object.keys(doc.paths['/api/v1/deployments/{id}/test-hook'].post.responses)).toEqual(expect.arrayContaining(['200', '404', '409', '429']));
-    expect(Object.keys(doc.paths['/api/v1/deliveries/{id}/redeliver'].post.responses)).toEqual(expect.arrayContaining(['200', '404', '409', '429']));
+    expect(schemas.Conversation.properties.end_reason).toEqual({
+      anyOf: [
+        { type: 'string', enum: ['user_ended', 'deployment_inactive', 'max_turns', 'deleted'] },
+        { type: 'null' },
+      ],
+    });
+    expect(Object.keys(doc.paths['/api/v1/deployments/{id}/test-hook'].post.responses)).toEqual(
+      expect.arrayContaining(['200', '404', '409', '429']),
+    );
+    expect(Object.keys(doc.paths['/api/v1/deliveries/{id}/redeliver'].post.responses)).toEqual(
+      expect.arrayContaining(['200', '404', '409', '429']),
+    );
     expect(Object.keys(doc.paths['/api/v1/conversations/export'].get.responses)).toContain('429');
     expect(Object.keys(doc.paths['/console/welcome'].post.responses)).toContain('429');
-    expect(Object.keys(doc.paths['/api/v1/deployments/{id}/transcript-hook/enable'].post.responses)).toEqual(expect.arrayContaining(['200', '404', '409']));
-    expect(doc.components.schemas.Deployment.required).toEqual(expect.arrayContaining(['transcript_hook_status', 'transcript_hook_disabled_at', 'transcript_hook_disabled_reason']));
+    expect(Object.keys(doc.paths['/api/v1/deployments/{id}/transcript-hook/enable'].post.responses)).toEqual(
+      expect.arrayContaining(['200', '404', '409']),
+    );
+    expect(doc.components.schemas.Deployment.required).toEqual(
+      expect.arrayContaining([
+        'transcript_hook_status',
+        'transcript_hook_disabled_at',
+        'transcript_hook_disabled_reason',
+      ]),
+    );
     expect(doc.components.securitySchemes.apiKey).toEqual(expect.objectContaining({ type: 'http', scheme: 'bearer' }));
   });
 });

@@ -1,5 +1,10 @@
 import { z } from 'zod';
-import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponsesObject } from 'zod-openapi';
+import {
+  createDocument,
+  type ZodOpenApiOperationObject,
+  type ZodOpenApiPathsObject,
+  type ZodOpenApiResponsesObject,
+} from 'zod-openapi';
 import { type HttpErrorCode, errorStatus } from './errors.js';
 import { envelopeOf, errorEnvelopeSchema } from './http/envelope.js';
 import type { RouteDef } from './http/route.js';
@@ -22,7 +27,10 @@ const idempotencyHeader = z.object({
     .max(255)
     .regex(/^[\x20-\x7e]+$/)
     .optional()
-    .meta({ description: 'Makes a retry safe: the first successful response to a key is kept 24 h and sent again to a repeat of the same request' }),
+    .meta({
+      description:
+        'Makes a retry safe: the first successful response to a key is kept 24 h and sent again to a repeat of the same request',
+    }),
 });
 
 function errorCodesOf(def: RouteDef): HttpErrorCode[] {
@@ -39,18 +47,32 @@ const rateLimitHeaders = {
   'RateLimit-Remaining': { description: 'Requests left in this window', schema: { type: 'integer' as const } },
   'RateLimit-Reset': { description: 'Seconds until the window resets', schema: { type: 'integer' as const } },
 };
-const requestIdHeader = { 'X-Request-Id': { description: 'Echoes a well-formed incoming id, else a new one', schema: { type: 'string' as const } } };
+const requestIdHeader = {
+  'X-Request-Id': {
+    description: 'Echoes a well-formed incoming id, else a new one',
+    schema: { type: 'string' as const },
+  },
+};
 
 function successContent(def: RouteDef) {
   if (def.success.contentType) return { [def.success.contentType]: { schema: def.success.data } };
-  return { 'application/json': { schema: def.success.raw ? def.success.data : envelopeOf(def.success.data, def.success.list, def.success.meta) } };
+  return {
+    'application/json': {
+      schema: def.success.raw ? def.success.data : envelopeOf(def.success.data, def.success.list, def.success.meta),
+    },
+  };
 }
 
 function operationOf(def: RouteDef): ZodOpenApiOperationObject {
   const common = def.auth === false ? requestIdHeader : { ...requestIdHeader, ...rateLimitHeaders };
   const successHeaders: Record<string, { description: string; schema: { type: 'string' | 'integer' } }> = { ...common };
-  for (const [name, description] of Object.entries(def.success.headers ?? {})) successHeaders[name] = { description, schema: { type: 'string' } };
-  if (isIdempotent(def)) successHeaders['Idempotent-Replayed'] = { description: '`true` when this is the kept response to an earlier request with the same Idempotency-Key', schema: { type: 'string' } };
+  for (const [name, description] of Object.entries(def.success.headers ?? {}))
+    successHeaders[name] = { description, schema: { type: 'string' } };
+  if (isIdempotent(def))
+    successHeaders['Idempotent-Replayed'] = {
+      description: '`true` when this is the kept response to an earlier request with the same Idempotency-Key',
+      schema: { type: 'string' },
+    };
 
   const responses: ZodOpenApiResponsesObject = {
     [String(def.success.status)]: {
@@ -60,10 +82,12 @@ function operationOf(def: RouteDef): ZodOpenApiOperationObject {
     },
   };
   const byStatus = new Map<number, HttpErrorCode[]>();
-  for (const code of errorCodesOf(def)) byStatus.set(errorStatus[code], [...(byStatus.get(errorStatus[code]) ?? []), code]);
+  for (const code of errorCodesOf(def))
+    byStatus.set(errorStatus[code], [...(byStatus.get(errorStatus[code]) ?? []), code]);
   for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) {
     const headers: Record<string, { description: string; schema: { type: 'string' | 'integer' } }> = { ...common };
-    if (status === 429 || status === 503) headers['Retry-After'] = { description: 'Seconds to wait', schema: { type: 'integer' } };
+    if (status === 429 || status === 503)
+      headers['Retry-After'] = { description: 'Seconds to wait', schema: { type: 'integer' } };
     if (status === 401) headers['WWW-Authenticate'] = { description: 'Bearer', schema: { type: 'string' } };
     responses[String(status) as `${4 | 5}${string}`] = {
       description: `Error: ${codes.map((c) => `\`${c}\``).join(', ')}`,
@@ -103,7 +127,8 @@ export function buildOpenApiDocument(routes: readonly RouteDef[], serverUrl?: st
     info: {
       title: 'Concierge service',
       version: CONTRACT_VERSION,
-      description: 'Management API for agents, deployments and the customer API key, and the concierge session interfaces.',
+      description:
+        'Management API for agents, deployments and the customer API key, and the concierge session interfaces.',
     },
     ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
     components: {
@@ -113,7 +138,8 @@ export function buildOpenApiDocument(routes: readonly RouteDef[], serverUrl?: st
           type: 'apiKey',
           in: 'cookie',
           name: 'concierge_session',
-          description: 'The console\'s session (POST /console/session); counts only with `X-Requested-With: concierge-console` and, when an Origin is sent, the service\'s own',
+          description:
+            "The console's session (POST /console/session); counts only with `X-Requested-With: concierge-console` and, when an Origin is sent, the service's own",
         },
       },
     },

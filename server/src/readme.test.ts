@@ -50,7 +50,12 @@ function expectShown(actual: string, expected: string, what: string): void {
   const pattern = expected
     .trimEnd()
     .split('\n')
-    .map((line) => line.split('…').map((piece) => piece.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('[^\\n]*'))
+    .map((line) =>
+      line
+        .split('…')
+        .map((piece) => piece.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+        .join('[^\\n]*'),
+    )
     .join('\\n');
   expect(actual.trimEnd(), what).toMatch(new RegExp(`^${pattern}$`));
 }
@@ -61,7 +66,9 @@ describe('the README', () => {
   it('has no shell command that nothing runs', () => {
     const shell = blocks.filter((b) => b.lang === 'sh');
     for (const block of shell) expect(block.tags[0], block.body).toMatch(/^(test|ci)$/);
-    const elsewhere = shell.filter((b) => b.tags[0] === 'ci').flatMap((b) => b.body.split('\n').filter((line) => line.trim() && !line.startsWith('#')));
+    const elsewhere = shell
+      .filter((b) => b.tags[0] === 'ci')
+      .flatMap((b) => b.body.split('\n').filter((line) => line.trim() && !line.startsWith('#')));
     expect(elsewhere.sort()).toEqual(Object.keys(RUN_ELSEWHERE).sort());
     expect(readFileSync(join(ROOT, '.ci/run'), 'utf8')).toMatch(/^npm ci\b[\s\S]*^npm test$/m);
     expect(shell.filter((b) => b.tags[0] === 'test').length).toBeGreaterThanOrEqual(8);
@@ -73,7 +80,14 @@ describe('the README', () => {
     let shell: ChildProcess | undefined;
     beforeAll(async () => {
       dir = mkdtempSync(join(tmpdir(), 'concierge-readme-'));
-      service = await startServiceProcess({ PORT: '0', HOST: '127.0.0.1', DATA_DIR: join(dir, 'data'), LOG_LEVEL: 'warn', DATABASE_URL: '', HOOK_ALLOWED_HOSTS: '127.0.0.1' });
+      service = await startServiceProcess({
+        PORT: '0',
+        HOST: '127.0.0.1',
+        DATA_DIR: join(dir, 'data'),
+        LOG_LEVEL: 'warn',
+        DATABASE_URL: '',
+        HOOK_ALLOWED_HOSTS: '127.0.0.1',
+      });
     });
     afterAll(async () => {
       // The shell's group holds the reader's server, started in the background.
@@ -89,15 +103,25 @@ describe('the README', () => {
       rmSync(dir, { recursive: true, force: true });
     });
 
-    it('takes a new key to a published agent, an active deployment, the reader\'s own server answering a visitor, and its records', async () => {
+    it("takes a new key to a published agent, an active deployment, the reader's own server answering a visitor, and its records", async () => {
       const key = await bootstrapKey(service);
       const port = await freePort();
       const ours = (text: string) =>
-        text.replaceAll('http://127.0.0.1:8787', service.url).replaceAll('vak_paste_yours_here', key).replaceAll(':3000', `:${port}`).replaceAll('PORT = 3000', `PORT = ${port}`);
-      for (const file of blocks.filter((b) => b.tags[0]?.startsWith('file='))) writeFileSync(join(dir, file.tags[0]!.slice(5)), ours(file.body));
+        text
+          .replaceAll('http://127.0.0.1:8787', service.url)
+          .replaceAll('vak_paste_yours_here', key)
+          .replaceAll(':3000', `:${port}`)
+          .replaceAll('PORT = 3000', `PORT = ${port}`);
+      for (const file of blocks.filter((b) => b.tags[0]?.startsWith('file=')))
+        writeFileSync(join(dir, file.tags[0]!.slice(5)), ours(file.body));
 
       const tested = blocks.filter((b) => b.lang === 'sh' && b.tags[0] === 'test');
-      shell = spawn('bash', ['--noprofile', '--norc'], { cwd: dir, detached: true, stdio: ['pipe', 'pipe', 'pipe'], env: { PATH: process.env.PATH, HOME: dir } });
+      shell = spawn('bash', ['--noprofile', '--norc'], {
+        cwd: dir,
+        detached: true,
+        stdio: ['pipe', 'pipe', 'pipe'],
+        env: { PATH: process.env.PATH, HOME: dir },
+      });
       let out = '';
       let err = '';
       shell.stdout!.on('data', (d) => (out += d));
@@ -106,10 +130,14 @@ describe('the README', () => {
       const marker = (i: number) => `::block ${i}::`;
       // Fails at once when the shell has stopped (a command failed under `set -e`), with what it printed.
       const until = (text: string) =>
-        waitFor(async () => {
-          if (shell!.exitCode !== null) throw new Error(`the walkthrough stopped before ${text}:\n${out}\n${err}`);
-          return out.includes(text);
-        }, 15_000, text).catch((e: Error) => {
+        waitFor(
+          async () => {
+            if (shell!.exitCode !== null) throw new Error(`the walkthrough stopped before ${text}:\n${out}\n${err}`);
+            return out.includes(text);
+          },
+          15_000,
+          text,
+        ).catch((e: Error) => {
           throw new Error(`${e.message}:\n${out}\n${err}`);
         });
       shell.stdin!.write('set -eo pipefail\n');
@@ -124,7 +152,9 @@ describe('the README', () => {
 
       // Step 5, as a browser would do it: the reader's page hands out a token, the widget talks.
       const deploymentId: string = JSON.parse(readFileSync(join(dir, 'deployment.json'), 'utf8')).data.id;
-      const token = ((await (await fetch(`http://localhost:${port}/token`, { method: 'POST' })).json()) as { token: string }).token;
+      const token = (
+        (await (await fetch(`http://localhost:${port}/token`, { method: 'POST' })).json()) as { token: string }
+      ).token;
       const widget = await Widget.open(service, deploymentId, { origin: `http://localhost:${port}` });
       await widget.hello(token);
       expect((await widget.next('greeting')).text).toBe("Hello, I'm the Front desk. How can I help you today?");

@@ -9,7 +9,10 @@ const SDK = join(PROJECT_ROOT, 'sdk', 'node');
 
 /** Where `npm run build:sdk` packs the Node SDK: `npm pack`'s name for this version. */
 export function sdkTarball(dir = SDK): string {
-  const { name, version } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { name: string; version: string };
+  const { name, version } = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as {
+    name: string;
+    version: string;
+  };
   return join(dir, 'pack', `${name}-${version}.tgz`);
 }
 
@@ -35,6 +38,9 @@ export function sdkRoute(file = sdkTarball()): RouteDef {
       contentType: 'application/gzip',
       headers: { 'Cache-Control': 'public, max-age=300' },
     },
-    handler: async () => ({ data: await tarball(), headers: { 'Cache-Control': 'public, max-age=300', 'X-Content-Type-Options': 'nosniff' } }),
+    handler: async () => ({
+      data: await tarball(),
+      headers: { 'Cache-Control': 'public, max-age=300', 'X-Content-Type-Options': 'nosniff' },
+    }),
   });
 }

@@ -5,7 +5,8 @@
  */
 
 /** A later start's line where the first start printed the key and the console link. */
-export const NO_NEW_KEY = "(The bootstrap key and console link were printed on this store's first start. Another customer: npm run admin -- create-customer --name NAME --email EMAIL)";
+export const NO_NEW_KEY =
+  "(The bootstrap key and console link were printed on this store's first start. Another customer: npm run admin -- create-customer --name NAME --email EMAIL)";
 
 /** The next three steps, for the service alone or beside the demo hotel. */
 export function nextSteps({ url, firstStart }: { url: string; firstStart: boolean }, demoUrl?: string): string {

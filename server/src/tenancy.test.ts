@@ -1,6 +1,15 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { mintToken, Widget } from '../test/concierge-kit.js';
-import { type Client, client, createPublishedAgent, describeEachStore, expectError, type TestService, startService, waitFor } from '../test/harness.js';
+import {
+  type Client,
+  client,
+  createPublishedAgent,
+  describeEachStore,
+  expectError,
+  type TestService,
+  startService,
+  waitFor,
+} from '../test/harness.js';
 
 /** A valid body for each route that takes one, so that only ownership can make it fail. */
 const validBodies: Record<string, unknown> = {
@@ -24,13 +33,18 @@ describeEachStore('tenant isolation', (kind) => {
     intruder = client(service.url, (await service.newCustomer('Intruder')).apiKey);
     ids.agents = await createPublishedAgent(owner, 'Private agent');
     ids.jobs = (await owner.get(`/api/v1/agents/${ids.agents}/generation-status`)).body.data.job_id;
-    const deployment = await owner.post('/api/v1/deployments', { agent_id: ids.agents, channel_config: { hook_url: 'https://owner.example/hook' } });
+    const deployment = await owner.post('/api/v1/deployments', {
+      agent_id: ids.agents,
+      channel_config: { hook_url: 'https://owner.example/hook' },
+    });
     ids.deployments = deployment.body.data.id;
     await owner.post(`/api/v1/deployments/${ids.deployments}/activate`);
     // A conversation with one turn, whose hook call (to a host that does not resolve here) is recorded.
     const deploymentId: string = deployment.body.data.id;
     const widget = await Widget.open(service, deploymentId);
-    ids.conversations = (await widget.hello(await mintToken(deployment.body.data.signing_secret, deploymentId))).conversation_id;
+    ids.conversations = (
+      await widget.hello(await mintToken(deployment.body.data.signing_secret, deploymentId))
+    ).conversation_id;
     widget.send({ type: 'user_turn', client_turn_id: 'private', text: 'My room number is 512', mode: 'text' });
     ids.turns = (await widget.next('turn_failed', 10_000)).turn_id;
     widget.close();
@@ -75,13 +89,29 @@ describeEachStore('tenant isolation', (kind) => {
     expect((await intruder.get('/api/v1/agents?search=private')).body.meta.total_count).toBe(0);
     expect((await intruder.get('/api/v1/deployments')).body.meta.total_count).toBe(0);
     expect((await intruder.get(`/api/v1/deployments?agent_id=${ids.agents}`)).body.meta.total_count).toBe(0);
-    expect((await intruder.get(`/api/v1/conversations?deployment_id=${ids.deployments}&search=room`)).body.meta.total_count).toBe(0);
-    expect((await intruder.get(`/api/v1/deliveries?conversation_id=${ids.conversations}`)).body.meta.total_count).toBe(0);
+    expect(
+      (await intruder.get(`/api/v1/conversations?deployment_id=${ids.deployments}&search=room`)).body.meta.total_count,
+    ).toBe(0);
+    expect((await intruder.get(`/api/v1/deliveries?conversation_id=${ids.conversations}`)).body.meta.total_count).toBe(
+      0,
+    );
     const today = new Date().toISOString().slice(0, 10);
     const tomorrow = new Date(Date.now() + 86_400_000).toISOString().slice(0, 10);
-    expect((await intruder.get(`/api/v1/analytics?from=${today}&to=${tomorrow}`)).body.data.totals).toMatchObject({ conversations: 0, turns: 0, visitors: 0 });
-    expectError(await intruder.get(`/api/v1/analytics?from=${today}&to=${tomorrow}&deployment_id=${ids.deployments}`), 404, 'not_found');
-    expectError(await intruder.get(`/api/v1/analytics?from=${today}&to=${tomorrow}&agent_id=${ids.agents}`), 404, 'not_found');
+    expect((await intruder.get(`/api/v1/analytics?from=${today}&to=${tomorrow}`)).body.data.totals).toMatchObject({
+      conversations: 0,
+      turns: 0,
+      visitors: 0,
+    });
+    expectError(
+      await intruder.get(`/api/v1/analytics?from=${today}&to=${tomorrow}&deployment_id=${ids.deployments}`),
+      404,
+      'not_found',
+    );
+    expectError(
+      await intruder.get(`/api/v1/analytics?from=${today}&to=${tomorrow}&agent_id=${ids.agents}`),
+      404,
+      'not_found',
+    );
     expectError(await intruder.post('/api/v1/deployments', { agent_id: ids.agents }), 404, 'not_found');
     const usage = (await intruder.get('/api/v1/settings/api-key/usage')).body.data;
     expect(usage.by_route.every((r: { route: string }) => !r.route.includes(ids.agents!))).toBe(true);

@@ -28,7 +28,9 @@ const servedAs = (res: Response) => ({
 const javascript = { status: 200, type: 'text/javascript; charset=utf-8', cors: '*', resourcePolicy: 'cross-origin' };
 
 /** A real server on a random port, and its base URL. */
-async function listening(app: (req: IncomingMessage, res: ServerResponse) => void): Promise<{ server: Server; base: string }> {
+async function listening(
+  app: (req: IncomingMessage, res: ServerResponse) => void,
+): Promise<{ server: Server; base: string }> {
   const server = createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return { server, base: `http://127.0.0.1:${(server.address() as AddressInfo).port}` };
@@ -66,7 +68,10 @@ describe('GET /widget/concierge.js', () => {
   it('says how to build it when it is not built', async () => {
     const res = await fetch(`${base}/missing/widget/concierge.js`);
     expect(res.status).toBe(404);
-    expect(await res.json()).toMatchObject({ success: false, error: { code: 'not_found', message: 'The widget is not built: run `npm run build:widget`' } });
+    expect(await res.json()).toMatchObject({
+      success: false,
+      error: { code: 'not_found', message: 'The widget is not built: run `npm run build:widget`' },
+    });
   });
 });
 
@@ -96,7 +101,10 @@ describe("the widget's modules and words", () => {
   it('refuses a name that is not a module, and says when a module is not there', async () => {
     const missing = await fetch(`${base}/widget/assets/panel-old.js`);
     expect(missing.status).toBe(404);
-    expect(((await missing.json()) as { error: unknown }).error).toMatchObject({ code: 'not_found', message: 'No such module: the widget is of another build, or not built (`npm run build:widget`)' });
+    expect(((await missing.json()) as { error: unknown }).error).toMatchObject({
+      code: 'not_found',
+      message: 'No such module: the widget is of another build, or not built (`npm run build:widget`)',
+    });
     // Like a malformed id, a name that is no module's is not found (README, The management API); an encoded slash names no route at all.
     const bad = await fetch(`${base}/widget/assets/panel.js.map`);
     expect([bad.status, ((await bad.json()) as { error: { code: string } }).error.code]).toEqual([404, 'not_found']);
@@ -104,8 +112,14 @@ describe("the widget's modules and words", () => {
   });
 
   it("serves a locale's words as its file holds them: for a year under the current version, five minutes under any other", async () => {
-    const current = await fetch(`${base}/widget/locales/de.json?v=${catalogue.version}`, { headers: { origin: 'https://hotel.example' } });
-    expect(servedAs(current)).toEqual({ ...javascript, type: 'application/json; charset=utf-8', cache: 'public, max-age=31536000, immutable' });
+    const current = await fetch(`${base}/widget/locales/de.json?v=${catalogue.version}`, {
+      headers: { origin: 'https://hotel.example' },
+    });
+    expect(servedAs(current)).toEqual({
+      ...javascript,
+      type: 'application/json; charset=utf-8',
+      cache: 'public, max-age=31536000, immutable',
+    });
     expect(Buffer.from(await current.arrayBuffer()).equals(catalogue.files.get('de')!)).toBe(true);
     for (const url of ['/widget/locales/zh-Hans.json', '/widget/locales/he.json?v=0123456789ab']) {
       const res = await fetch(`${base}${url}`);
@@ -117,6 +131,9 @@ describe("the widget's modules and words", () => {
   it('says which locales there are when asked for another', async () => {
     const res = await fetch(`${base}/widget/locales/xx.json`);
     expect(res.status).toBe(404);
-    expect(((await res.json()) as { error: unknown }).error).toMatchObject({ code: 'not_found', message: 'No such locale; the widget has en, es, fr, de, it, pt, nl, pl, tr, ru, ja, ko, zh-Hans, ar, he' });
+    expect(((await res.json()) as { error: unknown }).error).toMatchObject({
+      code: 'not_found',
+      message: 'No such locale; the widget has en, es, fr, de, it, pt, nl, pl, tr, ru, ja, ko, zh-Hans, ar, he',
+    });
   });
 });

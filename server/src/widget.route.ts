@@ -76,7 +76,10 @@ export function widgetModuleRoute(dir = join(WIDGET_DIST, 'assets')): RouteDef {
         try {
           module = await readFile(join(dir, params.file));
         } catch {
-          throw new AppError('not_found', 'No such module: the widget is of another build, or not built (`npm run build:widget`)');
+          throw new AppError(
+            'not_found',
+            'No such module: the widget is of another build, or not built (`npm run build:widget`)',
+          );
         }
         modules.set(params.file, module);
       }
@@ -101,17 +104,27 @@ export function widgetLocaleRoute(dir = CATALOGUE_DIR): RouteDef {
     tag: 'Widget',
     auth: false,
     params: z.object({ locale: z.string().max(16) }),
-    query: z.object({ v: z.string().max(64).optional().meta({ description: "The catalogue's version, as the widget bundle asks for it" }) }),
+    query: z.object({
+      v: z
+        .string()
+        .max(64)
+        .optional()
+        .meta({ description: "The catalogue's version, as the widget bundle asks for it" }),
+    }),
     errors: ['not_found'],
     success: {
       status: 200,
       description: 'Each string by its key; a plural string as an object by `Intl.PluralRules` category',
       data: z.record(z.string(), z.union([z.string(), z.record(z.string(), z.string())])),
       contentType: 'application/json; charset=utf-8',
-      headers: { 'Access-Control-Allow-Origin': '*', 'Cache-Control': 'A year (immutable) with the current `v`, else five minutes' },
+      headers: {
+        'Access-Control-Allow-Origin': '*',
+        'Cache-Control': 'A year (immutable) with the current `v`, else five minutes',
+      },
     },
     handler: ({ params, query }) => {
-      if (!(WIDGET_LOCALES as readonly string[]).includes(params.locale)) throw new AppError('not_found', `No such locale; the widget has ${WIDGET_LOCALES.join(', ')}`);
+      if (!(WIDGET_LOCALES as readonly string[]).includes(params.locale))
+        throw new AppError('not_found', `No such locale; the widget has ${WIDGET_LOCALES.join(', ')}`);
       catalogue ??= readCatalogue(dir);
       const current = query.v === catalogue.version;
       return {

@@ -38,5 +38,14 @@ export async function readActivity(url: string, headers: Record<string, string>)
     }
   })();
   /** `ended`: the server closed the stream. */
-  return { res, messages, raw, ended: done, stop: async () => { stop.abort(); await done; } };
+  return {
+    res,
+    messages,
+    raw,
+    ended: done,
+    stop: async () => {
+      stop.abort();
+      await done;
+    },
+  };
 }

@@ -36,12 +36,17 @@ export async function startHaproxy(dir: string, nodes: readonly string[], port?:
 export async function startNginx(dir: string, nodes: readonly string[]): Promise<Balancer> {
   const port = await freePort();
   const conf = readFileSync(NGINX_CONF, 'utf8')
-    .replace(/^(\s*)server 127\.0\.0\.1:8787 (.*)\n(?:\s*server 127\.0\.0\.1:\d+ .*\n)*/m, (_lines, indent: string, rest: string) => nodes.map((n) => `${indent}server ${n} ${rest}\n`).join(''))
+    .replace(
+      /^(\s*)server 127\.0\.0\.1:8787 (.*)\n(?:\s*server 127\.0\.0\.1:\d+ .*\n)*/m,
+      (_lines, indent: string, rest: string) => nodes.map((n) => `${indent}server ${n} ${rest}\n`).join(''),
+    )
     .replace('listen 8080;', `listen 127.0.0.1:${port};`)
     .replaceAll('/var/log/nginx/', `${dir}/`);
   const file = join(dir, 'nginx.conf');
   writeFileSync(file, conf);
-  const child = spawn('nginx', ['-c', file, '-p', dir, '-g', `daemon off; pid ${dir}/nginx.pid;`], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('nginx', ['-c', file, '-p', dir, '-g', `daemon off; pid ${dir}/nginx.pid;`], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const url = `http://127.0.0.1:${port}`;
   return { url, ...(await whenServing(child, url, '/healthz')) };
 }

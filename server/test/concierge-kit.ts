@@ -5,7 +5,15 @@ import { SignJWT } from 'jose';
 import WebSocket from 'ws';
 import { serverFrame } from '../src/concierge/protocol/frames.js';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
-import { type Client, client, createPublishedAgent, type ServiceOptions, type StoreKind, startService, type TestService } from './harness.js';
+import {
+  type Client,
+  client,
+  createPublishedAgent,
+  type ServiceOptions,
+  type StoreKind,
+  startService,
+  type TestService,
+} from './harness.js';
 
 export interface HookCall {
   /** The path called: `/hook`, or `/transcript...` (any path under it reaches the transcript list). */
@@ -47,14 +55,20 @@ export async function startCustomerServer(behaviour: HookBehaviour = (_c, res) =
     calls,
     transcript,
     state,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }
 
 /** A header of a recorded request (a Delivery's `request.headers`), read without regard to case. */
-export const headerOf = (headers: Record<string, string>, name: string): string | undefined => Object.entries(headers).find(([k]) => k.toLowerCase() === name.toLowerCase())?.[1];
+export const headerOf = (headers: Record<string, string>, name: string): string | undefined =>
+  Object.entries(headers).find(([k]) => k.toLowerCase() === name.toLowerCase())?.[1];
 
-export const sign = (secret: string, body: string | Buffer): string => `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+export const sign = (secret: string, body: string | Buffer): string =>
+  `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
 
 export interface Deployed {
   api: Client;
@@ -67,7 +81,11 @@ export interface Deployed {
 export type ServiceRef = Pick<TestService, 'url' | 'newCustomer'>;
 
 /** A customer with a published agent and an active deployment pointing at `hookUrl`. */
-export async function deploy(service: ServiceRef, channel: Record<string, unknown>, extra: Record<string, unknown> = {}): Promise<Deployed> {
+export async function deploy(
+  service: ServiceRef,
+  channel: Record<string, unknown>,
+  extra: Record<string, unknown> = {},
+): Promise<Deployed> {
   const { apiKey } = await service.newCustomer('Hotel');
   const api = client(service.url, apiKey);
   const agentId = await createPublishedAgent(api, 'Front desk');
@@ -79,7 +97,11 @@ export async function deploy(service: ServiceRef, channel: Record<string, unknow
   return { api, apiKey, deploymentId, secret: created.body.data.signing_secret };
 }
 
-export async function mintToken(secret: string, audience: string, options: { sub?: string; ttlS?: number; iat?: number; claims?: Record<string, unknown> } = {}): Promise<string> {
+export async function mintToken(
+  secret: string,
+  audience: string,
+  options: { sub?: string; ttlS?: number; iat?: number; claims?: Record<string, unknown> } = {},
+): Promise<string> {
   const iat = options.iat ?? Math.floor(Date.now() / 1000);
   return new SignJWT({ ...options.claims })
     .setProtectedHeader({ alg: 'HS256' })
@@ -107,7 +129,11 @@ export class Widget {
     this.closed = new Promise((resolve) => ws.on('close', (code, reason) => resolve({ code, reason: String(reason) })));
   }
 
-  static open(service: Pick<TestService, 'url'>, deploymentId: string, headers: Record<string, string> = {}): Promise<Widget> {
+  static open(
+    service: Pick<TestService, 'url'>,
+    deploymentId: string,
+    headers: Record<string, string> = {},
+  ): Promise<Widget> {
     const ws = new WebSocket(`${service.url.replace('http', 'ws')}/embed/concierge/${deploymentId}/ws`, { headers });
     return new Promise((resolve, reject) => {
       ws.once('open', () => resolve(new Widget(ws)));
@@ -152,11 +178,20 @@ export class Widget {
   }
 }
 
-export async function postReply(service: Pick<TestService, 'url'>, deploymentId: string, body: unknown, secret: string, options: { raw?: string; signature?: string; contentType?: string } = {}) {
+export async function postReply(
+  service: Pick<TestService, 'url'>,
+  deploymentId: string,
+  body: unknown,
+  secret: string,
+  options: { raw?: string; signature?: string; contentType?: string } = {},
+) {
   const raw = options.raw ?? JSON.stringify(body);
   const res = await fetch(`${service.url}/embed/concierge/${deploymentId}/replies`, {
     method: 'POST',
-    headers: { 'content-type': options.contentType ?? 'application/json', ...(options.signature !== '' ? { 'x-service-signature': options.signature ?? sign(secret, raw) } : {}) },
+    headers: {
+      'content-type': options.contentType ?? 'application/json',
+      ...(options.signature !== '' ? { 'x-service-signature': options.signature ?? sign(secret, raw) } : {}),
+    },
     body: raw,
   });
   return { status: res.status, body: (await res.json()) as any };
@@ -165,7 +200,10 @@ export async function postReply(service: Pick<TestService, 'url'>, deploymentId:
 export type CustomerServer = Awaited<ReturnType<typeof startCustomerServer>>;
 
 /** A service on `kind` for the suite, and a customer server of each test's own. */
-export function serviceWithCustomer(kind: StoreKind, options: ServiceOptions = {}): { service(): TestService; customer(): CustomerServer } {
+export function serviceWithCustomer(
+  kind: StoreKind,
+  options: ServiceOptions = {},
+): { service(): TestService; customer(): CustomerServer } {
   let service: TestService | undefined;
   let customer: CustomerServer | undefined;
   beforeAll(async () => {

@@ -86,20 +86,27 @@ export function randomJson(rng: Rng, depth = 0): unknown {
   if (roll === 3) return nastyString(rng);
   if (roll === 4) return Array.from({ length: rng.int(4) }, () => randomJson(rng, depth + 1));
   const out: Record<string, unknown> = {};
-  for (let i = rng.int(4); i > 0; i--) out[rng.chance(0.2) ? rng.pick(['__proto__', 'constructor', 'prototype', 'a\u0000']) : nastyString(rng).slice(0, 20)] = randomJson(rng, depth + 1);
+  for (let i = rng.int(4); i > 0; i--)
+    out[
+      rng.chance(0.2) ? rng.pick(['__proto__', 'constructor', 'prototype', 'a\u0000']) : nastyString(rng).slice(0, 20)
+    ] = randomJson(rng, depth + 1);
   return out;
 }
-
 
 /** A body as text: valid-looking ones with one field spoiled, random JSON, deep JSON, or not JSON at all. */
 function randomBody(rng: Rng, target: FuzzTarget): string {
   const roll = rng.int(8);
   if (roll === 0) return deepJson(100 + rng.int(5_000), rng.pick(['{"a":', '[']), rng.pick(['}', ']']));
-  if (roll === 1) return rng.pick(['{', '{"name":', 'nul', '[1,2', '"\\ud800"', '{"a":"\\u0000"}', '\u0000', '{"name":"x",}', '']);
+  if (roll === 1)
+    return rng.pick(['{', '{"name":', 'nul', '[1,2', '"\\ud800"', '{"a":"\\u0000"}', '\u0000', '{"name":"x",}', '']);
   if (roll === 2) return JSON.stringify(randomJson(rng));
   const valid: Record<string, unknown>[] = [
     { name: 'Desk', description: 'Front desk' },
-    { agent_id: target.agentId, channel_config: { hook_url: 'https://hotel.example/hook', widget: { title: 'Hi' } }, engagement_rules: { turns_per_minute: 5 } },
+    {
+      agent_id: target.agentId,
+      channel_config: { hook_url: 'https://hotel.example/hook', widget: { title: 'Hi' } },
+      engagement_rules: { turns_per_minute: 5 },
+    },
     { draft_spec: { greeting: 'Hello', voice: { rate: 1 } } },
     { grace_period_s: 60 },
     { conversation_id: target.conversationId, turn_id: target.turnId, reply_text: 'Yes' },
@@ -107,7 +114,8 @@ function randomBody(rng: Rng, target: FuzzTarget): string {
   const body: Record<string, unknown> = { ...rng.pick(valid) };
   const keys = Object.keys(body);
   const value = rng.int(3);
-  body[rng.chance(0.7) ? rng.pick(keys) : nastyString(rng).slice(0, 10)] = value === 0 ? nastyString(rng) : value === 1 ? JSON.parse(deepJson(40)) : randomJson(rng);
+  body[rng.chance(0.7) ? rng.pick(keys) : nastyString(rng).slice(0, 10)] =
+    value === 0 ? nastyString(rng) : value === 1 ? JSON.parse(deepJson(40)) : randomJson(rng);
   return JSON.stringify(body);
 }
 
@@ -137,7 +145,25 @@ const ROUTES = [
   ['get', '/nothing/here'],
 ] as const;
 
-const QUERIES = ['page=0', 'page=-1', 'page=1e309', 'per_page=101', 'per_page=abc', 'status=published', 'status=%00', 'search=%00', 'search=%ED%A0%80', 'search=%F0%9F%98', 'search=a&search=b', '__proto__[x]=1', 'constructor[prototype][x]=1', 'days=91', 'days=%ZZ', 'agent_id=%00', `search=${'q'.repeat(300)}`];
+const QUERIES = [
+  'page=0',
+  'page=-1',
+  'page=1e309',
+  'per_page=101',
+  'per_page=abc',
+  'status=published',
+  'status=%00',
+  'search=%00',
+  'search=%ED%A0%80',
+  'search=%F0%9F%98',
+  'search=a&search=b',
+  '__proto__[x]=1',
+  'constructor[prototype][x]=1',
+  'days=91',
+  'days=%ZZ',
+  'agent_id=%00',
+  `search=${'q'.repeat(300)}`,
+];
 
 export interface FuzzRequest {
   method: string;
@@ -149,24 +175,62 @@ export interface FuzzRequest {
 /** One HTTP request that fetch can send: real routes with spoiled ids, queries, headers and bodies. */
 export function randomRequest(rng: Rng, target: FuzzTarget): FuzzRequest {
   const [method, pattern] = rng.pick(ROUTES);
-  const ids: Record<string, string> = { agent: target.agentId, deployment: target.deploymentId, job: target.jobId, any: '00000000-0000-4000-8000-000000000000' };
+  const ids: Record<string, string> = {
+    agent: target.agentId,
+    deployment: target.deploymentId,
+    job: target.jobId,
+    any: '00000000-0000-4000-8000-000000000000',
+  };
   const path = pattern.replace(/:(\w+)/g, (_m, name: string) =>
-    rng.chance(0.75) ? ids[name]! : rng.pick(['%00', '%ZZ', 'nope', '..%2F..', encodeURIComponent(nastyString(rng).toWellFormed()) || 'x', 'x'.repeat(2_000), '%ED%A0%80']),
+    rng.chance(0.75)
+      ? ids[name]!
+      : rng.pick([
+          '%00',
+          '%ZZ',
+          'nope',
+          '..%2F..',
+          encodeURIComponent(nastyString(rng).toWellFormed()) || 'x',
+          'x'.repeat(2_000),
+          '%ED%A0%80',
+        ]),
   );
   const query = rng.chance(0.4) ? `?${Array.from({ length: 1 + rng.int(3) }, () => rng.pick(QUERIES)).join('&')}` : '';
   const headers: Record<string, string> = {};
   const auth = rng.int(6);
   if (auth < 4) headers.authorization = `Bearer ${target.apiKey}`;
-  else if (auth === 4) headers.authorization = rng.pick(['Bearer ', 'Bearer vak_nope', `Bearer ${target.apiKey}x`, 'Basic abc', `Bearer ${'k'.repeat(5_000)}`]);
+  else if (auth === 4)
+    headers.authorization = rng.pick([
+      'Bearer ',
+      'Bearer vak_nope',
+      `Bearer ${target.apiKey}x`,
+      'Basic abc',
+      `Bearer ${'k'.repeat(5_000)}`,
+    ]);
   if (rng.chance(0.2)) headers['x-request-id'] = rng.pick(['ok-1', 'bad id', 'x'.repeat(200), '\u00e9']);
-  if (rng.chance(0.15)) headers['idempotency-key'] = rng.pick(['retry-1', 'retry-2', '', ' ', 'x'.repeat(300), `k${rng.int(50)}`]);
+  if (rng.chance(0.15))
+    headers['idempotency-key'] = rng.pick(['retry-1', 'retry-2', '', ' ', 'x'.repeat(300), `k${rng.int(50)}`]);
   let body: string | undefined;
   if (method === 'post' || method === 'put' || method === 'patch' || rng.chance(0.05)) {
     body = randomBody(rng, target);
-    headers['content-type'] = rng.chance(0.85) ? 'application/json' : rng.pick(['text/plain', 'application/json; charset=latin1', 'application/x-www-form-urlencoded', 'multipart/form-data']);
-    if (pattern.startsWith('/embed')) headers['x-service-signature'] = rng.chance(0.7) ? `sha256=${createHmac('sha256', target.secret).update(body).digest('hex')}` : rng.pick(['', 'sha256=00', 'sha1=abc', `sha256=${'A'.repeat(64)}`]);
+    headers['content-type'] = rng.chance(0.85)
+      ? 'application/json'
+      : rng.pick([
+          'text/plain',
+          'application/json; charset=latin1',
+          'application/x-www-form-urlencoded',
+          'multipart/form-data',
+        ]);
+    if (pattern.startsWith('/embed'))
+      headers['x-service-signature'] = rng.chance(0.7)
+        ? `sha256=${createHmac('sha256', target.secret).update(body).digest('hex')}`
+        : rng.pick(['', 'sha256=00', 'sha1=abc', `sha256=${'A'.repeat(64)}`]);
   }
-  return { method: method.toUpperCase(), path: path + query, headers: Object.fromEntries(Object.entries(headers).filter(([, v]) => /^[\x20-\x7e]*$/.test(v))), ...(body !== undefined ? { body } : {}) };
+  return {
+    method: method.toUpperCase(),
+    path: path + query,
+    headers: Object.fromEntries(Object.entries(headers).filter(([, v]) => /^[\x20-\x7e]*$/.test(v))),
+    ...(body !== undefined ? { body } : {}),
+  };
 }
 
 /** Bytes no HTTP client would send: broken request lines and headers, lying lengths, bad chunks. */
@@ -175,16 +239,21 @@ export function rawRequest(rng: Rng, target: FuzzTarget): { bytes: Buffer; hangU
   const body = randomBody(rng, target);
   const forms = [
     () => `GET /api/v1/agents HTTP/1.1\r\nHost: x\r\n${auth}Content-Length: -5\r\n\r\n`,
-    () => `POST /api/v1/agents HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: ${body.length + 50}\r\n\r\n${body}`,
-    () => `POST /api/v1/agents HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n${body}\r\n0\r\n\r\n`,
-    () => `POST /api/v1/agents HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"nam\r\n`,
+    () =>
+      `POST /api/v1/agents HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: ${body.length + 50}\r\n\r\n${body}`,
+    () =>
+      `POST /api/v1/agents HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n${body}\r\n0\r\n\r\n`,
+    () =>
+      `POST /api/v1/agents HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nTransfer-Encoding: chunked\r\n\r\n5\r\n{"nam\r\n`,
     () => `GET /api/v1/agents HTTP/1.1\r\nHost: x\r\nX-Bad\u0000Header: 1\r\n\r\n`,
     () => `GET /api/v1/agents?search=${nastyString(rng)} HTTP/1.1\r\nHost: x\r\n${auth}\r\n`,
     () => `${nastyString(rng)} / HTTP/1.1\r\n\r\n`,
     () => `GET ${'/a'.repeat(5_000)} HTTP/1.1\r\nHost: x\r\n\r\n`,
     () => `GET / HTTP/9.9\r\n\r\n`,
-    () => `POST /embed/concierge/${target.deploymentId}/replies HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 70000\r\n\r\n{`,
-    () => `PUT /api/v1/agents/${target.agentId} HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n{"a":1}`,
+    () =>
+      `POST /embed/concierge/${target.deploymentId}/replies HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 70000\r\n\r\n{`,
+    () =>
+      `PUT /api/v1/agents/${target.agentId} HTTP/1.1\r\nHost: x\r\n${auth}Content-Type: application/json\r\nContent-Length: 5\r\nContent-Length: 6\r\n\r\n{"a":1}`,
     () => `GET /api/v1/agents HTTP/1.1\r\nHost: x\r\n${auth}${'X-Filler: y\r\n'.repeat(2_000)}\r\n`,
   ];
   const text = rng.pick(forms)();
@@ -206,7 +275,9 @@ export async function randomToken(rng: Rng, target: FuzzTarget): Promise<string>
   if (spoil === 5) claims.ctx = JSON.parse(deepJson(40));
   if (spoil === 6) claims.aud = rng.pick([[target.deploymentId, 'x'], 'other', null]);
   if (spoil === 7) {
-    const header = Buffer.from(JSON.stringify({ alg: rng.pick(['none', 'HS512', 'RS256']), typ: 'JWT' })).toString('base64url');
+    const header = Buffer.from(JSON.stringify({ alg: rng.pick(['none', 'HS512', 'RS256']), typ: 'JWT' })).toString(
+      'base64url',
+    );
     return `${header}.${Buffer.from(JSON.stringify(claims)).toString('base64url')}.${rng.chance(0.5) ? '' : 'c2ln'}`;
   }
   if (spoil === 8) return rng.pick(['', 'a.b.c', 'x'.repeat(9_000), `${nastyString(rng)}.${nastyString(rng)}`]);
@@ -217,19 +288,37 @@ export async function randomToken(rng: Rng, target: FuzzTarget): Promise<string>
 export async function randomFrame(rng: Rng, target: FuzzTarget): Promise<string | Buffer> {
   const roll = rng.int(10);
   if (roll === 0) return Buffer.from(Array.from({ length: rng.int(64) }, () => rng.int(256)));
-  if (roll === 1) return rng.pick(['', '{', 'null', '[]', '"hello"', '\u0000', deepJson(1_000), deepJson(3_000, '[', ']'), 'x'.repeat(17 * 1024)]);
+  if (roll === 1)
+    return rng.pick([
+      '',
+      '{',
+      'null',
+      '[]',
+      '"hello"',
+      '\u0000',
+      deepJson(1_000),
+      deepJson(3_000, '[', ']'),
+      'x'.repeat(17 * 1024),
+    ]);
   if (roll === 2) return JSON.stringify(randomJson(rng));
   const messages: Record<string, unknown>[] = [
     { type: 'user_turn', client_turn_id: `c${rng.int(1e6)}`, text: 'When is breakfast?', mode: 'text' },
     { type: 'refresh_token', token: await randomToken(rng, target) },
-    { type: 'hello', token: await randomToken(rng, target), conversation_id: rng.chance(0.5) ? target.conversationId : '00000000-0000-4000-8000-000000000000', last_seq: rng.pick([0, -1, 1e308, 2 ** 53]) },
+    {
+      type: 'hello',
+      token: await randomToken(rng, target),
+      conversation_id: rng.chance(0.5) ? target.conversationId : '00000000-0000-4000-8000-000000000000',
+      last_seq: rng.pick([0, -1, 1e308, 2 ** 53]),
+    },
     { type: 'end' },
     { type: rng.pick(['ping', 'HELLO', 'user_turn ', '__proto__']) },
   ];
   const message = { ...rng.pick(messages) };
   if (rng.chance(0.8)) {
     const keys = Object.keys(message);
-    message[rng.chance(0.8) ? rng.pick(keys) : nastyString(rng).slice(0, 10)] = rng.chance(0.5) ? nastyString(rng) : randomJson(rng);
+    message[rng.chance(0.8) ? rng.pick(keys) : nastyString(rng).slice(0, 10)] = rng.chance(0.5)
+      ? nastyString(rng)
+      : randomJson(rng);
   }
   // A valid end would close the fuzzer's own conversation at once; keep it rare.
   if (message.type === 'end' && Object.keys(message).length === 1 && rng.chance(0.9)) message.extra = 1;

@@ -147,7 +147,12 @@ export interface CallOptions {
   headers?: Record<string, string>;
 }
 
-export async function call<T = any>(base: string, method: string, path: string, options: CallOptions = {}): Promise<Reply<T>> {
+export async function call<T = any>(
+  base: string,
+  method: string,
+  path: string,
+  options: CallOptions = {},
+): Promise<Reply<T>> {
   const headers: Record<string, string> = { ...options.headers };
   if (options.key) headers.authorization = `Bearer ${options.key}`;
   let body: string | Buffer | undefined;
@@ -157,7 +162,11 @@ export async function call<T = any>(base: string, method: string, path: string, 
     headers['content-type'] ??= 'application/json';
   }
   // Bytes as a Uint8Array: a body type both Node's and the DOM's fetch types accept.
-  const res = await fetch(base + path, { method, headers, body: typeof body === 'object' ? new Uint8Array(body) : body });
+  const res = await fetch(base + path, {
+    method,
+    headers,
+    body: typeof body === 'object' ? new Uint8Array(body) : body,
+  });
   const text = await res.text();
   let parsed: unknown = text;
   try {
@@ -173,15 +182,21 @@ export function client(base: string, key?: string) {
   const withKey = (o: CallOptions = {}) => ({ ...(key ? { key } : {}), ...o });
   return {
     get: (path: string, o?: CallOptions) => call(base, 'GET', path, withKey(o)),
-    post: (path: string, body?: unknown, o?: CallOptions) => call(base, 'POST', path, withKey({ ...(body !== undefined ? { body } : {}), ...o })),
-    put: (path: string, body?: unknown, o?: CallOptions) => call(base, 'PUT', path, withKey({ ...(body !== undefined ? { body } : {}), ...o })),
+    post: (path: string, body?: unknown, o?: CallOptions) =>
+      call(base, 'POST', path, withKey({ ...(body !== undefined ? { body } : {}), ...o })),
+    put: (path: string, body?: unknown, o?: CallOptions) =>
+      call(base, 'PUT', path, withKey({ ...(body !== undefined ? { body } : {}), ...o })),
     del: (path: string, o?: CallOptions) => call(base, 'DELETE', path, withKey(o)),
   };
 }
 export type Client = ReturnType<typeof client>;
 
 /** The probe's first truthy answer; `what` names what was awaited when it never comes. */
-export async function waitFor<T>(probe: () => Promise<T | undefined | false>, timeoutMs = 5_000, what = 'the probe'): Promise<T> {
+export async function waitFor<T>(
+  probe: () => Promise<T | undefined | false>,
+  timeoutMs = 5_000,
+  what = 'the probe',
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await probe();
@@ -192,10 +207,16 @@ export async function waitFor<T>(probe: () => Promise<T | undefined | false>, ti
 }
 
 /** Creates an agent and waits for its generation to finish; returns the agent id. */
-export async function createReadyAgent(api: Client, name = 'Front desk', description = 'Hotel concierge'): Promise<string> {
+export async function createReadyAgent(
+  api: Client,
+  name = 'Front desk',
+  description = 'Hotel concierge',
+): Promise<string> {
   const created = await api.post('/api/v1/agents', { name, description });
   if (created.status !== 202) throw new Error(`create agent: ${created.status} ${JSON.stringify(created.body)}`);
-  await waitFor(async () => (await api.get(`/api/v1/jobs/${created.body.data.job_id}/status`)).body.data.status === 'succeeded');
+  await waitFor(
+    async () => (await api.get(`/api/v1/jobs/${created.body.data.job_id}/status`)).body.data.status === 'succeeded',
+  );
   return created.body.data.agent_id;
 }
 
@@ -211,11 +232,13 @@ export function expectError(reply: Reply, status: number, code: string): void {
     throw new Error(`expected ${status} ${code}, got ${reply.status} ${JSON.stringify(reply.body)}`);
   }
   const requestId = reply.headers.get('x-request-id');
-  if (!requestId || reply.body.meta?.request_id !== requestId) throw new Error('error meta.request_id must equal X-Request-Id');
+  if (!requestId || reply.body.meta?.request_id !== requestId)
+    throw new Error('error meta.request_id must equal X-Request-Id');
 }
 
 /** `{"a":{"a":...1}}` (or `[[...1]]`), `depth` levels deep, as text: JSON.stringify cannot write something this deep. */
-export const deepJson = (depth: number, open = '{"a":', close = '}'): string => `${open.repeat(depth)}1${close.repeat(depth)}`;
+export const deepJson = (depth: number, open = '{"a":', close = '}'): string =>
+  `${open.repeat(depth)}1${close.repeat(depth)}`;
 
 export interface RawExchange {
   /** Everything the server sent back. */
@@ -231,7 +254,11 @@ export interface RawExchange {
  * on a socket of its own. `hangUp` closes the client's side right after writing; the client gives
  * up and destroys the socket after `waitMs` if the server has not closed it by then.
  */
-export function rawExchange(url: string, bytes: string | Buffer, o: { hangUp?: boolean; waitMs?: number } = {}): Promise<RawExchange> {
+export function rawExchange(
+  url: string,
+  bytes: string | Buffer,
+  o: { hangUp?: boolean; waitMs?: number } = {},
+): Promise<RawExchange> {
   const { port } = new URL(url);
   return new Promise((resolve) => {
     const started = Date.now();

@@ -27,11 +27,20 @@ export interface NodeProcess {
 }
 
 /** An entry (TypeScript through tsx, or compiled JavaScript with no `loader`) in a process of its own; resolves once stdout has a line matching `ready`. */
-export const startNodeProcess = (entry: string, env: NodeJS.ProcessEnv, ready: RegExp, loader: readonly string[] = TSX): Promise<NodeProcess> =>
-  startProcess(process.execPath, [...loader, entry], env, ready);
+export const startNodeProcess = (
+  entry: string,
+  env: NodeJS.ProcessEnv,
+  ready: RegExp,
+  loader: readonly string[] = TSX,
+): Promise<NodeProcess> => startProcess(process.execPath, [...loader, entry], env, ready);
 
 /** A program in a process of its own, from the repository's root; resolves once stdout has a line matching `ready`. */
-export function startProcess(command: string, args: readonly string[], env: NodeJS.ProcessEnv, ready: RegExp): Promise<NodeProcess> {
+export function startProcess(
+  command: string,
+  args: readonly string[],
+  env: NodeJS.ProcessEnv,
+  ready: RegExp,
+): Promise<NodeProcess> {
   const child = spawn(command, args, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
   const name = args.at(-1) ?? command;
   let out = '';
@@ -53,7 +62,8 @@ export function startProcess(command: string, args: readonly string[], env: Node
 }
 
 /** `server/src/main.ts`, resolved on its `Listening on` line; SIGTERM stops it without the drain unless `env` asks for one. */
-export const startServiceProcess = (env: NodeJS.ProcessEnv): Promise<NodeProcess> => startNodeProcess('server/src/main.ts', { DRAIN_S: '0', ...env }, /^Listening on (http:\/\/\S+)$/m);
+export const startServiceProcess = (env: NodeJS.ProcessEnv): Promise<NodeProcess> =>
+  startNodeProcess('server/src/main.ts', { DRAIN_S: '0', ...env }, /^Listening on (http:\/\/\S+)$/m);
 
 /** The bootstrap key a first start prints right after its Listening line. */
 export async function bootstrapKey(service: NodeProcess): Promise<string> {
@@ -66,7 +76,11 @@ export async function bootstrapKey(service: NodeProcess): Promise<string> {
 }
 
 /** Runs `work` against a new, empty database beside `adminUrl`'s, dropped afterwards. */
-export async function withScratchDatabase<T>(adminUrl: string, prefix: string, work: (url: string) => Promise<T>): Promise<T> {
+export async function withScratchDatabase<T>(
+  adminUrl: string,
+  prefix: string,
+  work: (url: string) => Promise<T>,
+): Promise<T> {
   const name = `${prefix}_${process.pid}_${Math.random().toString(36).slice(2, 8)}`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();

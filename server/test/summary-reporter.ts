@@ -12,7 +12,11 @@ export default class SummaryReporter implements Reporter {
     let needPostgres = 0;
     for (const module of testModules) {
       const broken = [module, ...module.children.allSuites()].filter((part) => part.errors().length > 0);
-      const stranded = new Set(broken.flatMap((part) => [...part.children.allTests()]).filter((test) => test.options.mode === 'run' || test.options.mode === 'only'));
+      const stranded = new Set(
+        broken
+          .flatMap((part) => [...part.children.allTests()])
+          .filter((test) => test.options.mode === 'run' || test.options.mode === 'only'),
+      );
       let failedHere = 0;
       for (const test of module.children.allTests()) {
         const state = test.result().state;
@@ -29,7 +33,9 @@ export default class SummaryReporter implements Reporter {
     process.stdout.write(`\nTests: ${counts.passed} passed, ${counts.failed} failed, ${counts.skipped} skipped\n`);
     // Skipped must never read as "fine, nothing to run": say which ones and how to run them.
     if (needPostgres && !process.env.TEST_DATABASE_URL) {
-      process.stdout.write(`Skipped: ${needPostgres} of them need PostgreSQL; set TEST_DATABASE_URL=postgres://USER@HOST:5432/DB to run them (CI does).\n`);
+      process.stdout.write(
+        `Skipped: ${needPostgres} of them need PostgreSQL; set TEST_DATABASE_URL=postgres://USER@HOST:5432/DB to run them (CI does).\n`,
+      );
     }
   }
 }

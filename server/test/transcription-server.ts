@@ -13,10 +13,15 @@ export type TranscriptionBehaviour = (upload: Upload, res: ServerResponse, req: 
 
 /** Answers text derived from what it received: `"<n> ms in <language>"`. */
 export const hearsLength: TranscriptionBehaviour = (upload, res) =>
-  res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ text: `${(upload.wav.dataBytes / 32).toFixed(0)} ms in ${upload.fields.language}` }));
+  res
+    .writeHead(200, { 'content-type': 'application/json' })
+    .end(JSON.stringify({ text: `${(upload.wav.dataBytes / 32).toFixed(0)} ms in ${upload.fields.language}` }));
 
 /** Reads `multipart/form-data` as an OpenAI-compatible transcription endpoint receives it. */
-function parseMultipart(body: Buffer, contentType: string): { fields: Record<string, string>; file: Buffer | undefined } {
+function parseMultipart(
+  body: Buffer,
+  contentType: string,
+): { fields: Record<string, string>; file: Buffer | undefined } {
   const boundary = /boundary=([^;]+)/.exec(contentType)?.[1];
   if (!boundary) throw new Error(`no boundary in ${contentType}`);
   const fields: Record<string, string> = {};
@@ -56,14 +61,24 @@ export async function startTranscriptionServer(behaviour?: TranscriptionBehaviou
     });
     req.on('end', () => {
       const { fields, file } = parseMultipart(Buffer.concat(chunks), req.headers['content-type'] ?? '');
-      if (!file || file.subarray(0, 4).toString('ascii') !== 'RIFF' || file.subarray(8, 12).toString('ascii') !== 'WAVE') {
+      if (
+        !file ||
+        file.subarray(0, 4).toString('ascii') !== 'RIFF' ||
+        file.subarray(8, 12).toString('ascii') !== 'WAVE'
+      ) {
         res.writeHead(400).end('{"error":"not a WAV file"}');
         return;
       }
       const upload: Upload = {
         authorization: req.headers.authorization,
         fields,
-        wav: { channels: file.readUInt16LE(22), sampleRate: file.readUInt32LE(24), bitsPerSample: file.readUInt16LE(34), declaredBytes: file.readUInt32LE(40), dataBytes: file.length - 44 },
+        wav: {
+          channels: file.readUInt16LE(22),
+          sampleRate: file.readUInt32LE(24),
+          bitsPerSample: file.readUInt16LE(34),
+          declaredBytes: file.readUInt32LE(40),
+          dataBytes: file.length - 44,
+        },
       };
       uploads.push(upload);
       state.behaviour(upload, res, req);
@@ -74,6 +89,10 @@ export async function startTranscriptionServer(behaviour?: TranscriptionBehaviou
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/audio/transcriptions`,
     uploads,
     state,
-    close: () => new Promise<void>((resolve) => { server.closeAllConnections(); server.close(() => resolve()); }),
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections();
+        server.close(() => resolve());
+      }),
   };
 }

@@ -46,7 +46,8 @@ class Widget {
 
   constructor(private readonly options: InitOptions) {
     const baseUrl = (this.baseUrl = (options.baseUrl ?? scriptBase).replace(/\/$/, ''));
-    const getToken = options.getToken ?? (options.tokenUrl ? fetchToken(new URL(options.tokenUrl, location.href).href) : undefined);
+    const getToken =
+      options.getToken ?? (options.tokenUrl ? fetchToken(new URL(options.tokenUrl, location.href).href) : undefined);
     if (!options.deploymentId || !getToken) throw new Error('init needs deploymentId and getToken (or tokenUrl)');
     this.speech = options.speech ?? browserSpeech();
     this.client = new SessionClient({
@@ -56,7 +57,8 @@ class Widget {
       storage: safeSessionStorage(),
       surroundings: browserSurroundings(),
       browserRecognition: this.speech.canListen,
-      speak: (sentence) => this.speech.speak(sentence, this.client.language, this.client.view.agent?.voice ?? undefined),
+      speak: (sentence) =>
+        this.speech.speak(sentence, this.client.language, this.client.view.agent?.voice ?? undefined),
       act: (action, turnId) => this.runAction(action, turnId),
     });
     this.client.onEvent((event) => {
@@ -80,7 +82,12 @@ class Widget {
 
   /** The widget's words follow `init({locale})`, the visitor's menu choice, the browser's languages, the agent's language, then English. */
   private showWords(): void {
-    const tags = [this.options.locale, this.client.chosenLanguage, ...navigator.languages, this.client.view.agent?.language];
+    const tags = [
+      this.options.locale,
+      this.client.chosenLanguage,
+      ...navigator.languages,
+      this.client.view.agent?.language,
+    ];
     void loadWords(localeFor(tags), this.baseUrl).then(() => this.render());
   }
 
@@ -105,7 +112,13 @@ class Widget {
 
   /** Runs a client action's handler; a missing or failing one is told as `action_failed`, and the widget goes on. */
   private runAction(action: ClientAction, turnId: string | undefined): void {
-    const failed = (why: unknown) => this.dispatch({ type: 'error', code: 'action_failed', name: action.name, message: `${action.name}: ${why instanceof Error ? why.message : String(why)}` });
+    const failed = (why: unknown) =>
+      this.dispatch({
+        type: 'error',
+        code: 'action_failed',
+        name: action.name,
+        message: `${action.name}: ${why instanceof Error ? why.message : String(why)}`,
+      });
     const handler = actions.get(action.name);
     if (!handler) return failed('not registered (Concierge.registerAction)');
     try {
@@ -134,7 +147,17 @@ class Widget {
       this.client.chooseLanguage(tag);
       this.showWords();
     };
-    render(<App client={this.client} speech={this.speech} open={this.opened} setOpen={(open) => this.setOpen(open)} onError={onError} onLanguage={onLanguage} />, this.host.shadowRoot!);
+    render(
+      <App
+        client={this.client}
+        speech={this.speech}
+        open={this.opened}
+        setOpen={(open) => this.setOpen(open)}
+        onError={onError}
+        onLanguage={onLanguage}
+      />,
+      this.host.shadowRoot!,
+    );
   }
 }
 

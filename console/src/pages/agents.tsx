@@ -32,12 +32,18 @@ function CreateAgent({ onCreated }: { onCreated(): void }) {
       </label>
       <label>
         Description (what it should know and do; generation starts from it)
-        <textarea maxLength={4000} rows={3} value={description} onInput={(e) => setDescription(e.currentTarget.value)} />
+        <textarea
+          maxLength={4000}
+          rows={3}
+          value={description}
+          onInput={(e) => setDescription(e.currentTarget.value)}
+        />
       </label>
       <ErrorNote error={action.error} />
       {job && (
         <p role="status">
-          Generation {job.status}: <progress max={100} value={job.progress} aria-label="Generation progress" /> {job.progress}%{job.error ? `: ${job.error}` : ''}
+          Generation {job.status}: <progress max={100} value={job.progress} aria-label="Generation progress" />{' '}
+          {job.progress}%{job.error ? `: ${job.error}` : ''}
         </p>
       )}
       <button type="submit" class="primary" disabled={action.busy}>
@@ -51,7 +57,10 @@ export function AgentsPage() {
   const [search, setSearch] = useState('');
   const [status, setStatus] = useState('');
   const [page, setPage] = useState(1);
-  const agents = useLoad(() => list<Agent>(path`/api/v1/agents${query({ search, status, page })}`), [search, status, page]);
+  const agents = useLoad(
+    () => list<Agent>(path`/api/v1/agents${query({ search, status, page })}`),
+    [search, status, page],
+  );
   return (
     <section>
       <Title>Agents</Title>
@@ -105,7 +114,9 @@ function DraftEditor({ agent, onSaved }: { agent: Agent; onSaved(a: Agent): void
   }
   const voice = (spec?.voice ?? {}) as Spec;
   const set = (key: string, value: unknown) => spec && setRaw(pretty({ ...spec, [key]: value }));
-  const save = useAction(async () => onSaved((await put<Agent>(path`/api/v1/agents/${agent.id}`, { draft_spec: spec })).data));
+  const save = useAction(async () =>
+    onSaved((await put<Agent>(path`/api/v1/agents/${agent.id}`, { draft_spec: spec })).data),
+  );
   const text = (key: string) => (typeof spec?.[key] === 'string' ? (spec[key] as string) : '');
   return (
     <ActionForm onRun={() => void save.start()}>
@@ -117,16 +128,31 @@ function DraftEditor({ agent, onSaved }: { agent: Agent; onSaved(a: Agent): void
         </label>
         <label>
           Language (BCP 47)
-          <input value={text('language')} placeholder="en-US" disabled={!spec} onInput={(e) => set('language', e.currentTarget.value)} />
+          <input
+            value={text('language')}
+            placeholder="en-US"
+            disabled={!spec}
+            onInput={(e) => set('language', e.currentTarget.value)}
+          />
         </label>
         <label>
           Voice name
-          <input value={typeof voice.name === 'string' ? voice.name : ''} disabled={!spec} onInput={(e) => set('voice', { ...voice, name: e.currentTarget.value })} />
+          <input
+            value={typeof voice.name === 'string' ? voice.name : ''}
+            disabled={!spec}
+            onInput={(e) => set('voice', { ...voice, name: e.currentTarget.value })}
+          />
         </label>
       </div>
       <label>
         Draft as JSON
-        <textarea class="mono" rows={12} value={raw} aria-invalid={!!problem} onInput={(e) => setRaw(e.currentTarget.value)} />
+        <textarea
+          class="mono"
+          rows={12}
+          value={raw}
+          aria-invalid={!!problem}
+          onInput={(e) => setRaw(e.currentTarget.value)}
+        />
       </label>
       {problem && <p class="warn">{problem}</p>}
       <ErrorNote error={save.error} />
@@ -138,7 +164,10 @@ function DraftEditor({ agent, onSaved }: { agent: Agent; onSaved(a: Agent): void
 }
 
 function Versions({ agent }: { agent: Agent }) {
-  const versions = useLoad(() => list<AgentVersion>(path`/api/v1/agents/${agent.id}/versions?per_page=100`), [agent.id, agent.version]);
+  const versions = useLoad(
+    () => list<AgentVersion>(path`/api/v1/agents/${agent.id}/versions?per_page=100`),
+    [agent.id, agent.version],
+  );
   const all = versions.data?.data ?? [];
   const [from, setFrom] = useState<number>();
   const [to, setTo] = useState<number>();
@@ -170,7 +199,10 @@ function Versions({ agent }: { agent: Agent }) {
           </div>
           <pre class="diff" tabIndex={0} aria-label={`Changes from v${a?.version} to v${b?.version}`}>
             {lineDiff(pretty(a?.agent_spec), pretty(b?.agent_spec)).map((l, i) => (
-              <span key={i} class={l.kind === '+' ? 'add' : l.kind === '-' ? 'del' : ''}>{`${l.kind} ${l.text}\n`}</span>
+              <span
+                key={i}
+                class={l.kind === '+' ? 'add' : l.kind === '-' ? 'del' : ''}
+              >{`${l.kind} ${l.text}\n`}</span>
             ))}
           </pre>
         </>
@@ -203,7 +235,12 @@ export function AgentPage({ id }: { id: string }) {
       </p>
       {agent.description && <p>{agent.description}</p>}
       <div class="actions">
-        <button type="button" class="primary" disabled={publish.busy || agent.status === 'generating' || agent.status === 'failed'} onClick={() => publish.start()}>
+        <button
+          type="button"
+          class="primary"
+          disabled={publish.busy || agent.status === 'generating' || agent.status === 'failed'}
+          onClick={() => publish.start()}
+        >
           Publish the draft
         </button>
         <a class="button" href={`#/deployments?agent=${agent.id}`}>
@@ -215,7 +252,9 @@ export function AgentPage({ id }: { id: string }) {
       </div>
       <ErrorNote error={publish.error} />
       <ErrorNote error={remove.error} />
-      {inUse && <p class="warn">An active deployment uses this agent: deactivate its deployments first, then delete it.</p>}
+      {inUse && (
+        <p class="warn">An active deployment uses this agent: deactivate its deployments first, then delete it.</p>
+      )}
       <DraftEditor agent={agent} onSaved={setAgent} />
       <Versions agent={agent} />
     </section>

@@ -8,15 +8,28 @@ const DAY_MS = 86_400_000;
 const dateOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
 
 /** A bucket's start as a reader names it: its day, or its day and hour (UTC). */
-const labelOf = (start: string, interval: Analytics['interval']) => (interval === 'day' ? start.slice(0, 10) : `${start.slice(0, 10)} ${start.slice(11, 16)}`);
+const labelOf = (start: string, interval: Analytics['interval']) =>
+  interval === 'day' ? start.slice(0, 10) : `${start.slice(0, 10)} ${start.slice(11, 16)}`;
 
 type Bucket = Analytics['buckets'][number];
 const failed = (b: Bucket) => Object.values(b.turns_failed).reduce((a, n) => a + n, 0);
 
 /** The charts, each a title and its series: a name, the number of a bucket, and how it is drawn. */
 const CHARTS: { title: string; unit?: string; series: [string, (b: Bucket) => number | null, Series['tone']][] }[] = [
-  { title: 'Conversations and visitors', series: [['Conversations', (b) => b.conversations, 'main'], ['Visitors', (b) => b.visitors, 'alt']] },
-  { title: 'Turns and failed turns', series: [['Turns', (b) => b.turns, 'main'], ['Failed', failed, 'bad']] },
+  {
+    title: 'Conversations and visitors',
+    series: [
+      ['Conversations', (b) => b.conversations, 'main'],
+      ['Visitors', (b) => b.visitors, 'alt'],
+    ],
+  },
+  {
+    title: 'Turns and failed turns',
+    series: [
+      ['Turns', (b) => b.turns, 'main'],
+      ['Failed', failed, 'bad'],
+    ],
+  },
   {
     title: 'Failures by reason',
     series: [
@@ -25,9 +38,29 @@ const CHARTS: { title: string; unit?: string; series: [string, (b: Bucket) => nu
       ['No reply in time', (b) => b.turns_failed.reply_timeout, 'main'],
     ],
   },
-  { title: 'Feedback', series: [['Helpful', (b) => b.feedback_up, 'main'], ['Not helpful', (b) => b.feedback_down, 'bad']] },
-  { title: 'Time to reply', unit: ' ms', series: [['p50', (b) => b.time_to_reply_ms.p50, 'main'], ['p95', (b) => b.time_to_reply_ms.p95, 'alt']] },
-  { title: 'Hook call latency', unit: ' ms', series: [['p50', (b) => b.hook_latency_ms.p50, 'main'], ['p95', (b) => b.hook_latency_ms.p95, 'alt']] },
+  {
+    title: 'Feedback',
+    series: [
+      ['Helpful', (b) => b.feedback_up, 'main'],
+      ['Not helpful', (b) => b.feedback_down, 'bad'],
+    ],
+  },
+  {
+    title: 'Time to reply',
+    unit: ' ms',
+    series: [
+      ['p50', (b) => b.time_to_reply_ms.p50, 'main'],
+      ['p95', (b) => b.time_to_reply_ms.p95, 'alt'],
+    ],
+  },
+  {
+    title: 'Hook call latency',
+    unit: ' ms',
+    series: [
+      ['p50', (b) => b.hook_latency_ms.p50, 'main'],
+      ['p95', (b) => b.hook_latency_ms.p95, 'alt'],
+    ],
+  },
 ];
 
 /**
@@ -44,8 +77,17 @@ export function AnalyticsPage() {
   const deployments = useLoad(() => list<Deployment>(path`/api/v1/deployments?per_page=100`), []);
   const agents = useLoad(() => list<Agent>(path`/api/v1/agents?per_page=100`), []);
   // `to` as the reader picks it is the last day shown: the API's end is the next midnight.
-  const params = { from, to: dateOf(Date.parse(to) + DAY_MS), interval, deployment_id: deploymentId || undefined, agent_id: agentId || undefined };
-  const loaded = useLoad(() => get<Analytics>(path`/api/v1/analytics${query(params)}`), [from, to, interval, deploymentId, agentId]);
+  const params = {
+    from,
+    to: dateOf(Date.parse(to) + DAY_MS),
+    interval,
+    deployment_id: deploymentId || undefined,
+    agent_id: agentId || undefined,
+  };
+  const loaded = useLoad(
+    () => get<Analytics>(path`/api/v1/analytics${query(params)}`),
+    [from, to, interval, deploymentId, agentId],
+  );
   const data = loaded.data;
   const labels = data?.buckets.map((b) => labelOf(b.start, data.interval)) ?? [];
   return (
@@ -54,11 +96,21 @@ export function AnalyticsPage() {
       <div class="filters">
         <label>
           From
-          <input type="date" value={from} max={to} onInput={(e) => e.currentTarget.value && setFrom(e.currentTarget.value)} />
+          <input
+            type="date"
+            value={from}
+            max={to}
+            onInput={(e) => e.currentTarget.value && setFrom(e.currentTarget.value)}
+          />
         </label>
         <label>
           To
-          <input type="date" value={to} min={from} onInput={(e) => e.currentTarget.value && setTo(e.currentTarget.value)} />
+          <input
+            type="date"
+            value={to}
+            min={from}
+            onInput={(e) => e.currentTarget.value && setTo(e.currentTarget.value)}
+          />
         </label>
         <label>
           Per
@@ -105,11 +157,21 @@ export function AnalyticsPage() {
               👍 {data.totals.feedback_up} · 👎 {data.totals.feedback_down}
             </dd>
             <dt>Time to reply (p50 / p95)</dt>
-            <dd>{data.totals.time_to_reply_ms.count ? `${data.totals.time_to_reply_ms.p50} / ${data.totals.time_to_reply_ms.p95} ms` : '—'}</dd>
+            <dd>
+              {data.totals.time_to_reply_ms.count
+                ? `${data.totals.time_to_reply_ms.p50} / ${data.totals.time_to_reply_ms.p95} ms`
+                : '—'}
+            </dd>
           </dl>
           <div class="charts">
             {CHARTS.map((chart) => (
-              <BarChart key={chart.title} title={chart.title} unit={chart.unit} labels={labels} series={chart.series.map(([name, pick, tone]) => ({ name, values: data.buckets.map(pick), tone }))} />
+              <BarChart
+                key={chart.title}
+                title={chart.title}
+                unit={chart.unit}
+                labels={labels}
+                series={chart.series.map(([name, pick, tone]) => ({ name, values: data.buckets.map(pick), tone }))}
+              />
             ))}
           </div>
         </>

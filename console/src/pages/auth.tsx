@@ -17,18 +17,31 @@ export function SignIn({ onDone }: { onDone(): Promise<void> }) {
         <Title>Sign in to Concierge</Title>
         <label>
           Email
-          <input type="email" autocomplete="username" required value={email} onInput={(e) => setEmail(e.currentTarget.value)} />
+          <input
+            type="email"
+            autocomplete="username"
+            required
+            value={email}
+            onInput={(e) => setEmail(e.currentTarget.value)}
+          />
         </label>
         <label>
           Password
-          <input type="password" autocomplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+          <input
+            type="password"
+            autocomplete="current-password"
+            required
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+          />
         </label>
         <ErrorNote error={action.error} />
         <button type="submit" class="primary" disabled={action.busy}>
           Sign in
         </button>
         <p class="muted">
-          No account yet? Ask for a welcome link: <code>npm run admin -- create-user --customer ID --email you@example.com</code>
+          No account yet? Ask for a welcome link:{' '}
+          <code>npm run admin -- create-user --customer ID --email you@example.com</code>
         </p>
       </ActionForm>
     </main>
@@ -53,11 +66,25 @@ export function Welcome({ token, onDone }: { token: string; onDone(): Promise<vo
         <p>Choose a password to finish setting up your account. This link works once.</p>
         <label>
           Password (at least {MIN_PASSWORD} characters)
-          <input type="password" autocomplete="new-password" required minLength={MIN_PASSWORD} value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+          <input
+            type="password"
+            autocomplete="new-password"
+            required
+            minLength={MIN_PASSWORD}
+            value={password}
+            onInput={(e) => setPassword(e.currentTarget.value)}
+          />
         </label>
         <label>
           The same password again
-          <input type="password" autocomplete="new-password" required value={again} aria-invalid={mismatch} onInput={(e) => setAgain(e.currentTarget.value)} />
+          <input
+            type="password"
+            autocomplete="new-password"
+            required
+            value={again}
+            aria-invalid={mismatch}
+            onInput={(e) => setAgain(e.currentTarget.value)}
+          />
         </label>
         {mismatch && <p class="warn">The two passwords differ.</p>}
         <ErrorNote error={action.error} />

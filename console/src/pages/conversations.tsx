@@ -5,7 +5,15 @@ import type { Conversation, ConversationDetail, Delivery } from '../types';
 import { Badge, DeliveryView, Empty, ErrorNote, ListTable, Loading, Title, useAction, useLoad } from '../ui';
 
 /** The turns of a conversation as one timeline each, then its transcript deliveries with Redeliver. */
-export function Timeline({ conversation, transcript, onRedelivered }: { conversation: ConversationDetail; transcript: Delivery[]; onRedelivered(): void }) {
+export function Timeline({
+  conversation,
+  transcript,
+  onRedelivered,
+}: {
+  conversation: ConversationDetail;
+  transcript: Delivery[];
+  onRedelivered(): void;
+}) {
   const redeliver = useAction(async (id: string) => {
     await post<Delivery>(path`/api/v1/deliveries/${id}/redeliver`);
     onRedelivered();
@@ -31,7 +39,9 @@ export function Timeline({ conversation, transcript, onRedelivered }: { conversa
       <section class="card">
         <h3>Transcript deliveries</h3>
         <ErrorNote error={redeliver.error} />
-        {transcript.length === 0 && <Empty>No transcript event sent yet (or no transcript hook URL on the deployment).</Empty>}
+        {transcript.length === 0 && (
+          <Empty>No transcript event sent yet (or no transcript hook URL on the deployment).</Empty>
+        )}
         <ul class="plain">
           {transcript.map((d) => (
             <li key={d.id}>
@@ -73,8 +83,10 @@ export function ConversationPage({ id }: { id: string }) {
       </p>
       <Title>Conversation with {c.user.name ?? c.user.sub}</Title>
       <p>
-        <Badge value={c.status} /> {c.end_reason ? `ended: ${c.end_reason} · ` : ''}started {when(c.created_at)} · agent v{c.agent_version} · {c.turn_count} turns
-        {c.failed_turn_count ? `, ${c.failed_turn_count} failed` : ''} · {c.handler === 'person' ? `handled by ${c.handler_name}` : 'handled by the agent'}
+        <Badge value={c.status} /> {c.end_reason ? `ended: ${c.end_reason} · ` : ''}started {when(c.created_at)} · agent
+        v{c.agent_version} · {c.turn_count} turns
+        {c.failed_turn_count ? `, ${c.failed_turn_count} failed` : ''} ·{' '}
+        {c.handler === 'person' ? `handled by ${c.handler_name}` : 'handled by the agent'}
         {c.needs_person ? ` · needs a person: ${c.handoff_reason}` : ''}
         {c.status === 'open' && (
           <>
@@ -99,23 +111,73 @@ export function ConversationPage({ id }: { id: string }) {
 
 /** The list's filters that take one of a few values: the query key, its label, and each value with its words. */
 const CHOICES = [
-  ['status', 'Status', [['', 'Any'], ['open', 'open'], ['ended', 'ended']]],
-  ['has_failures', 'Failures', [['', 'Any'], ['true', 'With failures'], ['false', 'Without failures']]],
-  ['handler', 'Handled by', [['', 'Anyone'], ['agent', 'The agent'], ['person', 'A person']]],
-  ['needs_person', 'Needs a person', [['', 'Any'], ['true', 'Needs a person'], ['false', 'Does not']]],
+  [
+    'status',
+    'Status',
+    [
+      ['', 'Any'],
+      ['open', 'open'],
+      ['ended', 'ended'],
+    ],
+  ],
+  [
+    'has_failures',
+    'Failures',
+    [
+      ['', 'Any'],
+      ['true', 'With failures'],
+      ['false', 'Without failures'],
+    ],
+  ],
+  [
+    'handler',
+    'Handled by',
+    [
+      ['', 'Anyone'],
+      ['agent', 'The agent'],
+      ['person', 'A person'],
+    ],
+  ],
+  [
+    'needs_person',
+    'Needs a person',
+    [
+      ['', 'Any'],
+      ['true', 'Needs a person'],
+      ['false', 'Does not'],
+    ],
+  ],
 ] as const;
 
 export function ConversationsPage() {
   const initial = new URLSearchParams(location.hash.split('?')[1]);
-  const [filters, setFilters] = useState({ deployment_id: initial.get('deployment_id') ?? '', agent_id: '', status: '', search: '', user_sub: '', has_failures: '', handler: '', needs_person: '', created_after: '', created_before: '' });
+  const [filters, setFilters] = useState({
+    deployment_id: initial.get('deployment_id') ?? '',
+    agent_id: '',
+    status: '',
+    search: '',
+    user_sub: '',
+    has_failures: '',
+    handler: '',
+    needs_person: '',
+    created_after: '',
+    created_before: '',
+  });
   const [page, setPage] = useState(1);
   const set = (key: keyof typeof filters) => (e: { currentTarget: { value: string } }) => {
     setFilters({ ...filters, [key]: e.currentTarget.value });
     setPage(1);
   };
   // The date inputs are local days; the API takes instants.
-  const params = { ...filters, created_after: startOfDay(filters.created_after), created_before: startOfDay(filters.created_before, 1) };
-  const conversations = useLoad(() => list<Conversation>(path`/api/v1/conversations${query({ ...params, page })}`), [JSON.stringify(params), page]);
+  const params = {
+    ...filters,
+    created_after: startOfDay(filters.created_after),
+    created_before: startOfDay(filters.created_before, 1),
+  };
+  const conversations = useLoad(
+    () => list<Conversation>(path`/api/v1/conversations${query({ ...params, page })}`),
+    [JSON.stringify(params), page],
+  );
   const exporting = useAction(async () => {
     const ndjson = await text(path`/api/v1/conversations/export${query(params)}`);
     const link = document.createElement('a');

@@ -1,8 +1,38 @@
 import { useEffect, useState } from 'preact/hooks';
 import { get, list, post, put, query, path } from '../api';
-import { languageProblems, originProblems, serverSnippetOf, signedStringOf, snippetOf, verificationSnippets, when } from '../logic';
-import type { Agent, AgentVersion, CreatedDeployment, Delivery, Deployment, Diagnostics, RotatedSecret } from '../types';
-import { ActionForm, Badge, CodeBlock, DeliveryView, Empty, ErrorNote, ListTable, Loading, LocaleOptions, OnceSecret, Title, useAction, useLoad } from '../ui';
+import {
+  languageProblems,
+  originProblems,
+  serverSnippetOf,
+  signedStringOf,
+  snippetOf,
+  verificationSnippets,
+  when,
+} from '../logic';
+import type {
+  Agent,
+  AgentVersion,
+  CreatedDeployment,
+  Delivery,
+  Deployment,
+  Diagnostics,
+  RotatedSecret,
+} from '../types';
+import {
+  ActionForm,
+  Badge,
+  CodeBlock,
+  DeliveryView,
+  Empty,
+  ErrorNote,
+  ListTable,
+  Loading,
+  LocaleOptions,
+  OnceSecret,
+  Title,
+  useAction,
+  useLoad,
+} from '../ui';
 
 export function DeploymentsPage() {
   const preset = new URLSearchParams(location.hash.split('?')[1]).get('agent') ?? '';
@@ -13,7 +43,10 @@ export function DeploymentsPage() {
   const [hookUrl, setHookUrl] = useState('');
   const [created, setCreated] = useState<CreatedDeployment>();
   const create = useAction(async () => {
-    const body = { agent_id: agentId || agents.data?.data[0]?.id, channel_config: hookUrl ? { hook_url: hookUrl } : {} };
+    const body = {
+      agent_id: agentId || agents.data?.data[0]?.id,
+      channel_config: hookUrl ? { hook_url: hookUrl } : {},
+    };
     setCreated(await post<CreatedDeployment>(path`/api/v1/deployments`, body));
     deployments.reload();
   });
@@ -40,7 +73,12 @@ export function DeploymentsPage() {
             </label>
             <label>
               Your hook URL (receives each turn)
-              <input type="url" placeholder="https://example.com/concierge/hook" value={hookUrl} onInput={(e) => setHookUrl(e.currentTarget.value)} />
+              <input
+                type="url"
+                placeholder="https://example.com/concierge/hook"
+                value={hookUrl}
+                onInput={(e) => setHookUrl(e.currentTarget.value)}
+              />
             </label>
           </div>
         )}
@@ -49,7 +87,8 @@ export function DeploymentsPage() {
           <>
             <OnceSecret label="Signing secret" value={created.signing_secret} />
             <p>
-              <a href={`#/deployments/${created.id}`}>Open the new deployment</a> to finish its settings and activate it.
+              <a href={`#/deployments/${created.id}`}>Open the new deployment</a> to finish its settings and activate
+              it.
             </p>
           </>
         )}
@@ -98,7 +137,10 @@ function Settings({ dep, onSaved }: { dep: Deployment; onSaved(d: Deployment): v
   const [version, setVersion] = useState(dep.agent_version === null ? '' : String(dep.agent_version));
   const [environment, setEnvironment] = useState(dep.environment);
   const [direction, setDirection] = useState(dep.call_direction);
-  const versions = useLoad(() => list<AgentVersion>(path`/api/v1/agents/${dep.agent_id}/versions?per_page=100`), [dep.agent_id]);
+  const versions = useLoad(
+    () => list<AgentVersion>(path`/api/v1/agents/${dep.agent_id}/versions?per_page=100`),
+    [dep.agent_id],
+  );
   const originList = origins.split(/\s+/).filter(Boolean);
   const problems = originProblems(originList);
   const [warnings, setWarnings] = useState<{ path: string; message: string }[]>([]);
@@ -112,10 +154,21 @@ function Settings({ dep, onSaved }: { dep: Deployment; onSaved(d: Deployment): v
         hook_url: hookUrl || undefined,
         transcript_hook_url: transcriptUrl || undefined,
         allowed_origins: originList,
-        widget: { ...theme, title: title || undefined, accent_color: accent, position, languages: languageList.length ? languageList : undefined },
+        widget: {
+          ...theme,
+          title: title || undefined,
+          accent_color: accent,
+          position,
+          languages: languageList.length ? languageList : undefined,
+        },
       },
       engagement_rules: { ...rules, max_turns_per_conversation: num(maxTurns), turns_per_minute: num(perMinute) },
-      runtime_config: { ...runtime, hook_timeout_ms: num(hookTimeout), reply_timeout_s: num(replyTimeout), speech_recognition: recognition },
+      runtime_config: {
+        ...runtime,
+        hook_timeout_ms: num(hookTimeout),
+        reply_timeout_s: num(replyTimeout),
+        speech_recognition: recognition,
+      },
     });
     setWarnings(meta.warnings ?? []);
     onSaved(data);
@@ -134,7 +187,10 @@ function Settings({ dep, onSaved }: { dep: Deployment; onSaved(d: Deployment): v
         </label>
         <label>
           Environment
-          <select value={environment} onChange={(e) => setEnvironment(e.currentTarget.value as Deployment['environment'])}>
+          <select
+            value={environment}
+            onChange={(e) => setEnvironment(e.currentTarget.value as Deployment['environment'])}
+          >
             <option value="production">production</option>
             <option value="staging">staging</option>
             <option value="development">development</option>
@@ -142,7 +198,10 @@ function Settings({ dep, onSaved }: { dep: Deployment; onSaved(d: Deployment): v
         </label>
         <label>
           Who speaks first
-          <select value={direction} onChange={(e) => setDirection(e.currentTarget.value as Deployment['call_direction'])}>
+          <select
+            value={direction}
+            onChange={(e) => setDirection(e.currentTarget.value as Deployment['call_direction'])}
+          >
             <option value="inbound">The visitor (inbound)</option>
             <option value="outbound">The agent's greeting (outbound)</option>
           </select>
@@ -188,7 +247,8 @@ function Settings({ dep, onSaved }: { dep: Deployment; onSaved(d: Deployment): v
           </label>
         </div>
         <label>
-          Languages in the widget's menu (BCP 47 tags such as de-DE, one per line; two or more show the menu, and the visitor's choice is each turn's language)
+          Languages in the widget's menu (BCP 47 tags such as de-DE, one per line; two or more show the menu, and the
+          visitor's choice is each turn's language)
           <textarea rows={3} value={languages} onInput={(e) => setLanguages(e.currentTarget.value)} />
         </label>
         {languageProblems(languageList).map((p) => (
@@ -228,11 +288,23 @@ function Settings({ dep, onSaved }: { dep: Deployment; onSaved(d: Deployment): v
           </label>
           <label>
             Hook timeout, ms (500–15000, default 5000)
-            <input type="number" min={500} max={15000} value={hookTimeout} onInput={(e) => setHookTimeout(e.currentTarget.value)} />
+            <input
+              type="number"
+              min={500}
+              max={15000}
+              value={hookTimeout}
+              onInput={(e) => setHookTimeout(e.currentTarget.value)}
+            />
           </label>
           <label>
             Reply timeout, s (5–3600, default 120)
-            <input type="number" min={5} max={3600} value={replyTimeout} onInput={(e) => setReplyTimeout(e.currentTarget.value)} />
+            <input
+              type="number"
+              min={5}
+              max={3600}
+              value={replyTimeout}
+              onInput={(e) => setReplyTimeout(e.currentTarget.value)}
+            />
           </label>
           <label>
             Speech recognition
@@ -260,13 +332,20 @@ function Settings({ dep, onSaved }: { dep: Deployment; onSaved(d: Deployment): v
 
 /** What to do about each refusal, in plain words (README, Knowing how it goes). */
 function fixFor(refusal: Diagnostics['refused'][number], dep: Deployment): string {
-  if (refusal.reason === 'origin_not_allowed') return `Pages on ${refusal.origin} are refused: add it to Allowed origins above if the widget belongs there.`;
-  if (refusal.reason === 'deployment_inactive') return dep.status === 'active' ? 'The deployment was inactive then; it is active now.' : 'The deployment is inactive: activate it above.';
+  if (refusal.reason === 'origin_not_allowed')
+    return `Pages on ${refusal.origin} are refused: add it to Allowed origins above if the widget belongs there.`;
+  if (refusal.reason === 'deployment_inactive')
+    return dep.status === 'active'
+      ? 'The deployment was inactive then; it is active now.'
+      : 'The deployment is inactive: activate it above.';
   const fixes: Record<NonNullable<Diagnostics['refused'][number]['cause']>, string> = {
-    signature: "Your token endpoint signs with another secret (or sends no JWT): sign with this deployment's signing secret, HS256.",
+    signature:
+      "Your token endpoint signs with another secret (or sends no JWT): sign with this deployment's signing secret, HS256.",
     audience: "The token's aud is not this deployment's id: set aud to it.",
-    expired: 'The token had expired when the widget used it: mint a fresh one for each page view (the widget refreshes it itself).',
-    claims: 'The token misses sub, iat or exp, lives over 24 hours, or was issued in the future: check the server clock and the claims.',
+    expired:
+      'The token had expired when the widget used it: mint a fresh one for each page view (the widget refreshes it itself).',
+    claims:
+      'The token misses sub, iat or exp, lives over 24 hours, or was issued in the future: check the server clock and the claims.',
   };
   return fixes[refusal.cause ?? 'claims'];
 }
@@ -291,14 +370,19 @@ function InstallDiagnostics({ dep }: { dep: Deployment }) {
       <ErrorNote error={loaded.error} />
       {d && (
         <>
-          <p>{d.last_session_at ? `Last session opened ${when(d.last_session_at)}.` : 'No session opened yet: install the snippet, then open a page with it.'}</p>
+          <p>
+            {d.last_session_at
+              ? `Last session opened ${when(d.last_session_at)}.`
+              : 'No session opened yet: install the snippet, then open a page with it.'}
+          </p>
           {d.origins.length > 0 && (
             <>
               <h4>Seen on</h4>
               <ul class="plain">
                 {d.origins.map((o) => (
                   <li key={o.origin}>
-                    <code>{o.origin || '(no Origin header)'}</code>: {o.sessions} session{o.sessions === 1 ? '' : 's'}, last {when(o.last_seen_at)}
+                    <code>{o.origin || '(no Origin header)'}</code>: {o.sessions} session{o.sessions === 1 ? '' : 's'},
+                    last {when(o.last_seen_at)}
                   </li>
                 ))}
               </ul>
@@ -334,7 +418,9 @@ function InstallDiagnostics({ dep }: { dep: Deployment }) {
 function TestHook({ dep }: { dep: Deployment }) {
   const [target, setTarget] = useState<'hook' | 'transcript'>('hook');
   const [result, setResult] = useState<Delivery>();
-  const test = useAction(async () => setResult(await post<Delivery>(path`/api/v1/deployments/${dep.id}/test-hook`, { target })));
+  const test = useAction(async () =>
+    setResult(await post<Delivery>(path`/api/v1/deployments/${dep.id}/test-hook`, { target })),
+  );
   const snippets = result && verificationSnippets(result);
   return (
     <section class="card">
@@ -371,9 +457,23 @@ export function DeploymentPage({ id }: { id: string }) {
   useEffect(() => setDep(loaded.data), [loaded.data]);
   const [secret, setSecret] = useState<RotatedSecret>();
   const [grace, setGrace] = useState('3600');
-  const toggle = useAction(async () => setDep(await post<Deployment>(dep?.status === 'active' ? path`/api/v1/deployments/${id}/deactivate` : path`/api/v1/deployments/${id}/activate`)));
-  const rotate = useAction(async () => setSecret(await post<RotatedSecret>(path`/api/v1/deployments/${id}/rotate-secret`, { grace_period_s: Number(grace) })));
-  const enableTranscripts = useAction(async () => setDep(await post<Deployment>(path`/api/v1/deployments/${id}/transcript-hook/enable`)));
+  const toggle = useAction(async () =>
+    setDep(
+      await post<Deployment>(
+        dep?.status === 'active'
+          ? path`/api/v1/deployments/${id}/deactivate`
+          : path`/api/v1/deployments/${id}/activate`,
+      ),
+    ),
+  );
+  const rotate = useAction(async () =>
+    setSecret(
+      await post<RotatedSecret>(path`/api/v1/deployments/${id}/rotate-secret`, { grace_period_s: Number(grace) }),
+    ),
+  );
+  const enableTranscripts = useAction(async () =>
+    setDep(await post<Deployment>(path`/api/v1/deployments/${id}/transcript-hook/enable`)),
+  );
   if (loaded.error) return <ErrorNote error={loaded.error} />;
   if (!dep) return <Loading what="the deployment" />;
   return (
@@ -402,8 +502,9 @@ export function DeploymentPage({ id }: { id: string }) {
       {dep.transcript_hook_status === 'disabled' && (
         <div class="warn transcript-disabled" role="status">
           <p>
-            <strong>Transcript events are paused</strong> since {when(dep.transcript_hook_disabled_at)}: {dep.transcript_hook_disabled_reason}. They wait, in order,
-            and none is lost; fix your receiver, then enable it again (or save a new transcript URL).
+            <strong>Transcript events are paused</strong> since {when(dep.transcript_hook_disabled_at)}:{' '}
+            {dep.transcript_hook_disabled_reason}. They wait, in order, and none is lost; fix your receiver, then enable
+            it again (or save a new transcript URL).
           </p>
           <button type="button" disabled={enableTranscripts.busy} onClick={() => enableTranscripts.start()}>
             Enable again
@@ -418,8 +519,8 @@ export function DeploymentPage({ id }: { id: string }) {
         <p>Paste this on your pages; your server's token endpoint mints the visitor's token with the signing secret.</p>
         <CodeBlock label="Snippet" code={snippetOf(location.origin, dep.id)} />
         <p>
-          Your server, on the Node SDK: it verifies each turn hook, answers it, and mints the tokens (Python: <code>sdk/python</code>; any other language: the README's
-          recipe).
+          Your server, on the Node SDK: it verifies each turn hook, answers it, and mints the tokens (Python:{' '}
+          <code>sdk/python</code>; any other language: the README's recipe).
         </p>
         <CodeBlock label="Your server (Node)" code={serverSnippetOf(location.origin, dep.id)} />
         <InstallDiagnostics dep={dep} />

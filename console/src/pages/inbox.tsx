@@ -20,7 +20,12 @@ async function loadOpen(): Promise<Conversation[]> {
 }
 
 type Handling = Pick<Handoff, 'handler' | 'name' | 'needs_person' | 'reason'>;
-const handlingOf = (c: Conversation): Handling => ({ handler: c.handler, name: c.handler_name, needs_person: c.needs_person, reason: c.handoff_reason });
+const handlingOf = (c: Conversation): Handling => ({
+  handler: c.handler,
+  name: c.handler_name,
+  needs_person: c.needs_person,
+  reason: c.handoff_reason,
+});
 
 function ConversationItem({ c, current }: { c: Conversation; current: boolean }) {
   return (
@@ -61,7 +66,8 @@ function InboxConversation({ id }: { id: string }) {
   useEffect(
     () =>
       onActivity((m) => {
-        if (m.kind === 'event' && m.activity.conversation_id === id) setEvents((e) => withEvents(e, [m.activity.event]));
+        if (m.kind === 'event' && m.activity.conversation_id === id)
+          setEvents((e) => withEvents(e, [m.activity.event]));
         if (m.kind === 'handoff' && m.handoff.conversation_id === id) setHandling(m.handoff);
         if (m.kind === 'resync') loaded.reload();
       }),
@@ -74,8 +80,12 @@ function InboxConversation({ id }: { id: string }) {
     localStorage.setItem(NAME_KEY, trimmed);
     return trimmed;
   };
-  const takeOver = useAction(async () => setHandling(handlingOf(await post<Conversation>(path`/api/v1/conversations/${id}/takeover`, { name: named() }))));
-  const release = useAction(async () => setHandling(handlingOf(await post<Conversation>(path`/api/v1/conversations/${id}/release`))));
+  const takeOver = useAction(async () =>
+    setHandling(handlingOf(await post<Conversation>(path`/api/v1/conversations/${id}/takeover`, { name: named() }))),
+  );
+  const release = useAction(async () =>
+    setHandling(handlingOf(await post<Conversation>(path`/api/v1/conversations/${id}/release`))),
+  );
   const write = useAction(async () => {
     await post<Conversation>(path`/api/v1/conversations/${id}/messages`, { text: message, name: named() });
     setMessage('');
@@ -97,7 +107,14 @@ function InboxConversation({ id }: { id: string }) {
     <section class="inbox-conversation" aria-labelledby="inbox-conversation-title">
       <h2 id="inbox-conversation-title">{c.user.name ?? c.user.sub}</h2>
       <p>
-        {ended ? <Badge value="ended" /> : byPerson ? `${handling.name} handles this conversation.` : 'The agent handles this conversation.'} <a href={`#/conversations/${id}`}>Its full history</a>
+        {ended ? (
+          <Badge value="ended" />
+        ) : byPerson ? (
+          `${handling.name} handles this conversation.`
+        ) : (
+          'The agent handles this conversation.'
+        )}{' '}
+        <a href={`#/conversations/${id}`}>Its full history</a>
       </p>
       {handling.needs_person && <p class="warn">The agent handed it over: {handling.reason}</p>}
       <div class="lines" role="log" aria-label="Transcript">
@@ -105,7 +122,16 @@ function InboxConversation({ id }: { id: string }) {
           {lines.length === 0 && <li class="muted">Nothing said yet.</li>}
           {lines.map((l) => (
             <li key={l.seq} class={`line line-${l.who}`}>
-              {l.who !== 'notice' && <strong>{l.who === 'visitor' ? `Visitor${l.language ? ` (${l.language})` : ''}` : l.who === 'person' ? l.name : 'Agent'}: </strong>}
+              {l.who !== 'notice' && (
+                <strong>
+                  {l.who === 'visitor'
+                    ? `Visitor${l.language ? ` (${l.language})` : ''}`
+                    : l.who === 'person'
+                      ? l.name
+                      : 'Agent'}
+                  :{' '}
+                </strong>
+              )}
               {l.text}
               {l.streaming && <span class="muted"> (writing…)</span>}
             </li>
@@ -134,7 +160,14 @@ function InboxConversation({ id }: { id: string }) {
             <ActionForm key={turn.turn_id} onRun={() => answer.start(turn.turn_id)}>
               <label>
                 Answer “{turn.text}”
-                <textarea rows={2} maxLength={10000} required disabled={!byPerson} value={answers[turn.turn_id] ?? ''} onInput={(e) => setAnswers({ ...answers, [turn.turn_id]: e.currentTarget.value })} />
+                <textarea
+                  rows={2}
+                  maxLength={10000}
+                  required
+                  disabled={!byPerson}
+                  value={answers[turn.turn_id] ?? ''}
+                  onInput={(e) => setAnswers({ ...answers, [turn.turn_id]: e.currentTarget.value })}
+                />
               </label>
               {byPerson ? (
                 <button type="submit" class="primary" disabled={answer.busy}>
@@ -149,7 +182,13 @@ function InboxConversation({ id }: { id: string }) {
           <ActionForm onRun={() => write.start()}>
             <label>
               Write to the visitor
-              <textarea rows={2} maxLength={4000} required value={message} onInput={(e) => setMessage(e.currentTarget.value)} />
+              <textarea
+                rows={2}
+                maxLength={4000}
+                required
+                value={message}
+                onInput={(e) => setMessage(e.currentTarget.value)}
+              />
             </label>
             <button type="submit" disabled={write.busy}>
               Send message
@@ -183,14 +222,21 @@ export function InboxPage({ id }: { id: string | undefined }) {
   return (
     <section>
       <Title>Inbox</Title>
-      <p class="muted">Open conversations as they happen. Those the agent handed over come first: take one over to answer its visitor yourself.</p>
+      <p class="muted">
+        Open conversations as they happen. Those the agent handed over come first: take one over to answer its visitor
+        yourself.
+      </p>
       <ErrorNote error={open.error} />
       <div class="inbox">
         <nav aria-label="Open conversations">
           {!open.data && open.loading && <Loading what="open conversations" />}
-          {open.data?.length === 0 && <Empty>No open conversation right now. New ones appear here as visitors start them.</Empty>}
+          {open.data?.length === 0 && (
+            <Empty>No open conversation right now. New ones appear here as visitors start them.</Empty>
+          )}
           <ul class="plain">
-            {open.data?.map((c) => <ConversationItem key={c.id} c={c} current={c.id === id} />)}
+            {open.data?.map((c) => (
+              <ConversationItem key={c.id} c={c} current={c.id === id} />
+            ))}
           </ul>
         </nav>
         {id ? <InboxConversation key={id} id={id} /> : <p class="muted">Choose a conversation to read it live.</p>}

@@ -21,7 +21,10 @@ export function GettingStarted() {
   return (
     <section>
       <Title>Getting started</Title>
-      <p>From nothing to a concierge answering on your site, in six steps. Each one is ticked from what your account holds.</p>
+      <p>
+        From nothing to a concierge answering on your site, in six steps. Each one is ticked from what your account
+        holds.
+      </p>
       <ErrorNote error={facts.error} />
       {facts.loading && !facts.data && <Loading what="your progress" />}
       <ol class="checklist">
@@ -35,7 +38,9 @@ export function GettingStarted() {
           </li>
         ))}
       </ol>
-      {facts.data && !next && <p class="ok">All done: your concierge is live. Follow its conversations under Conversations.</p>}
+      {facts.data && !next && (
+        <p class="ok">All done: your concierge is live. Follow its conversations under Conversations.</p>
+      )}
     </section>
   );
 }

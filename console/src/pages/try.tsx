@@ -21,7 +21,8 @@ function loadWidget(): Promise<ConciergeApi> {
   return new Promise((resolve, reject) => {
     const script = document.createElement('script');
     script.src = '/widget/concierge.js';
-    script.onload = () => (window.Concierge ? resolve(window.Concierge) : reject(new Error('The widget did not start')));
+    script.onload = () =>
+      window.Concierge ? resolve(window.Concierge) : reject(new Error('The widget did not start'));
     script.onerror = () => reject(new Error('The widget bundle could not be loaded from /widget/concierge.js'));
     document.head.appendChild(script);
   });
@@ -36,7 +37,13 @@ function LiveTimeline({ conversationId }: { conversationId: string }) {
   }, []);
   const loaded = useLoad(() => loadConversation(conversationId), [conversationId, tick]);
   if (!loaded.data) return <ErrorNote error={loaded.error} />;
-  return <Timeline conversation={loaded.data.conversation} transcript={loaded.data.transcript} onRedelivered={loaded.reload} />;
+  return (
+    <Timeline
+      conversation={loaded.data.conversation}
+      transcript={loaded.data.transcript}
+      onRedelivered={loaded.reload}
+    />
+  );
 }
 
 /** `locale`: the widget's words in it (a preview of that locale); without it, the browser's languages choose. */
@@ -60,7 +67,10 @@ export function TryIt({ deploymentId, locale }: { deploymentId: string | undefin
   return (
     <section class="try">
       <Title>Try it</Title>
-      <p>The real widget, on this page, with a ten-minute preview token. Each turn goes to your hook; its timeline fills in beside it.</p>
+      <p>
+        The real widget, on this page, with a ten-minute preview token. Each turn goes to your hook; its timeline fills
+        in beside it.
+      </p>
       {active.loading && <Loading what="active deployments" />}
       <ErrorNote error={active.error ?? error} />
       {active.data?.data.length === 0 && (
@@ -72,13 +82,21 @@ export function TryIt({ deploymentId, locale }: { deploymentId: string | undefin
         <div class="filters">
           <label>
             Deployment
-            <select value={chosen} onChange={(e) => (location.hash = `#/try/${e.currentTarget.value}${locale ? `/${locale}` : ''}`)}>
+            <select
+              value={chosen}
+              onChange={(e) => (location.hash = `#/try/${e.currentTarget.value}${locale ? `/${locale}` : ''}`)}
+            >
               <DeploymentOptions deployments={active.data.data} />
             </select>
           </label>
           <label>
             Widget's words
-            <select value={locale ?? ''} onChange={(e) => (location.hash = `#/try/${chosen}${e.currentTarget.value ? `/${e.currentTarget.value}` : ''}`)}>
+            <select
+              value={locale ?? ''}
+              onChange={(e) =>
+                (location.hash = `#/try/${chosen}${e.currentTarget.value ? `/${e.currentTarget.value}` : ''}`)
+              }
+            >
               <option value="">As the visitor's browser asks</option>
               <LocaleOptions />
             </select>
@@ -86,7 +104,11 @@ export function TryIt({ deploymentId, locale }: { deploymentId: string | undefin
         </div>
       )}
       <h2>Timeline</h2>
-      {conversationId ? <LiveTimeline conversationId={conversationId} /> : chosen && <p class="muted">Waiting for the widget to open its conversation…</p>}
+      {conversationId ? (
+        <LiveTimeline conversationId={conversationId} />
+      ) : (
+        chosen && <p class="muted">Waiting for the widget to open its conversation…</p>
+      )}
     </section>
   );
 }

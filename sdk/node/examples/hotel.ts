@@ -7,7 +7,11 @@ import { ConciergeClient, mintUserToken, nodeHandler, type TranscriptEvent } fro
 
 const env = process.env;
 const secrets = (env.CONCIERGE_SECRETS ?? '').split(',');
-const client = new ConciergeClient({ secret: secrets[0], apiKey: env.CONCIERGE_API_KEY, baseUrl: env.CONCIERGE_URL, retry: { attempts: 40, maxDelayMs: 500 },
+const client = new ConciergeClient({
+  secret: secrets[0],
+  apiKey: env.CONCIERGE_API_KEY,
+  baseUrl: env.CONCIERGE_URL,
+  retry: { attempts: 40, maxDelayMs: 500 },
   onRetry: (failure, attempt) => console.log(`retry ${attempt} after ${failure.status ?? failure.code}`),
 });
 const events: TranscriptEvent[] = [];
@@ -24,7 +28,8 @@ const hook = nodeHandler({
   secrets,
   client,
   onTurn: (turn) => {
-    if (/person/i.test(turn.text)) return { reply_text: 'I am asking the front desk to join.', handoff: { reason: 'The guest asked for a person' } };
+    if (/person/i.test(turn.text))
+      return { reply_text: 'I am asking the front desk to join.', handoff: { reason: 'The guest asked for a person' } };
     if (/stream/i.test(turn.text)) return written(`One two three four five six seven eight, for "${turn.text}".`);
     return `You said: ${turn.text}`;
   },
@@ -33,7 +38,15 @@ const hook = nodeHandler({
 
 /** The front desk's own tools, which a person's screen would call. */
 const tools: Record<string, (body: any) => Promise<unknown>> = {
-  '/token': async (body) => ({ token: mintUserToken({ deploymentId: env.DEPLOYMENT_ID!, secret: secrets[0]!, sub: body.sub, name: 'Guest', ctx: { room: '214' } }) }),
+  '/token': async (body) => ({
+    token: mintUserToken({
+      deploymentId: env.DEPLOYMENT_ID!,
+      secret: secrets[0]!,
+      sub: body.sub,
+      name: 'Guest',
+      ctx: { room: '214' },
+    }),
+  }),
   '/takeover': (body) => client.takeover(body.conversation_id, body.name),
   '/release': (body) => client.release(body.conversation_id),
   '/answer': (body) => client.personReply(body.conversation_id, body.turn_id, body.text),
@@ -50,7 +63,9 @@ const server = createServer(async (req, res) => {
     const result = await tool(JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}'));
     res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(result ?? null));
   } catch (err) {
-    res.writeHead(502, { 'content-type': 'application/json' }).end(JSON.stringify({ error: String(err), code: (err as { code?: string }).code }));
+    res
+      .writeHead(502, { 'content-type': 'application/json' })
+      .end(JSON.stringify({ error: String(err), code: (err as { code?: string }).code }));
   }
 });
 server.listen(Number(env.PORT ?? 0), '127.0.0.1', () => {

@@ -94,7 +94,11 @@ export class ConciergeClient {
    * each acknowledged before the next), then the whole text as the final reply. Stops at the first
    * final refusal (the turn ended, expired or was answered elsewhere), closing `chunks`, and throws.
    */
-  async stream(turn: TurnRef, chunks: AsyncIterable<string> | Iterable<string>, options: { actions?: ReplyAction[] } = {}): Promise<ReplyResult> {
+  async stream(
+    turn: TurnRef,
+    chunks: AsyncIterable<string> | Iterable<string>,
+    options: { actions?: ReplyAction[] } = {},
+  ): Promise<ReplyResult> {
     let text = '';
     let part = 0;
     for await (const chunk of chunks) {
@@ -119,9 +123,17 @@ export class ConciergeClient {
   }
 
   /** A person's answer to a waiting turn of a conversation they took over. */
-  async personReply(conversationId: string, turnId: string, text: string, options: { actions?: ReplyAction[] } = {}): Promise<ReplyResult> {
+  async personReply(
+    conversationId: string,
+    turnId: string,
+    text: string,
+    options: { actions?: ReplyAction[] } = {},
+  ): Promise<ReplyResult> {
     const path = `/api/v1/conversations/${encodeURIComponent(conversationId)}/turns/${encodeURIComponent(turnId)}/reply`;
-    return (await this.manage(path, { reply_text: text, ...(options.actions ? { actions: options.actions } : {}) })) as ReplyResult;
+    return (await this.manage(path, {
+      reply_text: text,
+      ...(options.actions ? { actions: options.actions } : {}),
+    })) as ReplyResult;
   }
 
   /** A person writes to the visitor without a turn to answer. */
@@ -140,7 +152,11 @@ export class ConciergeClient {
   private manage(path: string, body: unknown): Promise<unknown> {
     const { apiKey, baseUrl } = this.options;
     if (!apiKey || !baseUrl) throw new TypeError('ConciergeClient: management calls need `apiKey` and `baseUrl`');
-    const headers = { 'content-type': 'application/json', authorization: `Bearer ${apiKey}`, 'idempotency-key': randomUUID() };
+    const headers = {
+      'content-type': 'application/json',
+      authorization: `Bearer ${apiKey}`,
+      'idempotency-key': randomUUID(),
+    };
     return this.send(`${baseUrl.replace(/\/+$/, '')}${path}`, JSON.stringify(body), headers);
   }
 
@@ -156,14 +172,24 @@ export class ConciergeClient {
       try {
         response = await this.fetch(url, { method: 'POST', headers, body });
       } catch (err) {
-        failure = new ConciergeRequestError(null, 'network', `POST ${url}: ${err instanceof Error ? err.message : String(err)}`);
+        failure = new ConciergeRequestError(
+          null,
+          'network',
+          `POST ${url}: ${err instanceof Error ? err.message : String(err)}`,
+        );
         continue;
       }
       const envelope = (await response.json().catch(() => ({}))) as Envelope;
       if (response.ok) return envelope.data;
       const code = envelope.error?.code ?? `http_${response.status}`;
-      failure = new ConciergeRequestError(response.status, code, envelope.error?.message ?? `POST ${url} answered ${response.status}`, Number(response.headers.get('retry-after')) || undefined);
-      const transient = response.status >= 500 || response.status === 429 || response.status === 408 || code === NOT_YET;
+      failure = new ConciergeRequestError(
+        response.status,
+        code,
+        envelope.error?.message ?? `POST ${url} answered ${response.status}`,
+        Number(response.headers.get('retry-after')) || undefined,
+      );
+      const transient =
+        response.status >= 500 || response.status === 429 || response.status === 408 || code === NOT_YET;
       if (!transient) throw failure;
     }
     throw failure!;

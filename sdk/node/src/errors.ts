@@ -2,7 +2,8 @@
  * Why a call was refused by {@link verifyHook}: answer it with `401` (or `400` for `invalid_body`).
  * `no_secret` and `invalid_secret` are your configuration's fault, not the caller's.
  */
-export type HookVerificationCode = 'no_secret' | 'invalid_secret' | 'missing_signature' | 'invalid_signature' | 'stale_timestamp' | 'invalid_body';
+export type HookVerificationCode =
+  'no_secret' | 'invalid_secret' | 'missing_signature' | 'invalid_signature' | 'stale_timestamp' | 'invalid_body';
 
 export class HookVerificationError extends Error {
   override readonly name = 'HookVerificationError';

@@ -32,25 +32,34 @@ export interface HookHandlerOptions {
   onError?: (error: unknown) => void;
 }
 
-const respond = (status: number, body: unknown = {}): HookResponse => ({ status, headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+const respond = (status: number, body: unknown = {}): HookResponse => ({
+  status,
+  headers: { 'content-type': 'application/json' },
+  body: JSON.stringify(body),
+});
 const ACCEPTED = respond(202, { received: true });
 const DELIVERED = respond(200, { received: true });
 
 const logError = (error: unknown) => console.error('concierge hook:', error);
 
-const isStream = (answer: TurnAnswer): answer is AsyncIterable<string> => typeof answer === 'object' && answer !== null && Symbol.asyncIterator in answer;
+const isStream = (answer: TurnAnswer): answer is AsyncIterable<string> =>
+  typeof answer === 'object' && answer !== null && Symbol.asyncIterator in answer;
 
 /**
  * The framework-free core of a hook endpoint: verify, deduplicate on the delivery id, call your
  * function, and say what to answer. {@link nodeHandler} and {@link fetchHandler} put it on a server.
  */
-export function createHookHandler(options: HookHandlerOptions): { handle(rawBody: string | Uint8Array, headers: HeaderSource): Promise<HookResponse> } {
+export function createHookHandler(options: HookHandlerOptions): {
+  handle(rawBody: string | Uint8Array, headers: HeaderSource): Promise<HookResponse>;
+} {
   let secrets: string[];
   try {
     // A secret missing or too short to be one is refused when the handler is made, not at the first call.
     secrets = checkSecrets(options.secrets);
   } catch (err) {
-    throw new TypeError(`createHookHandler: ${err instanceof HookVerificationError && err.code === 'no_secret' ? "`secrets` must hold the deployment's signing secret" : (err as Error).message}`);
+    throw new TypeError(
+      `createHookHandler: ${err instanceof HookVerificationError && err.code === 'no_secret' ? "`secrets` must hold the deployment's signing secret" : (err as Error).message}`,
+    );
   }
   const verifying: VerifyOptions = {
     ...(options.toleranceSeconds === undefined ? {} : { toleranceSeconds: options.toleranceSeconds }),
@@ -127,7 +136,9 @@ async function rawBodyOf(req: IncomingMessage & { body?: unknown }): Promise<Buf
   // A framework may have read the body already: as bytes or text it is still the signed original.
   if (Buffer.isBuffer(req.body) || typeof req.body === 'string') return req.body;
   if (req.body !== undefined && req.readableEnded) {
-    throw new TypeError('the request body was parsed as JSON before the hook handler: the signature is over the raw bytes, so mount it without express.json() (or with express.raw())');
+    throw new TypeError(
+      'the request body was parsed as JSON before the hook handler: the signature is over the raw bytes, so mount it without express.json() (or with express.raw())',
+    );
   }
   const chunks: Buffer[] = [];
   let size = 0;
@@ -146,10 +157,16 @@ export function nodeHandler(options: HookHandlerOptions): (req: IncomingMessage,
   return async (req, res) => {
     let response: HookResponse;
     try {
-      response = req.method === 'POST' ? await hook.handle(await rawBodyOf(req), req.headers) : respond(405, { error: 'method_not_allowed' });
+      response =
+        req.method === 'POST'
+          ? await hook.handle(await rawBodyOf(req), req.headers)
+          : respond(405, { error: 'method_not_allowed' });
     } catch (err) {
       onError(err);
-      response = err instanceof BodyTooLarge ? respond(413, { error: 'payload_too_large' }) : respond(500, { error: 'handler_failed' });
+      response =
+        err instanceof BodyTooLarge
+          ? respond(413, { error: 'payload_too_large' })
+          : respond(500, { error: 'handler_failed' });
     }
     res.writeHead(response.status, response.headers).end(response.body);
   };
@@ -162,7 +179,10 @@ export function fetchHandler(options: HookHandlerOptions): (request: Request) =>
   return async (request) => {
     let response: HookResponse;
     try {
-      response = request.method === 'POST' ? await hook.handle(new Uint8Array(await request.arrayBuffer()), request.headers) : respond(405, { error: 'method_not_allowed' });
+      response =
+        request.method === 'POST'
+          ? await hook.handle(new Uint8Array(await request.arrayBuffer()), request.headers)
+          : respond(405, { error: 'method_not_allowed' });
     } catch (err) {
       onError(err);
       response = respond(500, { error: 'handler_failed' });

@@ -42,7 +42,11 @@ function keysOf(secret: string): Keys {
     const encoded = secret.startsWith(SECRET_PREFIX) ? secret.slice(SECRET_PREFIX.length) : secret;
     keys = { text: Buffer.from(secret, 'utf8'), standard: Buffer.from(encoded, 'base64') };
     // `whsec_` alone, or a few characters, would make a key anyone can guess.
-    if (keys.standard.length < MIN_KEY_BYTES) throw new HookVerificationError('invalid_secret', `A signing secret must be whsec_ and at least ${MIN_KEY_BYTES} bytes in base64: pass the deployment's signing_secret as the service showed it`);
+    if (keys.standard.length < MIN_KEY_BYTES)
+      throw new HookVerificationError(
+        'invalid_secret',
+        `A signing secret must be whsec_ and at least ${MIN_KEY_BYTES} bytes in base64: pass the deployment's signing_secret as the service showed it`,
+      );
     if (keyCache.size > 64) keyCache.clear();
     keyCache.set(secret, keys);
   }
@@ -56,21 +60,42 @@ export function headerOf(headers: HeaderSource, name: string): string | undefine
   return Array.isArray(value) ? value[0] : value;
 }
 
-const asBuffer = (body: string | Uint8Array): Buffer => (typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.isBuffer(body) ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength));
+const asBuffer = (body: string | Uint8Array): Buffer =>
+  typeof body === 'string'
+    ? Buffer.from(body, 'utf8')
+    : Buffer.isBuffer(body)
+      ? body
+      : Buffer.from(body.buffer, body.byteOffset, body.byteLength);
 
 /** Whether `digest` equals one of `presented`, each compared in constant time. */
 function matchesAny(presented: Buffer[], digest: Buffer): boolean {
   let found = false;
   // Every candidate is compared, so the time taken does not say which one matched.
-  for (const candidate of presented) if (candidate.length === DIGEST_BYTES && timingSafeEqual(candidate, digest)) found = true;
+  for (const candidate of presented)
+    if (candidate.length === DIGEST_BYTES && timingSafeEqual(candidate, digest)) found = true;
   return found;
 }
 
-function checkStandard(body: Buffer, headers: HeaderSource, signatures: string, secrets: readonly string[], tolerance: number, now: number): void {
+function checkStandard(
+  body: Buffer,
+  headers: HeaderSource,
+  signatures: string,
+  secrets: readonly string[],
+  tolerance: number,
+  now: number,
+): void {
   const id = headerOf(headers, 'webhook-id');
   const timestamp = headerOf(headers, 'webhook-timestamp');
-  if (!id || !timestamp || !/^\d{1,12}$/.test(timestamp)) throw new HookVerificationError('missing_signature', 'webhook-id and webhook-timestamp must come with webhook-signature');
-  if (Math.abs(now - Number(timestamp)) > tolerance) throw new HookVerificationError('stale_timestamp', `webhook-timestamp is more than ${tolerance} s from now: a replay, or a clock that is wrong`);
+  if (!id || !timestamp || !/^\d{1,12}$/.test(timestamp))
+    throw new HookVerificationError(
+      'missing_signature',
+      'webhook-id and webhook-timestamp must come with webhook-signature',
+    );
+  if (Math.abs(now - Number(timestamp)) > tolerance)
+    throw new HookVerificationError(
+      'stale_timestamp',
+      `webhook-timestamp is more than ${tolerance} s from now: a replay, or a clock that is wrong`,
+    );
   const presented = signatures
     .split(' ')
     .filter((s) => s.startsWith('v1,'))
@@ -80,17 +105,27 @@ function checkStandard(body: Buffer, headers: HeaderSource, signatures: string, 
     const digest = createHmac('sha256', keysOf(secret).standard).update(prefix).update(body).digest();
     if (matchesAny(presented, digest)) return;
   }
-  throw new HookVerificationError('invalid_signature', 'No webhook-signature matches these bytes with the secrets given');
+  throw new HookVerificationError(
+    'invalid_signature',
+    'No webhook-signature matches these bytes with the secrets given',
+  );
 }
 
 function checkServiceSignature(body: Buffer, header: string, secrets: readonly string[]): void {
   const hex = HEX_SIGNATURE.exec(header)?.[1];
-  if (!hex) throw new HookVerificationError('invalid_signature', 'X-Service-Signature must be sha256= and 64 lowercase hex digits');
+  if (!hex)
+    throw new HookVerificationError(
+      'invalid_signature',
+      'X-Service-Signature must be sha256= and 64 lowercase hex digits',
+    );
   const presented = [Buffer.from(hex, 'hex')];
   for (const secret of secrets) {
     if (matchesAny(presented, createHmac('sha256', keysOf(secret).text).update(body).digest())) return;
   }
-  throw new HookVerificationError('invalid_signature', 'X-Service-Signature does not match these bytes with the secrets given');
+  throw new HookVerificationError(
+    'invalid_signature',
+    'X-Service-Signature does not match these bytes with the secrets given',
+  );
 }
 
 function parse(body: Buffer): HookEvent {
@@ -105,7 +140,9 @@ function parse(body: Buffer): HookEvent {
     event !== null &&
     typeof event === 'object' &&
     ((event.type === 'turn.created' && typeof event.delivery_id === 'string') ||
-      (typeof event.id === 'string' && typeof event.data === 'object' && (TRANSCRIPT_EVENT_TYPES as readonly unknown[]).includes(event.type)));
+      (typeof event.id === 'string' &&
+        typeof event.data === 'object' &&
+        (TRANSCRIPT_EVENT_TYPES as readonly unknown[]).includes(event.type)));
   if (!known) throw new HookVerificationError('invalid_body', 'The body is neither a turn hook nor a transcript event');
   return value as HookEvent;
 }
@@ -113,7 +150,8 @@ function parse(body: Buffer): HookEvent {
 /** The secrets given, each checked to make a key of at least 24 bytes; throws `no_secret` or `invalid_secret`. */
 export function checkSecrets(secrets: string | readonly string[]): string[] {
   const keys = (typeof secrets === 'string' ? [secrets] : secrets).filter((s) => s.length > 0);
-  if (keys.length === 0) throw new HookVerificationError('no_secret', "No signing secret given: pass the deployment's signing_secret");
+  if (keys.length === 0)
+    throw new HookVerificationError('no_secret', "No signing secret given: pass the deployment's signing_secret");
   for (const key of keys) keysOf(key);
   return keys;
 }
@@ -127,7 +165,12 @@ export function checkSecrets(secrets: string | readonly string[]): string[] {
  * deployment's signing secret, or several while a rotation's grace period lasts. Throws
  * {@link HookVerificationError}.
  */
-export function verifyHook(rawBody: string | Uint8Array, headers: HeaderSource, secrets: string | readonly string[], options: VerifyOptions = {}): HookEvent {
+export function verifyHook(
+  rawBody: string | Uint8Array,
+  headers: HeaderSource,
+  secrets: string | readonly string[],
+  options: VerifyOptions = {},
+): HookEvent {
   const keys = checkSecrets(secrets);
   const tolerance = options.toleranceSeconds ?? DEFAULT_TOLERANCE_S;
   const now = (options.now ?? new Date()).getTime() / 1000;
@@ -138,13 +181,25 @@ export function verifyHook(rawBody: string | Uint8Array, headers: HeaderSource, 
     checkStandard(body, headers, standard, keys, tolerance, now);
     return parse(body);
   }
-  if (service === undefined || !options.allowServiceSignatureAlone) throw new HookVerificationError('missing_signature', 'webhook-id, webhook-timestamp and webhook-signature are required (the service sends them on every call): check that nothing in front of your server strips them');
+  if (service === undefined || !options.allowServiceSignatureAlone)
+    throw new HookVerificationError(
+      'missing_signature',
+      'webhook-id, webhook-timestamp and webhook-signature are required (the service sends them on every call): check that nothing in front of your server strips them',
+    );
   checkServiceSignature(body, service, keys);
   const event = parse(body);
   // Under X-Service-Signature alone, a turn hook's signed sent_at is what dates the call; a transcript event has nothing that does.
-  if (!('sent_at' in event)) throw new HookVerificationError('missing_signature', 'A transcript event needs the Standard Webhooks headers: its body carries no send time');
+  if (!('sent_at' in event))
+    throw new HookVerificationError(
+      'missing_signature',
+      'A transcript event needs the Standard Webhooks headers: its body carries no send time',
+    );
   const sentAt = Date.parse(event.sent_at) / 1000;
-  if (!(Math.abs(now - sentAt) <= tolerance)) throw new HookVerificationError('stale_timestamp', `sent_at is more than ${tolerance} s from now: a replay, or a clock that is wrong`);
+  if (!(Math.abs(now - sentAt) <= tolerance))
+    throw new HookVerificationError(
+      'stale_timestamp',
+      `sent_at is more than ${tolerance} s from now: a replay, or a clock that is wrong`,
+    );
   return event;
 }
 

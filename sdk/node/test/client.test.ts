@@ -15,9 +15,14 @@ interface Seen {
 let url: string;
 let seen: Seen[] = [];
 let script: ((res: ServerResponse) => void)[] = [];
-const ok = (status: number, data: unknown) => (res: ServerResponse) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ success: true, data, meta: {} }));
-const error = (status: number, code: string, headers: Record<string, string> = {}) => (res: ServerResponse) =>
-  res.writeHead(status, { 'content-type': 'application/json', ...headers }).end(JSON.stringify({ success: false, error: { code, message: `${code} happened` } }));
+const ok = (status: number, data: unknown) => (res: ServerResponse) =>
+  res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify({ success: true, data, meta: {} }));
+const error =
+  (status: number, code: string, headers: Record<string, string> = {}) =>
+  (res: ServerResponse) =>
+    res
+      .writeHead(status, { 'content-type': 'application/json', ...headers })
+      .end(JSON.stringify({ success: false, error: { code, message: `${code} happened` } }));
 const cut = (res: ServerResponse) => res.socket?.destroy();
 const server = createServer(async (req, res) => {
   const chunks: Buffer[] = [];
@@ -32,7 +37,13 @@ beforeAll(async () => {
 afterAll(() => void server.close());
 const turn = () => ({ conversation_id: 'c', turn_id: 't', reply_url: `${url}/replies` });
 const client = (retries: string[] = []) =>
-  new ConciergeClient({ secret: SECRET, apiKey: 'vak_test', baseUrl: `${url}/`, retry: { baseDelayMs: 5, maxDelayMs: 20 }, onRetry: (failure) => retries.push(failure.code) });
+  new ConciergeClient({
+    secret: SECRET,
+    apiKey: 'vak_test',
+    baseUrl: `${url}/`,
+    retry: { baseDelayMs: 5, maxDelayMs: 20 },
+    onRetry: (failure) => retries.push(failure.code),
+  });
 const fresh = (...answers: ((res: ServerResponse) => void)[]) => {
   seen = [];
   script = answers;
@@ -40,13 +51,25 @@ const fresh = (...answers: ((res: ServerResponse) => void)[]) => {
 
 describe('ConciergeClient', () => {
   it('signs the exact bytes of a reply, and retries a 5xx, a cut connection and a 429 until it is taken', async () => {
-    fresh(error(503, 'unavailable'), cut, error(429, 'rate_limited', { 'retry-after': '0' }), ok(202, { turn_id: 't', status: 'resolved', duplicate: false }));
+    fresh(
+      error(503, 'unavailable'),
+      cut,
+      error(429, 'rate_limited', { 'retry-after': '0' }),
+      ok(202, { turn_id: 't', status: 'resolved', duplicate: false }),
+    );
     const retries: string[] = [];
-    const result = await client(retries).reply(turn(), 'Breakfast is at 7.', { actions: [{ type: 'quick_reply', label: 'Thanks', text: 'Thanks!' }] });
+    const result = await client(retries).reply(turn(), 'Breakfast is at 7.', {
+      actions: [{ type: 'quick_reply', label: 'Thanks', text: 'Thanks!' }],
+    });
     expect(result).toEqual({ turn_id: 't', status: 'resolved', duplicate: false });
     expect(retries).toEqual(['unavailable', 'network', 'rate_limited']);
     expect(seen).toHaveLength(4);
-    const body = { conversation_id: 'c', turn_id: 't', reply_text: 'Breakfast is at 7.', actions: [{ type: 'quick_reply', label: 'Thanks', text: 'Thanks!' }] };
+    const body = {
+      conversation_id: 'c',
+      turn_id: 't',
+      reply_text: 'Breakfast is at 7.',
+      actions: [{ type: 'quick_reply', label: 'Thanks', text: 'Thanks!' }],
+    };
     for (const request of seen) {
       expect(request.body).toEqual(body);
       expect(request.headers['x-service-signature']).toBe(signBody(SECRET, JSON.stringify(body)));
@@ -59,9 +82,11 @@ describe('ConciergeClient', () => {
     expect(seen).toHaveLength(2);
   });
 
-  it('gives up at once on a final 409 or 4xx, saying the service\'s code', async () => {
+  it("gives up at once on a final 409 or 4xx, saying the service's code", async () => {
     fresh(error(409, 'turn_not_pending'));
-    const refused = await client().reply(turn(), 'Late').catch((e: unknown) => e);
+    const refused = await client()
+      .reply(turn(), 'Late')
+      .catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(ConciergeRequestError);
     expect(refused).toMatchObject({ status: 409, code: 'turn_not_pending', message: 'turn_not_pending happened' });
     expect(seen).toHaveLength(1);
@@ -78,11 +103,14 @@ describe('ConciergeClient', () => {
   it('streams parts in order, splitting a chunk over 2,000 characters and skipping an empty one, then the whole reply', async () => {
     fresh();
     const long = '€'.repeat(2500);
-    await client().stream(turn(), (async function* () {
-      yield 'Hello ';
-      yield '';
-      yield long;
-    })());
+    await client().stream(
+      turn(),
+      (async function* () {
+        yield 'Hello ';
+        yield '';
+        yield long;
+      })(),
+    );
     expect(seen.map((s) => s.body)).toEqual([
       { conversation_id: 'c', turn_id: 't', part: 0, text: 'Hello ' },
       { conversation_id: 'c', turn_id: 't', part: 1, text: '€'.repeat(2000) },
@@ -106,7 +134,7 @@ describe('ConciergeClient', () => {
     expect(seen).toHaveLength(2);
   });
 
-  it('makes the management calls with the API key, one Idempotency-Key across a call\'s retries', async () => {
+  it("makes the management calls with the API key, one Idempotency-Key across a call's retries", async () => {
     fresh(error(500, 'internal'), ok(200, { id: 'c', handler: 'person' }));
     expect(await client().takeover('c/1', 'Ana')).toEqual({ id: 'c', handler: 'person' });
     expect(seen.map((s) => [s.url, s.body, s.headers.authorization])).toEqual([

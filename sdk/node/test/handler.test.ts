@@ -7,10 +7,33 @@ import { createHookHandler, fetchHandler, nodeHandler, signBody, type TurnAnswer
 
 const SECRET = `whsec_${Buffer.alloc(30, 4).toString('base64')}`;
 const turnBody = (delivery: string, extra: Record<string, unknown> = {}) =>
-  JSON.stringify({ type: 'turn.created', delivery_id: delivery, sent_at: new Date().toISOString(), deployment_id: 'd', agent_id: 'a', conversation_id: 'c', turn_id: 't', user: { sub: 's', name: null, ctx: null }, text: 'Hi', mode: 'text', language: 'en-US', reply_url: 'http://127.0.0.1:9/replies', ...extra });
-const eventBody = (id: string) => JSON.stringify({ id, type: 'conversation.ended', created_at: new Date().toISOString(), deployment_id: 'd', conversation_id: 'c', data: { reason: 'user_ended' } });
+  JSON.stringify({
+    type: 'turn.created',
+    delivery_id: delivery,
+    sent_at: new Date().toISOString(),
+    deployment_id: 'd',
+    agent_id: 'a',
+    conversation_id: 'c',
+    turn_id: 't',
+    user: { sub: 's', name: null, ctx: null },
+    text: 'Hi',
+    mode: 'text',
+    language: 'en-US',
+    reply_url: 'http://127.0.0.1:9/replies',
+    ...extra,
+  });
+const eventBody = (id: string) =>
+  JSON.stringify({
+    id,
+    type: 'conversation.ended',
+    created_at: new Date().toISOString(),
+    deployment_id: 'd',
+    conversation_id: 'c',
+    data: { reason: 'user_ended' },
+  });
 // Signed as the service signs its calls (server/src/concierge/signature.ts).
-const signed = (body: string) => standardWebhookHeaders(`msg_${Math.random().toString(36).slice(2)}`, body, [SECRET], Date.now());
+const signed = (body: string) =>
+  standardWebhookHeaders(`msg_${Math.random().toString(36).slice(2)}`, body, [SECRET], Date.now());
 const parsed = (r: { status: number; body: string }) => [r.status, JSON.parse(r.body)];
 
 let servers: Server[] = [];
@@ -27,26 +50,36 @@ async function listen(handler: Parameters<typeof createServer>[1]): Promise<stri
 
 describe('createHookHandler', () => {
   it('answers with what onTurn gives: text, an answer with actions or a handoff, nothing, or a stream', async () => {
-    const answers: TurnAnswer[] = ['Breakfast is at 7.', { reply_text: 'See', actions: [{ type: 'link', label: 'Menu', url: 'https://x.test/' }] }, { handoff: { reason: 'asked' } }, undefined];
+    const answers: TurnAnswer[] = [
+      'Breakfast is at 7.',
+      { reply_text: 'See', actions: [{ type: 'link', label: 'Menu', url: 'https://x.test/' }] },
+      { handoff: { reason: 'asked' } },
+      undefined,
+    ];
     const hook = createHookHandler({ secrets: SECRET, onTurn: () => answers.shift() });
     const call = async (delivery: string) => {
       const body = turnBody(delivery);
       return parsed(await hook.handle(body, signed(body)));
     };
     expect(await call('1')).toEqual([200, { reply_text: 'Breakfast is at 7.' }]);
-    expect(await call('2')).toEqual([200, { reply_text: 'See', actions: [{ type: 'link', label: 'Menu', url: 'https://x.test/' }] }]);
+    expect(await call('2')).toEqual([
+      200,
+      { reply_text: 'See', actions: [{ type: 'link', label: 'Menu', url: 'https://x.test/' }] },
+    ]);
     expect(await call('3')).toEqual([200, { handoff: { reason: 'asked' } }]);
     expect(await call('4')).toEqual([202, { received: true }]);
   });
 
-  it('streams an async iterable after its 202, through the client, to the turn\'s reply_url', async () => {
+  it("streams an async iterable after its 202, through the client, to the turn's reply_url", async () => {
     const posted: any[] = [];
     const replyUrl = await listen(async (req, res) => {
       const chunks: Buffer[] = [];
       for await (const c of req) chunks.push(c as Buffer);
       const raw = Buffer.concat(chunks).toString();
       posted.push({ signature: req.headers['x-service-signature'] === signBody(SECRET, raw), body: JSON.parse(raw) });
-      res.writeHead(202, { 'content-type': 'application/json' }).end(JSON.stringify({ success: true, data: { turn_id: 't', status: 'acknowledged', duplicate: false } }));
+      res
+        .writeHead(202, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ success: true, data: { turn_id: 't', status: 'acknowledged', duplicate: false } }));
     });
     const hook = createHookHandler({
       secrets: SECRET,
@@ -70,7 +103,10 @@ describe('createHookHandler', () => {
     let calls = 0;
     let release!: () => void;
     const gate = new Promise<void>((resolve) => (release = resolve));
-    const hook = createHookHandler({ secrets: SECRET, onTurn: async (turn) => (await gate, `answer ${++calls} to ${turn.text}`) });
+    const hook = createHookHandler({
+      secrets: SECRET,
+      onTurn: async (turn) => (await gate, `answer ${++calls} to ${turn.text}`),
+    });
     const body = turnBody('dup');
     const first = hook.handle(body, signed(body));
     const meanwhile = hook.handle(body, signed(body));
@@ -81,7 +117,7 @@ describe('createHookHandler', () => {
     expect(calls).toBe(1);
   });
 
-  it('forgets a delivery your function failed, so the service\'s retry runs it again', async () => {
+  it("forgets a delivery your function failed, so the service's retry runs it again", async () => {
     const seen: string[] = [];
     const errors: unknown[] = [];
     let fail = true;
@@ -103,18 +139,29 @@ describe('createHookHandler', () => {
   });
 
   it('acknowledges test-hook samples without calling your function, and refuses what does not verify', async () => {
-    const hook = createHookHandler({ secrets: SECRET, onTurn: () => { throw new Error('not for samples'); } });
+    const hook = createHookHandler({
+      secrets: SECRET,
+      onTurn: () => {
+        throw new Error('not for samples');
+      },
+    });
     const sample = turnBody('t1', { test: true });
     expect(parsed(await hook.handle(sample, signed(sample)))).toEqual([202, { received: true }]);
-    expect(parsed(await hook.handle(sample, {}))).toEqual([401, { error: 'missing_signature', message: expect.any(String) }]);
-    expect(parsed(await hook.handle('[]', signed('[]')))).toEqual([400, { error: 'invalid_body', message: expect.any(String) }]);
+    expect(parsed(await hook.handle(sample, {}))).toEqual([
+      401,
+      { error: 'missing_signature', message: expect.any(String) },
+    ]);
+    expect(parsed(await hook.handle('[]', signed('[]')))).toEqual([
+      400,
+      { error: 'invalid_body', message: expect.any(String) },
+    ]);
     expect(() => createHookHandler({ secrets: [''] })).toThrow("`secrets` must hold the deployment's signing secret");
     expect(() => createHookHandler({ secrets: 'whsec_' })).toThrow('at least 24 bytes');
   });
 });
 
 describe('on a server', () => {
-  it('nodeHandler reads the raw body from Node\'s http, and refuses other methods', async () => {
+  it("nodeHandler reads the raw body from Node's http, and refuses other methods", async () => {
     const url = await listen(nodeHandler({ secrets: SECRET, onTurn: (turn) => `Hello ${turn.user.sub}` }));
     const body = turnBody('n1');
     const res = await fetch(url, { method: 'POST', body, headers: signed(body) });
@@ -126,12 +173,24 @@ describe('on a server', () => {
     const errors: unknown[] = [];
     const app = express();
     app.post('/raw', express.raw({ type: '*/*' }), nodeHandler({ secrets: SECRET, onTurn: () => 'raw ok' }));
-    app.post('/parsed', express.json(), nodeHandler({ secrets: SECRET, onTurn: () => 'never', onError: (e) => errors.push(e) }));
+    app.post(
+      '/parsed',
+      express.json(),
+      nodeHandler({ secrets: SECRET, onTurn: () => 'never', onError: (e) => errors.push(e) }),
+    );
     const url = await listen(app);
     const body = turnBody('e1');
-    const raw = await fetch(`${url}/raw`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...signed(body) } });
+    const raw = await fetch(`${url}/raw`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', ...signed(body) },
+    });
     expect([raw.status, await raw.json()]).toEqual([200, { reply_text: 'raw ok' }]);
-    const parsedFirst = await fetch(`${url}/parsed`, { method: 'POST', body, headers: { 'content-type': 'application/json', ...signed(body) } });
+    const parsedFirst = await fetch(`${url}/parsed`, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', ...signed(body) },
+    });
     expect(parsedFirst.status).toBe(500);
     expect(String(errors[0])).toContain('without express.json()');
   });
@@ -140,7 +199,11 @@ describe('on a server', () => {
     const handle = fetchHandler({ secrets: SECRET, onTurn: () => ({ reply_text: 'from fetch' }) });
     const body = turnBody('f1');
     const res = await handle(new Request('http://x/hook', { method: 'POST', body, headers: signed(body) }));
-    expect([res.status, res.headers.get('content-type'), await res.json()]).toEqual([200, 'application/json', { reply_text: 'from fetch' }]);
+    expect([res.status, res.headers.get('content-type'), await res.json()]).toEqual([
+      200,
+      'application/json',
+      { reply_text: 'from fetch' },
+    ]);
     expect((await handle(new Request('http://x/hook'))).status).toBe(405);
   });
 });

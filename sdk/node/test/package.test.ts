@@ -32,9 +32,22 @@ describe('the Node SDK as a package', () => {
     execFileSync('npm', ['pack', '--silent', '--pack-destination', dir], { cwd: PACKAGE, stdio: 'pipe' });
     const tarball = readdirSync(dir).find((f) => f.endsWith('.tgz'))!;
     expect(tarball).toBe(`concierge-server-${manifest.version}.tgz`);
-    const files = execFileSync('tar', ['-tzf', join(dir, tarball)], { encoding: 'utf8' }).trim().split('\n').sort();
-    expect(files).toEqual(expect.arrayContaining(['package/dist/index.js', 'package/dist/index.d.ts', 'package/dist/events.d.ts', 'package/README.md', 'package/package.json']));
-    expect(files.filter((f) => !f.startsWith('package/dist/') && !['package/README.md', 'package/package.json'].includes(f))).toEqual([]);
+    const files = execFileSync('tar', ['-tzf', join(dir, tarball)], { encoding: 'utf8' })
+      .trim()
+      .split('\n')
+      .sort();
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'package/dist/index.js',
+        'package/dist/index.d.ts',
+        'package/dist/events.d.ts',
+        'package/README.md',
+        'package/package.json',
+      ]),
+    );
+    expect(
+      files.filter((f) => !f.startsWith('package/dist/') && !['package/README.md', 'package/package.json'].includes(f)),
+    ).toEqual([]);
 
     const project = join(dir, 'project');
     execFileSync('mkdir', ['-p', project]);
@@ -46,7 +59,11 @@ describe('the Node SDK as a package', () => {
       expect([served.status, served.headers.get('content-type')]).toEqual([200, 'application/gzip']);
       expect(Buffer.from(await served.arrayBuffer()).length).toBeGreaterThan(1000);
       // Not execFileSync: the service answering npm runs in this very process.
-      await promisify(execFile)('npm', ['install', '--no-audit', '--no-fund', `${service.url}/sdk/concierge-server.tgz`], { cwd: project });
+      await promisify(execFile)(
+        'npm',
+        ['install', '--no-audit', '--no-fund', `${service.url}/sdk/concierge-server.tgz`],
+        { cwd: project },
+      );
     } finally {
       await service.close();
     }
@@ -59,9 +76,14 @@ const body = JSON.stringify({ id: 'evt_1', type: 'conversation.ended', created_a
 const event = verifyHook(body, standardHeaders(secret, body), secret);
 console.log(event.type, mintUserToken({ deploymentId: 'd', secret, sub: 's' }).split('.').length, typeof ConciergeClient, typeof nodeHandler, typeof fetchHandler);`,
     );
-    expect(execFileSync(process.execPath, ['check.mjs'], { cwd: project, encoding: 'utf8' }).trim()).toBe('conversation.ended 3 function function function');
+    expect(execFileSync(process.execPath, ['check.mjs'], { cwd: project, encoding: 'utf8' }).trim()).toBe(
+      'conversation.ended 3 function function function',
+    );
     // The console's "Your server (Node)" for a deployment runs as shown: its hook answers a signed turn, its tokens are JWTs.
-    writeFileSync(join(project, 'server.mjs'), serverSnippetOf('http://unused', 'dep-1').split('\n').slice(2).join('\n'));
+    writeFileSync(
+      join(project, 'server.mjs'),
+      serverSnippetOf('http://unused', 'dep-1').split('\n').slice(2).join('\n'),
+    );
     writeFileSync(
       join(project, 'snippet.mjs'),
       `import { createServer } from 'node:http';
@@ -74,7 +96,11 @@ const server = createServer(hook).listen(0, '127.0.0.1', async () => {
   server.close();
 });`,
     );
-    const snippet = execFileSync(process.execPath, ['snippet.mjs'], { cwd: project, encoding: 'utf8', env: { ...process.env, SIGNING_SECRET: 'whsec_' + Buffer.alloc(30, 8).toString('base64') } });
+    const snippet = execFileSync(process.execPath, ['snippet.mjs'], {
+      cwd: project,
+      encoding: 'utf8',
+      env: { ...process.env, SIGNING_SECRET: 'whsec_' + Buffer.alloc(30, 8).toString('base64') },
+    });
     expect(snippet.trim()).toBe('200 You asked: Hi 3');
     const types = readFileSync(join(project, 'node_modules', 'concierge-server', 'dist', 'index.d.ts'), 'utf8');
     expect(types).toContain('verifyHook');

@@ -22,7 +22,9 @@ describeEachStore('agent versions and pinned deployments', (kind) => {
     const list = await api.get(`/api/v1/agents/${agentId}/versions?per_page=1`);
     expect(list.status).toBe(200);
     expect(list.body.meta).toMatchObject({ page: 1, per_page: 1, total_count: 2, total_pages: 2 });
-    expect(list.body.data).toEqual([{ version: 2, agent_spec: { ...first, greeting: 'Second hello' }, published_at: expect.any(String) }]);
+    expect(list.body.data).toEqual([
+      { version: 2, agent_spec: { ...first, greeting: 'Second hello' }, published_at: expect.any(String) },
+    ]);
     const one = await api.get(`/api/v1/agents/${agentId}/versions/1`);
     expect(one.body.data).toEqual({ version: 1, agent_spec: first, published_at: expect.any(String) });
     // A later edit of the draft changes no published version.
@@ -42,8 +44,14 @@ describeEachStore('agent versions and pinned deployments', (kind) => {
     expect(created.body.data.agent_version).toBe(1);
     const missing = await api.post('/api/v1/deployments', { agent_id: agentId, agent_version: 9 });
     expectError(missing, 400, 'invalid_request');
-    expect(missing.body.error.details).toEqual([{ path: 'agent_version', message: 'The agent has no published version 9' }]);
-    expectError(await api.put(`/api/v1/deployments/${created.body.data.id}`, { agent_version: 2 }), 400, 'invalid_request');
+    expect(missing.body.error.details).toEqual([
+      { path: 'agent_version', message: 'The agent has no published version 9' },
+    ]);
+    expectError(
+      await api.put(`/api/v1/deployments/${created.body.data.id}`, { agent_version: 2 }),
+      400,
+      'invalid_request',
+    );
     const unpinned = await api.put(`/api/v1/deployments/${created.body.data.id}`, { agent_version: null });
     expect(unpinned.body.data.agent_version).toBeNull();
     expect((await api.post('/api/v1/deployments', { agent_id: agentId })).body.data.agent_version).toBeNull();
@@ -59,7 +67,14 @@ describeEachStore('agent versions and pinned deployments', (kind) => {
       return ready;
     };
     const versionOf = async (conversationId: string) =>
-      (await suite.service().app.store.db.selectFrom('conversations').select('agent_version').where('id', '=', conversationId).executeTakeFirstOrThrow()).agent_version;
+      (
+        await suite
+          .service()
+          .app.store.db.selectFrom('conversations')
+          .select('agent_version')
+          .where('id', '=', conversationId)
+          .executeTakeFirstOrThrow()
+      ).agent_version;
 
     const before = await open();
     const firstGreeting = before.agent.greeting;
@@ -73,6 +88,10 @@ describeEachStore('agent versions and pinned deployments', (kind) => {
     const rolledBack = await open();
     expect(rolledBack.agent.greeting).toBe(firstGreeting);
     expect((await open({ conversation_id: after.conversation_id })).agent.greeting).toBe('Welcome to version two');
-    expect([await versionOf(before.conversation_id), await versionOf(after.conversation_id), await versionOf(rolledBack.conversation_id)]).toEqual([1, 2, 1]);
+    expect([
+      await versionOf(before.conversation_id),
+      await versionOf(after.conversation_id),
+      await versionOf(rolledBack.conversation_id),
+    ]).toEqual([1, 2, 1]);
   });
 });

@@ -37,7 +37,11 @@ async function addToCount(db: Db, customerId: string, status: AgentStatus, delta
   await db
     .insertInto('agent_counts')
     .values({ customer_id: customerId, status, count: delta })
-    .onConflict((oc) => oc.columns(['customer_id', 'status']).doUpdateSet((eb) => ({ count: eb('agent_counts.count', '+', eb.ref('excluded.count')) })))
+    .onConflict((oc) =>
+      oc
+        .columns(['customer_id', 'status'])
+        .doUpdateSet((eb) => ({ count: eb('agent_counts.count', '+', eb.ref('excluded.count')) })),
+    )
     .execute();
 }
 
@@ -48,14 +52,18 @@ export async function insertAgent(db: Db, row: AgentRow): Promise<void> {
 }
 
 export async function findAgent(db: Db, customerId: string, id: string): Promise<AgentRow | undefined> {
-  return db.selectFrom('agents').selectAll().where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('agents')
+    .selectAll()
+    .where('customer_id', '=', customerId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 /** Without the tenant check: for background work that already holds a tenant-scoped row. */
 export async function findAgentById(db: Db, id: string): Promise<AgentRow | undefined> {
   return db.selectFrom('agents').selectAll().where('id', '=', id).executeTakeFirst();
 }
-
 
 interface ListValues extends Record<string, unknown> {
   customerId: string;
@@ -71,7 +79,10 @@ interface FilterKey {
   bySearch: boolean;
 }
 
-const filterKey = (filter: AgentFilter): FilterKey => ({ byStatus: Boolean(filter.status), bySearch: Boolean(filter.search) });
+const filterKey = (filter: AgentFilter): FilterKey => ({
+  byStatus: Boolean(filter.status),
+  bySearch: Boolean(filter.search),
+});
 
 function filtered(db: Db, key: FilterKey, v: ListValues) {
   let query = db.selectFrom('agents').where('customer_id', '=', v.customerId);
@@ -81,13 +92,22 @@ function filtered(db: Db, key: FilterKey, v: ListValues) {
 }
 
 // The list page is the management API's hottest read: its two queries are compiled once per filter combination.
-const pageShapes = queryShapes((key: FilterKey) => (db, v: ListValues) =>
-  filtered(db, key, v).select(jsonRowOf(db, AGENT_SHAPE).as('item')).orderBy('created_at', 'desc').orderBy('id', 'desc').limit(v.limit).offset(v.offset),
+const pageShapes = queryShapes(
+  (key: FilterKey) => (db, v: ListValues) =>
+    filtered(db, key, v)
+      .select(jsonRowOf(db, AGENT_SHAPE).as('item'))
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(v.limit)
+      .offset(v.offset),
 );
 
 const countShapes = queryShapes((key: FilterKey) => (db, v: ListValues) => {
   if (key.bySearch) return filtered(db, key, v).select((eb) => eb.fn.countAll<number | string>().as('total'));
-  let query = db.selectFrom('agent_counts').select((eb) => eb.fn.sum<number | string | null>('count').as('total')).where('customer_id', '=', v.customerId);
+  let query = db
+    .selectFrom('agent_counts')
+    .select((eb) => eb.fn.sum<number | string | null>('count').as('total'))
+    .where('customer_id', '=', v.customerId);
   if (key.byStatus) query = query.where('status', '=', v.status!);
   return query;
 });
@@ -100,7 +120,13 @@ export async function listAgentsJson(
   page: Page,
 ): Promise<{ items: string; total: number }> {
   const key = filterKey(filter);
-  const values: ListValues = { customerId, status: filter.status, pattern: filter.search ? containing(filter.search.toLowerCase()) : undefined, limit: page.per_page, offset: offsetOf(page) };
+  const values: ListValues = {
+    customerId,
+    status: filter.status,
+    pattern: filter.search ? containing(filter.search.toLowerCase()) : undefined,
+    limit: page.per_page,
+    offset: offsetOf(page),
+  };
   const [rows, [count]] = await Promise.all([pageShapes(key, db, values), countShapes(key, db, values)]);
   return { items: jsonArrayText(rows.map((row) => row.item)), total: Number(count?.total ?? 0) };
 }
@@ -113,7 +139,13 @@ export async function updateAgent(db: Db, customerId: string, id: string, patch:
  * Moves an agent from `from` to `to` (with the rest of `patch`) only if it is still in `from`,
  * so a racing writer cannot be overwritten. Call inside a transaction. True when it moved.
  */
-export async function transitionAgent(db: Db, id: string, from: AgentStatus, to: AgentStatus, patch: AgentPatch): Promise<boolean> {
+export async function transitionAgent(
+  db: Db,
+  id: string,
+  from: AgentStatus,
+  to: AgentStatus,
+  patch: AgentPatch,
+): Promise<boolean> {
   const moved = await db
     .updateTable('agents')
     .set({ ...patch, status: to })
@@ -131,6 +163,11 @@ export async function transitionAgent(db: Db, id: string, from: AgentStatus, to:
 
 /** Call inside a transaction: the row and its count change together. */
 export async function deleteAgent(db: Db, customerId: string, id: string): Promise<void> {
-  const gone = await db.deleteFrom('agents').where('customer_id', '=', customerId).where('id', '=', id).returning('status').executeTakeFirst();
+  const gone = await db
+    .deleteFrom('agents')
+    .where('customer_id', '=', customerId)
+    .where('id', '=', id)
+    .returning('status')
+    .executeTakeFirst();
   if (gone) await addToCount(db, customerId, gone.status, -1);
 }

@@ -1,5 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Client, client, createPublishedAgent, createReadyAgent, describeEachStore, expectError, type TestService, startService, waitFor } from '../../test/harness.js';
+import {
+  type Client,
+  client,
+  createPublishedAgent,
+  createReadyAgent,
+  describeEachStore,
+  expectError,
+  type TestService,
+  startService,
+  waitFor,
+} from '../../test/harness.js';
 import type { AgentGenerator } from '../jobs/agent-generator.js';
 
 /** A generator the test releases by hand, to hold agents in `generating`. */
@@ -30,7 +40,10 @@ describeEachStore('agents', (kind) => {
 
   describe('create and generation', () => {
     it('answers 202 with a job and Location, then the job and the agent progress to draft', async () => {
-      const res = await api.post('/api/v1/agents', { name: 'Front desk', description: 'Answers guests of the Harbour Hotel' });
+      const res = await api.post('/api/v1/agents', {
+        name: 'Front desk',
+        description: 'Answers guests of the Harbour Hotel',
+      });
       expect(res.status).toBe(202);
       expect(res.body.success).toBe(true);
       expect(res.body.meta).toEqual({});
@@ -49,7 +62,14 @@ describeEachStore('agents', (kind) => {
       expect(job.created_at).toMatch(ISO_MS);
 
       const agent = (await api.get(`/api/v1/agents/${agent_id}`)).body.data;
-      expect(agent).toMatchObject({ id: agent_id, name: 'Front desk', status: 'draft', version: 0, agent_spec: null, test_mode_enabled: false });
+      expect(agent).toMatchObject({
+        id: agent_id,
+        name: 'Front desk',
+        status: 'draft',
+        version: 0,
+        agent_spec: null,
+        test_mode_enabled: false,
+      });
       expect(agent.generated_spec).toEqual(agent.draft_spec);
       expect(agent.draft_spec.greeting).toContain('Front desk');
       expect(agent.created_at).toMatch(ISO_MS);
@@ -128,7 +148,11 @@ describeEachStore('agents', (kind) => {
     it('publishes the draft as version 1, does not bump for an unchanged draft, bumps after an edit', async () => {
       const first = await api.post(`/api/v1/agents/${id}/publish`);
       expect(first.status).toBe(200);
-      expect(first.body.data).toMatchObject({ status: 'published', version: 1, agent_spec: { greeting: 'Welcome to the spa', language: 'fr-FR' } });
+      expect(first.body.data).toMatchObject({
+        status: 'published',
+        version: 1,
+        agent_spec: { greeting: 'Welcome to the spa', language: 'fr-FR' },
+      });
 
       const again = await api.post(`/api/v1/agents/${id}/publish`);
       expect(again.body.data.version).toBe(1);
@@ -160,7 +184,8 @@ describeEachStore('agents', (kind) => {
       const res = await api.del(`/api/v1/agents/${doomed}`);
       expect(res.status).toBe(200);
       expect(res.body).toEqual({ success: true, data: { id: doomed, deleted: true }, meta: {} });
-      for (const path of ['', '/spec', '/generation-status']) expectError(await api.get(`/api/v1/agents/${doomed}${path}`), 404, 'not_found');
+      for (const path of ['', '/spec', '/generation-status'])
+        expectError(await api.get(`/api/v1/agents/${doomed}${path}`), 404, 'not_found');
       expectError(await api.put(`/api/v1/agents/${doomed}`, { name: 'x' }), 404, 'not_found');
       expectError(await api.post(`/api/v1/agents/${doomed}/publish`), 404, 'not_found');
       expectError(await api.del(`/api/v1/agents/${doomed}`), 404, 'not_found');
@@ -183,7 +208,8 @@ describeEachStore('agents', (kind) => {
     const names = ['Alpha Desk', 'beta desk', 'Gamma', 'Delta_Lounge', 'Épée 100%'];
     beforeAll(async () => {
       fresh = client(service.url, (await service.newCustomer('Lister')).apiKey);
-      for (const name of names) await createReadyAgent(fresh, name, name === 'Gamma' ? 'Knows the DESK hours' : 'plain');
+      for (const name of names)
+        await createReadyAgent(fresh, name, name === 'Gamma' ? 'Knows the DESK hours' : 'plain');
     });
 
     it('lists newest first with PageMeta and defaults', async () => {
@@ -199,13 +225,29 @@ describeEachStore('agents', (kind) => {
       const plain = await createReadyAgent(shapes, 'Plain', 'line\nbreak "quoted" \u2603');
       const rich = await createPublishedAgent(shapes, 'Rich');
       const spec = { greeting: 'Hi "there" \\ \u00e9', nested: { list: [1, 2.5, null, true], empty: {} } };
-      const updated = await shapes.put(`/api/v1/agents/${rich}`, { test_mode_enabled: true, project_id: 'proj-1', draft_spec: spec });
+      const updated = await shapes.put(`/api/v1/agents/${rich}`, {
+        test_mode_enabled: true,
+        project_id: 'proj-1',
+        draft_spec: spec,
+      });
       expect(updated.status).toBe(200);
       const listed = (await shapes.get('/api/v1/agents')).body.data;
-      const single = await Promise.all([rich, plain].map(async (id) => (await shapes.get(`/api/v1/agents/${id}`)).body.data));
+      const single = await Promise.all(
+        [rich, plain].map(async (id) => (await shapes.get(`/api/v1/agents/${id}`)).body.data),
+      );
       expect(listed).toEqual(single);
-      expect(listed[0]).toMatchObject({ test_mode_enabled: true, project_id: 'proj-1', draft_spec: spec, status: 'published' });
-      expect(listed[1]).toMatchObject({ test_mode_enabled: false, agent_spec: null, knowledge_base_id: null, version: 0 });
+      expect(listed[0]).toMatchObject({
+        test_mode_enabled: true,
+        project_id: 'proj-1',
+        draft_spec: spec,
+        status: 'published',
+      });
+      expect(listed[1]).toMatchObject({
+        test_mode_enabled: false,
+        agent_spec: null,
+        knowledge_base_id: null,
+        version: 0,
+      });
     });
 
     it('pages with total_pages = ceil(total/per_page) and an empty page past the end', async () => {
@@ -221,25 +263,40 @@ describeEachStore('agents', (kind) => {
       expect(all.body.meta.total_pages).toBe(1);
     });
 
-    it.each(['per_page=0', 'per_page=101', 'per_page=abc', 'per_page=1.5', 'page=0', 'page=-1', 'page=abc', 'page=1&page=2'])(
-      'refuses %s with 400 invalid_request, never clamping',
-      async (qs) => {
-        const res = await fresh.get(`/api/v1/agents?${qs}`);
-        expectError(res, 400, 'invalid_request');
-        expect(res.body.error.details[0].path).toBe(qs.split('=')[0]);
-      },
-    );
+    it.each([
+      'per_page=0',
+      'per_page=101',
+      'per_page=abc',
+      'per_page=1.5',
+      'page=0',
+      'page=-1',
+      'page=abc',
+      'page=1&page=2',
+    ])('refuses %s with 400 invalid_request, never clamping', async (qs) => {
+      const res = await fresh.get(`/api/v1/agents?${qs}`);
+      expectError(res, 400, 'invalid_request');
+      expect(res.body.error.details[0].path).toBe(qs.split('=')[0]);
+    });
 
     it('reports total_pages 0 for an empty list', async () => {
       const empty = client(service.url, (await service.newCustomer('Empty')).apiKey);
-      expect((await empty.get('/api/v1/agents')).body.meta).toEqual({ page: 1, per_page: 20, total_count: 0, total_pages: 0 });
+      expect((await empty.get('/api/v1/agents')).body.meta).toEqual({
+        page: 1,
+        per_page: 20,
+        total_count: 0,
+        total_pages: 0,
+      });
     });
 
     it('searches name and description case-insensitively, treating % and _ literally', async () => {
       const byName = (await fresh.get('/api/v1/agents?search=DESK')).body.data.map((a: { name: string }) => a.name);
       expect(byName.sort()).toEqual(['Alpha Desk', 'Gamma', 'beta desk']);
-      expect((await fresh.get('/api/v1/agents?search=_')).body.data.map((a: { name: string }) => a.name)).toEqual(['Delta_Lounge']);
-      expect((await fresh.get('/api/v1/agents?search=100%25')).body.data.map((a: { name: string }) => a.name)).toEqual(['Épée 100%']);
+      expect((await fresh.get('/api/v1/agents?search=_')).body.data.map((a: { name: string }) => a.name)).toEqual([
+        'Delta_Lounge',
+      ]);
+      expect((await fresh.get('/api/v1/agents?search=100%25')).body.data.map((a: { name: string }) => a.name)).toEqual([
+        'Épée 100%',
+      ]);
       expect((await fresh.get('/api/v1/agents?search=ÉPÉE')).body.meta.total_count).toBe(1);
       expect((await fresh.get('/api/v1/agents?search=nothing-like-this')).body.meta.total_count).toBe(0);
       expectError(await fresh.get(`/api/v1/agents?search=${'x'.repeat(201)}`), 400, 'invalid_request');
@@ -253,7 +310,11 @@ describeEachStore('agents', (kind) => {
       expect((await fresh.get('/api/v1/agents?status=draft&search=desk')).body.meta.total_count).toBe(3);
       // Totals without search come from maintained counts: they must follow every change.
       const totals = async () =>
-        Promise.all(['', '?status=draft', '?status=published', '?status=generating'].map(async (qs) => (await fresh.get(`/api/v1/agents${qs}`)).body.meta.total_count));
+        Promise.all(
+          ['', '?status=draft', '?status=published', '?status=generating'].map(
+            async (qs) => (await fresh.get(`/api/v1/agents${qs}`)).body.meta.total_count,
+          ),
+        );
       expect(await totals()).toEqual([5, 4, 1, 0]);
       await fresh.del(`/api/v1/agents/${first.id}`);
       expect(await totals()).toEqual([4, 4, 0, 0]);

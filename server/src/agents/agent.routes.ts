@@ -5,7 +5,15 @@ import { getLatestJobForAgent } from '../jobs/job.service.js';
 import { deletedSchema, idParams } from '../shared/schemas.js';
 import type { Db } from '../store/database.js';
 import { pageQuery } from '../http/pagination.js';
-import { agentSchema, agentSpecSchema, agentVersionParams, agentVersionSchema, createAgentBody, listAgentsQuery, updateAgentBody } from './agent.schemas.js';
+import {
+  agentSchema,
+  agentSpecSchema,
+  agentVersionParams,
+  agentVersionSchema,
+  createAgentBody,
+  listAgentsQuery,
+  updateAgentBody,
+} from './agent.schemas.js';
 import {
   createAgent,
   getAgentSpec,
@@ -38,7 +46,12 @@ export function agentRoutes({ db, onJobQueued, onPublished }: AgentRouteDeps): R
       query: listAgentsQuery,
       success: { status: 200, description: 'A page of agents', data: agentSchema.array(), list: true },
       handler: async ({ principal, query: { page, per_page, status, search } }) => {
-        const { itemsJson, meta } = await listAgentsPage(db, principal.customerId, { status, search }, { page, per_page });
+        const { itemsJson, meta } = await listAgentsPage(
+          db,
+          principal.customerId,
+          { status, search },
+          { page, per_page },
+        );
         return { data: new JsonText(itemsJson), meta };
       },
     }),
@@ -70,7 +83,9 @@ export function agentRoutes({ db, onJobQueued, onPublished }: AgentRouteDeps): R
       params: idParams,
       errors: ['not_found'],
       success: { status: 200, description: 'The agent', data: agentSchema },
-      handler: async ({ principal, params }) => ({ data: toAgent(await requireAgent(db, principal.customerId, params.id)) }),
+      handler: async ({ principal, params }) => ({
+        data: toAgent(await requireAgent(db, principal.customerId, params.id)),
+      }),
     }),
     defineRoute({
       method: 'put',
@@ -82,7 +97,9 @@ export function agentRoutes({ db, onJobQueued, onPublished }: AgentRouteDeps): R
       body: updateAgentBody,
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: 'The updated agent', data: agentSchema },
-      handler: async ({ principal, params, body }) => ({ data: await updateAgentFields(db, principal.customerId, params.id, body) }),
+      handler: async ({ principal, params, body }) => ({
+        data: await updateAgentFields(db, principal.customerId, params.id, body),
+      }),
     }),
     defineRoute({
       method: 'delete',
@@ -127,7 +144,9 @@ export function agentRoutes({ db, onJobQueued, onPublished }: AgentRouteDeps): R
       params: agentVersionParams,
       errors: ['not_found'],
       success: { status: 200, description: 'The version', data: agentVersionSchema },
-      handler: async ({ principal, params }) => ({ data: await getAgentVersion(db, principal.customerId, params.id, params.version) }),
+      handler: async ({ principal, params }) => ({
+        data: await getAgentVersion(db, principal.customerId, params.id, params.version),
+      }),
     }),
     defineRoute({
       method: 'get',

@@ -35,7 +35,9 @@ export const listAgentsQuery = pageQuery.extend({
   search: z.string().max(200).optional().meta({ description: 'Case-insensitive substring of name or description' }),
 });
 
-export const createAgentBody = z.strictObject({ name, description: description.optional() }).meta({ id: 'CreateAgent' });
+export const createAgentBody = z
+  .strictObject({ name, description: description.optional() })
+  .meta({ id: 'CreateAgent' });
 export type CreateAgentInput = z.infer<typeof createAgentBody>;
 
 export const updateAgentBody = z

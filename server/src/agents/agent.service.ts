@@ -20,12 +20,18 @@ import {
   transitionAgent,
   updateAgent,
 } from './agent.repository.js';
-import { findAgentVersion, insertAgentVersion, listAgentVersions, type AgentVersionRow } from './agent-version.repository.js';
+import {
+  findAgentVersion,
+  insertAgentVersion,
+  listAgentVersions,
+  type AgentVersionRow,
+} from './agent-version.repository.js';
 import type { Agent, AgentVersion, CreateAgentInput, UpdateAgentInput } from './agent.schemas.js';
 
 export const toAgent = (row: AgentRow): Agent => shapeRow(AGENT_SHAPE, row);
 
-const searchTextOf = (name: string, description: string | null): string => `${name}\n${description ?? ''}`.toLowerCase();
+const searchTextOf = (name: string, description: string | null): string =>
+  `${name}\n${description ?? ''}`.toLowerCase();
 
 export async function requireAgent(db: Db, customerId: string, id: string): Promise<AgentRow> {
   const row = await findAgent(db, customerId, id);
@@ -79,9 +85,15 @@ export async function createAgent(db: Db, customerId: string, input: CreateAgent
   return { job_id: jobId, agent_id: agentId, status: 'queued' as const, polling_url: pollingUrlOf(jobId) };
 }
 
-export async function updateAgentFields(db: Db, customerId: string, id: string, input: UpdateAgentInput): Promise<Agent> {
+export async function updateAgentFields(
+  db: Db,
+  customerId: string,
+  id: string,
+  input: UpdateAgentInput,
+): Promise<Agent> {
   const row = await requireAgent(db, customerId, id);
-  if (row.status === 'generating') throw invalidState('The agent is still generating; update it once generation has finished');
+  if (row.status === 'generating')
+    throw invalidState('The agent is still generating; update it once generation has finished');
   const patch: AgentPatch = { updated_at: isoNow() };
   if (input.name !== undefined) patch.name = input.name;
   if (input.description !== undefined) patch.description = input.description;
@@ -111,7 +123,13 @@ export async function publishAgent(db: Db, customerId: string, id: string): Prom
   const moved = await db.transaction().execute(async (trx) => {
     if (!(await transitionAgent(trx, id, row.status, 'published', patch))) return false;
     // Each published spec is kept as it was: deployments may pin it, conversations keep it.
-    if (changed && row.draft_spec !== null) await insertAgentVersion(trx, { agent_id: id, version: patch.version!, agent_spec: row.draft_spec, published_at: patch.updated_at! });
+    if (changed && row.draft_spec !== null)
+      await insertAgentVersion(trx, {
+        agent_id: id,
+        version: patch.version!,
+        agent_spec: row.draft_spec,
+        published_at: patch.updated_at!,
+      });
     return true;
   });
   // Someone else changed the agent between our read and write: report it rather than guess.
@@ -143,7 +161,11 @@ export async function removeAgent(db: Db, customerId: string, id: string) {
   });
 }
 
-const toAgentVersion = (row: AgentVersionRow): AgentVersion => ({ version: row.version, agent_spec: fromJsonColumn(row.agent_spec), published_at: row.published_at });
+const toAgentVersion = (row: AgentVersionRow): AgentVersion => ({
+  version: row.version,
+  agent_spec: fromJsonColumn(row.agent_spec),
+  published_at: row.published_at,
+});
 
 /** The agent's published versions, newest first. */
 export async function listVersionsPage(db: Db, customerId: string, id: string, page: Page) {

@@ -8,7 +8,8 @@ describe('API key format', () => {
     expect(key).toMatch(/^vak_[0-9A-Za-z]{38}$/);
     const body = key.slice(4, 36);
     let n = 0;
-    for (const c of key.slice(36)) n = n * 62 + '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'.indexOf(c);
+    for (const c of key.slice(36))
+      n = n * 62 + '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'.indexOf(c);
     expect(n).toBe(crc32(body));
     expect(isWellFormedApiKey(key)).toBe(true);
   });

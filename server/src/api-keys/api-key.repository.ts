@@ -7,7 +7,10 @@ export async function insertApiKey(db: Db, row: ApiKeyRow): Promise<void> {
   await db.insertInto('api_keys').values(row).execute();
 }
 
-export async function findApiKeyByHash(db: Db, keyHash: string): Promise<Pick<ApiKeyRow, 'id' | 'customer_id' | 'expires_at'> | undefined> {
+export async function findApiKeyByHash(
+  db: Db,
+  keyHash: string,
+): Promise<Pick<ApiKeyRow, 'id' | 'customer_id' | 'expires_at'> | undefined> {
   return db
     .selectFrom('api_keys')
     .select(['id', 'customer_id', 'expires_at'])

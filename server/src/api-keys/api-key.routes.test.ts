@@ -24,7 +24,11 @@ describeEachStore('API key', (kind) => {
 
     it('stores only the hash of the key', async () => {
       const { customerId, apiKey } = await service.newCustomer();
-      const rows = await service.app.store.db.selectFrom('api_keys').selectAll().where('customer_id', '=', customerId).execute();
+      const rows = await service.app.store.db
+        .selectFrom('api_keys')
+        .selectAll()
+        .where('customer_id', '=', customerId)
+        .execute();
       expect(rows).toHaveLength(1);
       expect(rows[0]!.key_hash).toBe(hashApiKey(apiKey));
       expect(JSON.stringify(rows)).not.toContain(apiKey);
@@ -32,7 +36,9 @@ describeEachStore('API key', (kind) => {
 
     it('accepts the scheme case-insensitively', async () => {
       const { apiKey } = await service.newCustomer();
-      expect((await call(service.url, 'GET', '/api/v1/agents', { headers: { authorization: `bearer ${apiKey}` } })).status).toBe(200);
+      expect(
+        (await call(service.url, 'GET', '/api/v1/agents', { headers: { authorization: `bearer ${apiKey}` } })).status,
+      ).toBe(200);
     });
   });
 
@@ -41,8 +47,19 @@ describeEachStore('API key', (kind) => {
       const { apiKey } = await service.newCustomer();
       const res = await client(service.url, apiKey).get('/api/v1/settings/api-key');
       expect(res.status).toBe(200);
-      expect(Object.keys(res.body.data).sort()).toEqual(['created_at', 'id', 'last4', 'last_used_at', 'prefix', 'previous_key_expires_at']);
-      expect(res.body.data).toMatchObject({ prefix: apiKey.slice(0, 8), last4: apiKey.slice(-4), previous_key_expires_at: null });
+      expect(Object.keys(res.body.data).sort()).toEqual([
+        'created_at',
+        'id',
+        'last4',
+        'last_used_at',
+        'prefix',
+        'previous_key_expires_at',
+      ]);
+      expect(res.body.data).toMatchObject({
+        prefix: apiKey.slice(0, 8),
+        last4: apiKey.slice(-4),
+        previous_key_expires_at: null,
+      });
       expect(JSON.stringify(res.body)).not.toContain(apiKey);
     });
 
@@ -68,17 +85,23 @@ describeEachStore('API key', (kind) => {
       const { key, previous_key_expires_at } = res.body.data;
       expect(Date.parse(previous_key_expires_at) - before).toBeGreaterThanOrEqual(900);
       expect((await client(service.url, apiKey).get('/api/v1/agents')).status).toBe(200);
-      expect((await client(service.url, key).get('/api/v1/settings/api-key')).body.data.previous_key_expires_at).toBe(previous_key_expires_at);
+      expect((await client(service.url, key).get('/api/v1/settings/api-key')).body.data.previous_key_expires_at).toBe(
+        previous_key_expires_at,
+      );
       await new Promise((r) => setTimeout(r, Date.parse(previous_key_expires_at) - Date.now() + 50));
       expectError(await client(service.url, apiKey).get('/api/v1/agents'), 401, 'unauthorized');
       expect((await client(service.url, key).get('/api/v1/agents')).status).toBe(200);
-      expect((await client(service.url, key).get('/api/v1/settings/api-key')).body.data.previous_key_expires_at).toBeNull();
+      expect(
+        (await client(service.url, key).get('/api/v1/settings/api-key')).body.data.previous_key_expires_at,
+      ).toBeNull();
     });
 
     it('a second rotation ends the first grace for the oldest key no later than the new one', async () => {
       const { apiKey: k1 } = await service.newCustomer();
-      const k2 = (await client(service.url, k1).post('/api/v1/settings/api-key/rotate', { grace_period_s: 3600 })).body.data.key;
-      const k3 = (await client(service.url, k2).post('/api/v1/settings/api-key/rotate', { grace_period_s: 0 })).body.data.key;
+      const k2 = (await client(service.url, k1).post('/api/v1/settings/api-key/rotate', { grace_period_s: 3600 })).body
+        .data.key;
+      const k3 = (await client(service.url, k2).post('/api/v1/settings/api-key/rotate', { grace_period_s: 0 })).body
+        .data.key;
       expectError(await client(service.url, k1).get('/api/v1/agents'), 401, 'unauthorized');
       expectError(await client(service.url, k2).get('/api/v1/agents'), 401, 'unauthorized');
       expect((await client(service.url, k3).get('/api/v1/agents')).status).toBe(200);
@@ -86,7 +109,12 @@ describeEachStore('API key', (kind) => {
 
     it('refuses bad grace periods', async () => {
       const api = client(service.url, (await service.newCustomer()).apiKey);
-      for (const body of [{ grace_period_s: -1 }, { grace_period_s: 604_801 }, { grace_period_s: '10' }, { other: 1 }]) {
+      for (const body of [
+        { grace_period_s: -1 },
+        { grace_period_s: 604_801 },
+        { grace_period_s: '10' },
+        { other: 1 },
+      ]) {
         expectError(await api.post('/api/v1/settings/api-key/rotate', body), 400, 'invalid_request');
       }
       expect((await api.get('/api/v1/agents')).status).toBe(200);
@@ -130,7 +158,8 @@ describeEachStore('API key', (kind) => {
       const api = client(service.url, (await service.newCustomer()).apiKey);
       expect((await api.get('/api/v1/settings/api-key/usage')).body.data.daily).toHaveLength(30);
       expect((await api.get('/api/v1/settings/api-key/usage?days=90')).body.data.daily).toHaveLength(90);
-      for (const days of ['0', '91', 'x', '2.5']) expectError(await api.get(`/api/v1/settings/api-key/usage?days=${days}`), 400, 'invalid_request');
+      for (const days of ['0', '91', 'x', '2.5'])
+        expectError(await api.get(`/api/v1/settings/api-key/usage?days=${days}`), 400, 'invalid_request');
     });
 
     it('survives a restart: counts are flushed on shutdown', async () => {

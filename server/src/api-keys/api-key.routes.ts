@@ -1,7 +1,13 @@
 import { type RouteDef, defineRoute } from '../http/route.js';
 import type { Db } from '../store/database.js';
 import type { ApiKeyAuthenticator } from './api-key.authenticator.js';
-import { apiKeySettingsSchema, rotateApiKeyBody, rotatedApiKeySchema, usageQuery, usageSchema } from './api-key.schemas.js';
+import {
+  apiKeySettingsSchema,
+  rotateApiKeyBody,
+  rotatedApiKeySchema,
+  usageQuery,
+  usageSchema,
+} from './api-key.schemas.js';
 import { getApiKeySettings, rotateApiKey } from './api-key.service.js';
 import type { UsageRecorder } from './usage.recorder.js';
 import { getUsage } from './usage.service.js';

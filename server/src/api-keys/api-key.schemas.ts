@@ -29,7 +29,13 @@ export const usageSchema = z
     total_requests: z.number().int(),
     total_errors: z.number().int(),
     daily: z.array(z.object({ date: z.iso.date(), requests: z.number().int(), errors: z.number().int() })),
-    by_route: z.array(z.object({ method: z.string(), route: z.string().meta({ example: '/api/v1/agents/:id' }), requests: z.number().int() })),
+    by_route: z.array(
+      z.object({
+        method: z.string(),
+        route: z.string().meta({ example: '/api/v1/agents/:id' }),
+        requests: z.number().int(),
+      }),
+    ),
   })
   .meta({ id: 'Usage' });
 export type Usage = z.infer<typeof usageSchema>;

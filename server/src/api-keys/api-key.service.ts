@@ -3,12 +3,7 @@ import { newId } from '../shared/random.js';
 import { isoIn, isoNow } from '../shared/time.js';
 import type { Db } from '../store/database.js';
 import { generateApiKey, hashApiKey, keyLast4, keyPrefix } from './api-key.format.js';
-import {
-  findCurrentApiKey,
-  findPreviousKeyExpiry,
-  insertApiKey,
-  retireApiKeys,
-} from './api-key.repository.js';
+import { findCurrentApiKey, findPreviousKeyExpiry, insertApiKey, retireApiKeys } from './api-key.repository.js';
 
 /** Who a management request acts for: an API key, or a console user signed in with a session. */
 export interface Principal {
@@ -62,7 +57,11 @@ export async function getApiKeySettings(db: Db, customerId: string): Promise<Api
 }
 
 /** Replaces the current key; the old one keeps working for `graceSeconds` (0: fails at once). */
-export async function rotateApiKey(db: Db, customerId: string, graceSeconds: number): Promise<ApiKeySettings & { key: string }> {
+export async function rotateApiKey(
+  db: Db,
+  customerId: string,
+  graceSeconds: number,
+): Promise<ApiKeySettings & { key: string }> {
   const { key } = await db.transaction().execute(async (trx) => {
     await retireApiKeys(trx, customerId, graceSeconds > 0 ? isoIn(graceSeconds * 1000) : isoNow());
     return issueApiKey(trx, customerId);

@@ -22,7 +22,10 @@ export class UsageRecorder {
   private readonly flushing: BackgroundLoop;
 
   constructor(private readonly parts: { db: Db; health: StoreHealth }) {
-    this.flushing = new BackgroundLoop({ what: 'usage flush', pass: () => this.write(), health: parts.health }, { everyMs: FLUSH_INTERVAL_MS });
+    this.flushing = new BackgroundLoop(
+      { what: 'usage flush', pass: () => this.write(), health: parts.health },
+      { everyMs: FLUSH_INTERVAL_MS },
+    );
   }
 
   start(): void {

@@ -37,6 +37,8 @@ export async function getUsage(db: Db, customerId: string, days: number, now = n
     total_requests: totalRequests,
     total_errors: totalErrors,
     daily: [...daily.values()],
-    by_route: [...byRoute.values()].sort((a, b) => b.requests - a.requests || a.route.localeCompare(b.route) || a.method.localeCompare(b.method)),
+    by_route: [...byRoute.values()].sort(
+      (a, b) => b.requests - a.requests || a.route.localeCompare(b.route) || a.method.localeCompare(b.method),
+    ),
   };
 }

@@ -41,12 +41,13 @@ describeEachStore('the deployment directory', (kind) => {
 
   it('remembers that a deployment does not exist, for a second too', async () => {
     const { directory, reads } = counted(1_000);
-    for (let i = 0; i < 20; i++) expect(await directory.accepting('00000000-0000-4000-8000-000000000000', () => true)).toBeUndefined();
+    for (let i = 0; i < 20; i++)
+      expect(await directory.accepting('00000000-0000-4000-8000-000000000000', () => true)).toBeUndefined();
     expect(reads.n).toBe(1);
   });
 });
 
-describe("the agent the widget is told of", () => {
+describe('the agent the widget is told of', () => {
   it("reads the spec's voice as README's Field reference gives it, each field only with its type; a bare string names the voice", () => {
     const voiceOf = (voice: unknown) => agentInfo('Front desk', JSON.stringify({ voice })).voice;
     expect(voiceOf({ name: 'Samantha', rate: 1.1, pitch: 0.9 })).toEqual({ name: 'Samantha', rate: 1.1, pitch: 0.9 });
@@ -54,7 +55,12 @@ describe("the agent the widget is told of", () => {
     expect(voiceOf({ name: 7, rate: 'fast' })).toEqual({});
     expect(voiceOf('Samantha')).toEqual({ name: 'Samantha' });
     expect(voiceOf(null)).toBeNull();
-    expect(agentInfo('Front desk', null)).toEqual({ name: 'Front desk', greeting: null, language: 'en-US', voice: null });
+    expect(agentInfo('Front desk', null)).toEqual({
+      name: 'Front desk',
+      greeting: null,
+      language: 'en-US',
+      voice: null,
+    });
   });
 
   it("reads the spec's language as a BCP 47 tag in its canonical case, en-US when it has none or no valid one", () => {

@@ -4,7 +4,11 @@ import { TtlCache } from '../shared/ttl-cache.js';
 import type { Db } from '../store/database.js';
 import { liveSecrets } from '../deployments/signing-secret.js';
 import { deploymentIdsOfAgent } from '../deployments/deployment.repository.js';
-import { type ChannelConfig, effectiveEngagementRules, effectiveRuntimeConfig } from '../deployments/deployment.schemas.js';
+import {
+  type ChannelConfig,
+  effectiveEngagementRules,
+  effectiveRuntimeConfig,
+} from '../deployments/deployment.schemas.js';
 import type { CallDirection, DeploymentStatus } from '../deployments/deployment.table.js';
 import { type AgentInfo, type AgentVoice, languageTag, type WidgetTheme } from './protocol/frames.js';
 
@@ -41,7 +45,11 @@ export async function loadDeploymentContext(db: Db, id: string): Promise<Deploym
     .selectFrom('deployments')
     .innerJoin('agents', 'agents.id', 'deployments.agent_id')
     // The pinned version, in the same read: a cache miss costs one query, pinned or not.
-    .leftJoin('agent_versions', (join) => join.onRef('agent_versions.agent_id', '=', 'deployments.agent_id').onRef('agent_versions.version', '=', 'deployments.agent_version'))
+    .leftJoin('agent_versions', (join) =>
+      join
+        .onRef('agent_versions.agent_id', '=', 'deployments.agent_id')
+        .onRef('agent_versions.version', '=', 'deployments.agent_version'),
+    )
     .select([
       'deployments.id',
       'deployments.customer_id',
@@ -151,7 +159,10 @@ export class DeploymentDirectory {
    * (a rotated secret), so the store decides, but for a refusal at most once per `ttlMs`: badly
    * signed requests must not cost a read each. At most one read per call.
    */
-  async accepting(id: string, accepts: (dep: DeploymentContext) => boolean): Promise<{ dep: DeploymentContext; accepted: boolean } | undefined> {
+  async accepting(
+    id: string,
+    accepts: (dep: DeploymentContext) => boolean,
+  ): Promise<{ dep: DeploymentContext; accepted: boolean } | undefined> {
     const remembered = this.#cache.get(id);
     if (remembered === null) return undefined;
     if (remembered) {
@@ -178,5 +189,9 @@ function voiceOf(voice: unknown): AgentVoice | null {
   if (typeof voice === 'string') return { name: voice };
   if (!voice || typeof voice !== 'object') return null;
   const { name, rate, pitch } = voice as Record<string, unknown>;
-  return { ...(typeof name === 'string' ? { name } : {}), ...(typeof rate === 'number' ? { rate } : {}), ...(typeof pitch === 'number' ? { pitch } : {}) };
+  return {
+    ...(typeof name === 'string' ? { name } : {}),
+    ...(typeof rate === 'number' ? { rate } : {}),
+    ...(typeof pitch === 'number' ? { pitch } : {}),
+  };
 }

@@ -8,7 +8,9 @@ import { type EgressPolicy, exchange, isForbiddenAddress, parseAllowedHosts } fr
 /** Why a POST through the guard got no answer, or its status and body. */
 async function outcome(url: string, policy: EgressPolicy): Promise<string> {
   const ex = await exchange(url, '{}', {}, 2_000, policy);
-  return ex.response ? `${ex.response.status} ${JSON.stringify(ex.response.body)}` : `${ex.error!.kind}: ${ex.error!.message}`;
+  return ex.response
+    ? `${ex.response.status} ${JSON.stringify(ex.response.body)}`
+    : `${ex.error!.kind}: ${ex.error!.message}`;
 }
 
 describe('the egress guard', () => {
@@ -24,10 +26,24 @@ describe('the egress guard', () => {
   const guarded = { allowedHosts: [] };
 
   it('classifies loopback, private, link-local, metadata and mapped addresses as forbidden, public ones not', () => {
-    for (const address of ['127.0.0.1', '10.1.2.3', '172.16.0.1', '192.168.1.1', '169.254.169.254', '100.64.0.1', '0.0.0.0', '::1', 'fd00::1', 'fe80::1', '::ffff:127.0.0.1', '::ffff:10.0.0.1']) {
+    for (const address of [
+      '127.0.0.1',
+      '10.1.2.3',
+      '172.16.0.1',
+      '192.168.1.1',
+      '169.254.169.254',
+      '100.64.0.1',
+      '0.0.0.0',
+      '::1',
+      'fd00::1',
+      'fe80::1',
+      '::ffff:127.0.0.1',
+      '::ffff:10.0.0.1',
+    ]) {
       expect([address, isForbiddenAddress(address)]).toEqual([address, true]);
     }
-    for (const address of ['93.184.216.34', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8']) expect([address, isForbiddenAddress(address)]).toEqual([address, false]);
+    for (const address of ['93.184.216.34', '1.1.1.1', '2606:4700:4700::1111', '::ffff:8.8.8.8'])
+      expect([address, isForbiddenAddress(address)]).toEqual([address, false]);
   });
 
   it('refuses every IPv6 form that embeds an IPv4 address a gateway would reach for us', () => {
@@ -57,12 +73,18 @@ describe('the egress guard', () => {
     for (const literal of ['[64:ff9b::7f00:1]', '[2002:7f00:1::]', '[::7f00:1]']) {
       expect(await outcome(`http://${literal}:${port}/hook`, guarded)).toMatch(/^egress_refused: /);
     }
-    expect(await outcome(`http://localhost:${port}/hook`, guarded)).toMatch(/^egress_refused: localhost resolves to a non-public address/);
+    expect(await outcome(`http://localhost:${port}/hook`, guarded)).toMatch(
+      /^egress_refused: localhost resolves to a non-public address/,
+    );
   });
 
   it('lets through hosts listed in HOOK_ALLOWED_HOSTS, and names that variable when it refuses', async () => {
-    expect(await outcome(`http://localhost:${port}/hook`, { allowedHosts: parseAllowedHosts('localhost') })).toBe('202 ""');
-    expect(await outcome(`http://127.0.0.1:${port}/hook`, { allowedHosts: parseAllowedHosts('127.0.0.1') })).toBe('202 ""');
+    expect(await outcome(`http://localhost:${port}/hook`, { allowedHosts: parseAllowedHosts('localhost') })).toBe(
+      '202 ""',
+    );
+    expect(await outcome(`http://127.0.0.1:${port}/hook`, { allowedHosts: parseAllowedHosts('127.0.0.1') })).toBe(
+      '202 ""',
+    );
     expect(await outcome(`http://127.0.0.1:${port}/hook`, { allowedHosts: parseAllowedHosts('localhost') })).toBe(
       'egress_refused: 127.0.0.1 is not a public address; refused unless its host is listed in HOOK_ALLOWED_HOSTS',
     );
@@ -71,7 +93,9 @@ describe('the egress guard', () => {
   it('never calls a URL with a user name or password, allowed host or not: Node would send them as a header the record does not show', async () => {
     const allowed = { allowedHosts: parseAllowedHosts('127.0.0.1') };
     for (const credentials of ['user:pass@', 'token@', ':secret@']) {
-      expect(await outcome(`http://${credentials}127.0.0.1:${port}/hook`, allowed)).toBe('egress_refused: a URL with a user name or password is never called; put a token in the path');
+      expect(await outcome(`http://${credentials}127.0.0.1:${port}/hook`, allowed)).toBe(
+        'egress_refused: a URL with a user name or password is never called; put a token in the path',
+      );
     }
   });
 
@@ -91,7 +115,8 @@ describe('the egress guard', () => {
       { host: 'hooks.internal', port: 443 },
       { host: '10.0.0.5' },
     ]);
-    for (const bad of ['host:0', 'host:65536', 'host:http', ':80', '[::1']) expect(() => parseAllowedHosts(bad)).toThrow(/HOOK_ALLOWED_HOSTS/);
+    for (const bad of ['host:0', 'host:65536', 'host:http', ':80', '[::1'])
+      expect(() => parseAllowedHosts(bad)).toThrow(/HOOK_ALLOWED_HOSTS/);
   });
 });
 
@@ -100,7 +125,10 @@ describe('a service with no HOOK_ALLOWED_HOSTS, in the default mode', () => {
     const service = await startService('sqlite', { hookAllowedHosts: '' });
     const customer = await startCustomerServer();
     try {
-      const { deploymentId, secret } = await deploy(service, { hook_url: customer.hookUrl, transcript_hook_url: customer.transcriptUrl });
+      const { deploymentId, secret } = await deploy(service, {
+        hook_url: customer.hookUrl,
+        transcript_hook_url: customer.transcriptUrl,
+      });
       const widget = await Widget.open(service, deploymentId);
       await widget.hello(await mintToken(secret, deploymentId));
       widget.send({ type: 'user_turn', client_turn_id: 'probe', text: 'Is port 39001 open?', mode: 'text' });
@@ -109,7 +137,9 @@ describe('a service with no HOOK_ALLOWED_HOSTS, in the default mode', () => {
       await new Promise((r) => setTimeout(r, 1_500));
       expect([customer.calls.length, customer.transcript.length]).toEqual([0, 0]);
       const refusal = service.logs.find((l) => l.includes('turn hook failed'));
-      expect(refusal).toContain('127.0.0.1 is not a public address; refused unless its host is listed in HOOK_ALLOWED_HOSTS');
+      expect(refusal).toContain(
+        '127.0.0.1 is not a public address; refused unless its host is listed in HOOK_ALLOWED_HOSTS',
+      );
       widget.close();
     } finally {
       await service.close();

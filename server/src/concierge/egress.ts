@@ -32,7 +32,11 @@ export function parseAllowedHosts(value: string): AllowedHost[] {
     .filter(Boolean)
     .map((entry) => {
       const bracketed = /^(\[[^\]]+\])(?::(\d+))?$/.exec(entry);
-      const [host, port] = bracketed ? [bracketed[1]!, bracketed[2]] : entry.split(':').length > 2 ? [`[${entry}]`, undefined] : (entry.split(':') as [string, string?]);
+      const [host, port] = bracketed
+        ? [bracketed[1]!, bracketed[2]]
+        : entry.split(':').length > 2
+          ? [`[${entry}]`, undefined]
+          : (entry.split(':') as [string, string?]);
       const normalised = hostOf(host);
       const number = port === undefined ? undefined : Number(port);
       if (!normalised || (number !== undefined && !(/^\d+$/.test(port!) && number >= 1 && number <= 65_535))) {
@@ -54,7 +58,9 @@ const DEFAULT_PORTS: Record<string, number> = { 'http:': 80, 'https:': 443 };
 
 function isAllowed(policy: EgressPolicy, target: URL): boolean {
   const port = target.port ? Number(target.port) : DEFAULT_PORTS[target.protocol];
-  return policy.allowedHosts.some((allowed) => allowed.host === target.hostname && (allowed.port === undefined || allowed.port === port));
+  return policy.allowedHosts.some(
+    (allowed) => allowed.host === target.hostname && (allowed.port === undefined || allowed.port === port),
+  );
 }
 
 /** IPv6 forms that carry an IPv4 address a gateway would reach for us: NAT64 (RFC 6052, 8215), 6to4, Teredo. */
@@ -78,7 +84,8 @@ export function isForbiddenAddress(address: string): boolean {
   if (ip.kind() === 'ipv4') return ip.range() !== 'unicast';
   const v6 = ip as ipaddr.IPv6;
   const range = v6.range();
-  if (range === 'ipv4Mapped' || range === 'rfc6145') return isForbiddenAddress(new ipaddr.IPv4(v6.toByteArray().slice(12)).toString());
+  if (range === 'ipv4Mapped' || range === 'rfc6145')
+    return isForbiddenAddress(new ipaddr.IPv4(v6.toByteArray().slice(12)).toString());
   if (TUNNELLED_IPV4.has(range) || v6.match(IPV4_COMPATIBLE)) return true;
   return range !== 'unicast';
 }
@@ -129,7 +136,12 @@ const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new htt
 
 /** Every header a POST carries, ours and the caller's, exactly as sent. */
 function requestHeaders(body: string, headers: Record<string, string>): Record<string, string> {
-  return { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'concierge-hooks/1', ...headers };
+  return {
+    'content-type': 'application/json',
+    'content-length': String(Buffer.byteLength(body)),
+    'user-agent': 'concierge-hooks/1',
+    ...headers,
+  };
 }
 
 /** One POST as it went: what was sent, and the answer or why none came. */
@@ -143,11 +155,23 @@ export interface Exchange {
 }
 
 /** POSTs a JSON body, recorded: never rejects, whatever happened on the way. */
-export async function exchange(url: string, body: string, headers: Record<string, string>, timeoutMs: number, policy: EgressPolicy, signal?: AbortSignal): Promise<Exchange> {
+export async function exchange(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+  policy: EgressPolicy,
+  signal?: AbortSignal,
+): Promise<Exchange> {
   const sentAt = new Date();
   const started = performance.now();
   const request = { headers: requestHeaders(body, headers), body };
-  const done = (): Pick<Exchange, 'url' | 'sentAt' | 'durationMs' | 'request'> => ({ url, sentAt: sentAt.toISOString(), durationMs: Math.round(performance.now() - started), request });
+  const done = (): Pick<Exchange, 'url' | 'sentAt' | 'durationMs' | 'request'> => ({
+    url,
+    sentAt: sentAt.toISOString(),
+    durationMs: Math.round(performance.now() - started),
+    request,
+  });
   try {
     const response = await guardedPost(url, body, request.headers, timeoutMs, policy, signal);
     return { ...done(), response };
@@ -161,7 +185,14 @@ export async function exchange(url: string, body: string, headers: Record<string
  * POSTs a body with exactly these headers, under the guard; rejects on network errors, refusals,
  * timeouts (the whole exchange) and `signal` (a shutdown, or a caller that will not wait any longer).
  */
-export function guardedPost(url: string, body: string | Buffer, headers: Record<string, string>, timeoutMs: number, policy: EgressPolicy, signal?: AbortSignal): Promise<EgressResponse> {
+export function guardedPost(
+  url: string,
+  body: string | Buffer,
+  headers: Record<string, string>,
+  timeoutMs: number,
+  policy: EgressPolicy,
+  signal?: AbortSignal,
+): Promise<EgressResponse> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     // Node would send them as an Authorization header, which the delivery record does not show.
@@ -196,7 +227,12 @@ export function guardedPost(url: string, body: string | Buffer, headers: Record<
         });
         res.on('end', () => {
           clearTimeout(timer);
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).subarray(0, RESPONSE_LIMIT).toString('utf8'), bytes: size });
+          resolve({
+            status: res.statusCode ?? 0,
+            headers: res.headers,
+            body: Buffer.concat(chunks).subarray(0, RESPONSE_LIMIT).toString('utf8'),
+            bytes: size,
+          });
         });
         res.on('error', reject);
       },

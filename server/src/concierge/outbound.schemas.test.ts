@@ -1,5 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type CustomerServer, deploy, mintToken, postReply, startCustomerServer, Widget } from '../../test/concierge-kit.js';
+import {
+  type CustomerServer,
+  deploy,
+  mintToken,
+  postReply,
+  startCustomerServer,
+  Widget,
+} from '../../test/concierge-kit.js';
 import { call, type TestService, startService, waitFor } from '../../test/harness.js';
 import { transcriptEventTypes } from './protocol/transcript-events.js';
 import { signatureHeaders, transcriptEventBodies, turnCreatedBody } from './outbound.schemas.js';
@@ -14,7 +21,8 @@ describe('calls to the customer server, as described', () => {
   beforeAll(async () => {
     service = await startService('sqlite', { sessions: { sweepIntervalMs: 100 } });
     customer = await startCustomerServer((hook, res) => {
-      if (hook.body.text === 'Now?') res.writeHead(200, { 'content-type': 'application/json' }).end('{"reply_text":"Right away."}');
+      if (hook.body.text === 'Now?')
+        res.writeHead(200, { 'content-type': 'application/json' }).end('{"reply_text":"Right away."}');
       else if (hook.body.text === 'Refuse this') res.writeHead(400).end();
       else res.writeHead(202).end();
     });
@@ -25,13 +33,27 @@ describe('calls to the customer server, as described', () => {
   });
 
   it('match the turn hook and transcript event schemas exactly, with every signature header', async () => {
-    const { api, deploymentId, secret } = await deploy(service, { hook_url: customer.hookUrl, transcript_hook_url: customer.transcriptUrl });
+    const { api, deploymentId, secret } = await deploy(service, {
+      hook_url: customer.hookUrl,
+      transcript_hook_url: customer.transcriptUrl,
+    });
     const widget = await Widget.open(service, deploymentId);
-    const { conversation_id } = await widget.hello(await mintToken(secret, deploymentId, { claims: { name: 'Ada', ctx: { room: 12 } } }));
+    const { conversation_id } = await widget.hello(
+      await mintToken(secret, deploymentId, { claims: { name: 'Ada', ctx: { room: 12 } } }),
+    );
 
     widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Breakfast?', mode: 'text' });
     const first = await widget.next('turn_acknowledged');
-    expect((await postReply(service, deploymentId, { conversation_id, turn_id: first.turn_id, reply_text: 'From 7.' }, secret)).status).toBe(202);
+    expect(
+      (
+        await postReply(
+          service,
+          deploymentId,
+          { conversation_id, turn_id: first.turn_id, reply_text: 'From 7.' },
+          secret,
+        )
+      ).status,
+    ).toBe(202);
     await widget.next('reply');
     widget.send({ type: 'feedback', turn_id: first.turn_id, rating: 'up', comment: 'Clear.' });
     await widget.next('feedback_recorded');
@@ -41,19 +63,32 @@ describe('calls to the customer server, as described', () => {
     await widget.next('turn_failed');
     // A person steps in and writes: conversation.handoff and message.created.
     expect((await api.post(`/api/v1/conversations/${conversation_id}/takeover`, { name: 'Maria' })).status).toBe(200);
-    expect((await api.post(`/api/v1/conversations/${conversation_id}/messages`, { text: 'Maria here.', name: 'Maria' })).status).toBe(200);
+    expect(
+      (await api.post(`/api/v1/conversations/${conversation_id}/messages`, { text: 'Maria here.', name: 'Maria' }))
+        .status,
+    ).toBe(200);
     widget.send({ type: 'end' });
     await widget.next('conversation_ended');
-    for (const target of ['hook', 'transcript']) expect((await api.post(`/api/v1/deployments/${deploymentId}/test-hook`, { target })).status).toBe(200);
+    for (const target of ['hook', 'transcript'])
+      expect((await api.post(`/api/v1/deployments/${deploymentId}/test-hook`, { target })).status).toBe(200);
 
-    const seen = () => new Set(customer.transcript.filter((c) => c.body.deployment_id === deploymentId).map((c) => c.body.type));
-    await waitFor(async () => seen().size === transcriptEventTypes.length && customer.transcript.some((c) => c.body.test));
+    const seen = () =>
+      new Set(customer.transcript.filter((c) => c.body.deployment_id === deploymentId).map((c) => c.body.type));
+    await waitFor(
+      async () => seen().size === transcriptEventTypes.length && customer.transcript.some((c) => c.body.test),
+    );
 
     const hooks = customer.calls.filter((c) => c.body.deployment_id === deploymentId);
-    expect(hooks.map((c) => c.body.text)).toEqual(['Breakfast?', 'Now?', 'Refuse this', 'This is a test turn sent from test-hook. Is the hook reachable?']);
+    expect(hooks.map((c) => c.body.text)).toEqual([
+      'Breakfast?',
+      'Now?',
+      'Refuse this',
+      'This is a test turn sent from test-hook. Is the hook reachable?',
+    ]);
     for (const hook of hooks) {
       expect(turnCreatedBody.parse(hook.body)).toEqual(hook.body);
-      for (const name of [...Object.keys(signatureHeaders), 'X-Service-Delivery']) expect(hook.headers[name.toLowerCase()], name).toBeTruthy();
+      for (const name of [...Object.keys(signatureHeaders), 'X-Service-Delivery'])
+        expect(hook.headers[name.toLowerCase()], name).toBeTruthy();
       expect(hook.headers['content-type']).toBe('application/json');
     }
     expect(hooks[0]!.body.user).toEqual({ sub: expect.any(String), name: 'Ada', ctx: { room: 12 } });
@@ -61,8 +96,11 @@ describe('calls to the customer server, as described', () => {
 
     const events = customer.transcript.filter((c) => c.body.deployment_id === deploymentId);
     for (const event of events) {
-      expect(transcriptEventBodies[event.body.type as keyof typeof transcriptEventBodies].parse(event.body)).toEqual(event.body);
-      for (const name of [...Object.keys(signatureHeaders), 'X-Service-Event-Id']) expect(event.headers[name.toLowerCase()], name).toBeTruthy();
+      expect(transcriptEventBodies[event.body.type as keyof typeof transcriptEventBodies].parse(event.body)).toEqual(
+        event.body,
+      );
+      for (const name of [...Object.keys(signatureHeaders), 'X-Service-Event-Id'])
+        expect(event.headers[name.toLowerCase()], name).toBeTruthy();
     }
     widget.close();
   });
@@ -71,10 +109,32 @@ describe('calls to the customer server, as described', () => {
     const { body: doc } = await call(service.url, 'GET', '/openapi.json');
     expect(Object.keys(doc.webhooks)).toEqual(['turn.created', ...transcriptEventTypes.map((t) => `transcript.${t}`)]);
     const hook = doc.webhooks['turn.created'].post;
-    expect(hook.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/TurnCreatedHook' });
-    expect(hook.parameters.map((p: { name: string }) => p.name).sort()).toEqual(['X-Service-Delivery', ...Object.keys(signatureHeaders)].sort());
+    expect(hook.requestBody.content['application/json'].schema).toEqual({
+      $ref: '#/components/schemas/TurnCreatedHook',
+    });
+    expect(hook.parameters.map((p: { name: string }) => p.name).sort()).toEqual(
+      ['X-Service-Delivery', ...Object.keys(signatureHeaders)].sort(),
+    );
     expect(Object.keys(hook.responses)).toEqual(['200', '202', '400', '503']);
-    expect(doc.components.schemas.TurnCreatedHook.required).toEqual(['type', 'delivery_id', 'sent_at', 'deployment_id', 'agent_id', 'conversation_id', 'turn_id', 'user', 'text', 'mode', 'language', 'reply_url']);
-    expect(doc.components.schemas.TranscriptTurnFailed.properties.data.properties.reason.enum).toEqual(['hook_rejected', 'hook_failed', 'reply_timeout', 'conversation_ended']);
+    expect(doc.components.schemas.TurnCreatedHook.required).toEqual([
+      'type',
+      'delivery_id',
+      'sent_at',
+      'deployment_id',
+      'agent_id',
+      'conversation_id',
+      'turn_id',
+      'user',
+      'text',
+      'mode',
+      'language',
+      'reply_url',
+    ]);
+    expect(doc.components.schemas.TranscriptTurnFailed.properties.data.properties.reason.enum).toEqual([
+      'hook_rejected',
+      'hook_failed',
+      'reply_timeout',
+      'conversation_ended',
+    ]);
   });
 });

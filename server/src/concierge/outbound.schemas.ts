@@ -1,6 +1,14 @@
 import { z } from 'zod';
 import { timestamp } from '../shared/schemas.js';
-import { endReasons, feedbackRatings, handlers, replyAction, replyActions, turnFailures, turnModes } from './protocol/frames.js';
+import {
+  endReasons,
+  feedbackRatings,
+  handlers,
+  replyAction,
+  replyActions,
+  turnFailures,
+  turnModes,
+} from './protocol/frames.js';
 import { transcriptEventTypes, type TranscriptEventType } from './protocol/transcript-events.js';
 
 /**
@@ -9,12 +17,18 @@ import { transcriptEventTypes, type TranscriptEventType } from './protocol/trans
  * section generated from here.
  */
 
-const test = z.literal(true).optional().meta({ description: 'Only on samples sent by `POST /api/v1/deployments/{id}/test-hook`; their ids match nothing' });
+const test = z
+  .literal(true)
+  .optional()
+  .meta({ description: 'Only on samples sent by `POST /api/v1/deployments/{id}/test-hook`; their ids match nothing' });
 
 export const turnCreatedBody = z
   .strictObject({
     type: z.literal('turn.created'),
-    delivery_id: z.uuid().meta({ description: 'The same on every retry of this turn: deduplicate on it (also in `X-Service-Delivery` and `webhook-id`)' }),
+    delivery_id: z.uuid().meta({
+      description:
+        'The same on every retry of this turn: deduplicate on it (also in `X-Service-Delivery` and `webhook-id`)',
+    }),
     sent_at: timestamp.meta({ description: 'When this attempt was signed: refuse stale replays' }),
     test,
     deployment_id: z.uuid(),
@@ -28,21 +42,42 @@ export const turnCreatedBody = z
     }),
     text: z.string().meta({ description: 'What the visitor said (a voice turn arrives transcribed)' }),
     mode: z.enum(turnModes),
-    language: z.string().meta({ description: "The visitor's language (BCP 47): their choice in the widget's language menu, else the agent's `language`. Answer in it" }),
-    reply_url: z.url().meta({ description: 'Where to POST the deferred reply, signed: `{conversation_id, turn_id, reply_text, actions?}`, or its parts first: `{conversation_id, turn_id, part, text}`' }),
+    language: z.string().meta({
+      description:
+        "The visitor's language (BCP 47): their choice in the widget's language menu, else the agent's `language`. Answer in it",
+    }),
+    reply_url: z.url().meta({
+      description:
+        'Where to POST the deferred reply, signed: `{conversation_id, turn_id, reply_text, actions?}`, or its parts first: `{conversation_id, turn_id, part, text}`',
+    }),
   })
   .meta({ id: 'TurnCreatedHook' });
 
 /** The hook handing the conversation to a person (README, A person in the conversation). */
-export const hookHandoff = z.strictObject({ reason: z.string().min(1).max(200) }).meta({ id: 'HookHandoff', description: 'Marks the conversation `needs_person`; the agent keeps handling it until someone takes over' });
+export const hookHandoff = z.strictObject({ reason: z.string().min(1).max(200) }).meta({
+  id: 'HookHandoff',
+  description: 'Marks the conversation `needs_person`; the agent keeps handling it until someone takes over',
+});
 
 export const hookAnswerBody = z
   .object({
-    reply_text: z.string().min(1).max(10_000).optional().meta({ description: 'Resolves the turn at once; without it (a handoff alone) the turn is only acknowledged' }),
-    actions: replyActions.optional().meta({ description: 'At most 6; invalid ones fail the turn (`hook_rejected`) and the attempt is recorded with `error: "invalid_answer"`' }),
+    reply_text: z
+      .string()
+      .min(1)
+      .max(10_000)
+      .optional()
+      .meta({ description: 'Resolves the turn at once; without it (a handoff alone) the turn is only acknowledged' }),
+    actions: replyActions.optional().meta({
+      description:
+        'At most 6; invalid ones fail the turn (`hook_rejected`) and the attempt is recorded with `error: "invalid_answer"`',
+    }),
     handoff: hookHandoff.optional(),
   })
-  .meta({ id: 'HookAnswer', description: 'Optional. With a 2xx, the turn is acknowledged and resolved at once with this text and actions; any other 2xx only acknowledges it' });
+  .meta({
+    id: 'HookAnswer',
+    description:
+      'Optional. With a 2xx, the turn is acknowledged and resolved at once with this text and actions; any other 2xx only acknowledges it',
+  });
 
 const turnId = z.uuid();
 
@@ -52,16 +87,29 @@ const transcriptData: Record<TranscriptEventType, z.ZodType> = {
     user: z.strictObject({ sub: z.string(), name: z.string().nullable() }),
     call_direction: z.enum(['inbound', 'outbound']),
   }),
-  'turn.created': z.strictObject({ turn_id: turnId, client_turn_id: z.string(), text: z.string(), mode: z.enum(turnModes), language: z.string().meta({ description: "The visitor's language (BCP 47)" }) }),
+  'turn.created': z.strictObject({
+    turn_id: turnId,
+    client_turn_id: z.string(),
+    text: z.string(),
+    mode: z.enum(turnModes),
+    language: z.string().meta({ description: "The visitor's language (BCP 47)" }),
+  }),
   'turn.acknowledged': z.strictObject({ turn_id: turnId }),
   'turn.resolved': z.strictObject({
     turn_id: turnId,
     reply_text: z.string(),
     actions: replyAction.array(),
-    replied_by: z.union([z.strictObject({ type: z.literal('agent') }), z.strictObject({ type: z.literal('person'), name: z.string() })]),
+    replied_by: z.union([
+      z.strictObject({ type: z.literal('agent') }),
+      z.strictObject({ type: z.literal('person'), name: z.string() }),
+    ]),
   }),
   'turn.failed': z.strictObject({ turn_id: turnId, reason: z.enum(turnFailures) }),
-  'turn.rated': z.strictObject({ turn_id: turnId, rating: z.enum(feedbackRatings), comment: z.string().nullable().meta({ description: "What the visitor wrote with it, if anything" }) }),
+  'turn.rated': z.strictObject({
+    turn_id: turnId,
+    rating: z.enum(feedbackRatings),
+    comment: z.string().nullable().meta({ description: 'What the visitor wrote with it, if anything' }),
+  }),
   'conversation.handoff': z.strictObject({
     handler: z.enum(handlers),
     name: z.string().nullable().meta({ description: "The person's name; null when the agent handles it" }),
@@ -81,7 +129,13 @@ const eventName = (type: TranscriptEventType) =>
 function transcriptEventBody(type: TranscriptEventType) {
   return z
     .strictObject({
-      id: z.string().regex(/^evt_[0-9A-Za-z]+$/).meta({ description: 'The same on every retry and redelivery: deduplicate on it (also in `X-Service-Event-Id` and `webhook-id`)' }),
+      id: z
+        .string()
+        .regex(/^evt_[0-9A-Za-z]+$/)
+        .meta({
+          description:
+            'The same on every retry and redelivery: deduplicate on it (also in `X-Service-Event-Id` and `webhook-id`)',
+        }),
       type: z.literal(type),
       created_at: timestamp,
       deployment_id: z.uuid(),
@@ -92,12 +146,16 @@ function transcriptEventBody(type: TranscriptEventType) {
     .meta({ id: eventName(type) });
 }
 
-export const transcriptEventBodies = Object.fromEntries(transcriptEventTypes.map((type) => [type, transcriptEventBody(type)])) as Record<TranscriptEventType, ReturnType<typeof transcriptEventBody>>;
+export const transcriptEventBodies = Object.fromEntries(
+  transcriptEventTypes.map((type) => [type, transcriptEventBody(type)]),
+) as Record<TranscriptEventType, ReturnType<typeof transcriptEventBody>>;
 
 /** The headers every outbound call carries, beside the one naming what it is about. */
 export const signatureHeaders = {
-  'X-Service-Signature': 'sha256=<lowercase hex HMAC-SHA256 of the exact body bytes>, keyed with the UTF-8 bytes of the signing secret (whsec_ prefix included)',
+  'X-Service-Signature':
+    'sha256=<lowercase hex HMAC-SHA256 of the exact body bytes>, keyed with the UTF-8 bytes of the signing secret (whsec_ prefix included)',
   'webhook-id': 'Standard Webhooks: the delivery id (turn hook) or event id (transcript)',
   'webhook-timestamp': 'Standard Webhooks: Unix seconds at sending',
-  'webhook-signature': 'Standard Webhooks: v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed with the base64 decoding of the secret after whsec_; two, space-separated, while a rotated secret is in its grace period',
+  'webhook-signature':
+    'Standard Webhooks: v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}"> keyed with the base64 decoding of the secret after whsec_; two, space-separated, while a rotated secret is in its grace period',
 } as const;

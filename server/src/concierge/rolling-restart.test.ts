@@ -6,7 +6,14 @@ import { describe, expect, it } from 'vitest';
 import { startHaproxy } from '../../test/balancer.js';
 import { deploy, mintToken, postReply, type ServiceRef, startCustomerServer } from '../../test/concierge-kit.js';
 import { call, TEST_DATABASE_URL, waitFor } from '../../test/harness.js';
-import { bootstrapKey, freePort, installed, type NodeProcess, startServiceProcess, withScratchDatabase } from '../../test/service-process.js';
+import {
+  bootstrapKey,
+  freePort,
+  installed,
+  type NodeProcess,
+  startServiceProcess,
+  withScratchDatabase,
+} from '../../test/service-process.js';
 
 const WIDGETS = 50;
 /** Longer than HAProxy's two failed checks a second apart (deploy/haproxy.cfg), shorter than the default to keep the test quick. */
@@ -38,7 +45,13 @@ class Visitor {
   #waiting = false;
   readonly session: WidgetSession;
 
-  constructor(SessionClient: SessionClientClass, balancer: string, deploymentId: string, token: () => Promise<string>, readonly name: string) {
+  constructor(
+    SessionClient: SessionClientClass,
+    balancer: string,
+    deploymentId: string,
+    token: () => Promise<string>,
+    readonly name: string,
+  ) {
     this.session = new SessionClient({
       baseUrl: balancer,
       deploymentId,
@@ -114,12 +127,20 @@ describe('a rolling restart behind HAProxy', () => {
           const key = await bootstrapKey(first);
           await startNode(1);
           await startNode(2);
-          balancer = await startHaproxy(dir, ports.map((p) => `127.0.0.1:${p}`), balancerPort);
+          balancer = await startHaproxy(
+            dir,
+            ports.map((p) => `127.0.0.1:${p}`),
+            balancerPort,
+          );
 
           const ref: ServiceRef = { url: balancerUrl, newCustomer: async () => ({ customerId: '', apiKey: key }) };
           // The hook's longest timeout: on a machine busy with the rest of the suite, a slow answer
           // from this process's customer server must not become a retried or failed hook call.
-          const { deploymentId, secret } = await deploy(ref, { hook_url: customer.hookUrl }, { engagement_rules: { turns_per_minute: 600 }, runtime_config: { hook_timeout_ms: 15_000 } });
+          const { deploymentId, secret } = await deploy(
+            ref,
+            { hook_url: customer.hookUrl },
+            { engagement_rules: { turns_per_minute: 600 }, runtime_config: { hook_timeout_ms: 15_000 } },
+          );
 
           // The customer's server answers each hook with 202, then posts the reply through the
           // balancer to whichever node is next; a reply that meets a dying node is sent again,
@@ -127,10 +148,17 @@ describe('a rolling restart behind HAProxy', () => {
           const posted: { turn: string; status: number }[] = [];
           customer.state.behaviour = (hook, res) => {
             res.writeHead(202).end();
-            const body = { conversation_id: hook.body.conversation_id, turn_id: hook.body.turn_id, reply_text: `Answer to ${hook.body.text}` };
+            const body = {
+              conversation_id: hook.body.conversation_id,
+              turn_id: hook.body.turn_id,
+              reply_text: `Answer to ${hook.body.text}`,
+            };
             void (async () => {
               for (let attempt = 0; ; attempt++) {
-                const reply = await postReply(ref, deploymentId, body, secret).catch(() => ({ status: 0, body: undefined }));
+                const reply = await postReply(ref, deploymentId, body, secret).catch(() => ({
+                  status: 0,
+                  body: undefined,
+                }));
                 if (reply.status === 202 || reply.status === 200 || attempt === 20) {
                   posted.push({ turn: body.turn_id, status: reply.status });
                   return;
@@ -140,7 +168,9 @@ describe('a rolling restart behind HAProxy', () => {
             })();
           };
 
-          const { SessionClient } = (await import('../../../widget/src/session/client' as string)) as { SessionClient: SessionClientClass };
+          const { SessionClient } = (await import('../../../widget/src/session/client' as string)) as {
+            SessionClient: SessionClientClass;
+          };
           for (let i = 0; i < WIDGETS; i++) {
             const token = () => mintToken(secret, deploymentId, { sub: `visitor-${i}` });
             visitors.push(new Visitor(SessionClient, balancerUrl, deploymentId, token, `v${i}`));
@@ -165,10 +195,14 @@ describe('a rolling restart behind HAProxy', () => {
           // A crash: the node is killed between hook calls (a hook call a crash cuts off fails its
           // turn after two minutes; README, Running several nodes), replies still in flight.
           for (const visitor of visitors) visitor.paused = true;
-          await waitFor(async () => visitors.every((v) => v.settled), 30_000, 'every asked turn acknowledged').catch((err: Error) => {
-            const unsettled = visitors.filter((v) => !v.settled).map((v) => `${v.name}: asked ${v.asked.length}, last frames ${JSON.stringify(v.frames.slice(-3))}`);
-            throw new Error(`${err.message}; ${unsettled.join('; ')}`);
-          });
+          await waitFor(async () => visitors.every((v) => v.settled), 30_000, 'every asked turn acknowledged').catch(
+            (err: Error) => {
+              const unsettled = visitors
+                .filter((v) => !v.settled)
+                .map((v) => `${v.name}: asked ${v.asked.length}, last frames ${JSON.stringify(v.frames.slice(-3))}`);
+              throw new Error(`${err.message}; ${unsettled.join('; ')}`);
+            },
+          );
           nodes[1]!.child.kill('SIGKILL');
           expect(await nodes[1]!.exited).toBe(null);
           for (const visitor of visitors) {
@@ -200,7 +234,8 @@ describe('a rolling restart behind HAProxy', () => {
         });
       } finally {
         for (const visitor of visitors) visitor.session.stop();
-        for (const node of nodes) if (node && node.child.exitCode === null && node.child.signalCode === null) node.child.kill('SIGKILL');
+        for (const node of nodes)
+          if (node && node.child.exitCode === null && node.child.signalCode === null) node.child.kill('SIGKILL');
         await balancer?.stop();
         await customer.close();
         rmSync(dir, { recursive: true, force: true });

@@ -7,7 +7,9 @@ describe('signatures on raw bytes', () => {
 
   it('is sha256= and the lowercase hex HMAC-SHA256 of the exact bytes (a known vector)', () => {
     // RFC 4231 test case 2: key "Jefe", data "what do ya want for nothing?".
-    expect(signatureOf('Jefe', 'what do ya want for nothing?')).toBe('sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843');
+    expect(signatureOf('Jefe', 'what do ya want for nothing?')).toBe(
+      'sha256=5bdcc146bf60754e6a042426089575c75a003f089d2739839dec58b964ec3843',
+    );
   });
 
   it('verifies under any live secret, and only the exact bytes', () => {
@@ -20,7 +22,15 @@ describe('signatures on raw bytes', () => {
 
   it('refuses a malformed header before any comparison: no prefix, uppercase hex, short, missing', () => {
     const hex = signatureOf('s', body).slice('sha256='.length);
-    for (const header of [hex, `sha256=${hex.toUpperCase()}`, `sha256=${hex.slice(2)}`, `sha1=${hex}`, `sha256=${hex} `, '', undefined]) {
+    for (const header of [
+      hex,
+      `sha256=${hex.toUpperCase()}`,
+      `sha256=${hex.slice(2)}`,
+      `sha1=${hex}`,
+      `sha256=${hex} `,
+      '',
+      undefined,
+    ]) {
       expect(verifySignature(header, body, ['s'])).toBe(false);
     }
   });
@@ -28,9 +38,14 @@ describe('signatures on raw bytes', () => {
 
 describe('Standard Webhooks signatures', () => {
   it("reproduce the specification's published test vector", () => {
-    expect(standardSignature('whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw', 'msg_p5jXN8AQM9LWM0D4loKWxJek', 1614265330, '{"test": 2432232314}')).toBe(
-      'v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=',
-    );
+    expect(
+      standardSignature(
+        'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+        'msg_p5jXN8AQM9LWM0D4loKWxJek',
+        1614265330,
+        '{"test": 2432232314}',
+      ),
+    ).toBe('v1,g0hM9SsE+OTPJTGt/tmIKtSyZlE3uFJELVlNIOLJ1OE=');
   });
 
   it("are accepted by the specification's own library, under each secret of a rotation, and by no other secret", () => {
@@ -39,8 +54,11 @@ describe('Standard Webhooks signatures', () => {
     const body = '{"type":"turn.created","text":"Zürich 🚆"}';
     const headers = standardWebhookHeaders('8c0c5a9e-1a7b-4b39-9a57-3f1e2d4c6b80', body, [current, previous]);
     expect(headers['webhook-signature']!.split(' ')).toHaveLength(2);
-    expect(headers['webhook-signature']!.split(' ')[0]).toBe(standardSignature(current, headers['webhook-id']!, Number(headers['webhook-timestamp']), body));
-    for (const secret of [current, previous]) expect(new Webhook(secret).verify(body, headers)).toEqual(JSON.parse(body));
+    expect(headers['webhook-signature']!.split(' ')[0]).toBe(
+      standardSignature(current, headers['webhook-id']!, Number(headers['webhook-timestamp']), body),
+    );
+    for (const secret of [current, previous])
+      expect(new Webhook(secret).verify(body, headers)).toEqual(JSON.parse(body));
     expect(() => new Webhook('whsec_someoneElsesSecretAAAAAAAAAAAAAAAAAAAAA').verify(body, headers)).toThrow();
     expect(() => new Webhook(current).verify(`${body} `, headers)).toThrow();
   });

@@ -37,7 +37,12 @@ export function standardSignature(secret: string, id: string, timestamp: number,
  * specification's library in any language. `secrets` are the live ones, current first: during a
  * rotation's grace the header carries a signature for each, space-separated.
  */
-export function standardWebhookHeaders(id: string, body: string, secrets: readonly string[], now = Date.now()): Record<string, string> {
+export function standardWebhookHeaders(
+  id: string,
+  body: string,
+  secrets: readonly string[],
+  now = Date.now(),
+): Record<string, string> {
   const timestamp = Math.floor(now / 1000);
   return {
     'webhook-id': id,

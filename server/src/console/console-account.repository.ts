@@ -23,7 +23,11 @@ export async function insertUser(db: Db, row: ConsoleUserRow): Promise<void> {
 }
 
 export async function setWelcome(db: Db, userId: string, welcomeHash: string, expiresAt: string): Promise<void> {
-  await db.updateTable('console_users').set({ welcome_hash: welcomeHash, welcome_expires_at: expiresAt }).where('id', '=', userId).execute();
+  await db
+    .updateTable('console_users')
+    .set({ welcome_hash: welcomeHash, welcome_expires_at: expiresAt })
+    .where('id', '=', userId)
+    .execute();
 }
 
 /**
@@ -31,7 +35,12 @@ export async function setWelcome(db: Db, userId: string, welcomeHash: string, ex
  * used twice even by two racing requests. The user's sessions end with it: a new link is how a
  * lost or stolen password is replaced, and what was signed in with the old one must not stay.
  */
-export async function claimWelcome(db: Db, userId: string, welcomeHash: string, passwordHash: string): Promise<boolean> {
+export async function claimWelcome(
+  db: Db,
+  userId: string,
+  welcomeHash: string,
+  passwordHash: string,
+): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const result = await trx
       .updateTable('console_users')
@@ -82,7 +91,12 @@ export async function inSignInLedger<T>(db: Db, dialect: Dialect, work: (trx: Tr
 }
 
 /** Sign-in attempts since `since` for this email and from this address, oldest first. */
-export async function countAttempts(trx: Trx, email: string, address: string, since: string): Promise<{ byEmail: string[]; byAddress: string[] }> {
+export async function countAttempts(
+  trx: Trx,
+  email: string,
+  address: string,
+  since: string,
+): Promise<{ byEmail: string[]; byAddress: string[] }> {
   const rows = await trx
     .selectFrom('console_sign_in_failures')
     .select(['email', 'address', 'at'])
@@ -90,11 +104,18 @@ export async function countAttempts(trx: Trx, email: string, address: string, si
     .where((eb) => eb.or([eb('email', '=', email), eb('address', '=', address)]))
     .orderBy('at')
     .execute();
-  return { byEmail: rows.filter((r) => r.email === email).map((r) => r.at), byAddress: rows.filter((r) => r.address === address).map((r) => r.at) };
+  return {
+    byEmail: rows.filter((r) => r.email === email).map((r) => r.at),
+    byAddress: rows.filter((r) => r.address === address).map((r) => r.at),
+  };
 }
 
 /** Notes an attempt; those from before `before` go at the same time. */
-export async function noteAttempt(trx: Trx, row: { id: string; email: string; address: string; at: string }, before: string): Promise<void> {
+export async function noteAttempt(
+  trx: Trx,
+  row: { id: string; email: string; address: string; at: string },
+  before: string,
+): Promise<void> {
   await trx.deleteFrom('console_sign_in_failures').where('at', '<', before).execute();
   await trx.insertInto('console_sign_in_failures').values(row).execute();
 }
@@ -106,5 +127,10 @@ export async function forgetAttempt(db: Db, id: string): Promise<void> {
 
 /** Replaces a password's hash by one of the current cost, unless the password changed meanwhile. */
 export async function rehashPassword(db: Db, userId: string, from: string, to: string): Promise<void> {
-  await db.updateTable('console_users').set({ password_hash: to }).where('id', '=', userId).where('password_hash', '=', from).execute();
+  await db
+    .updateTable('console_users')
+    .set({ password_hash: to })
+    .where('id', '=', userId)
+    .where('password_hash', '=', from)
+    .execute();
 }

@@ -60,7 +60,8 @@ export class ConsoleAccounts {
     const token = newToken();
     const expires = iso(Date.now() + WELCOME_TTL_MS);
     const existing = await findUserByEmail(this.parts.db, address);
-    if (existing && existing.customer_id !== customerId) throw new AppError('invalid_request', `${address} already belongs to another customer`);
+    if (existing && existing.customer_id !== customerId)
+      throw new AppError('invalid_request', `${address} already belongs to another customer`);
     if (existing) {
       await setWelcome(this.parts.db, existing.id, secretDigest(token), expires);
       return { userId: existing.id, token };
@@ -83,7 +84,10 @@ export class ConsoleAccounts {
   async welcome(token: string, password: string): Promise<string> {
     const hash = secretDigest(token);
     const user = await findUserByWelcome(this.parts.db, hash);
-    const refused = new AppError('unauthorized', 'This welcome link is unknown, used or expired; ask for a new one (npm run admin -- create-user)');
+    const refused = new AppError(
+      'unauthorized',
+      'This welcome link is unknown, used or expired; ask for a new one (npm run admin -- create-user)',
+    );
     if (!user?.welcome_expires_at || Date.parse(user.welcome_expires_at) <= Date.now()) throw refused;
     if (!(await claimWelcome(this.parts.db, user.id, hash, await this.parts.hasher.hash(password)))) throw refused;
     return this.open({ userId: user.id, customerId: user.customer_id });
@@ -102,10 +106,17 @@ export class ConsoleAccounts {
     const attempt = { id: newId(), email: address, address: limitAddressOf(clientAddress), at: iso(now) };
     await inSignInLedger(this.parts.db, this.parts.dialect, async (trx) => {
       const { byEmail, byAddress } = await countAttempts(trx, attempt.email, attempt.address, since);
-      const blocking = [byEmail, byAddress].filter((times) => times.length >= MAX_FAILURES).map((times) => times[times.length - MAX_FAILURES]!);
+      const blocking = [byEmail, byAddress]
+        .filter((times) => times.length >= MAX_FAILURES)
+        .map((times) => times[times.length - MAX_FAILURES]!);
       if (blocking.length) {
         const free = Math.max(...blocking.map((at) => Date.parse(at) + FAILURE_WINDOW_MS));
-        throw new AppError('rate_limited', 'Too many failed sign-ins; retry after the time in Retry-After', undefined, Math.max(Math.ceil((free - now) / 1000), 1));
+        throw new AppError(
+          'rate_limited',
+          'Too many failed sign-ins; retry after the time in Retry-After',
+          undefined,
+          Math.max(Math.ceil((free - now) / 1000), 1),
+        );
       }
       await noteAttempt(trx, attempt, since);
     });
@@ -143,14 +154,20 @@ export class ConsoleAccounts {
   async holds(token: string): Promise<boolean> {
     const row = await findSession(this.parts.db, secretDigest(token));
     const now = Date.now();
-    return row !== undefined && Date.parse(row.expires_at) > now && Date.parse(row.last_seen_at) + SESSION_IDLE_MS > now;
+    return (
+      row !== undefined && Date.parse(row.expires_at) > now && Date.parse(row.last_seen_at) + SESSION_IDLE_MS > now
+    );
   }
 
   /** The signed-in user (the fields README, The console lists), for the console's header; null when the session is not valid. */
-  async whoIs(token: string): Promise<{ id: string; email: string; created_at: string; last_sign_in_at: string | null } | null> {
+  async whoIs(
+    token: string,
+  ): Promise<{ id: string; email: string; created_at: string; last_sign_in_at: string | null } | null> {
     const who = await this.identify(token);
     const user = who && (await findUserById(this.parts.db, who.userId));
-    return user ? { id: user.id, email: user.email, created_at: user.created_at, last_sign_in_at: user.last_sign_in_at } : null;
+    return user
+      ? { id: user.id, email: user.email, created_at: user.created_at, last_sign_in_at: user.last_sign_in_at }
+      : null;
   }
 
   async signOut(token: string): Promise<void> {
@@ -174,7 +191,14 @@ export class ConsoleAccounts {
     const now = Date.now();
     await openSession(
       this.parts.db,
-      { token_hash: secretDigest(token), user_id: who.userId, customer_id: who.customerId, created_at: iso(now), last_seen_at: iso(now), expires_at: iso(now + SESSION_ABSOLUTE_MS) },
+      {
+        token_hash: secretDigest(token),
+        user_id: who.userId,
+        customer_id: who.customerId,
+        created_at: iso(now),
+        last_seen_at: iso(now),
+        expires_at: iso(now + SESSION_ABSOLUTE_MS),
+      },
       iso(now),
     );
     return token;
@@ -182,4 +206,5 @@ export class ConsoleAccounts {
 }
 
 /** The link a new user opens to choose a password. */
-export const welcomeLink = (baseUrl: string, token: string): string => `${baseUrl.replace(/\/$/, '')}/console/#/welcome/${token}`;
+export const welcomeLink = (baseUrl: string, token: string): string =>
+  `${baseUrl.replace(/\/$/, '')}/console/#/welcome/${token}`;

@@ -27,10 +27,21 @@ export function consoleStatic(dir = CONSOLE_DIR): Router {
     // `/console` → `/console/` (its query kept), so the page's relative asset paths resolve under it.
     const [path, query] = req.originalUrl.split(/\?(.*)/s);
     if (path === '/console') return res.redirect(308, `/console/${query ? `?${query}` : ''}`);
-    if (!existsSync(join(dir, 'index.html'))) return next(new AppError('not_found', 'The console is not built: run `npm run build:console`'));
+    if (!existsSync(join(dir, 'index.html')))
+      return next(new AppError('not_found', 'The console is not built: run `npm run build:console`'));
     next();
   });
-  router.use(express.static(dir, { index: 'index.html', redirect: false, etag: false, lastModified: false, cacheControl: false, dotfiles: 'ignore', fallthrough: true }));
+  router.use(
+    express.static(dir, {
+      index: 'index.html',
+      redirect: false,
+      etag: false,
+      lastModified: false,
+      cacheControl: false,
+      dotfiles: 'ignore',
+      fallthrough: true,
+    }),
+  );
   return router;
 }
 
@@ -41,6 +52,10 @@ export function consoleStatic(dir = CONSOLE_DIR): Router {
 export function serviceFavicon(dir = CONSOLE_DIR): RequestHandler {
   return (req, res, next) => {
     if (req.path !== '/' || (req.method !== 'GET' && req.method !== 'HEAD')) return next();
-    res.sendFile(join(dir, 'favicon.svg'), { headers: { 'Content-Type': 'image/svg+xml', 'Cache-Control': 'public, max-age=86400' } }, (err) => err && next(new AppError('not_found', 'No such route')));
+    res.sendFile(
+      join(dir, 'favicon.svg'),
+      { headers: { 'Content-Type': 'image/svg+xml', 'Cache-Control': 'public, max-age=86400' } },
+      (err) => err && next(new AppError('not_found', 'No such route')),
+    );
   };
 }

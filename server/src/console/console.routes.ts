@@ -20,10 +20,17 @@ const welcomeBody = z.strictObject({
 });
 /** A console user as README, The console describes one. */
 export const consoleUserSchema = z
-  .object({ id: z.uuid(), email: z.string(), created_at: z.iso.datetime(), last_sign_in_at: z.iso.datetime().nullable() })
+  .object({
+    id: z.uuid(),
+    email: z.string(),
+    created_at: z.iso.datetime(),
+    last_sign_in_at: z.iso.datetime().nullable(),
+  })
   .nullable()
   .meta({ id: 'ConsoleUser' });
-const cookieHeader = { 'Set-Cookie': 'concierge_session: HttpOnly, SameSite=Strict, Path=/ (Secure over https); 12 h absolute, 2 h idle' };
+const cookieHeader = {
+  'Set-Cookie': 'concierge_session: HttpOnly, SameSite=Strict, Path=/ (Secure over https); 12 h absolute, 2 h idle',
+};
 
 /** Sign-in, sign-out and the welcome link's first password (README, The console). */
 export function consoleRoutes({ accounts, address, trustProxy }: ConsoleRouteDeps): RouteDef[] {
@@ -34,13 +41,21 @@ export function consoleRoutes({ accounts, address, trustProxy }: ConsoleRouteDep
       method: 'post',
       path: '/console/session',
       operationId: 'signIn',
-      summary: 'Sign in to the console; at most 10 failures per email and per address (IPv6: per /56) in 15 minutes; 429 too when too many sign-ins wait for a password check',
+      summary:
+        'Sign in to the console; at most 10 failures per email and per address (IPv6: per /56) in 15 minutes; 429 too when too many sign-ins wait for a password check',
       tag: 'Console',
       auth: false,
       body: signInBody,
       errors: ['unauthorized', 'rate_limited'],
-      success: { status: 204, description: 'Signed in: the session cookie is set', data: z.null(), empty: true, headers: cookieHeader },
-      handler: async ({ body, req }) => signedIn(await accounts.signIn(body.email, body.password, clientAddress(req, trustProxy))),
+      success: {
+        status: 204,
+        description: 'Signed in: the session cookie is set',
+        data: z.null(),
+        empty: true,
+        headers: cookieHeader,
+      },
+      handler: async ({ body, req }) =>
+        signedIn(await accounts.signIn(body.email, body.password, clientAddress(req, trustProxy))),
     }),
     defineRoute({
       method: 'get',
@@ -66,7 +81,13 @@ export function consoleRoutes({ accounts, address, trustProxy }: ConsoleRouteDep
       summary: 'Sign out: the session ends on the server and the cookie is cleared',
       tag: 'Console',
       auth: false,
-      success: { status: 204, description: 'Signed out', data: z.null(), empty: true, headers: { 'Set-Cookie': 'concierge_session, cleared' } },
+      success: {
+        status: 204,
+        description: 'Signed out',
+        data: z.null(),
+        empty: true,
+        headers: { 'Set-Cookie': 'concierge_session, cleared' },
+      },
       handler: async ({ req }) => {
         const token = readCookie(req, SESSION_COOKIE);
         if (token) await accounts.signOut(token);
@@ -83,7 +104,13 @@ export function consoleRoutes({ accounts, address, trustProxy }: ConsoleRouteDep
       body: welcomeBody,
       // 429 when the password-hashing queue is full.
       errors: ['unauthorized', 'rate_limited'],
-      success: { status: 204, description: 'Password set and signed in: the session cookie is set', data: z.null(), empty: true, headers: cookieHeader },
+      success: {
+        status: 204,
+        description: 'Password set and signed in: the session cookie is set',
+        data: z.null(),
+        empty: true,
+        headers: cookieHeader,
+      },
       handler: async ({ body }) => signedIn(await accounts.welcome(body.token, body.password)),
     }),
   ];

@@ -6,7 +6,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
 import { deploy } from '../../test/concierge-kit.js';
 import { readActivity } from '../../test/activity-reader.js';
-import { call, client, describeEachStore, expectError, type StoreKind, startService, type TestService, waitFor } from '../../test/harness.js';
+import {
+  call,
+  client,
+  describeEachStore,
+  expectError,
+  type StoreKind,
+  startService,
+  type TestService,
+  waitFor,
+} from '../../test/harness.js';
 
 const PASSWORD = 'correct horse battery';
 const CONSOLE = { 'x-requested-with': 'concierge-console' };
@@ -19,11 +28,15 @@ function suite(kind: StoreKind) {
   let dir: string;
   let customerId: string;
   let apiKey: string;
-  const agents = (cookie: string, headers: Record<string, string> = CONSOLE) => call(service.url, 'GET', '/api/v1/agents', { headers: { cookie: `concierge_session=${cookie}`, ...headers } });
-  const signIn = (email: string, password: string) => call(service.url, 'POST', '/console/session', { body: { email, password } });
+  const agents = (cookie: string, headers: Record<string, string> = CONSOLE) =>
+    call(service.url, 'GET', '/api/v1/agents', { headers: { cookie: `concierge_session=${cookie}`, ...headers } });
+  const signIn = (email: string, password: string) =>
+    call(service.url, 'POST', '/console/session', { body: { email, password } });
   const newUser = async (email: string) => (await service.app.consoleAccounts.invite(customerId, email)).token;
   const welcomed = async (email: string) => {
-    const reply = await call(service.url, 'POST', '/console/welcome', { body: { token: await newUser(email), password: PASSWORD } });
+    const reply = await call(service.url, 'POST', '/console/welcome', {
+      body: { token: await newUser(email), password: PASSWORD },
+    });
     expect(reply.status).toBe(204);
     return tokenOf(reply.headers.get('set-cookie'));
   };
@@ -31,7 +44,10 @@ function suite(kind: StoreKind) {
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'concierge-console-'));
     mkdirSync(join(dir, 'assets'));
-    writeFileSync(join(dir, 'index.html'), '<!doctype html><title>Console</title><script type="module" src="./assets/app.js"></script>');
+    writeFileSync(
+      join(dir, 'index.html'),
+      '<!doctype html><title>Console</title><script type="module" src="./assets/app.js"></script>',
+    );
     writeFileSync(join(dir, 'assets', 'app.js'), 'export {};');
     writeFileSync(join(dir, 'favicon.svg'), '<svg xmlns="http://www.w3.org/2000/svg"/>');
     service = await startService(kind, { consoleDir: dir, activityRecheckMs: 100 });
@@ -44,7 +60,11 @@ function suite(kind: StoreKind) {
 
   it('sets a password once from a welcome link, then signs in with a strict, HttpOnly session cookie', async () => {
     const token = await newUser('Ana@Example.com');
-    expectError(await call(service.url, 'POST', '/console/welcome', { body: { token, password: 'too short' } }), 400, 'invalid_request');
+    expectError(
+      await call(service.url, 'POST', '/console/welcome', { body: { token, password: 'too short' } }),
+      400,
+      'invalid_request',
+    );
     const welcome = await call(service.url, 'POST', '/console/welcome', { body: { token, password: PASSWORD } });
     expect(welcome.status).toBe(204);
     expect(welcome.body).toBe('');
@@ -52,15 +72,34 @@ function suite(kind: StoreKind) {
     const cookie = welcome.headers.get('set-cookie')!;
     expect(cookie).toMatch(/^concierge_session=[A-Za-z0-9_-]{43}; HttpOnly; SameSite=Strict; Path=\/; Max-Age=43200$/);
     expect((await agents(tokenOf(cookie))).status).toBe(200);
-    const me = await call(service.url, 'GET', '/console/session', { headers: { cookie: `concierge_session=${tokenOf(cookie)}` } });
-    const stored = await service.app.store.db.selectFrom('console_users').selectAll().where('email', '=', 'ana@example.com').executeTakeFirstOrThrow();
-    expect(me.body.data).toEqual({ id: stored.id, email: 'ana@example.com', created_at: stored.created_at, last_sign_in_at: stored.last_sign_in_at });
+    const me = await call(service.url, 'GET', '/console/session', {
+      headers: { cookie: `concierge_session=${tokenOf(cookie)}` },
+    });
+    const stored = await service.app.store.db
+      .selectFrom('console_users')
+      .selectAll()
+      .where('email', '=', 'ana@example.com')
+      .executeTakeFirstOrThrow();
+    expect(me.body.data).toEqual({
+      id: stored.id,
+      email: 'ana@example.com',
+      created_at: stored.created_at,
+      last_sign_in_at: stored.last_sign_in_at,
+    });
     expect(stored.last_sign_in_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect((await call(service.url, 'GET', '/console/session')).body).toMatchObject({ success: true, data: null });
     // One use only.
-    expectError(await call(service.url, 'POST', '/console/welcome', { body: { token, password: PASSWORD } }), 401, 'unauthorized');
+    expectError(
+      await call(service.url, 'POST', '/console/welcome', { body: { token, password: PASSWORD } }),
+      401,
+      'unauthorized',
+    );
     expect((await signIn('ana@example.com', PASSWORD)).status).toBe(204);
-    const user = await service.app.store.db.selectFrom('console_users').selectAll().where('email', '=', 'ana@example.com').executeTakeFirstOrThrow();
+    const user = await service.app.store.db
+      .selectFrom('console_users')
+      .selectAll()
+      .where('email', '=', 'ana@example.com')
+      .executeTakeFirstOrThrow();
     expect(user.password_hash).toMatch(/^scrypt\$131072\$8\$1\$/);
     expect(user.last_sign_in_at).not.toBeNull();
     expect(service.logs.join('')).not.toContain(tokenOf(cookie));
@@ -98,7 +137,10 @@ function suite(kind: StoreKind) {
     const session = await welcomed('es@example.com');
     const open = async (headers: Record<string, string>) => {
       const stop = new AbortController();
-      const res = await fetch(`${service.url}/api/v1/activity`, { headers: { cookie: `concierge_session=${session}`, ...headers }, signal: stop.signal });
+      const res = await fetch(`${service.url}/api/v1/activity`, {
+        headers: { cookie: `concierge_session=${session}`, ...headers },
+        signal: stop.signal,
+      });
       stop.abort();
       return res.status;
     };
@@ -124,13 +166,20 @@ function suite(kind: StoreKind) {
     const seen = await db.selectFrom('console_sessions').select('last_seen_at').execute();
     expect(new Set(seen.map((r) => r.last_seen_at))).toEqual(new Set([halfAnHourAgo]));
 
-    expect((await call(service.url, 'DELETE', '/console/session', { headers: { cookie: `concierge_session=${session}` } })).status).toBe(204);
+    expect(
+      (await call(service.url, 'DELETE', '/console/session', { headers: { cookie: `concierge_session=${session}` } }))
+        .status,
+    ).toBe(204);
     await waitFor(async () => ended, 3_000, 'the stream to end');
   });
 
   it("acts for the user's customer only: another customer's agent is 404, a new one is the user's", async () => {
     const session = await welcomed('cy2@example.com');
-    const asUser = (method: string, path: string, body?: unknown) => call(service.url, method, path, { headers: { cookie: `concierge_session=${session}`, ...CONSOLE }, ...(body ? { body } : {}) });
+    const asUser = (method: string, path: string, body?: unknown) =>
+      call(service.url, method, path, {
+        headers: { cookie: `concierge_session=${session}`, ...CONSOLE },
+        ...(body ? { body } : {}),
+      });
     const other = client(service.url, (await service.newCustomer('Another hotel')).apiKey);
     const foreign = (await other.post('/api/v1/agents', { name: 'Not yours' })).body.data.agent_id;
     expectError(await asUser('GET', `/api/v1/agents/${foreign}`), 404, 'not_found');
@@ -143,19 +192,29 @@ function suite(kind: StoreKind) {
   it('ends a session on sign-out, after 2 h idle and after 12 h whatever happens', async () => {
     const db = service.app.store.db;
     const out = await welcomed('dee@example.com');
-    const signedOut = await call(service.url, 'DELETE', '/console/session', { headers: { cookie: `concierge_session=${out}` } });
+    const signedOut = await call(service.url, 'DELETE', '/console/session', {
+      headers: { cookie: `concierge_session=${out}` },
+    });
     expect(signedOut.status).toBe(204);
-    expect(signedOut.headers.get('set-cookie')).toMatch(/^concierge_session=; HttpOnly; SameSite=Strict; Path=\/; Max-Age=0$/);
+    expect(signedOut.headers.get('set-cookie')).toMatch(
+      /^concierge_session=; HttpOnly; SameSite=Strict; Path=\/; Max-Age=0$/,
+    );
     expectError(await agents(out), 401, 'unauthorized');
 
     const idle = await welcomed('dee@example.com');
     const agesAgo = (ms: number) => new Date(Date.now() - ms).toISOString();
-    await db.updateTable('console_sessions').set({ last_seen_at: agesAgo(2 * 3_600_000 + 1_000) }).execute();
+    await db
+      .updateTable('console_sessions')
+      .set({ last_seen_at: agesAgo(2 * 3_600_000 + 1_000) })
+      .execute();
     expectError(await agents(idle), 401, 'unauthorized');
 
     const old = await welcomed('dee@example.com');
     expect((await agents(old)).status).toBe(200);
-    await db.updateTable('console_sessions').set({ expires_at: agesAgo(1_000) }).execute();
+    await db
+      .updateTable('console_sessions')
+      .set({ expires_at: agesAgo(1_000) })
+      .execute();
     expectError(await agents(old), 401, 'unauthorized');
   });
 
@@ -172,7 +231,10 @@ function suite(kind: StoreKind) {
     await welcomed('fay@example.com');
     expectError(await signIn('fay@example.com', PASSWORD), 429, 'rate_limited');
     // Once the window has passed, both work again.
-    await service.app.store.db.updateTable('console_sign_in_failures').set({ at: new Date(Date.now() - 15 * 60_000 - 1_000).toISOString() }).execute();
+    await service.app.store.db
+      .updateTable('console_sign_in_failures')
+      .set({ at: new Date(Date.now() - 15 * 60_000 - 1_000).toISOString() })
+      .execute();
     expect((await signIn('eve@example.com', PASSWORD)).status).toBe(204);
   });
 
@@ -180,24 +242,50 @@ function suite(kind: StoreKind) {
     const session = await welcomed('hal@example.com');
     await agents(session);
     const usage = await client(service.url, apiKey).get('/api/v1/settings/api-key/usage?days=1');
-    expect(usage.body.data.by_route).toContainEqual({ method: 'GET', route: '/api/v1/agents', requests: expect.any(Number) });
+    expect(usage.body.data.by_route).toContainEqual({
+      method: 'GET',
+      route: '/api/v1/agents',
+      requests: expect.any(Number),
+    });
     const byRoute = usage.body.data.by_route.find((r: { route: string }) => r.route === '/api/v1/agents');
     // This customer's agents list was read by console sessions only (the key read it once, in an earlier test).
     expect(byRoute.requests).toBeGreaterThanOrEqual(5);
   });
 
   it('mints a ten-minute preview token for an active deployment; the service origin passes allowed_origins', async () => {
-    const { api, deploymentId } = await deploy(service, { hook_url: 'https://hooks.example/turn', allowed_origins: ['https://hotel.example'] });
-    const owner = (await service.app.store.db.selectFrom('deployments').select('customer_id').where('id', '=', deploymentId).executeTakeFirstOrThrow()).customer_id;
+    const { api, deploymentId } = await deploy(service, {
+      hook_url: 'https://hooks.example/turn',
+      allowed_origins: ['https://hotel.example'],
+    });
+    const owner = (
+      await service.app.store.db
+        .selectFrom('deployments')
+        .select('customer_id')
+        .where('id', '=', deploymentId)
+        .executeTakeFirstOrThrow()
+    ).customer_id;
     const { token: welcome } = await service.app.consoleAccounts.invite(owner, 'gus@example.com');
-    const session = tokenOf((await call(service.url, 'POST', '/console/welcome', { body: { token: welcome, password: PASSWORD } })).headers.get('set-cookie'));
-    const minted = await call(service.url, 'POST', `/api/v1/deployments/${deploymentId}/preview-token`, { headers: { cookie: `concierge_session=${session}`, ...CONSOLE } });
+    const session = tokenOf(
+      (
+        await call(service.url, 'POST', '/console/welcome', { body: { token: welcome, password: PASSWORD } })
+      ).headers.get('set-cookie'),
+    );
+    const minted = await call(service.url, 'POST', `/api/v1/deployments/${deploymentId}/preview-token`, {
+      headers: { cookie: `concierge_session=${session}`, ...CONSOLE },
+    });
     expect(minted.status).toBe(200);
     const claims = decodeJwt(minted.body.data.token);
-    const user = await service.app.store.db.selectFrom('console_users').select('id').where('email', '=', 'gus@example.com').executeTakeFirstOrThrow();
+    const user = await service.app.store.db
+      .selectFrom('console_users')
+      .select('id')
+      .where('email', '=', 'gus@example.com')
+      .executeTakeFirstOrThrow();
     expect(claims).toMatchObject({ sub: `console:${user.id}`, aud: deploymentId });
     expect(claims.exp! - claims.iat!).toBe(600);
-    expect(minted.body.data).toMatchObject({ sub: `console:${user.id}`, expires_at: new Date(claims.exp! * 1000).toISOString() });
+    expect(minted.body.data).toMatchObject({
+      sub: `console:${user.id}`,
+      expires_at: new Date(claims.exp! * 1000).toISOString(),
+    });
     const byKey = await api.post(`/api/v1/deployments/${deploymentId}/preview-token`);
     expect(decodeJwt(byKey.body.data.token).sub).toMatch(/^api-key:[0-9a-f-]{36}$/);
 
@@ -230,7 +318,9 @@ function suite(kind: StoreKind) {
     for (const path of ['/console/', '/console/assets/app.js']) {
       const res = await fetch(service.url + path);
       expect(res.status).toBe(200);
-      expect(res.headers.get('content-security-policy')).toBe("default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'");
+      expect(res.headers.get('content-security-policy')).toBe(
+        "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+      );
       expect(res.headers.get('cache-control')).toBe('no-store');
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');
     }
@@ -258,7 +348,8 @@ describe('console behind https', () => {
       const welcome = await call(service.url, 'POST', '/console/welcome', { body: { token, password: PASSWORD } });
       expect(welcome.headers.get('set-cookie')).toMatch(/; Secure$/);
       const cookie = `concierge_session=${tokenOf(welcome.headers.get('set-cookie'))}`;
-      const from = (origin: string) => call(service.url, 'GET', '/api/v1/agents', { headers: { cookie, ...CONSOLE, origin } });
+      const from = (origin: string) =>
+        call(service.url, 'GET', '/api/v1/agents', { headers: { cookie, ...CONSOLE, origin } });
       expect((await from('https://concierge.example')).status).toBe(200);
       expectError(await from(service.url), 401, 'unauthorized');
     } finally {

@@ -58,7 +58,14 @@ export class PasswordHasher {
   async hash(password: string): Promise<string> {
     const salt = randomBytes(16);
     const key = await this.derive(password, salt, PASSWORD_COST);
-    return ['scrypt', PASSWORD_COST.N, PASSWORD_COST.r, PASSWORD_COST.p, salt.toString('base64url'), key.toString('base64url')].join('$');
+    return [
+      'scrypt',
+      PASSWORD_COST.N,
+      PASSWORD_COST.r,
+      PASSWORD_COST.p,
+      salt.toString('base64url'),
+      key.toString('base64url'),
+    ].join('$');
   }
 
   /**
@@ -68,7 +75,8 @@ export class PasswordHasher {
   async verify(password: string, stored: string | null | undefined): Promise<Verdict> {
     const [scheme, n, r, p, salt, hash] = (stored ?? (await this.decoy())).split('$');
     const cost = { N: Number(n), r: Number(r), p: Number(p) };
-    if (scheme !== 'scrypt' || !salt || !hash || ![cost.N, cost.r, cost.p].every(Number.isSafeInteger)) return { matches: false, stale: false };
+    if (scheme !== 'scrypt' || !salt || !hash || ![cost.N, cost.r, cost.p].every(Number.isSafeInteger))
+      return { matches: false, stale: false };
     const expected = Buffer.from(hash, 'base64url');
     const key = await this.derive(password, Buffer.from(salt, 'base64url'), cost);
     const matches = stored != null && key.length === expected.length && timingSafeEqual(key, expected);
@@ -96,7 +104,9 @@ export class PasswordHasher {
 
   private derive(password: string, salt: Buffer, cost: Cost): Promise<Buffer> {
     if (this.#busy.size >= this.settings.threads && this.#waiting.length >= MAX_WAITING) {
-      return Promise.reject(new AppError('rate_limited', 'Too many sign-ins at once; retry after the time in Retry-After', undefined, 1));
+      return Promise.reject(
+        new AppError('rate_limited', 'Too many sign-ins at once; retry after the time in Retry-After', undefined, 1),
+      );
     }
     return new Promise((resolve, reject) => {
       this.#waiting.push({ password: password.normalize('NFC'), salt, cost, resolve, reject });

@@ -29,7 +29,8 @@ export function configWarnings(settings: Settings): ConfigWarning[] {
     const value = settings[name];
     if (!isObject(value)) continue;
     warnings.push(...unknownKeys(value, keys, name));
-    if (name === 'channel_config' && isObject(value.widget)) warnings.push(...unknownKeys(value.widget, WIDGET_KEYS, 'channel_config.widget'));
+    if (name === 'channel_config' && isObject(value.widget))
+      warnings.push(...unknownKeys(value.widget, WIDGET_KEYS, 'channel_config.widget'));
   }
   return warnings;
 }
@@ -39,11 +40,17 @@ function unknownKeys(value: Record<string, unknown>, keys: readonly string[], at
     .filter((key) => !keys.includes(key))
     .map((key) => {
       const meant = likelyMeant(key, keys);
-      return { path: `${at}.${key}`, message: meant ? `unknown key, did you mean ${meant}?` : `unknown key, stored as sent but not read (known: ${keys.join(', ')})` };
+      return {
+        path: `${at}.${key}`,
+        message: meant
+          ? `unknown key, did you mean ${meant}?`
+          : `unknown key, stored as sent but not read (known: ${keys.join(', ')})`,
+      };
     });
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null && !Array.isArray(value);
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
 
 const folded = (key: string) => key.toLowerCase().replace(/[-_\s]/g, '');
 
@@ -55,7 +62,8 @@ function likelyMeant(key: string, keys: readonly string[]): string | undefined {
   let best: { key: string; distance: number } | undefined;
   for (const candidate of keys) {
     const distance = editDistance(typed, folded(candidate));
-    if (distance <= Math.max(1, Math.floor(candidate.length / 4)) && (!best || distance < best.distance)) best = { key: candidate, distance };
+    if (distance <= Math.max(1, Math.floor(candidate.length / 4)) && (!best || distance < best.distance))
+      best = { key: candidate, distance };
   }
   return best?.key;
 }

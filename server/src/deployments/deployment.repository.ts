@@ -47,8 +47,16 @@ export async function listDeployments(
   page: Page,
 ): Promise<Listed<DeploymentView>> {
   const matching = filtered(db, customerId, filter);
-  const rows = matching.selectAll('deployments').select('agents.name as agent_name').orderBy('deployments.created_at', 'desc').orderBy('deployments.id', 'desc');
-  return listed(page, rows, matching.select((eb) => eb.fn.countAll<number | string>().as('total')));
+  const rows = matching
+    .selectAll('deployments')
+    .select('agents.name as agent_name')
+    .orderBy('deployments.created_at', 'desc')
+    .orderBy('deployments.id', 'desc');
+  return listed(
+    page,
+    rows,
+    matching.select((eb) => eb.fn.countAll<number | string>().as('total')),
+  );
 }
 
 export async function updateDeployment(db: Db, customerId: string, id: string, patch: DeploymentPatch): Promise<void> {
@@ -75,10 +83,20 @@ export async function deploymentIdsOfAgent(db: Db, agentId: string): Promise<str
 }
 
 /** Stops transcript delivery to the deployment's target (see `transcript_hook_status`); false when it was stopped already. */
-export async function disableTranscriptTarget(db: Db, deploymentId: string, at: string, reason: string): Promise<boolean> {
+export async function disableTranscriptTarget(
+  db: Db,
+  deploymentId: string,
+  at: string,
+  reason: string,
+): Promise<boolean> {
   const result = await db
     .updateTable('deployments')
-    .set({ transcript_hook_status: 'disabled', transcript_hook_disabled_at: at, transcript_hook_disabled_reason: reason, updated_at: at })
+    .set({
+      transcript_hook_status: 'disabled',
+      transcript_hook_disabled_at: at,
+      transcript_hook_disabled_reason: reason,
+      updated_at: at,
+    })
     .where('id', '=', deploymentId)
     .where('transcript_hook_status', '=', 'active')
     .executeTakeFirst();

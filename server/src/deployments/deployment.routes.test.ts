@@ -1,5 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { type Client, client, createPublishedAgent, createReadyAgent, describeEachStore, expectError, type TestService, startService } from '../../test/harness.js';
+import {
+  type Client,
+  client,
+  createPublishedAgent,
+  createReadyAgent,
+  describeEachStore,
+  expectError,
+  type TestService,
+  startService,
+} from '../../test/harness.js';
 
 const SECRET = /^whsec_[0-9A-Za-z]{32,}$/;
 const hook = { hook_url: 'https://customer.example/hooks/turn' };
@@ -51,7 +60,12 @@ describeEachStore('deployments', (kind) => {
         agent_id: published,
         environment: 'staging',
         call_direction: 'outbound',
-        channel_config: { ...hook, allowed_origins: ['https://hotel.example', 'http://localhost:8788'], widget: { title: 'Ask us', accent_color: '#0a7cff', position: 'bottom-left' }, extra: { a: 1 } },
+        channel_config: {
+          ...hook,
+          allowed_origins: ['https://hotel.example', 'http://localhost:8788'],
+          widget: { title: 'Ask us', accent_color: '#0a7cff', position: 'bottom-left' },
+          extra: { a: 1 },
+        },
         engagement_rules: { max_pending_turns: 2, custom: true },
         runtime_config: { hook_timeout_ms: 2000, reply_timeout_s: 30 },
       });
@@ -63,7 +77,13 @@ describeEachStore('deployments', (kind) => {
     it('stores keys it does not read as sent and names each in meta.warnings with the key it most likely meant', async () => {
       const res = await create({
         agent_id: published,
-        channel_config: { hookUrl: 'https://customer.example/h', 'Transcript-Hook-URL': 'https://customer.example/t', alowed_origins: [], crm: { id: 7 }, widget: { accentColour: '#123456', title: 'Hi' } },
+        channel_config: {
+          hookUrl: 'https://customer.example/h',
+          'Transcript-Hook-URL': 'https://customer.example/t',
+          alowed_origins: [],
+          crm: { id: 7 },
+          widget: { accentColour: '#123456', title: 'Hi' },
+        },
         engagement_rules: { turns_per_minut: 5 },
         runtime_config: { reply_timeout_s: 30 },
       });
@@ -72,17 +92,32 @@ describeEachStore('deployments', (kind) => {
         { path: 'channel_config.hookUrl', message: 'unknown key, did you mean hook_url?' },
         { path: 'channel_config.Transcript-Hook-URL', message: 'unknown key, did you mean transcript_hook_url?' },
         { path: 'channel_config.alowed_origins', message: 'unknown key, did you mean allowed_origins?' },
-        { path: 'channel_config.crm', message: 'unknown key, stored as sent but not read (known: hook_url, transcript_hook_url, allowed_origins, widget)' },
+        {
+          path: 'channel_config.crm',
+          message:
+            'unknown key, stored as sent but not read (known: hook_url, transcript_hook_url, allowed_origins, widget)',
+        },
         { path: 'channel_config.widget.accentColour', message: 'unknown key, did you mean accent_color?' },
         { path: 'engagement_rules.turns_per_minut', message: 'unknown key, did you mean turns_per_minute?' },
       ]);
-      expect(res.body.data.channel_config).toEqual({ hookUrl: 'https://customer.example/h', 'Transcript-Hook-URL': 'https://customer.example/t', alowed_origins: [], crm: { id: 7 }, widget: { accentColour: '#123456', title: 'Hi' } });
+      expect(res.body.data.channel_config).toEqual({
+        hookUrl: 'https://customer.example/h',
+        'Transcript-Hook-URL': 'https://customer.example/t',
+        alowed_origins: [],
+        crm: { id: 7 },
+        widget: { accentColour: '#123456', title: 'Hi' },
+      });
       // The typo is what activation then trips on: the warning said so first.
       expectError(await api.post(`/api/v1/deployments/${res.body.data.id}/activate`), 409, 'invalid_state');
 
-      const fixed = await api.put(`/api/v1/deployments/${res.body.data.id}`, { channel_config: hook, runtime_config: { hook_timeout: 900 } });
+      const fixed = await api.put(`/api/v1/deployments/${res.body.data.id}`, {
+        channel_config: hook,
+        runtime_config: { hook_timeout: 900 },
+      });
       expect(fixed.status).toBe(200);
-      expect(fixed.body.meta).toEqual({ warnings: [{ path: 'runtime_config.hook_timeout', message: 'unknown key, did you mean hook_timeout_ms?' }] });
+      expect(fixed.body.meta).toEqual({
+        warnings: [{ path: 'runtime_config.hook_timeout', message: 'unknown key, did you mean hook_timeout_ms?' }],
+      });
       const clean = await api.put(`/api/v1/deployments/${res.body.data.id}`, { runtime_config: {} });
       expect(clean.body.meta).toEqual({ warnings: [] });
     });
@@ -92,21 +127,97 @@ describeEachStore('deployments', (kind) => {
       [{ agent_id: 'nope' }, 'agent_id'],
       [{ agent_id: '00000000-0000-4000-8000-000000000000', environment: 'qa' }, 'environment'],
       [{ agent_id: '00000000-0000-4000-8000-000000000000', call_direction: 'sideways' }, 'call_direction'],
-      [{ agent_id: '00000000-0000-4000-8000-000000000000', channel_config: { hook_url: 'ftp://x.example' } }, 'channel_config.hook_url'],
-      [{ agent_id: '00000000-0000-4000-8000-000000000000', channel_config: { hook_url: 'https://user:pass@hooks.example/turn' } }, 'channel_config.hook_url'],
-      [{ agent_id: '00000000-0000-4000-8000-000000000000', channel_config: { transcript_hook_url: 'https://token@hooks.example/events' } }, 'channel_config.transcript_hook_url'],
-      [{ agent_id: '00000000-0000-4000-8000-000000000000', channel_config: { hook_url: 'https://:secret@hooks.example/turn' } }, 'channel_config.hook_url'],
-      [{ agent_id: '00000000-0000-4000-8000-000000000000', channel_config: { hook_url: '' } }, 'channel_config.hook_url'],
-      [{ agent_id: '00000000-0000-4000-8000-000000000000', channel_config: { transcript_hook_url: 'not a url' } }, 'channel_config.transcript_hook_url'],
-      [{ agent_id: '00000000-0000-4000-8000-000000000000', channel_config: { allowed_origins: [''] } }, 'channel_config.allowed_origins.0'],
-      [{ agent_id: '00000000-0000-4000-8000-000000000000', channel_config: { allowed_origins: ['https://a.example/path'] } }, 'channel_config.allowed_origins.0'],
-      [{ agent_id: '00000000-0000-4000-8000-000000000000', channel_config: { widget: { accent_color: 'red;}body{' } } }, 'channel_config.widget.accent_color'],
-      [{ agent_id: '00000000-0000-4000-8000-000000000000', channel_config: { widget: { languages: ['en-US', 'en_GB'] } } }, 'channel_config.widget.languages.1'],
-      [{ agent_id: '00000000-0000-4000-8000-000000000000', channel_config: { widget: { languages: ['de-DE', 'de-de'] } } }, 'channel_config.widget.languages'],
-      [{ agent_id: '00000000-0000-4000-8000-000000000000', channel_config: { widget: { languages: Array.from({ length: 21 }, (_, i) => `en-${String.fromCharCode(65 + i)}${String.fromCharCode(65 + i)}`) } } }, 'channel_config.widget.languages'],
-      [{ agent_id: '00000000-0000-4000-8000-000000000000', engagement_rules: { max_pending_turns: 0 } }, 'engagement_rules.max_pending_turns'],
-      [{ agent_id: '00000000-0000-4000-8000-000000000000', runtime_config: { hook_timeout_ms: 100 } }, 'runtime_config.hook_timeout_ms'],
-      [{ agent_id: '00000000-0000-4000-8000-000000000000', runtime_config: { reply_timeout_s: 3601 } }, 'runtime_config.reply_timeout_s'],
+      [
+        { agent_id: '00000000-0000-4000-8000-000000000000', channel_config: { hook_url: 'ftp://x.example' } },
+        'channel_config.hook_url',
+      ],
+      [
+        {
+          agent_id: '00000000-0000-4000-8000-000000000000',
+          channel_config: { hook_url: 'https://user:pass@hooks.example/turn' },
+        },
+        'channel_config.hook_url',
+      ],
+      [
+        {
+          agent_id: '00000000-0000-4000-8000-000000000000',
+          channel_config: { transcript_hook_url: 'https://token@hooks.example/events' },
+        },
+        'channel_config.transcript_hook_url',
+      ],
+      [
+        {
+          agent_id: '00000000-0000-4000-8000-000000000000',
+          channel_config: { hook_url: 'https://:secret@hooks.example/turn' },
+        },
+        'channel_config.hook_url',
+      ],
+      [
+        { agent_id: '00000000-0000-4000-8000-000000000000', channel_config: { hook_url: '' } },
+        'channel_config.hook_url',
+      ],
+      [
+        { agent_id: '00000000-0000-4000-8000-000000000000', channel_config: { transcript_hook_url: 'not a url' } },
+        'channel_config.transcript_hook_url',
+      ],
+      [
+        { agent_id: '00000000-0000-4000-8000-000000000000', channel_config: { allowed_origins: [''] } },
+        'channel_config.allowed_origins.0',
+      ],
+      [
+        {
+          agent_id: '00000000-0000-4000-8000-000000000000',
+          channel_config: { allowed_origins: ['https://a.example/path'] },
+        },
+        'channel_config.allowed_origins.0',
+      ],
+      [
+        {
+          agent_id: '00000000-0000-4000-8000-000000000000',
+          channel_config: { widget: { accent_color: 'red;}body{' } },
+        },
+        'channel_config.widget.accent_color',
+      ],
+      [
+        {
+          agent_id: '00000000-0000-4000-8000-000000000000',
+          channel_config: { widget: { languages: ['en-US', 'en_GB'] } },
+        },
+        'channel_config.widget.languages.1',
+      ],
+      [
+        {
+          agent_id: '00000000-0000-4000-8000-000000000000',
+          channel_config: { widget: { languages: ['de-DE', 'de-de'] } },
+        },
+        'channel_config.widget.languages',
+      ],
+      [
+        {
+          agent_id: '00000000-0000-4000-8000-000000000000',
+          channel_config: {
+            widget: {
+              languages: Array.from(
+                { length: 21 },
+                (_, i) => `en-${String.fromCharCode(65 + i)}${String.fromCharCode(65 + i)}`,
+              ),
+            },
+          },
+        },
+        'channel_config.widget.languages',
+      ],
+      [
+        { agent_id: '00000000-0000-4000-8000-000000000000', engagement_rules: { max_pending_turns: 0 } },
+        'engagement_rules.max_pending_turns',
+      ],
+      [
+        { agent_id: '00000000-0000-4000-8000-000000000000', runtime_config: { hook_timeout_ms: 100 } },
+        'runtime_config.hook_timeout_ms',
+      ],
+      [
+        { agent_id: '00000000-0000-4000-8000-000000000000', runtime_config: { reply_timeout_s: 3601 } },
+        'runtime_config.reply_timeout_s',
+      ],
       [{ agent_id: '00000000-0000-4000-8000-000000000000', status: 'active' }, 'body'],
     ])('refuses create %# with 400 invalid_request on %s', async (body, path) => {
       const res = await create(body);
@@ -115,7 +226,10 @@ describeEachStore('deployments', (kind) => {
     });
 
     it("keeps the widget's languages in their canonical case", async () => {
-      const res = await create({ agent_id: published, channel_config: { widget: { languages: ['en-us', 'zh-hans', 'he'] } } });
+      const res = await create({
+        agent_id: published,
+        channel_config: { widget: { languages: ['en-us', 'zh-hans', 'he'] } },
+      });
       expect(res.status).toBe(201);
       expect(res.body.data.channel_config.widget.languages).toEqual(['en-US', 'zh-Hans', 'he']);
     });
@@ -179,10 +293,17 @@ describeEachStore('deployments', (kind) => {
 
   describe('update', () => {
     it('replaces the given objects and refuses agent_id and unknown fields', async () => {
-      const d = (await create({ agent_id: published, channel_config: { ...hook, widget: { title: 'Old' } } })).body.data;
-      const res = await api.put(`/api/v1/deployments/${d.id}`, { environment: 'development', channel_config: { hook_url: 'http://127.0.0.1:9/h' } });
+      const d = (await create({ agent_id: published, channel_config: { ...hook, widget: { title: 'Old' } } })).body
+        .data;
+      const res = await api.put(`/api/v1/deployments/${d.id}`, {
+        environment: 'development',
+        channel_config: { hook_url: 'http://127.0.0.1:9/h' },
+      });
       expect(res.status).toBe(200);
-      expect(res.body.data).toMatchObject({ environment: 'development', channel_config: { hook_url: 'http://127.0.0.1:9/h' } });
+      expect(res.body.data).toMatchObject({
+        environment: 'development',
+        channel_config: { hook_url: 'http://127.0.0.1:9/h' },
+      });
       expect(res.body.data.channel_config.widget).toBeUndefined();
       expect((await api.get(`/api/v1/deployments/${d.id}`)).body.data).toEqual(res.body.data);
 
@@ -197,7 +318,8 @@ describeEachStore('deployments', (kind) => {
       const own = client(service.url, (await service.newCustomer('Filters')).apiKey);
       const a = await createPublishedAgent(own, 'A');
       const b = await createReadyAgent(own, 'B');
-      const d1 = (await own.post('/api/v1/deployments', { agent_id: a, environment: 'staging', channel_config: hook })).body.data;
+      const d1 = (await own.post('/api/v1/deployments', { agent_id: a, environment: 'staging', channel_config: hook }))
+        .body.data;
       const d2 = (await own.post('/api/v1/deployments', { agent_id: a })).body.data;
       const d3 = (await own.post('/api/v1/deployments', { agent_id: b, environment: 'development' })).body.data;
       await own.post(`/api/v1/deployments/${d1.id}/activate`);
@@ -205,7 +327,8 @@ describeEachStore('deployments', (kind) => {
       const all = await own.get('/api/v1/deployments');
       expect(all.body.meta).toEqual({ page: 1, per_page: 20, total_count: 3, total_pages: 1 });
       expect(all.body.data.map((d: { id: string }) => d.id)).toEqual([d3.id, d2.id, d1.id]);
-      const ids = async (qs: string) => (await own.get(`/api/v1/deployments?${qs}`)).body.data.map((d: { id: string }) => d.id);
+      const ids = async (qs: string) =>
+        (await own.get(`/api/v1/deployments?${qs}`)).body.data.map((d: { id: string }) => d.id);
       expect(await ids(`agent_id=${a}`)).toEqual([d2.id, d1.id]);
       expect(await ids('status=active')).toEqual([d1.id]);
       expect(await ids('environment=development')).toEqual([d3.id]);

@@ -34,8 +34,16 @@ export function deploymentRoutes(deployments: DeploymentService): RouteDef[] {
       tag: 'Deployments',
       body: createDeploymentBody,
       errors: ['not_found'],
-      success: { status: 201, description: 'The deployment with its signing secret', data: createdDeploymentSchema, meta: configWarningsMetaSchema },
-      handler: async ({ principal, body }) => ({ data: await deployments.create(principal.customerId, body), meta: { warnings: configWarnings(body) } }),
+      success: {
+        status: 201,
+        description: 'The deployment with its signing secret',
+        data: createdDeploymentSchema,
+        meta: configWarningsMetaSchema,
+      },
+      handler: async ({ principal, body }) => ({
+        data: await deployments.create(principal.customerId, body),
+        meta: { warnings: configWarnings(body) },
+      }),
     }),
     defineRoute({
       method: 'get',
@@ -57,7 +65,12 @@ export function deploymentRoutes(deployments: DeploymentService): RouteDef[] {
       params: idParams,
       body: updateDeploymentBody,
       errors: ['not_found', 'invalid_state'],
-      success: { status: 200, description: 'The updated deployment', data: deploymentSchema, meta: configWarningsMetaSchema },
+      success: {
+        status: 200,
+        description: 'The updated deployment',
+        data: deploymentSchema,
+        meta: configWarningsMetaSchema,
+      },
       handler: async ({ principal, params, body }) => ({
         data: await deployments.update(principal.customerId, params.id, body),
         meta: { warnings: configWarnings(body) },
@@ -94,19 +107,24 @@ export function deploymentRoutes(deployments: DeploymentService): RouteDef[] {
       params: idParams,
       errors: ['not_found'],
       success: { status: 200, description: 'The inactive deployment', data: deploymentSchema },
-      handler: async ({ principal, params }) => ({ data: await deployments.deactivate(principal.customerId, params.id) }),
+      handler: async ({ principal, params }) => ({
+        data: await deployments.deactivate(principal.customerId, params.id),
+      }),
     }),
     defineRoute({
       method: 'post',
       path: '/api/v1/deployments/:id/transcript-hook/enable',
       operationId: 'enableTranscriptHook',
-      summary: 'Enable a transcript target disabled by a 410 Gone or 72 h of failures: its waiting events are delivered, in order',
+      summary:
+        'Enable a transcript target disabled by a 410 Gone or 72 h of failures: its waiting events are delivered, in order',
       tag: 'Deployments',
       params: idParams,
       bodyOptional: true,
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: 'The deployment, its transcript target active', data: deploymentSchema },
-      handler: async ({ principal, params }) => ({ data: await deployments.enableTranscripts(principal.customerId, params.id) }),
+      handler: async ({ principal, params }) => ({
+        data: await deployments.enableTranscripts(principal.customerId, params.id),
+      }),
     }),
     defineRoute({
       method: 'post',
@@ -119,7 +137,9 @@ export function deploymentRoutes(deployments: DeploymentService): RouteDef[] {
       bodyOptional: true,
       errors: ['not_found'],
       success: { status: 200, description: 'The new secret, shown once', data: rotatedSecretSchema },
-      handler: async ({ principal, params, body }) => ({ data: await deployments.rotateSecret(principal.customerId, params.id, body.grace_period_s) }),
+      handler: async ({ principal, params, body }) => ({
+        data: await deployments.rotateSecret(principal.customerId, params.id, body.grace_period_s),
+      }),
     }),
   ];
 }

@@ -34,15 +34,20 @@ const origin = z
   );
 
 const withinSize = <T extends z.ZodType>(schema: T) =>
-  schema.refine((v) => Buffer.byteLength(JSON.stringify(v)) <= SPEC_MAX_BYTES, { message: 'must be at most 64 KiB as JSON' });
-
+  schema.refine((v) => Buffer.byteLength(JSON.stringify(v)) <= SPEC_MAX_BYTES, {
+    message: 'must be at most 64 KiB as JSON',
+  });
 
 // Only the keys the service reads are checked; anything else is kept as the customer wrote it.
 export const channelConfigSchema = withinSize(
   z.looseObject({
     hook_url: httpUrl.optional().meta({ description: "The customer's turn hook" }),
     transcript_hook_url: httpUrl.optional(),
-    allowed_origins: z.array(origin).max(100).optional().meta({ description: 'Origins allowed to open widget sessions; empty or absent: any' }),
+    allowed_origins: z
+      .array(origin)
+      .max(100)
+      .optional()
+      .meta({ description: 'Origins allowed to open widget sessions; empty or absent: any' }),
     widget: widgetTheme.optional(),
   }),
 ).meta({ id: 'ChannelConfig' });
@@ -59,20 +64,29 @@ const runtimeSettings = {
   // A turn a person handles waits this long for their answer (README, A person in the conversation).
   person_reply_timeout_s: z.number().int().min(60).max(86_400).default(900),
   // Where the visitor's speech is recognised (README, Voice in every browser).
-  speech_recognition: z
-    .enum(['auto', 'browser', 'service', 'off'])
-    .default('auto')
-    .meta({ description: "`auto`: the browser's recognition where it has one, else the service's; `browser`; `service` (audio streamed to the service's recogniser); `off` (text only)" }),
+  speech_recognition: z.enum(['auto', 'browser', 'service', 'off']).default('auto').meta({
+    description:
+      "`auto`: the browser's recognition where it has one, else the service's; `browser`; `service` (audio streamed to the service's recogniser); `off` (text only)",
+  }),
 };
 
 /** The API keeps what the customer wrote: a default is documented, not filled in. */
-function documented<S extends Record<string, z.ZodDefault<z.ZodType>>>(shape: S): { [K in keyof S]: z.ZodOptional<ReturnType<S[K]['unwrap']>> } {
-  return Object.fromEntries(Object.entries(shape).map(([key, setting]) => [key, setting.unwrap().optional().meta({ default: setting.def.defaultValue })])) as {
+function documented<S extends Record<string, z.ZodDefault<z.ZodType>>>(
+  shape: S,
+): { [K in keyof S]: z.ZodOptional<ReturnType<S[K]['unwrap']>> } {
+  return Object.fromEntries(
+    Object.entries(shape).map(([key, setting]) => [
+      key,
+      setting.unwrap().optional().meta({ default: setting.def.defaultValue }),
+    ]),
+  ) as {
     [K in keyof S]: z.ZodOptional<ReturnType<S[K]['unwrap']>>;
   };
 }
 
-export const engagementRulesSchema = withinSize(z.looseObject(documented(engagementRules))).meta({ id: 'EngagementRules' });
+export const engagementRulesSchema = withinSize(z.looseObject(documented(engagementRules))).meta({
+  id: 'EngagementRules',
+});
 export const runtimeConfigSchema = withinSize(z.looseObject(documented(runtimeSettings))).meta({ id: 'RuntimeConfig' });
 
 /** The rules and timeouts a deployment runs with: what it stores, defaults applied. */
@@ -80,12 +94,10 @@ export const effectiveEngagementRules = z.object(engagementRules);
 export const effectiveRuntimeConfig = z.object(runtimeSettings);
 export type ChannelConfig = z.infer<typeof channelConfigSchema>;
 
-const agentVersion = z
-  .number()
-  .int()
-  .min(1)
-  .nullable()
-  .meta({ description: 'The agent version conversations start with: null follows the latest published one; a number pins it (rolling back is pinning the previous one)' });
+const agentVersion = z.number().int().min(1).nullable().meta({
+  description:
+    'The agent version conversations start with: null follows the latest published one; a number pins it (rolling back is pinning the previous one)',
+});
 
 export const deploymentSchema = z
   .object({
@@ -101,10 +113,14 @@ export const deploymentSchema = z
     runtime_config: runtimeConfigSchema,
     deployed_at: timestamp.nullable().meta({ description: 'Set by the last activation' }),
     transcript_hook_status: z.enum(transcriptHookStatuses).meta({
-      description: 'disabled after the transcript target answered 410 Gone or failed every attempt for 72 h: events wait, in order, until POST /api/v1/deployments/{id}/transcript-hook/enable or a new transcript_hook_url',
+      description:
+        'disabled after the transcript target answered 410 Gone or failed every attempt for 72 h: events wait, in order, until POST /api/v1/deployments/{id}/transcript-hook/enable or a new transcript_hook_url',
     }),
     transcript_hook_disabled_at: timestamp.nullable(),
-    transcript_hook_disabled_reason: z.string().nullable().meta({ description: 'Why it was disabled, e.g. "410 Gone from https://…"' }),
+    transcript_hook_disabled_reason: z
+      .string()
+      .nullable()
+      .meta({ description: 'Why it was disabled, e.g. "410 Gone from https://…"' }),
     created_at: timestamp,
     updated_at: timestamp,
   })
@@ -117,9 +133,10 @@ export const createdDeploymentSchema = deploymentSchema
 
 export const configWarningsMetaSchema = z
   .object({
-    warnings: z
-      .array(z.object({ path: z.string(), message: z.string() }))
-      .meta({ description: 'Keys of channel_config, engagement_rules or runtime_config the service does not read: stored as sent, each with the known key it most likely meant' }),
+    warnings: z.array(z.object({ path: z.string(), message: z.string() })).meta({
+      description:
+        'Keys of channel_config, engagement_rules or runtime_config the service does not read: stored as sent, each with the known key it most likely meant',
+    }),
   })
   .meta({ id: 'ConfigWarningsMeta' });
 
@@ -162,6 +179,8 @@ export const rotateSecretBody = z
 export const rotatedSecretSchema = z
   .object({
     signing_secret: z.string(),
-    previous_secret_expires_at: timestamp.nullable().meta({ description: 'Until then the previous secret still verifies' }),
+    previous_secret_expires_at: timestamp
+      .nullable()
+      .meta({ description: 'Until then the previous secret still verifies' }),
   })
   .meta({ id: 'RotatedSecret' });

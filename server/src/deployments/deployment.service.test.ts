@@ -9,7 +9,11 @@ function suite(kind: StoreKind) {
     const { deploymentId, secret } = await deploy(service(), { hook_url: customer().hookUrl });
     const widget = await Widget.open(service(), deploymentId);
     await widget.hello(await mintToken(secret, deploymentId));
-    const { customer_id } = await service().app.store.db.selectFrom('deployments').select('customer_id').where('id', '=', deploymentId).executeTakeFirstOrThrow();
+    const { customer_id } = await service()
+      .app.store.db.selectFrom('deployments')
+      .select('customer_id')
+      .where('id', '=', deploymentId)
+      .executeTakeFirstOrThrow();
 
     const deactivated = await service().app.deployments.deactivate(customer_id, deploymentId);
 

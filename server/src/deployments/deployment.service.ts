@@ -49,12 +49,19 @@ async function requireDeployment(db: Db, customerId: string, id: string): Promis
 /** A pinned version must exist (README, The management API); null follows the latest. */
 async function requireVersion(db: Db, agentId: string, version: number | null): Promise<void> {
   if (version === null || (await findAgentVersion(db, agentId, version))) return;
-  throw new AppError('invalid_request', 'Invalid body', [{ path: 'agent_version', message: `The agent has no published version ${version}` }]);
+  throw new AppError('invalid_request', 'Invalid body', [
+    { path: 'agent_version', message: `The agent has no published version ${version}` },
+  ]);
 }
 
-const TRANSCRIPT_TARGET_ENABLED = { transcript_hook_status: 'active', transcript_hook_disabled_at: null, transcript_hook_disabled_reason: null } as const;
+const TRANSCRIPT_TARGET_ENABLED = {
+  transcript_hook_status: 'active',
+  transcript_hook_disabled_at: null,
+  transcript_hook_disabled_reason: null,
+} as const;
 
-const transcriptUrlOf = (channelConfigText: string): unknown => fromJsonColumn<{ transcript_hook_url?: unknown }>(channelConfigText).transcript_hook_url;
+const transcriptUrlOf = (channelConfigText: string): unknown =>
+  fromJsonColumn<{ transcript_hook_url?: unknown }>(channelConfigText).transcript_hook_url;
 
 const hasHookUrl = (channelConfigText: string): boolean =>
   typeof fromJsonColumn<{ hook_url?: unknown }>(channelConfigText).hook_url === 'string';
@@ -126,7 +133,8 @@ export class DeploymentService {
     if (input.channel_config !== undefined) {
       patch.channel_config = toJsonColumn(input.channel_config);
       // A new transcript URL is a new target: whatever disabled the old one says nothing of it.
-      if (transcriptUrlOf(patch.channel_config) !== transcriptUrlOf(row.channel_config)) Object.assign(patch, TRANSCRIPT_TARGET_ENABLED);
+      if (transcriptUrlOf(patch.channel_config) !== transcriptUrlOf(row.channel_config))
+        Object.assign(patch, TRANSCRIPT_TARGET_ENABLED);
     }
     if (input.engagement_rules !== undefined) patch.engagement_rules = toJsonColumn(input.engagement_rules);
     if (input.runtime_config !== undefined) patch.runtime_config = toJsonColumn(input.runtime_config);
@@ -169,7 +177,8 @@ export class DeploymentService {
   async enableTranscripts(customerId: string, id: string): Promise<Deployment> {
     const { db, listeners } = this.parts;
     const row = await requireDeployment(db, customerId, id);
-    if (typeof transcriptUrlOf(row.channel_config) !== 'string') throw invalidState('The deployment has no channel_config.transcript_hook_url to enable');
+    if (typeof transcriptUrlOf(row.channel_config) !== 'string')
+      throw invalidState('The deployment has no channel_config.transcript_hook_url to enable');
     const disabled = row.transcript_hook_status !== 'active';
     const patch: DeploymentPatch = disabled ? { ...TRANSCRIPT_TARGET_ENABLED, updated_at: isoNow() } : {};
     if (disabled) await updateDeployment(db, customerId, id, patch);

@@ -6,8 +6,12 @@ import { mintPreviewToken } from './preview-token.js';
 
 export const previewTokenSchema = z
   .object({
-    token: z.string().meta({ description: 'A user token (HS256, `aud` = the deployment) for `Concierge.init({getToken})`' }),
-    sub: z.string().meta({ description: '`console:{user id}` for a console user, `api-key:{key id}` with a Bearer key' }),
+    token: z
+      .string()
+      .meta({ description: 'A user token (HS256, `aud` = the deployment) for `Concierge.init({getToken})`' }),
+    sub: z
+      .string()
+      .meta({ description: '`console:{user id}` for a console user, `api-key:{key id}` with a Bearer key' }),
     expires_at: z.iso.datetime(),
   })
   .meta({ id: 'PreviewToken' });
@@ -23,6 +27,8 @@ export function previewTokenRoute(deployments: DeploymentDirectory): RouteDef {
     params: idParams,
     errors: ['not_found', 'invalid_state'],
     success: { status: 200, description: 'The token, for the widget', data: previewTokenSchema },
-    handler: async ({ principal, params }) => ({ data: await mintPreviewToken(await deployments.owned(principal.customerId, params.id), principal) }),
+    handler: async ({ principal, params }) => ({
+      data: await mintPreviewToken(await deployments.owned(principal.customerId, params.id), principal),
+    }),
   });
 }

@@ -12,7 +12,8 @@ export interface PreviewToken {
 }
 
 /** Who the preview's visitor is: the console user, or the key that asked. */
-const previewSubject = (principal: Principal): string => (principal.userId ? `console:${principal.userId}` : `api-key:${principal.keyId}`);
+const previewSubject = (principal: Principal): string =>
+  principal.userId ? `console:${principal.userId}` : `api-key:${principal.keyId}`;
 
 /**
  * A ten-minute user token (README, The console) so the console, or a customer's QA page, can open the

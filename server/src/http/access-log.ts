@@ -14,7 +14,14 @@ export function accessLog(logger: Logger): Middleware {
       const started = performance.now();
       res.on('finish', () => {
         const ms = Math.round((performance.now() - started) * 10) / 10;
-        const line = { request_id: res.locals.requestId, method: req.method, ...where(req), ...queryNames(req.originalUrl), status: res.statusCode, ms };
+        const line = {
+          request_id: res.locals.requestId,
+          method: req.method,
+          ...where(req),
+          ...queryNames(req.originalUrl),
+          status: res.statusCode,
+          ms,
+        };
         // A 503 is the store's outage, logged once where it is noticed; a request that met it is no error of ours.
         if (res.statusCode >= 500 && res.statusCode !== 503) logger.error(line, 'request failed');
         else logger.info(line, 'request');
@@ -24,7 +31,8 @@ export function accessLog(logger: Logger): Middleware {
   };
 }
 
-const where = (req: RouteRequest): { route: string } | { path: string } => (req.route ? { route: String(req.route.path) } : { path: pathOf(req) });
+const where = (req: RouteRequest): { route: string } | { path: string } =>
+  req.route ? { route: String(req.route.path) } : { path: pathOf(req) };
 
 /** The query's parameter names, each once, in order of first use; nothing without a query. */
 function queryNames(url: string): { query?: string[] } {

@@ -42,7 +42,11 @@ async function consolePrincipal(req: RouteRequest, sessions: ConsoleSessions): P
  * limiter can key on it and unauthenticated callers are limited too (per address), then counts
  * the request for usage.
  */
-export function resolvePrincipal(keys: ApiKeyAuthenticator, usage: UsageRecorder, sessions: ConsoleSessions): Middleware {
+export function resolvePrincipal(
+  keys: ApiKeyAuthenticator,
+  usage: UsageRecorder,
+  sessions: ConsoleSessions,
+): Middleware {
   return async (req, res, next) => {
     const match = BEARER.exec(req.headers.authorization ?? '');
     const principal = match ? await keys.authenticate(match[1]!) : await consolePrincipal(req, sessions);
@@ -61,7 +65,10 @@ export function resolvePrincipal(keys: ApiKeyAuthenticator, usage: UsageRecorder
  * Whether the key or console session a request came with still holds, asked again by responses
  * that outlive a request (the activity stream): a revoked key or a signed-out session ends them.
  */
-export function credentialCheck(keys: ApiKeyAuthenticator, accounts: ConsoleAccounts): (req: RouteRequest) => Promise<boolean> {
+export function credentialCheck(
+  keys: ApiKeyAuthenticator,
+  accounts: ConsoleAccounts,
+): (req: RouteRequest) => Promise<boolean> {
   return async (req) => {
     const match = BEARER.exec(req.headers.authorization ?? '');
     if (match) return (await keys.authenticate(match[1]!)) !== null;
@@ -71,7 +78,11 @@ export function credentialCheck(keys: ApiKeyAuthenticator, accounts: ConsoleAcco
 }
 
 export const requirePrincipal: Middleware = (_req, res, next) => {
-  if (!res.locals.principal) throw new AppError('unauthorized', 'A valid API key is required: Authorization: Bearer <api key> (or a console session)');
+  if (!res.locals.principal)
+    throw new AppError(
+      'unauthorized',
+      'A valid API key is required: Authorization: Bearer <api key> (or a console session)',
+    );
   next();
 };
 
@@ -91,7 +102,13 @@ export function perKeyRateLimit(limitPerMinute: number, trustProxy: ProxyTrust):
     res.setHeader('RateLimit-Limit', String(limitPerMinute));
     res.setHeader('RateLimit-Remaining', String(Math.max(0, limitPerMinute - count)));
     res.setHeader('RateLimit-Reset', String(resetS));
-    if (count > limitPerMinute) throw new AppError('rate_limited', 'Too many requests for this API key; retry after the time in Retry-After', undefined, resetS);
+    if (count > limitPerMinute)
+      throw new AppError(
+        'rate_limited',
+        'Too many requests for this API key; retry after the time in Retry-After',
+        undefined,
+        resetS,
+      );
     next();
   };
 }

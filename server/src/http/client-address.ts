@@ -47,7 +47,10 @@ export function clientAddress(req: IncomingMessage, trust: ProxyTrust): string {
   const socket = req.socket.remoteAddress ?? '';
   if (trust.hops === 0) return socket;
   const header = req.headers['x-forwarded-for'];
-  const forwarded = (Array.isArray(header) ? header.join(',') : (header ?? '')).split(',').map((hop) => hop.trim()).filter(Boolean);
+  const forwarded = (Array.isArray(header) ? header.join(',') : (header ?? ''))
+    .split(',')
+    .map((hop) => hop.trim())
+    .filter(Boolean);
   const chain = [socket, ...forwarded.reverse()];
   let at = 0;
   while (at < trust.hops && at < chain.length - 1 && isTrustedProxy(chain[at]!, trust.proxies)) at++;
@@ -61,5 +64,7 @@ export function clientAddress(req: IncomingMessage, trust: ProxyTrust): string {
 export function limitAddressOf(address: string): string {
   if (!ipaddr.isValid(address)) return address;
   const parsed = ipaddr.process(address);
-  return parsed.kind() === 'ipv6' ? `${ipaddr.IPv6.networkAddressFromCIDR(`${parsed.toString()}/56`).toString()}/56` : parsed.toString();
+  return parsed.kind() === 'ipv6'
+    ? `${ipaddr.IPv6.networkAddressFromCIDR(`${parsed.toString()}/56`).toString()}/56`
+    : parsed.toString();
 }

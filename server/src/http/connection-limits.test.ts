@@ -23,7 +23,11 @@ describe('connection limits', () => {
   }
 
   /** Opens a socket that never says hello; resolves with it, or with the HTTP status that refused it. */
-  async function silent(service: TestService, deploymentId: string, headers: Record<string, string> = {}): Promise<Widget | string> {
+  async function silent(
+    service: TestService,
+    deploymentId: string,
+    headers: Record<string, string> = {},
+  ): Promise<Widget | string> {
     try {
       const widget = await Widget.open(service, deploymentId, headers);
       cleanup.push(() => widget.close());
@@ -54,8 +58,10 @@ describe('connection limits', () => {
   it('behind TRUST_PROXY=1, counts the address the proxy saw, not the proxy', async () => {
     const service = await serviceWith({ env: { TRUST_PROXY: '1' } });
     const { deploymentId } = await deployment(service);
-    for (let i = 0; i < 25; i++) expect(await silent(service, deploymentId, { 'x-forwarded-for': `198.51.100.${i}` })).toBeInstanceOf(Widget);
-    for (let i = 0; i < 20; i++) expect(await silent(service, deploymentId, { 'x-forwarded-for': '9.9.9.9, 203.0.113.7' })).toBeInstanceOf(Widget);
+    for (let i = 0; i < 25; i++)
+      expect(await silent(service, deploymentId, { 'x-forwarded-for': `198.51.100.${i}` })).toBeInstanceOf(Widget);
+    for (let i = 0; i < 20; i++)
+      expect(await silent(service, deploymentId, { 'x-forwarded-for': '9.9.9.9, 203.0.113.7' })).toBeInstanceOf(Widget);
     // The hop before the proxy's is the client's claim: forging it changes nothing.
     expect(await silent(service, deploymentId, { 'x-forwarded-for': '1.2.3.4, 203.0.113.7' })).toBe('HTTP 429');
   });
@@ -64,7 +70,8 @@ describe('connection limits', () => {
     // The test connects from 127.0.0.1, which this node does not count as its proxy.
     const service = await serviceWith({ env: { TRUST_PROXY: '1', TRUSTED_PROXIES: '10.0.0.0/8, 2001:db8::/32' } });
     const { deploymentId } = await deployment(service);
-    for (let i = 0; i < 20; i++) expect(await silent(service, deploymentId, { 'x-forwarded-for': `198.51.100.${i}` })).toBeInstanceOf(Widget);
+    for (let i = 0; i < 20; i++)
+      expect(await silent(service, deploymentId, { 'x-forwarded-for': `198.51.100.${i}` })).toBeInstanceOf(Widget);
     expect(await silent(service, deploymentId, { 'x-forwarded-for': '198.51.100.99' })).toBe('HTTP 429');
   });
 
@@ -97,7 +104,10 @@ describe('connection limits', () => {
     expect(headers.status).toBe(408);
     expect(headers.ms).toBeGreaterThanOrEqual(900);
     expect(headers.ms).toBeLessThan(3_000);
-    const body = await rawExchange(service.url, `POST /embed/concierge/${deploymentId}/replies HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"conv`);
+    const body = await rawExchange(
+      service.url,
+      `POST /embed/concierge/${deploymentId}/replies HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"conv`,
+    );
     expect(body.ms).toBeGreaterThanOrEqual(150);
     expect(body.ms).toBeLessThan(900);
     expect((await fetch(`${service.url}/healthz`)).status).toBe(200);

@@ -41,7 +41,11 @@ export function dispatchRoutes(routes: readonly RouteDef[], options: DispatchOpt
     method: def.method.toUpperCase(),
     prefix: def.path.split(':', 1)[0]!.toLowerCase(),
     match: match(def.path, { decode: decodeURIComponent, end: true, sensitive: false, trailing: true }),
-    chain: [...options.before, ...Object.entries(options.under).flatMap(([prefix, chain]) => (isUnder(def.path, prefix) ? chain : [])), serving(serveRoute(def, options))],
+    chain: [
+      ...options.before,
+      ...Object.entries(options.under).flatMap(([prefix, chain]) => (isUnder(def.path, prefix) ? chain : [])),
+      serving(serveRoute(def, options)),
+    ],
   }));
 
   const dispatch = (req: IncomingMessage, res: ServerResponse): boolean => {
@@ -70,7 +74,19 @@ export function dispatchRoutes(routes: readonly RouteDef[], options: DispatchOpt
       request.originalUrl = url;
       request.route = { path: entry.def.path };
       (res as RouteResponse).locals = {};
-      run(undecodable === undefined ? entry.chain : [...options.before, () => { throw undecodable; }], request, res as RouteResponse, options.onError);
+      run(
+        undecodable === undefined
+          ? entry.chain
+          : [
+              ...options.before,
+              () => {
+                throw undecodable;
+              },
+            ],
+        request,
+        res as RouteResponse,
+        options.onError,
+      );
       return true;
     }
     return false;

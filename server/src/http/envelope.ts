@@ -39,12 +39,16 @@ export const JSON_TYPE = 'application/json; charset=utf-8';
 
 /** The success envelope as the JSON text sent. */
 export function successBody(data: unknown, meta: object = {}): string {
-  return data instanceof JsonText ? `{"success":true,"data":${data.text},"meta":${JSON.stringify(meta)}}` : JSON.stringify({ success: true, data, meta });
+  return data instanceof JsonText
+    ? `{"success":true,"data":${data.text},"meta":${JSON.stringify(meta)}}`
+    : JSON.stringify({ success: true, data, meta });
 }
 
 export function sendError(res: RouteResponse, err: AppError): void {
   const requestId = String(res.locals.requestId ?? '');
   const error: Record<string, unknown> = { code: err.code, message: err.message };
   if (err.details?.length) error.details = err.details;
-  res.writeHead(err.status, { 'Content-Type': JSON_TYPE }).end(JSON.stringify({ success: false, error, meta: { request_id: requestId } }));
+  res
+    .writeHead(err.status, { 'Content-Type': JSON_TYPE })
+    .end(JSON.stringify({ success: false, error, meta: { request_id: requestId } }));
 }

@@ -48,17 +48,32 @@ export interface HttpServerSettings {
  * Express for what is not a declared route: the console's files, and every unknown path (after
  * the same middleware, so an unknown /api/v1 path still wants a key first).
  */
-export function httpServer(parts: HttpServerParts, settings: HttpServerSettings): { server: Server; served: readonly string[] } {
+export function httpServer(
+  parts: HttpServerParts,
+  settings: HttpServerSettings,
+): { server: Server; served: readonly string[] } {
   const { routes, logger, health, keys, usage, accounts, idempotency, address, metrics } = parts;
   const { config, timeouts } = settings;
   const before = [requestId, accessLog(logger), requestMetrics(metrics)];
   const under = {
     '/console': [noStore],
-    '/api/v1': [noStore, resolvePrincipal(keys, usage, { accounts, address }), perKeyRateLimit(config.rateLimitPerMinute, config.trustProxy), requirePrincipal],
+    '/api/v1': [
+      noStore,
+      resolvePrincipal(keys, usage, { accounts, address }),
+      perKeyRateLimit(config.rateLimitPerMinute, config.trustProxy),
+      requirePrincipal,
+    ],
   };
   const onError = errorHandler(logger, health);
   const streams = { stallMs: timeouts.streamStallMs, perCustomer: new PerKeyCap(EXPORTS_PER_CUSTOMER) };
-  const dispatch = dispatchRoutes(routes, { before, under, onError, bodyTimeoutMs: timeouts.bodyMs, idempotency, streams });
+  const dispatch = dispatchRoutes(routes, {
+    before,
+    under,
+    onError,
+    bodyTimeoutMs: timeouts.bodyMs,
+    idempotency,
+    streams,
+  });
 
   const app = express();
   app.disable('x-powered-by');
@@ -74,7 +89,11 @@ export function httpServer(parts: HttpServerParts, settings: HttpServerSettings)
   // readRawBody), and the whole request within their sum. Node checks these every second
   // (its default, 30 s, held a silent socket that long).
   const server = createServer(
-    { headersTimeout: timeouts.headersMs, requestTimeout: timeouts.headersMs + timeouts.bodyMs, connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs) },
+    {
+      headersTimeout: timeouts.headersMs,
+      requestTimeout: timeouts.headersMs + timeouts.bodyMs,
+      connectionsCheckingInterval: Math.min(1_000, timeouts.headersMs),
+    },
     (req, res) => dispatch(req, res) || app(req, res),
   );
   // Past this many sockets new ones are closed at once, so an exhausted node fails fast, not slowly.

@@ -1,5 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { call, type Client, client, describeEachStore, expectError, rawExchange, type TestService, startService } from '../../test/harness.js';
+import {
+  call,
+  type Client,
+  client,
+  describeEachStore,
+  expectError,
+  rawExchange,
+  type TestService,
+  startService,
+} from '../../test/harness.js';
 
 /** Sends bytes on a raw socket and returns the status line and body: for requests fetch won't make. */
 const rawRequest = async (url: string, request: string): Promise<string> => (await rawExchange(url, request)).answer;
@@ -30,26 +39,52 @@ describeEachStore('HTTP edge', (kind) => {
   describe('bodies', () => {
     it('answers 400 invalid_json for a body that does not parse', async () => {
       for (const raw of ['{"name":', 'not json', '{"name":"a",}', '\u0000']) {
-        expectError(await api.post('/api/v1/agents', undefined, { raw, headers: { 'content-type': 'application/json' } }), 400, 'invalid_json');
+        expectError(
+          await api.post('/api/v1/agents', undefined, { raw, headers: { 'content-type': 'application/json' } }),
+          400,
+          'invalid_json',
+        );
       }
     });
 
     it('answers 415 for a body that is not application/json, on POST and PUT', async () => {
-      for (const type of ['text/plain', 'application/x-www-form-urlencoded', 'application/jsonp', 'multipart/form-data; boundary=x']) {
-        expectError(await api.post('/api/v1/agents', undefined, { raw: '{"name":"a"}', headers: { 'content-type': type } }), 415, 'unsupported_media_type');
+      for (const type of [
+        'text/plain',
+        'application/x-www-form-urlencoded',
+        'application/jsonp',
+        'multipart/form-data; boundary=x',
+      ]) {
+        expectError(
+          await api.post('/api/v1/agents', undefined, { raw: '{"name":"a"}', headers: { 'content-type': type } }),
+          415,
+          'unsupported_media_type',
+        );
       }
       expectError(await api.post('/api/v1/agents', undefined, { raw: '{"name":"a"}' }), 415, 'unsupported_media_type');
-      expectError(await api.put('/api/v1/agents/00000000-0000-4000-8000-000000000000', undefined, { raw: 'name=a', headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type');
+      expectError(
+        await api.put('/api/v1/agents/00000000-0000-4000-8000-000000000000', undefined, {
+          raw: 'name=a',
+          headers: { 'content-type': 'text/plain' },
+        }),
+        415,
+        'unsupported_media_type',
+      );
     });
 
     it('accepts application/json with parameters and any case', async () => {
-      const res = await api.post('/api/v1/agents', undefined, { raw: '{"name":"Typed"}', headers: { 'content-type': 'Application/JSON; charset=utf-8' } });
+      const res = await api.post('/api/v1/agents', undefined, {
+        raw: '{"name":"Typed"}',
+        headers: { 'content-type': 'Application/JSON; charset=utf-8' },
+      });
       expect(res.status).toBe(202);
     });
 
     it('answers 413 for a body over 1 MiB, declared or streamed, and keeps serving', async () => {
       const big = JSON.stringify({ name: 'x', description: 'y'.repeat(1024 * 1024) });
-      const res = await api.post('/api/v1/agents', undefined, { raw: big, headers: { 'content-type': 'application/json' } });
+      const res = await api.post('/api/v1/agents', undefined, {
+        raw: big,
+        headers: { 'content-type': 'application/json' },
+      });
       expectError(res, 413, 'payload_too_large');
 
       const chunks = async function* () {
@@ -89,14 +124,32 @@ describeEachStore('HTTP edge', (kind) => {
     });
 
     it('serves healthz and readyz', async () => {
-      expect((await call(service.url, 'GET', '/healthz')).body).toEqual({ success: true, data: { status: 'ok' }, meta: {} });
-      expect((await call(service.url, 'GET', '/readyz')).body).toEqual({ success: true, data: { status: 'ok' }, meta: {} });
+      expect((await call(service.url, 'GET', '/healthz')).body).toEqual({
+        success: true,
+        data: { status: 'ok' },
+        meta: {},
+      });
+      expect((await call(service.url, 'GET', '/readyz')).body).toEqual({
+        success: true,
+        data: { status: 'ok' },
+        meta: {},
+      });
     });
 
     it('rejects a management key on nothing but /api/v1 and never crashes on garbage', async () => {
       const replies = await Promise.all([
-        rawRequest(service.url, 'GET /api/v1/agents/%ZZ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ' + apiKey + '\r\nConnection: close\r\n\r\n'),
-        rawRequest(service.url, 'POST /api/v1/agents HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ' + apiKey + '\r\nContent-Type: application/json\r\nContent-Length: 5\r\nConnection: close\r\n\r\n{"a"}'),
+        rawRequest(
+          service.url,
+          'GET /api/v1/agents/%ZZ HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ' +
+            apiKey +
+            '\r\nConnection: close\r\n\r\n',
+        ),
+        rawRequest(
+          service.url,
+          'POST /api/v1/agents HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ' +
+            apiKey +
+            '\r\nContent-Type: application/json\r\nContent-Length: 5\r\nConnection: close\r\n\r\n{"a"}',
+        ),
         rawRequest(service.url, 'BREW /coffee HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'),
         rawRequest(service.url, 'complete nonsense\r\n\r\n'),
       ]);
@@ -108,7 +161,7 @@ describeEachStore('HTTP edge', (kind) => {
       expect((await call(service.url, 'GET', '/healthz')).status).toBe(200);
     });
 
-    it('takes a body the client cut off as the client\'s doing: no error logged, and serving goes on', async () => {
+    it("takes a body the client cut off as the client's doing: no error logged, and serving goes on", async () => {
       const errorsBefore = service.logs.filter((l) => l.includes('"level":50')).length;
       for (const path of ['/api/v1/agents', '/embed/concierge/00000000-0000-4000-8000-000000000000/replies']) {
         const request = `POST ${path} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${apiKey}\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{"name":`;
@@ -129,7 +182,8 @@ describeEachStore('HTTP edge', (kind) => {
         await call(service.url, 'GET', '/api/v1/agents'),
         await api.post('/api/v1/deployments', { agent_id: created.body.data.agent_id }),
       ];
-      for (const res of responses) expect([res.status, res.headers.get('cache-control')]).toEqual([res.status, 'no-store']);
+      for (const res of responses)
+        expect([res.status, res.headers.get('cache-control')]).toEqual([res.status, 'no-store']);
       const deployment = responses[5]!.body.data;
       expect(deployment.signing_secret).toMatch(/^whsec_/);
       const rotated = await api.post(`/api/v1/deployments/${deployment.id}/rotate-secret`, { grace_period_s: 0 });
@@ -145,7 +199,8 @@ describeEachStore('HTTP edge', (kind) => {
       expect(logs).toContain('"method":"GET","route":"/api/v1/conversations","query":["search","status"],"status":200');
       expect(logs).toContain('"method":"GET","route":"/api/v1/agents/:id","query":["page"],"status":');
       expect(logs).toContain('"method":"GET","path":"/console/nowhere","query":["token"],"status":404');
-      for (const value of ['secretword', 'again', 'hiddenvalue', created.body.data.agent_id]) expect(logs).not.toContain(value);
+      for (const value of ['secretword', 'again', 'hiddenvalue', created.body.data.agent_id])
+        expect(logs).not.toContain(value);
     });
 
     it('never writes keys, secrets or the Authorization header to the logs', async () => {

@@ -21,10 +21,19 @@ export interface Page {
 export const offsetOf = (p: Page): number => (p.page - 1) * p.per_page;
 
 export function pageMeta(p: Page, totalCount: number): PageMeta {
-  return { page: p.page, per_page: p.per_page, total_count: totalCount, total_pages: Math.ceil(totalCount / p.per_page) };
+  return {
+    page: p.page,
+    per_page: p.per_page,
+    total_count: totalCount,
+    total_pages: Math.ceil(totalCount / p.per_page),
+  };
 }
 
 /** A list response: a page of rows as the API shows them, and the page's meta. */
-export function pageOf<R, T>(p: Page, listed: { rows: R[]; total: number }, toItem: (row: R) => T): { data: T[]; meta: PageMeta } {
+export function pageOf<R, T>(
+  p: Page,
+  listed: { rows: R[]; total: number },
+  toItem: (row: R) => T,
+): { data: T[]; meta: PageMeta } {
   return { data: listed.rows.map(toItem), meta: pageMeta(p, listed.total) };
 }

@@ -6,7 +6,15 @@ import { fingerprintOf, type Idempotency, idempotencyKeyOf, type KeptResponse } 
 import { JSON_TYPE, successBody } from './envelope.js';
 import type { RouteRequest, RouteResponse } from './exchange.js';
 import type { PerKeyCap } from '../shared/per-key-cap.js';
-import { assertCleanInput, BODY_TIMEOUT_MS, hasBody, isJsonContentType, MiB, parseJson, readRawBody } from './raw-body.js';
+import {
+  assertCleanInput,
+  BODY_TIMEOUT_MS,
+  hasBody,
+  isJsonContentType,
+  MiB,
+  parseJson,
+  readRawBody,
+} from './raw-body.js';
 
 export type Method = 'get' | 'post' | 'put' | 'delete';
 
@@ -35,7 +43,11 @@ export interface RouteResult {
  * One declaration per route: it validates requests, types the handler and generates the
  * OpenAPI operation, so the served contract cannot drift from what the code accepts.
  */
-export interface RouteDef<P extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType> {
+export interface RouteDef<
+  P extends z.ZodType = z.ZodType,
+  Q extends z.ZodType = z.ZodType,
+  B extends z.ZodType = z.ZodType,
+> {
   method: Method;
   /** Express pattern; `:name` segments become `{name}` in OpenAPI. */
   path: string;
@@ -79,9 +91,11 @@ export interface RouteDef<P extends z.ZodType = z.ZodType, Q extends z.ZodType =
 }
 
 /** Identity helper: lets TypeScript infer the handler's input types from the schemas. */
-export function defineRoute<P extends z.ZodType = z.ZodType, Q extends z.ZodType = z.ZodType, B extends z.ZodType = z.ZodType>(
-  def: RouteDef<P, Q, B>,
-): RouteDef {
+export function defineRoute<
+  P extends z.ZodType = z.ZodType,
+  Q extends z.ZodType = z.ZodType,
+  B extends z.ZodType = z.ZodType,
+>(def: RouteDef<P, Q, B>): RouteDef {
   return def as unknown as RouteDef;
 }
 
@@ -99,7 +113,11 @@ export function validate<T extends z.ZodType>(schema: T, value: unknown, root: s
 }
 
 /** The body's bytes and its JSON, or undefined when there is none. */
-async function readJsonBody(req: RouteRequest, limit: number, timeoutMs: number): Promise<{ raw: Buffer; value: unknown } | undefined> {
+async function readJsonBody(
+  req: RouteRequest,
+  limit: number,
+  timeoutMs: number,
+): Promise<{ raw: Buffer; value: unknown } | undefined> {
   if (!hasBody(req)) return undefined;
   if (!isJsonContentType(req)) {
     throw new AppError('unsupported_media_type', 'Request body must be application/json');
@@ -132,7 +150,10 @@ export interface StreamLimits {
 const STREAM_RETRY_AFTER_S = 5;
 
 /** Serves one declared route: validation in the order README, The management API gives, the handler, the envelope, idempotency. */
-export function serveRoute(def: RouteDef, options: ServeOptions = {}): (req: RouteRequest, res: RouteResponse) => Promise<void> {
+export function serveRoute(
+  def: RouteDef,
+  options: ServeOptions = {},
+): (req: RouteRequest, res: RouteResponse) => Promise<void> {
   const bodyLimit = options.bodyLimit ?? MiB;
   const bodyTimeoutMs = options.bodyTimeoutMs ?? BODY_TIMEOUT_MS;
   return async (req, res) => {
@@ -140,7 +161,8 @@ export function serveRoute(def: RouteDef, options: ServeOptions = {}): (req: Rou
     if (def.rawBody) {
       // Size, then media type, before anything else looks at the request: the order README, The management API gives.
       raw = await readRawBody(req, def.rawBody.limit, bodyTimeoutMs);
-      if (!isJsonContentType(req)) throw new AppError('unsupported_media_type', 'Request body must be application/json');
+      if (!isJsonContentType(req))
+        throw new AppError('unsupported_media_type', 'Request body must be application/json');
     }
     let params: unknown = req.params;
     if (def.params) {
@@ -156,11 +178,22 @@ export function serveRoute(def: RouteDef, options: ServeOptions = {}): (req: Rou
     if (!def.rawBody && (def.method === 'post' || def.method === 'put')) {
       const read = await readJsonBody(req, bodyLimit, bodyTimeoutMs);
       bodyBytes = read?.raw;
-      body = validate(def.body ?? NO_BODY.optional(), read === undefined && def.bodyOptional ? {} : read?.value, 'body');
+      body = validate(
+        def.body ?? NO_BODY.optional(),
+        read === undefined && def.bodyOptional ? {} : read?.value,
+        'body',
+      );
     }
     const principal = res.locals.principal as Principal;
     const context = { params, query, body, raw, principal, req, res };
-    if (def.success.stream) return stream(res, def, () => def.handler(context), principal.customerId, def.success.live && options.streams ? { ...options.streams, perCustomer: undefined } : options.streams);
+    if (def.success.stream)
+      return stream(
+        res,
+        def,
+        () => def.handler(context),
+        principal.customerId,
+        def.success.live && options.streams ? { ...options.streams, perCustomer: undefined } : options.streams,
+      );
     const run = async (): Promise<WireResponse> => render(def, await def.handler(context));
     // A request that failed validation keeps nothing: only what reaches the handler is idempotent.
     const key = def.auth !== false && def.method === 'post' && options.idempotency ? idempotencyKeyOf(req) : undefined;
@@ -170,7 +203,12 @@ export function serveRoute(def: RouteDef, options: ServeOptions = {}): (req: Rou
       const wire = await run();
       return { ...wire, body: wire.body.toString() };
     };
-    const { response, replayed } = await options.idempotency!.run(principal.customerId, key, fingerprintOf(req, bodyBytes), keepable);
+    const { response, replayed } = await options.idempotency!.run(
+      principal.customerId,
+      key,
+      fingerprintOf(req, bodyBytes),
+      keepable,
+    );
     if (replayed) res.setHeader('Idempotent-Replayed', 'true');
     send(res, response);
   };
@@ -181,7 +219,12 @@ type WireResponse = Omit<KeptResponse, 'body'> & { body: string | Buffer };
 
 function render(def: RouteDef, result: RouteResult): WireResponse {
   const headers: Record<string, string> = { ...result.headers };
-  if (def.success.contentType) return { status: def.success.status, headers: { ...headers, 'Content-Type': def.success.contentType }, body: result.data as string | Buffer };
+  if (def.success.contentType)
+    return {
+      status: def.success.status,
+      headers: { ...headers, 'Content-Type': def.success.contentType },
+      body: result.data as string | Buffer,
+    };
   if (def.success.empty) return { status: def.success.status, headers, body: '' };
   headers['Content-Type'] = JSON_TYPE;
   if (def.success.raw) return { status: def.success.status, headers, body: JSON.stringify(result.data) };
@@ -194,10 +237,22 @@ function render(def: RouteDef, result: RouteResult): WireResponse {
  * start (the store down) is still an ordinary error response; a later one cuts the response off,
  * and so does a client that drains nothing for `limits.stallMs`.
  */
-async function stream(res: RouteResponse, def: RouteDef, produce: () => RouteResult | Promise<RouteResult>, customerId: string, limits: StreamLimits | undefined): Promise<void> {
+async function stream(
+  res: RouteResponse,
+  def: RouteDef,
+  produce: () => RouteResult | Promise<RouteResult>,
+  customerId: string,
+  limits: StreamLimits | undefined,
+): Promise<void> {
   const cap = limits?.perCustomer;
   const release = cap ? cap.take(customerId) : () => {};
-  if (!release) throw new AppError('rate_limited', `At most ${cap!.limit} exports run at once; retry after the time in Retry-After`, undefined, STREAM_RETRY_AFTER_S);
+  if (!release)
+    throw new AppError(
+      'rate_limited',
+      `At most ${cap!.limit} exports run at once; retry after the time in Retry-After`,
+      undefined,
+      STREAM_RETRY_AFTER_S,
+    );
   try {
     const result = await produce();
     await writeStream(res, def, result, limits?.stallMs);
@@ -206,7 +261,12 @@ async function stream(res: RouteResponse, def: RouteDef, produce: () => RouteRes
   }
 }
 
-async function writeStream(res: RouteResponse, def: RouteDef, result: RouteResult, stallMs: number | undefined): Promise<void> {
+async function writeStream(
+  res: RouteResponse,
+  def: RouteDef,
+  result: RouteResult,
+  stallMs: number | undefined,
+): Promise<void> {
   const pieces = (result.data as AsyncIterable<string | Uint8Array>)[Symbol.asyncIterator]();
   let next = await pieces.next();
   res.writeHead(def.success.status, { ...result.headers, 'Content-Type': def.success.contentType! });
@@ -225,7 +285,10 @@ async function writeStream(res: RouteResponse, def: RouteDef, result: RouteResul
 /** Whether the client drained the response (or left) within `stallMs`; false when it stalled. */
 async function drained(res: RouteResponse, gone: Promise<void>, stallMs: number | undefined): Promise<boolean> {
   let timer: NodeJS.Timeout | undefined;
-  const stalled = stallMs === undefined ? new Promise<never>(() => {}) : new Promise<false>((resolve) => (timer = setTimeout(resolve, stallMs, false)));
+  const stalled =
+    stallMs === undefined
+      ? new Promise<never>(() => {})
+      : new Promise<false>((resolve) => (timer = setTimeout(resolve, stallMs, false)));
   try {
     return await Promise.race([once(res, 'drain').then(() => true), gone.then(() => true), stalled]);
   } finally {

@@ -14,11 +14,20 @@ export async function claimKey(db: Db, row: IdempotencyRow): Promise<boolean> {
 }
 
 export async function findKey(db: Db, customerId: string, key: string): Promise<IdempotencyRow | undefined> {
-  return db.selectFrom('idempotency_keys').selectAll().where('customer_id', '=', customerId).where('key', '=', key).executeTakeFirst();
+  return db
+    .selectFrom('idempotency_keys')
+    .selectAll()
+    .where('customer_id', '=', customerId)
+    .where('key', '=', key)
+    .executeTakeFirst();
 }
 
 /** Takes over a row whose holder's lock ran out, or that is past its 24 h: exactly one taker wins. */
-export async function takeOverKey(db: Db, seen: IdempotencyRow, next: Pick<IdempotencyRow, 'fingerprint' | 'locked_until' | 'created_at'>): Promise<boolean> {
+export async function takeOverKey(
+  db: Db,
+  seen: IdempotencyRow,
+  next: Pick<IdempotencyRow, 'fingerprint' | 'locked_until' | 'created_at'>,
+): Promise<boolean> {
   const result = await db
     .updateTable('idempotency_keys')
     .set({ ...next, state: 'running', response_status: null, response_headers: null, response_body: null })
@@ -30,12 +39,27 @@ export async function takeOverKey(db: Db, seen: IdempotencyRow, next: Pick<Idemp
   return Number(result.numUpdatedRows) === 1;
 }
 
-export async function completeKey(db: Db, customerId: string, key: string, response: Pick<IdempotencyRow, 'response_status' | 'response_headers' | 'response_body'>): Promise<void> {
-  await db.updateTable('idempotency_keys').set({ ...response, state: 'done' }).where('customer_id', '=', customerId).where('key', '=', key).execute();
+export async function completeKey(
+  db: Db,
+  customerId: string,
+  key: string,
+  response: Pick<IdempotencyRow, 'response_status' | 'response_headers' | 'response_body'>,
+): Promise<void> {
+  await db
+    .updateTable('idempotency_keys')
+    .set({ ...response, state: 'done' })
+    .where('customer_id', '=', customerId)
+    .where('key', '=', key)
+    .execute();
 }
 
 export async function releaseKey(db: Db, customerId: string, key: string): Promise<void> {
-  await db.deleteFrom('idempotency_keys').where('customer_id', '=', customerId).where('key', '=', key).where('state', '=', 'running').execute();
+  await db
+    .deleteFrom('idempotency_keys')
+    .where('customer_id', '=', customerId)
+    .where('key', '=', key)
+    .where('state', '=', 'running')
+    .execute();
 }
 
 /** Deletes keys created before `before`; run often, so each run deletes a few minutes' worth. */

@@ -8,7 +8,15 @@ import { BackgroundLoop } from '../shared/background-loop.js';
 import type { StoreHealth } from '../store/store-health.js';
 import { secretDigest } from '../shared/secret-digest.js';
 import { ResponseSeal } from './response-seal.js';
-import { claimKey, completeKey, findKey, type IdempotencyRow, purgeKeys, releaseKey, takeOverKey } from './idempotency.repository.js';
+import {
+  claimKey,
+  completeKey,
+  findKey,
+  type IdempotencyRow,
+  purgeKeys,
+  releaseKey,
+  takeOverKey,
+} from './idempotency.repository.js';
 
 /** A response as it is sent: kept for the key's 24 h and sent again to every repeat. */
 export interface KeptResponse {
@@ -29,14 +37,19 @@ export function idempotencyKeyOf(req: IncomingMessage): string | undefined {
   const key = req.headers['idempotency-key'];
   if (key === undefined) return undefined;
   if (typeof key !== 'string' || !KEY.test(key)) {
-    throw new AppError('invalid_request', 'Invalid Idempotency-Key', [{ path: 'headers.idempotency-key', message: 'must be 1 to 255 printable ASCII characters' }]);
+    throw new AppError('invalid_request', 'Invalid Idempotency-Key', [
+      { path: 'headers.idempotency-key', message: 'must be 1 to 255 printable ASCII characters' },
+    ]);
   }
   return key;
 }
 
 /** What a key was used for: the same method, path (with its query) and body bytes, or not. */
 export function fingerprintOf(req: IncomingMessage, body: Buffer | undefined): string {
-  return createHash('sha256').update(`${req.method} ${req.url}\n`).update(body ?? Buffer.alloc(0)).digest('hex');
+  return createHash('sha256')
+    .update(`${req.method} ${req.url}\n`)
+    .update(body ?? Buffer.alloc(0))
+    .digest('hex');
 }
 
 /**
@@ -51,7 +64,10 @@ export class Idempotency {
   private readonly purging: BackgroundLoop;
 
   constructor(private readonly parts: { db: Db; health: StoreHealth }) {
-    this.purging = new BackgroundLoop({ what: 'purging idempotency keys', pass: () => purgeKeys(parts.db, isoIn(-KEEP_MS)), health: parts.health }, { everyMs: PURGE_EVERY_MS });
+    this.purging = new BackgroundLoop(
+      { what: 'purging idempotency keys', pass: () => purgeKeys(parts.db, isoIn(-KEEP_MS)), health: parts.health },
+      { everyMs: PURGE_EVERY_MS },
+    );
   }
 
   start(): void {
@@ -63,7 +79,12 @@ export class Idempotency {
     return this.purging.stop();
   }
 
-  async run(customerId: string, idempotencyKey: string, fingerprint: string, work: () => Promise<KeptResponse>): Promise<{ response: KeptResponse; replayed: boolean }> {
+  async run(
+    customerId: string,
+    idempotencyKey: string,
+    fingerprint: string,
+    work: () => Promise<KeptResponse>,
+  ): Promise<{ response: KeptResponse; replayed: boolean }> {
     // The store knows the key by its SHA-256 only: the key itself opens the sealed response.
     const key = secretDigest(idempotencyKey);
     const seal = new ResponseSeal(customerId, idempotencyKey);
@@ -71,42 +92,69 @@ export class Idempotency {
     for (;;) {
       const now = isoNow();
       const lock = { fingerprint, locked_until: isoIn(LOCK_MS), created_at: now };
-      if (await claimKey(this.parts.db, { customer_id: customerId, key, state: 'running', response_status: null, response_headers: null, response_body: null, ...lock })) {
+      if (
+        await claimKey(this.parts.db, {
+          customer_id: customerId,
+          key,
+          state: 'running',
+          response_status: null,
+          response_headers: null,
+          response_body: null,
+          ...lock,
+        })
+      ) {
         return { response: await this.complete(customerId, key, seal, work), replayed: false };
       }
       const seen = await findKey(this.parts.db, customerId, key);
       if (!seen) continue; // released by a request that failed: claim it again
       const expired = seen.created_at < isoIn(-KEEP_MS);
       if (!expired && seen.fingerprint !== fingerprint) {
-        throw new AppError('idempotency_conflict', 'This Idempotency-Key was used for a different request (method, path or body)');
+        throw new AppError(
+          'idempotency_conflict',
+          'This Idempotency-Key was used for a different request (method, path or body)',
+        );
       }
       if (!expired && seen.state === 'done') return { response: keptOf(seen, seal), replayed: true };
       if (expired || seen.locked_until < now) {
-        if (await takeOverKey(this.parts.db, seen, lock)) return { response: await this.complete(customerId, key, seal, work), replayed: false };
+        if (await takeOverKey(this.parts.db, seen, lock))
+          return { response: await this.complete(customerId, key, seal, work), replayed: false };
         continue;
       }
-      if (Date.now() > waitUntil) throw new AppError('idempotency_conflict', 'A request with this Idempotency-Key is still running');
+      if (Date.now() > waitUntil)
+        throw new AppError('idempotency_conflict', 'A request with this Idempotency-Key is still running');
       await sleep(WAIT_POLL_MS);
     }
   }
 
-  private async complete(customerId: string, key: string, seal: ResponseSeal, work: () => Promise<KeptResponse>): Promise<KeptResponse> {
+  private async complete(
+    customerId: string,
+    key: string,
+    seal: ResponseSeal,
+    work: () => Promise<KeptResponse>,
+  ): Promise<KeptResponse> {
     let response: KeptResponse;
     try {
       response = await work();
     } catch (err) {
-      await releaseKey(this.parts.db, customerId, key).catch((failure) => this.parts.health.failed(failure, 'releasing an idempotency key'));
+      await releaseKey(this.parts.db, customerId, key).catch((failure) =>
+        this.parts.health.failed(failure, 'releasing an idempotency key'),
+      );
       throw err;
     }
     // The work is done whatever happens here: a key the store did not take is released by its lock running out.
-    await completeKey(this.parts.db, customerId, key, { response_status: response.status, response_headers: JSON.stringify(response.headers), response_body: seal.seal(response.body) }).catch((failure) =>
-      this.parts.health.failed(failure, 'keeping an idempotent response'),
-    );
+    await completeKey(this.parts.db, customerId, key, {
+      response_status: response.status,
+      response_headers: JSON.stringify(response.headers),
+      response_body: seal.seal(response.body),
+    }).catch((failure) => this.parts.health.failed(failure, 'keeping an idempotent response'));
     return response;
   }
-
 }
 
 function keptOf(row: IdempotencyRow, seal: ResponseSeal): KeptResponse {
-  return { status: row.response_status!, headers: JSON.parse(row.response_headers ?? '{}') as Record<string, string>, body: row.response_body ? seal.open(row.response_body) : '' };
+  return {
+    status: row.response_status!,
+    headers: JSON.parse(row.response_headers ?? '{}') as Record<string, string>,
+    body: row.response_body ? seal.open(row.response_body) : '',
+  };
 }

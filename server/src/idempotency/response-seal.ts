@@ -20,7 +20,9 @@ export class ResponseSeal {
     const iv = randomBytes(12);
     const cipher = createCipheriv('aes-256-gcm', this.#key, iv);
     const sealed = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()]);
-    return [VERSION, iv, sealed, cipher.getAuthTag()].map((part) => (typeof part === 'string' ? part : part.toString('base64url'))).join('.');
+    return [VERSION, iv, sealed, cipher.getAuthTag()]
+      .map((part) => (typeof part === 'string' ? part : part.toString('base64url')))
+      .join('.');
   }
 
   /** The text sealed with this key; throws when it was sealed with another or altered. */

@@ -8,7 +8,12 @@ export async function insertJob(db: Db, row: JobRow): Promise<void> {
 }
 
 export async function findJob(db: Db, customerId: string, id: string): Promise<JobRow | undefined> {
-  return db.selectFrom('jobs').selectAll().where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('jobs')
+    .selectAll()
+    .where('customer_id', '=', customerId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 export async function findLatestJobForAgent(db: Db, customerId: string, agentId: string): Promise<JobRow | undefined> {
@@ -27,7 +32,9 @@ export async function findClaimableJobs(db: Db, now: string, limit: number): Pro
   return db
     .selectFrom('jobs')
     .selectAll()
-    .where((eb) => eb.or([eb('status', '=', 'queued'), eb.and([eb('status', '=', 'running'), eb('lease_expires_at', '<', now)])]))
+    .where((eb) =>
+      eb.or([eb('status', '=', 'queued'), eb.and([eb('status', '=', 'running'), eb('lease_expires_at', '<', now)])]),
+    )
     .orderBy('created_at')
     .limit(limit)
     .execute();
@@ -62,7 +69,12 @@ export async function releaseJobs(db: Db, ids: string[], now: string): Promise<v
   await db
     .updateTable('jobs')
     // A stop we chose is not a failed attempt: give the attempt back.
-    .set((eb) => ({ status: 'queued' satisfies JobStatus, attempts: eb('attempts', '-', 1), lease_expires_at: null, updated_at: now }))
+    .set((eb) => ({
+      status: 'queued' satisfies JobStatus,
+      attempts: eb('attempts', '-', 1),
+      lease_expires_at: null,
+      updated_at: now,
+    }))
     .where('id', 'in', ids)
     .where('status', '=', 'running')
     .execute();

@@ -35,7 +35,10 @@ export class JobRunner {
     settings: JobRunnerSettings = {},
   ) {
     this.settings = { ...DEFAULTS, ...settings };
-    this.loop = new BackgroundLoop({ what: 'job runner', pass: () => this.drain(), health: parts.health }, { everyMs: this.settings.pollMs });
+    this.loop = new BackgroundLoop(
+      { what: 'job runner', pass: () => this.drain(), health: parts.health },
+      { everyMs: this.settings.pollMs },
+    );
   }
 
   start(): void {
@@ -96,7 +99,11 @@ export class JobRunner {
           if (this.stopped) throw new Error('runner stopped');
           const progress = Math.max(0, Math.min(99, Math.round(percent)));
           // Progress is a courtesy: a store outage does not cost the generation its attempt.
-          await updateJob(this.parts.db, job.id, { progress, lease_expires_at: isoIn(this.settings.leaseMs), updated_at: isoNow() }).catch((err) => {
+          await updateJob(this.parts.db, job.id, {
+            progress,
+            lease_expires_at: isoIn(this.settings.leaseMs),
+            updated_at: isoNow(),
+          }).catch((err) => {
             if (!isStoreUnavailable(err)) throw err;
             this.parts.health.failed(err, 'reporting generation progress');
           });
@@ -109,8 +116,18 @@ export class JobRunner {
         () =>
           this.parts.db.transaction().execute(async (trx) => {
             const now = isoNow();
-            await transitionAgent(trx, job.agent_id, 'generating', 'draft', { generated_spec: text, draft_spec: text, updated_at: now });
-            await updateJob(trx, job.id, { status: 'succeeded', progress: 100, error: null, lease_expires_at: null, updated_at: now });
+            await transitionAgent(trx, job.agent_id, 'generating', 'draft', {
+              generated_spec: text,
+              draft_spec: text,
+              updated_at: now,
+            });
+            await updateJob(trx, job.id, {
+              status: 'succeeded',
+              progress: 100,
+              error: null,
+              lease_expires_at: null,
+              updated_at: now,
+            });
           }),
         this.abort.signal,
       );

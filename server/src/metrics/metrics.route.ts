@@ -27,13 +27,24 @@ export function metricsRoute(metrics: ServiceMetrics, token: string | undefined,
     tag: 'System',
     auth: false,
     errors: ['not_found', 'unauthorized', 'rate_limited'],
-    success: { status: 200, description: 'The Prometheus text exposition format', data: z.string(), contentType: metrics.registry.contentType },
+    success: {
+      status: 200,
+      description: 'The Prometheus text exposition format',
+      data: z.string(),
+      contentType: metrics.registry.contentType,
+    },
     handler: async ({ req }) => {
       if (!token) throw new AppError('not_found', 'Metrics are off: set METRICS_TOKEN');
       const given = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '';
       if (!timingSafeEqual(digest(given), digest(token))) {
         const blocked = failures.refuse(limitAddressOf(clientAddress(req, trustProxy)));
-        if (blocked) throw new AppError('rate_limited', `More than ${METRICS_FAILURES_PER_MINUTE} wrong metrics tokens from this address in a minute; retry after the time in Retry-After`, undefined, blocked);
+        if (blocked)
+          throw new AppError(
+            'rate_limited',
+            `More than ${METRICS_FAILURES_PER_MINUTE} wrong metrics tokens from this address in a minute; retry after the time in Retry-After`,
+            undefined,
+            blocked,
+          );
         throw new AppError('unauthorized', 'Metrics need Authorization: Bearer $METRICS_TOKEN');
       }
       return { data: await metrics.registry.metrics(), headers: { 'Cache-Control': 'no-store' } };

@@ -58,7 +58,11 @@ describeEachStore('GET /metrics', (kind) => {
     ]) {
       expect(families[name], name).toBeDefined();
     }
-    expect(Object.keys(families).filter((name) => name.startsWith('concierge_process_') || name.startsWith('concierge_nodejs_'))).toEqual([]);
+    expect(
+      Object.keys(families).filter(
+        (name) => name.startsWith('concierge_process_') || name.startsWith('concierge_nodejs_'),
+      ),
+    ).toEqual([]);
     expect(families.concierge_store_up!.metrics[0]!.value).toBe('1');
   });
 
@@ -66,7 +70,11 @@ describeEachStore('GET /metrics', (kind) => {
     customer.state.behaviour = (_c, res) => res.writeHead(202).end();
     customer.state.transcriptStatus = 503;
     const before = {
-      requests: await valueOf('concierge_http_requests_total', { route: '/api/v1/conversations/:id', method: 'GET', status: '404' }),
+      requests: await valueOf('concierge_http_requests_total', {
+        route: '/api/v1/conversations/:id',
+        method: 'GET',
+        status: '404',
+      }),
       accepted: await valueOf('concierge_turns_total', { outcome: 'accepted' }),
       resolved: await valueOf('concierge_turns_total', { outcome: 'resolved' }),
       hooks: await valueOf('concierge_hook_call_duration_seconds'),
@@ -74,13 +82,27 @@ describeEachStore('GET /metrics', (kind) => {
       conversations: await valueOf('concierge_open_conversations'),
       backlog: await valueOf('concierge_transcript_outbox_backlog'),
     };
-    const { api, deploymentId, secret } = await deploy(service, { hook_url: customer.hookUrl, transcript_hook_url: customer.transcriptUrl });
+    const { api, deploymentId, secret } = await deploy(service, {
+      hook_url: customer.hookUrl,
+      transcript_hook_url: customer.transcriptUrl,
+    });
     // An id in the path is no label: the route's template is.
-    for (const id of ['00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002']) expect((await api.get(`/api/v1/conversations/${id}`)).status).toBe(404);
-    expect(await valueOf('concierge_http_requests_total', { route: '/api/v1/conversations/:id', method: 'GET', status: '404' })).toBe(before.requests + 2);
+    for (const id of ['00000000-0000-4000-8000-000000000001', '00000000-0000-4000-8000-000000000002'])
+      expect((await api.get(`/api/v1/conversations/${id}`)).status).toBe(404);
+    expect(
+      await valueOf('concierge_http_requests_total', {
+        route: '/api/v1/conversations/:id',
+        method: 'GET',
+        status: '404',
+      }),
+    ).toBe(before.requests + 2);
     // The duration histogram is labelled by status too: the 404s are apart from the 200s. (The parser drops a histogram's labels, so the text is read.)
-    const text = await (await fetch(`${service.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })).text();
-    expect(text).toContain(`concierge_http_request_duration_seconds_count{route="/api/v1/conversations/:id",method="GET",status="404"} ${before.requests + 2}\n`);
+    const text = await (
+      await fetch(`${service.url}/metrics`, { headers: { authorization: `Bearer ${TOKEN}` } })
+    ).text();
+    expect(text).toContain(
+      `concierge_http_request_duration_seconds_count{route="/api/v1/conversations/:id",method="GET",status="404"} ${before.requests + 2}\n`,
+    );
 
     const widget = await Widget.open(service, deploymentId);
     const ready = await widget.hello(await mintToken(secret, deploymentId));
@@ -88,7 +110,12 @@ describeEachStore('GET /metrics', (kind) => {
     expect(await valueOf('concierge_open_conversations')).toBe(before.conversations + 1);
     widget.send({ type: 'user_turn', client_turn_id: 'm1', text: 'Metrics?', mode: 'text' });
     const { turn_id } = await widget.next('turn_acknowledged');
-    await postReply(service, deploymentId, { conversation_id: ready.conversation_id, turn_id, reply_text: 'Counted.' }, secret);
+    await postReply(
+      service,
+      deploymentId,
+      { conversation_id: ready.conversation_id, turn_id, reply_text: 'Counted.' },
+      secret,
+    );
     await widget.next('reply');
     expect(await valueOf('concierge_turns_total', { outcome: 'accepted' })).toBe(before.accepted + 1);
     expect(await valueOf('concierge_turns_total', { outcome: 'resolved' })).toBe(before.resolved + 1);
@@ -122,7 +149,9 @@ describeEachStore('GET /metrics', (kind) => {
 
 describe('METRICS_TOKEN', () => {
   it('is refused at start when shorter than 32 characters', async () => {
-    await expect(startService('sqlite', { env: { METRICS_TOKEN: 'short-token-0123456789' } })).rejects.toThrow('METRICS_TOKEN: must be at least 32 characters');
+    await expect(startService('sqlite', { env: { METRICS_TOKEN: 'short-token-0123456789' } })).rejects.toThrow(
+      'METRICS_TOKEN: must be at least 32 characters',
+    );
   });
 });
 

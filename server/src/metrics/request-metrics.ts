@@ -6,7 +6,14 @@ import type { ServiceMetrics } from './service-metrics.js';
 export function requestMetrics(metrics: ServiceMetrics): Middleware {
   return (req, res, next) => {
     const started = performance.now();
-    res.on('finish', () => metrics.request(req.route ? String(req.route.path) : UNMATCHED_ROUTE, req.method ?? '', res.statusCode, (performance.now() - started) / 1000));
+    res.on('finish', () =>
+      metrics.request(
+        req.route ? String(req.route.path) : UNMATCHED_ROUTE,
+        req.method ?? '',
+        res.statusCode,
+        (performance.now() - started) / 1000,
+      ),
+    );
     next();
   };
 }

@@ -20,16 +20,56 @@ const REPLY_SECONDS = [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 900];
  */
 export class ServiceMetrics {
   readonly registry = new Registry();
-  readonly #requests = new Counter({ name: 'concierge_http_requests_total', help: 'HTTP requests by route template, method and status', labelNames: ['route', 'method', 'status'] as const, registers: [this.registry] });
-  readonly #requestSeconds = new Histogram({ name: 'concierge_http_request_duration_seconds', help: 'HTTP request duration by route template, method and status', labelNames: ['route', 'method', 'status'] as const, buckets: SECONDS, registers: [this.registry] });
-  readonly #turns = new Counter({ name: 'concierge_turns_total', help: 'Turns by outcome: accepted, resolved, or the reason they failed', labelNames: ['outcome'] as const, registers: [this.registry] });
-  readonly #hookSeconds = new Histogram({ name: 'concierge_hook_call_duration_seconds', help: "Each attempt of a turn's hook call", buckets: SECONDS, registers: [this.registry] });
-  readonly #replySeconds = new Histogram({ name: 'concierge_reply_latency_seconds', help: 'From a turn accepted to its reply', buckets: REPLY_SECONDS, registers: [this.registry] });
+  readonly #requests = new Counter({
+    name: 'concierge_http_requests_total',
+    help: 'HTTP requests by route template, method and status',
+    labelNames: ['route', 'method', 'status'] as const,
+    registers: [this.registry],
+  });
+  readonly #requestSeconds = new Histogram({
+    name: 'concierge_http_request_duration_seconds',
+    help: 'HTTP request duration by route template, method and status',
+    labelNames: ['route', 'method', 'status'] as const,
+    buckets: SECONDS,
+    registers: [this.registry],
+  });
+  readonly #turns = new Counter({
+    name: 'concierge_turns_total',
+    help: 'Turns by outcome: accepted, resolved, or the reason they failed',
+    labelNames: ['outcome'] as const,
+    registers: [this.registry],
+  });
+  readonly #hookSeconds = new Histogram({
+    name: 'concierge_hook_call_duration_seconds',
+    help: "Each attempt of a turn's hook call",
+    buckets: SECONDS,
+    registers: [this.registry],
+  });
+  readonly #replySeconds = new Histogram({
+    name: 'concierge_reply_latency_seconds',
+    help: 'From a turn accepted to its reply',
+    buckets: REPLY_SECONDS,
+    registers: [this.registry],
+  });
 
   constructor(probes: MetricsProbes) {
     const registers = [this.registry];
-    new Gauge({ name: 'concierge_open_sockets', help: "Widget sockets this node holds", registers, collect() { this.set(probes.openSockets()); } });
-    new Gauge({ name: 'concierge_store_up', help: '1 while the store answers, 0 during an outage', registers, collect() { this.set(probes.storeUp() ? 1 : 0); } });
+    new Gauge({
+      name: 'concierge_open_sockets',
+      help: 'Widget sockets this node holds',
+      registers,
+      collect() {
+        this.set(probes.openSockets());
+      },
+    });
+    new Gauge({
+      name: 'concierge_store_up',
+      help: '1 while the store answers, 0 during an outage',
+      registers,
+      collect() {
+        this.set(probes.storeUp() ? 1 : 0);
+      },
+    });
     // Read from the store at each scrape; during an outage they read NaN (concierge_store_up says why).
     new Gauge({
       name: 'concierge_open_conversations',
@@ -39,7 +79,11 @@ export class ServiceMetrics {
         this.set(await probes.openConversations().catch(() => Number.NaN));
       },
     });
-    const backlog = new Gauge({ name: 'concierge_transcript_outbox_backlog', help: 'Transcript events waiting to be delivered', registers });
+    const backlog = new Gauge({
+      name: 'concierge_transcript_outbox_backlog',
+      help: 'Transcript events waiting to be delivered',
+      registers,
+    });
     new Gauge({
       name: 'concierge_transcript_outbox_oldest_age_seconds',
       help: 'Age of the oldest transcript event waiting',

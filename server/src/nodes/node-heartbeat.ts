@@ -27,7 +27,10 @@ export class NodeHeartbeat {
       await beat(parts.db, this.id, this.#startedAt, isoNow());
       await forgetNodesSilentSince(parts.db, isoIn(-FORGET_AFTER_MS));
     };
-    this.#loop = new BackgroundLoop({ what: 'node heartbeat', pass, health: parts.health }, { everyMs: HEARTBEAT_EVERY_MS });
+    this.#loop = new BackgroundLoop(
+      { what: 'node heartbeat', pass, health: parts.health },
+      { everyMs: HEARTBEAT_EVERY_MS },
+    );
   }
 
   async start(): Promise<void> {

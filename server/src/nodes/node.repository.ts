@@ -2,8 +2,13 @@ import type { Db } from '../store/database.js';
 
 /** Says the node is alive now; a node whose row was removed as long dead writes it again. */
 export async function beat(db: Db, id: string, startedAt: string, now: string): Promise<void> {
-  const updated = await db.updateTable('service_nodes').set({ heartbeat_at: now }).where('id', '=', id).executeTakeFirst();
-  if (Number(updated.numUpdatedRows) === 0) await db.insertInto('service_nodes').values({ id, started_at: startedAt, heartbeat_at: now }).execute();
+  const updated = await db
+    .updateTable('service_nodes')
+    .set({ heartbeat_at: now })
+    .where('id', '=', id)
+    .executeTakeFirst();
+  if (Number(updated.numUpdatedRows) === 0)
+    await db.insertInto('service_nodes').values({ id, started_at: startedAt, heartbeat_at: now }).execute();
 }
 
 /** The node stopped on purpose: nothing of its work is left to take over. */

@@ -33,7 +33,10 @@ export class RetentionPurge {
     private readonly settings: RetentionSettings,
   ) {
     this.batch = settings.batch ?? 100;
-    this.loop = new BackgroundLoop({ what: 'retention purge', pass: () => this.purge(), health: parts.health }, { everyMs: settings.everyMs ?? 60_000 });
+    this.loop = new BackgroundLoop(
+      { what: 'retention purge', pass: () => this.purge(), health: parts.health },
+      { everyMs: settings.everyMs ?? 60_000 },
+    );
   }
 
   start(): void {
@@ -63,8 +66,12 @@ export class RetentionPurge {
     }
     if (this.settings.deliveryDays > 0) {
       const before = isoIn(-this.settings.deliveryDays * DAY_MS);
-      events = await this.inBatches((trx) => deleteAged(trx, 'deliveredEvents', before, this.batch, this.parts.dialect));
-      deliveries = await this.inBatches((trx) => deleteAged(trx, 'testDeliveries', before, this.batch, this.parts.dialect));
+      events = await this.inBatches((trx) =>
+        deleteAged(trx, 'deliveredEvents', before, this.batch, this.parts.dialect),
+      );
+      deliveries = await this.inBatches((trx) =>
+        deleteAged(trx, 'testDeliveries', before, this.batch, this.parts.dialect),
+      );
     }
     return { conversations, events, deliveries };
   }

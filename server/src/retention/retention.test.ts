@@ -11,13 +11,31 @@ describeEachStore('retention', (kind) => {
 
   const db = () => suite.service().app.store.db;
   const purge = (days: { conversationDays: number; deliveryDays: number }) =>
-    new RetentionPurge({ db: db(), health: new StoreHealth({ ping: async () => {}, logger: createLogger('silent') }), dialect: kind }, { ...days, batch: 2 }).purge();
-  const count = async (table: 'conversations' | 'turns' | 'conversation_events' | 'transcript_outbox' | 'deliveries', column: 'id' | 'conversation_id', ids: string[]) =>
-    Number((await db().selectFrom(table).select((eb) => eb.fn.countAll<number | string>().as('n')).where(column, 'in', ids).executeTakeFirstOrThrow()).n);
+    new RetentionPurge(
+      { db: db(), health: new StoreHealth({ ping: async () => {}, logger: createLogger('silent') }), dialect: kind },
+      { ...days, batch: 2 },
+    ).purge();
+  const count = async (
+    table: 'conversations' | 'turns' | 'conversation_events' | 'transcript_outbox' | 'deliveries',
+    column: 'id' | 'conversation_id',
+    ids: string[],
+  ) =>
+    Number(
+      (
+        await db()
+          .selectFrom(table)
+          .select((eb) => eb.fn.countAll<number | string>().as('n'))
+          .where(column, 'in', ids)
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
 
   it('purges ended conversations past their days with all they hold, delivered events and loose delivery records past theirs; open conversations stay, however old', async () => {
     suite.customer().state.behaviour = (_call, res) => res.writeHead(202).end();
-    const { api, deploymentId, secret } = await deploy(suite.service(), { hook_url: suite.customer().hookUrl, transcript_hook_url: suite.customer().transcriptUrl });
+    const { api, deploymentId, secret } = await deploy(suite.service(), {
+      hook_url: suite.customer().hookUrl,
+      transcript_hook_url: suite.customer().transcriptUrl,
+    });
     /** A conversation with one turn; ended unless asked to stay open. */
     const conversation = async (sub: string, end: boolean) => {
       const widget = await Widget.open(suite.service(), deploymentId);
@@ -31,11 +49,25 @@ describeEachStore('retention', (kind) => {
       widget.close();
       return ready.conversation_id as string;
     };
-    const old = [await conversation('old-1', true), await conversation('old-2', true), await conversation('old-3', true)];
+    const old = [
+      await conversation('old-1', true),
+      await conversation('old-2', true),
+      await conversation('old-3', true),
+    ];
     const recent = await conversation('recent', true);
     const openForAges = await conversation('open', false);
     const all = [...old, recent, openForAges];
-    await waitFor(async () => (await db().selectFrom('transcript_outbox').select('id').where('conversation_id', 'in', all).where('status', '!=', 'delivered').execute()).length === 0 || undefined);
+    await waitFor(
+      async () =>
+        (
+          await db()
+            .selectFrom('transcript_outbox')
+            .select('id')
+            .where('conversation_id', 'in', all)
+            .where('status', '!=', 'delivered')
+            .execute()
+        ).length === 0 || undefined,
+    );
     const recentEvents = await count('transcript_outbox', 'conversation_id', [recent]);
     const oldTest = (await api.post(`/api/v1/deployments/${deploymentId}/test-hook`)).body.data.id;
     const newTest = (await api.post(`/api/v1/deployments/${deploymentId}/test-hook`)).body.data.id;
@@ -44,12 +76,28 @@ describeEachStore('retention', (kind) => {
     // Age the rows: the old conversations and the open one were last changed 40 days ago, and the
     // recent conversation's transcript events were delivered as long ago.
     const longAgo = isoIn(-40 * 86_400_000);
-    await db().updateTable('conversations').set({ updated_at: longAgo }).where('id', 'in', [...old, openForAges]).execute();
-    await db().updateTable('transcript_outbox').set({ created_at: longAgo }).where('conversation_id', '=', recent).execute();
+    await db()
+      .updateTable('conversations')
+      .set({ updated_at: longAgo })
+      .where('id', 'in', [...old, openForAges])
+      .execute();
+    await db()
+      .updateTable('transcript_outbox')
+      .set({ created_at: longAgo })
+      .where('conversation_id', '=', recent)
+      .execute();
     // A test of the hook sent as long ago, and the delivery records of the recent conversation too (they go with it, not by age).
-    await db().updateTable('deliveries').set({ sent_at: longAgo }).where((eb) => eb.or([eb('id', '=', oldTest), eb('conversation_id', '=', recent)])).execute();
+    await db()
+      .updateTable('deliveries')
+      .set({ sent_at: longAgo })
+      .where((eb) => eb.or([eb('id', '=', oldTest), eb('conversation_id', '=', recent)]))
+      .execute();
 
-    expect(await purge({ conversationDays: 0, deliveryDays: 0 })).toEqual({ conversations: 0, events: 0, deliveries: 0 });
+    expect(await purge({ conversationDays: 0, deliveryDays: 0 })).toEqual({
+      conversations: 0,
+      events: 0,
+      deliveries: 0,
+    });
     expect(await count('conversations', 'id', all)).toBe(5);
 
     const purged = await purge({ conversationDays: 30, deliveryDays: 30 });
@@ -60,7 +108,8 @@ describeEachStore('retention', (kind) => {
     expect(await count('deliveries', 'conversation_id', [recent])).toBeGreaterThan(0);
     expect(purged.events).toBeGreaterThanOrEqual(recentEvents);
     expect(await count('conversations', 'id', old)).toBe(0);
-    for (const table of ['turns', 'conversation_events', 'transcript_outbox', 'deliveries'] as const) expect(await count(table, 'conversation_id', old)).toBe(0);
+    for (const table of ['turns', 'conversation_events', 'transcript_outbox', 'deliveries'] as const)
+      expect(await count(table, 'conversation_id', old)).toBe(0);
     expect(await count('conversations', 'id', [recent, openForAges])).toBe(2);
     expect(await count('turns', 'conversation_id', [recent, openForAges])).toBe(2);
     expect(await count('transcript_outbox', 'conversation_id', [recent])).toBe(0);
@@ -68,7 +117,10 @@ describeEachStore('retention', (kind) => {
 
     // The open conversation is still usable.
     const back = await Widget.open(suite.service(), deploymentId);
-    const resumed = await back.hello(await mintToken(secret, deploymentId, { sub: 'open' }), { conversation_id: openForAges, last_seq: 0 });
+    const resumed = await back.hello(await mintToken(secret, deploymentId, { sub: 'open' }), {
+      conversation_id: openForAges,
+      last_seq: 0,
+    });
     expect(resumed).toMatchObject({ type: 'ready', resumed: true });
     back.close();
   });

@@ -30,7 +30,14 @@ const tick = () => new Promise((resolve) => setImmediate(resolve));
 describe('a background loop', () => {
   it('never runs two passes at once: asked while one runs, it runs exactly once more after it', async () => {
     const gate = gatedPass();
-    const loop = new BackgroundLoop({ what: 'test pass', pass: gate.pass, health: new StoreHealth({ ping: async () => {}, logger: createLogger('silent') }) }, { everyMs: 60_000 });
+    const loop = new BackgroundLoop(
+      {
+        what: 'test pass',
+        pass: gate.pass,
+        health: new StoreHealth({ ping: async () => {}, logger: createLogger('silent') }),
+      },
+      { everyMs: 60_000 },
+    );
     const first = loop.run();
     const asked = [loop.run(), loop.run(), loop.run()];
     await tick();
@@ -53,7 +60,10 @@ describe('a background loop', () => {
 
   it('reports a failing pass to StoreHealth and goes on; after stop no pass starts, and stop waits for the one running', async () => {
     const lines: string[] = [];
-    const health = new StoreHealth({ ping: async () => {}, logger: createLogger('error', { write: (line: string) => void lines.push(line) }) });
+    const health = new StoreHealth({
+      ping: async () => {},
+      logger: createLogger('error', { write: (line: string) => void lines.push(line) }),
+    });
     const gate = gatedPass();
     const loop = new BackgroundLoop({ what: 'test pass', pass: gate.pass, health }, { everyMs: 60_000 });
     gate.failNext();

@@ -1,7 +1,11 @@
 import type { Kysely, Transaction } from 'kysely';
 import type { AgentCountTable, AgentTable, AgentVersionTable } from '../agents/agent.table.js';
 import type { ApiKeyTable, UsageDailyTable } from '../api-keys/api-key.table.js';
-import type { AnalyticsHourTable, AnalyticsLatencyTable, AnalyticsVisitorTable } from '../concierge/analytics/analytics.table.js';
+import type {
+  AnalyticsHourTable,
+  AnalyticsLatencyTable,
+  AnalyticsVisitorTable,
+} from '../concierge/analytics/analytics.table.js';
 import type { ConversationTable, ReplyPartTable, TurnTable } from '../concierge/conversations/conversation.table.js';
 import type { DeploymentDiagnosticTable } from '../concierge/diagnostics/diagnostics.table.js';
 import type { DeliveryTable } from '../concierge/deliveries/delivery.table.js';

@@ -48,7 +48,9 @@ export const SQLITE_FILE = 'concierge.sqlite';
 
 /** Opens the store and applies every pending migration before anything else touches it. */
 export async function openStore(options: StoreOptions): Promise<Store> {
-  const store = options.databaseUrl ? await openPostgres(options.databaseUrl, options.pgSchema) : openSqlite(options.dataDir);
+  const store = options.databaseUrl
+    ? await openPostgres(options.databaseUrl, options.pgSchema)
+    : openSqlite(options.dataDir);
   try {
     await migrate(store.db, options.databaseUrl ? options.pgSchema : undefined);
   } catch (err) {
@@ -77,7 +79,9 @@ function openSqlite(dataDir: string): Store {
   // slower as it grew). Past the cap, the commit that crosses it checkpoints here, copying only
   // what the thread has not, and the next transaction starts the WAL from its beginning.
   database.pragma(`wal_autocheckpoint = ${WAL_CAP_BYTES / Number(database.pragma('page_size', { simple: true }))}`);
-  const checkpointer = new SqliteCheckpointer(file, (message) => process.emitWarning(`SQLite checkpoint failed: ${message}`));
+  const checkpointer = new SqliteCheckpointer(file, (message) =>
+    process.emitWarning(`SQLite checkpoint failed: ${message}`),
+  );
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
   return {
     db,
@@ -101,11 +105,17 @@ function openSqlite(dataDir: string): Store {
 function keepPrivate(dataDir: string, file: string): void {
   mkdirSync(dataDir, { recursive: true, mode: 0o700 });
   closeSync(openSync(file, 'a', 0o600));
-  for (const [path, mode] of [[dataDir, 0o700], [file, 0o600], [`${file}-wal`, 0o600], [`${file}-shm`, 0o600]] as const) {
+  for (const [path, mode] of [
+    [dataDir, 0o700],
+    [file, 0o600],
+    [`${file}-wal`, 0o600],
+    [`${file}-shm`, 0o600],
+  ] as const) {
     try {
       chmodSync(path, mode);
     } catch (err) {
-      if ((err as NodeJS.ErrnoException).code !== 'ENOENT') process.emitWarning(`could not make ${path} private (${(err as Error).message})`);
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT')
+        process.emitWarning(`could not make ${path} private (${(err as Error).message})`);
     }
   }
 }
@@ -171,14 +181,23 @@ async function openPostgres(url: string, schema: string | undefined): Promise<St
  * One LISTEN connection, reopened whenever it is lost, for as long as it takes: a node that
  * stopped listening would hear of other nodes' replies only from the periodic catch-up.
  */
-async function openPgChannel(url: string, pool: pg.Pool, channel: string, listener: ChannelListener): Promise<StoreChannel> {
+async function openPgChannel(
+  url: string,
+  pool: pg.Pool,
+  channel: string,
+  listener: ChannelListener,
+): Promise<StoreChannel> {
   let closed = false;
   let current: pg.Client | undefined;
   let retry: NodeJS.Timeout | undefined;
   let delay = LISTEN_RETRY_FIRST_MS;
 
   const listen = async (): Promise<void> => {
-    const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS, keepAlive: true });
+    const client = new pg.Client({
+      connectionString: url,
+      connectionTimeoutMillis: PG_CONNECT_TIMEOUT_MS,
+      keepAlive: true,
+    });
     let lost = false;
     const onLost = (err: Error) => {
       if (lost) return;
@@ -248,6 +267,8 @@ export async function migrate(db: Db, schema: string | undefined, upTo?: string)
   const { error, results } = upTo ? await migrator.migrateTo(upTo) : await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error || failed) {
-    throw new Error(`migration ${failed?.migrationName ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`);
+    throw new Error(
+      `migration ${failed?.migrationName ?? ''} failed: ${error instanceof Error ? error.message : String(error)}`,
+    );
   }
 }

@@ -18,7 +18,10 @@ interface Counting {
 
 /** Reads a page of `rows` and the `total` its filter matches, at once. */
 export async function listed<R>(page: Page, rows: Pageable<R>, counting: Counting): Promise<Listed<R>> {
-  const [found, count] = await Promise.all([rows.limit(page.per_page).offset(offsetOf(page)).execute(), counting.executeTakeFirstOrThrow()]);
+  const [found, count] = await Promise.all([
+    rows.limit(page.per_page).offset(offsetOf(page)).execute(),
+    counting.executeTakeFirstOrThrow(),
+  ]);
   return { rows: found, total: Number(count.total) };
 }
 

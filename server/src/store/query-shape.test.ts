@@ -3,10 +3,24 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachStore, type StoreKind, startService, type TestService } from '../../test/harness.js';
 import { queryShape, queryShapes } from './query-shape.js';
 
-const setFlag = queryShape((db, v: { name: string; at: string }) => db.insertInto('service_flags').values({ name: v.name, created_at: v.at }));
-const flagsBefore = queryShape((db, v: { before: string }) => db.selectFrom('service_flags').select(['name', 'created_at']).where('created_at', '<', v.before).where('name', 'like', 'shape-%').orderBy('name'));
-const renamed = queryShapes((key) => (db, v: { from: string; to: string }) =>
-  db.updateTable('service_flags').set({ name: key === 'upper' ? sql<string>`upper(${v.to})` : v.to }).where('name', '=', v.from).returning('name'),
+const setFlag = queryShape((db, v: { name: string; at: string }) =>
+  db.insertInto('service_flags').values({ name: v.name, created_at: v.at }),
+);
+const flagsBefore = queryShape((db, v: { before: string }) =>
+  db
+    .selectFrom('service_flags')
+    .select(['name', 'created_at'])
+    .where('created_at', '<', v.before)
+    .where('name', 'like', 'shape-%')
+    .orderBy('name'),
+);
+const renamed = queryShapes(
+  (key) => (db, v: { from: string; to: string }) =>
+    db
+      .updateTable('service_flags')
+      .set({ name: key === 'upper' ? sql<string>`upper(${v.to})` : v.to })
+      .where('name', '=', v.from)
+      .returning('name'),
 );
 
 function suite(kind: StoreKind) {
@@ -25,7 +39,9 @@ function suite(kind: StoreKind) {
       { name: 'shape-a', created_at: '2026-01-01T00:00:00.000Z' },
       { name: 'shape-b', created_at: '2026-01-02T00:00:00.000Z' },
     ]);
-    expect(await flagsBefore(db, { before: '2026-01-02T00:00:00.000Z' })).toEqual([{ name: 'shape-a', created_at: '2026-01-01T00:00:00.000Z' }]);
+    expect(await flagsBefore(db, { before: '2026-01-02T00:00:00.000Z' })).toEqual([
+      { name: 'shape-a', created_at: '2026-01-01T00:00:00.000Z' },
+    ]);
   });
 
   it('runs in a transaction, and keeps one shape per key', async () => {
@@ -34,7 +50,9 @@ function suite(kind: StoreKind) {
       expect(await renamed('plain', trx, { from: 'shape-a', to: 'shape-a2' })).toEqual([{ name: 'shape-a2' }]);
     });
     // The 'upper' shape built its own SQL: its key decided the JavaScript, not the values.
-    expect(await renamed('upper', db, { from: 'shape-b', to: 'shape-b2' })).toEqual([{ name: 'shape-b2'.toUpperCase() }]);
+    expect(await renamed('upper', db, { from: 'shape-b', to: 'shape-b2' })).toEqual([
+      { name: 'shape-b2'.toUpperCase() },
+    ]);
     expect(await renamed('plain', db, { from: 'absent', to: 'x' })).toEqual([]);
   });
 }

@@ -22,7 +22,9 @@ interface Template {
  * conditions), so that every run has the same SQL. Anything that changes the SQL (a number of
  * rows, which columns) belongs in the shape's key: see {@link queryShapes}.
  */
-export function queryShape<V extends object, R>(build: (db: Db, values: V) => Compilable<R>): (db: Db, values: V) => Promise<R[]> {
+export function queryShape<V extends object, R>(
+  build: (db: Db, values: V) => Compilable<R>,
+): (db: Db, values: V) => Promise<R[]> {
   // A test process may hold a SQLite and a PostgreSQL store at once: one template per dialect.
   const templates = new Map<unknown, Template>();
   const standIns = new Proxy({}, { get: (_, name) => new Slot(String(name)) }) as V;
@@ -31,10 +33,15 @@ export function queryShape<V extends object, R>(build: (db: Db, values: V) => Co
     let template = templates.get(adapter);
     if (!template) {
       const compiled = build(db, standIns).compile();
-      template = { compiled, bindings: compiled.parameters.map((p) => (p instanceof Slot ? { slot: p.name } : { constant: p })) };
+      template = {
+        compiled,
+        bindings: compiled.parameters.map((p) => (p instanceof Slot ? { slot: p.name } : { constant: p })),
+      };
       templates.set(adapter, template);
     }
-    const parameters = template.bindings.map((b) => ('slot' in b ? (values as Record<string, unknown>)[b.slot] : b.constant));
+    const parameters = template.bindings.map((b) =>
+      'slot' in b ? (values as Record<string, unknown>)[b.slot] : b.constant,
+    );
     return (await db.executeQuery<R>({ ...template.compiled, parameters })).rows;
   };
 }
@@ -60,11 +67,19 @@ export function queryShapes<K extends string | object, V extends object, R>(
  * Inserts rows into `table` through one compiled shape per number of rows and set of columns
  * (the columns of the first row; every row must have the same).
  */
-export function rowInserter<T extends keyof Database & string>(table: T): (db: Db, rows: readonly Insertable<Database[T]>[]) => Promise<void> {
+export function rowInserter<T extends keyof Database & string>(
+  table: T,
+): (db: Db, rows: readonly Insertable<Database[T]>[]) => Promise<void> {
   const shapes = queryShapes(
     ({ count, columns }: { count: number; columns: readonly string[] }) =>
       (db, v: Record<string, unknown>) =>
-        db.insertInto(table).values(Array.from({ length: count }, (_, i) => Object.fromEntries(columns.map((c) => [c, v[`${i}:${c}`]]))) as never),
+        db
+          .insertInto(table)
+          .values(
+            Array.from({ length: count }, (_, i) =>
+              Object.fromEntries(columns.map((c) => [c, v[`${i}:${c}`]])),
+            ) as never,
+          ),
   );
   return async (db, rows) => {
     if (!rows.length) return;

@@ -1,6 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { client, createPublishedAgent, describeEachStore, type TestService, startService, waitFor } from '../../test/harness.js';
+import {
+  client,
+  createPublishedAgent,
+  describeEachStore,
+  type TestService,
+  startService,
+  waitFor,
+} from '../../test/harness.js';
 import type { AgentGenerator } from '../jobs/agent-generator.js';
 import { isoIn, isoNow } from '../shared/time.js';
 
@@ -17,20 +24,30 @@ describeEachStore('durability across restarts', (kind) => {
     const { apiKey } = await service.newCustomer();
     const api = client(service.url, apiKey);
     const agentId = await createPublishedAgent(api, 'Survivor');
-    const deployment = (await api.post('/api/v1/deployments', { agent_id: agentId, channel_config: { hook_url: 'https://x.example/h' } })).body.data;
+    const deployment = (
+      await api.post('/api/v1/deployments', { agent_id: agentId, channel_config: { hook_url: 'https://x.example/h' } })
+    ).body.data;
     await api.post(`/api/v1/deployments/${deployment.id}/activate`);
-    const before = [(await api.get(`/api/v1/agents/${agentId}`)).body.data, (await api.get(`/api/v1/deployments/${deployment.id}`)).body.data];
+    const before = [
+      (await api.get(`/api/v1/agents/${agentId}`)).body.data,
+      (await api.get(`/api/v1/deployments/${deployment.id}`)).body.data,
+    ];
 
     service = await service.restart();
     const again = client(service.url, apiKey);
-    expect([(await again.get(`/api/v1/agents/${agentId}`)).body.data, (await again.get(`/api/v1/deployments/${deployment.id}`)).body.data]).toEqual(before);
+    expect([
+      (await again.get(`/api/v1/agents/${agentId}`)).body.data,
+      (await again.get(`/api/v1/deployments/${deployment.id}`)).body.data,
+    ]).toEqual(before);
   });
 
   it('hands a running job back on a graceful stop, and the next start finishes it', async () => {
     service = await service.restart({ generator: stuck });
     const { apiKey } = await service.newCustomer();
     const created = (await client(service.url, apiKey).post('/api/v1/agents', { name: 'Interrupted' })).body.data;
-    await waitFor(async () => (await client(service.url, apiKey).get(created.polling_url)).body.data.status === 'running');
+    await waitFor(
+      async () => (await client(service.url, apiKey).get(created.polling_url)).body.data.status === 'running',
+    );
 
     service = await service.restart({});
     const api = client(service.url, apiKey);
@@ -53,11 +70,39 @@ describeEachStore('durability across restarts', (kind) => {
       await db.transaction().execute(async (trx) => {
         await trx
           .insertInto('agents')
-          .values({ id: agentId, customer_id: customerId, name, description: null, status: 'generating', version: 0, agent_spec: null, draft_spec: null, generated_spec: null, test_mode_enabled: 0, project_id: null, knowledge_base_id: null, search_text: name.toLowerCase(), created_at: now, updated_at: now })
+          .values({
+            id: agentId,
+            customer_id: customerId,
+            name,
+            description: null,
+            status: 'generating',
+            version: 0,
+            agent_spec: null,
+            draft_spec: null,
+            generated_spec: null,
+            test_mode_enabled: 0,
+            project_id: null,
+            knowledge_base_id: null,
+            search_text: name.toLowerCase(),
+            created_at: now,
+            updated_at: now,
+          })
           .execute();
         await trx
           .insertInto('jobs')
-          .values({ id: jobId, customer_id: customerId, agent_id: agentId, kind: 'generate_agent', status: 'running', progress: 40, error: null, attempts, lease_expires_at: isoIn(-1000), created_at: now, updated_at: now })
+          .values({
+            id: jobId,
+            customer_id: customerId,
+            agent_id: agentId,
+            kind: 'generate_agent',
+            status: 'running',
+            progress: 40,
+            error: null,
+            attempts,
+            lease_expires_at: isoIn(-1000),
+            created_at: now,
+            updated_at: now,
+          })
           .execute();
       });
       return { agentId, url: `/api/v1/jobs/${jobId}/status` };

@@ -1,5 +1,17 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { chmodSync, constants, copyFileSync, createReadStream, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import {
+  chmodSync,
+  constants,
+  copyFileSync,
+  createReadStream,
+  existsSync,
+  mkdtempSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import SQLite from 'better-sqlite3';
@@ -56,7 +68,10 @@ function backupKey(dataDir: string, given: string | undefined, make: boolean): B
   if (given) return Buffer.from(given, 'utf8');
   const file = join(dataDir, BACKUP_KEY_FILE);
   if (!existsSync(file)) {
-    if (!make) throw new BackupError(`No backup key: set BACKUP_KEY, or put the ${BACKUP_KEY_FILE} of the installation that made the backup in ${dataDir}`);
+    if (!make)
+      throw new BackupError(
+        `No backup key: set BACKUP_KEY, or put the ${BACKUP_KEY_FILE} of the installation that made the backup in ${dataDir}`,
+      );
     writeFileSync(file, `${randomBytes(32).toString('hex')}\n`, { mode: 0o600, flag: 'wx' });
   }
   return Buffer.from(readFileSync(file, 'utf8').trim(), 'utf8');
@@ -77,7 +92,11 @@ async function tagOf(file: string, key: Buffer): Promise<Buffer> {
  * nobody reads it while it is written, or hands us a file of theirs to write into), checked,
  * tagged (`FILE.hmac`) and renamed into place, so `to` is never half a copy.
  */
-export async function backupSqlite(dataDir: string, to: string, options: { key?: string | undefined } = {}): Promise<{ bytes: number }> {
+export async function backupSqlite(
+  dataDir: string,
+  to: string,
+  options: { key?: string | undefined } = {},
+): Promise<{ bytes: number }> {
   const file = join(dataDir, SQLITE_FILE);
   if (!existsSync(file)) throw new BackupError(`There is no store at ${file} to back up (DATA_DIR=${dataDir})`);
   const key = backupKey(dataDir, options.key, true);
@@ -114,19 +133,27 @@ export async function backupSqlite(dataDir: string, to: string, options: { key?:
  * and hold exactly the schema the migrations it records make: a trigger, view or index added
  * after the fact would run inside the service with every customer's data.
  */
-export async function restoreSqlite(dataDir: string, from: string, options: { key?: string | undefined } = {}): Promise<void> {
+export async function restoreSqlite(
+  dataDir: string,
+  from: string,
+  options: { key?: string | undefined } = {},
+): Promise<void> {
   if (!existsSync(from)) throw new BackupError(`${from} does not exist`);
   const tagFile = `${from}${TAG_SUFFIX}`;
-  if (!existsSync(tagFile)) throw new BackupError(`${from} cannot be restored: ${tagFile}, its tag, is not beside it (a backup is both files)`);
+  if (!existsSync(tagFile))
+    throw new BackupError(`${from} cannot be restored: ${tagFile}, its tag, is not beside it (a backup is both files)`);
   const expected = await tagOf(from, backupKey(dataDir, options.key, false));
   const given = Buffer.from(/^hmac-sha256:([0-9a-f]{64})\s*$/.exec(readFileSync(tagFile, 'utf8'))?.[1] ?? '', 'hex');
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
-    throw new BackupError(`${from} cannot be restored: it does not match its tag (changed since it was made, or made with another backup key)`);
+    throw new BackupError(
+      `${from} cannot be restored: it does not match its tag (changed since it was made, or made with another backup key)`,
+    );
   }
   const problem = storeProblem(from) ?? (await schemaProblem(from));
   if (problem) throw new BackupError(`${from} cannot be restored: ${problem}`);
   const holder = storeHolder(dataDir);
-  if (holder !== undefined) throw new BackupError(`A service (pid ${holder}) is running on ${dataDir}: stop it, then restore`);
+  if (holder !== undefined)
+    throw new BackupError(`A service (pid ${holder}) is running on ${dataDir}: stop it, then restore`);
   const file = join(dataDir, SQLITE_FILE);
   const partial = `${file}.partial`;
   rmSync(partial, { force: true });
@@ -160,7 +187,9 @@ interface SchemaObject {
 }
 
 function schemaOf(db: SQLite.Database): SchemaObject[] {
-  return db.prepare(`select type, name, sql from sqlite_master where name not like 'sqlite_%' order by type, name`).all() as SchemaObject[];
+  return db
+    .prepare(`select type, name, sql from sqlite_master where name not like 'sqlite_%' order by type, name`)
+    .all() as SchemaObject[];
 }
 
 /** Whether `file` holds exactly what this release's migrations make, up to the last one it records. */
@@ -169,13 +198,16 @@ async function schemaProblem(file: string): Promise<string | undefined> {
   let applied: string[];
   let actual: SchemaObject[];
   try {
-    applied = (copy.prepare('select name from kysely_migration order by name').all() as { name: string }[]).map((r) => r.name);
+    applied = (copy.prepare('select name from kysely_migration order by name').all() as { name: string }[]).map(
+      (r) => r.name,
+    );
     actual = schemaOf(copy);
   } finally {
     copy.close();
   }
   const known = Object.keys(migrations).sort();
-  if (!applied.length || applied.some((name, i) => known[i] !== name)) return 'its migrations are not this release\'s (restore it with the release that made it)';
+  if (!applied.length || applied.some((name, i) => known[i] !== name))
+    return "its migrations are not this release's (restore it with the release that made it)";
   const scratch = mkdtempSync(join(tmpdir(), 'concierge-schema-'));
   try {
     const database = new SQLite(join(scratch, 'expected.sqlite'));
@@ -188,7 +220,11 @@ async function schemaProblem(file: string): Promise<string | undefined> {
       const missing = [...expected.keys()].filter((k) => !found.has(k));
       const changed = [...expected.keys()].filter((k) => found.has(k) && found.get(k) !== expected.get(k));
       if (!extra.length && !missing.length && !changed.length) return undefined;
-      const said = [extra.length ? `not made by the migrations: ${extra.join(', ')}` : '', missing.length ? `missing: ${missing.join(', ')}` : '', changed.length ? `changed: ${changed.join(', ')}` : ''].filter(Boolean);
+      const said = [
+        extra.length ? `not made by the migrations: ${extra.join(', ')}` : '',
+        missing.length ? `missing: ${missing.join(', ')}` : '',
+        changed.length ? `changed: ${changed.join(', ')}` : '',
+      ].filter(Boolean);
       return `its schema is not what the migrations make (${said.join('; ')})`;
     } finally {
       await db.destroy();

@@ -15,7 +15,11 @@ it('creates the SQLite file and its directory readable by their owner only, what
     const dataDir = join(root, 'fresh', 'data');
     const store = await openStore({ dataDir });
     await sql`select 1`.execute(store.db);
-    expect([mode(dataDir), mode(join(dataDir, 'concierge.sqlite')), mode(join(dataDir, 'concierge.sqlite-wal'))]).toEqual([0o700, 0o600, 0o600]);
+    expect([
+      mode(dataDir),
+      mode(join(dataDir, 'concierge.sqlite')),
+      mode(join(dataDir, 'concierge.sqlite-wal')),
+    ]).toEqual([0o700, 0o600, 0o600]);
     await store.close();
   } finally {
     process.umask(previous);
@@ -31,6 +35,8 @@ it('narrows a directory and files left readable by an older start', async () => 
     chmodSync(join(dataDir, name), 0o644);
   }
   const store = await openStore({ dataDir });
-  expect([mode(dataDir), mode(join(dataDir, 'concierge.sqlite')), mode(join(dataDir, 'concierge.sqlite-wal'))]).toEqual([0o700, 0o600, 0o600]);
+  expect([mode(dataDir), mode(join(dataDir, 'concierge.sqlite')), mode(join(dataDir, 'concierge.sqlite-wal'))]).toEqual(
+    [0o700, 0o600, 0o600],
+  );
   await store.close();
 });

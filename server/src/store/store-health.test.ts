@@ -62,18 +62,21 @@ describe('isStoreUnavailable', () => {
     expect(isStoreUnavailable('ECONNREFUSED')).toBe(false);
   });
 
-  it.skipIf(!TEST_DATABASE_URL)('on PostgreSQL: a terminated connection is an outage, a bad statement is not [postgres]', async () => {
-    const victim = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await victim.connect();
-    const lost = new Promise<Error>((resolve) => victim.on('error', resolve));
-    const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
-    await admin.connect();
-    expect(isStoreUnavailable(await caught(() => admin.query('selec 1')))).toBe(false);
-    await admin.query('select pg_terminate_backend($1)', [(victim as unknown as { processID: number }).processID]);
-    expect(isStoreUnavailable(await lost)).toBe(true);
-    expect(isStoreUnavailable(await caught(() => victim.query('select 1')))).toBe(true);
-    await admin.end();
-  });
+  it.skipIf(!TEST_DATABASE_URL)(
+    'on PostgreSQL: a terminated connection is an outage, a bad statement is not [postgres]',
+    async () => {
+      const victim = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await victim.connect();
+      const lost = new Promise<Error>((resolve) => victim.on('error', resolve));
+      const admin = new pg.Client({ connectionString: TEST_DATABASE_URL });
+      await admin.connect();
+      expect(isStoreUnavailable(await caught(() => admin.query('selec 1')))).toBe(false);
+      await admin.query('select pg_terminate_backend($1)', [(victim as unknown as { processID: number }).processID]);
+      expect(isStoreUnavailable(await lost)).toBe(true);
+      expect(isStoreUnavailable(await caught(() => victim.query('select 1')))).toBe(true);
+      await admin.end();
+    },
+  );
 });
 
 describe('StoreHealth', () => {
@@ -126,9 +129,13 @@ describe('StoreHealth', () => {
     expect(tries).toBe(1);
 
     const stop = new AbortController();
-    const abandoned = health.persist('waiting for the store', async () => {
-      throw outage();
-    }, stop.signal);
+    const abandoned = health.persist(
+      'waiting for the store',
+      async () => {
+        throw outage();
+      },
+      stop.signal,
+    );
     setTimeout(() => stop.abort(), 300);
     await expect(abandoned).rejects.toThrow('ECONNREFUSED');
     expect(health.failed(new TypeError('boom'), 'something else')).toBe(false);

@@ -2,13 +2,24 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
 
 /** Node's socket errors that mean the database server could not be reached or went away. */
-const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'EHOSTUNREACH', 'ENETUNREACH', 'ENOTFOUND', 'EAI_AGAIN', 'ECONNABORTED']);
+const NETWORK_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ETIMEDOUT',
+  'EPIPE',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ECONNABORTED',
+]);
 /** PostgreSQL: admin shutdown, crash shutdown, cannot connect now, too many connections, disk full, out of memory. */
 const PG_CODES = new Set(['57P01', '57P02', '57P03', '53300', '53100', '53200']);
 /** SQLite: another process holds the file too long, or the disk refuses (full, I/O error, gone). */
 const SQLITE_CODE = /^SQLITE_(BUSY|FULL|IOERR|CANTOPEN)/;
 /** pg's own messages for a connection that died or never came. */
-const PG_CLIENT_MESSAGE = /^Connection terminated|timeout exceeded when trying to connect|is not queryable|not currently accepting connections/;
+const PG_CLIENT_MESSAGE =
+  /^Connection terminated|timeout exceeded when trying to connect|is not queryable|not currently accepting connections/;
 
 /**
  * True for errors that say "the store cannot be reached right now" (a restart, a failover, a
@@ -61,7 +72,10 @@ export class StoreHealth {
     }
     if (!this.#down && !this.#closed) {
       this.#down = true;
-      this.parts.logger.error({ err: { code: (err as { code?: unknown }).code, message: (err as Error).message }, during: what }, 'store unavailable; retrying until it answers');
+      this.parts.logger.error(
+        { err: { code: (err as { code?: unknown }).code, message: (err as Error).message }, during: what },
+        'store unavailable; retrying until it answers',
+      );
       this.#probe = setInterval(() => void this.probe(), PROBE_MS);
       this.#probe.unref();
     }

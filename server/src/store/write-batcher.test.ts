@@ -18,8 +18,10 @@ describe('group commit', () => {
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const flag = (trx: Db, name: string) => trx.insertInto('service_flags').values({ name, created_at: new Date().toISOString() }).execute();
-  const names = async () => (await store.db.selectFrom('service_flags').select('name').orderBy('name').execute()).map((r) => r.name);
+  const flag = (trx: Db, name: string) =>
+    trx.insertInto('service_flags').values({ name, created_at: new Date().toISOString() }).execute();
+  const names = async () =>
+    (await store.db.selectFrom('service_flags').select('name').orderBy('name').execute()).map((r) => r.name);
 
   /** A unit that stores a flag and notes the transaction it ran in (the last run counts). */
   const noting = (seen: Map<string, Db>) => (name: string) => async (trx: Db) => {
@@ -32,7 +34,9 @@ describe('group commit', () => {
     const seen = new Map<string, Db>();
     const unit = noting(seen);
     const batcher = new WriteBatcher(store.db);
-    expect(await Promise.all([batcher.run('k1', unit('t1')), batcher.run('k2', unit('t2')), batcher.run('k3', unit('t3'))])).toEqual(['t1', 't2', 't3']);
+    expect(
+      await Promise.all([batcher.run('k1', unit('t1')), batcher.run('k2', unit('t2')), batcher.run('k3', unit('t3'))]),
+    ).toEqual(['t1', 't2', 't3']);
     expect(new Set(seen.values()).size).toBe(1);
     expect([...seen.values()][0]!.isTransaction).toBe(true);
   });
@@ -62,7 +66,13 @@ describe('group commit', () => {
       order.push(name);
       await flag(trx, name);
     };
-    await Promise.all([batcher.run('z', unit('z1')), batcher.run('m', unit('m1')), batcher.run('z', unit('z2')), batcher.run('a', unit('a1')), batcher.run('z', unit('z3'))]);
+    await Promise.all([
+      batcher.run('z', unit('z1')),
+      batcher.run('m', unit('m1')),
+      batcher.run('z', unit('z2')),
+      batcher.run('a', unit('a1')),
+      batcher.run('z', unit('z3')),
+    ]);
     // Sorted by key (the lock order), stable within a key.
     expect(order).toEqual(['a1', 'm1', 'z1', 'z2', 'z3']);
   });

@@ -136,7 +136,14 @@ describe('the session client on unreliable networks', () => {
 
   it('says in hello whether the browser recognises speech, and keeps where ready says speech is recognised', async () => {
     client.stop();
-    client = new SessionClient({ baseUrl: 'http://service.test', deploymentId: 'd1', getToken: async () => token(), storage: undefined, browserRecognition: false, openSocket: (url) => sockets[sockets.push(new FakeSocket(url)) - 1]! });
+    client = new SessionClient({
+      baseUrl: 'http://service.test',
+      deploymentId: 'd1',
+      getToken: async () => token(),
+      storage: undefined,
+      browserRecognition: false,
+      openSocket: (url) => sockets[sockets.push(new FakeSocket(url)) - 1]!,
+    });
     client.start();
     await settle();
     const ws = latest();
@@ -174,10 +181,19 @@ describe('the session client on unreliable networks', () => {
     expect(ws.sentOf('audio_end')).toEqual([{ type: 'audio_end', client_turn_id: start!.client_turn_id }]);
     expect(released).toBe(1);
     ws.receive({ type: 'transcribing', client_turn_id: start!.client_turn_id });
-    ws.receive({ type: 'turn_accepted', seq: 1, turn_id: 't1', client_turn_id: start!.client_turn_id, text: 'Breakfast?', mode: 'voice' });
+    ws.receive({
+      type: 'turn_accepted',
+      seq: 1,
+      turn_id: 't1',
+      client_turn_id: start!.client_turn_id,
+      text: 'Breakfast?',
+      mode: 'voice',
+    });
     await expect(heard).resolves.toBe('');
     expect(said).toEqual(['Sending…', 'Transcribing…']);
-    expect(client.view.lines).toMatchObject([{ who: 'user', text: 'Breakfast?', mode: 'voice', clientTurnId: start!.client_turn_id }]);
+    expect(client.view.lines).toMatchObject([
+      { who: 'user', text: 'Breakfast?', mode: 'voice', clientTurnId: start!.client_turn_id },
+    ]);
 
     // A refusal is said as its code; the microphone is let go.
     const refused = listener.listen('en-US', () => {});
@@ -187,7 +203,9 @@ describe('the session client on unreliable networks', () => {
     await expect(refused).rejects.toEqual(new ListenError('speech_busy'));
     expect(released).toBe(2);
     // A refused microphone is the browser's own reason.
-    const blocked = serviceListener(client, async () => ({ capture: async () => Promise.reject(Object.assign(new Error('no'), { name: 'NotAllowedError' })) }));
+    const blocked = serviceListener(client, async () => ({
+      capture: async () => Promise.reject(Object.assign(new Error('no'), { name: 'NotAllowedError' })),
+    }));
     await expect(blocked.listen('en-US', () => {})).rejects.toEqual(new ListenError('not-allowed'));
   });
 
@@ -305,9 +323,23 @@ describe('the session client on unreliable networks', () => {
     const ws = await connected();
     client.say('Where can I park?', 'voice');
     const mine = ws.sentOf('user_turn')[0]!;
-    ws.receive({ type: 'turn_accepted', seq: 1, turn_id: 't1', client_turn_id: mine.client_turn_id, text: 'Where can I park?', mode: 'voice' });
+    ws.receive({
+      type: 'turn_accepted',
+      seq: 1,
+      turn_id: 't1',
+      client_turn_id: mine.client_turn_id,
+      text: 'Where can I park?',
+      mode: 'voice',
+    });
     // Another tab of the same conversation asked this one by voice.
-    ws.receive({ type: 'turn_accepted', seq: 2, turn_id: 't2', client_turn_id: 'other-tab', text: 'Is there a spa?', mode: 'voice' });
+    ws.receive({
+      type: 'turn_accepted',
+      seq: 2,
+      turn_id: 't2',
+      client_turn_id: 'other-tab',
+      text: 'Is there a spa?',
+      mode: 'voice',
+    });
     ws.receive({ type: 'reply', seq: 3, turn_id: 't2', text: 'On the roof.' });
     ws.receive({ type: 'reply', seq: 4, turn_id: 't1', text: 'In the garage.' });
     const replies = events.filter((e) => e.type === 'reply');
@@ -434,14 +466,28 @@ describe('the session client: backoff, resume, resend and refresh', () => {
     await settle();
     await ready(latest());
     latest().receive({ type: 'greeting', seq: 1, text: 'Welcome' });
-    latest().receive({ type: 'turn_accepted', seq: 2, turn_id: 't1', client_turn_id: 'c1', text: 'Breakfast?', mode: 'text' });
+    latest().receive({
+      type: 'turn_accepted',
+      seq: 2,
+      turn_id: 't1',
+      client_turn_id: 'c1',
+      text: 'Breakfast?',
+      mode: 'text',
+    });
     latest().lose();
     await settle(500);
     latest().open();
     expect(latest().sent[0]).toMatchObject({ type: 'hello', conversation_id: CONVERSATION, last_seq: 2 });
     latest().receive(readyFrame(3));
     // The server replays from last_seq; an event seen before is ignored.
-    latest().receive({ type: 'turn_accepted', seq: 2, turn_id: 't1', client_turn_id: 'c1', text: 'Breakfast?', mode: 'text' });
+    latest().receive({
+      type: 'turn_accepted',
+      seq: 2,
+      turn_id: 't1',
+      client_turn_id: 'c1',
+      text: 'Breakfast?',
+      mode: 'text',
+    });
     latest().receive({ type: 'reply', seq: 3, turn_id: 't1', text: 'From 7.' });
     expect(client.view.lines.map((l) => [l.who, l.text, l.state])).toEqual([
       ['agent', 'Welcome', undefined],
@@ -457,7 +503,10 @@ describe('the session client: backoff, resume, resend and refresh', () => {
     latest().lose(); // the turn is asked while the connection is down
     first.say('Is there parking?', 'text');
     first.stop();
-    const remembered = JSON.parse(storage.getItem('concierge:d1')!) as { conversation_id: string; unconfirmed: { client_turn_id: string }[] };
+    const remembered = JSON.parse(storage.getItem('concierge:d1')!) as {
+      conversation_id: string;
+      unconfirmed: { client_turn_id: string }[];
+    };
     expect(remembered.conversation_id).toBe(CONVERSATION);
     const [turn] = remembered.unconfirmed;
 
@@ -468,8 +517,17 @@ describe('the session client: backoff, resume, resend and refresh', () => {
     // A reload starts from nothing: it asks for every event again.
     expect(latest().sent[0]).toMatchObject({ type: 'hello', conversation_id: CONVERSATION, last_seq: 0 });
     latest().receive(readyFrame(0));
-    expect(latest().sentOf('user_turn')).toEqual([{ type: 'user_turn', client_turn_id: turn!.client_turn_id, text: 'Is there parking?', mode: 'text' }]);
-    latest().receive({ type: 'turn_accepted', seq: 1, turn_id: 't9', client_turn_id: turn!.client_turn_id, text: 'Is there parking?', mode: 'text' });
+    expect(latest().sentOf('user_turn')).toEqual([
+      { type: 'user_turn', client_turn_id: turn!.client_turn_id, text: 'Is there parking?', mode: 'text' },
+    ]);
+    latest().receive({
+      type: 'turn_accepted',
+      seq: 1,
+      turn_id: 't9',
+      client_turn_id: turn!.client_turn_id,
+      text: 'Is there parking?',
+      mode: 'text',
+    });
     expect(JSON.parse(storage.getItem('concierge:d1')!)).toMatchObject({ unconfirmed: [] });
     expect(reloaded.view.lines).toMatchObject([{ who: 'user', text: 'Is there parking?', state: 'sent' }]);
   });
@@ -571,7 +629,13 @@ describe('reading a reply out and running its actions', () => {
     expect(spoken).toEqual(['We serve dinner from 6.']);
     ws.receive(part(5, 1, ' ends at 10. '));
     expect(spoken).toEqual(['We serve dinner from 6.', 'It ends at 10.', 'Book ahead!']);
-    ws.receive({ type: 'reply', seq: 6, turn_id: 't1', text: 'Dinner is from 6 pm. It ends at 10. Book ahead! See you then.', actions: [] });
+    ws.receive({
+      type: 'reply',
+      seq: 6,
+      turn_id: 't1',
+      text: 'Dinner is from 6 pm. It ends at 10. Book ahead! See you then.',
+      actions: [],
+    });
     expect(spoken).toEqual(['We serve dinner from 6.', 'It ends at 10.', 'Book ahead!', 'See you then.']);
   });
 
@@ -581,7 +645,13 @@ describe('reading a reply out and running its actions', () => {
     const typing = await page(new TabStorage());
     speaking.client.say('Dinner?', 'voice');
     typing.client.say('Dinner?', 'text');
-    const message = { type: 'message', seq: 3, text: 'Maria here. I will book it for you.', actions: [], name: 'Maria' };
+    const message = {
+      type: 'message',
+      seq: 3,
+      text: 'Maria here. I will book it for you.',
+      actions: [],
+      name: 'Maria',
+    };
     for (const { ws } of [speaking, typing]) for (const frame of [...asked('x', 'voice'), message]) ws.receive(frame);
     expect(speaking.spoken).toEqual(['Maria here.', 'I will book it for you.']);
     expect(typing.spoken).toEqual([]);
@@ -629,7 +699,10 @@ describe('reading a reply out and running its actions', () => {
     const asking = await page(tab);
     const watching = await page(new TabStorage());
     asking.client.say('Rooms?', 'text');
-    const frames = [...asked(clientTurnIdOf(asking.ws), 'text'), { type: 'reply', seq: 3, turn_id: 't1', text: 'Here.', actions }];
+    const frames = [
+      ...asked(clientTurnIdOf(asking.ws), 'text'),
+      { type: 'reply', seq: 3, turn_id: 't1', text: 'Here.', actions },
+    ];
     for (const { ws } of [asking, watching]) for (const frame of frames) ws.receive(frame);
     expect(asking.ran).toEqual(['show_rooms@t1']);
     expect(watching.ran).toEqual([]);

@@ -1,5 +1,12 @@
 import { sentencesOf, unspoken } from '../speech/sentences';
-import { Close, type ClientFrame, type FeedbackRating, type ReplyAction, type ServerFrame, type TurnMode } from './protocol';
+import {
+  Close,
+  type ClientFrame,
+  type FeedbackRating,
+  type ReplyAction,
+  type ServerFrame,
+  type TurnMode,
+} from './protocol';
 import { applyEvent, emptyView, type Line, replyKey, type Status, type View } from './transcript';
 
 /** An action the host page runs (README, Actions on a reply). */
@@ -44,7 +51,15 @@ export type SessionEvent =
   /** The service has an utterance of this tab whole and is recognising it. */
   | { type: 'transcribing'; clientTurnId: string }
   /** `speak`: this page asked the question by voice, so this page reads the answer out. */
-  | { type: 'reply'; turnId: string; text: string; actions: ReplyAction[]; mode: TurnMode | undefined; replayed: boolean; speak: boolean }
+  | {
+      type: 'reply';
+      turnId: string;
+      text: string;
+      actions: ReplyAction[];
+      mode: TurnMode | undefined;
+      replayed: boolean;
+      speak: boolean;
+    }
   /** `name`: the client action that failed (`action_failed`). */
   | { type: 'error'; code: string; message: string; name?: string }
   | { type: 'ended'; reason: string };
@@ -294,8 +309,11 @@ export class SessionClient {
     this.#ws = ws;
     this.#watch(ws);
     ws.onopen = () => {
-      const resume = this.#memory.conversation_id ? { conversation_id: this.#memory.conversation_id, last_seq: this.#lastSeq } : {};
-      const browser = this.#o.browserRecognition === undefined ? {} : { browser_recognition: this.#o.browserRecognition };
+      const resume = this.#memory.conversation_id
+        ? { conversation_id: this.#memory.conversation_id, last_seq: this.#lastSeq }
+        : {};
+      const browser =
+        this.#o.browserRecognition === undefined ? {} : { browser_recognition: this.#o.browserRecognition };
       ws.send(JSON.stringify({ type: 'hello', token, ...resume, ...browser } satisfies ClientFrame));
     };
     ws.onmessage = (message) => {
@@ -319,7 +337,13 @@ export class SessionClient {
       this.#historySeq ??= frame.resumed ? frame.last_seq : 0;
       this.#scheduleRefresh();
       this.#link = 'open';
-      this.#setView({ ...this.view, status: this.#statusOf('open'), agent: frame.agent, theme: frame.widget ?? {}, recognition: frame.speech.recognition });
+      this.#setView({
+        ...this.view,
+        status: this.#statusOf('open'),
+        agent: frame.agent,
+        theme: frame.widget ?? {},
+        recognition: frame.speech.recognition,
+      });
       for (const turn of this.#memory.unconfirmed) this.#sendTurn(turn);
       this.#emit({ type: 'ready', conversationId: frame.conversation_id });
       return;
@@ -327,7 +351,12 @@ export class SessionClient {
     if (frame.type === 'pong') return;
     if (frame.type === 'transcribing') return this.#emit({ type: 'transcribing', clientTurnId: frame.client_turn_id });
     if (frame.type === 'error') {
-      if (frame.code === 'rate_limited' || frame.code === 'too_many_pending_turns' || frame.code === 'conversation_ended') this.#refuseNewestTurn(frame.code);
+      if (
+        frame.code === 'rate_limited' ||
+        frame.code === 'too_many_pending_turns' ||
+        frame.code === 'conversation_ended'
+      )
+        this.#refuseNewestTurn(frame.code);
       this.#emit({ type: 'error', code: frame.code, message: frame.message });
       return;
     }
@@ -340,8 +369,10 @@ export class SessionClient {
       this.#remember();
     }
     this.#setView(applyEvent(this.view, frame));
-    if (frame.type === 'reply_part' || frame.type === 'reply' || frame.type === 'turn_failed') this.#answer(frame, replayed);
-    if (frame.type === 'message' && !replayed && this.#memory.mode === 'voice') for (const sentence of sentencesOf(frame.text, true)) this.#o.speak?.(sentence);
+    if (frame.type === 'reply_part' || frame.type === 'reply' || frame.type === 'turn_failed')
+      this.#answer(frame, replayed);
+    if (frame.type === 'message' && !replayed && this.#memory.mode === 'voice')
+      for (const sentence of sentencesOf(frame.text, true)) this.#o.speak?.(sentence);
     if (frame.type === 'conversation_ended') this.#finish(frame.reason);
   }
 
@@ -371,11 +402,19 @@ export class SessionClient {
     if (!final) return;
     if (asked) {
       this.#forgetAsked(clientTurnId);
-      for (const action of frame.actions ?? []) if (action.type === 'client' && !action.label) this.#o.act?.(action, frame.turn_id);
+      for (const action of frame.actions ?? [])
+        if (action.type === 'client' && !action.label) this.#o.act?.(action, frame.turn_id);
     }
-    this.#emit({ type: 'reply', turnId: frame.turn_id, text: frame.text, actions: frame.actions ?? [], mode: question?.mode, replayed, speak: asked?.mode === 'voice' });
+    this.#emit({
+      type: 'reply',
+      turnId: frame.turn_id,
+      text: frame.text,
+      actions: frame.actions ?? [],
+      mode: question?.mode,
+      replayed,
+      speak: asked?.mode === 'voice',
+    });
   }
-
 
   #forgetAsked(clientTurnId: string): void {
     delete this.#memory.asked[clientTurnId];
@@ -391,7 +430,11 @@ export class SessionClient {
       this.#memory.conversation_id = undefined;
       this.#lastSeq = 0;
       this.#historySeq = undefined;
-      this.#setView({ ...emptyView(), status: this.view.status, lines: this.view.lines.filter((l) => l.state === 'sending') });
+      this.#setView({
+        ...emptyView(),
+        status: this.view.status,
+        lines: this.view.lines.filter((l) => l.state === 'sending'),
+      });
     }
     if (code === Close.badToken) this.#token = undefined;
     this.#scheduleReconnect();
@@ -409,16 +452,19 @@ export class SessionClient {
     clearTimeout(this.#refreshTimer);
     if (!this.#token) return;
     const inMs = Math.max(this.#token.expiresMs - REFRESH_BEFORE_MS - Date.now(), 1_000);
-    this.#refreshTimer = setTimeout(async () => {
-      try {
-        this.#token = undefined;
-        const token = await this.#freshToken();
-        this.#send({ type: 'refresh_token', token });
-        this.#scheduleRefresh();
-      } catch (err) {
-        this.#fail('token_unavailable', `Could not refresh the user token: ${String(err)}`);
-      }
-    }, Math.min(inMs, 2 ** 31 - 1));
+    this.#refreshTimer = setTimeout(
+      async () => {
+        try {
+          this.#token = undefined;
+          const token = await this.#freshToken();
+          this.#send({ type: 'refresh_token', token });
+          this.#scheduleRefresh();
+        } catch (err) {
+          this.#fail('token_unavailable', `Could not refresh the user token: ${String(err)}`);
+        }
+      },
+      Math.min(inMs, 2 ** 31 - 1),
+    );
   }
 
   async #freshToken(): Promise<string> {
@@ -442,7 +488,10 @@ export class SessionClient {
     this.#memory.unconfirmed = this.#memory.unconfirmed.filter((t) => t.client_turn_id !== newest.clientTurnId);
     delete this.#memory.asked[newest.clientTurnId ?? ''];
     this.#remember();
-    this.#setView({ ...this.view, lines: this.view.lines.map((l) => (l === newest ? { ...l, state: 'failed', reason: code } : l)) });
+    this.#setView({
+      ...this.view,
+      lines: this.view.lines.map((l) => (l === newest ? { ...l, state: 'failed', reason: code } : l)),
+    });
   }
 
   #sendTurn(turn: Remembered['unconfirmed'][number]): void {
@@ -469,7 +518,13 @@ export class SessionClient {
 
   /** A turn shown at once, before the server confirms it. */
   #addSending({ client_turn_id, text, mode }: Remembered['unconfirmed'][number]): void {
-    this.#setView({ ...this.view, lines: [...this.view.lines, { key: client_turn_id, who: 'user', text, mode, clientTurnId: client_turn_id, state: 'sending' }] });
+    this.#setView({
+      ...this.view,
+      lines: [
+        ...this.view.lines,
+        { key: client_turn_id, who: 'user', text, mode, clientTurnId: client_turn_id, state: 'sending' },
+      ],
+    });
   }
 
   #setView(view: View): void {

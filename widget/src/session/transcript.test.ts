@@ -22,7 +22,9 @@ describe('the transcript built from stored events', () => {
       ['user', 'Breakfast?', 'answered'],
       ['agent', 'From 7.', undefined],
     ]);
-    expect(replay([...frames, { type: 'reply', seq: 4, turn_id: 't1', text: 'From 7.', actions: [] }])).toEqual(answered);
+    expect(replay([...frames, { type: 'reply', seq: 4, turn_id: 't1', text: 'From 7.', actions: [] }])).toEqual(
+      answered,
+    );
   });
 
   it("marks a reply with the visitor's last rating, and nothing else", () => {
@@ -61,7 +63,11 @@ describe('the transcript built from stored events', () => {
       { key: filled.lines[1]!.key, who: 'agent', text: 'Dinner: 18 to 22.', turnId: 't1', actions },
     ]);
     // A replay rebuilds it, and a part replayed after the final reply does not undo it.
-    const frames: ServerFrame[] = [...asked, { type: 'reply_part', seq: 3, turn_id: 't1', part: 0, text: 'We serve ' }, { type: 'reply', seq: 6, turn_id: 't1', text: 'Dinner: 18 to 22.', actions }];
+    const frames: ServerFrame[] = [
+      ...asked,
+      { type: 'reply_part', seq: 3, turn_id: 't1', part: 0, text: 'We serve ' },
+      { type: 'reply', seq: 6, turn_id: 't1', text: 'Dinner: 18 to 22.', actions },
+    ];
     expect(replay(frames)).toEqual(final);
     expect(applyEvent(final, { type: 'reply_part', seq: 7, turn_id: 't1', part: 3, text: 'late' })).toBe(final);
   });
@@ -79,7 +85,7 @@ describe('the transcript built from stored events', () => {
     ]);
   });
 
-  it("shows a person joining, their answers and messages with their name, and their leaving", () => {
+  it('shows a person joining, their answers and messages with their name, and their leaving', () => {
     const view = replay([
       { type: 'operator_joined', seq: 1, name: 'Maria' },
       { type: 'turn_accepted', seq: 2, turn_id: 't1', client_turn_id: 'c1', text: 'Key card?', mode: 'text' },
@@ -98,9 +104,21 @@ describe('the transcript built from stored events', () => {
   });
 
   it("merges the server's confirmation into the line shown while sending, instead of a second line", () => {
-    const sending: View = { ...emptyView(), lines: [{ key: 'c1', who: 'user', text: 'Hi', mode: 'text', clientTurnId: 'c1', state: 'sending' }] };
-    const view = applyEvent(sending, { type: 'turn_accepted', seq: 1, turn_id: 't1', client_turn_id: 'c1', text: 'Hi', mode: 'text' });
-    expect(view.lines).toEqual([{ key: 'c1', who: 'user', text: 'Hi', mode: 'text', clientTurnId: 'c1', turnId: 't1', state: 'sent' }]);
+    const sending: View = {
+      ...emptyView(),
+      lines: [{ key: 'c1', who: 'user', text: 'Hi', mode: 'text', clientTurnId: 'c1', state: 'sending' }],
+    };
+    const view = applyEvent(sending, {
+      type: 'turn_accepted',
+      seq: 1,
+      turn_id: 't1',
+      client_turn_id: 'c1',
+      text: 'Hi',
+      mode: 'text',
+    });
+    expect(view.lines).toEqual([
+      { key: 'c1', who: 'user', text: 'Hi', mode: 'text', clientTurnId: 'c1', turnId: 't1', state: 'sent' },
+    ]);
   });
 
   it('marks a failed turn with its reason, and an ended conversation', () => {

@@ -1,4 +1,13 @@
-import type { AgentInfo, EndReason, FeedbackRating, RecognitionSite, ReplyAction, ServerFrame, TurnMode, WidgetTheme } from './protocol';
+import type {
+  AgentInfo,
+  EndReason,
+  FeedbackRating,
+  RecognitionSite,
+  ReplyAction,
+  ServerFrame,
+  TurnMode,
+  WidgetTheme,
+} from './protocol';
 
 export type Status = 'connecting' | 'open' | 'reconnecting' | 'offline' | 'ended';
 /** A visitor's turn: `answering` while its reply streams in. */
@@ -36,9 +45,17 @@ export interface View {
   ended: EndReason | undefined;
 }
 
-export const emptyView = (): View => ({ status: 'connecting', agent: undefined, theme: {}, recognition: undefined, lines: [], ended: undefined });
+export const emptyView = (): View => ({
+  status: 'connecting',
+  agent: undefined,
+  theme: {},
+  recognition: undefined,
+  lines: [],
+  ended: undefined,
+});
 
-const patchTurn = (lines: Line[], match: (l: Line) => boolean, patch: Partial<Line>): Line[] => lines.map((l) => (match(l) ? { ...l, ...patch } : l));
+const patchTurn = (lines: Line[], match: (l: Line) => boolean, patch: Partial<Line>): Line[] =>
+  lines.map((l) => (match(l) ? { ...l, ...patch } : l));
 
 /** The key of a turn's reply line: the same while it streams and once final, so the final text replaces the parts in place. */
 export const replyKey = (turnId: string): string => `r${turnId}`;
@@ -64,10 +81,26 @@ export function applyEvent(view: View, frame: ServerFrame): View {
       const accepted = { turnId: frame.turn_id, state: 'sent' as const };
       return mine
         ? { ...view, lines: patchTurn(lines, (l) => l.clientTurnId === frame.client_turn_id, accepted) }
-        : { ...view, lines: [...lines, { key: frame.client_turn_id, who: 'user', text: frame.text, mode: frame.mode, clientTurnId: frame.client_turn_id, ...accepted }] };
+        : {
+            ...view,
+            lines: [
+              ...lines,
+              {
+                key: frame.client_turn_id,
+                who: 'user',
+                text: frame.text,
+                mode: frame.mode,
+                clientTurnId: frame.client_turn_id,
+                ...accepted,
+              },
+            ],
+          };
     }
     case 'turn_acknowledged':
-      return { ...view, lines: patchTurn(lines, (l) => l.turnId === frame.turn_id && l.state === 'sent', { state: 'thinking' }) };
+      return {
+        ...view,
+        lines: patchTurn(lines, (l) => l.turnId === frame.turn_id && l.state === 'sent', { state: 'thinking' }),
+      };
     case 'reply_part':
     case 'reply': {
       const key = replyKey(frame.turn_id);
@@ -80,18 +113,44 @@ export function applyEvent(view: View, frame: ServerFrame): View {
         line.parts = Object.assign([...(shown?.parts ?? [])], { [frame.part]: frame.text });
         line.text = streamedText(line.parts);
       }
-      const asked = patchTurn(lines, (l) => l.turnId === frame.turn_id && l.who === 'user' && l.state !== 'failed', { state: line.parts ? 'answering' : 'answered' });
+      const asked = patchTurn(lines, (l) => l.turnId === frame.turn_id && l.who === 'user' && l.state !== 'failed', {
+        state: line.parts ? 'answering' : 'answered',
+      });
       return { ...view, lines: shown ? asked.map((l) => (l === shown ? line : l)) : [...asked, line] };
     }
     case 'feedback_recorded':
       return { ...view, lines: patchTurn(lines, (l) => l.key === replyKey(frame.turn_id), { rating: frame.rating }) };
     case 'turn_failed':
-      return { ...view, lines: patchTurn(lines, (l) => l.turnId === frame.turn_id && l.who === 'user', { state: 'failed', reason: frame.reason }) };
+      return {
+        ...view,
+        lines: patchTurn(lines, (l) => l.turnId === frame.turn_id && l.who === 'user', {
+          state: 'failed',
+          reason: frame.reason,
+        }),
+      };
     case 'message':
-      return { ...view, lines: [...lines, { key: `s${frame.seq}`, who: 'agent', text: frame.text, actions: frame.actions, name: frame.name }] };
+      return {
+        ...view,
+        lines: [
+          ...lines,
+          { key: `s${frame.seq}`, who: 'agent', text: frame.text, actions: frame.actions, name: frame.name },
+        ],
+      };
     case 'operator_joined':
     case 'operator_left':
-      return { ...view, lines: [...lines, { key: `s${frame.seq}`, who: 'agent', text: '', name: frame.name, note: frame.type === 'operator_joined' ? 'joined' : 'left' }] };
+      return {
+        ...view,
+        lines: [
+          ...lines,
+          {
+            key: `s${frame.seq}`,
+            who: 'agent',
+            text: '',
+            name: frame.name,
+            note: frame.type === 'operator_joined' ? 'joined' : 'left',
+          },
+        ],
+      };
     case 'conversation_ended':
       return { ...view, status: 'ended', ended: frame.reason };
     default:

@@ -15,7 +15,9 @@ const RESUME_WAIT_MS = 2_000;
  * `NotAllowedError` when the microphone is refused).
  */
 export async function capture(onAudio: (pcm: ArrayBuffer) => void, onQuiet: () => void): Promise<Capture> {
-  const stream = await navigator.mediaDevices.getUserMedia({ audio: { echoCancellation: true, noiseSuppression: true, channelCount: 1 } });
+  const stream = await navigator.mediaDevices.getUserMedia({
+    audio: { echoCancellation: true, noiseSuppression: true, channelCount: 1 },
+  });
   const context = new AudioContext();
   const release = () => {
     for (const track of stream.getTracks()) track.stop();
@@ -30,7 +32,10 @@ export async function capture(onAudio: (pcm: ArrayBuffer) => void, onQuiet: () =
   // A context made after an await may start suspended (autoplay rules): the mic press lets it run.
   // One that still does not run (a browser with no audio device) would capture nothing: said at once.
   if (context.state === 'suspended') {
-    const running = await Promise.race([context.resume().then(() => true), new Promise<false>((resolve) => setTimeout(resolve, RESUME_WAIT_MS, false))]);
+    const running = await Promise.race([
+      context.resume().then(() => true),
+      new Promise<false>((resolve) => setTimeout(resolve, RESUME_WAIT_MS, false)),
+    ]);
     if (!running) {
       release();
       throw new Error('the audio context does not run here (no audio device)');

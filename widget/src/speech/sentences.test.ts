@@ -6,7 +6,11 @@ describe('sentences of a reply', () => {
     expect(sentencesOf('Hello! Breakfast is at 7. Is that', false)).toEqual(['Hello!', 'Breakfast is at 7.']);
     // No whitespace after the last stop yet: the next part may go on ("7.30").
     expect(sentencesOf('It opens at 7.', false)).toEqual([]);
-    expect(sentencesOf('It opens at 7.30 sharp. Really?! Yes… ', false)).toEqual(['It opens at 7.30 sharp.', 'Really?!', 'Yes…']);
+    expect(sentencesOf('It opens at 7.30 sharp. Really?! Yes… ', false)).toEqual([
+      'It opens at 7.30 sharp.',
+      'Really?!',
+      'Yes…',
+    ]);
     expect(sentencesOf('He said "fine." Then left', false)).toEqual(['He said "fine."']);
   });
 

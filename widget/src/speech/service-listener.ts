@@ -13,9 +13,13 @@ function micReason(err: unknown): string {
 
 /** Whether this browser can capture audio for the service (a secure page with an AudioWorklet). */
 export const canCapture = (win: Window = window): boolean =>
-  typeof win.navigator.mediaDevices?.getUserMedia === 'function' && typeof (win as unknown as { AudioWorkletNode?: unknown }).AudioWorkletNode === 'function' && win.isSecureContext;
+  typeof win.navigator.mediaDevices?.getUserMedia === 'function' &&
+  typeof (win as unknown as { AudioWorkletNode?: unknown }).AudioWorkletNode === 'function' &&
+  win.isSecureContext;
 
-type LoadCapture = () => Promise<{ capture: (onAudio: (pcm: ArrayBuffer) => void, onQuiet: () => void) => Promise<Capture> }>;
+type LoadCapture = () => Promise<{
+  capture: (onAudio: (pcm: ArrayBuffer) => void, onQuiet: () => void) => Promise<Capture>;
+}>;
 
 /**
  * Listening through the service's recogniser (README, Voice in every browser): the microphone's
@@ -23,7 +27,10 @@ type LoadCapture = () => Promise<{ capture: (onAudio: (pcm: ArrayBuffer) => void
  * It resolves with no words: the turn comes back from the service and shows in the transcript. Its
  * states show as the interim text (sending, transcribing); a refusal rejects with its `speech_*` code.
  */
-export function serviceListener(client: SessionClient, load: LoadCapture = () => import('./capture')): Pick<Speech, 'listen' | 'stopListening'> {
+export function serviceListener(
+  client: SessionClient,
+  load: LoadCapture = () => import('./capture'),
+): Pick<Speech, 'listen' | 'stopListening'> {
   let finish: (() => void) | undefined;
   // A second press before the microphone is open: nothing is sent.
   let stopEarly = false;
@@ -36,7 +43,10 @@ export function serviceListener(client: SessionClient, load: LoadCapture = () =>
       const id = crypto.randomUUID();
       let captured: Capture;
       try {
-        captured = await capture((pcm) => client.sendSpeech(pcm), () => finish?.());
+        captured = await capture(
+          (pcm) => client.sendSpeech(pcm),
+          () => finish?.(),
+        );
       } catch (err) {
         throw new ListenError(micReason(err));
       }
@@ -70,7 +80,15 @@ export function serviceListener(client: SessionClient, load: LoadCapture = () =>
           }),
         );
         client.expectVoice(id);
-        if (!client.sendSpeech({ type: 'audio_start', client_turn_id: id, sample_rate: 16000, ...(client.chosenLanguage ? { language: client.chosenLanguage } : {}) })) return done('network');
+        if (
+          !client.sendSpeech({
+            type: 'audio_start',
+            client_turn_id: id,
+            sample_rate: 16000,
+            ...(client.chosenLanguage ? { language: client.chosenLanguage } : {}),
+          })
+        )
+          return done('network');
         finish = () => {
           finish = undefined;
           release();

@@ -37,7 +37,13 @@ describe("the agent's voice", () => {
   it('speaks with the agent voice’s name, rate and pitch, in its language', () => {
     browserSpeech(win()).speak('Welcome.', 'en-IE', { name: 'Moira', rate: 1.25, pitch: 0.8 });
     expect(queued).toHaveLength(1);
-    expect(queued[0]).toMatchObject({ text: 'Welcome.', lang: 'en-IE', voice: { name: 'Moira' }, rate: 1.25, pitch: 0.8 });
+    expect(queued[0]).toMatchObject({
+      text: 'Welcome.',
+      lang: 'en-IE',
+      voice: { name: 'Moira' },
+      rate: 1.25,
+      pitch: 0.8,
+    });
   });
 
   it("takes the best voice for the language when the agent's does not speak it, and holds rate and pitch to what the browser takes", () => {
@@ -63,7 +69,8 @@ describe("the agent's voice", () => {
 });
 
 describe('the best voice for a language', () => {
-  const voice = (name: string, lang: string, isDefault = false) => ({ name, voiceURI: `urn:${name}`, lang, default: isDefault }) as SpeechSynthesisVoice;
+  const voice = (name: string, lang: string, isDefault = false) =>
+    ({ name, voiceURI: `urn:${name}`, lang, default: isDefault }) as SpeechSynthesisVoice;
   const voices = [
     voice('Thomas', 'fr-FR', true),
     voice('Amélie', 'fr-CA'),

@@ -42,7 +42,10 @@ interface Recognition {
 type RecognitionConstructor = new () => Recognition;
 
 export function browserSpeech(win: Window = window): Speech {
-  const w = win as unknown as { SpeechRecognition?: RecognitionConstructor; webkitSpeechRecognition?: RecognitionConstructor };
+  const w = win as unknown as {
+    SpeechRecognition?: RecognitionConstructor;
+    webkitSpeechRecognition?: RecognitionConstructor;
+  };
   const Recognizer = w.SpeechRecognition ?? w.webkitSpeechRecognition;
   const synth = win.speechSynthesis as SpeechSynthesis | undefined;
   let active: Recognition | undefined;
@@ -66,7 +69,8 @@ export function browserSpeech(win: Window = window): Speech {
           }
           onInterim((final + interim).trim());
         };
-        recognition.onerror = (event) => (event.error === 'no-speech' || event.error === 'aborted' ? resolve('') : reject(new ListenError(event.error)));
+        recognition.onerror = (event) =>
+          event.error === 'no-speech' || event.error === 'aborted' ? resolve('') : reject(new ListenError(event.error));
         recognition.onend = () => {
           active = undefined;
           resolve(final.trim());
@@ -107,11 +111,20 @@ const tagOf = (lang: string): string => lang.replace('_', '-').toLowerCase();
  * `en-US`), a natural-sounding one (engines call them Natural, Neural, Enhanced or Premium)
  * before a plain one, and the browser's default before the rest. None if no voice speaks it.
  */
-export function voiceFor(voices: SpeechSynthesisVoice[], language: string, name: string | undefined): SpeechSynthesisVoice | undefined {
+export function voiceFor(
+  voices: SpeechSynthesisVoice[],
+  language: string,
+  name: string | undefined,
+): SpeechSynthesisVoice | undefined {
   const wanted = tagOf(language);
   const score = (v: SpeechSynthesisVoice) =>
-    (v.name === name || v.voiceURI === name ? 8 : 0) + (tagOf(v.lang) === wanted ? 4 : 0) + (/natural|neural|enhanced|premium/i.test(v.name) ? 2 : 0) + (v.default ? 1 : 0);
-  return voices.filter((v) => tagOf(v.lang).split('-')[0] === wanted.split('-')[0]).sort((a, b) => score(b) - score(a))[0];
+    (v.name === name || v.voiceURI === name ? 8 : 0) +
+    (tagOf(v.lang) === wanted ? 4 : 0) +
+    (/natural|neural|enhanced|premium/i.test(v.name) ? 2 : 0) +
+    (v.default ? 1 : 0);
+  return voices
+    .filter((v) => tagOf(v.lang).split('-')[0] === wanted.split('-')[0])
+    .sort((a, b) => score(b) - score(a))[0];
 }
 
 const clamp = (value: number, min: number, max: number): number => Math.min(max, Math.max(min, value));

@@ -31,7 +31,10 @@ function usePanel(open: boolean, onError: AppProps['onError']): PanelModule['Pan
       (loaded) => setPanel(() => loaded.Panel),
       (err: unknown) => {
         loadingPanel = undefined;
-        onError('panel_unavailable', `The panel could not be loaded: ${err instanceof Error ? err.message : String(err)}`);
+        onError(
+          'panel_unavailable',
+          `The panel could not be loaded: ${err instanceof Error ? err.message : String(err)}`,
+        );
       },
     );
   }, [open]);
@@ -58,14 +61,38 @@ export function App({ client, speech, open, setOpen, onError, onLanguage }: AppP
   // Right to left, the launcher and the panel move to the side opposite the one `position` names.
   const left = (view.theme.position === 'bottom-left') !== rightToLeft();
   return (
-    <div class={`root${left ? ' left' : ''}`} lang={wordsLocale()} style={view.theme.accent_color ? { '--accent': view.theme.accent_color } : undefined}>
-      {open && Panel && <Panel client={client} speech={speech} view={view} title={title} onClose={() => setOpen(false)} onError={onError} onLanguage={onLanguage} />}
-      <button ref={launcher} class="launcher" type="button" aria-expanded={open} aria-label={t(open ? 'close_named' : 'open', { title })} onClick={() => setOpen(!open)}>
+    <div
+      class={`root${left ? ' left' : ''}`}
+      lang={wordsLocale()}
+      style={view.theme.accent_color ? { '--accent': view.theme.accent_color } : undefined}
+    >
+      {open && Panel && (
+        <Panel
+          client={client}
+          speech={speech}
+          view={view}
+          title={title}
+          onClose={() => setOpen(false)}
+          onError={onError}
+          onLanguage={onLanguage}
+        />
+      )}
+      <button
+        ref={launcher}
+        class="launcher"
+        type="button"
+        aria-expanded={open}
+        aria-label={t(open ? 'close_named' : 'open', { title })}
+        onClick={() => setOpen(!open)}
+      >
         <svg viewBox="0 0 24 24" aria-hidden="true">
-          {open ? <path d="M6.4 5 5 6.4 10.6 12 5 17.6 6.4 19l5.6-5.6 5.6 5.6 1.4-1.4-5.6-5.6L19 6.4 17.6 5 12 10.6z" /> : <path d="M4 4h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H8l-4 4V6a2 2 0 0 1 2-2z" />}
+          {open ? (
+            <path d="M6.4 5 5 6.4 10.6 12 5 17.6 6.4 19l5.6-5.6 5.6 5.6 1.4-1.4-5.6-5.6L19 6.4 17.6 5 12 10.6z" />
+          ) : (
+            <path d="M4 4h16a2 2 0 0 1 2 2v10a2 2 0 0 1-2 2H8l-4 4V6a2 2 0 0 1 2-2z" />
+          )}
         </svg>
       </button>
     </div>
   );
 }
-

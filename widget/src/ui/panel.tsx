@@ -94,12 +94,22 @@ export function Panel({ client, speech, view, title, onClose, onError, onLanguag
   };
 
   return (
-    <section class="panel" role="dialog" aria-label={title} dir={rightToLeft() ? 'rtl' : 'ltr'} onKeyDown={(e) => e.key === 'Escape' && onClose()}>
+    <section
+      class="panel"
+      role="dialog"
+      aria-label={title}
+      dir={rightToLeft() ? 'rtl' : 'ltr'}
+      onKeyDown={(e) => e.key === 'Escape' && onClose()}
+    >
       {/* Not a <header>: inside the host page's body it would be a second banner landmark. */}
       <div class="head">
         <h2>{title}</h2>
         {languages.length > 1 && (
-          <select aria-label={t('language')} value={client.language} onChange={(e) => onLanguage(e.currentTarget.value)}>
+          <select
+            aria-label={t('language')}
+            value={client.language}
+            onChange={(e) => onLanguage(e.currentTarget.value)}
+          >
             {languages.map((tag) => (
               <option key={tag} value={tag} lang={tag}>
                 {languageName(tag)}
@@ -113,12 +123,23 @@ export function Panel({ client, speech, view, title, onClose, onError, onLanguag
       </div>
       {/* Always present, so screen readers announce each change of its text. */}
       <p class="status" role="status">
-        {view.status === 'open' ? '' : t(view.status === 'offline' && queued ? 'queued' : view.status, { count: queued })}
+        {view.status === 'open'
+          ? ''
+          : t(view.status === 'offline' && queued ? 'queued' : view.status, { count: queued })}
       </p>
       <ol class="log" ref={log} aria-live="polite" aria-label={t('log')}>
-        {view.agent?.greeting && !view.lines.some((l) => l.key === 's1' && l.who === 'agent') && <li class="msg agent">{view.agent.greeting}</li>}
+        {view.agent?.greeting && !view.lines.some((l) => l.key === 's1' && l.who === 'agent') && (
+          <li class="msg agent">{view.agent.greeting}</li>
+        )}
         {view.lines.map((line, i) => (
-          <Message key={line.key} line={line} client={client} current={i > lastAsked} rateable={view.theme.feedback !== false} onQuickReply={() => speech.silence()} />
+          <Message
+            key={line.key}
+            line={line}
+            client={client}
+            current={i > lastAsked}
+            rateable={view.theme.feedback !== false}
+            onQuickReply={() => speech.silence()}
+          />
         ))}
         {thinking && (
           <li class="thinking">
@@ -160,7 +181,13 @@ export function Panel({ client, speech, view, title, onClose, onError, onLanguag
             }}
           />
           {canTalk && (
-            <button type="button" class="mic" aria-pressed={listening} aria-label={t(listening ? 'stop' : 'speak')} onClick={() => void talk()}>
+            <button
+              type="button"
+              class="mic"
+              aria-pressed={listening}
+              aria-label={t(listening ? 'stop' : 'speak')}
+              onClick={() => void talk()}
+            >
               <svg viewBox="0 0 24 24" width="20" height="20" aria-hidden="true" fill="currentColor">
                 <path d="M12 14a3 3 0 0 0 3-3V5a3 3 0 0 0-6 0v6a3 3 0 0 0 3 3zm5-3a5 5 0 0 1-10 0H5a7 7 0 0 0 6 6.9V21h2v-3.1A7 7 0 0 0 19 11z" />
               </svg>
@@ -195,7 +222,9 @@ function Message({ line, client, current, rateable, onQuickReply }: MessageProps
         {line.who === 'agent' ? <ReplyText text={line.text} /> : line.text}
         {line.state === 'sending' && <span class="sr"> {t('sending')}</span>}
       </li>
-      {line.actions && line.actions.length > 0 && <Actions line={line} client={client} current={current} onQuickReply={onQuickReply} />}
+      {line.actions && line.actions.length > 0 && (
+        <Actions line={line} client={client} current={current} onQuickReply={onQuickReply} />
+      )}
       {rateable && line.turnId && line.who === 'agent' && !line.parts && <Rating line={line} client={client} />}
       {line.state === 'failed' && (
         <li class="note failed">
@@ -231,11 +260,16 @@ function Rating({ line, client }: Pick<MessageProps, 'line' | 'client'>) {
     <li class="rate">
       <div role="group" aria-label={t('rate')}>
         <button type="button" aria-pressed={line.rating === 'up'} aria-label={t('helpful')} onClick={() => vote('up')}>
-        👍
-      </button>
-      <button type="button" aria-pressed={line.rating === 'down'} aria-label={t('not_helpful')} onClick={() => vote('down')}>
-        👎
-      </button>
+          👍
+        </button>
+        <button
+          type="button"
+          aria-pressed={line.rating === 'down'}
+          aria-label={t('not_helpful')}
+          onClick={() => vote('down')}
+        >
+          👎
+        </button>
       </div>
       {thanked ? (
         <span role="status">{t('thanks')}</span>
@@ -243,7 +277,13 @@ function Rating({ line, client }: Pick<MessageProps, 'line' | 'client'>) {
         voted &&
         line.rating && (
           <form onSubmit={send}>
-            <input aria-label={t('comment')} placeholder={t('comment')} maxLength={500} value={comment} onInput={(e) => setComment((e.target as HTMLInputElement).value)} />
+            <input
+              aria-label={t('comment')}
+              placeholder={t('comment')}
+              maxLength={500}
+              value={comment}
+              onInput={(e) => setComment((e.target as HTMLInputElement).value)}
+            />
             <button type="submit">{t('send')}</button>
           </form>
         )
@@ -279,7 +319,13 @@ function Actions({ line, client, current, onQuickReply }: MessageProps) {
       ) : null;
     }
     return action.label ? (
-      <button key={i} type="button" class="action" disabled={client.actionRan(line.key, i)} onClick={() => client.runAction(line.key, i)}>
+      <button
+        key={i}
+        type="button"
+        class="action"
+        disabled={client.actionRan(line.key, i)}
+        onClick={() => client.runAction(line.key, i)}
+      >
         {action.label}
       </button>
     ) : null;

@@ -10,7 +10,21 @@ export function ReplyText({ text }: { text: string }) {
     if (last && isItem(last[0]!) === isItem(line)) last.push(line);
     else blocks.push([line]);
   }
-  return <>{blocks.map((lines) => (isItem(lines[0]!) ? <ul>{lines.map((line) => <li>{linked(line.slice(2))}</li>)}</ul> : <span class="para">{linked(lines.join('\n'))}</span>))}</>;
+  return (
+    <>
+      {blocks.map((lines) =>
+        isItem(lines[0]!) ? (
+          <ul>
+            {lines.map((line) => (
+              <li>{linked(line.slice(2))}</li>
+            ))}
+          </ul>
+        ) : (
+          <span class="para">{linked(lines.join('\n'))}</span>
+        ),
+      )}
+    </>
+  );
 }
 
 const isItem = (line: string) => line.startsWith('- ');

@@ -7,7 +7,8 @@ import { WIDGET_LOCALES } from '../../../server/src/concierge/protocol/widget-lo
 import { loadWords, localeFor, rightToLeft, t, wordsLocale } from './words';
 
 type Entry = string | Record<string, string>;
-const catalogue = (locale: string): Record<string, Entry> => JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'locales', `${locale}.json`), 'utf8'));
+const catalogue = (locale: string): Record<string, Entry> =>
+  JSON.parse(readFileSync(join(import.meta.dirname, '..', '..', 'locales', `${locale}.json`), 'utf8'));
 const en = catalogue('en');
 const placeholders = (text: string) => [...text.matchAll(/\{(\w+)\}/g)].map((m) => m[1]).sort();
 
@@ -16,24 +17,27 @@ describe("the widget's catalogue", () => {
     expect(Object.keys(catalogue(locale)).sort()).toEqual(Object.keys(en).sort());
   });
 
-  it.each(WIDGET_LOCALES)("%s's strings are not empty, keep English's placeholders, and a plural string has each of the locale's plural forms", (locale) => {
-    const categories = new Intl.PluralRules(locale).resolvedOptions().pluralCategories;
-    for (const [key, entry] of Object.entries(catalogue(locale))) {
-      const english = en[key]!;
-      if (typeof english === 'string') {
-        expect(typeof entry, key).toBe('string');
-        expect((entry as string).trim(), key).not.toBe('');
-        expect(placeholders(entry as string), key).toEqual(placeholders(english));
-        continue;
+  it.each(WIDGET_LOCALES)(
+    "%s's strings are not empty, keep English's placeholders, and a plural string has each of the locale's plural forms",
+    (locale) => {
+      const categories = new Intl.PluralRules(locale).resolvedOptions().pluralCategories;
+      for (const [key, entry] of Object.entries(catalogue(locale))) {
+        const english = en[key]!;
+        if (typeof english === 'string') {
+          expect(typeof entry, key).toBe('string');
+          expect((entry as string).trim(), key).not.toBe('');
+          expect(placeholders(entry as string), key).toEqual(placeholders(english));
+          continue;
+        }
+        expect(Object.keys(entry).sort(), key).toEqual([...categories].sort());
+        for (const [category, text] of Object.entries(entry)) {
+          // A form for exactly one or two may say the number in words ("رسالتان", "שתי הודעות") instead of {count}.
+          const allowed = ['one', 'two', 'zero'].includes(category) ? [[], ['count']] : [['count']];
+          expect(allowed, `${key}.${category}`).toContainEqual(placeholders(text));
+        }
       }
-      expect(Object.keys(entry).sort(), key).toEqual([...categories].sort());
-      for (const [category, text] of Object.entries(entry)) {
-        // A form for exactly one or two may say the number in words ("رسالتان", "שתי הודעות") instead of {count}.
-        const allowed = ['one', 'two', 'zero'].includes(category) ? [[], ['count']] : [['count']];
-        expect(allowed, `${key}.${category}`).toContainEqual(placeholders(text));
-      }
-    }
-  });
+    },
+  );
 });
 
 describe("choosing the widget's words", () => {
@@ -71,7 +75,12 @@ describe('the words shown', () => {
 
   it("are the locale's once fetched, English for a string it lacks, never a key", async () => {
     await loadWords('de', base);
-    expect([wordsLocale(), t('close'), t('open', { title: 'Harbor Hotel' }), t('send')]).toEqual(['de', 'Schließen', 'Mit Harbor Hotel chatten', 'Send']);
+    expect([wordsLocale(), t('close'), t('open', { title: 'Harbor Hotel' }), t('send')]).toEqual([
+      'de',
+      'Schließen',
+      'Mit Harbor Hotel chatten',
+      'Send',
+    ]);
     expect(asked.at(-1)).toMatch(/^\/widget\/locales\/de\.json\?v=[0-9a-f]{12}$/);
   });
 

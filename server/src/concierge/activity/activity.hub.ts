@@ -6,7 +6,13 @@ import type { Db } from '../../store/database.js';
 import type { StoreHealth } from '../../store/store-health.js';
 import type { ConversationBus } from '../events/conversation-bus.js';
 import type { Committed } from '../events/event.recorder.js';
-import { type ActivityEventRow, activitySince, conversationOwner, type HandoffRow, handoffsSince } from './activity.repository.js';
+import {
+  type ActivityEventRow,
+  activitySince,
+  conversationOwner,
+  type HandoffRow,
+  handoffsSince,
+} from './activity.repository.js';
 
 /** One message of the stream: the conversation event it carries (`seq`), or a handoff (`handoffAt`, ms). */
 interface Item {
@@ -64,26 +70,55 @@ const OWNERS_KEPT = 10_000;
  */
 const LAST_EVENT_ID = /^(\d{1,15})-(?:([0-9a-f-]{36})-(\d+|h)|resync)$/;
 
-const sse = (id: string, data: string, event?: string) => `id: ${id}\n${event ? `event: ${event}\n` : ''}data: ${data}\n\n`;
+const sse = (id: string, data: string, event?: string) =>
+  `id: ${id}\n${event ? `event: ${event}\n` : ''}data: ${data}\n\n`;
 
-function eventItem(row: Pick<ActivityEventRow, 'conversation_id' | 'deployment_id' | 'seq' | 'frame'>, atMs: number): Item {
+function eventItem(
+  row: Pick<ActivityEventRow, 'conversation_id' | 'deployment_id' | 'seq' | 'frame'>,
+  atMs: number,
+): Item {
   // The frame is stored as JSON text: spliced in, not parsed and serialised again.
   const data = `{"conversation_id":${JSON.stringify(row.conversation_id)},"deployment_id":${JSON.stringify(row.deployment_id)},"event":${row.frame}}`;
-  return { conversationId: row.conversation_id, seq: row.seq, text: sse(`${atMs}-${row.conversation_id}-${row.seq}`, data) };
+  return {
+    conversationId: row.conversation_id,
+    seq: row.seq,
+    text: sse(`${atMs}-${row.conversation_id}-${row.seq}`, data),
+  };
 }
 
-function handoffItem(conversationId: string, deploymentId: string, handoff: Record<string, unknown>, atMs: number): Item {
-  return { conversationId, handoffAt: atMs, text: sse(`${atMs}-${conversationId}-h`, JSON.stringify({ conversation_id: conversationId, deployment_id: deploymentId, ...handoff }), 'handoff') };
+function handoffItem(
+  conversationId: string,
+  deploymentId: string,
+  handoff: Record<string, unknown>,
+  atMs: number,
+): Item {
+  return {
+    conversationId,
+    handoffAt: atMs,
+    text: sse(
+      `${atMs}-${conversationId}-h`,
+      JSON.stringify({ conversation_id: conversationId, deployment_id: deploymentId, ...handoff }),
+      'handoff',
+    ),
+  };
 }
 
 const handoffOf = (row: HandoffRow) =>
-  handoffItem(row.id, row.deployment_id, { handler: row.handler, name: row.handler_name, needs_person: row.needs_person === 1, reason: row.handoff_reason }, Date.parse(row.handoff_at!));
+  handoffItem(
+    row.id,
+    row.deployment_id,
+    { handler: row.handler, name: row.handler_name, needs_person: row.needs_person === 1, reason: row.handoff_reason },
+    Date.parse(row.handoff_at!),
+  );
 
 /**
  * Said instead of a catch-up larger than a reader may hold: what happened meanwhile must be read
  * from the API again. Its id lets a reconnect resume from here, not from the old place again.
  */
-const resyncItem = (atMs: number): Item => ({ conversationId: '', text: sse(`${atMs}-resync`, JSON.stringify({ reason: 'too_far_behind' }), 'resync') });
+const resyncItem = (atMs: number): Item => ({
+  conversationId: '',
+  text: sse(`${atMs}-resync`, JSON.stringify({ reason: 'too_far_behind' }), 'resync'),
+});
 
 const RETRY = Buffer.from('retry: 2000\n\n');
 const KEEP_ALIVE = Buffer.from(': keep-alive\n\n');
@@ -116,8 +151,11 @@ class ActivityReader {
   /** The store's items first, then what came live meanwhile that the store's did not already hold. */
   caughtUp(items: readonly Item[]): void {
     const sent = new Map<string, number>();
-    for (const item of items) if (item.seq !== undefined) sent.set(item.conversationId, Math.max(item.seq, sent.get(item.conversationId) ?? 0));
-    const held = (this.#held ?? []).filter((item) => item.seq === undefined || item.seq > (sent.get(item.conversationId) ?? 0));
+    for (const item of items)
+      if (item.seq !== undefined) sent.set(item.conversationId, Math.max(item.seq, sent.get(item.conversationId) ?? 0));
+    const held = (this.#held ?? []).filter(
+      (item) => item.seq === undefined || item.seq > (sent.get(item.conversationId) ?? 0),
+    );
     this.#held = undefined;
     if (items.length + held.length) this.#send(piece([...items, ...held]));
     this.#flush();
@@ -201,7 +239,10 @@ export class ActivityHub {
     private readonly parts: { db: Db; bus: ConversationBus; health: StoreHealth },
     private readonly settings: ActivitySettings,
   ) {
-    this.#catchUp = new BackgroundLoop({ what: 'activity catch-up', pass: () => this.#catchUpPass(), health: parts.health }, { everyMs: settings.catchUpEveryMs });
+    this.#catchUp = new BackgroundLoop(
+      { what: 'activity catch-up', pass: () => this.#catchUpPass(), health: parts.health },
+      { everyMs: settings.catchUpEveryMs },
+    );
     this.#perCustomer = new PerKeyCap(settings.streamsPerCustomer);
     this.#perPrincipal = new PerKeyCap(settings.streamsPerPrincipal);
   }
@@ -211,10 +252,14 @@ export class ActivityHub {
     // A reader is spoken to when it would otherwise pass heartbeatMs in silence before the next look.
     this.#heartbeat = setInterval(() => {
       const now = Date.now();
-      for (const feed of this.#feeds.values()) for (const reader of feed.readers) reader.beat(now, this.settings.heartbeatMs - tick);
+      for (const feed of this.#feeds.values())
+        for (const reader of feed.readers) reader.beat(now, this.settings.heartbeatMs - tick);
     }, tick).unref();
     if (!this.settings.otherNodes) return;
-    this.#unsubscribe = this.parts.bus.subscribeRemote((conversationId) => void this.#remote(conversationId).catch((err) => this.parts.health.failed(err, 'activity stream')));
+    this.#unsubscribe = this.parts.bus.subscribeRemote(
+      (conversationId) =>
+        void this.#remote(conversationId).catch((err) => this.parts.health.failed(err, 'activity stream')),
+    );
     this.#catchUp.start();
   }
 
@@ -243,7 +288,14 @@ export class ActivityHub {
     for (const c of list) {
       const feed = this.#feeds.get(c.customerId);
       if (!feed) continue;
-      for (const frame of c.frames) this.#deliver(feed, eventItem({ conversation_id: c.conversationId, deployment_id: c.deploymentId, seq: frame.seq, frame: frame.frame }, now));
+      for (const frame of c.frames)
+        this.#deliver(
+          feed,
+          eventItem(
+            { conversation_id: c.conversationId, deployment_id: c.deploymentId, seq: frame.seq, frame: frame.frame },
+            now,
+          ),
+        );
       if (c.handoff) this.#deliver(feed, handoffItem(c.conversationId, c.deploymentId, c.handoff, now));
     }
   };
@@ -255,16 +307,39 @@ export class ActivityHub {
    * or the reader falls too far behind. Past the streams a customer or principal may hold on this
    * node: `rate_limited`.
    */
-  async open(customerId: string, principal: string, lastEventId: string | undefined, signal: AbortSignal): Promise<AsyncGenerator<Buffer>> {
+  async open(
+    customerId: string,
+    principal: string,
+    lastEventId: string | undefined,
+    signal: AbortSignal,
+  ): Promise<AsyncGenerator<Buffer>> {
     const releaseCustomer = this.#perCustomer.take(customerId);
     const releasePrincipal = releaseCustomer && this.#perPrincipal.take(`${customerId}\n${principal}`);
     if (!releaseCustomer || !releasePrincipal) {
       releaseCustomer?.();
-      const whose = releaseCustomer ? `this ${principal.startsWith('user:') ? 'console user' : 'API key'} (${this.settings.streamsPerPrincipal})` : `this customer (${this.settings.streamsPerCustomer})`;
-      throw new AppError('rate_limited', `Too many activity streams open for ${whose} on this node; close one (a tab), or retry after the time in Retry-After`, undefined, STREAMS_RETRY_AFTER_S);
+      const whose = releaseCustomer
+        ? `this ${principal.startsWith('user:') ? 'console user' : 'API key'} (${this.settings.streamsPerPrincipal})`
+        : `this customer (${this.settings.streamsPerCustomer})`;
+      throw new AppError(
+        'rate_limited',
+        `Too many activity streams open for ${whose} on this node; close one (a tab), or retry after the time in Retry-After`,
+        undefined,
+        STREAMS_RETRY_AFTER_S,
+      );
     }
     let feed = this.#feeds.get(customerId);
-    if (!feed) this.#feeds.set(customerId, (feed = { readers: new Set(), pending: [], lastSeq: new Map(), lastHandoff: new Map(), since: isoIn(-this.settings.catchUpEveryMs), work: Promise.resolve() }));
+    if (!feed)
+      this.#feeds.set(
+        customerId,
+        (feed = {
+          readers: new Set(),
+          pending: [],
+          lastSeq: new Map(),
+          lastHandoff: new Map(),
+          since: isoIn(-this.settings.catchUpEveryMs),
+          work: Promise.resolve(),
+        }),
+      );
     const reader = new ActivityReader(this.settings);
     if (this.#ending) reader.close();
     feed.readers.add(reader);
@@ -299,7 +374,10 @@ export class ActivityHub {
     const startedAt = Date.now();
     // After a resync the reader went live at that instant, already listening: no margin is needed, and one would bring back what it skipped.
     const since = new Date(Number(last[1]) - (last[2] ? RESUME_MARGIN_MS : 0)).toISOString();
-    const [events, handoffs] = await Promise.all([activitySince(this.parts.db, customerId, since, RESUME_LIMIT + 1), handoffsSince(this.parts.db, customerId, since)]);
+    const [events, handoffs] = await Promise.all([
+      activitySince(this.parts.db, customerId, since, RESUME_LIMIT + 1),
+      handoffsSince(this.parts.db, customerId, since),
+    ]);
     const items = events.map((row) => eventItem(row, Date.parse(row.created_at)));
     // The event Last-Event-ID names was received: not sent again.
     const received = items.findIndex((i) => i.conversationId === last[2] && String(i.seq) === last[3]);
@@ -342,7 +420,10 @@ export class ActivityHub {
     if (!feed) return;
     const customerId = owner.customer_id;
     feed.work = feed.work.then(async () => {
-      const rows = await activitySince(this.parts.db, customerId, feed.since, CATCH_UP_LIMIT, { conversationId, afterSeq: feed.lastSeq.get(conversationId) ?? 0 });
+      const rows = await activitySince(this.parts.db, customerId, feed.since, CATCH_UP_LIMIT, {
+        conversationId,
+        afterSeq: feed.lastSeq.get(conversationId) ?? 0,
+      });
       for (const row of rows) this.#deliver(feed, eventItem(row, Date.parse(row.created_at)));
     });
     await feed.work;
@@ -353,7 +434,10 @@ export class ActivityHub {
     for (const [customerId, feed] of this.#feeds) {
       const next = isoIn(-this.settings.catchUpEveryMs);
       feed.work = feed.work.then(async () => {
-        const [events, handoffs] = await Promise.all([activitySince(this.parts.db, customerId, feed.since, CATCH_UP_LIMIT), handoffsSince(this.parts.db, customerId, feed.since)]);
+        const [events, handoffs] = await Promise.all([
+          activitySince(this.parts.db, customerId, feed.since, CATCH_UP_LIMIT),
+          handoffsSince(this.parts.db, customerId, feed.since),
+        ]);
         for (const row of events) this.#deliver(feed, eventItem(row, Date.parse(row.created_at)));
         for (const row of handoffs) this.#deliver(feed, handoffOf(row));
         feed.since = next;

@@ -25,7 +25,13 @@ export interface HandoffRow {
  * conversations touched since are looked at (every event touches its conversation). With
  * `only`, that conversation's events after `afterSeq`.
  */
-export async function activitySince(db: Db, customerId: string, since: string, limit: number, only?: { conversationId: string; afterSeq: number }): Promise<ActivityEventRow[]> {
+export async function activitySince(
+  db: Db,
+  customerId: string,
+  since: string,
+  limit: number,
+  only?: { conversationId: string; afterSeq: number },
+): Promise<ActivityEventRow[]> {
   let query = db
     .selectFrom('conversations as c')
     .innerJoin('conversation_events as e', 'e.conversation_id', 'c.id')
@@ -50,6 +56,13 @@ export async function handoffsSince(db: Db, customerId: string, since: string): 
 }
 
 /** Whose a conversation is: its customer and deployment. */
-export async function conversationOwner(db: Db, conversationId: string): Promise<{ customer_id: string; deployment_id: string } | undefined> {
-  return db.selectFrom('conversations').select(['customer_id', 'deployment_id']).where('id', '=', conversationId).executeTakeFirst();
+export async function conversationOwner(
+  db: Db,
+  conversationId: string,
+): Promise<{ customer_id: string; deployment_id: string } | undefined> {
+  return db
+    .selectFrom('conversations')
+    .select(['customer_id', 'deployment_id'])
+    .where('id', '=', conversationId)
+    .executeTakeFirst();
 }

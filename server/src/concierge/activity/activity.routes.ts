@@ -28,7 +28,10 @@ export function activityRoutes(hub: ActivityHub, access: ActivityAccess): RouteD
       success: {
         status: 200,
         description: 'An endless text/event-stream',
-        data: z.string().meta({ description: 'id: …\\ndata: {"conversation_id","deployment_id","event":{…}}; or event: handoff with {conversation_id, deployment_id, handler, name, needs_person, reason}' }),
+        data: z.string().meta({
+          description:
+            'id: …\\ndata: {"conversation_id","deployment_id","event":{…}}; or event: handoff with {conversation_id, deployment_id, handler, name, needs_person, reason}',
+        }),
         contentType: 'text/event-stream',
         stream: true,
         live: true,
@@ -36,16 +39,25 @@ export function activityRoutes(hub: ActivityHub, access: ActivityAccess): RouteD
       handler: async ({ principal, req, res }) => {
         const gone = new AbortController();
         // A store that cannot answer is not a refusal: the stream goes on, and is asked again next time.
-        const recheck = setInterval(() => void access.holds(req).then((holds) => holds || gone.abort(), () => {}), access.recheckMs).unref();
+        const recheck = setInterval(
+          () =>
+            void access.holds(req).then(
+              (holds) => holds || gone.abort(),
+              () => {},
+            ),
+          access.recheckMs,
+        ).unref();
         res.once('close', () => {
           clearInterval(recheck);
           gone.abort();
         });
         const last = req.headers['last-event-id'];
-        const data = await hub.open(principal.customerId, principalKey(principal), typeof last === 'string' ? last : undefined, gone.signal).catch((err: unknown) => {
-          clearInterval(recheck);
-          throw err;
-        });
+        const data = await hub
+          .open(principal.customerId, principalKey(principal), typeof last === 'string' ? last : undefined, gone.signal)
+          .catch((err: unknown) => {
+            clearInterval(recheck);
+            throw err;
+          });
         return { data, headers: { 'Cache-Control': 'no-store', 'X-Accel-Buffering': 'no' } };
       },
     }),

@@ -2,12 +2,24 @@ import { type SelectQueryBuilder, sql } from 'kysely';
 import type { Database, Db, Trx } from '../../store/database.js';
 import type { RollupRows } from './analytics.table.js';
 
-const COUNTS = ['conversations', 'turns', 'failed_hook_rejected', 'failed_hook_failed', 'failed_reply_timeout', 'failed_conversation_ended', 'handoffs', 'feedback_up', 'feedback_down'] as const;
+const COUNTS = [
+  'conversations',
+  'turns',
+  'failed_hook_rejected',
+  'failed_hook_failed',
+  'failed_reply_timeout',
+  'failed_conversation_ended',
+  'handoffs',
+  'feedback_up',
+  'feedback_down',
+] as const;
 /** Rows per statement: well under SQLite's 32,766 variables and PostgreSQL's 65,535 parameters. */
 const CHUNK = 500;
 
-const sortedValues = <T>(map: Map<string, T>): T[] => [...map].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
-const chunks = <T>(rows: T[]): T[][] => Array.from({ length: Math.ceil(rows.length / CHUNK) }, (_, i) => rows.slice(i * CHUNK, (i + 1) * CHUNK));
+const sortedValues = <T>(map: Map<string, T>): T[] =>
+  [...map].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
+const chunks = <T>(rows: T[]): T[][] =>
+  Array.from({ length: Math.ceil(rows.length / CHUNK) }, (_, i) => rows.slice(i * CHUNK, (i + 1) * CHUNK));
 
 /** Adds a transaction's rollup rows to the stored ones, in key order. */
 export async function writeRollup(trx: Trx, rows: RollupRows): Promise<void> {
@@ -15,18 +27,34 @@ export async function writeRollup(trx: Trx, rows: RollupRows): Promise<void> {
     await trx
       .insertInto('analytics_hours')
       .values(chunk)
-      .onConflict((oc) => oc.columns(['deployment_id', 'hour']).doUpdateSet((eb) => Object.fromEntries(COUNTS.map((c) => [c, eb(eb.ref(`analytics_hours.${c}`), '+', eb.ref(`excluded.${c}`))]))))
+      .onConflict((oc) =>
+        oc
+          .columns(['deployment_id', 'hour'])
+          .doUpdateSet((eb) =>
+            Object.fromEntries(
+              COUNTS.map((c) => [c, eb(eb.ref(`analytics_hours.${c}`), '+', eb.ref(`excluded.${c}`))]),
+            ),
+          ),
+      )
       .execute();
   }
   for (const chunk of chunks(sortedValues(rows.latency))) {
     await trx
       .insertInto('analytics_latency')
       .values(chunk)
-      .onConflict((oc) => oc.columns(['deployment_id', 'hour', 'metric', 'bin']).doUpdateSet((eb) => ({ count: eb(eb.ref('analytics_latency.count'), '+', eb.ref('excluded.count')) })))
+      .onConflict((oc) =>
+        oc
+          .columns(['deployment_id', 'hour', 'metric', 'bin'])
+          .doUpdateSet((eb) => ({ count: eb(eb.ref('analytics_latency.count'), '+', eb.ref('excluded.count')) })),
+      )
       .execute();
   }
   for (const chunk of chunks(sortedValues(rows.visitors))) {
-    await trx.insertInto('analytics_visitors').values(chunk).onConflict((oc) => oc.doNothing()).execute();
+    await trx
+      .insertInto('analytics_visitors')
+      .values(chunk)
+      .onConflict((oc) => oc.doNothing())
+      .execute();
   }
 }
 
@@ -41,8 +69,13 @@ export interface RollupScope {
   keyLength: 10 | 13;
 }
 
-function scoped<QB extends SelectQueryBuilder<Database, 'analytics_hours' | 'analytics_latency' | 'analytics_visitors', object>>(qb: QB, scope: RollupScope): QB {
-  let q = qb.where('customer_id', '=', scope.customerId).where('hour', '>=', scope.from).where('hour', '<', scope.to) as QB;
+function scoped<
+  QB extends SelectQueryBuilder<Database, 'analytics_hours' | 'analytics_latency' | 'analytics_visitors', object>,
+>(qb: QB, scope: RollupScope): QB {
+  let q = qb
+    .where('customer_id', '=', scope.customerId)
+    .where('hour', '>=', scope.from)
+    .where('hour', '<', scope.to) as QB;
   if (scope.deploymentId) q = q.where('deployment_id', '=', scope.deploymentId) as QB;
   if (scope.agentId) q = q.where('agent_id', '=', scope.agentId) as QB;
   return q;
@@ -68,11 +101,20 @@ export function latencyByBucket(db: Db, scope: RollupScope) {
 }
 
 /** Each bucket's distinct visitors, and the range's. */
-export async function visitorsByBucket(db: Db, scope: RollupScope): Promise<{ buckets: { bucket: string; visitors: number }[]; total: number }> {
+export async function visitorsByBucket(
+  db: Db,
+  scope: RollupScope,
+): Promise<{ buckets: { bucket: string; visitors: number }[]; total: number }> {
   const distinct = sql<number>`count(distinct visitor)`;
   const [buckets, total] = await Promise.all([
-    scoped(db.selectFrom('analytics_visitors'), scope).select([bucketOf(scope).as('bucket'), distinct.as('visitors')]).groupBy(bucketOf(scope)).execute(),
+    scoped(db.selectFrom('analytics_visitors'), scope)
+      .select([bucketOf(scope).as('bucket'), distinct.as('visitors')])
+      .groupBy(bucketOf(scope))
+      .execute(),
     scoped(db.selectFrom('analytics_visitors'), scope).select(distinct.as('visitors')).executeTakeFirstOrThrow(),
   ]);
-  return { buckets: buckets.map((b) => ({ bucket: b.bucket, visitors: Number(b.visitors) })), total: Number(total.visitors) };
+  return {
+    buckets: buckets.map((b) => ({ bucket: b.bucket, visitors: Number(b.visitors) })),
+    total: Number(total.visitors),
+  };
 }

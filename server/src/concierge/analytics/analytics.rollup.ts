@@ -7,12 +7,12 @@ import type { LatencyMetric, RollupRows } from './analytics.table.js';
 import { binOf } from './latency-bins.js';
 import { writeRollup } from './analytics.repository.js';
 
-
 /** The hour a moment falls in, as the rollup keys it. */
 export const hourOf = (iso: string): string => `${iso.slice(0, 13)}:00:00.000Z`;
 
 /** A visitor as the rollup keeps them: a digest of the customer and the token's `sub`, never the `sub` itself. */
-export const visitorDigest = (customerId: string, sub: string): string => createHash('sha256').update(`${customerId}\n${sub}`).digest('base64url').slice(0, 22);
+export const visitorDigest = (customerId: string, sub: string): string =>
+  createHash('sha256').update(`${customerId}\n${sub}`).digest('base64url').slice(0, 22);
 
 /**
  * The analytics rollup (README, Knowing how it goes), kept in the commit of what it counts: each
@@ -39,13 +39,28 @@ export class AnalyticsRollup {
 }
 
 /** Adds one tally to `rows`: a turn's facts in the hour it was taken, the rest in this hour. */
-export function addTally(rows: RollupRows, dep: Pick<DeploymentContext, 'id' | 'customerId' | 'agentId'>, tally: Tally): void {
+export function addTally(
+  rows: RollupRows,
+  dep: Pick<DeploymentContext, 'id' | 'customerId' | 'agentId'>,
+  tally: Tally,
+): void {
   const hour = hourOf(tally.at ?? isoNow());
   const owner = { deployment_id: dep.id, hour, customer_id: dep.customerId, agent_id: dep.agentId };
   const key = `${dep.id}\n${hour}`;
   let counts = rows.hours.get(key);
   if (!counts) {
-    counts = { ...owner, conversations: 0, turns: 0, failed_hook_rejected: 0, failed_hook_failed: 0, failed_reply_timeout: 0, failed_conversation_ended: 0, handoffs: 0, feedback_up: 0, feedback_down: 0 };
+    counts = {
+      ...owner,
+      conversations: 0,
+      turns: 0,
+      failed_hook_rejected: 0,
+      failed_hook_failed: 0,
+      failed_reply_timeout: 0,
+      failed_conversation_ended: 0,
+      handoffs: 0,
+      feedback_up: 0,
+      feedback_down: 0,
+    };
     rows.hours.set(key, counts);
   }
   counts.conversations += tally.conversations ?? 0;

@@ -8,11 +8,16 @@ export function analyticsRoutes(analytics: AnalyticsService): RouteDef[] {
       method: 'get',
       path: '/api/v1/analytics',
       operationId: 'getAnalytics',
-      summary: 'Counts and latencies per UTC hour or day over at most 92 days (from inclusive, to exclusive), for all deployments or one deployment or agent',
+      summary:
+        'Counts and latencies per UTC hour or day over at most 92 days (from inclusive, to exclusive), for all deployments or one deployment or agent',
       tag: 'Analytics',
       query: analyticsQuery,
       errors: ['not_found'],
-      success: { status: 200, description: 'The buckets of the range, empty ones included, and its totals', data: analyticsSchema },
+      success: {
+        status: 200,
+        description: 'The buckets of the range, empty ones included, and its totals',
+        data: analyticsSchema,
+      },
       handler: async ({ principal, query }) => ({ data: await analytics.analytics(principal.customerId, query) }),
     }),
   ];

@@ -13,7 +13,10 @@ export const MAX_DAYS = 92;
 const instant = z
   .union([z.iso.date(), z.iso.datetime()])
   .transform((text) => new Date(text.length === 10 ? `${text}T00:00:00.000Z` : text).toISOString())
-  .meta({ description: 'A UTC date (its midnight) or date and time, at the start of an interval', example: '2026-11-01' });
+  .meta({
+    description: 'A UTC date (its midnight) or date and time, at the start of an interval',
+    example: '2026-11-01',
+  });
 
 export const analyticsQuery = z
   .strictObject({
@@ -26,11 +29,17 @@ export const analyticsQuery = z
   .superRefine((q, ctx) => {
     const step = INTERVAL_MS[q.interval];
     for (const key of ['from', 'to'] as const) {
-      if (Date.parse(q[key]) % step) ctx.addIssue({ code: 'custom', path: [key], message: `must be at the start of ${q.interval === 'day' ? 'a day' : 'an hour'} (UTC) for interval=${q.interval}` });
+      if (Date.parse(q[key]) % step)
+        ctx.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `must be at the start of ${q.interval === 'day' ? 'a day' : 'an hour'} (UTC) for interval=${q.interval}`,
+        });
     }
     const span = Date.parse(q.to) - Date.parse(q.from);
     if (span <= 0) ctx.addIssue({ code: 'custom', path: ['to'], message: 'must be after from' });
-    else if (span > MAX_DAYS * INTERVAL_MS.day) ctx.addIssue({ code: 'custom', path: ['to'], message: `must be at most ${MAX_DAYS} days after from` });
+    else if (span > MAX_DAYS * INTERVAL_MS.day)
+      ctx.addIssue({ code: 'custom', path: ['to'], message: `must be at most ${MAX_DAYS} days after from` });
   });
 export type AnalyticsQuery = z.output<typeof analyticsQuery>;
 
@@ -42,14 +51,22 @@ const counts = {
   conversations: z.number().int(),
   visitors: z.number().int().meta({ description: 'Distinct user token `sub`s' }),
   turns: z.number().int(),
-  turns_failed: z.object({ hook_rejected: z.number().int(), hook_failed: z.number().int(), reply_timeout: z.number().int(), conversation_ended: z.number().int() }),
+  turns_failed: z.object({
+    hook_rejected: z.number().int(),
+    hook_failed: z.number().int(),
+    reply_timeout: z.number().int(),
+    conversation_ended: z.number().int(),
+  }),
   handoffs: z.number().int().meta({ description: "Takeovers by a person and the hook's handoff answers" }),
   feedback_up: z.number().int(),
   feedback_down: z.number().int(),
   hook_latency_ms: percentiles,
   time_to_reply_ms: percentiles.meta({ description: 'From a turn taken to its reply' }),
   time_to_first_part_ms: percentiles.meta({ description: "From a turn taken to its reply's first part" }),
-  recognition_ms: percentiles.meta({ description: "The service's speech recogniser, from an utterance's end to its text (README, Voice in every browser)" }),
+  recognition_ms: percentiles.meta({
+    description:
+      "The service's speech recogniser, from an utterance's end to its text (README, Voice in every browser)",
+  }),
 };
 
 export const analyticsSchema = z

@@ -9,7 +9,18 @@ type Counts = Analytics['totals'];
 type Bins = Record<LatencyMetric, Map<number, number>>;
 
 const emptyBins = (): Bins => ({ hook: new Map(), reply: new Map(), first_part: new Map(), recognition: new Map() });
-const zero = () => ({ conversations: 0, visitors: 0, turns: 0, hook_rejected: 0, hook_failed: 0, reply_timeout: 0, conversation_ended: 0, handoffs: 0, feedback_up: 0, feedback_down: 0 });
+const zero = () => ({
+  conversations: 0,
+  visitors: 0,
+  turns: 0,
+  hook_rejected: 0,
+  hook_failed: 0,
+  reply_timeout: 0,
+  conversation_ended: 0,
+  handoffs: 0,
+  feedback_up: 0,
+  feedback_down: 0,
+});
 type Sums = ReturnType<typeof zero>;
 /** Each sum and the rollup column it adds up. */
 const COLUMNS = [
@@ -31,7 +42,12 @@ function countsOf(sums: Sums, bins: Bins): Counts {
     conversations: sums.conversations,
     visitors: sums.visitors,
     turns: sums.turns,
-    turns_failed: { hook_rejected: sums.hook_rejected, hook_failed: sums.hook_failed, reply_timeout: sums.reply_timeout, conversation_ended: sums.conversation_ended },
+    turns_failed: {
+      hook_rejected: sums.hook_rejected,
+      hook_failed: sums.hook_failed,
+      reply_timeout: sums.reply_timeout,
+      conversation_ended: sums.conversation_ended,
+    },
     handoffs: sums.handoffs,
     feedback_up: sums.feedback_up,
     feedback_down: sums.feedback_down,
@@ -53,11 +69,23 @@ export class AnalyticsService {
   async analytics(customerId: string, query: AnalyticsQuery): Promise<Analytics> {
     const { db } = this.parts;
     await this.#owned(customerId, query);
-    const scope = { customerId, from: query.from, to: query.to, deploymentId: query.deployment_id, agentId: query.agent_id, keyLength: query.interval === 'day' ? 10 : 13 } as const;
-    const [counts, latency, visitors] = await Promise.all([countsByBucket(db, scope), latencyByBucket(db, scope), visitorsByBucket(db, scope)]);
+    const scope = {
+      customerId,
+      from: query.from,
+      to: query.to,
+      deploymentId: query.deployment_id,
+      agentId: query.agent_id,
+      keyLength: query.interval === 'day' ? 10 : 13,
+    } as const;
+    const [counts, latency, visitors] = await Promise.all([
+      countsByBucket(db, scope),
+      latencyByBucket(db, scope),
+      visitorsByBucket(db, scope),
+    ]);
 
     const starts: string[] = [];
-    for (let t = Date.parse(query.from); t < Date.parse(query.to); t += INTERVAL_MS[query.interval]) starts.push(new Date(t).toISOString());
+    for (let t = Date.parse(query.from); t < Date.parse(query.to); t += INTERVAL_MS[query.interval])
+      starts.push(new Date(t).toISOString());
     const keyOf = (start: string) => start.slice(0, scope.keyLength);
     const sums = new Map(starts.map((s) => [keyOf(s), zero()]));
     const bins = new Map(starts.map((s) => [keyOf(s), emptyBins()]));
@@ -88,7 +116,25 @@ export class AnalyticsService {
   /** A deployment or agent named in the query must be the customer's own: another's is not found, as if it did not exist. */
   async #owned(customerId: string, query: AnalyticsQuery): Promise<void> {
     const { db } = this.parts;
-    if (query.deployment_id && !(await db.selectFrom('deployments').select('id').where('id', '=', query.deployment_id).where('customer_id', '=', customerId).executeTakeFirst())) throw notFound('Deployment');
-    if (query.agent_id && !(await db.selectFrom('agents').select('id').where('id', '=', query.agent_id).where('customer_id', '=', customerId).executeTakeFirst())) throw notFound('Agent');
+    if (
+      query.deployment_id &&
+      !(await db
+        .selectFrom('deployments')
+        .select('id')
+        .where('id', '=', query.deployment_id)
+        .where('customer_id', '=', customerId)
+        .executeTakeFirst())
+    )
+      throw notFound('Deployment');
+    if (
+      query.agent_id &&
+      !(await db
+        .selectFrom('agents')
+        .select('id')
+        .where('id', '=', query.agent_id)
+        .where('customer_id', '=', customerId)
+        .executeTakeFirst())
+    )
+      throw notFound('Agent');
   }
 }

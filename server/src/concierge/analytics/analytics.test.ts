@@ -4,8 +4,10 @@ import { describeEachStore, expectError, startService, type TestService } from '
 import { binOf, middleOf, percentilesOf } from './latency-bins.js';
 
 describe('latency percentiles from bins', () => {
-  const binsOf = (values: number[]) => values.reduce((bins, v) => bins.set(binOf(v), (bins.get(binOf(v)) ?? 0) + 1), new Map<number, number>());
-  const within5 = (got: number | null, exact: number) => expect(Math.abs(got! - exact) / exact, `${got} for ${exact}`).toBeLessThanOrEqual(0.05);
+  const binsOf = (values: number[]) =>
+    values.reduce((bins, v) => bins.set(binOf(v), (bins.get(binOf(v)) ?? 0) + 1), new Map<number, number>());
+  const within5 = (got: number | null, exact: number) =>
+    expect(Math.abs(got! - exact) / exact, `${got} for ${exact}`).toBeLessThanOrEqual(0.05);
 
   it('are within 5% of the exact nearest-rank values of a known distribution', () => {
     const uniform = Array.from({ length: 1000 }, (_, i) => i + 1);
@@ -59,7 +61,12 @@ describeEachStore('GET /api/v1/analytics', (kind) => {
     const ada = await visit('ada');
     const first = await ask(ada, 'a1');
     await ada.widget.next('turn_acknowledged');
-    await postReply(service, deploymentId, { conversation_id: ada.ready.conversation_id, turn_id: first, reply_text: 'One.' }, secret);
+    await postReply(
+      service,
+      deploymentId,
+      { conversation_id: ada.ready.conversation_id, turn_id: first, reply_text: 'One.' },
+      secret,
+    );
     await ada.widget.next('reply');
     ada.widget.send({ type: 'feedback', turn_id: first, rating: 'up' });
     await ada.widget.next('feedback_recorded');
@@ -73,9 +80,16 @@ describeEachStore('GET /api/v1/analytics', (kind) => {
     const bob = await visit('bob');
     const second = await ask(bob, 'b1');
     await bob.widget.next('turn_acknowledged');
-    await postReply(service, deploymentId, { conversation_id: bob.ready.conversation_id, turn_id: second, reply_text: 'Two.' }, secret);
+    await postReply(
+      service,
+      deploymentId,
+      { conversation_id: bob.ready.conversation_id, turn_id: second, reply_text: 'Two.' },
+      secret,
+    );
     await bob.widget.next('reply');
-    expect((await api.post(`/api/v1/conversations/${bob.ready.conversation_id}/takeover`, { name: 'Maria' })).status).toBe(200);
+    expect(
+      (await api.post(`/api/v1/conversations/${bob.ready.conversation_id}/takeover`, { name: 'Maria' })).status,
+    ).toBe(200);
     for (const v of [ada, again, bob]) v.widget.close();
 
     const daily = await api.get(`/api/v1/analytics?from=${today()}&to=${tomorrow()}`);
@@ -93,19 +107,33 @@ describeEachStore('GET /api/v1/analytics', (kind) => {
       time_to_first_part_ms: { p50: null, p95: null, count: 0 },
       recognition_ms: { p50: null, p95: null, count: 0 },
     };
-    expect(daily.body.data).toEqual({ interval: 'day', from: `${today()}T00:00:00.000Z`, to: `${tomorrow()}T00:00:00.000Z`, buckets: [{ start: `${today()}T00:00:00.000Z`, ...totals }], totals });
+    expect(daily.body.data).toEqual({
+      interval: 'day',
+      from: `${today()}T00:00:00.000Z`,
+      to: `${tomorrow()}T00:00:00.000Z`,
+      buckets: [{ start: `${today()}T00:00:00.000Z`, ...totals }],
+      totals,
+    });
 
-    const hourly = await api.get(`/api/v1/analytics?from=${today()}&to=${tomorrow()}&interval=hour&deployment_id=${deploymentId}`);
+    const hourly = await api.get(
+      `/api/v1/analytics?from=${today()}&to=${tomorrow()}&interval=hour&deployment_id=${deploymentId}`,
+    );
     expect(hourly.body.data.buckets).toHaveLength(24);
     const busy = hourly.body.data.buckets.filter((b: { turns: number }) => b.turns > 0);
-    expect(busy.map((b: { start: string }) => b.start)).toEqual([`${new Date().toISOString().slice(0, 13)}:00:00.000Z`]);
+    expect(busy.map((b: { start: string }) => b.start)).toEqual([
+      `${new Date().toISOString().slice(0, 13)}:00:00.000Z`,
+    ]);
     expect(hourly.body.data.totals).toEqual(totals);
 
     // Another customer sees none of it, and may not name this deployment.
     const other = await deploy(service, { hook_url: customer.hookUrl });
     const theirs = await other.api.get(`/api/v1/analytics?from=${today()}&to=${tomorrow()}`);
     expect(theirs.body.data.totals).toMatchObject({ conversations: 0, visitors: 0, turns: 0, handoffs: 0 });
-    expectError(await other.api.get(`/api/v1/analytics?from=${today()}&to=${tomorrow()}&deployment_id=${deploymentId}`), 404, 'not_found');
+    expectError(
+      await other.api.get(`/api/v1/analytics?from=${today()}&to=${tomorrow()}&deployment_id=${deploymentId}`),
+      404,
+      'not_found',
+    );
   });
 
   it('refuses a range that is empty, longer than 92 days or not on its interval’s edges, naming the field', async () => {
@@ -113,7 +141,11 @@ describeEachStore('GET /api/v1/analytics', (kind) => {
     const cases: [string, string, string][] = [
       ['from=2026-11-02&to=2026-11-01', 'to', 'must be after from'],
       ['from=2026-01-01&to=2026-06-01', 'to', 'must be at most 92 days after from'],
-      ['from=2026-11-01T10:30:00Z&to=2026-11-02&interval=hour', 'from', 'must be at the start of an hour (UTC) for interval=hour'],
+      [
+        'from=2026-11-01T10:30:00Z&to=2026-11-02&interval=hour',
+        'from',
+        'must be at the start of an hour (UTC) for interval=hour',
+      ],
       ['from=2026-11-01T10:00:00Z&to=2026-11-02', 'from', 'must be at the start of a day (UTC) for interval=day'],
       ['from=2026-11-01&to=2026-11-02&interval=week', 'interval', expect.any(String) as unknown as string],
     ];

@@ -14,7 +14,6 @@ type WithC = ExpressionBuilder<Database & { c: ConversationRow }, 'c'>;
 
 const FAILED: TurnRow['status'][] = ['failed', 'expired'];
 
-
 /**
  * The ids of conversations with a turn text or reply containing `search`, ignoring case. SQLite
  * asks its FTS5 trigram index with a quoted phrase (a run of trigrams: a substring), which takes 3
@@ -24,30 +23,48 @@ const FAILED: TurnRow['status'][] = ['failed', 'expired'];
 function matching(eb: WithC, dialect: Dialect, search: string) {
   if (dialect === 'sqlite' && [...search].length >= 3) {
     const phrase = `"${search.replace(/"/g, '""')}"`;
-    return eb('c.id', 'in', sql<string>`(SELECT conversation_id FROM turn_search_rows WHERE rowid IN (SELECT rowid FROM turn_search WHERE turn_search MATCH ${phrase}))`);
+    return eb(
+      'c.id',
+      'in',
+      sql<string>`(SELECT conversation_id FROM turn_search_rows WHERE rowid IN (SELECT rowid FROM turn_search WHERE turn_search MATCH ${phrase}))`,
+    );
   }
   const pattern = containing(search);
   const like = dialect === 'postgres' ? sql`ILIKE` : sql`LIKE`;
-  return eb('c.id', 'in', sql<string>`(SELECT conversation_id FROM turns WHERE text ${like} ${pattern} ESCAPE '\\' OR reply_text ${like} ${pattern} ESCAPE '\\')`);
+  return eb(
+    'c.id',
+    'in',
+    sql<string>`(SELECT conversation_id FROM turns WHERE text ${like} ${pattern} ESCAPE '\\' OR reply_text ${like} ${pattern} ESCAPE '\\')`,
+  );
 }
 
 /** A failed or expired turn, or a transcript event given up on: sets read from their state indexes, small however long the history. */
 function failing(eb: WithC) {
   return eb.or([
     eb('c.id', 'in', eb.selectFrom('turns').select('turns.conversation_id').where('turns.status', 'in', FAILED)),
-    eb('c.id', 'in', eb.selectFrom('transcript_outbox').select('transcript_outbox.conversation_id').where('transcript_outbox.status', '=', 'dead')),
+    eb(
+      'c.id',
+      'in',
+      eb
+        .selectFrom('transcript_outbox')
+        .select('transcript_outbox.conversation_id')
+        .where('transcript_outbox.status', '=', 'dead'),
+    ),
   ]);
 }
 
 /** A search, or failures, name few conversations: the list starts from them, not from the customer's whole history. */
-const ledByMatches = (filter: ConversationFilter): boolean => filter.search !== undefined || filter.has_failures === true;
+const ledByMatches = (filter: ConversationFilter): boolean =>
+  filter.search !== undefined || filter.has_failures === true;
 
 function filtered(db: Db, dialect: Dialect, customerId: string, filter: ConversationFilter) {
   // Matches lead, looked up by id. SQLite would rather walk the customer's whole history and test
   // each against them, unless its index on the customer is ruled out (a unary +); PostgreSQL
   // weighs both by its statistics.
   const led = dialect === 'sqlite' && ledByMatches(filter);
-  let query = db.selectFrom('conversations as c').where(led ? sql<string>`+c.customer_id` : sql.ref<string>('c.customer_id'), '=', customerId);
+  let query = db
+    .selectFrom('conversations as c')
+    .where(led ? sql<string>`+c.customer_id` : sql.ref<string>('c.customer_id'), '=', customerId);
   if (filter.deployment_id) query = query.where('c.deployment_id', '=', filter.deployment_id);
   if (filter.agent_id) query = query.where('c.agent_id', '=', filter.agent_id);
   if (filter.status) query = query.where('c.status', '=', filter.status);
@@ -70,14 +87,36 @@ function filtered(db: Db, dialect: Dialect, customerId: string, filter: Conversa
 function withFailedCount(db: Db, dialect: Dialect, customerId: string, filter: ConversationFilter) {
   return filtered(db, dialect, customerId, filter)
     .selectAll('c')
-    .select((eb) => eb.selectFrom('turns as t').select((e) => e.fn.countAll<number | string>().as('n')).whereRef('t.conversation_id', '=', 'c.id').where('t.status', 'in', FAILED).as('failed_turn_count'))
-    .select((eb) => eb.selectFrom('turns as t').select((e) => e.fn.countAll<number | string>().as('n')).whereRef('t.conversation_id', '=', 'c.id').where('t.status', '=', 'acknowledged').as('waiting_turns'))
+    .select((eb) =>
+      eb
+        .selectFrom('turns as t')
+        .select((e) => e.fn.countAll<number | string>().as('n'))
+        .whereRef('t.conversation_id', '=', 'c.id')
+        .where('t.status', 'in', FAILED)
+        .as('failed_turn_count'),
+    )
+    .select((eb) =>
+      eb
+        .selectFrom('turns as t')
+        .select((e) => e.fn.countAll<number | string>().as('n'))
+        .whereRef('t.conversation_id', '=', 'c.id')
+        .where('t.status', '=', 'acknowledged')
+        .as('waiting_turns'),
+    )
     .orderBy('c.created_at', 'desc')
     .orderBy('c.id', 'desc');
 }
 
-export async function listConversations(db: Db, dialect: Dialect, customerId: string, filter: ConversationFilter, page: Page): Promise<Listed<HistoryRow>> {
-  const counting = filtered(db, dialect, customerId, filter).select((eb) => eb.fn.countAll<number | string>().as('total'));
+export async function listConversations(
+  db: Db,
+  dialect: Dialect,
+  customerId: string,
+  filter: ConversationFilter,
+  page: Page,
+): Promise<Listed<HistoryRow>> {
+  const counting = filtered(db, dialect, customerId, filter).select((eb) =>
+    eb.fn.countAll<number | string>().as('total'),
+  );
   if (ledByMatches(filter)) {
     // The matches are found once, for the page and its total alike (a page past the end counts them again).
     const counted = await withFailedCount(db, dialect, customerId, filter)
@@ -99,24 +138,59 @@ export interface HistoryCursor {
 }
 
 /** The next `limit` conversations after `after` (keyset, newest first): an export reads any number without an offset's rescans. */
-export async function conversationsAfter(db: Db, dialect: Dialect, customerId: string, filter: ConversationFilter, after: HistoryCursor | undefined, limit: number): Promise<HistoryRow[]> {
+export async function conversationsAfter(
+  db: Db,
+  dialect: Dialect,
+  customerId: string,
+  filter: ConversationFilter,
+  after: HistoryCursor | undefined,
+  limit: number,
+): Promise<HistoryRow[]> {
   let query = withFailedCount(db, dialect, customerId, filter);
-  if (after) query = query.where((eb) => eb.or([eb('c.created_at', '<', after.created_at), eb.and([eb('c.created_at', '=', after.created_at), eb('c.id', '<', after.id)])]));
+  if (after)
+    query = query.where((eb) =>
+      eb.or([
+        eb('c.created_at', '<', after.created_at),
+        eb.and([eb('c.created_at', '=', after.created_at), eb('c.id', '<', after.id)]),
+      ]),
+    );
   return (await query.limit(limit).execute()) as HistoryRow[];
 }
 
-export async function findHistoryRow(db: Db, dialect: Dialect, customerId: string, id: string): Promise<HistoryRow | undefined> {
-  return (await withFailedCount(db, dialect, customerId, {}).where('c.id', '=', id).executeTakeFirst()) as HistoryRow | undefined;
+export async function findHistoryRow(
+  db: Db,
+  dialect: Dialect,
+  customerId: string,
+  id: string,
+): Promise<HistoryRow | undefined> {
+  return (await withFailedCount(db, dialect, customerId, {}).where('c.id', '=', id).executeTakeFirst()) as
+    HistoryRow | undefined;
 }
 
 /** The turns of these conversations, each conversation's oldest first. */
 export async function turnsOf(db: Db, conversationIds: readonly string[]): Promise<TurnRow[]> {
   if (!conversationIds.length) return [];
-  return db.selectFrom('turns').selectAll().where('conversation_id', 'in', [...conversationIds]).orderBy('conversation_id').orderBy('created_at').orderBy('id').execute();
+  return db
+    .selectFrom('turns')
+    .selectAll()
+    .where('conversation_id', 'in', [...conversationIds])
+    .orderBy('conversation_id')
+    .orderBy('created_at')
+    .orderBy('id')
+    .execute();
 }
 
 /** The stored widget events of these conversations, each conversation's in seq order. */
-export async function eventsOf(db: Db, conversationIds: readonly string[]): Promise<Pick<ConversationEventTable, 'conversation_id' | 'seq' | 'frame'>[]> {
+export async function eventsOf(
+  db: Db,
+  conversationIds: readonly string[],
+): Promise<Pick<ConversationEventTable, 'conversation_id' | 'seq' | 'frame'>[]> {
   if (!conversationIds.length) return [];
-  return db.selectFrom('conversation_events').select(['conversation_id', 'seq', 'frame']).where('conversation_id', 'in', [...conversationIds]).orderBy('conversation_id').orderBy('seq').execute();
+  return db
+    .selectFrom('conversation_events')
+    .select(['conversation_id', 'seq', 'frame'])
+    .where('conversation_id', 'in', [...conversationIds])
+    .orderBy('conversation_id')
+    .orderBy('seq')
+    .execute();
 }

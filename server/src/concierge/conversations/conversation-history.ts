@@ -63,7 +63,11 @@ export class ConversationHistory {
 
   async list(customerId: string, filter: ConversationFilter, page: Page) {
     if (filter.search) await this.parts.searchIndex.catchUp();
-    return pageOf(page, await listConversations(this.parts.db, this.parts.dialect, customerId, filter, page), toConversation);
+    return pageOf(
+      page,
+      await listConversations(this.parts.db, this.parts.dialect, customerId, filter, page),
+      toConversation,
+    );
   }
 
   /** One conversation as the list shows it. */
@@ -84,8 +88,15 @@ export class ConversationHistory {
   async *export(customerId: string, filter: ConversationFilter): AsyncGenerator<string> {
     if (filter.search) await this.parts.searchIndex.catchUp();
     let after: HistoryCursor | undefined;
-    for (let sent = 0; sent < EXPORT_LIMIT; ) {
-      const rows = await conversationsAfter(this.parts.db, this.parts.dialect, customerId, filter, after, Math.min(EXPORT_STEP, EXPORT_LIMIT - sent));
+    for (let sent = 0; sent < EXPORT_LIMIT;) {
+      const rows = await conversationsAfter(
+        this.parts.db,
+        this.parts.dialect,
+        customerId,
+        filter,
+        after,
+        Math.min(EXPORT_STEP, EXPORT_LIMIT - sent),
+      );
       if (!rows.length) return;
       yield (await this.details(rows)).map((d) => `${JSON.stringify(d)}\n`).join('');
       sent += rows.length;
@@ -96,8 +107,15 @@ export class ConversationHistory {
   /** Conversations in full, in four reads whatever their number: turns, hook attempts, events, then the turns' reply parts. */
   private async details(rows: readonly HistoryRow[]): Promise<ConversationDetail[]> {
     const ids = rows.map((r) => r.id);
-    const [turns, events, hookCalls] = await Promise.all([turnsOf(this.parts.db, ids), eventsOf(this.parts.db, ids), hookAttemptsOf(this.parts.db, ids)]);
-    const streamed = await replyPartsOf(this.parts.db, turns.filter((t) => t.first_part_at).map((t) => t.id));
+    const [turns, events, hookCalls] = await Promise.all([
+      turnsOf(this.parts.db, ids),
+      eventsOf(this.parts.db, ids),
+      hookAttemptsOf(this.parts.db, ids),
+    ]);
+    const streamed = await replyPartsOf(
+      this.parts.db,
+      turns.filter((t) => t.first_part_at).map((t) => t.id),
+    );
     const partsBy = groupBy(streamed, (p) => p.turn_id);
     const attempts = groupBy(hookCalls.map(toDelivery), (d) => d.turn_id!);
     const turnsBy = groupBy(turns, (t) => t.conversation_id);
@@ -116,14 +134,25 @@ export class ConversationHistory {
         reply_actions: turn.reply_actions ? JSON.parse(turn.reply_actions) : [],
         parts: (partsBy.get(turn.id) ?? []).map(({ part, text, received_at }) => ({ part, text, received_at })),
         first_part_at: turn.first_part_at,
-        feedback: turn.feedback_rating ? { rating: turn.feedback_rating, comment: turn.feedback_comment, at: turn.feedback_at! } : null,
-        recognition: turn.recognition_engine ? { engine: turn.recognition_engine, duration_ms: turn.recognition_ms!, audio_ms: turn.recognition_audio_ms! } : null,
+        feedback: turn.feedback_rating
+          ? { rating: turn.feedback_rating, comment: turn.feedback_comment, at: turn.feedback_at! }
+          : null,
+        recognition: turn.recognition_engine
+          ? { engine: turn.recognition_engine, duration_ms: turn.recognition_ms!, audio_ms: turn.recognition_audio_ms! }
+          : null,
         created_at: turn.created_at,
         acknowledged_at: turn.acknowledged_at,
         resolved_at: turn.resolved_at,
-        replied_by: turn.status !== 'resolved' ? null : turn.replied_by ? { type: 'person', name: turn.replied_by } : { type: 'agent' },
+        replied_by:
+          turn.status !== 'resolved'
+            ? null
+            : turn.replied_by
+              ? { type: 'person', name: turn.replied_by }
+              : { type: 'agent' },
         hook_attempts: attempts.get(turn.id) ?? [],
-        reply_received: turn.reply_received_at ? { at: turn.reply_received_at, duplicates: turn.reply_duplicates } : null,
+        reply_received: turn.reply_received_at
+          ? { at: turn.reply_received_at, duplicates: turn.reply_duplicates }
+          : null,
       })),
       events: (eventsBy.get(row.id) ?? []).map((e) => JSON.parse(e.frame)),
     }));

@@ -10,7 +10,12 @@ export async function insertConversation(db: Db, row: ConversationRow): Promise<
 }
 
 /** How many conversations `sub` started on the deployment at or after `since`. */
-export async function conversationsStartedSince(db: Db, deploymentId: string, sub: string, since: string): Promise<number> {
+export async function conversationsStartedSince(
+  db: Db,
+  deploymentId: string,
+  sub: string,
+  since: string,
+): Promise<number> {
   const row = await db
     .selectFrom('conversations')
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
@@ -23,7 +28,11 @@ export async function conversationsStartedSince(db: Db, deploymentId: string, su
 
 /** Open conversations across the store (the metrics' gauge; the status index answers it). */
 export async function countOpenConversations(db: Db): Promise<number> {
-  const row = await db.selectFrom('conversations').select((eb) => eb.fn.countAll<number>().as('n')).where('status', '=', 'open').executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('conversations')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('status', '=', 'open')
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -32,7 +41,12 @@ export async function findConversation(db: Db, id: string): Promise<Conversation
 }
 
 export async function openConversationIds(db: Db, deploymentId: string): Promise<string[]> {
-  const rows = await db.selectFrom('conversations').select('id').where('deployment_id', '=', deploymentId).where('status', '=', 'open').execute();
+  const rows = await db
+    .selectFrom('conversations')
+    .select('id')
+    .where('deployment_id', '=', deploymentId)
+    .where('status', '=', 'open')
+    .execute();
   return rows.map((r) => r.id);
 }
 
@@ -42,7 +56,9 @@ export async function lockConversation(trx: Trx, id: string): Promise<Conversati
   return row;
 }
 
-const lockShape = queryShape((db, v: { id: string; now: string }) => db.updateTable('conversations').set({ updated_at: v.now }).where('id', '=', v.id).returningAll());
+const lockShape = queryShape((db, v: { id: string; now: string }) =>
+  db.updateTable('conversations').set({ updated_at: v.now }).where('id', '=', v.id).returningAll(),
+);
 
 /** Deletes conversations with everything of theirs: events and turns (by cascade), transcript events and delivery records. */
 export async function deleteConversations(trx: Trx, ids: readonly string[]): Promise<void> {

@@ -2,9 +2,17 @@ import { z } from 'zod';
 import { pageQuery } from '../../http/pagination.js';
 import { timestamp } from '../../shared/schemas.js';
 import { deliverySchema } from '../deliveries/delivery.schemas.js';
-import { endReasons, feedbackRatings, handlers, recognitionEngines, replyAction, storedEvent, turnFailures, turnModes } from '../protocol/frames.js';
+import {
+  endReasons,
+  feedbackRatings,
+  handlers,
+  recognitionEngines,
+  replyAction,
+  storedEvent,
+  turnFailures,
+  turnModes,
+} from '../protocol/frames.js';
 import { conversationStatuses, turnStatuses } from './conversation.table.js';
-
 
 export const conversationSchema = z
   .object({
@@ -17,7 +25,9 @@ export const conversationSchema = z
     user: z.object({ sub: z.string(), name: z.string().nullable() }),
     turn_count: z.number().int(),
     failed_turn_count: z.number().int().meta({ description: 'Turns failed or expired' }),
-    handler: z.enum(handlers).meta({ description: "Who answers its turns: the turn hook (`agent`) or a person who took it over" }),
+    handler: z
+      .enum(handlers)
+      .meta({ description: 'Who answers its turns: the turn hook (`agent`) or a person who took it over' }),
     handler_name: z.string().nullable().meta({ description: 'The name visitors see of the person handling it' }),
     needs_person: z.boolean().meta({ description: 'The hook handed it over and nobody has taken it yet' }),
     handoff_reason: z.string().nullable().meta({ description: "The hook's reason for the handoff" }),
@@ -36,36 +46,55 @@ const turnSchema = z
     client_turn_id: z.string(),
     text: z.string(),
     mode: z.enum(turnModes),
-    language: z.string().nullable().meta({ description: "The visitor's language for this turn (BCP 47): their choice in the widget's language menu, else the agent's; null for turns taken before languages were recorded" }),
+    language: z.string().nullable().meta({
+      description:
+        "The visitor's language for this turn (BCP 47): their choice in the widget's language menu, else the agent's; null for turns taken before languages were recorded",
+    }),
     status: z.enum(turnStatuses),
     failure_reason: z.enum(turnFailures).nullable(),
     reply_text: z.string().nullable().meta({ description: 'The final reply (what the parts were replaced with)' }),
-    reply_actions: replyAction.array().meta({ description: "The final reply's actions; empty when it had none, or has not come" }),
-    parts: z
-      .object({ part: z.number().int(), text: z.string(), received_at: timestamp })
+    reply_actions: replyAction
       .array()
-      .meta({ description: 'The parts the reply was streamed in, in part order (README, Streaming a reply); empty when it came whole' }),
+      .meta({ description: "The final reply's actions; empty when it had none, or has not come" }),
+    parts: z.object({ part: z.number().int(), text: z.string(), received_at: timestamp }).array().meta({
+      description:
+        'The parts the reply was streamed in, in part order (README, Streaming a reply); empty when it came whole',
+    }),
     first_part_at: timestamp.nullable().meta({ description: "When the reply's first part came" }),
     feedback: z
       .object({ rating: z.enum(feedbackRatings), comment: z.string().nullable(), at: timestamp })
       .nullable()
-      .meta({ description: "The visitor's last rating of the reply (README, Knowing how it goes); null when they gave none" }),
+      .meta({
+        description: "The visitor's last rating of the reply (README, Knowing how it goes); null when they gave none",
+      }),
     recognition: z
       .object({ engine: z.enum(recognitionEngines), duration_ms: z.number().int(), audio_ms: z.number().int() })
       .nullable()
-      .meta({ description: "How the service heard a spoken turn (README, Voice in every browser): the recogniser, its time from the utterance's end to its answer, and the audio's length; null for typed turns and the browser's recognition" }),
+      .meta({
+        description:
+          "How the service heard a spoken turn (README, Voice in every browser): the recogniser, its time from the utterance's end to its answer, and the audio's length; null for typed turns and the browser's recognition",
+      }),
     created_at: timestamp,
     acknowledged_at: timestamp.nullable(),
     resolved_at: timestamp.nullable(),
     replied_by: z
       .union([z.object({ type: z.literal('agent') }), z.object({ type: z.literal('person'), name: z.string() })])
       .nullable()
-      .meta({ description: 'Who answered: the agent (the hook or its signed reply), or a person by name; null while unanswered' }),
+      .meta({
+        description:
+          'Who answered: the agent (the hook or its signed reply), or a person by name; null while unanswered',
+      }),
     hook_attempts: deliverySchema.array().meta({ description: "Every call of this turn's hook, in attempt order" }),
     reply_received: z
-      .object({ at: timestamp, duplicates: z.number().int().meta({ description: 'Identical copies of the reply that followed it' }) })
+      .object({
+        at: timestamp,
+        duplicates: z.number().int().meta({ description: 'Identical copies of the reply that followed it' }),
+      })
       .nullable()
-      .meta({ description: 'The deferred reply as received; null when none came, or when the reply came in the hook’s own answer' }),
+      .meta({
+        description:
+          'The deferred reply as received; null when none came, or when the reply came in the hook’s own answer',
+      }),
   })
   .meta({ id: 'ConversationTurn' });
 export type ConversationTurn = z.infer<typeof turnSchema>;
@@ -73,7 +102,9 @@ export type ConversationTurn = z.infer<typeof turnSchema>;
 export const conversationDetailSchema = conversationSchema
   .extend({
     turns: turnSchema.array().meta({ description: 'Oldest first' }),
-    events: storedEvent.array().meta({ description: "The widget's stored events in seq order, exactly as the widget receives them" }),
+    events: storedEvent
+      .array()
+      .meta({ description: "The widget's stored events in seq order, exactly as the widget receives them" }),
   })
   .meta({ id: 'ConversationDetail' });
 export type ConversationDetail = z.infer<typeof conversationDetailSchema>;
@@ -91,7 +122,12 @@ const conversationFilter = z.object({
     .transform((v) => v === 'true')
     .optional()
     .meta({ description: '`true`: handed over by the hook and not yet taken (the inbox lists these first)' }),
-  search: z.string().min(1).max(200).optional().meta({ description: "Case-insensitive substring of any turn's text or reply" }),
+  search: z
+    .string()
+    .min(1)
+    .max(200)
+    .optional()
+    .meta({ description: "Case-insensitive substring of any turn's text or reply" }),
   has_failures: z
     .enum(['true', 'false'])
     .transform((v) => v === 'true')

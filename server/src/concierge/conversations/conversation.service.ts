@@ -7,7 +7,15 @@ import { agentInfo, type DeploymentContext, type DeploymentDirectory } from '../
 import type { ConversationAt, EventRecorder, UnitOfWork } from '../events/event.recorder.js';
 import type { AgentInfo, EndReason } from '../protocol/frames.js';
 import { joined, turnLifecycle } from './turn.lifecycle.js';
-import { conversationsStartedSince, type ConversationRow, deleteConversations, findConversation, insertConversation, lockConversation, openConversationIds } from './conversation.repository.js';
+import {
+  conversationsStartedSince,
+  type ConversationRow,
+  deleteConversations,
+  findConversation,
+  insertConversation,
+  lockConversation,
+  openConversationIds,
+} from './conversation.repository.js';
 
 const NEW_CONVERSATION_WINDOW_MS = 10 * 60_000;
 
@@ -56,15 +64,29 @@ export class ConversationService {
     // Keyed by the user, not the new id: one user's starts on this node are counted one at a time.
     // A refusal is returned, not thrown, from the unit: a throw would roll back its whole batch.
     const started = await this.parts.events.write(`start:${dep.id}:${claims.sub}`, async (unit) => {
-      if ((await conversationsStartedSince(unit.trx, dep.id, claims.sub, isoIn(-NEW_CONVERSATION_WINDOW_MS))) >= perTenMinutes) {
-        return new AppError('rate_limited', `At most ${perTenMinutes} new conversations per user every 10 minutes; resume an open one instead`);
+      if (
+        (await conversationsStartedSince(unit.trx, dep.id, claims.sub, isoIn(-NEW_CONVERSATION_WINDOW_MS))) >=
+        perTenMinutes
+      ) {
+        return new AppError(
+          'rate_limited',
+          `At most ${perTenMinutes} new conversations per user every 10 minutes; resume an open one instead`,
+        );
       }
       await insertConversation(unit.trx, row);
-      await unit.record({ dep, conversationId: row.id }, {
-        events: greeting ? [{ type: 'greeting', text: greeting }] : [],
-        transcript: [{ type: 'conversation.started', data: { user: { sub: claims.sub, name: claims.name ?? null }, call_direction: dep.callDirection } }],
-        tally: { conversations: 1, visitor: claims.sub },
-      });
+      await unit.record(
+        { dep, conversationId: row.id },
+        {
+          events: greeting ? [{ type: 'greeting', text: greeting }] : [],
+          transcript: [
+            {
+              type: 'conversation.started',
+              data: { user: { sub: claims.sub, name: claims.name ?? null }, call_direction: dep.callDirection },
+            },
+          ],
+          tally: { conversations: 1, visitor: claims.sub },
+        },
+      );
       return { ...row, last_seq: greeting ? 1 : 0 };
     });
     if (started instanceof AppError) throw started;
@@ -102,7 +124,10 @@ export class ConversationService {
    */
   async erase(customerId: string, id: string): Promise<{ id: string; deleted: true }> {
     const conversation = await findConversation(this.parts.db, id);
-    const dep = conversation?.customer_id === customerId ? await this.parts.deployments.get(conversation.deployment_id) : undefined;
+    const dep =
+      conversation?.customer_id === customerId
+        ? await this.parts.deployments.get(conversation.deployment_id)
+        : undefined;
     if (!dep) throw notFound('Conversation');
     const erased = await this.parts.events.write(id, async (unit) => {
       const locked = await lockConversation(unit.trx, id);
@@ -118,14 +143,21 @@ export class ConversationService {
   /** Ends an open conversation inside the caller's unit of work: its waiting turns fail first (see turnLifecycle.failOpen). */
   async endWithin(unit: UnitOfWork, at: ConversationAt, reason: EndReason): Promise<void> {
     const turnsFailed = await turnLifecycle.failOpen(unit, at.conversationId);
-    const ended = { events: [{ type: 'conversation_ended' as const, reason }], transcript: [{ type: 'conversation.ended' as const, data: { reason } }] };
-    await unit.record(at, { ...joined(turnsFailed, ended), conversation: { status: 'ended', end_reason: reason, ended_at: isoNow() } });
+    const ended = {
+      events: [{ type: 'conversation_ended' as const, reason }],
+      transcript: [{ type: 'conversation.ended' as const, data: { reason } }],
+    };
+    await unit.record(at, {
+      ...joined(turnsFailed, ended),
+      conversation: { status: 'ended', end_reason: reason, ended_at: isoNow() },
+    });
   }
 
   /** After any management change to a deployment: read it afresh, and end its conversations if it is no longer active. */
   async deploymentChanged(id: string): Promise<void> {
     const dep = await this.parts.deployments.fresh(id);
     if (dep?.status !== 'inactive') return;
-    for (const conversationId of await openConversationIds(this.parts.db, id)) await this.end(dep, conversationId, 'deployment_inactive');
+    for (const conversationId of await openConversationIds(this.parts.db, id))
+      await this.end(dep, conversationId, 'deployment_inactive');
   }
 }

@@ -1,4 +1,11 @@
-import type { EndReason, FeedbackRating, Handler, RecognitionEngine, TurnFailure, TurnMode } from '../protocol/frames.js';
+import type {
+  EndReason,
+  FeedbackRating,
+  Handler,
+  RecognitionEngine,
+  TurnFailure,
+  TurnMode,
+} from '../protocol/frames.js';
 
 export type { EndReason, Handler, TurnFailure, TurnMode };
 export const conversationStatuses = ['open', 'ended'] as const;

@@ -15,7 +15,9 @@ class StalledExport {
   constructor(url: string, apiKey: string) {
     const { port } = new URL(url);
     this.socket = connect(Number(port), '127.0.0.1');
-    this.socket.write(`GET /api/v1/conversations/export HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${apiKey}\r\n\r\n`);
+    this.socket.write(
+      `GET /api/v1/conversations/export HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer ${apiKey}\r\n\r\n`,
+    );
     this.socket.on('close', () => (this.closed = true));
     this.socket.on('error', () => {});
     this.firstBytes = new Promise((resolve) =>
@@ -63,13 +65,38 @@ function suite(kind: StoreKind) {
     const deployed = await deploy(service, { hook_url: customer.hookUrl });
     apiKey = deployed.apiKey;
     const db = service.app.store.db;
-    const { customer_id, agent_id } = await db.selectFrom('deployments').select(['customer_id', 'agent_id']).where('id', '=', deployed.deploymentId).executeTakeFirstOrThrow();
+    const { customer_id, agent_id } = await db
+      .selectFrom('deployments')
+      .select(['customer_id', 'agent_id'])
+      .where('id', '=', deployed.deploymentId)
+      .executeTakeFirstOrThrow();
     // About 20 MB of export: far more than the sockets' buffers hold, so a client that stops reading stops it.
     const start = Date.parse('2026-01-01T00:00:00.000Z');
     for (let offset = 0; offset < 10_000; offset += 1_000) {
       const rows = Array.from({ length: 1_000 }, (_, i) => {
         const at = new Date(start + (offset + i) * 1000).toISOString();
-        return { id: crypto.randomUUID(), customer_id, deployment_id: deployed.deploymentId, agent_id, user_sub: `bulk-${offset + i}`, user_name: 'n'.repeat(2_000), user_ctx: null, status: 'ended' as const, end_reason: 'user_ended' as const, ended_at: at, agent_version: 1, last_seq: 0, turn_count: 0, handler: 'agent' as const, handler_name: null, needs_person: 0 as const, handoff_reason: null, handoff_at: null, created_at: at, updated_at: at };
+        return {
+          id: crypto.randomUUID(),
+          customer_id,
+          deployment_id: deployed.deploymentId,
+          agent_id,
+          user_sub: `bulk-${offset + i}`,
+          user_name: 'n'.repeat(2_000),
+          user_ctx: null,
+          status: 'ended' as const,
+          end_reason: 'user_ended' as const,
+          ended_at: at,
+          agent_version: 1,
+          last_seq: 0,
+          turn_count: 0,
+          handler: 'agent' as const,
+          handler_name: null,
+          needs_person: 0 as const,
+          handoff_reason: null,
+          handoff_at: null,
+          created_at: at,
+          updated_at: at,
+        };
       });
       await db.insertInto('conversations').values(rows).execute();
     }
@@ -101,7 +128,12 @@ function suite(kind: StoreKind) {
     expect((await call(service.url, 'GET', '/api/v1/conversations/export', { key: other.apiKey })).status).toBe(200);
     first.socket.destroy();
     second.socket.destroy();
-    await expect.poll(async () => (await call(service.url, 'GET', '/api/v1/conversations/export?status=open', { key: apiKey })).status).toBe(200);
+    await expect
+      .poll(
+        async () =>
+          (await call(service.url, 'GET', '/api/v1/conversations/export?status=open', { key: apiKey })).status,
+      )
+      .toBe(200);
   });
 }
 

@@ -8,7 +8,12 @@ import type { TranscriptEvent } from '../protocol/transcript-events.js';
 import { type ConversationRow, findConversation, lockConversation } from './conversation.repository.js';
 
 /** The transcript event of a change of who handles a conversation. */
-export const handoffEvent = (data: { handler: Handler; name: string | null; needs_person: boolean; reason: string | null }): TranscriptEvent => ({ type: 'conversation.handoff', data });
+export const handoffEvent = (data: {
+  handler: Handler;
+  name: string | null;
+  needs_person: boolean;
+  reason: string | null;
+}): TranscriptEvent => ({ type: 'conversation.handoff', data });
 
 /** A person's message, written without a turn to answer. */
 export interface PersonMessage {
@@ -30,7 +35,13 @@ export class ConversationHandling {
     return this.change(customerId, id, (conversation) => ({
       events: [{ type: 'operator_joined', name }],
       transcript: [handoffEvent({ handler: 'person', name, needs_person: false, reason: null })],
-      conversation: { handler: 'person', handler_name: name, needs_person: 0, handoff_reason: null, handoff_at: isoNow() },
+      conversation: {
+        handler: 'person',
+        handler_name: name,
+        needs_person: 0,
+        handoff_reason: null,
+        handoff_at: isoNow(),
+      },
       // A takeover is a handoff (README, Knowing how it goes); a rename is not.
       ...(conversation.handler === 'person' ? {} : { tally: { handoffs: 1 } }),
     }));
@@ -42,7 +53,14 @@ export class ConversationHandling {
       if (conversation.handler !== 'person') return invalidState('The agent already handles this conversation');
       return {
         events: [{ type: 'operator_left', name: conversation.handler_name ?? '' }],
-        transcript: [handoffEvent({ handler: 'agent', name: null, needs_person: conversation.needs_person === 1, reason: conversation.handoff_reason })],
+        transcript: [
+          handoffEvent({
+            handler: 'agent',
+            name: null,
+            needs_person: conversation.needs_person === 1,
+            reason: conversation.handoff_reason,
+          }),
+        ],
         conversation: { handler: 'agent', handler_name: null, handoff_at: isoNow() },
       };
     });
@@ -57,7 +75,11 @@ export class ConversationHandling {
   }
 
   /** One change to an open conversation of this customer's, or the refusal `decide` returns. */
-  private async change(customerId: string, id: string, decide: (conversation: ConversationRow) => Change | AppError): Promise<void> {
+  private async change(
+    customerId: string,
+    id: string,
+    decide: (conversation: ConversationRow) => Change | AppError,
+  ): Promise<void> {
     const found = await findConversation(this.parts.db, id);
     const dep = found?.customer_id === customerId ? await this.parts.deployments.get(found.deployment_id) : undefined;
     if (!dep) throw notFound('Conversation');

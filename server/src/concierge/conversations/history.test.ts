@@ -1,6 +1,22 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
-import { type CustomerServer, deploy, type Deployed, headerOf, mintToken, postReply, startCustomerServer, Widget } from '../../../test/concierge-kit.js';
-import { client, describeEachStore, expectError, type TestService, startService, waitFor } from '../../../test/harness.js';
+import {
+  type CustomerServer,
+  deploy,
+  type Deployed,
+  headerOf,
+  mintToken,
+  postReply,
+  startCustomerServer,
+  Widget,
+} from '../../../test/concierge-kit.js';
+import {
+  client,
+  describeEachStore,
+  expectError,
+  type TestService,
+  startService,
+  waitFor,
+} from '../../../test/harness.js';
 
 /**
  * The conversation history (README, The management API) over a real service and a real customer server: what
@@ -18,14 +34,19 @@ describeEachStore('conversation history', (kind) => {
     service = await startService(kind, { sessions: { hookRetryDelaysMs: [10, 10] } });
     customer = await startCustomerServer((call, res) => {
       const text: string = call.body.text ?? '';
-      if (text.startsWith('Sync')) return res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ reply_text: 'The pool opens at 7.' }));
+      if (text.startsWith('Sync'))
+        return res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ reply_text: 'The pool opens at 7.' }));
       if (text.startsWith('Broken')) return res.writeHead(500, { 'x-trace': 'abc' }).end('upstream exploded');
       res.writeHead(202).end();
     });
     hotel = await deploy(service, { hook_url: customer.hookUrl, transcript_hook_url: customer.transcriptUrl });
 
     const widget = await Widget.open(service, hotel.deploymentId);
-    const ready = await widget.hello(await mintToken(hotel.secret, hotel.deploymentId, { sub: 'guest-42', claims: { name: 'Ada' } }));
+    const ready = await widget.hello(
+      await mintToken(hotel.secret, hotel.deploymentId, { sub: 'guest-42', claims: { name: 'Ada' } }),
+    );
     const ask = async (id: string, text: string) => {
       widget.send({ type: 'user_turn', client_turn_id: id, text, mode: 'text' });
       return (await widget.next('turn_accepted')).turn_id as string;
@@ -41,7 +62,11 @@ describeEachStore('conversation history', (kind) => {
     const failing = await ask('t3', 'Broken: can I book a taxi?');
     await widget.next('turn_failed');
     widget.close();
-    story = { conversationId: ready.conversation_id, frames: widget.frames.filter((f) => 'seq' in f), turns: { sync, deferred, failing } };
+    story = {
+      conversationId: ready.conversation_id,
+      frames: widget.frames.filter((f) => 'seq' in f),
+      turns: { sync, deferred, failing },
+    };
 
     const other = await Widget.open(service, hotel.deploymentId);
     quiet = (await other.hello(await mintToken(hotel.secret, hotel.deploymentId, { sub: 'guest-7' }))).conversation_id;
@@ -60,17 +85,60 @@ describeEachStore('conversation history', (kind) => {
     expect(all.body.meta).toEqual({ page: 1, per_page: 20, total_count: 2, total_pages: 1 });
     expect(all.body.data.map((c: { id: string }) => c.id)).toEqual([quiet, story.conversationId]);
     const [, item] = all.body.data;
-    expect(Object.keys(item).sort()).toEqual(['agent_id', 'agent_version', 'created_at', 'deployment_id', 'end_reason', 'ended_at', 'failed_turn_count', 'handler', 'handler_name', 'handoff_reason', 'id', 'last_activity_at', 'needs_person', 'status', 'turn_count', 'updated_at', 'user', 'waiting_turns'].sort());
-    expect(item).toMatchObject({ deployment_id: hotel.deploymentId, agent_version: 1, status: 'open', end_reason: null, ended_at: null, user: { sub: 'guest-42', name: 'Ada' }, turn_count: 3, failed_turn_count: 1, handler: 'agent', handler_name: null, needs_person: false, waiting_turns: 0 });
+    expect(Object.keys(item).sort()).toEqual(
+      [
+        'agent_id',
+        'agent_version',
+        'created_at',
+        'deployment_id',
+        'end_reason',
+        'ended_at',
+        'failed_turn_count',
+        'handler',
+        'handler_name',
+        'handoff_reason',
+        'id',
+        'last_activity_at',
+        'needs_person',
+        'status',
+        'turn_count',
+        'updated_at',
+        'user',
+        'waiting_turns',
+      ].sort(),
+    );
+    expect(item).toMatchObject({
+      deployment_id: hotel.deploymentId,
+      agent_version: 1,
+      status: 'open',
+      end_reason: null,
+      ended_at: null,
+      user: { sub: 'guest-42', name: 'Ada' },
+      turn_count: 3,
+      failed_turn_count: 1,
+      handler: 'agent',
+      handler_name: null,
+      needs_person: false,
+      waiting_turns: 0,
+    });
     expect(item.last_activity_at).toBe(item.updated_at);
-    expect(all.body.data[0]).toMatchObject({ status: 'ended', end_reason: 'user_ended', turn_count: 0, failed_turn_count: 0 });
+    expect(all.body.data[0]).toMatchObject({
+      status: 'ended',
+      end_reason: 'user_ended',
+      turn_count: 0,
+      failed_turn_count: 0,
+    });
     expect(all.body.data[0].ended_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 
-    const ids = async (query: string) => (await hotel.api.get(`/api/v1/conversations?${query}`)).body.data.map((c: { id: string }) => c.id);
+    const ids = async (query: string) =>
+      (await hotel.api.get(`/api/v1/conversations?${query}`)).body.data.map((c: { id: string }) => c.id);
     expect(await ids('status=open')).toEqual([story.conversationId]);
     expect(await ids('status=ended')).toEqual([quiet]);
     expect(await ids('user_sub=guest-7')).toEqual([quiet]);
-    expect(await ids(`deployment_id=${hotel.deploymentId}&agent_id=${item.agent_id}`)).toEqual([quiet, story.conversationId]);
+    expect(await ids(`deployment_id=${hotel.deploymentId}&agent_id=${item.agent_id}`)).toEqual([
+      quiet,
+      story.conversationId,
+    ]);
     expect(await ids(`agent_id=${crypto.randomUUID()}`)).toEqual([]);
     expect(await ids('has_failures=true')).toEqual([story.conversationId]);
     expect(await ids('has_failures=false')).toEqual([quiet]);
@@ -80,7 +148,10 @@ describeEachStore('conversation history', (kind) => {
   });
 
   it('searches turn texts and replies as case-insensitive substrings, wildcards taken literally', async () => {
-    const ids = async (search: string) => (await hotel.api.get(`/api/v1/conversations?search=${encodeURIComponent(search)}`)).body.data.map((c: { id: string }) => c.id);
+    const ids = async (search: string) =>
+      (await hotel.api.get(`/api/v1/conversations?search=${encodeURIComponent(search)}`)).body.data.map(
+        (c: { id: string }) => c.id,
+      );
     expect(await ids('rooftop bar')).toEqual([story.conversationId]);
     expect(await ids('UNTIL MIDNIGHT')).toEqual([story.conversationId]); // a reply received later
     expect(await ids('the éCOLE')).toEqual([story.conversationId]); // beyond ASCII too
@@ -103,7 +174,9 @@ describeEachStore('conversation history', (kind) => {
     widget.send({ type: 'user_turn', client_turn_id: 'z1', text: 'Is the Zephyr Lounge open?', mode: 'text' });
     await widget.next('turn_accepted');
     // Well inside the background indexer's 500 ms.
-    expect((await api.get('/api/v1/conversations?search=zephyr%20lounge')).body.data.map((c: { id: string }) => c.id)).toEqual([conversation_id]);
+    expect(
+      (await api.get('/api/v1/conversations?search=zephyr%20lounge')).body.data.map((c: { id: string }) => c.id),
+    ).toEqual([conversation_id]);
     widget.close();
   });
 
@@ -128,68 +201,188 @@ describeEachStore('conversation history', (kind) => {
     expect(detail.status).toBe(200);
     const { turns, events } = detail.body.data;
     expect(events).toEqual(story.frames);
-    expect(turns.map((t: { id: string }) => t.id)).toEqual([story.turns.sync, story.turns.deferred, story.turns.failing]);
+    expect(turns.map((t: { id: string }) => t.id)).toEqual([
+      story.turns.sync,
+      story.turns.deferred,
+      story.turns.failing,
+    ]);
     const [sync, deferred, failing] = turns;
     expect(Object.keys(sync).sort()).toEqual(
-      ['acknowledged_at', 'client_turn_id', 'created_at', 'failure_reason', 'feedback', 'first_part_at', 'hook_attempts', 'id', 'language', 'mode', 'parts', 'recognition', 'replied_by', 'reply_actions', 'reply_received', 'reply_text', 'resolved_at', 'status', 'text'].sort(),
+      [
+        'acknowledged_at',
+        'client_turn_id',
+        'created_at',
+        'failure_reason',
+        'feedback',
+        'first_part_at',
+        'hook_attempts',
+        'id',
+        'language',
+        'mode',
+        'parts',
+        'recognition',
+        'replied_by',
+        'reply_actions',
+        'reply_received',
+        'reply_text',
+        'resolved_at',
+        'status',
+        'text',
+      ].sort(),
     );
 
-    expect(sync).toMatchObject({ client_turn_id: 't1', status: 'resolved', reply_text: 'The pool opens at 7.', reply_actions: [], replied_by: { type: 'agent' }, parts: [], first_part_at: null, failure_reason: null, reply_received: null });
+    expect(sync).toMatchObject({
+      client_turn_id: 't1',
+      status: 'resolved',
+      reply_text: 'The pool opens at 7.',
+      reply_actions: [],
+      replied_by: { type: 'agent' },
+      parts: [],
+      first_part_at: null,
+      failure_reason: null,
+      reply_received: null,
+    });
     expect(sync.acknowledged_at).toBe(sync.resolved_at);
     expect(sync.hook_attempts).toHaveLength(1);
-    expect(sync.hook_attempts[0]).toMatchObject({ kind: 'turn_hook', turn_id: sync.id, conversation_id: story.conversationId, event_type: 'turn.created', attempt: 1, outcome: 'succeeded', error: null, url: customer.hookUrl });
-    expect(sync.hook_attempts[0].response).toMatchObject({ status: 200, body: '{"reply_text":"The pool opens at 7."}', truncated: false });
+    expect(sync.hook_attempts[0]).toMatchObject({
+      kind: 'turn_hook',
+      turn_id: sync.id,
+      conversation_id: story.conversationId,
+      event_type: 'turn.created',
+      attempt: 1,
+      outcome: 'succeeded',
+      error: null,
+      url: customer.hookUrl,
+    });
+    expect(sync.hook_attempts[0].response).toMatchObject({
+      status: 200,
+      body: '{"reply_text":"The pool opens at 7."}',
+      truncated: false,
+    });
 
-    expect(deferred).toMatchObject({ status: 'resolved', reply_text: 'Yes, until midnight.', reply_received: { duplicates: 1 } });
-    expect(deferred.created_at <= deferred.acknowledged_at && deferred.acknowledged_at <= deferred.resolved_at).toBe(true);
+    expect(deferred).toMatchObject({
+      status: 'resolved',
+      reply_text: 'Yes, until midnight.',
+      reply_received: { duplicates: 1 },
+    });
+    expect(deferred.created_at <= deferred.acknowledged_at && deferred.acknowledged_at <= deferred.resolved_at).toBe(
+      true,
+    );
     expect(deferred.reply_received.at).toBe(deferred.resolved_at);
     // The request as the customer's server received it, byte for byte, signatures included.
     const received = customer.calls.find((c) => c.body.turn_id === deferred.id)!;
     const [attempt] = deferred.hook_attempts;
     expect(attempt.request.body).toBe(received.raw);
-    for (const name of ['x-service-signature', 'x-service-delivery', 'webhook-id', 'webhook-timestamp', 'webhook-signature', 'content-type', 'user-agent']) {
+    for (const name of [
+      'x-service-signature',
+      'x-service-delivery',
+      'webhook-id',
+      'webhook-timestamp',
+      'webhook-signature',
+      'content-type',
+      'user-agent',
+    ]) {
       expect([name, headerOf(attempt.request.headers, name)]).toEqual([name, received.headers[name]]);
     }
     expect(attempt.response.status).toBe(202);
     expect(attempt.duration_ms).toBeGreaterThanOrEqual(0);
 
-    expect(failing).toMatchObject({ status: 'failed', failure_reason: 'hook_failed', reply_text: null, acknowledged_at: null, resolved_at: null, reply_received: null });
-    expect(failing.hook_attempts.map((a: { attempt: number; outcome: string }) => [a.attempt, a.outcome])).toEqual([[1, 'failed'], [2, 'failed'], [3, 'failed']]);
-    expect(failing.hook_attempts[0].response).toMatchObject({ status: 500, body: 'upstream exploded', truncated: false, headers: { 'x-trace': 'abc' } });
+    expect(failing).toMatchObject({
+      status: 'failed',
+      failure_reason: 'hook_failed',
+      reply_text: null,
+      acknowledged_at: null,
+      resolved_at: null,
+      reply_received: null,
+    });
+    expect(failing.hook_attempts.map((a: { attempt: number; outcome: string }) => [a.attempt, a.outcome])).toEqual([
+      [1, 'failed'],
+      [2, 'failed'],
+      [3, 'failed'],
+    ]);
+    expect(failing.hook_attempts[0].response).toMatchObject({
+      status: 500,
+      body: 'upstream exploded',
+      truncated: false,
+      headers: { 'x-trace': 'abc' },
+    });
     // One delivery id on every retry; each attempt signed afresh.
-    const deliveryIds = failing.hook_attempts.map((a: { request: { headers: Record<string, string> } }) => headerOf(a.request.headers, 'x-service-delivery'));
+    const deliveryIds = failing.hook_attempts.map((a: { request: { headers: Record<string, string> } }) =>
+      headerOf(a.request.headers, 'x-service-delivery'),
+    );
     expect(new Set(deliveryIds).size).toBe(1);
     expect(deliveryIds[0]).toMatch(/^[0-9a-f-]{36}$/);
   });
 
   it('exports the filtered conversations as NDJSON, one detail per line, equal to what the detail route shows', async () => {
-    const res = await fetch(`${service.url}/api/v1/conversations/export?has_failures=true`, { headers: { authorization: `Bearer ${hotel.apiKey}` } });
+    const res = await fetch(`${service.url}/api/v1/conversations/export?has_failures=true`, {
+      headers: { authorization: `Bearer ${hotel.apiKey}` },
+    });
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/x-ndjson');
     expect(res.headers.get('cache-control')).toBe('no-store');
     const lines = (await res.text()).split('\n');
     expect(lines.pop()).toBe('');
-    expect(lines.map((l) => JSON.parse(l))).toEqual([(await hotel.api.get(`/api/v1/conversations/${story.conversationId}`)).body.data]);
+    expect(lines.map((l) => JSON.parse(l))).toEqual([
+      (await hotel.api.get(`/api/v1/conversations/${story.conversationId}`)).body.data,
+    ]);
 
-    const everything = await fetch(`${service.url}/api/v1/conversations/export`, { headers: { authorization: `Bearer ${hotel.apiKey}` } });
-    expect((await everything.text()).trim().split('\n').map((l) => JSON.parse(l).id)).toEqual([quiet, story.conversationId]);
+    const everything = await fetch(`${service.url}/api/v1/conversations/export`, {
+      headers: { authorization: `Bearer ${hotel.apiKey}` },
+    });
+    expect(
+      (await everything.text())
+        .trim()
+        .split('\n')
+        .map((l) => JSON.parse(l).id),
+    ).toEqual([quiet, story.conversationId]);
     expectError(await hotel.api.get('/api/v1/conversations/export?status=maybe'), 400, 'invalid_request');
   });
 
   it('stops an export at 10,000 conversations, newest first; the next request goes on from the last line', async () => {
     const { api, apiKey, deploymentId } = await deploy(service, { hook_url: customer.hookUrl });
-    const { customer_id, agent_id } = await service.app.store.db.selectFrom('deployments').select(['customer_id', 'agent_id']).where('id', '=', deploymentId).executeTakeFirstOrThrow();
+    const { customer_id, agent_id } = await service.app.store.db
+      .selectFrom('deployments')
+      .select(['customer_id', 'agent_id'])
+      .where('id', '=', deploymentId)
+      .executeTakeFirstOrThrow();
     const start = Date.parse('2026-01-01T00:00:00.000Z');
     for (let offset = 0; offset < 10_001; offset += 1_000) {
       const rows = Array.from({ length: Math.min(1_000, 10_001 - offset) }, (_, i) => {
         const at = new Date(start + (offset + i) * 1000).toISOString();
-        return { id: crypto.randomUUID(), customer_id, deployment_id: deploymentId, agent_id, user_sub: `bulk-${offset + i}`, user_name: null, user_ctx: null, status: 'ended' as const, end_reason: 'user_ended' as const, ended_at: at, agent_version: 1, last_seq: 0, turn_count: 0, handler: 'agent' as const, handler_name: null, needs_person: 0 as const, handoff_reason: null, handoff_at: null, created_at: at, updated_at: at };
+        return {
+          id: crypto.randomUUID(),
+          customer_id,
+          deployment_id: deploymentId,
+          agent_id,
+          user_sub: `bulk-${offset + i}`,
+          user_name: null,
+          user_ctx: null,
+          status: 'ended' as const,
+          end_reason: 'user_ended' as const,
+          ended_at: at,
+          agent_version: 1,
+          last_seq: 0,
+          turn_count: 0,
+          handler: 'agent' as const,
+          handler_name: null,
+          needs_person: 0 as const,
+          handoff_reason: null,
+          handoff_at: null,
+          created_at: at,
+          updated_at: at,
+        };
       });
       await service.app.store.db.insertInto('conversations').values(rows).execute();
     }
     const exported = async (query: string) => {
-      const res = await fetch(`${service.url}/api/v1/conversations/export?${query}`, { headers: { authorization: `Bearer ${apiKey}` } });
-      return (await res.text()).trim().split('\n').map((line) => JSON.parse(line) as { user: { sub: string }; created_at: string });
+      const res = await fetch(`${service.url}/api/v1/conversations/export?${query}`, {
+        headers: { authorization: `Bearer ${apiKey}` },
+      });
+      return (await res.text())
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { user: { sub: string }; created_at: string });
     };
     const first = await exported('');
     expect(first).toHaveLength(10_000);
@@ -206,7 +399,9 @@ describeEachStore('conversation history', (kind) => {
     expectError(await stranger.del(`/api/v1/conversations/${story.conversationId}`), 404, 'not_found');
     expect((await stranger.get('/api/v1/conversations')).body.meta.total_count).toBe(0);
     expect((await stranger.get(`/api/v1/conversations?deployment_id=${hotel.deploymentId}`)).body.data).toEqual([]);
-    const exported = await fetch(`${service.url}/api/v1/conversations/export`, { headers: { authorization: `Bearer ${apiKey}` } });
+    const exported = await fetch(`${service.url}/api/v1/conversations/export`, {
+      headers: { authorization: `Bearer ${apiKey}` },
+    });
     expect(await exported.text()).toBe('');
     expectError(await hotel.api.get('/api/v1/conversations/not-a-uuid'), 404, 'not_found');
     expectError(await hotel.api.get(`/api/v1/conversations/${crypto.randomUUID()}`), 404, 'not_found');
@@ -218,7 +413,10 @@ describeEachStore('conversation history', (kind) => {
     widget.send({ type: 'user_turn', client_turn_id: 'x1', text: 'Please forget me', mode: 'text' });
     await widget.next('turn_acknowledged');
     const id: string = ready.conversation_id;
-    await waitFor(async () => (await hotel.api.get(`/api/v1/deliveries?conversation_id=${id}&kind=transcript`)).body.meta.total_count >= 3);
+    await waitFor(
+      async () =>
+        (await hotel.api.get(`/api/v1/deliveries?conversation_id=${id}&kind=transcript`)).body.meta.total_count >= 3,
+    );
 
     const erased = await hotel.api.del(`/api/v1/conversations/${id}`);
     expect(erased.status).toBe(200);
@@ -233,18 +431,31 @@ describeEachStore('conversation history', (kind) => {
     expect((await hotel.api.get('/api/v1/conversations?search=forget')).body.data).toEqual([]);
     const db = service.app.store.db;
     for (const table of ['turns', 'conversation_events', 'transcript_outbox', 'deliveries'] as const) {
-      expect([table, (await db.selectFrom(table).select('conversation_id').where('conversation_id', '=', id).execute()).length]).toEqual([table, 0]);
+      expect([
+        table,
+        (await db.selectFrom(table).select('conversation_id').where('conversation_id', '=', id).execute()).length,
+      ]).toEqual([table, 0]);
     }
     // Resuming it is resuming nothing.
     const back = await Widget.open(service, hotel.deploymentId);
-    back.send({ type: 'hello', token: await mintToken(hotel.secret, hotel.deploymentId, { sub: 'guest-forget-me' }), conversation_id: id, last_seq: 0 });
+    back.send({
+      type: 'hello',
+      token: await mintToken(hotel.secret, hotel.deploymentId, { sub: 'guest-forget-me' }),
+      conversation_id: id,
+      last_seq: 0,
+    });
     expect((await back.closed).code).toBe(4404);
   });
 
   it('tells a socket that missed the erasure (another node did it) as soon as it acts: a turn or an end closes it with 4410', async () => {
-    for (const act of [{ type: 'user_turn', client_turn_id: 'late', text: 'Still there?', mode: 'text' }, { type: 'end' }]) {
+    for (const act of [
+      { type: 'user_turn', client_turn_id: 'late', text: 'Still there?', mode: 'text' },
+      { type: 'end' },
+    ]) {
       const widget = await Widget.open(service, hotel.deploymentId);
-      const { conversation_id } = await widget.hello(await mintToken(hotel.secret, hotel.deploymentId, { sub: `guest-elsewhere-${act.type}` }));
+      const { conversation_id } = await widget.hello(
+        await mintToken(hotel.secret, hotel.deploymentId, { sub: `guest-elsewhere-${act.type}` }),
+      );
       // Erased in the store behind this node's back: no frame reaches the socket.
       await service.app.store.db.deleteFrom('conversations').where('id', '=', conversation_id).execute();
       widget.send(act);

@@ -20,7 +20,11 @@ export class SearchIndex {
   private readonly loop: BackgroundLoop | undefined;
 
   constructor(private readonly parts: { db: Db; dialect: Dialect; health: StoreHealth }) {
-    if (parts.dialect === 'sqlite') this.loop = new BackgroundLoop({ what: 'search indexing', pass: () => this.indexQueued(), health: parts.health }, { everyMs: INDEX_EVERY_MS });
+    if (parts.dialect === 'sqlite')
+      this.loop = new BackgroundLoop(
+        { what: 'search indexing', pass: () => this.indexQueued(), health: parts.health },
+        { everyMs: INDEX_EVERY_MS },
+      );
   }
 
   start(): void {
@@ -39,11 +43,17 @@ export class SearchIndex {
   private async indexQueued(): Promise<void> {
     for (;;) {
       const moved = await this.parts.db.transaction().execute(async (trx) => {
-        const last = await sql<{ id: number | null }>`SELECT max(id) AS id FROM (SELECT id FROM turn_search_queue ORDER BY id LIMIT ${BATCH})`.execute(trx);
+        const last = await sql<{
+          id: number | null;
+        }>`SELECT max(id) AS id FROM (SELECT id FROM turn_search_queue ORDER BY id LIMIT ${BATCH})`.execute(trx);
         const upTo = last.rows[0]?.id;
         if (upTo === null || upTo === undefined) return 0;
-        await sql`INSERT INTO turn_search_rows (rowid, conversation_id) SELECT id, conversation_id FROM turn_search_queue WHERE id <= ${upTo}`.execute(trx);
-        await sql`INSERT INTO turn_search (rowid, body) SELECT id, body FROM turn_search_queue WHERE id <= ${upTo}`.execute(trx);
+        await sql`INSERT INTO turn_search_rows (rowid, conversation_id) SELECT id, conversation_id FROM turn_search_queue WHERE id <= ${upTo}`.execute(
+          trx,
+        );
+        await sql`INSERT INTO turn_search (rowid, body) SELECT id, body FROM turn_search_queue WHERE id <= ${upTo}`.execute(
+          trx,
+        );
         const done = await sql`DELETE FROM turn_search_queue WHERE id <= ${upTo}`.execute(trx);
         return Number(done.numAffectedRows ?? 0);
       });

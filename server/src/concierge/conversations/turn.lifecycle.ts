@@ -3,7 +3,13 @@ import { isoIn, isoNow } from '../../shared/time.js';
 import type { HookOutcome } from '../deliveries/hook.client.js';
 import type { Tally } from '../analytics/tally.js';
 import type { Change, ConversationAt, UnitOfWork } from '../events/event.recorder.js';
-import { type ClientMessage, type FeedbackRating, type RecognitionEngine, REPLY_PART_LIMITS, type ReplyAction } from '../protocol/frames.js';
+import {
+  type ClientMessage,
+  type FeedbackRating,
+  type RecognitionEngine,
+  REPLY_PART_LIMITS,
+  type ReplyAction,
+} from '../protocol/frames.js';
 import type { ConversationRow } from './conversation.repository.js';
 import type { TurnFailure, TurnStatus } from './conversation.table.js';
 import { handoffEvent } from './handling.js';
@@ -51,7 +57,8 @@ export interface ReplyPart {
  * taken by other text (`conflict`); parts past their total (`too_long`); or no such turn, or a
  * turn in a state that takes none.
  */
-export type ReplyTaken = 'stored' | 'duplicate' | 'conflict' | 'too_long' | 'not_found' | Exclude<TurnStatus, 'acknowledged'>;
+export type ReplyTaken =
+  'stored' | 'duplicate' | 'conflict' | 'too_long' | 'not_found' | Exclude<TurnStatus, 'acknowledged'>;
 
 /**
  * A turn's life, in one place: the states it moves through, and what each move tells the widget
@@ -75,7 +82,13 @@ export const turnLifecycle = {
    * A new turn, stored with its `turn_accepted` and counted against the conversation's turns:
    * `pending` for the hook, or, while a person handles the conversation, acknowledged at once.
    */
-  async take(unit: UnitOfWork, at: ConversationAt, conversation: ConversationRow, input: TurnInput, hookNode: string): Promise<TurnRow> {
+  async take(
+    unit: UnitOfWork,
+    at: ConversationAt,
+    conversation: ConversationRow,
+    input: TurnInput,
+    hookNode: string,
+  ): Promise<TurnRow> {
     const now = isoNow();
     const byPerson = conversation.handler === 'person';
     const turn: TurnRow = {
@@ -110,9 +123,22 @@ export const turnLifecycle = {
       updated_at: now,
     };
     await insertTurn(unit.trx, turn);
-    const accepted = { turn_id: turn.id, client_turn_id: turn.client_turn_id, text: turn.text, mode: turn.mode, language: turn.language! };
-    const taken = joined({ events: [{ type: 'turn_accepted', ...accepted }], transcript: [{ type: 'turn.created', data: accepted }] }, ...(byPerson ? [told.acknowledged(turn.id)] : []));
-    await unit.record(at, { ...taken, conversation: { turn_count: conversation.turn_count + 1 }, tally: { turns: 1, ...(input.recognition ? { recognitionMs: input.recognition.durationMs } : {}) } });
+    const accepted = {
+      turn_id: turn.id,
+      client_turn_id: turn.client_turn_id,
+      text: turn.text,
+      mode: turn.mode,
+      language: turn.language!,
+    };
+    const taken = joined(
+      { events: [{ type: 'turn_accepted', ...accepted }], transcript: [{ type: 'turn.created', data: accepted }] },
+      ...(byPerson ? [told.acknowledged(turn.id)] : []),
+    );
+    await unit.record(at, {
+      ...taken,
+      conversation: { turn_count: conversation.turn_count + 1 },
+      tally: { turns: 1, ...(input.recognition ? { recognitionMs: input.recognition.durationMs } : {}) },
+    });
     return turn;
   },
 
@@ -121,22 +147,48 @@ export const turnLifecycle = {
    * due by `replyDueAt`), anything else fails it. A handoff in the answer marks the conversation
    * as needing a person, in the same change.
    */
-  answer(unit: UnitOfWork, at: ConversationAt, turnId: string, outcome: HookOutcome, replyDueAt: string): Promise<TurnRow | undefined> {
+  answer(
+    unit: UnitOfWork,
+    at: ConversationAt,
+    turnId: string,
+    outcome: HookOutcome,
+    replyDueAt: string,
+  ): Promise<TurnRow | undefined> {
     const now = isoNow();
     const handoff = (change: Change): Change =>
       outcome.kind === 'failed' || outcome.kind === 'rejected' || outcome.handoff === undefined
         ? change
         : {
             events: change.events,
-            transcript: [...change.transcript, handoffEvent({ handler: 'agent', name: null, needs_person: true, reason: outcome.handoff })],
+            transcript: [
+              ...change.transcript,
+              handoffEvent({ handler: 'agent', name: null, needs_person: true, reason: outcome.handoff }),
+            ],
             conversation: { needs_person: 1, handoff_reason: outcome.handoff, handoff_at: now },
             tally: { ...change.tally, handoffs: 1 },
           };
     if (outcome.kind === 'replied') {
       const reply = { text: outcome.text, actions: outcome.actions };
-      return move(unit, at, turnId, 'pending', 'resolved', { ...replyColumns(reply), acknowledged_at: now, resolved_at: now }, handoff(joined(told.acknowledged(turnId), told.resolved(turnId, reply))));
+      return move(
+        unit,
+        at,
+        turnId,
+        'pending',
+        'resolved',
+        { ...replyColumns(reply), acknowledged_at: now, resolved_at: now },
+        handoff(joined(told.acknowledged(turnId), told.resolved(turnId, reply))),
+      );
     }
-    if (outcome.kind === 'acknowledged') return move(unit, at, turnId, 'pending', 'acknowledged', { expires_at: replyDueAt, acknowledged_at: now }, handoff(told.acknowledged(turnId)));
+    if (outcome.kind === 'acknowledged')
+      return move(
+        unit,
+        at,
+        turnId,
+        'pending',
+        'acknowledged',
+        { expires_at: replyDueAt, acknowledged_at: now },
+        handoff(told.acknowledged(turnId)),
+      );
     const reason = outcome.kind === 'rejected' ? 'hook_rejected' : 'hook_failed';
     return move(unit, at, turnId, 'pending', 'failed', { failure_reason: reason }, told.failed(turnId, reason));
   },
@@ -149,12 +201,26 @@ export const turnLifecycle = {
   async resolve(unit: UnitOfWork, at: ConversationAt, scope: TurnScope, reply: Reply): Promise<ReplyTaken> {
     const now = isoNow();
     const columns = replyColumns(reply);
-    if (await move(unit, at, scope, 'acknowledged', 'resolved', { ...columns, resolved_at: now, reply_received_at: now }, told.resolved(scope.turnId, reply))) return 'stored';
+    if (
+      await move(
+        unit,
+        at,
+        scope,
+        'acknowledged',
+        'resolved',
+        { ...columns, resolved_at: now, reply_received_at: now },
+        told.resolved(scope.turnId, reply),
+      )
+    )
+      return 'stored';
     const turn = await lockTurnOf(unit.trx, scope);
     if (!turn) return 'not_found';
     // Acknowledged since the attempt (its answer committed meanwhile): as if still pending, so the caller tries again.
     if (turn.status === 'acknowledged') return 'pending';
-    const same = turn.reply_text === columns.reply_text && turn.reply_actions === columns.reply_actions && turn.replied_by === columns.replied_by;
+    const same =
+      turn.reply_text === columns.reply_text &&
+      turn.reply_actions === columns.reply_actions &&
+      turn.replied_by === columns.replied_by;
     if (turn.status !== 'resolved' || !same) return turn.status;
     await countDuplicateReply(unit.trx, turn.id);
     return 'duplicate';
@@ -166,7 +232,13 @@ export const turnLifecycle = {
    * `replyDueAt` from now on. An identical repeat of a stored part is a `duplicate` whatever the
    * turn's state since; its number with other text, a `conflict`.
    */
-  async part(unit: UnitOfWork, at: ConversationAt, scope: TurnScope, part: ReplyPart, replyDueAt: string): Promise<ReplyTaken> {
+  async part(
+    unit: UnitOfWork,
+    at: ConversationAt,
+    scope: TurnScope,
+    part: ReplyPart,
+    replyDueAt: string,
+  ): Promise<ReplyTaken> {
     const turn = await lockTurnOf(unit.trx, scope);
     if (!turn) return 'not_found';
     const known = await findReplyPart(unit.trx, turn.id, part.part);
@@ -174,7 +246,12 @@ export const turnLifecycle = {
     if (turn.status !== 'acknowledged') return turn.status;
     const chars = [...part.text].length;
     if (turn.part_chars + chars > REPLY_PART_LIMITS.chars) return 'too_long';
-    await addReplyPart(unit.trx, { turn_id: turn.id, part: part.part, text: part.text, received_at: isoNow() }, chars, replyDueAt);
+    await addReplyPart(
+      unit.trx,
+      { turn_id: turn.id, part: part.part, text: part.text, received_at: isoNow() },
+      chars,
+      replyDueAt,
+    );
     await unit.record(at, { events: [{ type: 'reply_part', turn_id: turn.id, ...part }], transcript: [] });
     return 'stored';
   },
@@ -183,12 +260,21 @@ export const turnLifecycle = {
    * The visitor rates a turn's reply (README, Knowing how it goes): the last rating counts, a
    * comment with it or not. Only a turn of this conversation that has its reply can be rated.
    */
-  async rate(unit: UnitOfWork, at: ConversationAt, turnId: string, feedback: Feedback): Promise<'stored' | 'not_found' | 'not_answered'> {
+  async rate(
+    unit: UnitOfWork,
+    at: ConversationAt,
+    turnId: string,
+    feedback: Feedback,
+  ): Promise<'stored' | 'not_found' | 'not_answered'> {
     const turn = await lockTurnOf(unit.trx, { turnId, conversationId: at.conversationId, deploymentId: at.dep.id });
     if (!turn) return 'not_found';
     if (turn.status !== 'resolved') return 'not_answered';
     const comment = feedback.comment ?? null;
-    await rateTurn(unit.trx, turnId, { feedback_rating: feedback.rating, feedback_comment: comment, feedback_at: isoNow() });
+    await rateTurn(unit.trx, turnId, {
+      feedback_rating: feedback.rating,
+      feedback_comment: comment,
+      feedback_at: isoNow(),
+    });
     await unit.record(at, {
       events: [{ type: 'feedback_recorded', turn_id: turnId, rating: feedback.rating }],
       transcript: [{ type: 'turn.rated', data: { turn_id: turnId, rating: feedback.rating, comment } }],
@@ -201,8 +287,14 @@ export const turnLifecycle = {
    * A turn whose time is up: an acknowledged one's reply timeout passed (`expired`), or a pending
    * one's hook call was cut off by a crash (`failed`, `hook_failed`).
    */
-  lapse(unit: UnitOfWork, at: ConversationAt, turnId: string, from: 'acknowledged' | 'pending'): Promise<TurnRow | undefined> {
-    const [to, reason]: [TurnStatus, TurnFailure] = from === 'acknowledged' ? ['expired', 'reply_timeout'] : ['failed', 'hook_failed'];
+  lapse(
+    unit: UnitOfWork,
+    at: ConversationAt,
+    turnId: string,
+    from: 'acknowledged' | 'pending',
+  ): Promise<TurnRow | undefined> {
+    const [to, reason]: [TurnStatus, TurnFailure] =
+      from === 'acknowledged' ? ['expired', 'reply_timeout'] : ['failed', 'hook_failed'];
     return move(unit, at, turnId, from, to, { failure_reason: reason }, told.failed(turnId, reason));
   },
 
@@ -213,11 +305,22 @@ export const turnLifecycle = {
    */
   async failOpen(unit: UnitOfWork, conversationId: string): Promise<Change> {
     const failed = await failOpenTurns(unit.trx, conversationId, OPEN_TURN_STATUSES, 'conversation_ended');
-    return { ...joined(...failed.map((turnId) => told.failed(turnId, 'conversation_ended'))), ...(failed.length ? { tally: { failed: failed.map(() => 'conversation_ended' as const) } } : {}) };
+    return {
+      ...joined(...failed.map((turnId) => told.failed(turnId, 'conversation_ended'))),
+      ...(failed.length ? { tally: { failed: failed.map(() => 'conversation_ended' as const) } } : {}),
+    };
   },
 };
 
-async function move(unit: UnitOfWork, at: ConversationAt, turn: string | TurnScope, from: TurnStatus, to: TurnStatus, patch: Partial<TurnRow>, change: Change): Promise<TurnRow | undefined> {
+async function move(
+  unit: UnitOfWork,
+  at: ConversationAt,
+  turn: string | TurnScope,
+  from: TurnStatus,
+  to: TurnStatus,
+  patch: Partial<TurnRow>,
+  change: Change,
+): Promise<TurnRow | undefined> {
   const moved = await transitionTurn(unit.trx, turn, from, to, patch);
   if (moved) await unit.record(at, { ...change, tally: { ...change.tally, ...tallyOf(moved) } });
   return moved;
@@ -226,7 +329,12 @@ async function move(unit: UnitOfWork, at: ConversationAt, turn: string | TurnSco
 /** What a turn's move counts: an answer, with how long it took; a failure, with its reason. */
 function tallyOf(turn: TurnRow): Tally {
   const after = (at: string | null) => (at ? Date.parse(at) - Date.parse(turn.created_at) : undefined);
-  if (turn.status === 'resolved') return { at: turn.created_at, resolvedAfterMs: after(turn.resolved_at), firstPartAfterMs: after(turn.first_part_at) };
+  if (turn.status === 'resolved')
+    return {
+      at: turn.created_at,
+      resolvedAfterMs: after(turn.resolved_at),
+      firstPartAfterMs: after(turn.first_part_at),
+    };
   if (turn.failure_reason) return { at: turn.created_at, failed: [turn.failure_reason] };
   return {};
 }
@@ -239,7 +347,17 @@ const told = {
   }),
   resolved: (turnId: string, { text, actions, by }: Reply): Change => ({
     events: [{ type: 'reply', turn_id: turnId, text, actions, ...(by ? { name: by } : {}) }],
-    transcript: [{ type: 'turn.resolved', data: { turn_id: turnId, reply_text: text, actions, replied_by: by ? { type: 'person', name: by } : { type: 'agent' } } }],
+    transcript: [
+      {
+        type: 'turn.resolved',
+        data: {
+          turn_id: turnId,
+          reply_text: text,
+          actions,
+          replied_by: by ? { type: 'person', name: by } : { type: 'agent' },
+        },
+      },
+    ],
   }),
   failed: (turnId: string, reason: TurnFailure): Change => ({
     events: [{ type: 'turn_failed', turn_id: turnId, reason }],
@@ -248,7 +366,14 @@ const told = {
 };
 
 /** A reply as its turn keeps it: the actions as JSON text, none as null; the person who wrote it, or null for the agent. */
-const replyColumns = ({ text, actions, by }: Reply) => ({ reply_text: text, reply_actions: actions.length ? JSON.stringify(actions) : null, replied_by: by ?? null });
+const replyColumns = ({ text, actions, by }: Reply) => ({
+  reply_text: text,
+  reply_actions: actions.length ? JSON.stringify(actions) : null,
+  replied_by: by ?? null,
+});
 
 /** Changes told as one, in order. */
-export const joined = (...changes: Change[]): Change => ({ events: changes.flatMap((c) => c.events), transcript: changes.flatMap((c) => c.transcript) });
+export const joined = (...changes: Change[]): Change => ({
+  events: changes.flatMap((c) => c.events),
+  transcript: changes.flatMap((c) => c.transcript),
+});

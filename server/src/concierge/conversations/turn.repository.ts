@@ -23,7 +23,13 @@ function isTurn(eb: ExpressionBuilder<Database, 'turns'>, turn: string | TurnSco
   return eb.and([
     eb('id', '=', turn.turnId),
     eb('conversation_id', '=', turn.conversationId),
-    eb.exists(eb.selectFrom('conversations').select('id').where('id', '=', turn.conversationId).where('deployment_id', '=', turn.deploymentId)),
+    eb.exists(
+      eb
+        .selectFrom('conversations')
+        .select('id')
+        .where('id', '=', turn.conversationId)
+        .where('deployment_id', '=', turn.deploymentId),
+    ),
   ]);
 }
 
@@ -48,13 +54,21 @@ export async function turnExists(db: Db, id: string): Promise<boolean> {
   return Boolean(await db.selectFrom('turns').select('id').where('id', '=', id).executeTakeFirst());
 }
 
-export async function findTurnByClientId(db: Db, conversationId: string, clientTurnId: string): Promise<TurnRow | undefined> {
+export async function findTurnByClientId(
+  db: Db,
+  conversationId: string,
+  clientTurnId: string,
+): Promise<TurnRow | undefined> {
   const [row] = await byClientIdShape(db, { conversationId, clientTurnId });
   return row;
 }
 
 const byClientIdShape = queryShape((db, v: { conversationId: string; clientTurnId: string }) =>
-  db.selectFrom('turns').selectAll().where('conversation_id', '=', v.conversationId).where('client_turn_id', '=', v.clientTurnId),
+  db
+    .selectFrom('turns')
+    .selectAll()
+    .where('conversation_id', '=', v.conversationId)
+    .where('client_turn_id', '=', v.clientTurnId),
 );
 
 export async function insertTurn(trx: Trx, row: TurnRow): Promise<void> {
@@ -64,7 +78,11 @@ export async function insertTurn(trx: Trx, row: TurnRow): Promise<void> {
 const insertTurns = rowInserter('turns');
 
 /** In one read: the conversation's turns still waiting (pending or acknowledged), and those created since `since`. */
-export async function turnLoad(db: Db, conversationId: string, since: string): Promise<{ waiting: number; recent: number }> {
+export async function turnLoad(
+  db: Db,
+  conversationId: string,
+  since: string,
+): Promise<{ waiting: number; recent: number }> {
   const [row] = await turnLoadShape(db, { conversationId, since });
   return { waiting: Number(row?.waiting ?? 0), recent: Number(row?.recent ?? 0) };
 }
@@ -73,7 +91,9 @@ const turnLoadShape = queryShape((db, v: { conversationId: string; since: string
   db
     .selectFrom('turns')
     .select((eb) => [
-      eb.fn.sum<number | string | null>(eb.case().when('status', 'in', OPEN_TURN_STATUSES).then(1).else(0).end()).as('waiting'),
+      eb.fn
+        .sum<number | string | null>(eb.case().when('status', 'in', OPEN_TURN_STATUSES).then(1).else(0).end())
+        .as('waiting'),
       eb.fn.sum<number | string | null>(eb.case().when('created_at', '>=', v.since).then(1).else(0).end()).as('recent'),
     ])
     .where('conversation_id', '=', v.conversationId),
@@ -84,7 +104,13 @@ const turnLoadShape = queryShape((db, v: { conversationId: string; since: string
  * it): of two racing writers (a reply and the expiry sweep, say) exactly one wins.
  * Returns the turn as it was moved, or undefined.
  */
-export async function transitionTurn(trx: Trx, turn: string | TurnScope, from: TurnStatus, to: TurnStatus, patch: Partial<TurnRow> = {}): Promise<TurnRow | undefined> {
+export async function transitionTurn(
+  trx: Trx,
+  turn: string | TurnScope,
+  from: TurnStatus,
+  to: TurnStatus,
+  patch: Partial<TurnRow> = {},
+): Promise<TurnRow | undefined> {
   const columns = (Object.keys(patch) as (keyof TurnRow)[]).filter((c) => patch[c] !== undefined).sort();
   const scope = typeof turn === 'string' ? { turnId: turn, conversationId: '', deploymentId: '' } : turn;
   const values: TransitionValues = { ...scope, from, to, now: isoNow() };
@@ -94,26 +120,39 @@ export async function transitionTurn(trx: Trx, turn: string | TurnScope, from: T
 }
 
 /** What a transition binds: where, from and to, and a `set_<column>` for each column it patches. */
-type TransitionValues = TurnScope & { from: TurnStatus; to: TurnStatus; now: string } & { [C in keyof TurnRow as `set_${C}`]?: TurnRow[C] };
+type TransitionValues = TurnScope & { from: TurnStatus; to: TurnStatus; now: string } & {
+  [C in keyof TurnRow as `set_${C}`]?: TurnRow[C];
+};
 
 /** The turn transitions, one compiled shape per kind of turn reference and set of patched columns: the hottest statements of a turn. */
-const transitionShapes = queryShapes(({ by, columns }: { by: 'id' | 'scope'; columns: readonly (keyof TurnRow)[] }) => (db, v: TransitionValues) => {
-  const set: Partial<TurnRow> = { status: v.to, updated_at: v.now };
-  for (const column of columns) Object.assign(set, { [column]: v[`set_${column}`] });
-  return db
-    .updateTable('turns')
-    .set(set)
-    .where((eb) => (by === 'id' ? eb('id', '=', v.turnId) : isTurn(eb, v)))
-    .where('status', '=', v.from)
-    .returningAll();
-});
+const transitionShapes = queryShapes(
+  ({ by, columns }: { by: 'id' | 'scope'; columns: readonly (keyof TurnRow)[] }) =>
+    (db, v: TransitionValues) => {
+      const set: Partial<TurnRow> = { status: v.to, updated_at: v.now };
+      for (const column of columns) Object.assign(set, { [column]: v[`set_${column}`] });
+      return db
+        .updateTable('turns')
+        .set(set)
+        .where((eb) => (by === 'id' ? eb('id', '=', v.turnId) : isTurn(eb, v)))
+        .where('status', '=', v.from)
+        .returningAll();
+    },
+);
 
-export async function rateTurn(trx: Trx, id: string, feedback: Pick<TurnRow, 'feedback_rating' | 'feedback_comment' | 'feedback_at'>): Promise<void> {
+export async function rateTurn(
+  trx: Trx,
+  id: string,
+  feedback: Pick<TurnRow, 'feedback_rating' | 'feedback_comment' | 'feedback_at'>,
+): Promise<void> {
   await trx.updateTable('turns').set(feedback).where('id', '=', id).execute();
 }
 
 export async function countDuplicateReply(trx: Trx, id: string): Promise<void> {
-  await trx.updateTable('turns').set((eb) => ({ reply_duplicates: eb('reply_duplicates', '+', 1) })).where('id', '=', id).execute();
+  await trx
+    .updateTable('turns')
+    .set((eb) => ({ reply_duplicates: eb('reply_duplicates', '+', 1) }))
+    .where('id', '=', id)
+    .execute();
 }
 
 export async function findReplyPart(trx: Trx, turnId: string, part: number): Promise<ReplyPartRow | undefined> {
@@ -121,7 +160,9 @@ export async function findReplyPart(trx: Trx, turnId: string, part: number): Pro
   return row;
 }
 
-const replyPartShape = queryShape((db, v: { turnId: string; part: number }) => db.selectFrom('reply_parts').selectAll().where('turn_id', '=', v.turnId).where('part', '=', v.part));
+const replyPartShape = queryShape((db, v: { turnId: string; part: number }) =>
+  db.selectFrom('reply_parts').selectAll().where('turn_id', '=', v.turnId).where('part', '=', v.part),
+);
 
 /** Stores a part and counts it on its turn: its characters, the first part's time, and the reply's new due time. */
 export async function addReplyPart(trx: Trx, row: ReplyPartRow, chars: number, replyDueAt: string): Promise<void> {
@@ -146,11 +187,22 @@ const countPartShape = queryShape((db, v: { turnId: string; chars: number; at: s
 /** The reply parts of these turns, each turn's in part order. */
 export async function replyPartsOf(db: Db, turnIds: readonly string[]): Promise<ReplyPartRow[]> {
   if (!turnIds.length) return [];
-  return db.selectFrom('reply_parts').selectAll().where('turn_id', 'in', [...turnIds]).orderBy('turn_id').orderBy('part').execute();
+  return db
+    .selectFrom('reply_parts')
+    .selectAll()
+    .where('turn_id', 'in', [...turnIds])
+    .orderBy('turn_id')
+    .orderBy('part')
+    .execute();
 }
 
 /** Fails every turn of the conversation still in one of `open`; returns their ids, oldest first. */
-export async function failOpenTurns(trx: Trx, conversationId: string, open: readonly TurnStatus[], reason: TurnFailure): Promise<string[]> {
+export async function failOpenTurns(
+  trx: Trx,
+  conversationId: string,
+  open: readonly TurnStatus[],
+  reason: TurnFailure,
+): Promise<string[]> {
   const rows = await trx
     .updateTable('turns')
     .set({ status: 'failed', failure_reason: reason, updated_at: isoNow() })
@@ -169,7 +221,10 @@ export interface DueTurns {
 }
 
 /** Turns whose time is up in `status` before `before`, oldest first, with their conversation and deployment. */
-export async function dueTurns(db: Db, due: DueTurns): Promise<{ id: string; conversation_id: string; deployment_id: string }[]> {
+export async function dueTurns(
+  db: Db,
+  due: DueTurns,
+): Promise<{ id: string; conversation_id: string; deployment_id: string }[]> {
   return db
     .selectFrom('turns')
     .innerJoin('conversations', 'conversations.id', 'turns.conversation_id')
@@ -209,7 +264,16 @@ export async function orphanedPendingTurns(db: Db, me: string, silentSince: stri
     .where('status', '=', 'pending')
     .where('hook_node', 'is not', null)
     .where('hook_node', '!=', me)
-    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('service_nodes').select('service_nodes.id').whereRef('service_nodes.id', '=', 'turns.hook_node').where('service_nodes.heartbeat_at', '>=', silentSince))))
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('service_nodes')
+            .select('service_nodes.id')
+            .whereRef('service_nodes.id', '=', 'turns.hook_node')
+            .where('service_nodes.heartbeat_at', '>=', silentSince),
+        ),
+      ),
+    )
     .orderBy('created_at')
     .limit(limit)
     .execute();
@@ -217,6 +281,12 @@ export async function orphanedPendingTurns(db: Db, me: string, silentSince: stri
 
 /** Moves a pending turn's hook call from the silent node `from` to `to`; false when another node took it first, or it was answered. */
 export async function takeOverHookCall(db: Db, id: string, from: string, to: string): Promise<boolean> {
-  const moved = await db.updateTable('turns').set({ hook_node: to }).where('id', '=', id).where('status', '=', 'pending').where('hook_node', '=', from).executeTakeFirst();
+  const moved = await db
+    .updateTable('turns')
+    .set({ hook_node: to })
+    .where('id', '=', id)
+    .where('status', '=', 'pending')
+    .where('hook_node', '=', from)
+    .executeTakeFirst();
   return Number(moved.numUpdatedRows) === 1;
 }

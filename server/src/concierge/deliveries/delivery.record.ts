@@ -21,7 +21,13 @@ const KEPT_BODY_BYTES = 4096;
 function keptBody(body: string, bytes: number): { body: string; truncated: boolean } {
   if (bytes <= KEPT_BODY_BYTES && Buffer.byteLength(body) <= KEPT_BODY_BYTES) return { body, truncated: false };
   // A character cut in half decodes as U+FFFD at the end; it is dropped, not shown.
-  return { body: Buffer.from(body).subarray(0, KEPT_BODY_BYTES).toString('utf8').replace(/\uFFFD$/, ''), truncated: true };
+  return {
+    body: Buffer.from(body)
+      .subarray(0, KEPT_BODY_BYTES)
+      .toString('utf8')
+      .replace(/\uFFFD$/, ''),
+    truncated: true,
+  };
 }
 
 /**
@@ -46,7 +52,9 @@ export function deliveryRow(subject: DeliverySubject, ex: Exchange, manualSendId
     sent_at: ex.sentAt,
     duration_ms: ex.durationMs,
     request: JSON.stringify(ex.request),
-    response: res ? JSON.stringify({ status: res.status, headers: res.headers, ...keptBody(res.body, res.bytes) }) : null,
+    response: res
+      ? JSON.stringify({ status: res.status, headers: res.headers, ...keptBody(res.body, res.bytes) })
+      : null,
     error: ex.error?.kind ?? null,
     error_detail: ex.error?.message ?? null,
     outcome: res && res.status >= 200 && res.status < 300 ? 'succeeded' : 'failed',
@@ -54,4 +62,9 @@ export function deliveryRow(subject: DeliverySubject, ex: Exchange, manualSendId
 }
 
 /** The record of a 2xx answer the service could not read as one (a reply with invalid actions, say): a failure, and why. */
-export const unreadableAnswer = (row: DeliveryTable, why: string): DeliveryTable => ({ ...row, error: 'invalid_answer', error_detail: why, outcome: 'failed' });
+export const unreadableAnswer = (row: DeliveryTable, why: string): DeliveryTable => ({
+  ...row,
+  error: 'invalid_answer',
+  error_detail: why,
+  outcome: 'failed',
+});

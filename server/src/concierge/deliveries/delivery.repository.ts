@@ -14,7 +14,12 @@ export async function insertDeliveries(db: Db, rows: readonly DeliveryRow[]): Pr
 const insertRows = rowInserter('deliveries');
 
 export async function findDelivery(db: Db, customerId: string, id: string): Promise<DeliveryRow | undefined> {
-  return db.selectFrom('deliveries').selectAll().where('customer_id', '=', customerId).where('id', '=', id).executeTakeFirst();
+  return db
+    .selectFrom('deliveries')
+    .selectAll()
+    .where('customer_id', '=', customerId)
+    .where('id', '=', id)
+    .executeTakeFirst();
 }
 
 function filtered(db: Db, customerId: string, filter: DeliveryFilter) {
@@ -28,9 +33,18 @@ function filtered(db: Db, customerId: string, filter: DeliveryFilter) {
   return query;
 }
 
-export async function listDeliveries(db: Db, customerId: string, filter: DeliveryFilter, page: Page): Promise<Listed<DeliveryRow>> {
+export async function listDeliveries(
+  db: Db,
+  customerId: string,
+  filter: DeliveryFilter,
+  page: Page,
+): Promise<Listed<DeliveryRow>> {
   const matching = filtered(db, customerId, filter);
-  return listed(page, matching.selectAll().orderBy('sent_at', 'desc').orderBy('id', 'desc'), matching.select((eb) => eb.fn.countAll<number | string>().as('total')));
+  return listed(
+    page,
+    matching.selectAll().orderBy('sent_at', 'desc').orderBy('id', 'desc'),
+    matching.select((eb) => eb.fn.countAll<number | string>().as('total')),
+  );
 }
 
 /** The turn hook calls of these conversations' turns, each turn's in attempt order (read through the conversation index). */
@@ -59,13 +73,28 @@ export async function nextEventAttempt(db: Db, conversationId: string, eventId: 
 }
 
 /** The deployment's tests sent at or after `since`: their record ids and when they went. */
-export async function manualSendsSince(db: Db, deploymentId: string, since: string): Promise<{ id: string; sentAt: string }[]> {
-  const rows = await db.selectFrom('deliveries').select(['id', 'sent_at']).where('manual', '=', 1).where('deployment_id', '=', deploymentId).where('sent_at', '>=', since).execute();
+export async function manualSendsSince(
+  db: Db,
+  deploymentId: string,
+  since: string,
+): Promise<{ id: string; sentAt: string }[]> {
+  const rows = await db
+    .selectFrom('deliveries')
+    .select(['id', 'sent_at'])
+    .where('manual', '=', 1)
+    .where('deployment_id', '=', deploymentId)
+    .where('sent_at', '>=', since)
+    .execute();
   return rows.map((r) => ({ id: r.id, sentAt: r.sent_at }));
 }
 
 /** Whether any transcript event reached the deployment's target since `since`. */
-export async function transcriptSucceededSince(db: Db, customerId: string, deploymentId: string, since: string): Promise<boolean> {
+export async function transcriptSucceededSince(
+  db: Db,
+  customerId: string,
+  deploymentId: string,
+  since: string,
+): Promise<boolean> {
   const row = await db
     .selectFrom('deliveries')
     .select('id')

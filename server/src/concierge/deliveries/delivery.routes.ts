@@ -13,7 +13,8 @@ export function deliveryRoutes(deliveries: DeliveryService): RouteDef[] {
       tag: 'Deliveries',
       query: listDeliveriesQuery,
       success: { status: 200, description: 'A page of delivery attempts', data: deliverySchema.array(), list: true },
-      handler: ({ principal, query: { page, per_page, ...filter } }) => deliveries.list(principal.customerId, filter, { page, per_page }),
+      handler: ({ principal, query: { page, per_page, ...filter } }) =>
+        deliveries.list(principal.customerId, filter, { page, per_page }),
     }),
     defineRoute({
       method: 'get',
@@ -30,7 +31,8 @@ export function deliveryRoutes(deliveries: DeliveryService): RouteDef[] {
       method: 'post',
       path: '/api/v1/deliveries/:id/redeliver',
       operationId: 'redeliverDelivery',
-      summary: 'Send a transcript event again now (any state, dead included), outside its ordered queue; turn hook calls are 409; with test-hook, 10 a minute per deployment',
+      summary:
+        'Send a transcript event again now (any state, dead included), outside its ordered queue; turn hook calls are 409; with test-hook, 10 a minute per deployment',
       tag: 'Deliveries',
       params: idParams,
       bodyOptional: true,
@@ -42,14 +44,17 @@ export function deliveryRoutes(deliveries: DeliveryService): RouteDef[] {
       method: 'post',
       path: '/api/v1/deployments/:id/test-hook',
       operationId: 'testDeploymentHook',
-      summary: 'Send a signed sample ("test": true) to the hook or transcript URL and show what came back; 10 a minute per deployment',
+      summary:
+        'Send a signed sample ("test": true) to the hook or transcript URL and show what came back; 10 a minute per deployment',
       tag: 'Deliveries',
       params: idParams,
       body: testHookBody,
       bodyOptional: true,
       errors: ['not_found', 'invalid_state', 'rate_limited'],
       success: { status: 200, description: 'The attempt, whatever the receiver answered', data: deliverySchema },
-      handler: async ({ principal, params, body }) => ({ data: await deliveries.testHook(principal.customerId, params.id, body.target) }),
+      handler: async ({ principal, params, body }) => ({
+        data: await deliveries.testHook(principal.customerId, params.id, body.target),
+      }),
     }),
   ];
 }

@@ -12,10 +12,15 @@ import { sendTranscriptEvent, TRANSCRIPT_TIMEOUT_MS, transcriptSubject } from '.
 import { sendTurnCreated } from './hook.client.js';
 import { type DeliverySubject, deliveryRow } from './delivery.record.js';
 import { ManualSendLimit } from './manual-send-limit.js';
-import { type DeliveryRow, findDelivery, insertDeliveries, listDeliveries, nextEventAttempt } from './delivery.repository.js';
+import {
+  type DeliveryRow,
+  findDelivery,
+  insertDeliveries,
+  listDeliveries,
+  nextEventAttempt,
+} from './delivery.repository.js';
 import type { Delivery, DeliveryFilter } from './delivery.schemas.js';
 import { toDelivery } from './delivery.view.js';
-
 
 export interface DeliveryServiceParts {
   db: Db;
@@ -48,15 +53,33 @@ export class DeliveryService {
    */
   async redeliver(customerId: string, id: string): Promise<Delivery> {
     const original = await this.require(customerId, id);
-    if (original.kind === 'turn_hook') throw invalidState("A turn's hook call is not redelivered: a failed turn is asked again by the visitor, as a new turn");
-    if (original.kind === 'test') throw invalidState('A test is not redelivered: send another with POST /api/v1/deployments/{id}/test-hook');
+    if (original.kind === 'turn_hook')
+      throw invalidState(
+        "A turn's hook call is not redelivered: a failed turn is asked again by the visitor, as a new turn",
+      );
+    if (original.kind === 'test')
+      throw invalidState('A test is not redelivered: send another with POST /api/v1/deployments/{id}/test-hook');
     const dep = await this.parts.deployments.fresh(original.deployment_id);
     const url = dep?.transcriptHookUrl;
     if (!dep || !url) throw invalidState('The deployment has no channel_config.transcript_hook_url to send it to');
     const recordId = await this.#manualSends.take(dep.id);
-    const event = { id: original.event_id!, deployment_id: original.deployment_id, conversation_id: original.conversation_id!, body: (JSON.parse(original.request) as { body: string }).body };
+    const event = {
+      id: original.event_id!,
+      deployment_id: original.deployment_id,
+      conversation_id: original.conversation_id!,
+      body: (JSON.parse(original.request) as { body: string }).body,
+    };
     const sent = await sendTranscriptEvent(dep, url, event.id, event.body, TRANSCRIPT_TIMEOUT_MS, this.parts.egress);
-    const record = deliveryRow(transcriptSubject(customerId, event, await nextEventAttempt(this.parts.db, event.conversation_id, event.id), 'transcript'), sent, recordId);
+    const record = deliveryRow(
+      transcriptSubject(
+        customerId,
+        event,
+        await nextEventAttempt(this.parts.db, event.conversation_id, event.id),
+        'transcript',
+      ),
+      sent,
+      recordId,
+    );
     await this.parts.db.transaction().execute(async (trx) => {
       await insertDeliveries(trx, [record]);
       if (record.outcome === 'succeeded') await reviveDeadEvent(trx, event.id);
@@ -72,7 +95,10 @@ export class DeliveryService {
   async testHook(customerId: string, deploymentId: string, target: 'hook' | 'transcript'): Promise<Delivery> {
     const dep = await this.parts.deployments.owned(customerId, deploymentId);
     const url = target === 'hook' ? dep.hookUrl : dep.transcriptHookUrl;
-    if (!url) throw invalidState(`The deployment has no channel_config.${target === 'hook' ? 'hook_url' : 'transcript_hook_url'} to test`);
+    if (!url)
+      throw invalidState(
+        `The deployment has no channel_config.${target === 'hook' ? 'hook_url' : 'transcript_hook_url'} to test`,
+      );
     const recordId = await this.#manualSends.take(deploymentId);
     const { sent, subject } = target === 'hook' ? await this.sampleTurn(dep, url) : await this.sampleEvent(dep, url);
     const record = deliveryRow(subject, sent, recordId);
@@ -94,15 +120,36 @@ export class DeliveryService {
       reply_url: `${this.parts.address.url}/embed/concierge/${dep.id}/replies`,
     };
     const sent = await sendTurnCreated(dep, url, sample, this.parts.egress, { mark: 'test' });
-    return { sent, subject: { kind: 'test', customerId: dep.customerId, deploymentId: dep.id, conversationId: null, turnId: null, eventId: null, eventType: 'turn.created', attempt: 1 } };
+    return {
+      sent,
+      subject: {
+        kind: 'test',
+        customerId: dep.customerId,
+        deploymentId: dep.id,
+        conversationId: null,
+        turnId: null,
+        eventId: null,
+        eventType: 'turn.created',
+        attempt: 1,
+      },
+    };
   }
 
-  private async sampleEvent(dep: DeploymentContext, url: string): Promise<{ sent: Exchange; subject: DeliverySubject }> {
+  private async sampleEvent(
+    dep: DeploymentContext,
+    url: string,
+  ): Promise<{ sent: Exchange; subject: DeliverySubject }> {
     const id = newEventId();
     const data = { user: { sub: 'test-visitor', name: 'Test visitor' }, call_direction: dep.callDirection };
-    const body = transcriptEventBody({ id, type: 'conversation.started', created_at: isoNow(), deployment_id: dep.id, conversation_id: newId(), data }, 'test');
+    const body = transcriptEventBody(
+      { id, type: 'conversation.started', created_at: isoNow(), deployment_id: dep.id, conversation_id: newId(), data },
+      'test',
+    );
     const sent = await sendTranscriptEvent(dep, url, id, body, dep.hookTimeoutMs, this.parts.egress);
-    return { sent, subject: transcriptSubject(dep.customerId, { id, deployment_id: dep.id, conversation_id: '', body }, 1, 'test') };
+    return {
+      sent,
+      subject: transcriptSubject(dep.customerId, { id, deployment_id: dep.id, conversation_id: '', body }, 1, 'test'),
+    };
   }
 
   private async require(customerId: string, id: string): Promise<DeliveryRow> {

@@ -2,15 +2,36 @@ import { describe, expect, it } from 'vitest';
 import type { EgressResponse, Exchange } from '../egress.js';
 import { callTurnHook, classifyHookResponse } from './hook.client.js';
 
-const answer = (status: number, body = ''): EgressResponse => ({ status, body, headers: {}, bytes: Buffer.byteLength(body) });
-const exchanged = (outcome: Pick<Exchange, 'response' | 'error'>): Exchange => ({ url: 'https://hotel.example/hook', sentAt: new Date().toISOString(), durationMs: 1, request: { headers: {}, body: '{}' }, ...outcome });
+const answer = (status: number, body = ''): EgressResponse => ({
+  status,
+  body,
+  headers: {},
+  bytes: Buffer.byteLength(body),
+});
+const exchanged = (outcome: Pick<Exchange, 'response' | 'error'>): Exchange => ({
+  url: 'https://hotel.example/hook',
+  sentAt: new Date().toISOString(),
+  durationMs: 1,
+  request: { headers: {}, body: '{}' },
+  ...outcome,
+});
 
 describe("the documented reading of the hook's answer", () => {
   it('2xx acknowledges; a 2xx carrying reply_text answers at once', () => {
     expect(classifyHookResponse(answer(202))).toEqual({ kind: 'acknowledged' });
-    expect(classifyHookResponse(answer(200, '{"reply_text":"From 7."}'))).toEqual({ kind: 'replied', text: 'From 7.', actions: [] });
+    expect(classifyHookResponse(answer(200, '{"reply_text":"From 7."}'))).toEqual({
+      kind: 'replied',
+      text: 'From 7.',
+      actions: [],
+    });
     // Not a usable reply: still only an acknowledgement.
-    for (const body of ['{"reply_text":""}', '{"reply_text":42}', '{"reply_text":', 'ok', `{"reply_text":"${'x'.repeat(10_001)}"}`]) {
+    for (const body of [
+      '{"reply_text":""}',
+      '{"reply_text":42}',
+      '{"reply_text":',
+      'ok',
+      `{"reply_text":"${'x'.repeat(10_001)}"}`,
+    ]) {
       expect(classifyHookResponse(answer(200, body))).toEqual({ kind: 'acknowledged' });
     }
   });
@@ -19,7 +40,9 @@ describe("the documented reading of the hook's answer", () => {
     const link = { type: 'link', label: 'Book', url: 'https://hotel.example/book' };
     const quick = { type: 'quick_reply', label: '7 pm', text: 'A table at 7 pm, please' };
     const client = { type: 'client', name: 'show_rooms', args: { floor: 2 } };
-    expect(classifyHookResponse(answer(200, JSON.stringify({ reply_text: 'Sure.', actions: [link, quick, client] })))).toEqual({ kind: 'replied', text: 'Sure.', actions: [link, quick, client] });
+    expect(
+      classifyHookResponse(answer(200, JSON.stringify({ reply_text: 'Sure.', actions: [link, quick, client] }))),
+    ).toEqual({ kind: 'replied', text: 'Sure.', actions: [link, quick, client] });
     for (const [actions, why] of [
       [[{ ...link, url: 'javascript:alert(1)' }], /^actions\.0\.url: /],
       [[{ ...quick, label: 'x'.repeat(41) }], /^actions\.0\.label: /],
@@ -54,17 +77,26 @@ describe("the documented reading of the hook's answer", () => {
   });
 
   it('takes the first answer that settles it, and never retries a refused target or after a stop', async () => {
-    const answers = [exchanged({ error: { kind: 'timeout', message: 'timed out after 5 ms' } }), exchanged({ response: answer(202) })];
+    const answers = [
+      exchanged({ error: { kind: 'timeout', message: 'timed out after 5 ms' } }),
+      exchanged({ response: answer(202) }),
+    ];
     const settled = await callTurnHook(async () => answers.shift()!, [1, 1]);
     expect(settled.outcome).toEqual({ kind: 'acknowledged' });
     expect(settled.exchanges.map((ex) => ex.error?.kind ?? ex.response?.status)).toEqual(['timeout', 202]);
 
-    const refused = await callTurnHook(async () => exchanged({ error: { kind: 'egress_refused', message: '127.0.0.1 is not allowed' } }), [1, 1]);
+    const refused = await callTurnHook(
+      async () => exchanged({ error: { kind: 'egress_refused', message: '127.0.0.1 is not allowed' } }),
+      [1, 1],
+    );
     expect(refused.outcome).toEqual({ kind: 'failed', cause: '127.0.0.1 is not allowed' });
     expect(refused.exchanges).toHaveLength(1);
 
     const stop = new AbortController();
     stop.abort();
-    expect(await callTurnHook(async () => exchanged({ response: answer(202) }), [1, 1], stop.signal)).toEqual({ outcome: { kind: 'failed', cause: 'the service is stopping' }, exchanges: [] });
+    expect(await callTurnHook(async () => exchanged({ response: answer(202) }), [1, 1], stop.signal)).toEqual({
+      outcome: { kind: 'failed', cause: 'the service is stopping' },
+      exchanges: [],
+    });
   });
 });

@@ -34,7 +34,8 @@ function answerOf(status: number, body: string): HookOutcome {
   if (handoff && !handoff.success) return { kind: 'rejected', status, why: whyOf('handoff', handoff.error) };
   const handedOff = handoff ? { handoff: handoff.data.reason } : {};
   const text = parsed?.reply_text;
-  if (!(typeof text === 'string' && text.length > 0 && text.length <= MAX_REPLY_CHARS)) return { kind: 'acknowledged', ...handedOff };
+  if (!(typeof text === 'string' && text.length > 0 && text.length <= MAX_REPLY_CHARS))
+    return { kind: 'acknowledged', ...handedOff };
   if (parsed.actions === undefined) return { kind: 'replied', text, actions: [], ...handedOff };
   const actions = replyActions.safeParse(parsed.actions);
   if (!actions.success) return { kind: 'rejected', status, why: whyOf('actions', actions.error) };
@@ -42,12 +43,14 @@ function answerOf(status: number, body: string): HookOutcome {
 }
 
 /** A refusal's fields in words: `actions.0.url: Invalid URL; ...`. */
-const whyOf = (root: string, error: z.ZodError) => error.issues.map((i) => `${[root, ...i.path].join('.')}: ${i.message}`).join('; ');
+const whyOf = (root: string, error: z.ZodError) =>
+  error.issues.map((i) => `${[root, ...i.path].join('.')}: ${i.message}`).join('; ');
 
 /** The documented reading (README, The turn hook) of one answer; undefined means "try again". */
 export function classifyHookResponse(res: EgressResponse): HookOutcome | undefined {
   if (res.status >= 200 && res.status < 300) return answerOf(res.status, res.body);
-  if (res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429) return { kind: 'rejected', status: res.status };
+  if (res.status >= 400 && res.status < 500 && res.status !== 408 && res.status !== 429)
+    return { kind: 'rejected', status: res.status };
   return undefined;
 }
 
@@ -61,12 +64,17 @@ export interface HookCall {
  * Calls the hook (each attempt signs afresh), retrying 5xx, 408, 429, timeouts and network errors
  * twice. Once `signal` aborts (a shutdown), no further attempt is made.
  */
-export async function callTurnHook(attempt: () => Promise<Exchange>, delays: readonly number[] = HOOK_RETRY_DELAYS_MS, signal?: AbortSignal): Promise<HookCall> {
+export async function callTurnHook(
+  attempt: () => Promise<Exchange>,
+  delays: readonly number[] = HOOK_RETRY_DELAYS_MS,
+  signal?: AbortSignal,
+): Promise<HookCall> {
   const exchanges: Exchange[] = [];
   let cause = '';
   for (let i = 0; i <= delays.length; i++) {
     if (i > 0) await new Promise((resolve) => setTimeout(resolve, delays[i - 1]));
-    if (signal?.aborted) return { outcome: { kind: 'failed', cause: `${cause ? `${cause}; ` : ''}the service is stopping` }, exchanges };
+    if (signal?.aborted)
+      return { outcome: { kind: 'failed', cause: `${cause ? `${cause}; ` : ''}the service is stopping` }, exchanges };
     const ex = await attempt();
     exchanges.push(ex);
     if (ex.response) {
@@ -86,9 +94,25 @@ export async function callTurnHook(attempt: () => Promise<Exchange>, delays: rea
 export type TurnCreated = Omit<z.infer<typeof turnCreatedBody>, 'type' | 'sent_at' | 'test'>;
 
 /** Signs and sends one `turn.created` body (signed afresh, so each attempt has its own `sent_at`); `mark: 'test'` marks a sample. */
-export function sendTurnCreated(dep: DeploymentContext, url: string, call: TurnCreated, egress: EgressPolicy, how: { signal?: AbortSignal; mark?: 'test' }): Promise<Exchange> {
+export function sendTurnCreated(
+  dep: DeploymentContext,
+  url: string,
+  call: TurnCreated,
+  egress: EgressPolicy,
+  how: { signal?: AbortSignal; mark?: 'test' },
+): Promise<Exchange> {
   const { delivery_id, ...about } = call;
-  const body = JSON.stringify({ type: 'turn.created', delivery_id, sent_at: isoNow(), ...(how.mark === 'test' ? { test: true } : {}), ...about });
-  const headers = { 'X-Service-Signature': signatureOf(dep.signingSecret, body), 'X-Service-Delivery': delivery_id, ...standardWebhookHeaders(delivery_id, body, dep.secrets) };
+  const body = JSON.stringify({
+    type: 'turn.created',
+    delivery_id,
+    sent_at: isoNow(),
+    ...(how.mark === 'test' ? { test: true } : {}),
+    ...about,
+  });
+  const headers = {
+    'X-Service-Signature': signatureOf(dep.signingSecret, body),
+    'X-Service-Delivery': delivery_id,
+    ...standardWebhookHeaders(delivery_id, body, dep.secrets),
+  };
   return exchange(url, body, headers, dep.hookTimeoutMs, egress, how.signal);
 }

@@ -32,7 +32,12 @@ export class ManualSendLimit {
       // Free again once the oldest send that keeps the count at the limit is a minute old.
       const sorted = [...times.values()].sort((a, b) => a - b);
       const wait = Math.max(Math.ceil((sorted[times.size - MANUAL_SENDS_PER_MINUTE]! + MINUTE_MS - now) / 1000), 1);
-      throw new AppError('rate_limited', `At most ${MANUAL_SENDS_PER_MINUTE} test-hooks and redeliveries a minute per deployment; retry after the time in Retry-After`, undefined, wait);
+      throw new AppError(
+        'rate_limited',
+        `At most ${MANUAL_SENDS_PER_MINUTE} test-hooks and redeliveries a minute per deployment; retry after the time in Retry-After`,
+        undefined,
+        wait,
+      );
     }
     const id = newId();
     allowed.set(id, now);

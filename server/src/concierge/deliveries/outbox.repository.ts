@@ -9,7 +9,10 @@ export async function outboxBacklog(db: Db): Promise<{ backlog: number; oldestAg
     .select((eb) => [eb.fn.countAll<number>().as('n'), eb.fn.min('created_at').as('oldest')])
     .where('status', '=', 'pending')
     .executeTakeFirstOrThrow();
-  return { backlog: Number(row.n), oldestAgeS: row.oldest ? Math.max(0, (Date.now() - Date.parse(row.oldest)) / 1000) : 0 };
+  return {
+    backlog: Number(row.n),
+    oldestAgeS: row.oldest ? Math.max(0, (Date.now() - Date.parse(row.oldest)) / 1000) : 0,
+  };
 }
 
 /**
@@ -21,7 +24,13 @@ export async function outboxBacklog(db: Db): Promise<{ backlog: number; oldestAg
 export async function insertOutbox(trx: Trx, rows: Omit<TranscriptOutboxTable, 'is_head'>[]): Promise<void> {
   const first = rows[0];
   if (!first) return;
-  const waiting = await trx.selectFrom('transcript_outbox').select('id').where('conversation_id', '=', first.conversation_id).where('status', '=', 'pending').limit(1).executeTakeFirst();
+  const waiting = await trx
+    .selectFrom('transcript_outbox')
+    .select('id')
+    .where('conversation_id', '=', first.conversation_id)
+    .where('status', '=', 'pending')
+    .limit(1)
+    .executeTakeFirst();
   await trx
     .insertInto('transcript_outbox')
     .values(rows.map((row, i) => ({ ...row, is_head: i === 0 && !waiting ? 1 : 0 })))
@@ -33,7 +42,13 @@ export async function insertOutbox(trx: Trx, rows: Omit<TranscriptOutboxTable, '
  * at a time and a conversation's events go in order; the cost is that of the heads, not of any
  * conversation's backlog. On PostgreSQL rows another node is claiming are skipped, not waited for.
  */
-export async function claimOutboxHeads(db: Db, now: string, leaseUntil: string, limit: number, dialect: Dialect): Promise<TranscriptOutboxTable[]> {
+export async function claimOutboxHeads(
+  db: Db,
+  now: string,
+  leaseUntil: string,
+  limit: number,
+  dialect: Dialect,
+): Promise<TranscriptOutboxTable[]> {
   return db
     .updateTable('transcript_outbox')
     .set({ lease_expires_at: leaseUntil })
@@ -44,7 +59,9 @@ export async function claimOutboxHeads(db: Db, now: string, leaseUntil: string, 
         .where('o.is_head', '=', 1)
         .where('o.next_attempt_at', '<=', now)
         // A disabled target's events wait, in order, until it is enabled again.
-        .where('o.deployment_id', 'not in', (d) => d.selectFrom('deployments').select('id').where('transcript_hook_status', '=', 'disabled'))
+        .where('o.deployment_id', 'not in', (d) =>
+          d.selectFrom('deployments').select('id').where('transcript_hook_status', '=', 'disabled'),
+        )
         .where((w) => w.or([w('o.lease_expires_at', 'is', null), w('o.lease_expires_at', '<', now)]))
         .orderBy('o.next_attempt_at')
         .limit(limit)
@@ -66,17 +83,33 @@ export async function settleOutbox(
   dialect: Dialect,
 ): Promise<boolean> {
   if (patch.status === 'pending') {
-    const result = await trx.updateTable('transcript_outbox').set({ ...patch, lease_expires_at: null }).where('id', '=', row.id).executeTakeFirst();
+    const result = await trx
+      .updateTable('transcript_outbox')
+      .set({ ...patch, lease_expires_at: null })
+      .where('id', '=', row.id)
+      .executeTakeFirst();
     return result.numUpdatedRows > 0n;
   }
-  if (dialect === 'postgres') await trx.selectFrom('conversations').select('id').where('id', '=', row.conversation_id).forUpdate().execute();
-  const result = await trx.updateTable('transcript_outbox').set({ ...patch, lease_expires_at: null, is_head: 0 }).where('id', '=', row.id).executeTakeFirst();
+  if (dialect === 'postgres')
+    await trx.selectFrom('conversations').select('id').where('id', '=', row.conversation_id).forUpdate().execute();
+  const result = await trx
+    .updateTable('transcript_outbox')
+    .set({ ...patch, lease_expires_at: null, is_head: 0 })
+    .where('id', '=', row.id)
+    .executeTakeFirst();
   if (result.numUpdatedRows === 0n) return false;
   await trx
     .updateTable('transcript_outbox')
     .set({ is_head: 1 })
     .where('id', '=', (eb) =>
-      eb.selectFrom('transcript_outbox').select('id').where('conversation_id', '=', row.conversation_id).where('status', '=', 'pending').orderBy('position').orderBy('id').limit(1),
+      eb
+        .selectFrom('transcript_outbox')
+        .select('id')
+        .where('conversation_id', '=', row.conversation_id)
+        .where('status', '=', 'pending')
+        .orderBy('position')
+        .orderBy('id')
+        .limit(1),
     )
     .execute();
   return true;
@@ -84,10 +117,21 @@ export async function settleOutbox(
 
 /** A dead event that reached its receiver after all (a redelivery) is delivered. */
 export async function reviveDeadEvent(db: Db, id: string): Promise<void> {
-  await db.updateTable('transcript_outbox').set({ status: 'delivered', lease_expires_at: null }).where('id', '=', id).where('status', '=', 'dead').execute();
+  await db
+    .updateTable('transcript_outbox')
+    .set({ status: 'delivered', lease_expires_at: null })
+    .where('id', '=', id)
+    .where('status', '=', 'dead')
+    .execute();
 }
 
 /** Makes a deployment's waiting heads due now (its target was enabled again after backing off). */
 export async function headsDueNow(db: Db, deploymentId: string, now: string): Promise<void> {
-  await db.updateTable('transcript_outbox').set({ next_attempt_at: now }).where('deployment_id', '=', deploymentId).where('is_head', '=', 1).where('next_attempt_at', '>', now).execute();
+  await db
+    .updateTable('transcript_outbox')
+    .set({ next_attempt_at: now })
+    .where('deployment_id', '=', deploymentId)
+    .where('is_head', '=', 1)
+    .where('next_attempt_at', '>', now)
+    .execute();
 }

@@ -25,7 +25,12 @@ describeEachStore('replaying a long history', (kind) => {
     widget.close();
     // About 18 MB of stored replies, written straight to the store: the history of a long conversation.
     for (let from = 0; from < EVENTS; from += 100) {
-      const events = Array.from({ length: 100 }, () => ({ type: 'reply' as const, turn_id: randomUUID(), text: TEXT, actions: [] }));
+      const events = Array.from({ length: 100 }, () => ({
+        type: 'reply' as const,
+        turn_id: randomUUID(),
+        text: TEXT,
+        actions: [],
+      }));
       await service.app.store.db.transaction().execute((trx) => appendEvents(trx, conversationId, events));
     }
     history = { deploymentId, conversationId, token };
@@ -40,7 +45,8 @@ describeEachStore('replaying a long history', (kind) => {
     const ready = await reader.hello(history.token, { conversation_id: history.conversationId, last_seq: 0 });
     expect(ready.last_seq).toBe(EVENTS);
     const deadline = Date.now() + 20_000;
-    while (reader.frames.length < EVENTS + 1 && Date.now() < deadline && reader.ws.readyState === reader.ws.OPEN) await new Promise((r) => setTimeout(r, 50));
+    while (reader.frames.length < EVENTS + 1 && Date.now() < deadline && reader.ws.readyState === reader.ws.OPEN)
+      await new Promise((r) => setTimeout(r, 50));
     expect(reader.ws.readyState).toBe(reader.ws.OPEN);
     const seqs = reader.frames.filter((f) => f.type === 'reply').map((f) => f.seq);
     expect(seqs).toEqual(Array.from({ length: EVENTS }, (_, i) => i + 1));

@@ -5,7 +5,11 @@ import { retryDelayMs } from './transcript.outbox.js';
 
 describe('transcript retry delays', () => {
   it('double from 1 s, each ±20% at random, capped at an hour', () => {
-    for (const [attempts, base] of [[1, 1_000], [3, 4_000], [20, 3_600_000]] as const) {
+    for (const [attempts, base] of [
+      [1, 1_000],
+      [3, 4_000],
+      [20, 3_600_000],
+    ] as const) {
       const delays = Array.from({ length: 200 }, () => retryDelayMs(attempts));
       expect(Math.min(...delays)).toBeGreaterThanOrEqual(base * 0.8);
       expect(Math.max(...delays)).toBeLessThanOrEqual(base * 1.2);
@@ -14,7 +18,12 @@ describe('transcript retry delays', () => {
   });
 
   it("take the receiver's Retry-After on 429 and 503, in seconds or as a date, up to an hour", () => {
-    const answer = (status: number, retryAfter: string) => ({ status, headers: { 'retry-after': retryAfter }, body: '', bytes: 0 });
+    const answer = (status: number, retryAfter: string) => ({
+      status,
+      headers: { 'retry-after': retryAfter },
+      body: '',
+      bytes: 0,
+    });
     expect(retryDelayMs(1, answer(503, '7'))).toBe(7_000);
     expect(retryDelayMs(5, answer(429, '0'))).toBe(0);
     expect(retryDelayMs(1, answer(429, '99999'))).toBe(3_600_000);
@@ -40,10 +49,13 @@ describe('transcript delivery, against a receiver that pushes back', () => {
   });
   afterEach(() => customer.close());
 
-  it("waits as long as Retry-After says, and sends each attempt to the URL the deployment has then", async () => {
+  it('waits as long as Retry-After says, and sends each attempt to the URL the deployment has then', async () => {
     customer.state.transcriptStatus = 503;
     customer.state.transcriptHeaders = { 'retry-after': '2' };
-    const { api, deploymentId, secret } = await deploy(service, { hook_url: customer.hookUrl, transcript_hook_url: customer.transcriptUrl });
+    const { api, deploymentId, secret } = await deploy(service, {
+      hook_url: customer.hookUrl,
+      transcript_hook_url: customer.transcriptUrl,
+    });
     const widget = await Widget.open(service, deploymentId);
     const { conversation_id } = await widget.hello(await mintToken(secret, deploymentId));
     const ours = () => customer.transcript.filter((c) => c.body.conversation_id === conversation_id);
@@ -57,7 +69,13 @@ describe('transcript delivery, against a receiver that pushes back', () => {
 
     // The customer moves its receiver: the next attempt goes to the new address.
     const moved = `${customer.transcriptUrl}-v2`;
-    expect((await api.put(`/api/v1/deployments/${deploymentId}`, { channel_config: { hook_url: customer.hookUrl, transcript_hook_url: moved } })).status).toBe(200);
+    expect(
+      (
+        await api.put(`/api/v1/deployments/${deploymentId}`, {
+          channel_config: { hook_url: customer.hookUrl, transcript_hook_url: moved },
+        })
+      ).status,
+    ).toBe(200);
     customer.state.transcriptStatus = 200;
     customer.state.transcriptHeaders = {};
     const third = await waitFor(async () => ours()[2], 4_000);

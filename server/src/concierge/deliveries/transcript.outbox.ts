@@ -27,7 +27,8 @@ export const TRANSCRIPT_TIMEOUT_MS = 10_000;
  * A receiver's `Retry-After` (on 429 or 503, capped at an hour) wins.
  */
 export function retryDelayMs(attempts: number, res?: EgressResponse): number {
-  const asked = res && (res.status === 429 || res.status === 503) ? retryAfterMs(res.headers['retry-after']) : undefined;
+  const asked =
+    res && (res.status === 429 || res.status === 503) ? retryAfterMs(res.headers['retry-after']) : undefined;
   if (asked !== undefined) return Math.min(asked, MAX_BACKOFF_MS);
   return Math.min(1000 * 2 ** Math.max(attempts - 1, 0), MAX_BACKOFF_MS) * (0.8 + 0.4 * Math.random());
 }
@@ -66,7 +67,10 @@ export class TranscriptOutbox {
   ) {
     // Every delivery in flight listens to it (up to a pass of 200 at once).
     setMaxListeners(0, this.stopping.signal);
-    this.loop = new BackgroundLoop({ what: 'transcript delivery', pass: () => this.deliverDue(), health: parts.health }, { everyMs: settings.intervalMs });
+    this.loop = new BackgroundLoop(
+      { what: 'transcript delivery', pass: () => this.deliverDue(), health: parts.health },
+      { everyMs: settings.intervalMs },
+    );
   }
 
   start(): void {
@@ -107,8 +111,23 @@ export class TranscriptOutbox {
     const dep = await this.parts.deployments.get(row.deployment_id);
     const url = dep?.transcriptHookUrl;
     // A stop cuts a delivery short: the event stays pending and is sent again later.
-    const sent = dep && url ? await sendTranscriptEvent(dep, url, row.id, row.body, TRANSCRIPT_TIMEOUT_MS, this.parts.egress, this.stopping.signal) : undefined;
-    if (sent?.error?.kind === 'egress_refused') this.parts.logger.warn({ event_id: row.id, deployment_id: row.deployment_id, cause: sent.error.message }, 'transcript target refused');
+    const sent =
+      dep && url
+        ? await sendTranscriptEvent(
+            dep,
+            url,
+            row.id,
+            row.body,
+            TRANSCRIPT_TIMEOUT_MS,
+            this.parts.egress,
+            this.stopping.signal,
+          )
+        : undefined;
+    if (sent?.error?.kind === 'egress_refused')
+      this.parts.logger.warn(
+        { event_id: row.id, deployment_id: row.deployment_id, cause: sent.error.message },
+        'transcript target refused',
+      );
     const res = sent?.response;
     // Any 2xx; a 3xx is a failure (redirects are never followed).
     const delivered = res !== undefined && res.status >= 200 && res.status < 300;
@@ -116,35 +135,77 @@ export class TranscriptOutbox {
     // A receiver that says it is gone is not asked again: the event waits, with the rest, for the target to be enabled.
     const gone = res?.status === 410;
     const expired = !delivered && !gone && Date.now() - Date.parse(row.created_at) > GIVE_UP_AFTER_MS;
-    const settled = { status: delivered ? 'delivered' : expired || !url ? 'dead' : 'pending', attempts, next_attempt_at: isoIn(retryDelayMs(attempts, res)) } as const;
-    const record = sent && dep ? deliveryRow(transcriptSubject(dep.customerId, row, attempts, 'transcript'), sent) : undefined;
+    const settled = {
+      status: delivered ? 'delivered' : expired || !url ? 'dead' : 'pending',
+      attempts,
+      next_attempt_at: isoIn(retryDelayMs(attempts, res)),
+    } as const;
+    const record =
+      sent && dep ? deliveryRow(transcriptSubject(dep.customerId, row, attempts, 'transcript'), sent) : undefined;
     // Settled with the record of its attempt in one transaction, kept through a store outage (an
     // unsettled event would be sent again when its lease ends); an event erased meanwhile keeps nothing.
     const settle = () =>
       this.parts.db.transaction().execute(async (trx) => {
-        if ((await settleOutbox(trx, row, settled, this.parts.dialect)) && record) await insertDeliveries(trx, [record]);
+        if ((await settleOutbox(trx, row, settled, this.parts.dialect)) && record)
+          await insertDeliveries(trx, [record]);
       });
     await this.parts.health.persist('settling a transcript event', settle, this.stopping.signal);
-    if (expired) this.parts.logger.warn({ event_id: row.id, deployment_id: row.deployment_id }, 'transcript event given up after 72 h');
-    if (dep && url && (gone || (expired && !(await transcriptSucceededSince(this.parts.db, dep.customerId, dep.id, isoIn(-GIVE_UP_AFTER_MS)))))) {
+    if (expired)
+      this.parts.logger.warn(
+        { event_id: row.id, deployment_id: row.deployment_id },
+        'transcript event given up after 72 h',
+      );
+    if (
+      dep &&
+      url &&
+      (gone ||
+        (expired && !(await transcriptSucceededSince(this.parts.db, dep.customerId, dep.id, isoIn(-GIVE_UP_AFTER_MS)))))
+    ) {
       await this.disable(dep.id, gone ? `410 Gone from ${url}` : `every attempt to ${url} failed for 72 h`);
     }
     return delivered;
   }
 
   private async disable(deploymentId: string, reason: string): Promise<void> {
-    if (await disableTranscriptTarget(this.parts.db, deploymentId, isoNow(), reason)) this.parts.logger.warn({ deployment_id: deploymentId, reason }, 'transcript target disabled until enabled again');
+    if (await disableTranscriptTarget(this.parts.db, deploymentId, isoNow(), reason))
+      this.parts.logger.warn({ deployment_id: deploymentId, reason }, 'transcript target disabled until enabled again');
   }
 }
 
 /** Signs and sends one transcript event's body, as stored. */
-export function sendTranscriptEvent(dep: DeploymentContext, url: string, eventId: string, body: string, timeoutMs: number, egress: EgressPolicy, signal?: AbortSignal): Promise<Exchange> {
-  const headers = { 'X-Service-Signature': signatureOf(dep.signingSecret, body), 'X-Service-Event-Id': eventId, ...standardWebhookHeaders(eventId, body, dep.secrets) };
+export function sendTranscriptEvent(
+  dep: DeploymentContext,
+  url: string,
+  eventId: string,
+  body: string,
+  timeoutMs: number,
+  egress: EgressPolicy,
+  signal?: AbortSignal,
+): Promise<Exchange> {
+  const headers = {
+    'X-Service-Signature': signatureOf(dep.signingSecret, body),
+    'X-Service-Event-Id': eventId,
+    ...standardWebhookHeaders(eventId, body, dep.secrets),
+  };
   return exchange(url, body, headers, timeoutMs, egress, signal);
 }
 
 /** What a transcript event's delivery record is about. */
-export function transcriptSubject(customerId: string, event: Pick<TranscriptOutboxTable, 'id' | 'deployment_id' | 'conversation_id' | 'body'>, attempt: number, kind: 'transcript' | 'test'): DeliverySubject {
+export function transcriptSubject(
+  customerId: string,
+  event: Pick<TranscriptOutboxTable, 'id' | 'deployment_id' | 'conversation_id' | 'body'>,
+  attempt: number,
+  kind: 'transcript' | 'test',
+): DeliverySubject {
   const { type } = JSON.parse(event.body) as { type: string };
-  return { kind, customerId, deploymentId: event.deployment_id, conversationId: kind === 'test' ? null : event.conversation_id, turnId: null, eventId: event.id, eventType: type, attempt };
+  return {
+    kind,
+    customerId,
+    deploymentId: event.deployment_id,
+    conversationId: kind === 'test' ? null : event.conversation_id,
+    turnId: null,
+    eventId: event.id,
+    eventType: type,
+    attempt,
+  };
 }

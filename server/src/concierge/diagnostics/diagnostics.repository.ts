@@ -19,8 +19,20 @@ export function addCount(rows: Map<string, DeploymentDiagnosticTable>, row: Depl
  * most `distinctPerDay` distinct entries a day: what is new past them is added to one `other` entry of
  * its kind and reason, so made-up origins cost a count, never a row.
  */
-export async function addDiagnostics(db: Db, rows: DeploymentDiagnosticTable[], limits: { distinctPerDay: number; other: string }): Promise<void> {
-  const existing = new Set((await db.selectFrom('deployments').select('id').where('id', 'in', [...new Set(rows.map((r) => r.deployment_id))]).execute()).map((d) => d.id));
+export async function addDiagnostics(
+  db: Db,
+  rows: DeploymentDiagnosticTable[],
+  limits: { distinctPerDay: number; other: string },
+): Promise<void> {
+  const existing = new Set(
+    (
+      await db
+        .selectFrom('deployments')
+        .select('id')
+        .where('id', 'in', [...new Set(rows.map((r) => r.deployment_id))])
+        .execute()
+    ).map((d) => d.id),
+  );
   const byDay = new Map<string, DeploymentDiagnosticTable[]>();
   for (const row of rows.filter((r) => existing.has(r.deployment_id))) {
     const day = `${row.deployment_id}\n${row.day}`;
@@ -30,7 +42,16 @@ export async function addDiagnostics(db: Db, rows: DeploymentDiagnosticTable[], 
   const merged = new Map<string, DeploymentDiagnosticTable>();
   for (const group of byDay.values()) {
     const { deployment_id, day } = group[0]!;
-    const stored = new Set((await db.selectFrom('deployment_diagnostics').select(['kind', 'reason', 'detail']).where('deployment_id', '=', deployment_id).where('day', '=', day).execute()).map(detailKey));
+    const stored = new Set(
+      (
+        await db
+          .selectFrom('deployment_diagnostics')
+          .select(['kind', 'reason', 'detail'])
+          .where('deployment_id', '=', deployment_id)
+          .where('day', '=', day)
+          .execute()
+      ).map(detailKey),
+    );
     for (const row of group) {
       if (!stored.has(detailKey(row)) && stored.size >= limits.distinctPerDay) row.detail = limits.other;
       stored.add(detailKey(row));
@@ -42,13 +63,21 @@ export async function addDiagnostics(db: Db, rows: DeploymentDiagnosticTable[], 
     .insertInto('deployment_diagnostics')
     .values([...merged.values()])
     .onConflict((oc) =>
-      oc.columns(['deployment_id', 'day', 'kind', 'reason', 'detail']).doUpdateSet((eb) => ({ count: eb(eb.ref('deployment_diagnostics.count'), '+', eb.ref('excluded.count')), last_at: eb.ref('excluded.last_at') })),
+      oc.columns(['deployment_id', 'day', 'kind', 'reason', 'detail']).doUpdateSet((eb) => ({
+        count: eb(eb.ref('deployment_diagnostics.count'), '+', eb.ref('excluded.count')),
+        last_at: eb.ref('excluded.last_at'),
+      })),
     )
     .execute();
 }
 
 export function diagnosticsSince(db: Db, deploymentId: string, day: string): Promise<DeploymentDiagnosticTable[]> {
-  return db.selectFrom('deployment_diagnostics').selectAll().where('deployment_id', '=', deploymentId).where('day', '>=', day).execute();
+  return db
+    .selectFrom('deployment_diagnostics')
+    .selectAll()
+    .where('deployment_id', '=', deploymentId)
+    .where('day', '>=', day)
+    .execute();
 }
 
 /** Deletes the days before `day`: the diagnostics speak of the last 7 days only. */

@@ -7,13 +7,26 @@ import type { InstallDiagnostics } from './install-diagnostics.js';
 
 export const diagnosticsSchema = z
   .object({
-    origins: z.object({ origin: z.string().meta({ description: 'Empty when the page sent no Origin' }), sessions: z.number().int(), last_seen_at: timestamp }).array().meta({ description: 'The origins whose pages opened sessions, most first (at most 50; past 100 distinct origins a day, new ones are counted as `(other)`)' }),
+    origins: z
+      .object({
+        origin: z.string().meta({ description: 'Empty when the page sent no Origin' }),
+        sessions: z.number().int(),
+        last_seen_at: timestamp,
+      })
+      .array()
+      .meta({
+        description:
+          'The origins whose pages opened sessions, most first (at most 50; past 100 distinct origins a day, new ones are counted as `(other)`)',
+      }),
     origins_total: z.number().int().meta({ description: 'How many distinct origins there are in all' }),
     refused: z
       .object({
         reason: z.enum(refusalReasons),
         origin: z.string().nullable().meta({ description: 'With origin_not_allowed: the origin refused' }),
-        cause: z.enum(tokenCauses).nullable().meta({ description: "With token_invalid: what was wrong with the token" }),
+        cause: z
+          .enum(tokenCauses)
+          .nullable()
+          .meta({ description: 'With token_invalid: what was wrong with the token' }),
         count: z.number().int(),
         last_at: timestamp,
       })
@@ -29,7 +42,8 @@ export function diagnosticsRoute(diagnostics: InstallDiagnostics, deployments: D
     method: 'get',
     path: '/api/v1/deployments/:id/diagnostics',
     operationId: 'getDeploymentDiagnostics',
-    summary: "What the deployment's widget met in the last 7 days: the origins that opened sessions, the refusals by reason and cause, the last session",
+    summary:
+      "What the deployment's widget met in the last 7 days: the origins that opened sessions, the refusals by reason and cause, the last session",
     tag: 'Deployments',
     params: idParams,
     errors: ['not_found'],

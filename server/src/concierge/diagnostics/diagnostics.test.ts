@@ -17,7 +17,10 @@ describeEachStore('install diagnostics', (kind) => {
 
   it('lists the origins that opened sessions and every refusal by reason, origin and cause; another customer sees 404', async () => {
     const hotel = 'https://hotel.example';
-    const { api, deploymentId, secret } = await deploy(service, { hook_url: 'https://hooks.example/turn', allowed_origins: [hotel] });
+    const { api, deploymentId, secret } = await deploy(service, {
+      hook_url: 'https://hooks.example/turn',
+      allowed_origins: [hotel],
+    });
     await expect(Widget.open(service, deploymentId, { origin: 'https://copycat.example' })).rejects.toThrow('HTTP 403');
     await expect(Widget.open(service, deploymentId, { origin: 'https://copycat.example' })).rejects.toThrow('HTTP 403');
     const tokens: [string, string][] = [
@@ -60,7 +63,10 @@ describeEachStore('install diagnostics', (kind) => {
   it('keeps every count through a write the store refused, those counted while it failed too', async () => {
     const { deploymentId } = await deploy(service, { hook_url: 'https://hooks.example/turn' });
     const { db } = service.app.store;
-    const diagnostics = new InstallDiagnostics({ db, health: new StoreHealth({ ping: async () => {}, logger: createLogger('silent') }) });
+    const diagnostics = new InstallDiagnostics({
+      db,
+      health: new StoreHealth({ ping: async () => {}, logger: createLogger('silent') }),
+    });
     diagnostics.refused(deploymentId, 'deployment_inactive', undefined);
     diagnostics.refused(deploymentId, 'deployment_inactive', undefined);
     await sql`alter table deployment_diagnostics rename to deployment_diagnostics_away`.execute(db);
@@ -69,19 +75,29 @@ describeEachStore('install diagnostics', (kind) => {
     diagnostics.refused(deploymentId, 'deployment_inactive', undefined);
     await failing;
     await sql`alter table deployment_diagnostics_away rename to deployment_diagnostics`.execute(db);
-    expect((await diagnostics.read(deploymentId)).refused).toEqual([{ reason: 'deployment_inactive', origin: null, cause: null, count: 3, last_at: expect.any(String) }]);
+    expect((await diagnostics.read(deploymentId)).refused).toEqual([
+      { reason: 'deployment_inactive', origin: null, cause: null, count: 3, last_at: expect.any(String) },
+    ]);
   });
 
   it('keeps at most 100 distinct origins a deployment a day across writes, counts the rest as (other), and lists the top 50 with totals', async () => {
     const { api, deploymentId } = await deploy(service, { hook_url: 'https://hooks.example/turn' });
     const { db } = service.app.store;
-    const diagnostics = new InstallDiagnostics({ db, health: new StoreHealth({ ping: async () => {}, logger: createLogger('silent') }) });
+    const diagnostics = new InstallDiagnostics({
+      db,
+      health: new StoreHealth({ ping: async () => {}, logger: createLogger('silent') }),
+    });
     // Three writes of 150 made-up origins each: the cap holds across them, not per write.
     for (let round = 0; round < 3; round++) {
-      for (let i = 0; i < 150; i++) diagnostics.refused(deploymentId, 'origin_not_allowed', `https://made-up-${round}-${i}.example`);
+      for (let i = 0; i < 150; i++)
+        diagnostics.refused(deploymentId, 'origin_not_allowed', `https://made-up-${round}-${i}.example`);
       await diagnostics.read(deploymentId);
     }
-    const rows = await db.selectFrom('deployment_diagnostics').select(['detail', 'count']).where('deployment_id', '=', deploymentId).execute();
+    const rows = await db
+      .selectFrom('deployment_diagnostics')
+      .select(['detail', 'count'])
+      .where('deployment_id', '=', deploymentId)
+      .execute();
     expect(rows).toHaveLength(DETAILS_PER_DAY + 1);
     expect(rows.find((r) => r.detail === OTHER)?.count).toBe(450 - DETAILS_PER_DAY);
     expect(rows.reduce((sum, r) => sum + r.count, 0)).toBe(450);
@@ -97,11 +113,34 @@ describeEachStore('install diagnostics', (kind) => {
     const { deploymentId } = await deploy(service, { hook_url: 'https://hooks.example/turn' });
     const { db } = service.app.store;
     const day = (daysAgo: number) => isoIn(-daysAgo * 86_400_000).slice(0, 10);
-    const row = (daysAgo: number) => ({ deployment_id: deploymentId, day: day(daysAgo), kind: 'seen' as const, reason: '', detail: 'https://hotel.example', count: 1, last_at: isoIn(-daysAgo * 86_400_000) });
-    await db.insertInto('deployment_diagnostics').values([row(9), row(8), row(6), row(0)]).execute();
-    const diagnostics = new InstallDiagnostics({ db, health: new StoreHealth({ ping: async () => {}, logger: createLogger('silent') }) });
-    expect((await diagnostics.read(deploymentId)).origins).toEqual([{ origin: 'https://hotel.example', sessions: 2, last_seen_at: expect.any(String) }]);
-    const days = (await db.selectFrom('deployment_diagnostics').select('day').where('deployment_id', '=', deploymentId).orderBy('day').execute()).map((r) => r.day);
+    const row = (daysAgo: number) => ({
+      deployment_id: deploymentId,
+      day: day(daysAgo),
+      kind: 'seen' as const,
+      reason: '',
+      detail: 'https://hotel.example',
+      count: 1,
+      last_at: isoIn(-daysAgo * 86_400_000),
+    });
+    await db
+      .insertInto('deployment_diagnostics')
+      .values([row(9), row(8), row(6), row(0)])
+      .execute();
+    const diagnostics = new InstallDiagnostics({
+      db,
+      health: new StoreHealth({ ping: async () => {}, logger: createLogger('silent') }),
+    });
+    expect((await diagnostics.read(deploymentId)).origins).toEqual([
+      { origin: 'https://hotel.example', sessions: 2, last_seen_at: expect.any(String) },
+    ]);
+    const days = (
+      await db
+        .selectFrom('deployment_diagnostics')
+        .select('day')
+        .where('deployment_id', '=', deploymentId)
+        .orderBy('day')
+        .execute()
+    ).map((r) => r.day);
     expect(days).toEqual([day(6), day(0)]);
   });
 });

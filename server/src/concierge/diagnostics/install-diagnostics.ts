@@ -2,7 +2,13 @@ import { BackgroundLoop } from '../../shared/background-loop.js';
 import { isoIn, isoNow } from '../../shared/time.js';
 import type { Db } from '../../store/database.js';
 import type { StoreHealth } from '../../store/store-health.js';
-import { addCount, addDiagnostics, deleteDiagnosticsBefore, diagnosticsSince, rowKey } from './diagnostics.repository.js';
+import {
+  addCount,
+  addDiagnostics,
+  deleteDiagnosticsBefore,
+  diagnosticsSince,
+  rowKey,
+} from './diagnostics.repository.js';
 import type { DeploymentDiagnosticTable, RefusalReason, TokenCause } from './diagnostics.table.js';
 
 const FLUSH_INTERVAL_MS = 5_000;
@@ -41,7 +47,10 @@ export class InstallDiagnostics {
       await this.#write();
       await this.#purge();
     };
-    this.#flushing = new BackgroundLoop({ what: 'diagnostics flush', pass, health: parts.health }, { everyMs: FLUSH_INTERVAL_MS });
+    this.#flushing = new BackgroundLoop(
+      { what: 'diagnostics flush', pass, health: parts.health },
+      { everyMs: FLUSH_INTERVAL_MS },
+    );
   }
 
   start(): void {
@@ -81,15 +90,13 @@ export class InstallDiagnostics {
     return {
       origins: seen.slice(0, LISTED).map((r) => ({ origin: r.detail, sessions: r.count, last_seen_at: r.last_at })),
       origins_total: seen.length,
-      refused: refused
-        .slice(0, LISTED)
-        .map((r) => ({
-          reason: r.reason as RefusalReason,
-          origin: r.reason === 'origin_not_allowed' ? r.detail : null,
-          cause: r.reason === 'token_invalid' ? ((r.detail || null) as TokenCause | null) : null,
-          count: r.count,
-          last_at: r.last_at,
-        })),
+      refused: refused.slice(0, LISTED).map((r) => ({
+        reason: r.reason as RefusalReason,
+        origin: r.reason === 'origin_not_allowed' ? r.detail : null,
+        cause: r.reason === 'token_invalid' ? ((r.detail || null) as TokenCause | null) : null,
+        count: r.count,
+        last_at: r.last_at,
+      })),
       refused_total: refused.length,
       last_session_at: seen.reduce<string | null>((last, r) => (!last || r.last_at > last ? r.last_at : last), null),
     };
@@ -98,7 +105,15 @@ export class InstallDiagnostics {
   #count(deploymentId: string, kind: DeploymentDiagnosticTable['kind'], reason: string, given: string): void {
     const now = isoNow();
     const day = now.slice(0, 10);
-    const counted = { deployment_id: deploymentId, day, kind, reason, detail: given.slice(0, 200), count: 1, last_at: now };
+    const counted = {
+      deployment_id: deploymentId,
+      day,
+      kind,
+      reason,
+      detail: given.slice(0, 200),
+      count: 1,
+      last_at: now,
+    };
     if (!this.#pending.has(rowKey(counted))) {
       const kept = this.#details.get(deploymentId) ?? 0;
       if (kept >= DETAILS_PER_DAY) counted.detail = OTHER;

@@ -73,8 +73,26 @@ export class UnitOfWork {
       this.trx,
       change.transcript.map((event) => {
         const id = newEventId();
-        const body = transcriptEventBody({ id, type: event.type, created_at: now, deployment_id: dep.id, conversation_id: conversationId, data: event.data });
-        return { id, deployment_id: dep.id, conversation_id: conversationId, position: position++, body, status: 'pending' as const, attempts: 0, next_attempt_at: now, lease_expires_at: null, created_at: now };
+        const body = transcriptEventBody({
+          id,
+          type: event.type,
+          created_at: now,
+          deployment_id: dep.id,
+          conversation_id: conversationId,
+          data: event.data,
+        });
+        return {
+          id,
+          deployment_id: dep.id,
+          conversation_id: conversationId,
+          position: position++,
+          body,
+          status: 'pending' as const,
+          attempts: 0,
+          next_attempt_at: now,
+          lease_expires_at: null,
+          created_at: now,
+        };
       }),
     );
   }
@@ -87,13 +105,22 @@ export class UnitOfWork {
 
   #committedAt({ dep, conversationId }: ConversationAt): Committed {
     let committed = this.#committed.get(conversationId);
-    if (!committed) this.#committed.set(conversationId, (committed = { customerId: dep.customerId, deploymentId: dep.id, conversationId, frames: [], tallies: [] }));
+    if (!committed)
+      this.#committed.set(
+        conversationId,
+        (committed = { customerId: dep.customerId, deploymentId: dep.id, conversationId, frames: [], tallies: [] }),
+      );
     return committed;
   }
 
   /** Tells what committed: the widget events to the sockets, all of it to `onCommitted`, and transcript delivery that it has work. */
-  announce(bus: ConversationBus, onTranscript: () => void, onCommitted: (committed: readonly Committed[]) => void): void {
-    for (const { conversationId, frames } of this.#committed.values()) if (frames.length) bus.publish(conversationId, frames);
+  announce(
+    bus: ConversationBus,
+    onTranscript: () => void,
+    onCommitted: (committed: readonly Committed[]) => void,
+  ): void {
+    for (const { conversationId, frames } of this.#committed.values())
+      if (frames.length) bus.publish(conversationId, frames);
     if (this.#committed.size) onCommitted([...this.#committed.values()]);
     if (this.#transcript) onTranscript();
   }
@@ -105,7 +132,15 @@ export class UnitOfWork {
  * and transcript delivery is woken. Nothing is announced that did not commit.
  */
 export class EventRecorder {
-  constructor(private readonly parts: { writes: WriteBatcher; bus: ConversationBus; onTranscript: () => void; onCommitted: (committed: readonly Committed[]) => void; rollup?: AnalyticsRollup }) {}
+  constructor(
+    private readonly parts: {
+      writes: WriteBatcher;
+      bus: ConversationBus;
+      onTranscript: () => void;
+      onCommitted: (committed: readonly Committed[]) => void;
+      rollup?: AnalyticsRollup;
+    },
+  ) {}
 
   /** Runs one unit of work, keyed by what it locks (a conversation id), then announces what it stored. */
   async write<T>(key: string, work: (unit: UnitOfWork) => Promise<T>): Promise<T> {

@@ -11,11 +11,14 @@ function suite(kind: StoreKind) {
   afterAll(async () => service?.close());
 
   it('refuses to number events for a conversation that is not there, with or without events', async () => {
-    const append = (conversationId: string, events: NewEvent[]) => service.app.store.db.transaction().execute((trx) => appendEvents(trx, conversationId, events));
+    const append = (conversationId: string, events: NewEvent[]) =>
+      service.app.store.db.transaction().execute((trx) => appendEvents(trx, conversationId, events));
     await expect(append('00000000-0000-4000-8000-000000000000', [])).rejects.toThrow('appendEvents: no conversation');
-    await expect(append('00000000-0000-4000-8000-000000000000', [{ type: 'turn_acknowledged', turn_id: '00000000-0000-4000-8000-000000000001' }])).rejects.toThrow(
-      'appendEvents: no conversation',
-    );
+    await expect(
+      append('00000000-0000-4000-8000-000000000000', [
+        { type: 'turn_acknowledged', turn_id: '00000000-0000-4000-8000-000000000001' },
+      ]),
+    ).rejects.toThrow('appendEvents: no conversation');
   });
 }
 

@@ -11,7 +11,20 @@ export interface StoredFrame {
 }
 
 /** The conversation's columns a change may set with its events. */
-export type ConversationPatch = Partial<Pick<Database['conversations'], 'status' | 'end_reason' | 'ended_at' | 'turn_count' | 'handler' | 'handler_name' | 'needs_person' | 'handoff_reason' | 'handoff_at'>>;
+export type ConversationPatch = Partial<
+  Pick<
+    Database['conversations'],
+    | 'status'
+    | 'end_reason'
+    | 'ended_at'
+    | 'turn_count'
+    | 'handler'
+    | 'handler_name'
+    | 'needs_person'
+    | 'handoff_reason'
+    | 'handoff_at'
+  >
+>;
 
 /**
  * Stores events with the conversation's next seqs. Taking the seqs updates (and so locks) the
@@ -33,7 +46,11 @@ export async function appendEvents(
   if (!row) throw new Error(`appendEvents: no conversation ${conversationId}`);
   const { last_seq } = row;
   const first = last_seq - events.length + 1;
-  const frames = events.map(({ type, ...body }, i) => ({ seq: first + i, type, frame: JSON.stringify({ type, seq: first + i, ...body }) }));
+  const frames = events.map(({ type, ...body }, i) => ({
+    seq: first + i,
+    type,
+    frame: JSON.stringify({ type, seq: first + i, ...body }),
+  }));
   if (frames.length) {
     const rows: Record<string, unknown> = { conversationId, now };
     frames.forEach((f, i) => Object.assign(rows, { [`seq${i}`]: f.seq, [`type${i}`]: f.type, [`frame${i}`]: f.frame }));
@@ -46,7 +63,12 @@ export async function appendEvents(
  * Stored events after `seq`, at most `limit`, in order; undefined when the conversation itself
  * is gone (erased), told apart in the same read.
  */
-export async function framesAfter(db: Db, conversationId: string, seq: number, limit: number): Promise<StoredFrame[] | undefined> {
+export async function framesAfter(
+  db: Db,
+  conversationId: string,
+  seq: number,
+  limit: number,
+): Promise<StoredFrame[] | undefined> {
   const rows = await db
     .selectFrom('conversations as c')
     .leftJoin('conversation_events as e', (join) => join.onRef('e.conversation_id', '=', 'c.id').on('e.seq', '>', seq))
@@ -56,7 +78,9 @@ export async function framesAfter(db: Db, conversationId: string, seq: number, l
     .limit(limit)
     .execute();
   if (!rows.length) return undefined;
-  return rows.flatMap((r) => (r.seq === null || r.type === null || r.frame === null ? [] : [{ seq: r.seq, type: r.type, frame: r.frame }]));
+  return rows.flatMap((r) =>
+    r.seq === null || r.type === null || r.frame === null ? [] : [{ seq: r.seq, type: r.type, frame: r.frame }],
+  );
 }
 
 /** The conversation's next seqs (and its patched columns): one compiled shape per set of columns. */
@@ -73,16 +97,18 @@ const nextSeqShapes = queryShapes(({ columns }: { columns: readonly (keyof Conve
 });
 
 /** The events of one change: one compiled shape per number of events (one or two in practice). */
-const insertEventShapes = queryShapes(({ count }: { count: number }) => (db, v: Record<string, unknown>) =>
-  db.insertInto('conversation_events').values(
-    Array.from({ length: count }, (_, i) => ({
-      conversation_id: v.conversationId as string,
-      seq: v[`seq${i}`] as number,
-      type: v[`type${i}`] as StoredFrame['type'],
-      frame: v[`frame${i}`] as string,
-      created_at: v.now as string,
-    })),
-  ),
+const insertEventShapes = queryShapes(
+  ({ count }: { count: number }) =>
+    (db, v: Record<string, unknown>) =>
+      db.insertInto('conversation_events').values(
+        Array.from({ length: count }, (_, i) => ({
+          conversation_id: v.conversationId as string,
+          seq: v[`seq${i}`] as number,
+          type: v[`type${i}`] as StoredFrame['type'],
+          frame: v[`frame${i}`] as string,
+          created_at: v.now as string,
+        })),
+      ),
 );
 
 /** Of these conversations, the ones changed at or after `since`, or erased (the bus's catch-up). */

@@ -34,7 +34,10 @@ export class PgBus implements ConversationBus {
   private readonly remote = new Set<(conversationId: string) => void>();
 
   private constructor(private readonly parts: PgBusParts) {
-    this.catchUp = new BackgroundLoop({ what: 'conversation catch-up', pass: () => this.catchUpPass(), health: parts.health }, { everyMs: CATCH_UP_MS });
+    this.catchUp = new BackgroundLoop(
+      { what: 'conversation catch-up', pass: () => this.catchUpPass(), health: parts.health },
+      { everyMs: CATCH_UP_MS },
+    );
     this.catchUp.start();
   }
 
@@ -64,14 +67,17 @@ export class PgBus implements ConversationBus {
     // Overlapping windows: a clock step between nodes costs a re-read, not an event.
     const next = isoIn(-CATCH_UP_MS);
     const ids = this.local.subscribed();
-    if (ids.length) for (const id of await conversationsUpdatedSince(this.parts.db, ids, this.since)) this.local.publish(id);
+    if (ids.length)
+      for (const id of await conversationsUpdatedSince(this.parts.db, ids, this.since)) this.local.publish(id);
     this.since = next;
   }
 
   publish(conversationId: string, frames?: readonly StoredFrame[]): void {
     this.local.publish(conversationId, frames);
     // A lost notification is covered by the catch-up.
-    this.channel?.notify(`${this.node}:${conversationId}`).catch((err) => this.parts.health.failed(err, 'notifying other nodes'));
+    this.channel
+      ?.notify(`${this.node}:${conversationId}`)
+      .catch((err) => this.parts.health.failed(err, 'notifying other nodes'));
   }
 
   subscribe(conversationId: string, listener: BusListener): () => void {

@@ -19,7 +19,17 @@ export type FeedbackRating = (typeof feedbackRatings)[number];
 export const endReasons = ['user_ended', 'deployment_inactive', 'max_turns', 'deleted'] as const;
 export type EndReason = (typeof endReasons)[number];
 /** The codes of `error` frames: what the widget is told, the socket staying open or not. */
-export const widgetErrorCodes = ['invalid_message', 'rate_limited', 'too_many_pending_turns', 'token_expired', 'conversation_ended', 'speech_too_long', 'speech_unrecognized', 'speech_unavailable', 'speech_busy'] as const;
+export const widgetErrorCodes = [
+  'invalid_message',
+  'rate_limited',
+  'too_many_pending_turns',
+  'token_expired',
+  'conversation_ended',
+  'speech_too_long',
+  'speech_unrecognized',
+  'speech_unavailable',
+  'speech_busy',
+] as const;
 export type WidgetErrorCode = (typeof widgetErrorCodes)[number];
 
 const token = z.string().min(1).max(8192);
@@ -73,12 +83,22 @@ export const clientMessage = z.discriminatedUnion('type', [
     // The visitor's choice in the language menu (README, The widget in your visitors' languages).
     language: languageTag.optional(),
   }),
-  z.strictObject({ type: z.literal('feedback'), turn_id: z.uuid(), rating: z.enum(feedbackRatings), comment: codePoints(1, 500).optional() }),
+  z.strictObject({
+    type: z.literal('feedback'),
+    turn_id: z.uuid(),
+    rating: z.enum(feedbackRatings),
+    comment: codePoints(1, 500).optional(),
+  }),
   z.strictObject({ type: z.literal('refresh_token'), token }),
   z.strictObject({ type: z.literal('end') }),
   z.strictObject({ type: z.literal('ping') }),
   // An utterance for the service to recognise: binary PCM frames follow (README, Voice in every browser).
-  z.strictObject({ type: z.literal('audio_start'), client_turn_id: clientTurnId, sample_rate: z.literal(AUDIO_SAMPLE_RATE), language: languageTag.optional() }),
+  z.strictObject({
+    type: z.literal('audio_start'),
+    client_turn_id: clientTurnId,
+    sample_rate: z.literal(AUDIO_SAMPLE_RATE),
+    language: languageTag.optional(),
+  }),
   z.strictObject({ type: z.literal('audio_end'), client_turn_id: clientTurnId }),
   z.strictObject({ type: z.literal('audio_cancel'), client_turn_id: clientTurnId }),
 ]);
@@ -99,7 +119,10 @@ export const widgetTheme = z.looseObject({
     .max(20)
     .refine((tags) => new Set(tags).size === tags.length, 'must not name a language twice')
     .optional()
-    .meta({ description: "The languages the widget's menu offers (two or more show it): the visitor's choice sets the widget's words, speech and each turn's `language`" }),
+    .meta({
+      description:
+        "The languages the widget's menu offers (two or more show it): the visitor's choice sets the widget's words, speech and each turn's `language`",
+    }),
 });
 export type WidgetTheme = z.infer<typeof widgetTheme>;
 
@@ -119,8 +142,14 @@ const label = codePoints(1, 40);
 
 /** What a reply may offer beside its text (README, Actions on a reply): a link, a quick reply, or an action the host page runs. */
 export const replyAction = z.discriminatedUnion('type', [
-  z.strictObject({ type: z.literal('link'), label, url: webUrl }).meta({ id: 'LinkAction', description: 'Opened in a new tab (rel="noopener noreferrer")' }),
-  z.strictObject({ type: z.literal('quick_reply'), label, text: codePoints(1, 500) }).meta({ id: 'QuickReplyAction', description: "A button that sends `text` as the visitor's next turn (mode `text`); gone once the visitor sends any turn" }),
+  z
+    .strictObject({ type: z.literal('link'), label, url: webUrl })
+    .meta({ id: 'LinkAction', description: 'Opened in a new tab (rel="noopener noreferrer")' }),
+  z.strictObject({ type: z.literal('quick_reply'), label, text: codePoints(1, 500) }).meta({
+    id: 'QuickReplyAction',
+    description:
+      "A button that sends `text` as the visitor's next turn (mode `text`); gone once the visitor sends any turn",
+  }),
   z
     .strictObject({
       type: z.literal('client'),
@@ -128,10 +157,17 @@ export const replyAction = z.discriminatedUnion('type', [
       label: label.optional(),
       args: z
         .record(z.string(), z.unknown())
-        .refine((args) => new TextEncoder().encode(JSON.stringify(args)).length <= ACTION_ARGS_BYTES, `must be at most ${ACTION_ARGS_BYTES} bytes as JSON`)
+        .refine(
+          (args) => new TextEncoder().encode(JSON.stringify(args)).length <= ACTION_ARGS_BYTES,
+          `must be at most ${ACTION_ARGS_BYTES} bytes as JSON`,
+        )
         .optional(),
     })
-    .meta({ id: 'ClientAction', description: 'Runs the handler the host page registered with `Concierge.registerAction(name, handler)`: at once without a `label`, on click with one' }),
+    .meta({
+      id: 'ClientAction',
+      description:
+        'Runs the handler the host page registered with `Concierge.registerAction(name, handler)`: at once without a `label`, on click with one',
+    }),
 ]);
 export type ReplyAction = z.infer<typeof replyAction>;
 export const replyActions = replyAction.array().max(6);
@@ -140,11 +176,26 @@ export const replyActions = replyAction.array().max(6);
 export const storedEvent = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('greeting'), seq, text: z.string() }),
   // `language`: the turn's (README, The widget in your visitors' languages); absent on turns taken before it was recorded.
-  z.strictObject({ type: z.literal('turn_accepted'), seq, turn_id: id, client_turn_id: z.string(), text: z.string(), mode: z.enum(turnModes), language: z.string().optional() }),
+  z.strictObject({
+    type: z.literal('turn_accepted'),
+    seq,
+    turn_id: id,
+    client_turn_id: z.string(),
+    text: z.string(),
+    mode: z.enum(turnModes),
+    language: z.string().optional(),
+  }),
   z.strictObject({ type: z.literal('turn_acknowledged'), seq, turn_id: id }),
   z.strictObject({ type: z.literal('reply_part'), seq, turn_id: id, part: z.number().int().min(0), text: z.string() }),
   // `name`: the person who answered (README, A person in the conversation); absent when the agent did.
-  z.strictObject({ type: z.literal('reply'), seq, turn_id: id, text: z.string(), actions: replyAction.array(), name: z.string().optional() }),
+  z.strictObject({
+    type: z.literal('reply'),
+    seq,
+    turn_id: id,
+    text: z.string(),
+    actions: replyAction.array(),
+    name: z.string().optional(),
+  }),
   z.strictObject({ type: z.literal('message'), seq, text: z.string(), actions: replyAction.array(), name: z.string() }),
   z.strictObject({ type: z.literal('operator_joined'), seq, name: z.string() }),
   z.strictObject({ type: z.literal('operator_left'), seq, name: z.string() }),
@@ -157,10 +208,19 @@ export type StoredEvent = z.infer<typeof storedEvent>;
 export type NewEvent = StoredEvent extends infer E ? (E extends StoredEvent ? Omit<E, 'seq'> : never) : never;
 
 /** The agent's voice, from its published spec (README, Field reference): a voice the browser knows by name, its rate and pitch. */
-export const agentVoice = z.strictObject({ name: z.string().optional(), rate: z.number().optional(), pitch: z.number().optional() });
+export const agentVoice = z.strictObject({
+  name: z.string().optional(),
+  rate: z.number().optional(),
+  pitch: z.number().optional(),
+});
 export type AgentVoice = z.infer<typeof agentVoice>;
 
-const agentInfo = z.strictObject({ name: z.string(), greeting: z.string().nullable(), language: z.string(), voice: agentVoice.nullable() });
+const agentInfo = z.strictObject({
+  name: z.string(),
+  greeting: z.string().nullable(),
+  language: z.string(),
+  voice: agentVoice.nullable(),
+});
 export type AgentInfo = z.infer<typeof agentInfo>;
 
 const readyFrame = z.strictObject({

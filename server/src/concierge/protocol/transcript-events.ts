@@ -1,7 +1,17 @@
 import { randomBase62 } from '../../shared/random.js';
 
 /** The events a transcript hook is sent (README, Transcript events). */
-export const transcriptEventTypes = ['conversation.started', 'turn.created', 'turn.acknowledged', 'turn.resolved', 'turn.failed', 'turn.rated', 'conversation.handoff', 'message.created', 'conversation.ended'] as const;
+export const transcriptEventTypes = [
+  'conversation.started',
+  'turn.created',
+  'turn.acknowledged',
+  'turn.resolved',
+  'turn.failed',
+  'turn.rated',
+  'conversation.handoff',
+  'message.created',
+  'conversation.ended',
+] as const;
 export type TranscriptEventType = (typeof transcriptEventTypes)[number];
 
 /** A transcript event before it is addressed: what happened, and its data. */
@@ -21,5 +31,13 @@ export function transcriptEventBody(
   mark: TranscriptMark = 'real',
 ): string {
   const { id, type, created_at, deployment_id, conversation_id, data } = event;
-  return JSON.stringify({ id, type, created_at, deployment_id, conversation_id, ...(mark === 'test' ? { test: true } : {}), data });
+  return JSON.stringify({
+    id,
+    type,
+    created_at,
+    deployment_id,
+    conversation_id,
+    ...(mark === 'test' ? { test: true } : {}),
+    data,
+  });
 }

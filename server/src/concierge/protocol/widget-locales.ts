@@ -3,7 +3,23 @@
  * the widget bundles this list from here, the service serves a catalogue for each, and the console
  * offers them for its preview.
  */
-export const WIDGET_LOCALES = ['en', 'es', 'fr', 'de', 'it', 'pt', 'nl', 'pl', 'tr', 'ru', 'ja', 'ko', 'zh-Hans', 'ar', 'he'] as const;
+export const WIDGET_LOCALES = [
+  'en',
+  'es',
+  'fr',
+  'de',
+  'it',
+  'pt',
+  'nl',
+  'pl',
+  'tr',
+  'ru',
+  'ja',
+  'ko',
+  'zh-Hans',
+  'ar',
+  'he',
+] as const;
 export type WidgetLocale = (typeof WIDGET_LOCALES)[number];
 
 /** The locales written right to left: the panel is laid out mirrored for them. */

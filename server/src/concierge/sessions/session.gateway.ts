@@ -29,7 +29,12 @@ export interface SessionGatewaySettings extends SessionSettings {
 }
 
 /** The settings a gateway takes when not given (the README's Concierge sessions). */
-export const SESSION_DEFAULTS = { helloTimeoutMs: 10_000, pingIntervalMs: 30_000, maxSocketsPerConversation: 5, drainTimeoutMs: DRAIN_TIMEOUT_MS } as const;
+export const SESSION_DEFAULTS = {
+  helloTimeoutMs: 10_000,
+  pingIntervalMs: 30_000,
+  maxSocketsPerConversation: 5,
+  drainTimeoutMs: DRAIN_TIMEOUT_MS,
+} as const;
 
 /**
  * The widget's WebSocket endpoint: the upgrade's checks (path, deployment, Origin, sockets per
@@ -54,7 +59,11 @@ export class SessionGateway {
   ) {
     this.preHello = new PerKeyCap(settings.preHelloSocketsPerAddress);
     const { newConversationsPerSub, helloTimeoutMs, drainTimeoutMs } = settings;
-    this.shared = { services: parts.services, settings: { newConversationsPerSub, helloTimeoutMs, drainTimeoutMs }, registry: { join: (id, session) => this.join(id, session), leave: (session) => this.leave(session) } };
+    this.shared = {
+      services: parts.services,
+      settings: { newConversationsPerSub, helloTimeoutMs, drainTimeoutMs },
+      registry: { join: (id, session) => this.join(id, session), leave: (session) => this.leave(session) },
+    };
     this.heartbeat = setInterval(() => {
       for (const session of this.sessions) session.checkAlive();
     }, settings.pingIntervalMs);
@@ -70,7 +79,8 @@ export class SessionGateway {
     if (!release) return refuseUpgrade(socket, 429, 'Too Many Requests', 'Retry-After: 10\r\n');
     socket.once('close', release);
     this.upgrade(req, socket, head, match[1]!, release).catch((err) => {
-      if (this.parts.services.health.failed(err, 'websocket upgrade')) refuseUpgrade(socket, 503, 'Service Unavailable', 'Retry-After: 1\r\n');
+      if (this.parts.services.health.failed(err, 'websocket upgrade'))
+        refuseUpgrade(socket, 503, 'Service Unavailable', 'Retry-After: 1\r\n');
       else refuseUpgrade(socket, 500, 'Internal Server Error');
     });
   }
@@ -87,11 +97,19 @@ export class SessionGateway {
     this.wss.close();
   }
 
-  private async upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, deploymentId: string, helloSaid: () => void): Promise<void> {
+  private async upgrade(
+    req: IncomingMessage,
+    socket: Duplex,
+    head: Buffer,
+    deploymentId: string,
+    helloSaid: () => void,
+  ): Promise<void> {
     const dep = await this.parts.services.deployments.get(deploymentId);
     if (!dep) return refuseUpgrade(socket, 404, 'Not Found');
     const origin = req.headers.origin;
-    const allowed = !dep.allowedOrigins.length || (origin !== undefined && (dep.allowedOrigins.includes(origin) || origin === this.parts.address.originFor(req)));
+    const allowed =
+      !dep.allowedOrigins.length ||
+      (origin !== undefined && (dep.allowedOrigins.includes(origin) || origin === this.parts.address.originFor(req)));
     const { diagnostics } = this.parts.services;
     if (!allowed) {
       diagnostics.refused(dep.id, 'origin_not_allowed', origin ?? '(no Origin header)');
@@ -135,6 +153,7 @@ export class SessionGateway {
 }
 
 function refuseUpgrade(socket: Duplex, status: number, reason: string, headers = ''): void {
-  if (socket.writable) socket.end(`HTTP/1.1 ${status} ${reason}\r\n${headers}Connection: close\r\nContent-Length: 0\r\n\r\n`);
+  if (socket.writable)
+    socket.end(`HTTP/1.1 ${status} ${reason}\r\n${headers}Connection: close\r\nContent-Length: 0\r\n\r\n`);
   socket.destroy();
 }

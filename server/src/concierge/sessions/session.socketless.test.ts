@@ -42,7 +42,10 @@ const dep = {
 
 /** A session before `hello` touches no service: any call to one fails the test. */
 function context(deployments: Partial<DeploymentDirectory> = { get: async () => dep }): SessionShared {
-  const untouched = new Proxy({}, { get: (_t, name) => () => Promise.reject(new Error(`unexpected call: ${String(name)}`)) });
+  const untouched = new Proxy(
+    {},
+    { get: (_t, name) => () => Promise.reject(new Error(`unexpected call: ${String(name)}`)) },
+  );
   return {
     services: {
       conversations: untouched as SessionServices['conversations'],
@@ -67,7 +70,11 @@ describe('one session, without a network', () => {
   afterEach(() => vi.useRealTimers());
 
   it('closes 4400 when the first frame is not a hello, a ping included, and sends nothing', async () => {
-    for (const first of [{ type: 'ping' }, { type: 'user_turn', client_turn_id: 'c', text: 'hi', mode: 'text' }, 'not json']) {
+    for (const first of [
+      { type: 'ping' },
+      { type: 'user_turn', client_turn_id: 'c', text: 'hi', mode: 'text' },
+      'not json',
+    ]) {
       const socket = new RecordingSocket();
       const session = new Session(socket, context(), dep, () => {});
       session.receive(typeof first === 'string' ? Buffer.from(first) : frame(first), false);
@@ -90,7 +97,10 @@ describe('one session, without a network', () => {
 
   it('closes 4401 on a token that is not a JWT, and 4403 on one for another deployment, without a frame', async () => {
     const other = 'eyJhbGciOiJIUzI1NiJ9.eyJhdWQiOiJzb21lb25lLWVsc2UifQ.c2ln';
-    for (const [token, code] of [['not-a-token', Close.badToken], [other, Close.forbidden]] as const) {
+    for (const [token, code] of [
+      ['not-a-token', Close.badToken],
+      [other, Close.forbidden],
+    ] as const) {
       const socket = new RecordingSocket();
       new Session(socket, context(), dep, () => {}).receive(frame({ type: 'hello', token }), false);
       await settled();
@@ -104,7 +114,10 @@ describe('one session, without a network', () => {
     const socket = new RecordingSocket();
     const session = new Session(socket, context(), dep, () => {});
     session.receive(Buffer.alloc(16_384), true);
-    expect(socket.closedWith).toEqual({ code: Close.protocol, reason: 'Binary frames belong between audio_start and audio_end, after ready' });
+    expect(socket.closedWith).toEqual({
+      code: Close.protocol,
+      reason: 'Binary frames belong between audio_start and audio_end, after ready',
+    });
     session.dispose();
   });
 
@@ -117,14 +130,18 @@ describe('one session, without a network', () => {
     for (let i = 1; i < MAX_QUEUED_MESSAGES; i++) session.receive(frame({ type: 'ping' }), false);
     expect(socket.closedWith).toBeUndefined();
     session.receive(frame({ type: 'ping' }), false);
-    expect(socket.closedWith).toEqual({ code: Close.frameTooLarge, reason: 'More was sent than the service holds unhandled for one socket; reconnect and resume' });
+    expect(socket.closedWith).toEqual({
+      code: Close.frameTooLarge,
+      reason: 'More was sent than the service holds unhandled for one socket; reconnect and resume',
+    });
     session.dispose();
 
     // Bytes count too: 1 MiB of text frames behind a pending hello.
     const flooded = new RecordingSocket();
     const other = new Session(flooded, context({ get: () => new Promise(() => {}) }), dep, () => {});
     other.receive(frame({ type: 'hello', token: 'x' }), false);
-    for (let i = 0; i < MAX_QUEUED_BYTES / 16_000 && !flooded.closedWith; i++) other.receive(Buffer.alloc(16_000, 32), false);
+    for (let i = 0; i < MAX_QUEUED_BYTES / 16_000 && !flooded.closedWith; i++)
+      other.receive(Buffer.alloc(16_000, 32), false);
     expect(flooded.closedWith?.code).toBe(Close.frameTooLarge);
     other.dispose();
   });

@@ -29,19 +29,38 @@ describeEachStore('concierge sessions', (kind) => {
   async function session(channel: Record<string, unknown> = {}, extra: Record<string, unknown> = {}) {
     const deployed = await deploy(service, { hook_url: customer.hookUrl, ...channel }, extra);
     const widget = await Widget.open(service, deployed.deploymentId);
-    const ready = await widget.hello(await mintToken(deployed.secret, deployed.deploymentId, { claims: { name: 'Ada', ctx: { room: 12 } } }));
+    const ready = await widget.hello(
+      await mintToken(deployed.secret, deployed.deploymentId, { claims: { name: 'Ada', ctx: { room: 12 } } }),
+    );
     return { ...deployed, widget, ready };
   }
 
   it('runs a turn: accepted, signed hook, acknowledged, signed reply, reply frame; duplicates are safe', async () => {
     accept();
     const { widget, ready, deploymentId, secret } = await session();
-    expect(ready).toMatchObject({ type: 'ready', resumed: false, last_seq: 0, agent: { name: 'Front desk', language: 'en-US' } });
+    expect(ready).toMatchObject({
+      type: 'ready',
+      resumed: false,
+      last_seq: 0,
+      agent: { name: 'Front desk', language: 'en-US' },
+    });
     const before = customer.calls.length;
     widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'When is breakfast?', mode: 'text' });
     const accepted = await widget.next('turn_accepted');
-    expect(accepted).toEqual({ type: 'turn_accepted', seq: 1, turn_id: accepted.turn_id, client_turn_id: 'c1', text: 'When is breakfast?', mode: 'text', language: 'en-US' });
-    expect(await widget.next('turn_acknowledged')).toEqual({ type: 'turn_acknowledged', seq: 2, turn_id: accepted.turn_id });
+    expect(accepted).toEqual({
+      type: 'turn_accepted',
+      seq: 1,
+      turn_id: accepted.turn_id,
+      client_turn_id: 'c1',
+      text: 'When is breakfast?',
+      mode: 'text',
+      language: 'en-US',
+    });
+    expect(await widget.next('turn_acknowledged')).toEqual({
+      type: 'turn_acknowledged',
+      seq: 2,
+      turn_id: accepted.turn_id,
+    });
 
     const call = customer.calls[before]!;
     expect(call.headers['x-service-signature']).toBe(sign(secret, call.raw));
@@ -59,9 +78,22 @@ describeEachStore('concierge sessions', (kind) => {
 
     const reply = { conversation_id: ready.conversation_id, turn_id: accepted.turn_id, reply_text: 'From 7 to 10.' };
     const posted = await postReply(service, deploymentId, reply, secret);
-    expect(posted).toMatchObject({ status: 202, body: { success: true, data: { turn_id: accepted.turn_id, status: 'resolved', duplicate: false } } });
-    expect(await widget.next('reply')).toEqual({ type: 'reply', seq: 3, turn_id: accepted.turn_id, text: 'From 7 to 10.', actions: [] });
-    expect((await postReply(service, deploymentId, reply, secret)).body.data).toEqual({ turn_id: accepted.turn_id, status: 'resolved', duplicate: true });
+    expect(posted).toMatchObject({
+      status: 202,
+      body: { success: true, data: { turn_id: accepted.turn_id, status: 'resolved', duplicate: false } },
+    });
+    expect(await widget.next('reply')).toEqual({
+      type: 'reply',
+      seq: 3,
+      turn_id: accepted.turn_id,
+      text: 'From 7 to 10.',
+      actions: [],
+    });
+    expect((await postReply(service, deploymentId, reply, secret)).body.data).toEqual({
+      turn_id: accepted.turn_id,
+      status: 'resolved',
+      duplicate: true,
+    });
     const changed = await postReply(service, deploymentId, { ...reply, reply_text: 'Other' }, secret);
     expect(changed.status).toBe(409);
     expect(changed.body.error.code).toBe('turn_already_resolved');
@@ -72,9 +104,19 @@ describeEachStore('concierge sessions', (kind) => {
     accept();
     const { widget, ready, api } = await session({ transcript_hook_url: customer.transcriptUrl });
     widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Hello', mode: 'text' });
-    widget.send({ type: 'user_turn', client_turn_id: 'c2', text: 'Wann gibt es Frühstück?', mode: 'voice', language: 'de-de' });
+    widget.send({
+      type: 'user_turn',
+      client_turn_id: 'c2',
+      text: 'Wann gibt es Frühstück?',
+      mode: 'voice',
+      language: 'de-de',
+    });
     widget.send({ type: 'user_turn', client_turn_id: 'c3', text: 'Hi', mode: 'text', language: 'english please' });
-    expect(await widget.next('error')).toEqual({ type: 'error', code: 'invalid_message', message: 'Invalid message: language must be a BCP 47 language tag such as de-DE' });
+    expect(await widget.next('error')).toEqual({
+      type: 'error',
+      code: 'invalid_message',
+      message: 'Invalid message: language must be a BCP 47 language tag such as de-DE',
+    });
     const turns = [await widget.next('turn_acknowledged'), await widget.next('turn_acknowledged')];
     const hookCalls = await waitFor(async () => {
       const ours = customer.calls.filter((c) => c.url === '/hook' && c.body.conversation_id === ready.conversation_id);
@@ -85,12 +127,16 @@ describeEachStore('concierge sessions', (kind) => {
       ['Wann gibt es Frühstück?', 'de-DE'],
     ]);
     const created = await waitFor(async () => {
-      const events = customer.transcript.filter((c) => c.body.conversation_id === ready.conversation_id && c.body.type === 'turn.created');
+      const events = customer.transcript.filter(
+        (c) => c.body.conversation_id === ready.conversation_id && c.body.type === 'turn.created',
+      );
       return events.length === 2 && events;
     });
     expect(created.map((c) => c.body.data.language)).toEqual(['en-US', 'de-DE']);
     const history = await api.get(`/api/v1/conversations/${ready.conversation_id}`);
-    expect(history.body.data.turns.map((t: { id: string; language: string }) => [t.id, t.language])).toEqual(turns.map((t, i) => [t.turn_id, ['en-US', 'de-DE'][i]]));
+    expect(history.body.data.turns.map((t: { id: string; language: string }) => [t.id, t.language])).toEqual(
+      turns.map((t, i) => [t.turn_id, ['en-US', 'de-DE'][i]]),
+    );
     widget.close();
   });
 
@@ -100,22 +146,51 @@ describeEachStore('concierge sessions', (kind) => {
     widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Breakfast?', mode: 'text' });
     const { turn_id } = await widget.next('turn_acknowledged');
     widget.send({ type: 'feedback', turn_id, rating: 'up' });
-    expect(await widget.next('error')).toEqual({ type: 'error', code: 'invalid_message', message: 'Only a turn with its reply can be rated' });
-    await postReply(service, deploymentId, { conversation_id: ready.conversation_id, turn_id, reply_text: 'From 7.' }, secret);
+    expect(await widget.next('error')).toEqual({
+      type: 'error',
+      code: 'invalid_message',
+      message: 'Only a turn with its reply can be rated',
+    });
+    await postReply(
+      service,
+      deploymentId,
+      { conversation_id: ready.conversation_id, turn_id, reply_text: 'From 7.' },
+      secret,
+    );
     await widget.next('reply');
     widget.send({ type: 'feedback', turn_id, rating: 'up' });
-    expect(await widget.next('feedback_recorded')).toEqual({ type: 'feedback_recorded', seq: 4, turn_id, rating: 'up' });
+    expect(await widget.next('feedback_recorded')).toEqual({
+      type: 'feedback_recorded',
+      seq: 4,
+      turn_id,
+      rating: 'up',
+    });
     widget.send({ type: 'feedback', turn_id, rating: 'down', comment: 'Too early for me' });
-    expect(await widget.next('feedback_recorded')).toEqual({ type: 'feedback_recorded', seq: 5, turn_id, rating: 'down' });
+    expect(await widget.next('feedback_recorded')).toEqual({
+      type: 'feedback_recorded',
+      seq: 5,
+      turn_id,
+      rating: 'down',
+    });
     widget.send({ type: 'feedback', turn_id: '00000000-0000-4000-8000-000000000000', rating: 'up' });
-    expect(await widget.next('error')).toEqual({ type: 'error', code: 'invalid_message', message: 'No such turn in this conversation' });
+    expect(await widget.next('error')).toEqual({
+      type: 'error',
+      code: 'invalid_message',
+      message: 'No such turn in this conversation',
+    });
     widget.send({ type: 'feedback', turn_id, rating: 'meh' });
     expect((await widget.next('error')).code).toBe('invalid_message');
 
     const history = await api.get(`/api/v1/conversations/${ready.conversation_id}`);
-    expect(history.body.data.turns[0].feedback).toEqual({ rating: 'down', comment: 'Too early for me', at: expect.any(String) });
+    expect(history.body.data.turns[0].feedback).toEqual({
+      rating: 'down',
+      comment: 'Too early for me',
+      at: expect.any(String),
+    });
     const rated = await waitFor(async () => {
-      const events = customer.transcript.filter((c) => c.body.conversation_id === ready.conversation_id && c.body.type === 'turn.rated');
+      const events = customer.transcript.filter(
+        (c) => c.body.conversation_id === ready.conversation_id && c.body.type === 'turn.rated',
+      );
       return events.length === 2 && events;
     });
     expect(rated.map((c) => c.body.data)).toEqual([
@@ -125,7 +200,11 @@ describeEachStore('concierge sessions', (kind) => {
 
     const off = await session({ widget: { feedback: false } });
     off.widget.send({ type: 'feedback', turn_id, rating: 'up' });
-    expect(await off.widget.next('error')).toEqual({ type: 'error', code: 'invalid_message', message: 'Feedback is off for this deployment' });
+    expect(await off.widget.next('error')).toEqual({
+      type: 'error',
+      code: 'invalid_message',
+      message: 'Feedback is off for this deployment',
+    });
     off.widget.close();
     widget.close();
   });
@@ -135,24 +214,45 @@ describeEachStore('concierge sessions', (kind) => {
     let posted: ReturnType<typeof postReply> | undefined;
     customer.state.behaviour = (call, res) => {
       // The customer's reply races its own 202: it is sent first and the 202 follows 200 ms later.
-      posted = postReply(service, deploymentId, { conversation_id: ready.conversation_id, turn_id: call.body.turn_id, reply_text: 'Early bird.' }, secret);
+      posted = postReply(
+        service,
+        deploymentId,
+        { conversation_id: ready.conversation_id, turn_id: call.body.turn_id, reply_text: 'Early bird.' },
+        secret,
+      );
       setTimeout(() => res.writeHead(202).end(), 200);
     };
     widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Quick?', mode: 'text' });
     const accepted = await widget.next('turn_accepted');
     await widget.next('turn_acknowledged');
-    expect(await widget.next('reply')).toEqual({ type: 'reply', seq: 3, turn_id: accepted.turn_id, text: 'Early bird.', actions: [] });
-    expect(await posted).toMatchObject({ status: 202, body: { data: { turn_id: accepted.turn_id, duplicate: false } } });
+    expect(await widget.next('reply')).toEqual({
+      type: 'reply',
+      seq: 3,
+      turn_id: accepted.turn_id,
+      text: 'Early bird.',
+      actions: [],
+    });
+    expect(await posted).toMatchObject({
+      status: 202,
+      body: { data: { turn_id: accepted.turn_id, duplicate: false } },
+    });
     widget.close();
   });
 
   it('resolves at once on a synchronous reply_text', async () => {
-    customer.state.behaviour = (_c, res) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ reply_text: 'Right away.' }));
+    customer.state.behaviour = (_c, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ reply_text: 'Right away.' }));
     const { widget } = await session();
     widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Hi', mode: 'voice' });
     const accepted = await widget.next('turn_accepted');
     await widget.next('turn_acknowledged');
-    expect(await widget.next('reply')).toEqual({ type: 'reply', seq: 3, turn_id: accepted.turn_id, text: 'Right away.', actions: [] });
+    expect(await widget.next('reply')).toEqual({
+      type: 'reply',
+      seq: 3,
+      turn_id: accepted.turn_id,
+      text: 'Right away.',
+      actions: [],
+    });
     widget.close();
   });
 
@@ -175,7 +275,12 @@ describeEachStore('concierge sessions', (kind) => {
     const { widget } = await session();
     widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Hi', mode: 'text' });
     const accepted = await widget.next('turn_accepted');
-    expect(await widget.next('turn_failed')).toEqual({ type: 'turn_failed', seq: 2, turn_id: accepted.turn_id, reason: 'hook_rejected' });
+    expect(await widget.next('turn_failed')).toEqual({
+      type: 'turn_failed',
+      seq: 2,
+      turn_id: accepted.turn_id,
+      reason: 'hook_rejected',
+    });
     expect(customer.calls.length - before).toBe(1);
     widget.close();
   });
@@ -210,13 +315,38 @@ describeEachStore('concierge sessions', (kind) => {
     await widget.next('turn_acknowledged');
 
     await expectCode(postReply(service, deploymentId, reply, secret, { signature: '' }), 401, 'invalid_signature');
-    await expectCode(postReply(service, deploymentId, reply, secret, { signature: sign(secret, raw).replace('sha256=', 'sha1=') }), 401, 'invalid_signature');
-    await expectCode(postReply(service, deploymentId, reply, secret, { signature: sign(secret, raw).toUpperCase().replace('SHA256=', 'sha256=') }), 401, 'invalid_signature');
+    await expectCode(
+      postReply(service, deploymentId, reply, secret, { signature: sign(secret, raw).replace('sha256=', 'sha1=') }),
+      401,
+      'invalid_signature',
+    );
+    await expectCode(
+      postReply(service, deploymentId, reply, secret, {
+        signature: sign(secret, raw).toUpperCase().replace('SHA256=', 'sha256='),
+      }),
+      401,
+      'invalid_signature',
+    );
     const spaced = JSON.stringify(reply, null, 2);
-    await expectCode(postReply(service, deploymentId, reply, secret, { raw: spaced, signature: sign(secret, JSON.stringify(JSON.parse(spaced))) }), 401, 'invalid_signature');
+    await expectCode(
+      postReply(service, deploymentId, reply, secret, {
+        raw: spaced,
+        signature: sign(secret, JSON.stringify(JSON.parse(spaced))),
+      }),
+      401,
+      'invalid_signature',
+    );
     await expectCode(postReply(service, deploymentId, reply, 'whsec_wrong'), 401, 'invalid_signature');
-    await expectCode(postReply(service, deploymentId, reply, secret, { contentType: 'text/plain' }), 415, 'unsupported_media_type');
-    await expectCode(postReply(service, deploymentId, reply, secret, { raw: 'x'.repeat(65 * 1024) }), 413, 'payload_too_large');
+    await expectCode(
+      postReply(service, deploymentId, reply, secret, { contentType: 'text/plain' }),
+      415,
+      'unsupported_media_type',
+    );
+    await expectCode(
+      postReply(service, deploymentId, reply, secret, { raw: 'x'.repeat(65 * 1024) }),
+      413,
+      'payload_too_large',
+    );
     await expectCode(postReply(service, deploymentId, reply, secret, { raw: '{nope' }), 400, 'invalid_json');
     await expectCode(postReply(service, deploymentId, { ...reply, extra: 1 }, secret), 400, 'invalid_request');
     await expectCode(postReply(service, '00000000-0000-4000-8000-000000000000', reply, secret), 404, 'not_found');
@@ -227,8 +357,13 @@ describeEachStore('concierge sessions', (kind) => {
     const rotated = await api.post(`/api/v1/deployments/${deploymentId}/rotate-secret`, { grace_period_s: 60 });
     const spare = { ...reply, turn_id: '00000000-0000-4000-8000-000000000001' };
     await expectCode(postReply(service, deploymentId, spare, secret), 404, 'turn_not_found');
-    const current = (await api.post(`/api/v1/deployments/${deploymentId}/rotate-secret`, { grace_period_s: 0 })).body.data.signing_secret;
-    await expectCode(postReply(service, deploymentId, spare, rotated.body.data.signing_secret), 401, 'invalid_signature');
+    const current = (await api.post(`/api/v1/deployments/${deploymentId}/rotate-secret`, { grace_period_s: 0 })).body
+      .data.signing_secret;
+    await expectCode(
+      postReply(service, deploymentId, spare, rotated.body.data.signing_secret),
+      401,
+      'invalid_signature',
+    );
 
     // Past reply_timeout_s the turn expires: the widget is told, and a late reply is refused.
     expect(await widget.next('turn_failed', 9_000)).toMatchObject({ turn_id, reason: 'reply_timeout' });
@@ -244,10 +379,18 @@ describeEachStore('concierge sessions', (kind) => {
     const { turn_id } = await widget.next('turn_accepted');
     await widget.next('turn_acknowledged');
     widget.close();
-    await postReply(service, deploymentId, { conversation_id: ready.conversation_id, turn_id, reply_text: 'Hello again' }, secret);
+    await postReply(
+      service,
+      deploymentId,
+      { conversation_id: ready.conversation_id, turn_id, reply_text: 'Hello again' },
+      secret,
+    );
 
     const again = await Widget.open(service, deploymentId);
-    const resumed = await again.hello(await mintToken(secret, deploymentId), { conversation_id: ready.conversation_id, last_seq: 1 });
+    const resumed = await again.hello(await mintToken(secret, deploymentId), {
+      conversation_id: ready.conversation_id,
+      last_seq: 1,
+    });
     expect(resumed).toMatchObject({ resumed: true, conversation_id: ready.conversation_id, last_seq: 3 });
     expect(await again.next('turn_acknowledged')).toMatchObject({ seq: 2 });
     expect(await again.next('reply')).toMatchObject({ seq: 3, text: 'Hello again' });
@@ -259,10 +402,18 @@ describeEachStore('concierge sessions', (kind) => {
 
     // Another user cannot resume it; an unknown conversation is 4404.
     const stranger = await Widget.open(service, deploymentId);
-    stranger.send({ type: 'hello', token: await mintToken(secret, deploymentId, { sub: 'guest-2' }), conversation_id: ready.conversation_id });
+    stranger.send({
+      type: 'hello',
+      token: await mintToken(secret, deploymentId, { sub: 'guest-2' }),
+      conversation_id: ready.conversation_id,
+    });
     expect((await stranger.closed).code).toBe(4403);
     const lost = await Widget.open(service, deploymentId);
-    lost.send({ type: 'hello', token: await mintToken(secret, deploymentId), conversation_id: '00000000-0000-4000-8000-000000000000' });
+    lost.send({
+      type: 'hello',
+      token: await mintToken(secret, deploymentId),
+      conversation_id: '00000000-0000-4000-8000-000000000000',
+    });
     expect((await lost.closed).code).toBe(4404);
     again.close();
   });
@@ -284,16 +435,23 @@ describeEachStore('concierge sessions', (kind) => {
     expect(await closeCodeFor('not-a-jwt')).toBe(4401);
     // Whatever iat says, a token may not live past 24 h from now, nor be issued in the future.
     const now = Math.floor(Date.now() / 1000);
-    expect(await closeCodeFor(await mintToken(secret, deploymentId, { iat: now + 10 * 365 * 86_400, ttlS: 86_400 }))).toBe(4401);
+    expect(
+      await closeCodeFor(await mintToken(secret, deploymentId, { iat: now + 10 * 365 * 86_400, ttlS: 86_400 })),
+    ).toBe(4401);
     expect(await closeCodeFor(await mintToken(secret, deploymentId, { iat: 1e300 - 1_000, ttlS: 1_000 }))).toBe(4401);
     // Claims are held to the text hygiene rule like any other input.
     expect(await closeCodeFor(await mintToken(secret, deploymentId, { sub: 'guest\u0000' }))).toBe(4401);
     expect(await closeCodeFor(await mintToken(secret, deploymentId, { claims: { name: 'Ada\ud800' } }))).toBe(4401);
-    expect(await closeCodeFor(await mintToken(secret, deploymentId, { claims: { ctx: JSON.parse(deepJson(40)) } }))).toBe(4401);
+    expect(
+      await closeCodeFor(await mintToken(secret, deploymentId, { claims: { ctx: JSON.parse(deepJson(40)) } })),
+    ).toBe(4401);
   });
 
   it('refuses a disallowed Origin (403) and an unknown deployment (404) at the upgrade', async () => {
-    const { deploymentId } = await deploy(service, { hook_url: customer.hookUrl, allowed_origins: ['https://hotel.example'] });
+    const { deploymentId } = await deploy(service, {
+      hook_url: customer.hookUrl,
+      allowed_origins: ['https://hotel.example'],
+    });
     await expect(Widget.open(service, deploymentId, { origin: 'https://evil.example' })).rejects.toThrow('HTTP 403');
     const ok = await Widget.open(service, deploymentId, { origin: 'https://hotel.example' });
     ok.close();
@@ -329,7 +487,10 @@ describeEachStore('concierge sessions', (kind) => {
     expect(await widget.next('pong', 1_000)).toEqual({ type: 'pong' });
     await widget.next('turn_accepted');
     const resumed = await Widget.open(service, deploymentId);
-    const ready = await resumed.hello(await mintToken(secret, deploymentId, { claims: { name: 'Ada' } }), { conversation_id: widget.frames[0].conversation_id, last_seq: 0 });
+    const ready = await resumed.hello(await mintToken(secret, deploymentId, { claims: { name: 'Ada' } }), {
+      conversation_id: widget.frames[0].conversation_id,
+      last_seq: 0,
+    });
     expect(ready.last_seq).toBe(1);
     resumed.close();
     widget.close();
@@ -345,11 +506,23 @@ describeEachStore('concierge sessions', (kind) => {
     const { widget } = await session();
     const before = customer.calls.length;
     const bad: [unknown, string][] = [
-      [{ type: 'user_turn', client_turn_id: 'a', text: 'Hi\u0000there', mode: 'text' }, 'message.text must not contain the character U+0000'],
-      [{ type: 'user_turn', client_turn_id: 'b\u0000', text: 'Hi', mode: 'text' }, 'message.client_turn_id must not contain the character U+0000'],
-      [{ type: 'user_turn', client_turn_id: 'c', text: 'Hi \ud83d', mode: 'text' }, 'message.text must not contain an unpaired UTF-16 surrogate'],
+      [
+        { type: 'user_turn', client_turn_id: 'a', text: 'Hi\u0000there', mode: 'text' },
+        'message.text must not contain the character U+0000',
+      ],
+      [
+        { type: 'user_turn', client_turn_id: 'b\u0000', text: 'Hi', mode: 'text' },
+        'message.client_turn_id must not contain the character U+0000',
+      ],
+      [
+        { type: 'user_turn', client_turn_id: 'c', text: 'Hi \ud83d', mode: 'text' },
+        'message.text must not contain an unpaired UTF-16 surrogate',
+      ],
       // Built as text: JSON.stringify itself cannot write something this deep.
-      [`{"type":"user_turn","client_turn_id":"d","text":"Hi","mode":"text","extra":${deepJson(2_000)}}`, `message.extra${'.a'.repeat(31)} nested deeper than 32 levels`],
+      [
+        `{"type":"user_turn","client_turn_id":"d","text":"Hi","mode":"text","extra":${deepJson(2_000)}}`,
+        `message.extra${'.a'.repeat(31)} nested deeper than 32 levels`,
+      ],
       [{ type: 'user_turn', 'key\u0000': 1 }, 'message.key\u0000 must not contain the character U+0000'],
     ];
     for (const [frame, message] of bad) {
@@ -369,7 +542,11 @@ describeEachStore('concierge sessions', (kind) => {
     for (let i = 0; i < 1000; i++) widget.send(i % 2 ? '\u0000garbage' : { type: 'nope', i });
     await Promise.all(
       Array.from({ length: 1000 }, (_, i) =>
-        fetch(`${service.url}/embed/concierge/${deploymentId}/replies`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: i % 2 ? '{' : '[]' }).then((r) => r.arrayBuffer()),
+        fetch(`${service.url}/embed/concierge/${deploymentId}/replies`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: i % 2 ? '{' : '[]',
+        }).then((r) => r.arrayBuffer()),
       ),
     );
     await waitFor(async () => widget.frames.filter((f) => f.type === 'error').length === 1000, 10_000);
@@ -381,7 +558,10 @@ describeEachStore('concierge sessions', (kind) => {
 
   it('enforces max_pending_turns and ends the conversation on deactivation (event, then 4410)', async () => {
     customer.state.behaviour = () => {}; // holds every turn pending
-    const { widget, api, deploymentId } = await session({}, { engagement_rules: { max_pending_turns: 1 }, runtime_config: { hook_timeout_ms: 15_000 } });
+    const { widget, api, deploymentId } = await session(
+      {},
+      { engagement_rules: { max_pending_turns: 1 }, runtime_config: { hook_timeout_ms: 15_000 } },
+    );
     widget.send({ type: 'user_turn', client_turn_id: 'a', text: 'One', mode: 'text' });
     await widget.next('turn_accepted');
     widget.send({ type: 'user_turn', client_turn_id: 'b', text: 'Two', mode: 'text' });
@@ -404,7 +584,11 @@ describeEachStore('concierge sessions', (kind) => {
       await limited.widget.next('turn_accepted');
     }
     limited.widget.send({ type: 'user_turn', client_turn_id: 'c', text: 'c', mode: 'text' });
-    expect(await limited.widget.next('error')).toEqual({ type: 'error', code: 'rate_limited', message: 'At most 2 turns a minute' });
+    expect(await limited.widget.next('error')).toEqual({
+      type: 'error',
+      code: 'rate_limited',
+      message: 'At most 2 turns a minute',
+    });
     expect(limited.widget.frames.filter((f) => f.type === 'turn_accepted')).toHaveLength(2);
     limited.widget.close();
 
@@ -431,9 +615,14 @@ describeEachStore('concierge sessions', (kind) => {
     expect((await eleventh.closed).code).toBe(4429);
 
     const back = await Widget.open(service, deploymentId);
-    expect(await back.hello(token, { conversation_id: started[0]!, last_seq: 0 })).toMatchObject({ resumed: true, conversation_id: started[0] });
+    expect(await back.hello(token, { conversation_id: started[0]!, last_seq: 0 })).toMatchObject({
+      resumed: true,
+      conversation_id: started[0],
+    });
     const other = await Widget.open(service, deploymentId);
-    expect(await other.hello(await mintToken(secret, deploymentId, { sub: 'another-visitor' }))).toMatchObject({ resumed: false });
+    expect(await other.hello(await mintToken(secret, deploymentId, { sub: 'another-visitor' }))).toMatchObject({
+      resumed: false,
+    });
     back.close();
     other.close();
   });
@@ -445,7 +634,9 @@ describeEachStore('concierge sessions', (kind) => {
     const more: Widget[] = [];
     for (let i = 0; i < 4; i++) {
       const w = await Widget.open(service, deploymentId);
-      expect(await w.hello(token, { conversation_id: ready.conversation_id, last_seq: 0 })).toMatchObject({ resumed: true });
+      expect(await w.hello(token, { conversation_id: ready.conversation_id, last_seq: 0 })).toMatchObject({
+        resumed: true,
+      });
       more.push(w);
     }
     const sixth = await Widget.open(service, deploymentId);
@@ -453,7 +644,8 @@ describeEachStore('concierge sessions', (kind) => {
     expect((await sixth.closed).code).toBe(4429);
     // Every open socket of the conversation gets its events.
     widget.send({ type: 'user_turn', client_turn_id: 'a', text: 'All of you?', mode: 'text' });
-    for (const w of [widget, ...more]) expect(await w.next('turn_accepted')).toMatchObject({ seq: 1, text: 'All of you?' });
+    for (const w of [widget, ...more])
+      expect(await w.next('turn_accepted')).toMatchObject({ seq: 1, text: 'All of you?' });
     for (const w of [widget, ...more]) w.close();
   });
 
@@ -466,7 +658,10 @@ describeEachStore('concierge sessions', (kind) => {
     const widget = await Widget.open(service, deploymentId);
     await widget.hello(nearlyDone);
     widget.send({ type: 'refresh_token', token: nearlyDone });
-    expect(await widget.next('error')).toMatchObject({ code: 'invalid_message', message: 'A refreshed token must expire later than the current one' });
+    expect(await widget.next('error')).toMatchObject({
+      code: 'invalid_message',
+      message: 'A refreshed token must expire later than the current one',
+    });
     widget.send({ type: 'refresh_token', token: await mintToken(secret, deploymentId, { ttlS: 600 }) });
     await new Promise((r) => setTimeout(r, 3_000));
     widget.send({ type: 'user_turn', client_turn_id: 'later', text: 'Still with you?', mode: 'text' });
@@ -491,7 +686,8 @@ describeEachStore('concierge sessions', (kind) => {
     widget.send({ type: 'refresh_token', token: await mintToken(secret, deploymentId, { sub: 'someone-else' }) });
     expect((await widget.closed).code).toBe(4403);
 
-    const withGrace = (await api.post(`/api/v1/deployments/${deploymentId}/rotate-secret`, { grace_period_s: 60 })).body.data.signing_secret;
+    const withGrace = (await api.post(`/api/v1/deployments/${deploymentId}/rotate-secret`, { grace_period_s: 60 })).body
+      .data.signing_secret;
     const old = await Widget.open(service, deploymentId);
     expect(await old.hello(await mintToken(secret, deploymentId))).toMatchObject({ type: 'ready' });
     old.close();
@@ -506,7 +702,9 @@ describeEachStore('concierge sessions', (kind) => {
     customer.state.transcriptStatus = 503;
     const { widget, ready } = await session({ transcript_hook_url: customer.transcriptUrl });
     widget.close();
-    const refused = await waitFor(async () => customer.transcript.find((c) => c.body.conversation_id === ready.conversation_id));
+    const refused = await waitFor(async () =>
+      customer.transcript.find((c) => c.body.conversation_id === ready.conversation_id),
+    );
     const ours = () => customer.transcript.filter((c) => c.body.conversation_id === ready.conversation_id);
     service = await service.restart();
     // The old process is gone; what arrives from here on comes from the new one, and is accepted.
@@ -527,18 +725,44 @@ describeEachStore('concierge sessions', (kind) => {
     widget.send({ type: 'user_turn', client_turn_id: 'a', text: 'Room service?', mode: 'text' });
     const { turn_id } = await widget.next('turn_acknowledged');
     widget.send({ type: 'end' });
-    expect(await widget.next('turn_failed')).toEqual({ type: 'turn_failed', seq: 3, turn_id, reason: 'conversation_ended' });
-    expect(await widget.next('conversation_ended')).toEqual({ type: 'conversation_ended', seq: 4, reason: 'user_ended' });
+    expect(await widget.next('turn_failed')).toEqual({
+      type: 'turn_failed',
+      seq: 3,
+      turn_id,
+      reason: 'conversation_ended',
+    });
+    expect(await widget.next('conversation_ended')).toEqual({
+      type: 'conversation_ended',
+      seq: 4,
+      reason: 'user_ended',
+    });
     expect((await widget.closed).code).toBe(4410);
 
-    const late = await postReply(service, deploymentId, { conversation_id: ready.conversation_id, turn_id, reply_text: 'Too late' }, secret);
+    const late = await postReply(
+      service,
+      deploymentId,
+      { conversation_id: ready.conversation_id, turn_id, reply_text: 'Too late' },
+      secret,
+    );
     expect([late.status, late.body.error?.code]).toEqual([409, 'turn_not_pending']);
     const replay = await Widget.open(service, deploymentId);
-    replay.send({ type: 'hello', token: await mintToken(secret, deploymentId), conversation_id: ready.conversation_id, last_seq: 0 });
+    replay.send({
+      type: 'hello',
+      token: await mintToken(secret, deploymentId),
+      conversation_id: ready.conversation_id,
+      last_seq: 0,
+    });
     await replay.closed;
-    expect(replay.frames.filter((f) => f.seq !== undefined).map((f) => f.type)).toEqual(['turn_accepted', 'turn_acknowledged', 'turn_failed', 'conversation_ended']);
+    expect(replay.frames.filter((f) => f.seq !== undefined).map((f) => f.type)).toEqual([
+      'turn_accepted',
+      'turn_acknowledged',
+      'turn_failed',
+      'conversation_ended',
+    ]);
     const types = await waitFor(async () => {
-      const ours = customer.transcript.filter((c) => c.body.conversation_id === ready.conversation_id).map((c) => c.body.type);
+      const ours = customer.transcript
+        .filter((c) => c.body.conversation_id === ready.conversation_id)
+        .map((c) => c.body.type);
       return ours.includes('conversation.ended') && ours;
     });
     expect(types.slice(-2)).toEqual(['turn.failed', 'conversation.ended']);
@@ -557,7 +781,12 @@ describeEachStore('concierge sessions', (kind) => {
     expect(Date.now() - stopping).toBeLessThan(3_000);
     const back = await Widget.open(service, deploymentId);
     await back.hello(await mintToken(secret, deploymentId), { conversation_id: ready.conversation_id, last_seq: seq });
-    expect(await back.next('turn_failed')).toEqual({ type: 'turn_failed', seq: seq + 1, turn_id, reason: 'hook_failed' });
+    expect(await back.next('turn_failed')).toEqual({
+      type: 'turn_failed',
+      seq: seq + 1,
+      turn_id,
+      reason: 'hook_failed',
+    });
     expect(customer.calls.length - calls).toBe(1);
     back.close();
   });
@@ -565,9 +794,17 @@ describeEachStore('concierge sessions', (kind) => {
   it('opens an outbound conversation with the greeting as seq 1, and ends it on request', async () => {
     accept();
     const { widget } = await session({}, { call_direction: 'outbound' });
-    expect(await widget.next('greeting')).toEqual({ type: 'greeting', seq: 1, text: "Hello, I'm the Front desk. How can I help you today?" });
+    expect(await widget.next('greeting')).toEqual({
+      type: 'greeting',
+      seq: 1,
+      text: "Hello, I'm the Front desk. How can I help you today?",
+    });
     widget.send({ type: 'end' });
-    expect(await widget.next('conversation_ended')).toEqual({ type: 'conversation_ended', seq: 2, reason: 'user_ended' });
+    expect(await widget.next('conversation_ended')).toEqual({
+      type: 'conversation_ended',
+      seq: 2,
+      reason: 'user_ended',
+    });
     expect((await widget.closed).code).toBe(4410);
   });
 
@@ -579,7 +816,8 @@ describeEachStore('concierge sessions', (kind) => {
       'webhook-timestamp': String(headers['webhook-timestamp']),
       'webhook-signature': String(headers['webhook-signature']),
     });
-    const hookCall = (text: string) => customer.calls.find((c) => c.body.text === text && c.body.conversation_id === ready.conversation_id)!;
+    const hookCall = (text: string) =>
+      customer.calls.find((c) => c.body.text === text && c.body.conversation_id === ready.conversation_id)!;
 
     widget.send({ type: 'user_turn', client_turn_id: 'sw1', text: 'Standard?', mode: 'text' });
     await widget.next('turn_acknowledged');
@@ -588,17 +826,25 @@ describeEachStore('concierge sessions', (kind) => {
     expect(Math.abs(Number(hook.headers['webhook-timestamp']) - Date.now() / 1000)).toBeLessThan(60);
     expect(new Webhook(secret).verify(hook.raw, standard(hook.headers))).toEqual(hook.body);
 
-    await waitFor(async () => customer.transcript.some((e) => e.body.conversation_id === ready.conversation_id && e.body.type === 'turn.created'));
-    const event = customer.transcript.find((e) => e.body.conversation_id === ready.conversation_id && e.body.type === 'turn.created')!;
+    await waitFor(async () =>
+      customer.transcript.some(
+        (e) => e.body.conversation_id === ready.conversation_id && e.body.type === 'turn.created',
+      ),
+    );
+    const event = customer.transcript.find(
+      (e) => e.body.conversation_id === ready.conversation_id && e.body.type === 'turn.created',
+    )!;
     expect(event.headers['webhook-id']).toBe(event.body.id);
     expect(new Webhook(secret).verify(event.raw, standard(event.headers))).toEqual(event.body);
 
-    const rotated = (await api.post(`/api/v1/deployments/${deploymentId}/rotate-secret`, { grace_period_s: 60 })).body.data.signing_secret;
+    const rotated = (await api.post(`/api/v1/deployments/${deploymentId}/rotate-secret`, { grace_period_s: 60 })).body
+      .data.signing_secret;
     widget.send({ type: 'user_turn', client_turn_id: 'sw2', text: 'Rotated?', mode: 'text' });
     await widget.next('turn_acknowledged');
     const during = hookCall('Rotated?');
     expect(String(during.headers['webhook-signature']).split(' ')).toHaveLength(2);
-    for (const key of [rotated, secret]) expect(new Webhook(key).verify(during.raw, standard(during.headers))).toEqual(during.body);
+    for (const key of [rotated, secret])
+      expect(new Webhook(key).verify(during.raw, standard(during.headers))).toEqual(during.body);
     widget.close();
   });
 
@@ -609,7 +855,12 @@ describeEachStore('concierge sessions', (kind) => {
     widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Hi', mode: 'text' });
     const { turn_id } = await widget.next('turn_accepted');
     await widget.next('turn_acknowledged');
-    await postReply(service, deploymentId, { conversation_id: ready.conversation_id, turn_id, reply_text: 'Hello' }, secret);
+    await postReply(
+      service,
+      deploymentId,
+      { conversation_id: ready.conversation_id, turn_id, reply_text: 'Hello' },
+      secret,
+    );
     await waitFor(async () => customer.transcript.length >= 1);
     customer.state.transcriptStatus = 200;
     const delivered = await waitFor(async () => {
@@ -617,7 +868,12 @@ describeEachStore('concierge sessions', (kind) => {
       const types = [...new Set(ours.map((c) => c.body.type))];
       return types.length === 4 && ours;
     }, 10_000);
-    expect([...new Set(delivered.map((c) => c.body.type))]).toEqual(['conversation.started', 'turn.created', 'turn.acknowledged', 'turn.resolved']);
+    expect([...new Set(delivered.map((c) => c.body.type))]).toEqual([
+      'conversation.started',
+      'turn.created',
+      'turn.acknowledged',
+      'turn.resolved',
+    ]);
     for (const c of delivered) {
       expect(c.headers['x-service-signature']).toBe(sign(secret, c.raw));
       expect(c.headers['x-service-event-id']).toBe(c.body.id);
@@ -632,7 +888,9 @@ describe('websocket upgrades elsewhere', () => {
     const service = await startService('sqlite');
     try {
       const ws = new WebSocket(`${service.url.replace('http', 'ws')}/api/v1/agents`);
-      const status = await new Promise((resolve) => ws.once('unexpected-response', (_req, res) => resolve(res.statusCode)));
+      const status = await new Promise((resolve) =>
+        ws.once('unexpected-response', (_req, res) => resolve(res.statusCode)),
+      );
       expect(status).toBe(404);
     } finally {
       await service.close();

@@ -7,7 +7,15 @@ import type { ConversationRow } from '../conversations/conversation.repository.j
 import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
 import type { ConversationBus } from '../events/conversation-bus.js';
 import { Close, CloseReason, type CloseCode } from '../protocol/close-codes.js';
-import { AUDIO_SAMPLE_RATE, type ClientMessage, clientMessage, type RecognitionSite, type ServerFrame, type WidgetErrorCode, widgetErrorCodes } from '../protocol/frames.js';
+import {
+  AUDIO_SAMPLE_RATE,
+  type ClientMessage,
+  clientMessage,
+  type RecognitionSite,
+  type ServerFrame,
+  type WidgetErrorCode,
+  widgetErrorCodes,
+} from '../protocol/frames.js';
 import type { TurnInput, TurnService } from '../turns/turn.service.js';
 import { type CursorOwner, type CursorSource, EventCursor } from './event-cursor.js';
 import type { SessionSocket } from './session-socket.js';
@@ -106,18 +114,29 @@ export class Session implements CursorOwner {
     private readonly helloSaid: () => void,
   ) {
     ({ services: this.services, settings: this.settings, registry: this.registry } = shared);
-    this.helloTimer = setTimeout(() => this.end(new AppError('hello_timeout', 'no hello in time')), this.settings.helloTimeoutMs);
+    this.helloTimer = setTimeout(
+      () => this.end(new AppError('hello_timeout', 'no hello in time')),
+      this.settings.helloTimeoutMs,
+    );
   }
 
   receive(data: RawData, isBinary: boolean): void {
     if (this.closed) return;
     // Audio comes after ready, inside an utterance: a binary frame before it is not buffered behind hello.
-    if (isBinary && !this.conversationId) return this.end(new AppError('protocol_error', 'Binary frames belong between audio_start and audio_end, after ready'));
+    if (isBinary && !this.conversationId)
+      return this.end(
+        new AppError('protocol_error', 'Binary frames belong between audio_start and audio_end, after ready'),
+      );
     const bytes = byteLength(data);
     this.queued.messages++;
     this.queued.bytes += bytes;
     if (this.queued.messages > MAX_QUEUED_MESSAGES || this.queued.bytes > MAX_QUEUED_BYTES) {
-      return this.end(new AppError('too_much_queued', 'More was sent than the service holds unhandled for one socket; reconnect and resume'));
+      return this.end(
+        new AppError(
+          'too_much_queued',
+          'More was sent than the service holds unhandled for one socket; reconnect and resume',
+        ),
+      );
     }
     this.socket.pause();
     const parsed = parseClientMessage(data, isBinary);
@@ -178,18 +197,26 @@ export class Session implements CursorOwner {
   private async onMessage({ message, problem, audio }: ParsedMessage): Promise<void> {
     if (this.closed) return;
     if (!this.conversationId) {
-      if (message?.type !== 'hello') return this.end(new AppError('protocol_error', 'the first message must be a valid hello'));
+      if (message?.type !== 'hello')
+        return this.end(new AppError('protocol_error', 'the first message must be a valid hello'));
       return this.hello(message);
     }
     if (audio) return this.audioFrame(audio);
-    if (!message || message.type === 'hello') return this.tell(new AppError('invalid_message', problem ?? 'Expected user_turn, feedback, refresh_token, end, ping or audio_start as a JSON text frame'));
+    if (!message || message.type === 'hello')
+      return this.tell(
+        new AppError(
+          'invalid_message',
+          problem ?? 'Expected user_turn, feedback, refresh_token, end, ping or audio_start as a JSON text frame',
+        ),
+      );
     if (message.type === 'ping') return this.send({ type: 'pong' });
     if (message.type === 'user_turn') return this.userTurn(message);
     if (message.type === 'audio_start') return this.audioStart(message);
     if (message.type === 'audio_end') return this.audioEnd(message.client_turn_id);
     if (message.type === 'audio_cancel') return this.audioCancel(message.client_turn_id);
     if (message.type === 'refresh_token') return this.refresh(message.token);
-    if (message.type === 'feedback') return this.tellRefusal(() => this.services.turns.rate(this.dep, this.conversationId!, message.turn_id, message));
+    if (message.type === 'feedback')
+      return this.tellRefusal(() => this.services.turns.rate(this.dep, this.conversationId!, message.turn_id, message));
     if (!(await this.services.conversations.end(this.dep, this.conversationId, 'user_ended'))) this.conversationGone();
   }
 
@@ -205,9 +232,12 @@ export class Session implements CursorOwner {
     } else {
       conversation = await this.services.conversations.start(this.dep, claims, this.settings.newConversationsPerSub);
     }
-    const agent = message.conversation_id ? await this.services.conversations.agentOf(this.dep, conversation) : this.dep.agent;
+    const agent = message.conversation_id
+      ? await this.services.conversations.agentOf(this.dep, conversation)
+      : this.dep.agent;
     if (this.closed) return;
-    if (!this.registry.join(conversation.id, this)) throw new AppError('too_many_connections', 'too many connections to this conversation');
+    if (!this.registry.join(conversation.id, this))
+      throw new AppError('too_many_connections', 'too many connections to this conversation');
     this.conversationId = conversation.id;
     this.sub = claims.sub;
     this.browserRecognition = message.browser_recognition ?? true;
@@ -223,7 +253,11 @@ export class Session implements CursorOwner {
       widget: this.dep.widget,
       speech: { recognition: this.recognitionSite() },
     });
-    const cursor = new EventCursor({ socket: this.socket, source: this.services.history, owner: this }, { conversationId: conversation.id, sentSeq }, { drainTimeoutMs: this.settings.drainTimeoutMs });
+    const cursor = new EventCursor(
+      { socket: this.socket, source: this.services.history, owner: this },
+      { conversationId: conversation.id, sentSeq },
+      { drainTimeoutMs: this.settings.drainTimeoutMs },
+    );
     this.unsubscribe = this.services.bus.subscribe(conversation.id, (frames) => cursor.deliver(frames));
     await cursor.flush();
   }
@@ -244,7 +278,10 @@ export class Session implements CursorOwner {
     this.expiresAt = exp;
     clearTimeout(this.expiryTimer);
     const msLeft = exp * 1000 + TOKEN_TOLERANCE_MS - Date.now();
-    this.expiryTimer = setTimeout(() => this.end(new AppError('token_expired', 'The token expired; reconnect with a fresh one')), Math.min(Math.max(msLeft, 0), 2 ** 31 - 1));
+    this.expiryTimer = setTimeout(
+      () => this.end(new AppError('token_expired', 'The token expired; reconnect with a fresh one')),
+      Math.min(Math.max(msLeft, 0), 2 ** 31 - 1),
+    );
   }
 
   /** Where this widget's speech is recognised, under the deployment's settings as they are now. */
@@ -257,34 +294,59 @@ export class Session implements CursorOwner {
    * frames are ignored. One recognition at a time per socket, and the speech budgets, are checked here.
    */
   private audioStart(message: Extract<ClientMessage, { type: 'audio_start' }>): void {
-    if (this.utterance) return this.tell(new AppError('invalid_message', `Utterance ${this.utterance.clientTurnId} is still in progress: end or cancel it first`));
+    if (this.utterance)
+      return this.tell(
+        new AppError(
+          'invalid_message',
+          `Utterance ${this.utterance.clientTurnId} is still in progress: end or cancel it first`,
+        ),
+      );
     const { speech } = this.services;
     const speaker = { deploymentId: this.dep.id, conversationId: this.conversationId!, sub: this.sub! };
     const refusal =
       this.recognitionSite() !== 'service'
-        ? new AppError('speech_unavailable', 'Speech is not recognised by the service for this widget; please type instead')
+        ? new AppError(
+            'speech_unavailable',
+            'Speech is not recognised by the service for this widget; please type instead',
+          )
         : this.recognitions.size
           ? new AppError('speech_busy', 'Your last words are still being recognised; speak again once they are')
           : speech.budget.admit(speaker);
-    const budget = { hold: (bytes: number) => speech.budget.hold(speaker, bytes), release: (bytes: number) => speech.budget.release(bytes) };
+    const budget = {
+      hold: (bytes: number) => speech.budget.hold(speaker, bytes),
+      release: (bytes: number) => speech.budget.release(bytes),
+    };
     this.utterance = new IncomingUtterance(message.client_turn_id, message.language, budget, Boolean(refusal));
     if (refusal) return this.tell(refusal);
     this.utteranceIdle = setTimeout(() => this.idleUtterance(), speech.budget.limits.utteranceIdleMs);
   }
 
   private audioFrame(frame: Buffer): void {
-    if (!this.utterance) return this.end(new AppError('protocol_error', 'Binary frames belong between audio_start and audio_end'));
+    if (!this.utterance)
+      return this.end(new AppError('protocol_error', 'Binary frames belong between audio_start and audio_end'));
     this.utteranceIdle?.refresh();
     const added = this.utterance.add(frame);
-    if (added === 'too_long') this.tell(new AppError('speech_too_long', 'An utterance may be at most 30 seconds long; this one was dropped'));
-    if (added === 'no_room') this.tell(new AppError('speech_busy', 'Too many visitors are speaking right now; this utterance was dropped: try again in a moment, or type'));
+    if (added === 'too_long')
+      this.tell(new AppError('speech_too_long', 'An utterance may be at most 30 seconds long; this one was dropped'));
+    if (added === 'no_room')
+      this.tell(
+        new AppError(
+          'speech_busy',
+          'Too many visitors are speaking right now; this utterance was dropped: try again in a moment, or type',
+        ),
+      );
   }
 
   /** No audio for a while: the utterance's audio is freed, and its later frames and end are ignored. */
   private idleUtterance(): void {
     if (!this.utterance || this.utterance.dropped) return;
     this.utterance.drop();
-    this.tell(new AppError('speech_unavailable', `No audio came for ${this.services.speech.budget.limits.utteranceIdleMs / 1000} s; this utterance was dropped`));
+    this.tell(
+      new AppError(
+        'speech_unavailable',
+        `No audio came for ${this.services.speech.budget.limits.utteranceIdleMs / 1000} s; this utterance was dropped`,
+      ),
+    );
   }
 
   /** The utterance in progress, no longer in progress. */
@@ -296,7 +358,8 @@ export class Session implements CursorOwner {
   }
 
   private audioEnd(clientTurnId: string): void {
-    if (this.utterance?.clientTurnId !== clientTurnId) return this.tell(new AppError('invalid_message', `No utterance ${clientTurnId} is in progress`));
+    if (this.utterance?.clientTurnId !== clientTurnId)
+      return this.tell(new AppError('invalid_message', `No utterance ${clientTurnId} is in progress`));
     const utterance = this.endUtterance()!;
     if (utterance.dropped) return;
     this.send({ type: 'transcribing', client_turn_id: clientTurnId });
@@ -314,9 +377,16 @@ export class Session implements CursorOwner {
     const controller = new AbortController();
     this.recognitions.add(controller);
     try {
-      const heard = await this.services.speech.recognise(utterance.pcm(), AUDIO_SAMPLE_RATE, utterance.language ?? this.language, this.dep.id, controller.signal);
+      const heard = await this.services.speech.recognise(
+        utterance.pcm(),
+        AUDIO_SAMPLE_RATE,
+        utterance.language ?? this.language,
+        this.dep.id,
+        controller.signal,
+      );
       if (this.closed) return;
-      if (!heard.text) return this.tell(new AppError('speech_unrecognized', 'Nothing could be made out; please try again, or type'));
+      if (!heard.text)
+        return this.tell(new AppError('speech_unrecognized', 'Nothing could be made out; please try again, or type'));
       const turn = {
         client_turn_id: utterance.clientTurnId,
         text: heard.text.slice(0, 4000),
@@ -354,7 +424,8 @@ export class Session implements CursorOwner {
   private async refresh(tokenText: string): Promise<void> {
     const claims = await this.verify(tokenText);
     if (claims.sub !== this.sub) throw new AppError('forbidden', 'the new token is for another user');
-    if (claims.exp <= this.expiresAt) return this.tell(new AppError('invalid_message', 'A refreshed token must expire later than the current one'));
+    if (claims.exp <= this.expiresAt)
+      return this.tell(new AppError('invalid_message', 'A refreshed token must expire later than the current one'));
     this.expireAt(claims.exp);
   }
 
@@ -372,7 +443,8 @@ export class Session implements CursorOwner {
   /** A failure while serving this socket: a refusal ends it with its own code, a store outage asks the widget to come back shortly, anything else is a bug. */
   failed(err: unknown): void {
     if (err instanceof AppError) return this.end(err);
-    if (this.services.health.failed(err, 'session')) return this.end(new AppError('unavailable', 'the store is unavailable; reconnect shortly'));
+    if (this.services.health.failed(err, 'session'))
+      return this.end(new AppError('unavailable', 'the store is unavailable; reconnect shortly'));
     this.end(new AppError('internal_error', 'internal error'));
   }
 
@@ -381,9 +453,15 @@ export class Session implements CursorOwner {
   }
 }
 
-const byteLength = (data: RawData): number => (Array.isArray(data) ? data.reduce((sum, b) => sum + b.length, 0) : data instanceof ArrayBuffer ? data.byteLength : data.length);
+const byteLength = (data: RawData): number =>
+  Array.isArray(data)
+    ? data.reduce((sum, b) => sum + b.length, 0)
+    : data instanceof ArrayBuffer
+      ? data.byteLength
+      : data.length;
 
-const isWidgetErrorCode = (code: string): code is WidgetErrorCode => (widgetErrorCodes as readonly string[]).includes(code);
+const isWidgetErrorCode = (code: string): code is WidgetErrorCode =>
+  (widgetErrorCodes as readonly string[]).includes(code);
 
 interface ParsedMessage {
   message?: ClientMessage;
@@ -394,7 +472,8 @@ interface ParsedMessage {
 
 /** A client frame, or why it is not one (JSON text, the text hygiene of README, The management API, then the message schema); binary frames are audio. */
 function parseClientMessage(data: RawData, isBinary: boolean): ParsedMessage {
-  if (isBinary) return { audio: Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data) };
+  if (isBinary)
+    return { audio: Array.isArray(data) ? Buffer.concat(data) : Buffer.isBuffer(data) ? data : Buffer.from(data) };
   let value: unknown;
   try {
     value = JSON.parse(data.toString());
@@ -404,5 +483,9 @@ function parseClientMessage(data: RawData, isBinary: boolean): ParsedMessage {
   const unclean = jsonHygieneProblem(value, 'message');
   if (unclean) return { problem: `${unclean.path} ${unclean.message}` };
   const parsed = clientMessage.safeParse(value);
-  return parsed.success ? { message: parsed.data } : { problem: `Invalid message: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'message'} ${i.message}`).join('; ')}` };
+  return parsed.success
+    ? { message: parsed.data }
+    : {
+        problem: `Invalid message: ${parsed.error.issues.map((i) => `${i.path.join('.') || 'message'} ${i.message}`).join('; ')}`,
+      };
 }

@@ -21,11 +21,23 @@ export function openAiCompatible(settings: OpenAiCompatibleSettings, egress: Egr
     engine: 'openai-compatible',
     async recognise(utterance, signal) {
       const boundary = `concierge-${randomUUID()}`;
-      const fields: [string, string][] = [['model', settings.model], ['language', utterance.language], ['response_format', 'json']];
+      const fields: [string, string][] = [
+        ['model', settings.model],
+        ['language', utterance.language],
+        ['response_format', 'json'],
+      ];
       const body = Buffer.concat([
-        Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="utterance.wav"\r\nContent-Type: audio/wav\r\n\r\n`),
+        Buffer.from(
+          `--${boundary}\r\nContent-Disposition: form-data; name="file"; filename="utterance.wav"\r\nContent-Type: audio/wav\r\n\r\n`,
+        ),
         wavOf(utterance),
-        Buffer.from(fields.map(([name, value]) => `\r\n--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}`).join('') + `\r\n--${boundary}--\r\n`),
+        Buffer.from(
+          fields
+            .map(
+              ([name, value]) => `\r\n--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}`,
+            )
+            .join('') + `\r\n--${boundary}--\r\n`,
+        ),
       ]);
       const headers = {
         'content-type': `multipart/form-data; boundary=${boundary}`,

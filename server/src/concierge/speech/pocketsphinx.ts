@@ -16,7 +16,10 @@ export function pocketsphinx(): Recogniser {
       return new Promise((resolve, reject) => {
         // Node's stdin pipe is a socket, which PocketSphinx cannot open as /dev/stdin: `cat` puts a real pipe in between.
         // A group of its own, so a cut-off recognition ends both processes of the pipeline.
-        const child = spawn('sh', ['-c', `cat | exec ${COMMAND} -infile /dev/stdin -logfn /dev/null`], { stdio: ['pipe', 'pipe', 'ignore'], detached: true });
+        const child = spawn('sh', ['-c', `cat | exec ${COMMAND} -infile /dev/stdin -logfn /dev/null`], {
+          stdio: ['pipe', 'pipe', 'ignore'],
+          detached: true,
+        });
         const cut = () => {
           try {
             process.kill(-child.pid!, 'SIGKILL');
@@ -32,8 +35,22 @@ export function pocketsphinx(): Recogniser {
         child.on('error', reject);
         child.on('close', (code) => {
           signal.removeEventListener('abort', cut);
-          if (code === 0) resolve(out.split('\n').map((l) => l.trim()).filter(Boolean).join(' '));
-          else reject(new Error(code === 127 ? `${COMMAND} is not installed (apt-get install pocketsphinx pocketsphinx-en-us)` : `${COMMAND} exited ${code}`));
+          if (code === 0)
+            resolve(
+              out
+                .split('\n')
+                .map((l) => l.trim())
+                .filter(Boolean)
+                .join(' '),
+            );
+          else
+            reject(
+              new Error(
+                code === 127
+                  ? `${COMMAND} is not installed (apt-get install pocketsphinx pocketsphinx-en-us)`
+                  : `${COMMAND} exited ${code}`,
+              ),
+            );
         });
         // The process may end before reading everything (a bad file): its stdin then errors, which the exit reports.
         child.stdin.on('error', () => {});

@@ -11,5 +11,8 @@ export const RECOGNITION_TIMEOUT_MS = 15_000;
 export function recogniserFor(choice: SpeechToText | undefined, egress: EgressPolicy): Recogniser | undefined {
   if (!choice) return undefined;
   if (choice.engine === 'pocketsphinx') return pocketsphinx();
-  return openAiCompatible({ url: choice.url, model: choice.model, key: choice.key, timeoutMs: RECOGNITION_TIMEOUT_MS }, egress);
+  return openAiCompatible(
+    { url: choice.url, model: choice.model, key: choice.key, timeoutMs: RECOGNITION_TIMEOUT_MS },
+    egress,
+  );
 }

@@ -8,7 +8,11 @@ export type RecognitionSetting = 'auto' | 'browser' | 'service' | 'off';
  * asks for, given whether the visitor's browser recognises speech and whether this service has a
  * recogniser. `auto` prefers the browser's, which costs the service nothing.
  */
-export function recognitionSite(setting: RecognitionSetting, browserRecognition: boolean, serviceRecognises: boolean): RecognitionSite {
+export function recognitionSite(
+  setting: RecognitionSetting,
+  browserRecognition: boolean,
+  serviceRecognises: boolean,
+): RecognitionSite {
   if (setting === 'off') return 'none';
   if (setting === 'browser') return browserRecognition ? 'browser' : 'none';
   if (setting === 'service') return serviceRecognises ? 'service' : 'none';

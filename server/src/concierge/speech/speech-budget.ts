@@ -56,10 +56,20 @@ export class SpeechBudget {
     const now = Date.now();
     for (const scope of SCOPES) {
       const key = keyOf(speaker, scope);
-      const waitS = Math.max(this.#utterances.get(scope)!.blockedFor(key, now), this.#audio.get(scope)!.blockedFor(key, now));
-      if (waitS) return new AppError('speech_busy', `${TOO_MUCH[scope]} in the last minute; try again in ${waitS} s, or type`, undefined, waitS);
+      const waitS = Math.max(
+        this.#utterances.get(scope)!.blockedFor(key, now),
+        this.#audio.get(scope)!.blockedFor(key, now),
+      );
+      if (waitS)
+        return new AppError(
+          'speech_busy',
+          `${TOO_MUCH[scope]} in the last minute; try again in ${waitS} s, or type`,
+          undefined,
+          waitS,
+        );
     }
-    if (this.#held >= this.limits.maxAudioBytes) return new AppError('speech_busy', 'Too many visitors are speaking right now; try again in a moment, or type');
+    if (this.#held >= this.limits.maxAudioBytes)
+      return new AppError('speech_busy', 'Too many visitors are speaking right now; try again in a moment, or type');
     for (const scope of SCOPES) this.#utterances.get(scope)!.record(keyOf(speaker, scope), now);
     return undefined;
   }

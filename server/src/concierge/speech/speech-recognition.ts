@@ -43,13 +43,21 @@ export class SpeechRecognition {
   }
 
   /** What was said in `pcm`, in `language` (BCP 47), for a visitor of `deploymentId`; throws the `speech_*` error the widget is told. */
-  async recognise(pcm: Buffer, sampleRate: number, language: string, deploymentId: string, signal: AbortSignal): Promise<Recognised> {
+  async recognise(
+    pcm: Buffer,
+    sampleRate: number,
+    language: string,
+    deploymentId: string,
+    signal: AbortSignal,
+  ): Promise<Recognised> {
     const { recogniser } = this.parts;
     if (!recogniser) throw new AppError('speech_unavailable', 'This service recognises no speech');
     const iso = language.split('-')[0]!.toLowerCase();
-    if (recogniser.languages && !recogniser.languages.includes(iso)) throw new AppError('speech_unavailable', `Speech in ${language} cannot be recognised here; please type instead`);
+    if (recogniser.languages && !recogniser.languages.includes(iso))
+      throw new AppError('speech_unavailable', `Speech in ${language} cannot be recognised here; please type instead`);
     const mine = this.#runningBy.get(deploymentId) ?? 0;
-    if (this.#running >= this.settings.concurrency || mine >= this.#perDeployment) throw new AppError('speech_busy', 'Too many visitors are speaking right now; try again in a moment, or type');
+    if (this.#running >= this.settings.concurrency || mine >= this.#perDeployment)
+      throw new AppError('speech_busy', 'Too many visitors are speaking right now; try again in a moment, or type');
     const started = performance.now();
     const controller = new AbortController();
     const timeoutMs = this.settings.timeoutMs ?? RECOGNITION_TIMEOUT_MS;
@@ -63,7 +71,8 @@ export class SpeechRecognition {
       const text = await recogniser.recognise({ pcm, sampleRate, language: iso }, controller.signal);
       return { text, engine: recogniser.engine, durationMs: Math.round(performance.now() - started) };
     } catch (err) {
-      if (!signal.aborted) this.#logFailure(recogniser.engine, controller.signal.aborted ? controller.signal.reason : err);
+      if (!signal.aborted)
+        this.#logFailure(recogniser.engine, controller.signal.aborted ? controller.signal.reason : err);
       throw new AppError('speech_unavailable', 'Speech recognition is not available right now; please type instead');
     } finally {
       clearTimeout(timer);
@@ -86,6 +95,9 @@ export class SpeechRecognition {
     if (now - this.#lastFailureLogged < FAILURE_LOG_EVERY_MS) return;
     this.#lastFailureLogged = now;
     // The reason only: never the audio, the text or the recogniser's key.
-    this.parts.logger.warn({ engine, reason: err instanceof Error ? err.message : String(err) }, 'speech recognition failed; utterances are answered speech_unavailable');
+    this.parts.logger.warn(
+      { engine, reason: err instanceof Error ? err.message : String(err) },
+      'speech recognition failed; utterances are answered speech_unavailable',
+    );
   }
 }

@@ -27,7 +27,11 @@ async function nextFrame(widget: Widget): Promise<any> {
 
 /** A transcription server, a customer server and a service recognising through the first, for the tests of one describe block. */
 function speechStack(kind: StoreKind, options: (transcriberUrl: string) => Parameters<typeof startService>[1]) {
-  const stack = {} as { service: TestService; transcriber: Awaited<ReturnType<typeof startTranscriptionServer>>; customer: Awaited<ReturnType<typeof startCustomerServer>> };
+  const stack = {} as {
+    service: TestService;
+    transcriber: Awaited<ReturnType<typeof startTranscriptionServer>>;
+    customer: Awaited<ReturnType<typeof startCustomerServer>>;
+  };
   beforeAll(async () => {
     stack.transcriber = await startTranscriptionServer();
     stack.customer = await startCustomerServer();
@@ -43,12 +47,21 @@ function speechStack(kind: StoreKind, options: (transcriberUrl: string) => Param
 
 describeEachStore('speech recognised by the service', (kind: StoreKind) => {
   const stack = speechStack(kind, (url) => ({
-    env: { SPEECH_TO_TEXT_URL: url, SPEECH_TO_TEXT_KEY: 'stt-secret-key-1234', SPEECH_TO_TEXT_MODEL: 'whisper-large-v3', SPEECH_CONCURRENCY: '1' },
+    env: {
+      SPEECH_TO_TEXT_URL: url,
+      SPEECH_TO_TEXT_KEY: 'stt-secret-key-1234',
+      SPEECH_TO_TEXT_MODEL: 'whisper-large-v3',
+      SPEECH_CONCURRENCY: '1',
+    },
     sessions: { recognitionTimeoutMs: 400 },
   }));
 
   const open = async (setting = 'service', hello: Record<string, unknown> = { browser_recognition: false }) => {
-    const { api, deploymentId, secret } = await deploy(stack.service, { hook_url: stack.customer.hookUrl }, { runtime_config: { speech_recognition: setting } });
+    const { api, deploymentId, secret } = await deploy(
+      stack.service,
+      { hook_url: stack.customer.hookUrl },
+      { runtime_config: { speech_recognition: setting } },
+    );
     const widget = await Widget.open(stack.service, deploymentId);
     widget.send({ type: 'hello', token: await mintToken(secret, deploymentId), ...hello });
     const ready = await widget.next('ready');
@@ -70,7 +83,13 @@ describeEachStore('speech recognised by the service', (kind: StoreKind) => {
     expect(accepted).toMatchObject({ client_turn_id: 'v1', text: '1000 ms in de', mode: 'voice', language: 'de-DE' });
 
     const upload = stack.transcriber.uploads[before]!;
-    expect(upload.wav).toEqual({ sampleRate: 16000, channels: 1, bitsPerSample: 16, dataBytes: 32_000, declaredBytes: 32_000 });
+    expect(upload.wav).toEqual({
+      sampleRate: 16000,
+      channels: 1,
+      bitsPerSample: 16,
+      dataBytes: 32_000,
+      declaredBytes: 32_000,
+    });
     expect(upload.fields).toEqual({ model: 'whisper-large-v3', language: 'de', response_format: 'json' });
     expect(upload.authorization).toBe('Bearer stt-secret-key-1234');
     const hook = await waitFor(async () => stack.customer.calls.find((c) => c.body.turn_id === accepted.turn_id));
@@ -83,10 +102,20 @@ describeEachStore('speech recognised by the service', (kind: StoreKind) => {
     await widget.next('pong');
     const detail = (await api.get(`/api/v1/conversations/${ready.conversation_id}`)).body.data;
     expect(detail.turns).toHaveLength(1);
-    expect(detail.turns[0].recognition).toEqual({ engine: 'openai-compatible', duration_ms: expect.any(Number), audio_ms: 1000 });
+    expect(detail.turns[0].recognition).toEqual({
+      engine: 'openai-compatible',
+      duration_ms: expect.any(Number),
+      audio_ms: 1000,
+    });
     const hour = new Date(Math.floor(Date.now() / 3_600_000) * 3_600_000);
-    const analytics = await api.get(`/api/v1/analytics?from=${hour.toISOString()}&to=${new Date(hour.getTime() + 3_600_000).toISOString()}&interval=hour&deployment_id=${detail.deployment_id}`);
-    expect(analytics.body.data.totals.recognition_ms).toEqual({ p50: expect.any(Number), p95: expect.any(Number), count: 1 });
+    const analytics = await api.get(
+      `/api/v1/analytics?from=${hour.toISOString()}&to=${new Date(hour.getTime() + 3_600_000).toISOString()}&interval=hour&deployment_id=${detail.deployment_id}`,
+    );
+    expect(analytics.body.data.totals.recognition_ms).toEqual({
+      p50: expect.any(Number),
+      p95: expect.any(Number),
+      count: 1,
+    });
     expect(analytics.body.data.totals.turns).toBe(1);
     expect(widget.frames.filter((f) => f.type === 'turn_accepted')).toHaveLength(1);
     // Audio, what was heard and the recogniser's key stay out of the logs.
@@ -110,7 +139,11 @@ describeEachStore('speech recognised by the service', (kind: StoreKind) => {
     }
     const { widget } = await open('off');
     speak(widget, 'x1', 500);
-    expect(await nextFrame(widget)).toEqual({ type: 'error', code: 'speech_unavailable', message: 'Speech is not recognised by the service for this widget; please type instead' });
+    expect(await nextFrame(widget)).toEqual({
+      type: 'error',
+      code: 'speech_unavailable',
+      message: 'Speech is not recognised by the service for this widget; please type instead',
+    });
     // Its frames and its end are answered with nothing; the socket goes on.
     widget.send({ type: 'ping' });
     expect(await nextFrame(widget)).toEqual({ type: 'pong' });
@@ -121,7 +154,11 @@ describeEachStore('speech recognised by the service', (kind: StoreKind) => {
     const { widget } = await open();
     widget.send({ type: 'audio_start', client_turn_id: 'a1', sample_rate: 16000 });
     widget.send({ type: 'audio_start', client_turn_id: 'a2', sample_rate: 16000 });
-    expect(await nextFrame(widget)).toMatchObject({ type: 'error', code: 'invalid_message', message: 'Utterance a1 is still in progress: end or cancel it first' });
+    expect(await nextFrame(widget)).toMatchObject({
+      type: 'error',
+      code: 'invalid_message',
+      message: 'Utterance a1 is still in progress: end or cancel it first',
+    });
     for (const frame of audio(300)) widget.ws.send(frame);
     widget.send({ type: 'audio_end', client_turn_id: 'a1' });
     expect(await nextFrame(widget)).toEqual({ type: 'transcribing', client_turn_id: 'a1' });
@@ -135,7 +172,11 @@ describeEachStore('speech recognised by the service', (kind: StoreKind) => {
     widget.send({ type: 'ping' });
     expect(await nextFrame(widget)).toEqual({ type: 'pong' });
     widget.ws.send(frames[crossing]!);
-    expect(await nextFrame(widget)).toEqual({ type: 'error', code: 'speech_too_long', message: 'An utterance may be at most 30 seconds long; this one was dropped' });
+    expect(await nextFrame(widget)).toEqual({
+      type: 'error',
+      code: 'speech_too_long',
+      message: 'An utterance may be at most 30 seconds long; this one was dropped',
+    });
     for (const frame of frames.slice(crossing + 1)) widget.ws.send(frame);
     widget.send({ type: 'audio_end', client_turn_id: 'long' });
     widget.send({ type: 'ping' });
@@ -143,12 +184,20 @@ describeEachStore('speech recognised by the service', (kind: StoreKind) => {
 
     // An end of no utterance; a cancel answered with nothing, after which its end is unknown.
     widget.send({ type: 'audio_end', client_turn_id: 'nothing' });
-    expect(await nextFrame(widget)).toMatchObject({ type: 'error', code: 'invalid_message', message: 'No utterance nothing is in progress' });
+    expect(await nextFrame(widget)).toMatchObject({
+      type: 'error',
+      code: 'invalid_message',
+      message: 'No utterance nothing is in progress',
+    });
     widget.send({ type: 'audio_start', client_turn_id: 'c1', sample_rate: 16000 });
     for (const frame of audio(200)) widget.ws.send(frame);
     widget.send({ type: 'audio_cancel', client_turn_id: 'c1' });
     widget.send({ type: 'audio_end', client_turn_id: 'c1' });
-    expect(await nextFrame(widget)).toMatchObject({ type: 'error', code: 'invalid_message', message: 'No utterance c1 is in progress' });
+    expect(await nextFrame(widget)).toMatchObject({
+      type: 'error',
+      code: 'invalid_message',
+      message: 'No utterance c1 is in progress',
+    });
     // Another sample rate is not the protocol's.
     widget.send({ type: 'audio_start', client_turn_id: 'r1', sample_rate: 44100 });
     expect(await nextFrame(widget)).toMatchObject({ type: 'error', code: 'invalid_message' });
@@ -168,7 +217,8 @@ describeEachStore('speech recognised by the service', (kind: StoreKind) => {
   it('tells speech_unrecognized, speech_unavailable (an error, a timeout) and speech_busy, and makes no turn of them', async () => {
     const { widget } = await open();
     const said = (code: string) => widget.next('error').then((f) => expect(f.code).toBe(code));
-    stack.transcriber.state.behaviour = (_u, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{"text":"  "}');
+    stack.transcriber.state.behaviour = (_u, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"text":"  "}');
     speak(widget, 'e1', 300);
     await said('speech_unrecognized');
     stack.transcriber.state.behaviour = (_u, res) => res.writeHead(500).end('{"error":"model not loaded"}');
@@ -180,7 +230,8 @@ describeEachStore('speech recognised by the service', (kind: StoreKind) => {
 
     // One recognition at a time here (SPEECH_CONCURRENCY=1): a second visitor meanwhile is busy.
     let answer: (() => void) | undefined;
-    stack.transcriber.state.behaviour = (_u, res) => (answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"text":"late"}'));
+    stack.transcriber.state.behaviour = (_u, res) =>
+      (answer = () => res.writeHead(200, { 'content-type': 'application/json' }).end('{"text":"late"}'));
     const other = (await open()).widget;
     speak(widget, 'e4', 300);
     await waitFor(async () => answer !== undefined);
@@ -201,7 +252,10 @@ describeEachStore('speech recognised by the service', (kind: StoreKind) => {
     speak(widget, 'gone', 300);
     await widget.next('transcribing');
     // This utterance is at the recogniser, which holds it unanswered.
-    await waitFor(async () => stack.transcriber.uploads.length > uploadsBefore && stack.transcriber.uploads.at(-1)!.wav.dataBytes === 9_600);
+    await waitFor(
+      async () =>
+        stack.transcriber.uploads.length > uploadsBefore && stack.transcriber.uploads.at(-1)!.wav.dataBytes === 9_600,
+    );
     widget.close();
     await waitFor(async () => stack.transcriber.state.aborted > abortedBefore, 2_000, 'the upload cut off');
     stack.transcriber.state.behaviour = hearsLength;
@@ -221,14 +275,20 @@ describe('speech budgets', () => {
       utteranceIdleMs: 300,
     },
   }));
-  const deployment = () => deploy(stack.service, { hook_url: stack.customer.hookUrl }, { runtime_config: { speech_recognition: 'service' } });
+  const deployment = () =>
+    deploy(stack.service, { hook_url: stack.customer.hookUrl }, { runtime_config: { speech_recognition: 'service' } });
   const visitor = async (dep: { deploymentId: string; secret: string }, sub = 'guest-1') => {
     const widget = await Widget.open(stack.service, dep.deploymentId);
-    widget.send({ type: 'hello', token: await mintToken(dep.secret, dep.deploymentId, { sub }), browser_recognition: false });
+    widget.send({
+      type: 'hello',
+      token: await mintToken(dep.secret, dep.deploymentId, { sub }),
+      browser_recognition: false,
+    });
     await widget.next('ready');
     return widget;
   };
-  const start = (widget: Widget, id: string) => widget.send({ type: 'audio_start', client_turn_id: id, sample_rate: 16000 });
+  const start = (widget: Widget, id: string) =>
+    widget.send({ type: 'audio_start', client_turn_id: id, sample_rate: 16000 });
   const refusal = async (widget: Widget) => {
     const frame = await nextFrame(widget);
     expect(frame).toMatchObject({ type: 'error' });
@@ -236,7 +296,8 @@ describe('speech budgets', () => {
   };
   const holdAnswers = () => {
     const waiting: (() => void)[] = [];
-    stack.transcriber.state.behaviour = (_u, res) => waiting.push(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"text":"held"}'));
+    stack.transcriber.state.behaviour = (_u, res) =>
+      waiting.push(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"text":"held"}'));
     return () => {
       for (const answer of waiting.splice(0)) answer();
       stack.transcriber.state.behaviour = hearsLength;
@@ -253,7 +314,9 @@ describe('speech budgets', () => {
     await widget.next('transcribing');
     await waitFor(async () => stack.transcriber.uploads.length > uploads);
     start(widget, 'u2');
-    expect(await refusal(widget)).toBe('speech_busy: Your last words are still being recognised; speak again once they are');
+    expect(await refusal(widget)).toBe(
+      'speech_busy: Your last words are still being recognised; speak again once they are',
+    );
     release();
     expect(await widget.next('turn_accepted')).toMatchObject({ client_turn_id: 'u1', text: 'held' });
     widget.close();
@@ -268,7 +331,9 @@ describe('speech budgets', () => {
       first.send({ type: 'audio_cancel', client_turn_id: id });
     }
     start(first, 'c4');
-    expect(await refusal(first)).toMatch(/^speech_busy: This conversation has spoken a lot in the last minute; try again in \d+ s, or type$/);
+    expect(await refusal(first)).toMatch(
+      /^speech_busy: This conversation has spoken a lot in the last minute; try again in \d+ s, or type$/,
+    );
     // Its frames and end are ignored, as for any refused utterance.
     first.ws.send(audio(100)[0]!);
     first.send({ type: 'audio_end', client_turn_id: 'c4' });
@@ -305,10 +370,17 @@ describe('speech budgets', () => {
     await waitFor(async () => stack.transcriber.uploads.length > uploads);
     speakShort(b, 'b1');
     await b.next('transcribing');
-    expect(await b.next('error')).toMatchObject({ code: 'speech_busy', message: 'Too many visitors are speaking right now; try again in a moment, or type' });
+    expect(await b.next('error')).toMatchObject({
+      code: 'speech_busy',
+      message: 'Too many visitors are speaking right now; try again in a moment, or type',
+    });
     const elsewhere = await visitor(await deployment());
     speakShort(elsewhere, 'x1');
-    await waitFor(async () => stack.transcriber.uploads.length > uploads + 1, 2_000, "the other customer's utterance at the recogniser");
+    await waitFor(
+      async () => stack.transcriber.uploads.length > uploads + 1,
+      2_000,
+      "the other customer's utterance at the recogniser",
+    );
     release();
     expect(await elsewhere.next('turn_accepted')).toMatchObject({ client_turn_id: 'x1' });
     expect(await a.next('turn_accepted')).toMatchObject({ client_turn_id: 'a1' });
@@ -325,7 +397,9 @@ describe('speech budgets', () => {
     // 64,000 bytes held of 96,000: the frame that would pass it drops b's utterance.
     start(b, 'b1');
     for (const frame of audio(1_500)) b.ws.send(frame);
-    expect(await refusal(b)).toBe('speech_busy: Too many visitors are speaking right now; this utterance was dropped: try again in a moment, or type');
+    expect(await refusal(b)).toBe(
+      'speech_busy: Too many visitors are speaking right now; this utterance was dropped: try again in a moment, or type',
+    );
     b.send({ type: 'audio_end', client_turn_id: 'b1' });
     // a goes quiet: after 0.3 s its audio is freed, and b may speak again.
     expect(await refusal(a)).toBe('speech_unavailable: No audio came for 0.3 s; this utterance was dropped');
@@ -342,10 +416,17 @@ describe('speech budgets', () => {
 
 describe('the speech configuration', () => {
   it('takes one recogniser per process, and says so when given two', () => {
-    expect(loadConfig({ SPEECH_TO_TEXT_URL: 'http://stt.example/v1/audio/transcriptions' }).speechToText).toEqual({ engine: 'openai-compatible', url: 'http://stt.example/v1/audio/transcriptions', model: 'whisper-1', key: undefined });
+    expect(loadConfig({ SPEECH_TO_TEXT_URL: 'http://stt.example/v1/audio/transcriptions' }).speechToText).toEqual({
+      engine: 'openai-compatible',
+      url: 'http://stt.example/v1/audio/transcriptions',
+      model: 'whisper-1',
+      key: undefined,
+    });
     expect(loadConfig({ SPEECH_TO_TEXT: 'pocketsphinx' }).speechToText).toEqual({ engine: 'pocketsphinx' });
     expect(loadConfig({}).speechToText).toBeUndefined();
-    expect(() => loadConfig({ SPEECH_TO_TEXT: 'pocketsphinx', SPEECH_TO_TEXT_URL: 'http://stt.example/' })).toThrow('SPEECH_TO_TEXT_URL and SPEECH_TO_TEXT=pocketsphinx name two recognisers: set one');
+    expect(() => loadConfig({ SPEECH_TO_TEXT: 'pocketsphinx', SPEECH_TO_TEXT_URL: 'http://stt.example/' })).toThrow(
+      'SPEECH_TO_TEXT_URL and SPEECH_TO_TEXT=pocketsphinx name two recognisers: set one',
+    );
     expect(() => loadConfig({ SPEECH_TO_TEXT: 'vosk' })).toThrow(/SPEECH_TO_TEXT/);
   });
 });
@@ -357,7 +438,9 @@ function spoken(text: string, dir: string): Buffer {
   if (made.status !== 0) throw new Error(`espeak-ng: ${made.stderr}`);
   const wav = readFileSync(file);
   const rate = wav.readUInt32LE(24);
-  const samples = new Int16Array(wav.buffer.slice(wav.byteOffset + 44, wav.byteOffset + wav.length - ((wav.length - 44) % 2)));
+  const samples = new Int16Array(
+    wav.buffer.slice(wav.byteOffset + 44, wav.byteOffset + wav.length - ((wav.length - 44) % 2)),
+  );
   const out = Buffer.alloc(Math.floor((samples.length * 16_000) / rate) * 2);
   for (let i = 0; i < out.length / 2; i++) {
     const x = (i * rate) / 16_000;
@@ -369,52 +452,73 @@ function spoken(text: string, dir: string): Buffer {
   return out;
 }
 
-describe.skipIf(!installed('pocketsphinx_continuous') || !installed('espeak-ng'))('PocketSphinx on this machine', () => {
-  let service: TestService;
-  let customer: Awaited<ReturnType<typeof startCustomerServer>>;
-  let dir: string;
-  beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), 'concierge-speech-'));
-    customer = await startCustomerServer();
-    service = await startService('sqlite', { env: { SPEECH_TO_TEXT: 'pocketsphinx' } });
-  });
-  afterAll(async () => {
-    await service?.close();
-    await customer?.close();
-    rmSync(dir, { recursive: true, force: true });
-  });
+describe.skipIf(!installed('pocketsphinx_continuous') || !installed('espeak-ng'))(
+  'PocketSphinx on this machine',
+  () => {
+    let service: TestService;
+    let customer: Awaited<ReturnType<typeof startCustomerServer>>;
+    let dir: string;
+    beforeAll(async () => {
+      dir = mkdtempSync(join(tmpdir(), 'concierge-speech-'));
+      customer = await startCustomerServer();
+      service = await startService('sqlite', { env: { SPEECH_TO_TEXT: 'pocketsphinx' } });
+    });
+    afterAll(async () => {
+      await service?.close();
+      await customer?.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
 
-  it('recognises English that espeak-ng spoke into a turn, and refuses another language', async () => {
-    const { api, deploymentId, secret } = await deploy(service, { hook_url: customer.hookUrl }, { runtime_config: { speech_recognition: 'service' } });
-    const widget = await Widget.open(service, deploymentId);
-    const ready = await widget.hello(await mintToken(secret, deploymentId));
-    expect(ready.speech).toEqual({ recognition: 'service' });
-    const pcm = spoken('what time is breakfast', dir);
-    widget.send({ type: 'audio_start', client_turn_id: 'p1', sample_rate: 16000 });
-    for (let at = 0; at < pcm.length; at += 8_000) widget.ws.send(pcm.subarray(at, at + 8_000));
-    widget.send({ type: 'audio_end', client_turn_id: 'p1' });
-    await widget.next('transcribing');
-    // PocketSphinx is weak on synthetic speech: some English words, not necessarily these.
-    const accepted = await widget.next('turn_accepted', 15_000);
-    expect(accepted).toMatchObject({ client_turn_id: 'p1', mode: 'voice' });
-    expect(accepted.text).toMatch(/^[a-z' ]+$/);
-    const detail = (await api.get(`/api/v1/conversations/${ready.conversation_id}`)).body.data;
-    expect(detail.turns[0].recognition).toEqual({ engine: 'pocketsphinx', duration_ms: expect.any(Number), audio_ms: Math.round(pcm.length / 32) });
+    it('recognises English that espeak-ng spoke into a turn, and refuses another language', async () => {
+      const { api, deploymentId, secret } = await deploy(
+        service,
+        { hook_url: customer.hookUrl },
+        { runtime_config: { speech_recognition: 'service' } },
+      );
+      const widget = await Widget.open(service, deploymentId);
+      const ready = await widget.hello(await mintToken(secret, deploymentId));
+      expect(ready.speech).toEqual({ recognition: 'service' });
+      const pcm = spoken('what time is breakfast', dir);
+      widget.send({ type: 'audio_start', client_turn_id: 'p1', sample_rate: 16000 });
+      for (let at = 0; at < pcm.length; at += 8_000) widget.ws.send(pcm.subarray(at, at + 8_000));
+      widget.send({ type: 'audio_end', client_turn_id: 'p1' });
+      await widget.next('transcribing');
+      // PocketSphinx is weak on synthetic speech: some English words, not necessarily these.
+      const accepted = await widget.next('turn_accepted', 15_000);
+      expect(accepted).toMatchObject({ client_turn_id: 'p1', mode: 'voice' });
+      expect(accepted.text).toMatch(/^[a-z' ]+$/);
+      const detail = (await api.get(`/api/v1/conversations/${ready.conversation_id}`)).body.data;
+      expect(detail.turns[0].recognition).toEqual({
+        engine: 'pocketsphinx',
+        duration_ms: expect.any(Number),
+        audio_ms: Math.round(pcm.length / 32),
+      });
 
-    widget.send({ type: 'audio_start', client_turn_id: 'p2', sample_rate: 16000, language: 'de-DE' });
-    widget.ws.send(pcm.subarray(0, 8_000));
-    widget.send({ type: 'audio_end', client_turn_id: 'p2' });
-    expect(await widget.next('error')).toEqual({ type: 'error', code: 'speech_unavailable', message: 'Speech in de-DE cannot be recognised here; please type instead' });
-    widget.close();
-  }, 30_000);
-});
+      widget.send({ type: 'audio_start', client_turn_id: 'p2', sample_rate: 16000, language: 'de-DE' });
+      widget.ws.send(pcm.subarray(0, 8_000));
+      widget.send({ type: 'audio_end', client_turn_id: 'p2' });
+      expect(await widget.next('error')).toEqual({
+        type: 'error',
+        code: 'speech_unavailable',
+        message: 'Speech in de-DE cannot be recognised here; please type instead',
+      });
+      widget.close();
+    }, 30_000);
+  },
+);
 
 describe('a recogniser the egress guard refuses', () => {
   it('does not stop the service: each utterance is speech_unavailable, and the log says why once', async () => {
     const customer = await startCustomerServer();
-    const service = await startService('sqlite', { env: { SPEECH_TO_TEXT_URL: 'http://10.255.255.1/v1/audio/transcriptions' } });
+    const service = await startService('sqlite', {
+      env: { SPEECH_TO_TEXT_URL: 'http://10.255.255.1/v1/audio/transcriptions' },
+    });
     try {
-      const { deploymentId, secret } = await deploy(service, { hook_url: customer.hookUrl }, { runtime_config: { speech_recognition: 'service' } });
+      const { deploymentId, secret } = await deploy(
+        service,
+        { hook_url: customer.hookUrl },
+        { runtime_config: { speech_recognition: 'service' } },
+      );
       const widget = await Widget.open(service, deploymentId);
       await widget.hello(await mintToken(secret, deploymentId));
       for (const id of ['s1', 's2']) {
@@ -425,7 +529,11 @@ describe('a recogniser the egress guard refuses', () => {
       }
       const said = service.logs.filter((line) => line.includes('speech recognition failed'));
       expect(said).toHaveLength(1);
-      expect(JSON.parse(said[0]!)).toMatchObject({ level: 40, engine: 'openai-compatible', reason: '10.255.255.1 is not a public address; refused unless its host is listed in HOOK_ALLOWED_HOSTS' });
+      expect(JSON.parse(said[0]!)).toMatchObject({
+        level: 40,
+        engine: 'openai-compatible',
+        reason: '10.255.255.1 is not a public address; refused unless its host is listed in HOOK_ALLOWED_HOSTS',
+      });
       widget.close();
     } finally {
       await service.close();

@@ -1,9 +1,21 @@
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { deploy, type HookCall, mintToken, type ServiceRef, startCustomerServer, Widget } from '../../../test/concierge-kit.js';
+import {
+  deploy,
+  type HookCall,
+  mintToken,
+  type ServiceRef,
+  startCustomerServer,
+  Widget,
+} from '../../../test/concierge-kit.js';
 import { client, TEST_DATABASE_URL, waitFor } from '../../../test/harness.js';
 import { processSandbox } from '../../../test/process-sandbox.js';
-import { bootstrapKey, type NodeProcess, startServiceProcess, withScratchDatabase } from '../../../test/service-process.js';
+import {
+  bootstrapKey,
+  type NodeProcess,
+  startServiceProcess,
+  withScratchDatabase,
+} from '../../../test/service-process.js';
 
 /**
  * README, Running several nodes: a node killed between a hook call's start and its answer. The
@@ -14,17 +26,27 @@ describe('a node killed in the middle of a hook call', () => {
   const { running } = sandbox;
 
   const start = async (env: NodeJS.ProcessEnv) => {
-    const node = await startServiceProcess({ PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', HOOK_ALLOWED_HOSTS: '127.0.0.1', ...env });
+    const node = await startServiceProcess({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      HOOK_ALLOWED_HOSTS: '127.0.0.1',
+      ...env,
+    });
     running.push(node);
     return node;
   };
-  const ref = (node: NodeProcess, key: string): ServiceRef => ({ url: node.url, newCustomer: async () => ({ customerId: '', apiKey: key }) });
+  const ref = (node: NodeProcess, key: string): ServiceRef => ({
+    url: node.url,
+    newCustomer: async () => ({ customerId: '', apiKey: key }),
+  });
 
   /** Takes a turn on `first`, kills it while its hook call waits, and shows `survivor()` answering it within 15 s. */
   async function killedMidCall(first: NodeProcess, key: string, survivor: () => Promise<NodeProcess>) {
     // The first call is held unanswered; any later one is answered at once.
     const customer = await startCustomerServer((call: HookCall, res) => {
-      if (customer.calls.indexOf(call) > 0) res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ reply_text: 'Until 2 pm.' }));
+      if (customer.calls.indexOf(call) > 0)
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ reply_text: 'Until 2 pm.' }));
     });
     try {
       const { deploymentId, secret } = await deploy(ref(first, key), { hook_url: customer.hookUrl });
@@ -75,13 +97,17 @@ describe('a node killed in the middle of a hook call', () => {
     await killedMidCall(first, await bootstrapKey(first), () => start(env));
   }, 40_000);
 
-  it.skipIf(!TEST_DATABASE_URL)('PostgreSQL: another node, alive all along, calls the hook again', async () => {
-    await withScratchDatabase(TEST_DATABASE_URL!, 'concierge_takeover', async (databaseUrl) => {
-      const env = { DATA_DIR: join(sandbox.root, 'pg'), DATABASE_URL: databaseUrl };
-      const first = await start(env);
-      const key = await bootstrapKey(first);
-      const second = await start(env);
-      await killedMidCall(first, key, async () => second);
-    });
-  }, 40_000);
+  it.skipIf(!TEST_DATABASE_URL)(
+    'PostgreSQL: another node, alive all along, calls the hook again',
+    async () => {
+      await withScratchDatabase(TEST_DATABASE_URL!, 'concierge_takeover', async (databaseUrl) => {
+        const env = { DATA_DIR: join(sandbox.root, 'pg'), DATABASE_URL: databaseUrl };
+        const first = await start(env);
+        const key = await bootstrapKey(first);
+        const second = await start(env);
+        await killedMidCall(first, key, async () => second);
+      });
+    },
+    40_000,
+  );
 });

@@ -16,7 +16,11 @@ const messageBody = z
 const turnParams = idParams.extend({ turn_id: z.uuid() });
 
 /** A person in the conversation (README, A person in the conversation): take over, answer, write, hand back. */
-export function peopleRoutes(parts: { handling: ConversationHandling; history: ConversationHistory; replies: ReplyService }): RouteDef[] {
+export function peopleRoutes(parts: {
+  handling: ConversationHandling;
+  history: ConversationHistory;
+  replies: ReplyService;
+}): RouteDef[] {
   const { handling, history, replies } = parts;
   /** A change made, then the conversation's list item as it is now. */
   const itemAfter = async (change: Promise<void>, customerId: string, id: string) => {
@@ -28,35 +32,51 @@ export function peopleRoutes(parts: { handling: ConversationHandling; history: C
       method: 'post',
       path: '/api/v1/conversations/:id/takeover',
       operationId: 'takeOverConversation',
-      summary: "A person handles the conversation: the widget is told (operator_joined); turns from now on are acknowledged without calling the hook and wait for a person's answer (person_reply_timeout_s); a second takeover renames them; clears needs_person",
+      summary:
+        "A person handles the conversation: the widget is told (operator_joined); turns from now on are acknowledged without calling the hook and wait for a person's answer (person_reply_timeout_s); a second takeover renames them; clears needs_person",
       tag: 'Conversations',
       params: idParams,
       body: takeoverBody,
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: "The conversation's list item", data: conversationSchema },
-      handler: ({ principal, params, body }) => itemAfter(handling.takeOver(principal.customerId, params.id, body.name), principal.customerId, params.id),
+      handler: ({ principal, params, body }) =>
+        itemAfter(handling.takeOver(principal.customerId, params.id, body.name), principal.customerId, params.id),
     }),
     defineRoute({
       method: 'post',
       path: '/api/v1/conversations/:id/release',
       operationId: 'releaseConversation',
-      summary: 'Back to the agent: the widget is told (operator_left), and turns from now on go to the hook again; 409 while the agent already handles it',
+      summary:
+        'Back to the agent: the widget is told (operator_left), and turns from now on go to the hook again; 409 while the agent already handles it',
       tag: 'Conversations',
       params: idParams,
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: "The conversation's list item", data: conversationSchema },
-      handler: ({ principal, params }) => itemAfter(handling.release(principal.customerId, params.id), principal.customerId, params.id),
+      handler: ({ principal, params }) =>
+        itemAfter(handling.release(principal.customerId, params.id), principal.customerId, params.id),
     }),
     defineRoute({
       method: 'post',
       path: '/api/v1/conversations/:id/turns/:turn_id/reply',
       operationId: 'answerTurn',
-      summary: "A person's answer to an acknowledged turn of a conversation they have taken over, shown to the visitor with their name; the signed reply's outcomes (202, an identical repeat 200, the same 409s)",
+      summary:
+        "A person's answer to an acknowledged turn of a conversation they have taken over, shown to the visitor with their name; the signed reply's outcomes (202, an identical repeat 200, the same 409s)",
       tag: 'Conversations',
       params: turnParams,
       body: personReplyBody,
-      errors: ['not_found', 'invalid_state', 'turn_not_found', 'turn_not_acknowledged', 'turn_not_pending', 'turn_already_resolved'],
-      success: { status: 202, description: 'Stored and on its way to the widget; 200 with duplicate: true for an identical repeat', data: replyAcceptedSchema },
+      errors: [
+        'not_found',
+        'invalid_state',
+        'turn_not_found',
+        'turn_not_acknowledged',
+        'turn_not_pending',
+        'turn_already_resolved',
+      ],
+      success: {
+        status: 202,
+        description: 'Stored and on its way to the widget; 200 with duplicate: true for an identical repeat',
+        data: replyAcceptedSchema,
+      },
       handler: async ({ principal, params, body }) => {
         const result = await replies.acceptPersonReply(principal.customerId, params.id, params.turn_id, body);
         return { status: result.duplicate ? 200 : 202, data: result };
@@ -66,13 +86,23 @@ export function peopleRoutes(parts: { handling: ConversationHandling; history: C
       method: 'post',
       path: '/api/v1/conversations/:id/messages',
       operationId: 'writeMessage',
-      summary: 'A person writes to the visitor of an open conversation without a turn to answer (the widget gets a message event; the transcript message.created)',
+      summary:
+        'A person writes to the visitor of an open conversation without a turn to answer (the widget gets a message event; the transcript message.created)',
       tag: 'Conversations',
       params: idParams,
       body: messageBody,
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: "The conversation's list item", data: conversationSchema },
-      handler: ({ principal, params, body }) => itemAfter(handling.message(principal.customerId, params.id, { text: body.text, actions: body.actions ?? [], name: body.name }), principal.customerId, params.id),
+      handler: ({ principal, params, body }) =>
+        itemAfter(
+          handling.message(principal.customerId, params.id, {
+            text: body.text,
+            actions: body.actions ?? [],
+            name: body.name,
+          }),
+          principal.customerId,
+          params.id,
+        ),
     }),
   ];
 }

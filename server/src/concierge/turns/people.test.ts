@@ -7,7 +7,11 @@ describeEachStore('a person in the conversation', (kind) => {
   const { service, customer } = serviceWithCustomer(kind);
 
   async function conversation(extra: Record<string, unknown> = {}) {
-    const deployed = await deploy(service(), { hook_url: customer().hookUrl, transcript_hook_url: customer().transcriptUrl }, extra);
+    const deployed = await deploy(
+      service(),
+      { hook_url: customer().hookUrl, transcript_hook_url: customer().transcriptUrl },
+      extra,
+    );
     const widget = await Widget.open(service(), deployed.deploymentId);
     const { conversation_id } = await widget.hello(await mintToken(deployed.secret, deployed.deploymentId));
     const path = `/api/v1/conversations/${conversation_id}`;
@@ -15,36 +19,89 @@ describeEachStore('a person in the conversation', (kind) => {
   }
 
   it("takes over: turns wait for a person's answer without a hook call, answered with their name; messages; release hands back to the hook", async () => {
-    const { api, widget, path, conversation_id } = await conversation({ runtime_config: { person_reply_timeout_s: 60 } });
+    const { api, widget, path, conversation_id } = await conversation({
+      runtime_config: { person_reply_timeout_s: 60 },
+    });
     const taken = await api.post(`${path}/takeover`, { name: 'Maria' });
     expect(taken.status).toBe(200);
-    expect(taken.body.data).toMatchObject({ id: conversation_id, handler: 'person', handler_name: 'Maria', needs_person: false, waiting_turns: 0 });
+    expect(taken.body.data).toMatchObject({
+      id: conversation_id,
+      handler: 'person',
+      handler_name: 'Maria',
+      needs_person: false,
+      waiting_turns: 0,
+    });
     expect(await widget.next('operator_joined')).toEqual({ type: 'operator_joined', seq: 1, name: 'Maria' });
 
     const hookCalls = customer().calls.length;
     widget.send({ type: 'user_turn', client_turn_id: 'p1', text: 'My key card stopped working', mode: 'text' });
     const { turn_id } = await widget.next('turn_acknowledged');
-    expect((await api.get(`/api/v1/conversations?handler=person`)).body.data.map((c: { id: string; waiting_turns: number }) => [c.id, c.waiting_turns])).toEqual([[conversation_id, 1]]);
-    const stored = await service().app.store.db.selectFrom('turns').select(['acknowledged_at', 'expires_at']).where('id', '=', turn_id).executeTakeFirstOrThrow();
+    expect(
+      (await api.get(`/api/v1/conversations?handler=person`)).body.data.map(
+        (c: { id: string; waiting_turns: number }) => [c.id, c.waiting_turns],
+      ),
+    ).toEqual([[conversation_id, 1]]);
+    const stored = await service()
+      .app.store.db.selectFrom('turns')
+      .select(['acknowledged_at', 'expires_at'])
+      .where('id', '=', turn_id)
+      .executeTakeFirstOrThrow();
     expect(Date.parse(stored.expires_at!) - Date.parse(stored.acknowledged_at!)).toBeGreaterThanOrEqual(59_900);
 
     const actions = [{ type: 'quick_reply', label: 'Thanks', text: 'Thank you!' }];
-    const answered = await api.post(`${path}/turns/${turn_id}/reply`, { reply_text: 'I am sending a new one up to your room.', actions });
+    const answered = await api.post(`${path}/turns/${turn_id}/reply`, {
+      reply_text: 'I am sending a new one up to your room.',
+      actions,
+    });
     expect([answered.status, answered.body.data]).toEqual([202, { turn_id, status: 'resolved', duplicate: false }]);
-    expect(await widget.next('reply')).toEqual({ type: 'reply', seq: 4, turn_id, text: 'I am sending a new one up to your room.', actions, name: 'Maria' });
-    expect((await api.post(`${path}/turns/${turn_id}/reply`, { reply_text: 'I am sending a new one up to your room.', actions })).status).toBe(200);
-    expectError(await api.post(`${path}/turns/${turn_id}/reply`, { reply_text: 'Something else' }), 409, 'turn_already_resolved');
-    expectError(await api.post(`${path}/turns/${crypto.randomUUID()}/reply`, { reply_text: 'Nobody asked' }), 404, 'turn_not_found');
+    expect(await widget.next('reply')).toEqual({
+      type: 'reply',
+      seq: 4,
+      turn_id,
+      text: 'I am sending a new one up to your room.',
+      actions,
+      name: 'Maria',
+    });
+    expect(
+      (
+        await api.post(`${path}/turns/${turn_id}/reply`, {
+          reply_text: 'I am sending a new one up to your room.',
+          actions,
+        })
+      ).status,
+    ).toBe(200);
+    expectError(
+      await api.post(`${path}/turns/${turn_id}/reply`, { reply_text: 'Something else' }),
+      409,
+      'turn_already_resolved',
+    );
+    expectError(
+      await api.post(`${path}/turns/${crypto.randomUUID()}/reply`, { reply_text: 'Nobody asked' }),
+      404,
+      'turn_not_found',
+    );
     expect(customer().calls.length).toBe(hookCalls);
 
-    expect((await api.post(`${path}/messages`, { text: 'It should be there in five minutes.', name: 'Maria' })).status).toBe(200);
-    expect(await widget.next('message')).toEqual({ type: 'message', seq: 5, text: 'It should be there in five minutes.', actions: [], name: 'Maria' });
+    expect(
+      (await api.post(`${path}/messages`, { text: 'It should be there in five minutes.', name: 'Maria' })).status,
+    ).toBe(200);
+    expect(await widget.next('message')).toEqual({
+      type: 'message',
+      seq: 5,
+      text: 'It should be there in five minutes.',
+      actions: [],
+      name: 'Maria',
+    });
 
     const released = await api.post(`${path}/release`);
     expect(released.body.data).toMatchObject({ handler: 'agent', handler_name: null });
     expect(await widget.next('operator_left')).toEqual({ type: 'operator_left', seq: 6, name: 'Maria' });
     expectError(await api.post(`${path}/release`), 409, 'invalid_state');
-    expectError(await api.post(`${path}/turns/${turn_id}/reply`, { reply_text: 'Not mine any more' }), 409, 'invalid_state');
+    expectError(
+      await api.post(`${path}/turns/${turn_id}/reply`, { reply_text: 'Not mine any more' }),
+      409,
+      'invalid_state',
+    );
     widget.send({ type: 'user_turn', client_turn_id: 'p2', text: 'And breakfast?', mode: 'text' });
     await widget.next('turn_acknowledged');
     await waitFor(async () => customer().calls.length === hookCalls + 1);
@@ -52,12 +109,26 @@ describeEachStore('a person in the conversation', (kind) => {
     const { turns } = (await api.get(path)).body.data;
     expect(turns.map((t: { replied_by: unknown }) => t.replied_by)).toEqual([{ type: 'person', name: 'Maria' }, null]);
     const transcript = await waitFor(async () => {
-      const got = customer().transcript.map((c) => c.body).filter((e) => e.conversation_id === conversation_id);
+      const got = customer()
+        .transcript.map((c) => c.body)
+        .filter((e) => e.conversation_id === conversation_id);
       return got.filter((e) => e.type === 'conversation.handoff').length === 2 && got;
     });
-    expect(transcript.filter((e) => ['conversation.handoff', 'message.created', 'turn.resolved'].includes(e.type)).map((e) => [e.type, e.data])).toEqual([
+    expect(
+      transcript
+        .filter((e) => ['conversation.handoff', 'message.created', 'turn.resolved'].includes(e.type))
+        .map((e) => [e.type, e.data]),
+    ).toEqual([
       ['conversation.handoff', { handler: 'person', name: 'Maria', needs_person: false, reason: null }],
-      ['turn.resolved', { turn_id, reply_text: 'I am sending a new one up to your room.', actions, replied_by: { type: 'person', name: 'Maria' } }],
+      [
+        'turn.resolved',
+        {
+          turn_id,
+          reply_text: 'I am sending a new one up to your room.',
+          actions,
+          replied_by: { type: 'person', name: 'Maria' },
+        },
+      ],
       ['message.created', { text: 'It should be there in five minutes.', actions: [], name: 'Maria' }],
       ['conversation.handoff', { handler: 'agent', name: null, needs_person: false, reason: null }],
     ]);
@@ -77,8 +148,23 @@ describeEachStore('a person in the conversation', (kind) => {
     answer!();
     expect(await widget.next('turn_acknowledged')).toMatchObject({ turn_id: pending.turn_id });
     // The hook's own signed reply still answers it; a person could have, too.
-    expect((await postReply(service(), deploymentId, { conversation_id, turn_id: pending.turn_id, reply_text: 'From the hook' }, secret)).status).toBe(202);
-    expect(await widget.next('reply')).toEqual({ type: 'reply', seq: 4, turn_id: pending.turn_id, text: 'From the hook', actions: [] });
+    expect(
+      (
+        await postReply(
+          service(),
+          deploymentId,
+          { conversation_id, turn_id: pending.turn_id, reply_text: 'From the hook' },
+          secret,
+        )
+      ).status,
+    ).toBe(202);
+    expect(await widget.next('reply')).toEqual({
+      type: 'reply',
+      seq: 4,
+      turn_id: pending.turn_id,
+      text: 'From the hook',
+      actions: [],
+    });
 
     expect((await api.post(`${path}/takeover`, { name: 'Ana' })).body.data).toMatchObject({ handler_name: 'Ana' });
     expect(widget.frames.filter((f) => f.type === 'operator_joined').map((f) => f.name)).toEqual(['Maria', 'Ana']);
@@ -96,15 +182,26 @@ describeEachStore('a person in the conversation', (kind) => {
     const { api, widget, path, conversation_id } = await conversation();
     customer().state.behaviour = (call, res) => {
       const reason = call.body.text === 'bad' ? 'x'.repeat(201) : 'The guest asks for a person';
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ handoff: { reason }, ...(call.body.text === 'quiet' ? {} : { reply_text: 'I am fetching someone from reception.' }) }));
+      res.writeHead(200, { 'content-type': 'application/json' }).end(
+        JSON.stringify({
+          handoff: { reason },
+          ...(call.body.text === 'quiet' ? {} : { reply_text: 'I am fetching someone from reception.' }),
+        }),
+      );
     };
     widget.send({ type: 'user_turn', client_turn_id: 'h1', text: 'I want to talk to a person', mode: 'text' });
     expect(await widget.next('reply')).toMatchObject({ text: 'I am fetching someone from reception.' });
     await widget.next('turn_acknowledged');
     const listed = await api.get('/api/v1/conversations?needs_person=true');
     expect(listed.body.data.map((c: { id: string }) => c.id)).toEqual([conversation_id]);
-    expect(listed.body.data[0]).toMatchObject({ needs_person: true, handoff_reason: 'The guest asks for a person', handler: 'agent' });
-    expect((await api.get('/api/v1/conversations?needs_person=false')).body.data.map((c: { id: string }) => c.id)).not.toContain(conversation_id);
+    expect(listed.body.data[0]).toMatchObject({
+      needs_person: true,
+      handoff_reason: 'The guest asks for a person',
+      handler: 'agent',
+    });
+    expect(
+      (await api.get('/api/v1/conversations?needs_person=false')).body.data.map((c: { id: string }) => c.id),
+    ).not.toContain(conversation_id);
 
     // A handoff alone acknowledges the turn, which waits for an answer.
     widget.send({ type: 'user_turn', client_turn_id: 'h2', text: 'quiet', mode: 'text' });
@@ -112,11 +209,16 @@ describeEachStore('a person in the conversation', (kind) => {
     widget.send({ type: 'user_turn', client_turn_id: 'h3', text: 'bad', mode: 'text' });
     expect(await widget.next('turn_failed')).toMatchObject({ reason: 'hook_rejected' });
 
-    expect((await api.post(`${path}/takeover`, { name: 'Maria' })).body.data).toMatchObject({ needs_person: false, handoff_reason: null });
+    expect((await api.post(`${path}/takeover`, { name: 'Maria' })).body.data).toMatchObject({
+      needs_person: false,
+      handoff_reason: null,
+    });
     const hello = await api.post(`${path}/turns/${quiet.turn_id}/reply`, { reply_text: 'Hello, Maria here.' });
     expect([hello.status, hello.body.error]).toEqual([202, undefined]);
     const handoffs = await waitFor(async () => {
-      const got = customer().transcript.map((c) => c.body).filter((e) => e.type === 'conversation.handoff' && e.conversation_id === conversation_id);
+      const got = customer()
+        .transcript.map((c) => c.body)
+        .filter((e) => e.type === 'conversation.handoff' && e.conversation_id === conversation_id);
       return got.length === 3 && got;
     });
     expect(handoffs.map((e) => e.data)).toEqual([

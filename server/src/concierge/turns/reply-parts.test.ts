@@ -14,18 +14,31 @@ describeEachStore('replies in parts, and actions', (kind) => {
     const { conversation_id } = await widget.hello(token);
     widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'A table tonight?', mode: 'voice' });
     const { turn_id } = await widget.next('turn_acknowledged');
-    const post = (body: Record<string, unknown>, secret = deployed.secret) => postReply(service(), deployed.deploymentId, { conversation_id, turn_id, ...body }, secret);
+    const post = (body: Record<string, unknown>, secret = deployed.secret) =>
+      postReply(service(), deployed.deploymentId, { conversation_id, turn_id, ...body }, secret);
     return { ...deployed, token, widget, conversation_id, turn_id, post };
   }
 
   it('takes each part once: 202, an identical repeat 200, other text under its number 409 part_conflict; each reaches the widget as it comes', async () => {
     const { widget, turn_id, post } = await acknowledgedTurn();
     const first = await post({ part: 0, text: 'We have a table ' });
-    expect([first.status, first.body.data]).toEqual([202, { turn_id, status: 'acknowledged', part: 0, duplicate: false }]);
-    expect(await widget.next('reply_part')).toEqual({ type: 'reply_part', seq: 3, turn_id, part: 0, text: 'We have a table ' });
+    expect([first.status, first.body.data]).toEqual([
+      202,
+      { turn_id, status: 'acknowledged', part: 0, duplicate: false },
+    ]);
+    expect(await widget.next('reply_part')).toEqual({
+      type: 'reply_part',
+      seq: 3,
+      turn_id,
+      part: 0,
+      text: 'We have a table ',
+    });
 
     const repeat = await post({ part: 0, text: 'We have a table ' });
-    expect([repeat.status, repeat.body.data]).toEqual([200, { turn_id, status: 'acknowledged', part: 0, duplicate: true }]);
+    expect([repeat.status, repeat.body.data]).toEqual([
+      200,
+      { turn_id, status: 'acknowledged', part: 0, duplicate: true },
+    ]);
     const conflict = await post({ part: 0, text: 'We have no table ' });
     expect([conflict.status, conflict.body.error.code]).toEqual([409, 'part_conflict']);
 
@@ -42,12 +55,22 @@ describeEachStore('replies in parts, and actions', (kind) => {
   });
 
   it('ends with the final reply, which replaces the parts: the reply frame, turn.resolved and the history carry the final text; a later part is 409 turn_already_resolved', async () => {
-    const { widget, turn_id, conversation_id, post, api } = await acknowledgedTurn({}, { transcript_hook_url: customer().transcriptUrl });
+    const { widget, turn_id, conversation_id, post, api } = await acknowledgedTurn(
+      {},
+      { transcript_hook_url: customer().transcriptUrl },
+    );
     const before = Date.now();
-    for (const [part, text] of ['Breakfast is ', 'from 7 to 10.'].entries()) expect((await post({ part, text })).status).toBe(202);
+    for (const [part, text] of ['Breakfast is ', 'from 7 to 10.'].entries())
+      expect((await post({ part, text })).status).toBe(202);
     const final = await post({ reply_text: 'Breakfast is served from 7 to 10.' });
     expect([final.status, final.body.data]).toEqual([202, { turn_id, status: 'resolved', duplicate: false }]);
-    expect(await widget.next('reply')).toEqual({ type: 'reply', seq: 5, turn_id, text: 'Breakfast is served from 7 to 10.', actions: [] });
+    expect(await widget.next('reply')).toEqual({
+      type: 'reply',
+      seq: 5,
+      turn_id,
+      text: 'Breakfast is served from 7 to 10.',
+      actions: [],
+    });
 
     const late = await post({ part: 2, text: ' Enjoy!' });
     expect([late.status, late.body.error.code]).toEqual([409, 'turn_already_resolved']);
@@ -55,7 +78,11 @@ describeEachStore('replies in parts, and actions', (kind) => {
     expect((await post({ part: 1, text: 'from 7 to 10.' })).status).toBe(200);
 
     const { turns, events } = (await api.get(`/api/v1/conversations/${conversation_id}`)).body.data;
-    expect(turns[0]).toMatchObject({ status: 'resolved', reply_text: 'Breakfast is served from 7 to 10.', reply_actions: [] });
+    expect(turns[0]).toMatchObject({
+      status: 'resolved',
+      reply_text: 'Breakfast is served from 7 to 10.',
+      reply_actions: [],
+    });
     expect(turns[0].parts.map((p: { part: number; text: string }) => [p.part, p.text])).toEqual([
       [0, 'Breakfast is '],
       [1, 'from 7 to 10.'],
@@ -64,22 +91,41 @@ describeEachStore('replies in parts, and actions', (kind) => {
     expect(turns[0].first_part_at).toBe(p0.received_at);
     expect(Date.parse(p0.received_at)).toBeGreaterThanOrEqual(before - 1);
     expect(p0.received_at <= p1.received_at && p1.received_at <= turns[0].resolved_at).toBe(true);
-    expect(events.map((e: { type: string }) => e.type)).toEqual(['turn_accepted', 'turn_acknowledged', 'reply_part', 'reply_part', 'reply']);
+    expect(events.map((e: { type: string }) => e.type)).toEqual([
+      'turn_accepted',
+      'turn_acknowledged',
+      'reply_part',
+      'reply_part',
+      'reply',
+    ]);
 
     // Parts are not transcript events: turn.resolved carries the whole reply.
     const transcript = await waitFor(async () => {
       const got = customer().transcript.map((c) => c.body);
       return got.some((e) => e.type === 'turn.resolved') && got;
     });
-    expect(transcript.map((e) => e.type)).toEqual(['conversation.started', 'turn.created', 'turn.acknowledged', 'turn.resolved']);
-    expect(transcript[3].data).toEqual({ turn_id, reply_text: 'Breakfast is served from 7 to 10.', actions: [], replied_by: { type: 'agent' } });
+    expect(transcript.map((e) => e.type)).toEqual([
+      'conversation.started',
+      'turn.created',
+      'turn.acknowledged',
+      'turn.resolved',
+    ]);
+    expect(transcript[3].data).toEqual({
+      turn_id,
+      reply_text: 'Breakfast is served from 7 to 10.',
+      actions: [],
+      replied_by: { type: 'agent' },
+    });
     widget.close();
   });
 
   it('refuses a part as it refuses a reply, in the same order: signature before the body, then the turn and its state', async () => {
     const { turn_id, conversation_id, deploymentId, secret, post } = await acknowledgedTurn();
     const raw = JSON.stringify({ conversation_id, turn_id, part: 0 });
-    const badlySigned = await postReply(service(), deploymentId, undefined, secret, { raw, signature: sign('whsec_wrong', raw) });
+    const badlySigned = await postReply(service(), deploymentId, undefined, secret, {
+      raw,
+      signature: sign('whsec_wrong', raw),
+    });
     expect([badlySigned.status, badlySigned.body.error.code]).toEqual([401, 'invalid_signature']);
 
     for (const [body, path] of [
@@ -94,12 +140,20 @@ describeEachStore('replies in parts, and actions', (kind) => {
     ] as const) {
       const refused = await post(body);
       expect([refused.status, refused.body.error.code], JSON.stringify(body)).toEqual([400, 'invalid_request']);
-      expect(refused.body.error.details.map((d: { path: string }) => d.path), JSON.stringify(body)).toContain(path);
+      expect(
+        refused.body.error.details.map((d: { path: string }) => d.path),
+        JSON.stringify(body),
+      ).toContain(path);
     }
     // 2000 characters counted as code points: 2000 emoji are 4000 UTF-16 units, and one part.
     expect((await post({ part: 0, text: '😀'.repeat(2000) })).status).toBe(202);
 
-    const unknown = await postReply(service(), deploymentId, { conversation_id, turn_id: crypto.randomUUID(), part: 0, text: 'x' }, secret);
+    const unknown = await postReply(
+      service(),
+      deploymentId,
+      { conversation_id, turn_id: crypto.randomUUID(), part: 0, text: 'x' },
+      secret,
+    );
     expect([unknown.status, unknown.body.error.code]).toEqual([404, 'turn_not_found']);
   });
 
@@ -116,12 +170,22 @@ describeEachStore('replies in parts, and actions', (kind) => {
     const { turn_id } = await widget.next('turn_accepted');
     await waitFor(async () => Boolean(answer));
     const started = Date.now();
-    const early = await postReply(service(), deployed.deploymentId, { conversation_id, turn_id, part: 0, text: 'Too soon' }, deployed.secret);
+    const early = await postReply(
+      service(),
+      deployed.deploymentId,
+      { conversation_id, turn_id, part: 0, text: 'Too soon' },
+      deployed.secret,
+    );
     expect([early.status, early.body.error.code]).toEqual([409, 'turn_not_acknowledged']);
     expect(Date.now() - started).toBeGreaterThanOrEqual(1_900);
 
     // A part that overtakes the hook's 2xx is taken once the acknowledgement commits.
-    const overtaking = postReply(service(), deployed.deploymentId, { conversation_id, turn_id, part: 0, text: 'Just in time' }, deployed.secret);
+    const overtaking = postReply(
+      service(),
+      deployed.deploymentId,
+      { conversation_id, turn_id, part: 0, text: 'Just in time' },
+      deployed.secret,
+    );
     await new Promise((r) => setTimeout(r, 200));
     answer!();
     expect((await overtaking).status).toBe(202);
@@ -130,7 +194,12 @@ describeEachStore('replies in parts, and actions', (kind) => {
     customer().state.behaviour = (_c, res) => res.writeHead(400).end();
     widget.send({ type: 'user_turn', client_turn_id: 'p2', text: 'Refused?', mode: 'text' });
     const failed = await widget.next('turn_failed');
-    const late = await postReply(service(), deployed.deploymentId, { conversation_id, turn_id: failed.turn_id, part: 0, text: 'Late' }, deployed.secret);
+    const late = await postReply(
+      service(),
+      deployed.deploymentId,
+      { conversation_id, turn_id: failed.turn_id, part: 0, text: 'Late' },
+      deployed.secret,
+    );
     expect([late.status, late.body.error.code]).toEqual([409, 'turn_not_pending']);
     widget.close();
   });
@@ -154,10 +223,17 @@ describeEachStore('replies in parts, and actions', (kind) => {
     const { seq } = await widget.next('reply_part');
     widget.close();
     await widget.closed;
-    for (const [part, text] of [[1, 'Two. '], [2, 'Three.']] as const) expect((await post({ part, text })).status).toBe(202);
+    for (const [part, text] of [
+      [1, 'Two. '],
+      [2, 'Three.'],
+    ] as const)
+      expect((await post({ part, text })).status).toBe(202);
 
     const resumed = await Widget.open(service(), deploymentId);
-    expect(await resumed.hello(token, { conversation_id, last_seq: seq })).toMatchObject({ resumed: true, last_seq: seq + 2 });
+    expect(await resumed.hello(token, { conversation_id, last_seq: seq })).toMatchObject({
+      resumed: true,
+      last_seq: seq + 2,
+    });
     expect([await resumed.next('reply_part'), await resumed.next('reply_part')]).toEqual([
       { type: 'reply_part', seq: seq + 1, turn_id, part: 1, text: 'Two. ' },
       { type: 'reply_part', seq: seq + 2, turn_id, part: 2, text: 'Three.' },
@@ -167,7 +243,13 @@ describeEachStore('replies in parts, and actions', (kind) => {
     const reloaded = await Widget.open(service(), deploymentId);
     await reloaded.hello(token, { conversation_id, last_seq: 0 });
     await waitFor(async () => reloaded.frames.filter((f) => f.type === 'reply_part').length === 3);
-    expect(reloaded.frames.filter((f) => f.seq).map((f) => f.type)).toEqual(['turn_accepted', 'turn_acknowledged', 'reply_part', 'reply_part', 'reply_part']);
+    expect(reloaded.frames.filter((f) => f.seq).map((f) => f.type)).toEqual([
+      'turn_accepted',
+      'turn_acknowledged',
+      'reply_part',
+      'reply_part',
+      'reply_part',
+    ]);
     reloaded.close();
   });
 
@@ -210,16 +292,28 @@ describeEachStore('replies in parts, and actions', (kind) => {
       ] as const) {
         const refused = await post({ reply_text: 'Here you are.', actions });
         expect([refused.status, refused.body.error.code], JSON.stringify(actions)).toEqual([400, 'invalid_request']);
-        expect(refused.body.error.details.map((d: { path: string }) => d.path), JSON.stringify(actions)).toContain(path);
+        expect(
+          refused.body.error.details.map((d: { path: string }) => d.path),
+          JSON.stringify(actions),
+        ).toContain(path);
       }
     });
 
     it('carries valid actions with the reply to the widget, the history and turn.resolved; a repeat with other actions is 409 turn_already_resolved', async () => {
-      const { widget, turn_id, conversation_id, post, api } = await acknowledgedTurn({}, { transcript_hook_url: customer().transcriptUrl });
+      const { widget, turn_id, conversation_id, post, api } = await acknowledgedTurn(
+        {},
+        { transcript_hook_url: customer().transcriptUrl },
+      );
       const actions = [link, quick, client, { type: 'client', name: 'open.menu-2', label: 'Menu' }];
       const posted = await post({ reply_text: 'We have a table at 8.', actions });
       expect(posted.status).toBe(202);
-      expect(await widget.next('reply')).toEqual({ type: 'reply', seq: 3, turn_id, text: 'We have a table at 8.', actions });
+      expect(await widget.next('reply')).toEqual({
+        type: 'reply',
+        seq: 3,
+        turn_id,
+        text: 'We have a table at 8.',
+        actions,
+      });
       expect((await post({ reply_text: 'We have a table at 8.', actions })).status).toBe(200);
       const changed = await post({ reply_text: 'We have a table at 8.', actions: [link] });
       expect([changed.status, changed.body.error.code]).toEqual([409, 'turn_already_resolved']);
@@ -227,7 +321,12 @@ describeEachStore('replies in parts, and actions', (kind) => {
       const { turns } = (await api.get(`/api/v1/conversations/${conversation_id}`)).body.data;
       expect(turns[0]).toMatchObject({ reply_actions: actions, reply_received: { duplicates: 1 } });
       const resolved = await waitFor(async () => customer().transcript.find((c) => c.body.type === 'turn.resolved'));
-      expect(resolved.body.data).toEqual({ turn_id, reply_text: 'We have a table at 8.', actions, replied_by: { type: 'agent' } });
+      expect(resolved.body.data).toEqual({
+        turn_id,
+        reply_text: 'We have a table at 8.',
+        actions,
+        replied_by: { type: 'agent' },
+      });
       widget.close();
     });
 
@@ -236,7 +335,12 @@ describeEachStore('replies in parts, and actions', (kind) => {
       const widget = await Widget.open(service(), deployed.deploymentId);
       const { conversation_id } = await widget.hello(await mintToken(deployed.secret, deployed.deploymentId));
       customer().state.behaviour = (call, res) =>
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ reply_text: 'Book here.', actions: call.body.text === 'good' ? [link] : [{ ...link, url: 'javascript:void(0)' }] }));
+        res.writeHead(200, { 'content-type': 'application/json' }).end(
+          JSON.stringify({
+            reply_text: 'Book here.',
+            actions: call.body.text === 'good' ? [link] : [{ ...link, url: 'javascript:void(0)' }],
+          }),
+        );
 
       widget.send({ type: 'user_turn', client_turn_id: 'g', text: 'good', mode: 'text' });
       expect(await widget.next('reply')).toMatchObject({ text: 'Book here.', actions: [link] });
@@ -246,9 +350,19 @@ describeEachStore('replies in parts, and actions', (kind) => {
 
       const { turns } = (await deployed.api.get(`/api/v1/conversations/${conversation_id}`)).body.data;
       expect(turns[0]).toMatchObject({ status: 'resolved', reply_actions: [link] });
-      expect(turns[1]).toMatchObject({ id: failed.turn_id, status: 'failed', failure_reason: 'hook_rejected', reply_text: null });
+      expect(turns[1]).toMatchObject({
+        id: failed.turn_id,
+        status: 'failed',
+        failure_reason: 'hook_rejected',
+        reply_text: null,
+      });
       expect(turns[1].hook_attempts).toHaveLength(1);
-      expect(turns[1].hook_attempts[0]).toMatchObject({ outcome: 'failed', error: 'invalid_answer', error_detail: expect.stringMatching(/^actions\.0\.url: /), response: { status: 200 } });
+      expect(turns[1].hook_attempts[0]).toMatchObject({
+        outcome: 'failed',
+        error: 'invalid_answer',
+        error_detail: expect.stringMatching(/^actions\.0\.url: /),
+        response: { status: 200 },
+      });
       widget.close();
     });
   });

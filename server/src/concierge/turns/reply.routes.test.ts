@@ -24,7 +24,14 @@ describe('badly signed replies', () => {
     const reply = { conversation_id, turn_id, reply_text: 'Open until ten.' };
 
     const statuses: number[] = [];
-    for (let i = 0; i < 21; i++) statuses.push((await postReply(service, deploymentId, reply, secret, { signature: sign(`whsec_guess${i}`, JSON.stringify(reply)) })).status);
+    for (let i = 0; i < 21; i++)
+      statuses.push(
+        (
+          await postReply(service, deploymentId, reply, secret, {
+            signature: sign(`whsec_guess${i}`, JSON.stringify(reply)),
+          })
+        ).status,
+      );
     expect(statuses).toEqual([...Array(20).fill(401), 429]);
     const limited = await fetch(`${service.url}/embed/concierge/${deploymentId}/replies`, {
       method: 'POST',

@@ -27,22 +27,52 @@ export function replyRoutes(replies: ReplyService, limits: ReplyLimits): RouteDe
       params: idParams,
       body: replyBody,
       rawBody: { limit: 64 * KiB },
-      errors: ['payload_too_large', 'unsupported_media_type', 'not_found', 'invalid_signature', 'rate_limited', 'invalid_json', 'invalid_request', 'turn_not_found', 'turn_not_acknowledged', 'turn_not_pending', 'turn_already_resolved', 'part_conflict', 'invalid_state', 'unavailable'],
-      success: { status: 202, description: 'Stored and on its way to the widget; 200 with duplicate: true for an identical repeat (of the reply, or of a part)', data: replyAcceptedSchema },
+      errors: [
+        'payload_too_large',
+        'unsupported_media_type',
+        'not_found',
+        'invalid_signature',
+        'rate_limited',
+        'invalid_json',
+        'invalid_request',
+        'turn_not_found',
+        'turn_not_acknowledged',
+        'turn_not_pending',
+        'turn_already_resolved',
+        'part_conflict',
+        'invalid_state',
+        'unavailable',
+      ],
+      success: {
+        status: 202,
+        description:
+          'Stored and on its way to the widget; 200 with duplicate: true for an identical repeat (of the reply, or of a part)',
+        data: replyAcceptedSchema,
+      },
       handler: async ({ params, raw, req }) => {
         const signature = req.headers['x-service-signature'];
         // The order README, The deferred reply gives: signature on the raw bytes first, then JSON, then the body's shape.
-        const dep = await replies.verifyReply(params.id, raw!, typeof signature === 'string' ? signature : undefined).catch((err: unknown) => {
-          if (!(err instanceof AppError && err.code === 'invalid_signature')) throw err;
-          // Guessing signatures is slowed down per address; a correctly signed reply is never limited.
-          const address = clientAddress(req, limits.trustProxy);
-          const blocked = failures.refuse(address);
-          if (!blocked) throw err;
-          throw new AppError('rate_limited', `More than ${limits.signatureFailuresPerMinute} badly signed replies from this address in a minute; retry after the time in Retry-After`, undefined, blocked);
-        });
+        const dep = await replies
+          .verifyReply(params.id, raw!, typeof signature === 'string' ? signature : undefined)
+          .catch((err: unknown) => {
+            if (!(err instanceof AppError && err.code === 'invalid_signature')) throw err;
+            // Guessing signatures is slowed down per address; a correctly signed reply is never limited.
+            const address = clientAddress(req, limits.trustProxy);
+            const blocked = failures.refuse(address);
+            if (!blocked) throw err;
+            throw new AppError(
+              'rate_limited',
+              `More than ${limits.signatureFailuresPerMinute} badly signed replies from this address in a minute; retry after the time in Retry-After`,
+              undefined,
+              blocked,
+            );
+          });
         const body = parseJson(raw!);
         const schema = replyBodySchemaFor(body);
-        const result = schema === replyPartBody ? await replies.acceptPart(dep, validate(replyPartBody, body, 'body')) : await replies.acceptReply(dep, validate(finalReplyBody, body, 'body'));
+        const result =
+          schema === replyPartBody
+            ? await replies.acceptPart(dep, validate(replyPartBody, body, 'body'))
+            : await replies.acceptReply(dep, validate(finalReplyBody, body, 'body'));
         return { status: result.duplicate ? 200 : 202, data: result };
       },
     }),

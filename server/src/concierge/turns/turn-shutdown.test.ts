@@ -39,7 +39,8 @@ describe.skipIf(!TEST_DATABASE_URL)('a stop while a turn is being taken [postgre
     await holder;
     service = await restarted;
 
-    const conversation = (await client(service.url, apiKey).get(`/api/v1/conversations/${ready.conversation_id}`)).body.data;
+    const conversation = (await client(service.url, apiKey).get(`/api/v1/conversations/${ready.conversation_id}`)).body
+      .data;
     expect(conversation.turns.map((t: { status: string }) => t.status)).toEqual(['acknowledged']);
     await waitFor(async () => customer.calls.length === 1);
   });

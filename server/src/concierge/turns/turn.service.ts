@@ -9,7 +9,14 @@ import { SILENT_AFTER_MS } from '../../nodes/node-heartbeat.js';
 import type { Db } from '../../store/database.js';
 import { type ConversationRow, findConversation, lockConversation } from '../conversations/conversation.repository.js';
 import { type Feedback, type TurnInput, turnLifecycle } from '../conversations/turn.lifecycle.js';
-import { findTurnByClientId, orphanedPendingTurns, takeOverHookCall, turnExists, turnLoad, type TurnRow } from '../conversations/turn.repository.js';
+import {
+  findTurnByClientId,
+  orphanedPendingTurns,
+  takeOverHookCall,
+  turnExists,
+  turnLoad,
+  type TurnRow,
+} from '../conversations/turn.repository.js';
 import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
 import type { EgressPolicy } from '../egress.js';
 import type { EventRecorder } from '../events/event.recorder.js';
@@ -20,7 +27,10 @@ import { callTurnHook, HOOK_RETRY_DELAYS_MS, type HookCall, sendTurnCreated } fr
 export type { TurnInput };
 
 /** A turn taken (or recognised as a resend), refused with the reason the widget is told, the conversation ended by it, or gone (erased). */
-export type TurnSubmission = { outcome: 'accepted' | 'duplicate'; turnId: string } | { outcome: 'refused'; error: AppError } | { outcome: 'ended' | 'gone' };
+export type TurnSubmission =
+  | { outcome: 'accepted' | 'duplicate'; turnId: string }
+  | { outcome: 'refused'; error: AppError }
+  | { outcome: 'ended' | 'gone' };
 
 export interface TurnServiceParts {
   db: Db;
@@ -88,22 +98,27 @@ export class TurnService {
     if (dep.status !== 'active') throw new AppError('deployment_inactive', 'deployment inactive');
     const at = { dep, conversationId };
     // Refusals are returned from the unit, not thrown: a throw would roll back its whole batch.
-    const { submission, started } = await events.write(conversationId, async (unit): Promise<{ submission: TurnSubmission; started?: [ConversationRow, TurnRow] }> => {
-      const conversation = await lockConversation(unit.trx, conversationId);
-      if (!conversation) return { submission: { outcome: 'gone' } };
-      if (conversation.status !== 'open') return refused('conversation_ended', 'The conversation has ended');
-      const existing = await findTurnByClientId(unit.trx, conversationId, input.client_turn_id);
-      if (existing) return { submission: { outcome: 'duplicate', turnId: existing.id } };
-      if (conversation.turn_count >= dep.maxTurnsPerConversation) {
-        await conversations.endWithin(unit, at, 'max_turns');
-        return { submission: { outcome: 'ended' } };
-      }
-      const load = await turnLoad(unit.trx, conversationId, isoIn(-60_000));
-      if (load.waiting >= dep.maxPendingTurns) return refused('too_many_pending_turns', `At most ${dep.maxPendingTurns} turns may wait for a reply`);
-      if (load.recent >= dep.turnsPerMinute) return refused('rate_limited', `At most ${dep.turnsPerMinute} turns a minute`);
-      const turn = await turnLifecycle.take(unit, at, conversation, input, this.parts.nodeId);
-      return { submission: { outcome: 'accepted', turnId: turn.id }, started: [conversation, turn] };
-    });
+    const { submission, started } = await events.write(
+      conversationId,
+      async (unit): Promise<{ submission: TurnSubmission; started?: [ConversationRow, TurnRow] }> => {
+        const conversation = await lockConversation(unit.trx, conversationId);
+        if (!conversation) return { submission: { outcome: 'gone' } };
+        if (conversation.status !== 'open') return refused('conversation_ended', 'The conversation has ended');
+        const existing = await findTurnByClientId(unit.trx, conversationId, input.client_turn_id);
+        if (existing) return { submission: { outcome: 'duplicate', turnId: existing.id } };
+        if (conversation.turn_count >= dep.maxTurnsPerConversation) {
+          await conversations.endWithin(unit, at, 'max_turns');
+          return { submission: { outcome: 'ended' } };
+        }
+        const load = await turnLoad(unit.trx, conversationId, isoIn(-60_000));
+        if (load.waiting >= dep.maxPendingTurns)
+          return refused('too_many_pending_turns', `At most ${dep.maxPendingTurns} turns may wait for a reply`);
+        if (load.recent >= dep.turnsPerMinute)
+          return refused('rate_limited', `At most ${dep.turnsPerMinute} turns a minute`);
+        const turn = await turnLifecycle.take(unit, at, conversation, input, this.parts.nodeId);
+        return { submission: { outcome: 'accepted', turnId: turn.id }, started: [conversation, turn] };
+      },
+    );
     // A turn a person handles was taken acknowledged: no hook call.
     if (started && started[1].status === 'pending') this.#track(this.#runHook(dep, ...started));
     return submission;
@@ -124,7 +139,10 @@ export class TurnService {
       const conversation = await findConversation(db, turn.conversation_id);
       const dep = conversation && (await deployments.get(conversation.deployment_id));
       if (!conversation || !dep) continue;
-      logger.info({ turn_id: turn.id, deployment_id: dep.id, silent_node: turn.hook_node }, 'calling the hook of a turn whose node went silent');
+      logger.info(
+        { turn_id: turn.id, deployment_id: dep.id, silent_node: turn.hook_node },
+        'calling the hook of a turn whose node went silent',
+      );
       this.#track(this.#runHook(dep, conversation, { ...turn, hook_node: nodeId }));
       taken++;
     }
@@ -137,7 +155,9 @@ export class TurnService {
    */
   async rate(dep: DeploymentContext, conversationId: string, turnId: string, feedback: Feedback): Promise<void> {
     if (dep.widget.feedback === false) throw new AppError('invalid_message', 'Feedback is off for this deployment');
-    const rated = await this.parts.events.write(conversationId, (unit) => turnLifecycle.rate(unit, { dep, conversationId }, turnId, feedback));
+    const rated = await this.parts.events.write(conversationId, (unit) =>
+      turnLifecycle.rate(unit, { dep, conversationId }, turnId, feedback),
+    );
     if (rated === 'not_found') throw new AppError('invalid_message', 'No such turn in this conversation');
     if (rated === 'not_answered') throw new AppError('invalid_message', 'Only a turn with its reply can be rated');
   }
@@ -149,16 +169,21 @@ export class TurnService {
    */
   async drain(): Promise<void> {
     const cut = setTimeout(() => this.#stopping.abort(), this.settings.shutdownGraceMs);
-    const cutOff = new Promise<void>((resolve) => this.#stopping.signal.addEventListener('abort', () => resolve(), { once: true }));
+    const cutOff = new Promise<void>((resolve) =>
+      this.#stopping.signal.addEventListener('abort', () => resolve(), { once: true }),
+    );
     // Turns being taken are waited for until the cut only: a store that is down would hold them for good.
-    while (this.#taking.size && !this.#stopping.signal.aborted) await Promise.race([Promise.allSettled([...this.#taking]), cutOff]);
+    while (this.#taking.size && !this.#stopping.signal.aborted)
+      await Promise.race([Promise.allSettled([...this.#taking]), cutOff]);
     while (this.#inFlight.size) await Promise.allSettled([...this.#inFlight]);
     clearTimeout(cut);
   }
 
   #track(work: Promise<unknown>): void {
     // A hook answer the store never took (a stop during an outage) is an outage, logged once like the rest.
-    const tracked = work.catch((err) => void this.parts.health.failed(err, 'turn processing')).finally(() => this.#inFlight.delete(tracked));
+    const tracked = work
+      .catch((err) => void this.parts.health.failed(err, 'turn processing'))
+      .finally(() => this.#inFlight.delete(tracked));
     this.#inFlight.add(tracked);
   }
 
@@ -167,16 +192,32 @@ export class TurnService {
     const signal = this.#stopping.signal;
     const replyUrl = `${address.url}/embed/concierge/${dep.id}/replies`;
     const { outcome, exchanges }: HookCall = dep.hookUrl
-      ? await callTurnHook(() => postTurn(dep, conversation, turn, replyUrl, egress, signal), this.settings.hookRetryDelaysMs, signal)
+      ? await callTurnHook(
+          () => postTurn(dep, conversation, turn, replyUrl, egress, signal),
+          this.settings.hookRetryDelaysMs,
+          signal,
+        )
       : { outcome: { kind: 'failed', cause: 'no hook_url' }, exchanges: [] };
-    if (outcome.kind === 'failed') logger.warn({ turn_id: turn.id, deployment_id: dep.id, cause: outcome.cause }, 'turn hook failed');
+    if (outcome.kind === 'failed')
+      logger.warn({ turn_id: turn.id, deployment_id: dep.id, cause: outcome.cause }, 'turn hook failed');
     const attempts = exchanges.map((ex, i) => {
       const row = deliveryRow(
-        { kind: 'turn_hook', customerId: dep.customerId, deploymentId: dep.id, conversationId: turn.conversation_id, turnId: turn.id, eventId: null, eventType: 'turn.created', attempt: i + 1 },
+        {
+          kind: 'turn_hook',
+          customerId: dep.customerId,
+          deploymentId: dep.id,
+          conversationId: turn.conversation_id,
+          turnId: turn.id,
+          eventId: null,
+          eventType: 'turn.created',
+          attempt: i + 1,
+        },
         ex,
       );
       // The last attempt's 2xx could not be read (a reply with invalid actions): its record says why.
-      return outcome.kind === 'rejected' && outcome.why && i === exchanges.length - 1 ? unreadableAnswer(row, outcome.why) : row;
+      return outcome.kind === 'rejected' && outcome.why && i === exchanges.length - 1
+        ? unreadableAnswer(row, outcome.why)
+        : row;
     });
     // The customer has answered: its answer, and the record of each attempt, are stored in one
     // change, kept through a store outage, not left to the sweep.
@@ -193,10 +234,34 @@ export class TurnService {
 }
 
 /** One attempt of a turn's hook call. */
-function postTurn(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow, replyUrl: string, egress: EgressPolicy, signal: AbortSignal) {
-  const user = { sub: conversation.user_sub, name: conversation.user_name, ctx: conversation.user_ctx ? JSON.parse(conversation.user_ctx) : null };
-  const call = { delivery_id: turn.delivery_id, deployment_id: dep.id, agent_id: dep.agentId, conversation_id: conversation.id, turn_id: turn.id, user, text: turn.text, mode: turn.mode, language: turn.language ?? dep.agent.language, reply_url: replyUrl };
+function postTurn(
+  dep: DeploymentContext,
+  conversation: ConversationRow,
+  turn: TurnRow,
+  replyUrl: string,
+  egress: EgressPolicy,
+  signal: AbortSignal,
+) {
+  const user = {
+    sub: conversation.user_sub,
+    name: conversation.user_name,
+    ctx: conversation.user_ctx ? JSON.parse(conversation.user_ctx) : null,
+  };
+  const call = {
+    delivery_id: turn.delivery_id,
+    deployment_id: dep.id,
+    agent_id: dep.agentId,
+    conversation_id: conversation.id,
+    turn_id: turn.id,
+    user,
+    text: turn.text,
+    mode: turn.mode,
+    language: turn.language ?? dep.agent.language,
+    reply_url: replyUrl,
+  };
   return sendTurnCreated(dep, dep.hookUrl!, call, egress, { signal });
 }
 
-const refused = (code: 'conversation_ended' | 'too_many_pending_turns' | 'rate_limited', message: string) => ({ submission: { outcome: 'refused', error: new AppError(code, message) } as TurnSubmission });
+const refused = (code: 'conversation_ended' | 'too_many_pending_turns' | 'rate_limited', message: string) => ({
+  submission: { outcome: 'refused', error: new AppError(code, message) } as TurnSubmission,
+});

@@ -16,11 +16,18 @@ const STALE_PENDING_MS = 120_000;
  * still in its state, so of several nodes exactly one acts.
  */
 export class TurnSweep {
-  constructor(private readonly parts: { db: Db; deployments: DeploymentDirectory; events: EventRecorder; dialect: Dialect }) {}
+  constructor(
+    private readonly parts: { db: Db; deployments: DeploymentDirectory; events: EventRecorder; dialect: Dialect },
+  ) {}
 
   async sweep(limit = 100): Promise<number> {
     const expired = await this.#sweepDue({ status: 'acknowledged', column: 'expires_at', before: isoNow(), limit });
-    const stale = await this.#sweepDue({ status: 'pending', column: 'created_at', before: isoIn(-STALE_PENDING_MS), limit });
+    const stale = await this.#sweepDue({
+      status: 'pending',
+      column: 'created_at',
+      before: isoIn(-STALE_PENDING_MS),
+      limit,
+    });
     return expired + stale;
   }
 
@@ -34,7 +41,9 @@ export class TurnSweep {
         // One unit per turn, keyed by its conversation like every other change, so the lock order holds.
         return events.write(turn.conversation_id, async (unit) => {
           if (!(await claimTurn(unit.trx, turn.id, due.status, dialect))) return false;
-          return Boolean(await turnLifecycle.lapse(unit, { dep, conversationId: turn.conversation_id }, turn.id, due.status));
+          return Boolean(
+            await turnLifecycle.lapse(unit, { dep, conversationId: turn.conversation_id }, turn.id, due.status),
+          );
         });
       }),
     );

@@ -52,8 +52,16 @@ export const management: Migration = {
       .addColumn('created_at', 'text', (c) => c.notNull())
       .addColumn('updated_at', 'text', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('agents_customer_order').on('agents').columns(['customer_id', 'created_at', 'id']).execute();
-    await db.schema.createIndex('agents_customer_status').on('agents').columns(['customer_id', 'status', 'created_at']).execute();
+    await db.schema
+      .createIndex('agents_customer_order')
+      .on('agents')
+      .columns(['customer_id', 'created_at', 'id'])
+      .execute();
+    await db.schema
+      .createIndex('agents_customer_status')
+      .on('agents')
+      .columns(['customer_id', 'status', 'created_at'])
+      .execute();
 
     // Exact list totals without counting rows: maintained in the same transaction as every
     // agent insert, delete and status change (count(*) over 10k agents cost 0.5 ms a request).
@@ -100,7 +108,11 @@ export const management: Migration = {
       .addColumn('created_at', 'text', (c) => c.notNull())
       .addColumn('updated_at', 'text', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('deployments_customer_order').on('deployments').columns(['customer_id', 'created_at', 'id']).execute();
+    await db.schema
+      .createIndex('deployments_customer_order')
+      .on('deployments')
+      .columns(['customer_id', 'created_at', 'id'])
+      .execute();
     await db.schema.createIndex('deployments_agent').on('deployments').columns(['agent_id', 'status']).execute();
 
     await db.schema
@@ -111,7 +123,16 @@ export const management: Migration = {
   },
 
   async down(db: Kysely<unknown>) {
-    for (const table of ['service_flags', 'deployments', 'jobs', 'agent_counts', 'agents', 'usage_daily', 'api_keys', 'customers']) {
+    for (const table of [
+      'service_flags',
+      'deployments',
+      'jobs',
+      'agent_counts',
+      'agents',
+      'usage_daily',
+      'api_keys',
+      'customers',
+    ]) {
       await db.schema.dropTable(table).execute();
     }
   },

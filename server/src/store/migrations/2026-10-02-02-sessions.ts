@@ -16,7 +16,11 @@ export const sessions: Migration = {
       .addColumn('created_at', 'text', (c) => c.notNull())
       .addColumn('updated_at', 'text', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('conversations_deployment').on('conversations').columns(['deployment_id', 'status']).execute();
+    await db.schema
+      .createIndex('conversations_deployment')
+      .on('conversations')
+      .columns(['deployment_id', 'status'])
+      .execute();
 
     await db.schema
       .createTable('conversation_events')
@@ -47,7 +51,11 @@ export const sessions: Migration = {
       .addUniqueConstraint('turns_client_turn', ['conversation_id', 'client_turn_id'])
       .execute();
     await db.schema.createIndex('turns_expiry').on('turns').columns(['status', 'expires_at']).execute();
-    await db.schema.createIndex('turns_conversation').on('turns').columns(['conversation_id', 'status', 'created_at']).execute();
+    await db.schema
+      .createIndex('turns_conversation')
+      .on('turns')
+      .columns(['conversation_id', 'status', 'created_at'])
+      .execute();
 
     await db.schema
       .createTable('transcript_outbox')
@@ -64,8 +72,16 @@ export const sessions: Migration = {
       .addColumn('lease_expires_at', 'text')
       .addColumn('created_at', 'text', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('transcript_outbox_due').on('transcript_outbox').columns(['status', 'next_attempt_at']).execute();
-    await db.schema.createIndex('transcript_outbox_order').on('transcript_outbox').columns(['conversation_id', 'position']).execute();
+    await db.schema
+      .createIndex('transcript_outbox_due')
+      .on('transcript_outbox')
+      .columns(['status', 'next_attempt_at'])
+      .execute();
+    await db.schema
+      .createIndex('transcript_outbox_order')
+      .on('transcript_outbox')
+      .columns(['conversation_id', 'position'])
+      .execute();
   },
 
   async down(db: Kysely<unknown>) {

@@ -7,6 +7,9 @@ export const outboxUrl: Migration = {
   },
 
   async down(db: Kysely<unknown>) {
-    await db.schema.alterTable('transcript_outbox').addColumn('url', 'text', (c) => c.notNull().defaultTo('')).execute();
+    await db.schema
+      .alterTable('transcript_outbox')
+      .addColumn('url', 'text', (c) => c.notNull().defaultTo(''))
+      .execute();
   },
 };

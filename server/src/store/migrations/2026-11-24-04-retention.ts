@@ -4,7 +4,11 @@ import type { Kysely, Migration } from 'kysely';
 export const retention: Migration = {
   async up(db: Kysely<unknown>) {
     await db.schema.createIndex('conversations_expiry').on('conversations').columns(['status', 'updated_at']).execute();
-    await db.schema.createIndex('transcript_outbox_expiry').on('transcript_outbox').columns(['status', 'created_at']).execute();
+    await db.schema
+      .createIndex('transcript_outbox_expiry')
+      .on('transcript_outbox')
+      .columns(['status', 'created_at'])
+      .execute();
   },
 
   async down(db: Kysely<unknown>) {

@@ -15,12 +15,19 @@ export const history: Migration = {
       customer_id = (SELECT customer_id FROM deployments WHERE deployments.id = conversations.deployment_id),
       agent_id = (SELECT agent_id FROM deployments WHERE deployments.id = conversations.deployment_id)`.execute(db);
     // The history list: a customer's conversations, newest first.
-    await db.schema.createIndex('conversations_history').on('conversations').columns(['customer_id', 'created_at', 'id']).execute();
+    await db.schema
+      .createIndex('conversations_history')
+      .on('conversations')
+      .columns(['customer_id', 'created_at', 'id'])
+      .execute();
 
     for (const column of ['acknowledged_at', 'resolved_at', 'reply_received_at']) {
       await db.schema.alterTable('turns').addColumn(column, 'text').execute();
     }
-    await db.schema.alterTable('turns').addColumn('reply_duplicates', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+    await db.schema
+      .alterTable('turns')
+      .addColumn('reply_duplicates', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
 
     await db.schema
       .createTable('deliveries')
@@ -45,10 +52,23 @@ export const history: Migration = {
       .execute();
     // Two indexes written per turn, no more (each costs the hot path): a customer's records newest
     // first, and a conversation's (its turns' attempts, an event's attempts are found through it).
-    await db.schema.createIndex('deliveries_customer').on('deliveries').columns(['customer_id', 'sent_at', 'id']).execute();
-    await db.schema.createIndex('deliveries_conversation').on('deliveries').columns(['conversation_id', 'sent_at']).execute();
+    await db.schema
+      .createIndex('deliveries_customer')
+      .on('deliveries')
+      .columns(['customer_id', 'sent_at', 'id'])
+      .execute();
+    await db.schema
+      .createIndex('deliveries_conversation')
+      .on('deliveries')
+      .columns(['conversation_id', 'sent_at'])
+      .execute();
     // Tests of the hook belong to no conversation: counted for their rate limit, and purged by age.
-    await db.schema.createIndex('deliveries_tests').on('deliveries').column('sent_at').where(sql.ref('kind'), '=', 'test').execute();
+    await db.schema
+      .createIndex('deliveries_tests')
+      .on('deliveries')
+      .column('sent_at')
+      .where(sql.ref('kind'), '=', 'test')
+      .execute();
 
     if (db.getExecutor().adapter instanceof SqliteAdapter) await sqliteSearch(db);
     else await postgresSearch(db);
@@ -56,7 +76,8 @@ export const history: Migration = {
 
   async down(db: Kysely<unknown>) {
     if (db.getExecutor().adapter instanceof SqliteAdapter) {
-      for (const trigger of ['turns_search_text', 'turns_search_reply', 'conversations_search_gone']) await sql`DROP TRIGGER IF EXISTS ${sql.id(trigger)}`.execute(db);
+      for (const trigger of ['turns_search_text', 'turns_search_reply', 'conversations_search_gone'])
+        await sql`DROP TRIGGER IF EXISTS ${sql.id(trigger)}`.execute(db);
       await sql`DROP TABLE IF EXISTS turn_search`.execute(db);
       await db.schema.dropTable('turn_search_rows').ifExists().execute();
       await db.schema.dropTable('turn_search_queue').ifExists().execute();
@@ -65,9 +86,11 @@ export const history: Migration = {
       await db.schema.dropIndex('turns_reply_trgm').ifExists().execute();
     }
     await db.schema.dropTable('deliveries').execute();
-    for (const column of ['reply_duplicates', 'reply_received_at', 'resolved_at', 'acknowledged_at']) await db.schema.alterTable('turns').dropColumn(column).execute();
+    for (const column of ['reply_duplicates', 'reply_received_at', 'resolved_at', 'acknowledged_at'])
+      await db.schema.alterTable('turns').dropColumn(column).execute();
     await db.schema.dropIndex('conversations_history').execute();
-    for (const column of ['ended_at', 'end_reason', 'agent_id', 'customer_id']) await db.schema.alterTable('conversations').dropColumn(column).execute();
+    for (const column of ['ended_at', 'end_reason', 'agent_id', 'customer_id'])
+      await db.schema.alterTable('conversations').dropColumn(column).execute();
   },
 };
 
@@ -81,15 +104,24 @@ export const history: Migration = {
  * rowids) maps each to its conversation, so an erased conversation takes its entries along.
  */
 async function sqliteSearch(db: Kysely<unknown>): Promise<void> {
-  await sql`CREATE TABLE turn_search_queue (id INTEGER PRIMARY KEY AUTOINCREMENT, conversation_id TEXT NOT NULL, body TEXT NOT NULL)`.execute(db);
+  await sql`CREATE TABLE turn_search_queue (id INTEGER PRIMARY KEY AUTOINCREMENT, conversation_id TEXT NOT NULL, body TEXT NOT NULL)`.execute(
+    db,
+  );
   await db.schema
     .createTable('turn_search_rows')
     .addColumn('rowid', 'integer', (c) => c.primaryKey())
     .addColumn('conversation_id', 'text', (c) => c.notNull())
     .execute();
-  await db.schema.createIndex('turn_search_rows_conversation').on('turn_search_rows').column('conversation_id').execute();
-  await sql`CREATE VIRTUAL TABLE turn_search USING fts5(body, content='', contentless_delete=1, tokenize='trigram')`.execute(db);
-  const queued = (text: string) => sql.raw(`INSERT INTO turn_search_queue (conversation_id, body) VALUES (new.conversation_id, ${text});`);
+  await db.schema
+    .createIndex('turn_search_rows_conversation')
+    .on('turn_search_rows')
+    .column('conversation_id')
+    .execute();
+  await sql`CREATE VIRTUAL TABLE turn_search USING fts5(body, content='', contentless_delete=1, tokenize='trigram')`.execute(
+    db,
+  );
+  const queued = (text: string) =>
+    sql.raw(`INSERT INTO turn_search_queue (conversation_id, body) VALUES (new.conversation_id, ${text});`);
   await sql`CREATE TRIGGER turns_search_text AFTER INSERT ON turns BEGIN ${queued('new.text')} END`.execute(db);
   await sql`CREATE TRIGGER turns_search_reply AFTER UPDATE OF reply_text ON turns
     WHEN new.reply_text IS NOT NULL AND old.reply_text IS NULL BEGIN ${queued('new.reply_text')} END`.execute(db);
@@ -100,7 +132,9 @@ async function sqliteSearch(db: Kysely<unknown>): Promise<void> {
     END`.execute(db);
   // Turns already stored wait in the queue like new ones.
   await sql`INSERT INTO turn_search_queue (conversation_id, body) SELECT conversation_id, text FROM turns`.execute(db);
-  await sql`INSERT INTO turn_search_queue (conversation_id, body) SELECT conversation_id, reply_text FROM turns WHERE reply_text IS NOT NULL`.execute(db);
+  await sql`INSERT INTO turn_search_queue (conversation_id, body) SELECT conversation_id, reply_text FROM turns WHERE reply_text IS NOT NULL`.execute(
+    db,
+  );
 }
 
 /**
@@ -116,7 +150,9 @@ async function postgresSearch(db: Kysely<unknown>): Promise<void> {
   } catch {
     await sql`ROLLBACK TO SAVEPOINT trigram`.execute(db);
   }
-  const found = await sql<{ schema: string }>`SELECT extnamespace::regnamespace::text AS schema FROM pg_extension WHERE extname = 'pg_trgm'`.execute(db);
+  const found = await sql<{
+    schema: string;
+  }>`SELECT extnamespace::regnamespace::text AS schema FROM pg_extension WHERE extname = 'pg_trgm'`.execute(db);
   const schema = found.rows[0]?.schema;
   if (!schema) return;
   const opclass = sql`${sql.id(schema)}.gin_trgm_ops`;

@@ -33,11 +33,20 @@ export const consoleAccounts: Migration = {
       .addColumn('address', 'text', (c) => c.notNull())
       .addColumn('at', 'text', (c) => c.notNull())
       .execute();
-    await db.schema.createIndex('console_failures_email').on('console_sign_in_failures').columns(['email', 'at']).execute();
-    await db.schema.createIndex('console_failures_address').on('console_sign_in_failures').columns(['address', 'at']).execute();
+    await db.schema
+      .createIndex('console_failures_email')
+      .on('console_sign_in_failures')
+      .columns(['email', 'at'])
+      .execute();
+    await db.schema
+      .createIndex('console_failures_address')
+      .on('console_sign_in_failures')
+      .columns(['address', 'at'])
+      .execute();
   },
 
   async down(db: Kysely<unknown>) {
-    for (const table of ['console_sign_in_failures', 'console_sessions', 'console_users']) await db.schema.dropTable(table).ifExists().execute();
+    for (const table of ['console_sign_in_failures', 'console_sessions', 'console_users'])
+      await db.schema.dropTable(table).ifExists().execute();
   },
 };

@@ -17,22 +17,30 @@ export const replyParts: Migration = {
       .addPrimaryKeyConstraint('reply_parts_pk', ['turn_id', 'part'])
       .execute();
     await db.schema.alterTable('turns').addColumn('first_part_at', 'text').execute();
-    await db.schema.alterTable('turns').addColumn('part_chars', 'integer', (c) => c.notNull().defaultTo(0)).execute();
+    await db.schema
+      .alterTable('turns')
+      .addColumn('part_chars', 'integer', (c) => c.notNull().defaultTo(0))
+      .execute();
     // JSON text of the reply's actions; null when it had none.
     await db.schema.alterTable('turns').addColumn('reply_actions', 'text').execute();
     // Why an attempt failed, in words: the network's message, or what was wrong with a 2xx answer.
     await db.schema.alterTable('deliveries').addColumn('error_detail', 'text').execute();
     // A `reply` event always carries its actions now: the ones stored before get an empty list, so a replay matches the frame's shape.
     if (db.getExecutor().adapter instanceof SqliteAdapter) {
-      await sql`UPDATE conversation_events SET frame = json_set(frame, '$.actions', json('[]')) WHERE type = 'reply'`.execute(db);
+      await sql`UPDATE conversation_events SET frame = json_set(frame, '$.actions', json('[]')) WHERE type = 'reply'`.execute(
+        db,
+      );
     } else {
-      await sql`UPDATE conversation_events SET frame = (frame::jsonb || '{"actions":[]}'::jsonb)::text WHERE type = 'reply'`.execute(db);
+      await sql`UPDATE conversation_events SET frame = (frame::jsonb || '{"actions":[]}'::jsonb)::text WHERE type = 'reply'`.execute(
+        db,
+      );
     }
   },
 
   async down(db: Kysely<unknown>) {
     await db.schema.alterTable('deliveries').dropColumn('error_detail').execute();
-    for (const column of ['reply_actions', 'part_chars', 'first_part_at']) await db.schema.alterTable('turns').dropColumn(column).execute();
+    for (const column of ['reply_actions', 'part_chars', 'first_part_at'])
+      await db.schema.alterTable('turns').dropColumn(column).execute();
     await db.schema.dropTable('reply_parts').execute();
   },
 };

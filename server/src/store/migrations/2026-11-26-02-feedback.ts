@@ -9,6 +9,7 @@ export const feedback: Migration = {
   },
 
   async down(db: Kysely<unknown>) {
-    for (const column of ['feedback_at', 'feedback_comment', 'feedback_rating']) await db.schema.alterTable('turns').dropColumn(column).execute();
+    for (const column of ['feedback_at', 'feedback_comment', 'feedback_rating'])
+      await db.schema.alterTable('turns').dropColumn(column).execute();
   },
 };

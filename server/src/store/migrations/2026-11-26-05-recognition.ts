@@ -13,6 +13,7 @@ export const recognition: Migration = {
   },
 
   async down(db: Kysely<unknown>) {
-    for (const column of ['recognition_engine', 'recognition_ms', 'recognition_audio_ms']) await db.schema.alterTable('turns').dropColumn(column).execute();
+    for (const column of ['recognition_engine', 'recognition_ms', 'recognition_audio_ms'])
+      await db.schema.alterTable('turns').dropColumn(column).execute();
   },
 };
