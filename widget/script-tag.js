@@ -6,15 +6,10 @@
   var api = (window.Concierge = window.Concierge || { q: [] });
   if (api.q) {
     ['init', 'open', 'close', 'destroy', 'on', 'registerAction'].forEach(function (name) {
-      api[name] =
-        api[name] ||
-        function () {
-          api.q.push([name, [].slice.call(arguments)]);
-        };
+      api[name] = api[name] || function () { api.q.push([name, [].slice.call(arguments)]); };
     });
     var data = tag && tag.dataset;
-    if (data && data.deploymentId)
-      api.q.unshift(['init', [{ deploymentId: data.deploymentId, tokenUrl: data.tokenUrl, baseUrl: data.baseUrl }]]);
+    if (data && data.deploymentId) api.q.unshift(['init', [{ deploymentId: data.deploymentId, tokenUrl: data.tokenUrl, baseUrl: data.baseUrl }]]);
   }
   import(new URL(WIDGET_MODULE, tag ? tag.src : location.href).href);
 })();
