@@ -12,7 +12,7 @@ import type {
 import type {
   conversationDetailSchema,
   conversationSchema,
-} from '../../server/src/concierge/conversations/conversation.schemas.js';
+} from '../../server/src/concierge/history/conversation.schemas.js';
 import type { deliverySchema } from '../../server/src/concierge/deliveries/delivery.schemas.js';
 import type { storedEvent } from '../../server/src/concierge/protocol/frames.js';
 import type { analyticsSchema } from '../../server/src/concierge/analytics/analytics.schemas.js';

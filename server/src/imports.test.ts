@@ -78,11 +78,15 @@ describe("the server's imports", () => {
       'concierge/deliveries',
       'concierge/diagnostics',
       'concierge/events',
+      'concierge/history',
       'concierge/protocol',
       'concierge/sessions',
       'concierge/speech',
       'concierge/turns',
     ]);
     expect(cycles(folders)).toEqual([]);
+    // A conversation's read side (list, search, detail, export) is built on its write core, never the reverse.
+    expect(folders.get('concierge/history')).toContain('concierge/conversations');
+    expect(folders.get('concierge/conversations')).not.toContain('concierge/history');
   });
 });

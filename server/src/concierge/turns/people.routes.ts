@@ -1,8 +1,8 @@
 import { z } from 'zod';
 import { defineRoute, type RouteDef } from '../../http/route.js';
 import { idParams } from '../../shared/schemas.js';
-import type { ConversationHistory } from '../conversations/conversation-history.js';
-import { conversationSchema } from '../conversations/conversation.schemas.js';
+import type { ConversationHistory } from '../history/conversation-history.js';
+import { conversationSchema } from '../history/conversation.schemas.js';
 import type { ConversationHandling } from '../conversations/handling.js';
 import { replyActions } from '../protocol/frames.js';
 import { personReplyBody, replyAcceptedSchema } from './reply.schemas.js';

@@ -12,7 +12,7 @@ import {
   turnFailures,
   turnModes,
 } from '../protocol/frames.js';
-import { conversationStatuses, turnStatuses } from './conversation.table.js';
+import { conversationStatuses, turnStatuses } from '../conversations/conversation.table.js';
 
 export const conversationSchema = z
   .object({

@@ -7,7 +7,7 @@ import {
   exportConversationsQuery,
   listConversationsQuery,
 } from './conversation.schemas.js';
-import type { ConversationService } from './conversation.service.js';
+import type { ConversationService } from '../conversations/conversation.service.js';
 
 export function conversationRoutes(history: ConversationHistory, conversations: ConversationService): RouteDef[] {
   return [

@@ -14,7 +14,7 @@ import {
   turnsOf,
 } from './conversation-history.repository.js';
 import type { SearchIndex } from './search-index.js';
-import { replyPartsOf } from './turn.repository.js';
+import { replyPartsOf } from '../conversations/turn.repository.js';
 import type { Conversation, ConversationDetail, ConversationFilter, ConversationTurn } from './conversation.schemas.js';
 
 /** Conversations one export streams at most; the next request narrows `created_before`. */
