@@ -34,9 +34,6 @@ export type ApiPath = string & { readonly [builtPath]: true };
 /** A query string made by {@link query} (`?a=1&b=2`, or empty when no filter is set). */
 export class Query {
   constructor(readonly text: string) {}
-  toString(): string {
-    return this.text;
-  }
 }
 
 /**

@@ -87,11 +87,6 @@ export class SpeechBudget {
   release(bytes: number): void {
     this.#held -= bytes;
   }
-
-  /** Audio held now, every utterance in progress together. */
-  get held(): number {
-    return this.#held;
-  }
 }
 
 const TOO_MUCH: Record<Scope, string> = {
