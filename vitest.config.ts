@@ -1,9 +1,12 @@
+import { join } from 'node:path';
 import { defineConfig } from 'vitest/config';
-import { readCatalogue } from './server/src/widget-catalogue.js';
+import { readCatalogue } from './widget/catalogue.js';
 
 export default defineConfig({
   // As the widget's build defines it (widget/vite.config.ts).
-  define: { __CATALOGUE_VERSION__: JSON.stringify(readCatalogue().version) },
+  define: {
+    __CATALOGUE_VERSION__: JSON.stringify(readCatalogue(join(import.meta.dirname, 'widget', 'locales')).version),
+  },
   test: {
     include: [
       'server/**/*.test.ts',

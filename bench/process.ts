@@ -1,15 +1,13 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 
-/** The service as it runs in production: compiled by `tsc -p tsconfig.build.json`, started with plain `node` (see {@link buildService}). */
+/** The service as it runs in production: compiled by `npm run build:server`, started with plain `node` (see {@link buildService}). */
 export const SERVICE_ENTRY = 'dist/server/src/main.js';
 
 /** Compiles the service once per bench run, so every scenario measures the compiled code. */
 export function buildService(): void {
-  const built = spawnSync(process.execPath, ['node_modules/typescript/bin/tsc', '-p', 'tsconfig.build.json'], {
-    encoding: 'utf8',
-  });
-  if (built.status !== 0) throw new Error(`tsc -p tsconfig.build.json failed:\n${built.stdout}${built.stderr}`);
+  const built = spawnSync('npm', ['run', '--silent', 'build:server'], { encoding: 'utf8' });
+  if (built.status !== 0) throw new Error(`npm run build:server failed:\n${built.stdout}${built.stderr}`);
 }
 
 /** Node flags for targets whose memory is measured: SIGUSR2 then collects garbage. */

@@ -456,7 +456,7 @@ for (const name of chosen)
   if (!scenarios[name]) throw new Error(`unknown scenario ${name}; known: ${Object.keys(scenarios).join(', ')}`);
 if (!process.env.BENCH_NO_BUILD) buildService();
 console.log(
-  `Node ${process.version}, ${(await import('node:os')).cpus().length} cores; the service runs compiled: node ${SERVICE_ENTRY} (built by this run with tsc -p tsconfig.build.json)`,
+  `Node ${process.version}, ${(await import('node:os')).cpus().length} cores; the service runs compiled: node ${SERVICE_ENTRY} (built by this run with npm run build:server)`,
 );
 for (const [name, run] of Object.entries(scenarios)) {
   if (chosen.length && !chosen.includes(name)) continue;

@@ -1,4 +1,4 @@
-import type { ReplyAction } from '../server/src/concierge/protocol/frames.js';
+import type { ReplyAction } from '#protocol/frames';
 
 /** What the demo hotel answers: the reply, and what it offers beside it. */
 export interface Answer {

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { defineConfig, type Plugin } from 'vite';
-import { readCatalogue } from '../server/src/widget-catalogue.ts';
+import { readCatalogue } from './catalogue.ts';
 
 /**
  * `concierge.js`, the file the script tag loads: widget/script-tag.js with the entry module's
@@ -33,7 +33,7 @@ export default defineConfig({
   // Files the modules name (the capture's worklet) are found beside them, wherever the service serves them.
   experimental: { renderBuiltUrl: () => ({ relative: true }) },
   // The widget asks for other locales' words under this version: cacheable for as long as it holds.
-  define: { __CATALOGUE_VERSION__: JSON.stringify(readCatalogue().version) },
+  define: { __CATALOGUE_VERSION__: JSON.stringify(readCatalogue(join(import.meta.dirname, 'locales')).version) },
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
   plugins: [scriptTag()],
   build: {

@@ -14,7 +14,7 @@ import type {
   conversationSchema,
 } from '../../server/src/concierge/history/conversation.schemas.js';
 import type { deliverySchema } from '../../server/src/concierge/deliveries/delivery.schemas.js';
-import type { storedEvent } from '../../server/src/concierge/protocol/frames.js';
+import type { storedEvent } from '#protocol/frames';
 import type { analyticsSchema } from '../../server/src/concierge/analytics/analytics.schemas.js';
 import type { diagnosticsSchema } from '../../server/src/concierge/diagnostics/diagnostics.route.js';
 import type {

@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { ApiError } from './api';
-import { WIDGET_LOCALES } from '../../server/src/concierge/protocol/widget-locales';
+import { WIDGET_LOCALES } from '#protocol/widget-locales';
 import { duration, localeLabel, when } from './logic';
 import type { Delivery, Deployment, PageMeta } from './types';
 

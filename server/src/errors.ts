@@ -1,4 +1,4 @@
-import { Close, type CloseCode } from './concierge/protocol/close-codes.js';
+import { Close, type CloseCode } from '#protocol/close-codes';
 
 interface ErrorKind {
   /** The HTTP status; absent for the codes that only the widget's socket uses. */

@@ -51,6 +51,18 @@ function cycles(graph: Map<string, string[]>): string[][] {
   return found;
 }
 
+describe('the wire contract (protocol/, README: Layout)', () => {
+  it('imports nothing but zod: the server, the widget and the console all build on it', () => {
+    const dir = resolve(root, '../../protocol');
+    const files = readdirSync(dir).filter((f) => f.endsWith('.ts'));
+    expect(files).toEqual(['close-codes.ts', 'frames.ts', 'transcript-events.ts', 'widget-locales.ts']);
+    const imported = files.flatMap(
+      (f) => ts.preProcessFile(readFileSync(join(dir, f), 'utf8'), true, false).importedFiles,
+    );
+    expect(imported.map((i) => i.fileName)).toEqual(['zod']);
+  });
+});
+
 describe("the server's imports", () => {
   const graph = importGraph();
 
@@ -79,7 +91,6 @@ describe("the server's imports", () => {
       'concierge/diagnostics',
       'concierge/events',
       'concierge/history',
-      'concierge/protocol',
       'concierge/sessions',
       'concierge/speech',
       'concierge/turns',

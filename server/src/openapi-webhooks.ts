@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import type { ZodOpenApiOperationObject, ZodOpenApiPathsObject } from 'zod-openapi';
-import { transcriptEventTypes } from './concierge/protocol/transcript-events.js';
+import { transcriptEventTypes } from '#protocol/transcript-events';
 import {
   hookAnswerBody,
   signatureHeaders,

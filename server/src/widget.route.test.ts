@@ -8,8 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorHandler } from './http/error-handler.js';
 import { dispatchRoutes } from './http/dispatch.js';
 import { StoreHealth } from './store/store-health.js';
-import { readCatalogue } from './widget-catalogue.js';
-import { widgetLocaleRoute, widgetModuleRoute, widgetRoute } from './widget.route.js';
+import { readCatalogue } from '../../widget/catalogue.js';
+import { CATALOGUE_DIR, widgetLocaleRoute, widgetModuleRoute, widgetRoute } from './widget.route.js';
 import type { RouteDef } from './http/route.js';
 
 const logger = pino({ level: 'silent' });
@@ -79,7 +79,7 @@ describe("the widget's modules and words", () => {
   let dir: string;
   let server: Server;
   let base: string;
-  const catalogue = readCatalogue();
+  const catalogue = readCatalogue(CATALOGUE_DIR);
 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), 'concierge-widget-assets-'));

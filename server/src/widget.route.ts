@@ -2,14 +2,15 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { z } from 'zod';
 import { AppError } from './errors.js';
-import { WIDGET_LOCALES, type WidgetLocale } from './concierge/protocol/widget-locales.js';
+import { WIDGET_LOCALES, type WidgetLocale } from '#protocol/widget-locales';
 import { type RouteDef, defineRoute } from './http/route.js';
 import { builtFile } from './shared/built-file.js';
 import { PROJECT_ROOT } from './shared/project-root.js';
-import { CATALOGUE_DIR, readCatalogue, type WidgetCatalogue } from './widget-catalogue.js';
+import { readCatalogue, type WidgetCatalogue } from '../../widget/catalogue.js';
 
 export const WIDGET_DIST = join(PROJECT_ROOT, 'widget', 'dist');
 export const WIDGET_BUNDLE = join(WIDGET_DIST, 'concierge.js');
+export const CATALOGUE_DIR = join(PROJECT_ROOT, 'widget', 'locales');
 
 const HEADERS = {
   'Access-Control-Allow-Origin': '*',

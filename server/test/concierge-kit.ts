@@ -3,7 +3,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { SignJWT } from 'jose';
 import WebSocket from 'ws';
-import { serverFrame } from '../src/concierge/protocol/frames.js';
+import { serverFrame } from '#protocol/frames';
 import { afterAll, afterEach, beforeAll, beforeEach } from 'vitest';
 import {
   type Client,

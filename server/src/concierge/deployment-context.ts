@@ -10,7 +10,7 @@ import {
   effectiveRuntimeConfig,
 } from '../deployments/deployment.schemas.js';
 import type { CallDirection, DeploymentStatus } from '../deployments/deployment.table.js';
-import { type AgentInfo, type AgentVoice, languageTag, type WidgetTheme } from './protocol/frames.js';
+import { type AgentInfo, type AgentVoice, languageTag, type WidgetTheme } from '#protocol/frames';
 
 /** What a session, a turn or a reply needs to know about its deployment, defaults applied. */
 export interface DeploymentContext {

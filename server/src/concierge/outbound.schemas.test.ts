@@ -8,7 +8,7 @@ import {
   Widget,
 } from '../../test/concierge-kit.js';
 import { call, type TestService, startService, waitFor } from '../../test/harness.js';
-import { transcriptEventTypes } from './protocol/transcript-events.js';
+import { transcriptEventTypes } from '#protocol/transcript-events';
 import { signatureHeaders, transcriptEventBodies, turnCreatedBody } from './outbound.schemas.js';
 
 /**

@@ -8,8 +8,8 @@ import {
   replyActions,
   turnFailures,
   turnModes,
-} from './protocol/frames.js';
-import { transcriptEventTypes, type TranscriptEventType } from './protocol/transcript-events.js';
+} from '#protocol/frames';
+import { transcriptEventTypes, type TranscriptEventType } from '#protocol/transcript-events';
 
 /**
  * What the service sends to the customer's server (README, Writing your customer server): the bodies the code

@@ -1,5 +1,5 @@
 import type { z } from 'zod';
-import { widgetTheme } from '../concierge/protocol/frames.js';
+import { widgetTheme } from '#protocol/frames';
 import { channelConfigSchema, engagementRulesSchema, runtimeConfigSchema } from './deployment.schemas.js';
 
 export interface ConfigWarning {

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { pageQuery } from '../http/pagination.js';
 import { atLeastOneField, SPEC_MAX_BYTES, timestamp } from '../shared/schemas.js';
-import { widgetTheme } from '../concierge/protocol/frames.js';
+import { widgetTheme } from '#protocol/frames';
 import { transcriptHookStatuses } from './deployment.table.js';
 
 export const environments = ['development', 'staging', 'production'] as const;

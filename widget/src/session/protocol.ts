@@ -14,5 +14,5 @@ export type {
   TurnFailure as FailReason,
   TurnMode,
   WidgetTheme,
-} from '../../../server/src/concierge/protocol/frames';
-export { Close } from '../../../server/src/concierge/protocol/close-codes';
+} from '#protocol/frames';
+export { Close } from '#protocol/close-codes';

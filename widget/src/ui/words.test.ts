@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WIDGET_LOCALES } from '../../../server/src/concierge/protocol/widget-locales';
+import { WIDGET_LOCALES } from '#protocol/widget-locales';
 import { loadWords, localeFor, rightToLeft, t, wordsLocale } from './words';
 
 type Entry = string | Record<string, string>;

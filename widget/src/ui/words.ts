@@ -1,8 +1,4 @@
-import {
-  RIGHT_TO_LEFT,
-  WIDGET_LOCALES,
-  type WidgetLocale,
-} from '../../../server/src/concierge/protocol/widget-locales';
+import { RIGHT_TO_LEFT, WIDGET_LOCALES, type WidgetLocale } from '#protocol/widget-locales';
 import en from '../../locales/en.json';
 
 /** The catalogues' version, set by the build: a catalogue fetched with it is cached for as long as the service serves it. */

@@ -1,4 +1,4 @@
-import type { FeedbackRating, TurnFailure } from '../protocol/frames.js';
+import type { FeedbackRating, TurnFailure } from '#protocol/frames';
 
 /**
  * What a change counts (README, Knowing how it goes): a conversation started (and by whom), a

@@ -5,7 +5,7 @@ import type { Db } from '../../store/database.js';
 import { findAgentVersion } from '../../agents/agent-version.repository.js';
 import { agentInfo, type DeploymentContext, type DeploymentDirectory } from '../deployment-context.js';
 import type { ConversationAt, EventRecorder, UnitOfWork } from '../events/event.recorder.js';
-import type { AgentInfo, EndReason } from '../protocol/frames.js';
+import type { AgentInfo, EndReason } from '#protocol/frames';
 import { joined, turnLifecycle } from './turn.lifecycle.js';
 import {
   conversationsStartedSince,

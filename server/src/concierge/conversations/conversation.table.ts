@@ -1,11 +1,4 @@
-import type {
-  EndReason,
-  FeedbackRating,
-  Handler,
-  RecognitionEngine,
-  TurnFailure,
-  TurnMode,
-} from '../protocol/frames.js';
+import type { EndReason, FeedbackRating, Handler, RecognitionEngine, TurnFailure, TurnMode } from '#protocol/frames';
 
 export type { EndReason, Handler, TurnFailure, TurnMode };
 export const conversationStatuses = ['open', 'ended'] as const;

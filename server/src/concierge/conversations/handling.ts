@@ -3,8 +3,8 @@ import { isoNow } from '../../shared/time.js';
 import type { Db } from '../../store/database.js';
 import type { DeploymentDirectory } from '../deployment-context.js';
 import type { Change, EventRecorder } from '../events/event.recorder.js';
-import type { Handler, ReplyAction } from '../protocol/frames.js';
-import type { TranscriptEvent } from '../protocol/transcript-events.js';
+import type { Handler, ReplyAction } from '#protocol/frames';
+import type { TranscriptEvent } from '#protocol/transcript-events';
 import { type ConversationRow, findConversation, lockConversation } from './conversation.repository.js';
 
 /** The transcript event of a change of who handles a conversation. */

@@ -9,7 +9,7 @@ import {
   type RecognitionEngine,
   REPLY_PART_LIMITS,
   type ReplyAction,
-} from '../protocol/frames.js';
+} from '#protocol/frames';
 import type { ConversationRow } from './conversation.repository.js';
 import type { TurnFailure, TurnStatus } from './conversation.table.js';
 import { handoffEvent } from './handling.js';

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { pageQuery } from '../../http/pagination.js';
 import { timestamp } from '../../shared/schemas.js';
-import { transcriptEventTypes } from '../protocol/transcript-events.js';
+import { transcriptEventTypes } from '#protocol/transcript-events';
 import { deliveryErrors, deliveryKinds, deliveryOutcomes } from './delivery.table.js';
 
 const headers = z.record(z.string(), z.union([z.string(), z.array(z.string())]));

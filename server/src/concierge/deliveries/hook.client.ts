@@ -3,7 +3,7 @@ import { isoNow } from '../../shared/time.js';
 import { hookHandoff, type turnCreatedBody } from '../outbound.schemas.js';
 import type { DeploymentContext } from '../deployment-context.js';
 import { type EgressPolicy, type EgressResponse, type Exchange, exchange } from '../egress.js';
-import { type ReplyAction, replyActions } from '../protocol/frames.js';
+import { type ReplyAction, replyActions } from '#protocol/frames';
 import { signatureOf, standardWebhookHeaders } from '../signature.js';
 
 /**

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { describeEachStore, type StoreKind, startService, type TestService } from '../../../test/harness.js';
-import type { NewEvent } from '../protocol/frames.js';
+import type { NewEvent } from '#protocol/frames';
 import { appendEvents } from './event.repository.js';
 
 function suite(kind: StoreKind) {

@@ -1,7 +1,7 @@
 import type { Database, Db, Trx } from '../../store/database.js';
 import { isoNow } from '../../shared/time.js';
 import { queryShapes } from '../../store/query-shape.js';
-import type { NewEvent, StoredEvent } from '../protocol/frames.js';
+import type { NewEvent, StoredEvent } from '#protocol/frames';
 
 /** A stored widget event: `frame` is the exact JSON text sent. */
 export interface StoredFrame {

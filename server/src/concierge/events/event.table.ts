@@ -1,4 +1,4 @@
-import type { StoredEvent } from '../protocol/frames.js';
+import type { StoredEvent } from '#protocol/frames';
 
 /** One stored widget event of a conversation, `frame` being the exact JSON text sent. */
 export interface ConversationEventTable {

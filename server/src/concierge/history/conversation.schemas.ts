@@ -11,7 +11,7 @@ import {
   storedEvent,
   turnFailures,
   turnModes,
-} from '../protocol/frames.js';
+} from '#protocol/frames';
 import { conversationStatuses, turnStatuses } from '../conversations/conversation.table.js';
 
 export const conversationSchema = z

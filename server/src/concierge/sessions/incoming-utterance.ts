@@ -1,4 +1,4 @@
-import { AUDIO_SAMPLE_RATE } from '../protocol/frames.js';
+import { AUDIO_SAMPLE_RATE } from '#protocol/frames';
 
 const BYTES_PER_MS = (AUDIO_SAMPLE_RATE * 2) / 1000;
 /** The longest utterance the service takes: 30 s of 16 kHz 16-bit mono. */

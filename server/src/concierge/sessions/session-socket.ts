@@ -1,4 +1,4 @@
-import type { CloseCode } from '../protocol/close-codes.js';
+import type { CloseCode } from '#protocol/close-codes';
 
 /** What a session needs of its socket: `ws`'s WebSocket, or a fake in tests. */
 export interface SessionSocket {

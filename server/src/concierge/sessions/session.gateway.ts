@@ -5,7 +5,7 @@ import { AppError } from '../../errors.js';
 import { clientAddress, type ProxyTrust } from '../../http/client-address.js';
 import type { PublicAddress } from '../../http/public-address.js';
 import { PerKeyCap } from '../../shared/per-key-cap.js';
-import { Close, CloseReason } from '../protocol/close-codes.js';
+import { Close, CloseReason } from '#protocol/close-codes';
 import { DRAIN_TIMEOUT_MS } from './event-cursor.js';
 import { Session, type SessionServices, type SessionSettings, type SessionShared } from './session.js';
 

@@ -3,7 +3,7 @@ import { createLogger } from '../../logger.js';
 import { StoreHealth } from '../../store/store-health.js';
 import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
 import { LocalBus } from '../events/conversation-bus.js';
-import { Close } from '../protocol/close-codes.js';
+import { Close } from '#protocol/close-codes';
 import { MAX_QUEUED_BYTES, MAX_QUEUED_MESSAGES, Session, type SessionServices, type SessionShared } from './session.js';
 import type { SessionSocket } from './session-socket.js';
 import { DRAIN_TIMEOUT_MS } from './event-cursor.js';

@@ -6,7 +6,7 @@ import type { ConversationService } from '../conversations/conversation.service.
 import type { ConversationRow } from '../conversations/conversation.repository.js';
 import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
 import type { ConversationBus } from '../events/conversation-bus.js';
-import { Close, CloseReason, type CloseCode } from '../protocol/close-codes.js';
+import { Close, CloseReason, type CloseCode } from '#protocol/close-codes';
 import {
   AUDIO_SAMPLE_RATE,
   type ClientMessage,
@@ -15,7 +15,7 @@ import {
   type ServerFrame,
   type WidgetErrorCode,
   widgetErrorCodes,
-} from '../protocol/frames.js';
+} from '#protocol/frames';
 import type { TurnInput, TurnService } from '../turns/turn.service.js';
 import { type CursorOwner, type CursorSource, EventCursor } from './event-cursor.js';
 import type { SessionSocket } from './session-socket.js';

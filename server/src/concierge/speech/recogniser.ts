@@ -1,4 +1,4 @@
-import type { RecognitionEngine } from '../protocol/frames.js';
+import type { RecognitionEngine } from '#protocol/frames';
 
 export type { RecognitionEngine };
 

@@ -1,4 +1,4 @@
-import type { RecognitionSite } from '../protocol/frames.js';
+import type { RecognitionSite } from '#protocol/frames';
 
 /** A deployment's `runtime_config.speech_recognition`. */
 export type RecognitionSetting = 'auto' | 'browser' | 'service' | 'off';

@@ -4,7 +4,7 @@ import { idParams } from '../../shared/schemas.js';
 import type { ConversationHistory } from '../history/conversation-history.js';
 import { conversationSchema } from '../history/conversation.schemas.js';
 import type { ConversationHandling } from '../conversations/handling.js';
-import { replyActions } from '../protocol/frames.js';
+import { replyActions } from '#protocol/frames';
 import { personReplyBody, replyAcceptedSchema } from './reply.schemas.js';
 import type { ReplyService } from './reply.service.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { codePoints, REPLY_PART_LIMITS, replyActions } from '../protocol/frames.js';
+import { codePoints, REPLY_PART_LIMITS, replyActions } from '#protocol/frames';
 
 /** The deferred reply the customer's server posts for an acknowledged turn: it resolves the turn. */
 export const finalReplyBody = z

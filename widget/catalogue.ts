@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { WIDGET_LOCALES, type WidgetLocale } from './concierge/protocol/widget-locales.js';
-import { PROJECT_ROOT } from './shared/project-root.js';
+import { WIDGET_LOCALES, type WidgetLocale } from '#protocol/widget-locales';
 
-/** The widget's words, one JSON file per locale (README, The widget in your visitors' languages). */
-export const CATALOGUE_DIR = join(PROJECT_ROOT, 'widget', 'locales');
+/**
+ * The widget's words, one JSON file per locale in `widget/locales/` (README, The widget in your
+ * visitors' languages): read by the widget's build for their version and by the service that
+ * serves them. Both say where the folder is: the compiled service runs from elsewhere.
+ */
 
 export interface WidgetCatalogue {
   /** A hash of every locale's file: the widget build asks for `?v=` this, so a fetched catalogue may be cached for a year. */
@@ -14,7 +16,7 @@ export interface WidgetCatalogue {
 }
 
 /** Every locale's catalogue as its file holds it, and their version. */
-export function readCatalogue(dir = CATALOGUE_DIR): WidgetCatalogue {
+export function readCatalogue(dir: string): WidgetCatalogue {
   const hash = createHash('sha256');
   const files = new Map<WidgetLocale, Buffer>();
   for (const locale of WIDGET_LOCALES) {

@@ -1,5 +1,3 @@
-import { randomBase62 } from '../../shared/random.js';
-
 /** The events a transcript hook is sent (README, Transcript events). */
 export const transcriptEventTypes = [
   'conversation.started',
@@ -19,8 +17,6 @@ export interface TranscriptEvent {
   type: TranscriptEventType;
   data: Record<string, unknown>;
 }
-
-export const newEventId = (): string => `evt_${randomBase62(24)}`;
 
 /** How a transcript event's body is marked: `test` for a sample sent by test-hook. */
 export type TranscriptMark = 'real' | 'test';
