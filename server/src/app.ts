@@ -2,11 +2,13 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { agentRoutes } from './agents/agent.routes.js';
-import { ApiKeyAuthenticator } from './api-keys/api-key.authenticator.js';
+import { ApiKeyAuthenticator, bearerKey } from './api-keys/api-key.authenticator.js';
 import { apiKeyRoutes } from './api-keys/api-key.routes.js';
-import { UsageRecorder } from './api-keys/usage.recorder.js';
+import { countUsage, UsageRecorder } from './api-keys/usage.recorder.js';
 import type { Config } from './config.js';
 import { ConsoleAccounts } from './console/console-accounts.js';
+import { consoleSession } from './console/console-credential.js';
+import { consoleStatic, serviceFavicon } from './console/console-static.js';
 import { consoleRoutes } from './console/console.routes.js';
 import { PasswordHasher } from './console/password-hasher.js';
 import { ConversationHistory } from './concierge/history/conversation-history.js';
@@ -31,6 +33,7 @@ import { type Committed, EventRecorder } from './concierge/events/event.recorder
 import { countOpenConversations } from './concierge/conversations/conversation.repository.js';
 import { outboxBacklog } from './concierge/deliveries/outbox.repository.js';
 import { metricsRoute } from './metrics/metrics.route.js';
+import { requestMetrics } from './metrics/request-metrics.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
 import { framesAfter } from './concierge/events/event.repository.js';
 import { PgBus } from './concierge/events/pg-bus.js';
@@ -46,8 +49,10 @@ import { TurnSweep } from './concierge/turns/turn.sweep.js';
 import { deploymentRoutes } from './deployments/deployment.routes.js';
 import { DeploymentService } from './deployments/deployment.service.js';
 import { previewTokenRoute } from './deployments/preview-token.routes.js';
-import { credentialCheck } from './http/auth.js';
+import { type Credential, credentialCheck, perKeyRateLimit, requirePrincipal, resolvePrincipal } from './http/auth.js';
+import type { Middleware } from './http/exchange.js';
 import { httpServer } from './http/http-server.js';
+import { noStore } from './http/no-store.js';
 import { PublicAddress } from './http/public-address.js';
 import type { RouteDef } from './http/route.js';
 import { Idempotency } from './idempotency/idempotency.js';
@@ -59,7 +64,7 @@ import { RetentionPurge } from './retention/retention.purge.js';
 import { BackgroundLoop } from './shared/background-loop.js';
 import { Parts } from './shared/parts.js';
 import { openStore, type Store } from './store/db.js';
-import { StoreHealth } from './store/store-health.js';
+import { StoreHealth, storeOutage } from './store/store-health.js';
 import { WriteBatcher } from './store/write-batcher.js';
 import { systemRoutes } from './system.routes.js';
 import { sdkRoute } from './sdk.route.js';
@@ -136,6 +141,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const consoleAccounts = new ConsoleAccounts({ db, hasher: passwords, dialect });
   const usage = parts.add(new UsageRecorder({ db, health }));
   const keys = new ApiKeyAuthenticator(db);
+  const credentials = [bearerKey(keys), consoleSession(consoleAccounts, address)];
   const jobs = parts.add(
     new JobRunner({ db, generator: options.generator ?? templateGenerator, logger, health }, options.jobs),
   );
@@ -242,7 +248,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       trustProxy: config.trustProxy,
     }),
     ...activityRoutes(activity, {
-      holds: credentialCheck(keys, consoleAccounts),
+      holds: credentialCheck(credentials),
       recheckMs: options.activityRecheckMs ?? ACTIVITY_RECHECK_MS,
     }),
     ...analyticsRoutes(new AnalyticsService({ db })),
@@ -262,8 +268,16 @@ export async function createApp(options: AppOptions): Promise<App> {
   ];
   const timeouts = { headersMs: 10_000, bodyMs: 10_000, streamStallMs: 30_000, ...options.timeouts };
   const { server, served } = httpServer(
-    { routes, logger, health, keys, usage, accounts: consoleAccounts, idempotency, address, metrics },
-    { config, timeouts, consoleDir: options.consoleDir },
+    {
+      routes,
+      logger,
+      observe: [requestMetrics(metrics)],
+      under: { '/console': [noStore], '/api/v1': [noStore, ...managementAccess(credentials, usage, config)] },
+      mounts: { '/console': consoleStatic(options.consoleDir), '/favicon.ico': serviceFavicon(options.consoleDir) },
+      knownErrors: [storeOutage(health)],
+      repeats: idempotency,
+    },
+    { config, timeouts },
   );
   server.on('upgrade', (req, socket, head) => sessions.handleUpgrade(req, socket, head));
   let bound = '';
@@ -287,6 +301,24 @@ export async function createApp(options: AppOptions): Promise<App> {
     drain,
     close: () => parts.stop(),
   };
+}
+
+/**
+ * Who may call the management API (README, The management API): an API key or the console's
+ * session, each request counted for its customer's usage and limited per caller; the unknown are
+ * limited per address, then refused.
+ */
+function managementAccess(
+  credentials: readonly Credential[],
+  usage: UsageRecorder,
+  config: Pick<Config, 'rateLimitPerMinute' | 'trustProxy'>,
+): Middleware[] {
+  return [
+    resolvePrincipal(credentials),
+    countUsage(usage),
+    perKeyRateLimit(config.rateLimitPerMinute, config.trustProxy),
+    requirePrincipal,
+  ];
 }
 
 /** Listens where configured; resolves with the URL bound. */

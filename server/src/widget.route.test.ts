@@ -7,13 +7,13 @@ import pino from 'pino';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { errorHandler } from './http/error-handler.js';
 import { dispatchRoutes } from './http/dispatch.js';
-import { StoreHealth } from './store/store-health.js';
+import { StoreHealth, storeOutage } from './store/store-health.js';
 import { readCatalogue } from '../../widget/catalogue.js';
 import { CATALOGUE_DIR, widgetLocaleRoute, widgetModuleRoute, widgetRoute } from './widget.route.js';
 import type { RouteDef } from './http/route.js';
 
 const logger = pino({ level: 'silent' });
-const onError = errorHandler(logger, new StoreHealth({ ping: async () => {}, logger }));
+const onError = errorHandler(logger, [storeOutage(new StoreHealth({ ping: async () => {}, logger }))]);
 /** Routes served as the service serves them, its error envelope included. */
 const dispatcher = (routes: RouteDef[]) => dispatchRoutes(routes, { before: [], under: {}, onError });
 

@@ -2,7 +2,10 @@ import { TtlCache } from '../shared/ttl-cache.js';
 import type { Db } from '../store/database.js';
 import { hashApiKey, isWellFormedApiKey } from './api-key.format.js';
 import { findApiKeyByHash } from './api-key.repository.js';
-import type { Principal } from './api-key.service.js';
+import type { Credential } from '../http/auth.js';
+import type { Principal } from '../http/principal.js';
+
+const BEARER = /^Bearer +(\S+) *$/i;
 
 interface Remembered {
   principal: Principal;
@@ -45,4 +48,14 @@ export class ApiKeyAuthenticator {
   forgetCustomer(customerId: string): void {
     this.#remembered.deleteWhere((entry) => entry.principal.customerId === customerId);
   }
+}
+
+/** `Authorization: Bearer <api key>` as a request's credential (README, The management API). */
+export function bearerKey(keys: ApiKeyAuthenticator): Credential {
+  const presented = (authorization: string | undefined) => BEARER.exec(authorization ?? '')?.[1];
+  return {
+    carried: (req) => presented(req.headers.authorization) !== undefined,
+    identify: (req) => keys.authenticate(presented(req.headers.authorization)!),
+    holds: async (req) => (await keys.authenticate(presented(req.headers.authorization)!)) !== null,
+  };
 }

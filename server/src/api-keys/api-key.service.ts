@@ -5,18 +5,6 @@ import type { Db } from '../store/database.js';
 import { generateApiKey, hashApiKey, keyLast4, keyPrefix } from './api-key.format.js';
 import { findCurrentApiKey, findPreviousKeyExpiry, insertApiKey, retireApiKeys } from './api-key.repository.js';
 
-/** Who a management request acts for: an API key, or a console user signed in with a session. */
-export interface Principal {
-  customerId: string;
-  /** The API key used; null for a console session. */
-  keyId: string | null;
-  /** The console user, for a console session. */
-  userId?: string;
-}
-
-/** Who made a request, for per-caller limits: the API key, or the console user. */
-export const principalKey = (principal: Principal): string => principal.keyId ?? `user:${principal.userId}`;
-
 export interface ApiKeySettings {
   id: string;
   prefix: string;

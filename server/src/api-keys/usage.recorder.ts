@@ -1,3 +1,4 @@
+import { type Middleware, routeLabelOf } from '../http/exchange.js';
 import { BackgroundLoop } from '../shared/background-loop.js';
 import type { Db } from '../store/database.js';
 import type { StoreHealth } from '../store/store-health.js';
@@ -5,7 +6,6 @@ import type { UsageDailyTable } from './api-key.table.js';
 import { touchApiKeys } from './api-key.repository.js';
 import { addUsage } from './usage.repository.js';
 
-export const UNMATCHED_ROUTE = '(unmatched)';
 const FLUSH_INTERVAL_MS = 5_000;
 
 type Slot = Pick<UsageDailyTable, 'customer_id' | 'day' | 'method' | 'route'>;
@@ -83,4 +83,23 @@ export class UsageRecorder {
       for (const [id, at] of lastUsed) if (!this.lastUsed.has(id)) this.lastUsed.set(id, at);
     }
   }
+}
+
+/** Counts each request that has a principal for its customer's usage, once it is answered. */
+export function countUsage(usage: UsageRecorder): Middleware {
+  return (req, res, next) => {
+    const principal = res.locals.principal;
+    if (principal)
+      res.on('finish', () =>
+        usage.record(
+          principal.customerId,
+          principal.keyId,
+          req.method ?? '',
+          routeLabelOf(req),
+          res.statusCode >= 400,
+          new Date(),
+        ),
+      );
+    next();
+  };
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { clientAddress, type ProxyTrust } from '../http/client-address.js';
-import { clearedSessionCookie, readCookie, SESSION_COOKIE, sessionCookie } from '../http/console-cookie.js';
+import { readCookie } from '../http/cookies.js';
+import { clearedSessionCookie, SESSION_COOKIE, sessionCookie } from './console-cookie.js';
 import type { PublicAddress } from '../http/public-address.js';
 import { type RouteDef, defineRoute } from '../http/route.js';
 import { type ConsoleAccounts, MIN_PASSWORD_LENGTH } from './console-accounts.js';

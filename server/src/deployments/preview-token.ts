@@ -1,5 +1,5 @@
 import { SignJWT } from 'jose';
-import type { Principal } from '../api-keys/api-key.service.js';
+import type { Principal } from '../http/principal.js';
 import type { DeploymentContext } from '../concierge/deployment-context.js';
 import { invalidState } from '../errors.js';
 

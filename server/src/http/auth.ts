@@ -1,80 +1,43 @@
-import type { ApiKeyAuthenticator } from '../api-keys/api-key.authenticator.js';
-import { type Principal, principalKey } from '../api-keys/api-key.service.js';
-import { UNMATCHED_ROUTE, type UsageRecorder } from '../api-keys/usage.recorder.js';
-import type { ConsoleAccounts } from '../console/console-accounts.js';
 import { AppError } from '../errors.js';
 import { WindowCounter } from '../shared/window-counter.js';
 import { clientAddress, limitAddressOf, type ProxyTrust } from './client-address.js';
-import { CONSOLE_HEADER, readCookie, SESSION_COOKIE } from './console-cookie.js';
 import type { Middleware, RouteRequest } from './exchange.js';
-import type { PublicAddress } from './public-address.js';
+import { type Principal, principalKey } from './principal.js';
 
-const BEARER = /^Bearer +(\S+) *$/i;
-
-export interface ConsoleSessions {
-  accounts: ConsoleAccounts;
-  address: PublicAddress;
+/**
+ * One way a caller proves who it is (an API key, the console's session), built outside the
+ * transport and handed to it by `app.ts`.
+ */
+export interface Credential {
+  /** Whether the request carries this kind of credential: the first kind it carries decides. */
+  carried(req: RouteRequest): boolean;
+  /** Who the request speaks for, or null when the credential is not (or no longer) good. */
+  identify(req: RouteRequest): Promise<Principal | null>;
+  /** Whether the credential still holds, asked again by responses that outlive a request. */
+  holds(req: RouteRequest): Promise<boolean>;
 }
 
-/**
- * GETs an EventSource makes, which cannot carry the console's header: their cookie counts without
- * it (a read, SameSite=Strict, and the origin rule below still applies).
- */
-const EVENT_STREAMS = new Set(['/api/v1/activity']);
+const carriedBy = (credentials: readonly Credential[], req: RouteRequest) =>
+  credentials.find((credential) => credential.carried(req));
 
 /**
- * The console's session cookie stands in for a key only on a request the console itself made:
- * with its header, and from the service's own origin when the browser says where it comes from.
- * Anything else is as if there were no cookie.
+ * Resolves the caller's credential without refusing yet, so that the rate limiter can key on it
+ * and unauthenticated callers are limited too (per address).
  */
-async function consolePrincipal(req: RouteRequest, sessions: ConsoleSessions): Promise<Principal | null> {
-  const token = readCookie(req, SESSION_COOKIE);
-  if (!token) return null;
-  const eventStream = req.method === 'GET' && EVENT_STREAMS.has((req.url ?? '').split('?', 1)[0]!);
-  if (!eventStream && req.headers[CONSOLE_HEADER.name] !== CONSOLE_HEADER.value) return null;
-  if (req.headers.origin !== undefined && req.headers.origin !== sessions.address.originFor(req)) return null;
-  const who = await sessions.accounts.identify(token);
-  return who && { customerId: who.customerId, keyId: null, userId: who.userId };
-}
-
-/**
- * Resolves the bearer key (or the console's session) without refusing yet, so that the rate
- * limiter can key on it and unauthenticated callers are limited too (per address), then counts
- * the request for usage.
- */
-export function resolvePrincipal(
-  keys: ApiKeyAuthenticator,
-  usage: UsageRecorder,
-  sessions: ConsoleSessions,
-): Middleware {
+export function resolvePrincipal(credentials: readonly Credential[]): Middleware {
   return async (req, res, next) => {
-    const match = BEARER.exec(req.headers.authorization ?? '');
-    const principal = match ? await keys.authenticate(match[1]!) : await consolePrincipal(req, sessions);
-    if (principal) {
-      res.locals.principal = principal;
-      res.on('finish', () => {
-        const route = req.route ? String(req.route.path) : UNMATCHED_ROUTE;
-        usage.record(principal.customerId, principal.keyId, req.method ?? '', route, res.statusCode >= 400, new Date());
-      });
-    }
+    const principal = await carriedBy(credentials, req)?.identify(req);
+    if (principal) res.locals.principal = principal;
     next();
   };
 }
 
 /**
- * Whether the key or console session a request came with still holds, asked again by responses
- * that outlive a request (the activity stream): a revoked key or a signed-out session ends them.
+ * Whether the credential a request came with still holds, asked again by responses that outlive
+ * a request (the activity stream): a revoked key or a signed-out session ends them.
  */
-export function credentialCheck(
-  keys: ApiKeyAuthenticator,
-  accounts: ConsoleAccounts,
-): (req: RouteRequest) => Promise<boolean> {
-  return async (req) => {
-    const match = BEARER.exec(req.headers.authorization ?? '');
-    if (match) return (await keys.authenticate(match[1]!)) !== null;
-    const token = readCookie(req, SESSION_COOKIE);
-    return token !== undefined && (await accounts.holds(token));
-  };
+export function credentialCheck(credentials: readonly Credential[]): (req: RouteRequest) => Promise<boolean> {
+  return async (req) => (await carriedBy(credentials, req)?.holds(req)) ?? false;
 }
 
 export const requirePrincipal: Middleware = (_req, res, next) => {

@@ -6,9 +6,9 @@ import { type RouteDef, type ServeOptions, serveRoute } from './route.js';
 
 export interface DispatchOptions extends ServeOptions {
   /** Run first for every route, in order (the request id, the access log). */
-  before: Middleware[];
+  before: readonly Middleware[];
   /** Run next for the routes under each prefix (`/api/v1`: cache policy, key, rate limit). */
-  under: Record<string, Middleware[]>;
+  under: Readonly<Record<string, readonly Middleware[]>>;
   onError: ErrorMiddleware;
 }
 

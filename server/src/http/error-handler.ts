@@ -1,36 +1,29 @@
 import { type ErrorMiddleware, type Middleware, pathOf } from './exchange.js';
 import type { Logger } from 'pino';
 import { AppError } from '../errors.js';
-import { isStoreUnavailable, type StoreHealth } from '../store/store-health.js';
 import { sendError } from './envelope.js';
+
+/**
+ * How a part of the service answers an error it knows (the store's outage is a 503 to retry):
+ * its answer, or undefined when the error is not its own. `where` says what the request was.
+ */
+export type KnownError = (err: unknown, where: string) => AppError | undefined;
 
 export const notFoundRoute: Middleware = () => {
   throw new AppError('not_found', 'No such route');
 };
 
 /**
- * Renders every error as the envelope README, The management API describes. A store that cannot be reached is a 503 the
- * client may retry (reported to `health`, which logs an outage once, not once per request);
- * anything else unexpected becomes a logged 500.
+ * Renders every error as the envelope README, The management API describes: an error another part
+ * knows is answered as it says (`known`); anything else unexpected becomes a logged 500.
  */
 export const errorHandler =
-  (logger: Logger, health: StoreHealth): ErrorMiddleware =>
+  (logger: Logger, known: readonly KnownError[] = []): ErrorMiddleware =>
   (err, req, res, _next) => {
-    let appError: AppError;
-    if (err instanceof AppError) appError = err;
-    else if (isStoreUnavailable(err)) {
-      health.failed(err, `${req.method} ${pathOf(req)}`);
-      appError = new AppError(
-        'unavailable',
-        'The store cannot be reached right now; nothing was changed. Retry shortly.',
-      );
-    } else if (err instanceof URIError) {
-      // A path parameter that does not even decode (see dispatch.ts) cannot name an existing resource.
-      appError = new AppError('not_found', 'Resource not found');
-    } else {
-      logger.error({ err, request_id: res.locals.requestId }, 'unhandled error');
-      appError = new AppError('internal_error', 'Internal error');
-    }
+    const appError =
+      err instanceof AppError
+        ? err
+        : (answerKnown(known, err, `${req.method} ${pathOf(req)}`) ?? unexpected(err, logger, res.locals.requestId));
     if (res.headersSent || req.socket.destroyed) {
       res.destroy();
       return;
@@ -41,3 +34,18 @@ export const errorHandler =
     if (appError.retryAfterS !== undefined) res.setHeader('Retry-After', String(appError.retryAfterS));
     sendError(res, appError);
   };
+
+function answerKnown(known: readonly KnownError[], err: unknown, where: string): AppError | undefined {
+  for (const answer of known) {
+    const answered = answer(err, where);
+    if (answered) return answered;
+  }
+  return undefined;
+}
+
+function unexpected(err: unknown, logger: Logger, requestId: string | undefined): AppError {
+  // A path parameter that does not even decode (see dispatch.ts) cannot name an existing resource.
+  if (err instanceof URIError) return new AppError('not_found', 'Resource not found');
+  logger.error({ err, request_id: requestId }, 'unhandled error');
+  return new AppError('internal_error', 'Internal error');
+}

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import type { Principal } from '../api-keys/api-key.service.js';
+import type { Principal } from './principal.js';
 
 /**
  * A request as the service's routes and middleware see it: Node's own, with what routing found.
@@ -25,3 +25,6 @@ export type ErrorMiddleware = (err: unknown, req: RouteRequest, res: RouteRespon
 
 /** The path part of a request's URL. */
 export const pathOf = (req: RouteRequest): string => req.originalUrl.split('?', 1)[0]!;
+
+/** A request's route as counted (usage, metrics): its declared template, or one label for every path no route matched, so no URL can add one. */
+export const routeLabelOf = (req: RouteRequest): string => (req.route ? String(req.route.path) : '(unmatched)');

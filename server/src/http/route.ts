@@ -1,8 +1,7 @@
 import { once } from 'node:events';
 import { z } from 'zod';
-import type { Principal } from '../api-keys/api-key.service.js';
+import type { Principal } from './principal.js';
 import { AppError, type ErrorDetail, type HttpErrorCode } from '../errors.js';
-import { fingerprintOf, type Idempotency, idempotencyKeyOf, type KeptResponse } from '../idempotency/idempotency.js';
 import { JSON_TYPE, successBody } from './envelope.js';
 import type { RouteRequest, RouteResponse } from './exchange.js';
 import type { PerKeyCap } from '../shared/per-key-cap.js';
@@ -126,12 +125,33 @@ async function readJsonBody(
   return { raw, value: parseJson(raw) };
 }
 
+/** A response as it is sent, and as a repeat is sent it again. */
+export interface KeptResponse {
+  status: number;
+  headers: Record<string, string>;
+  body: string;
+}
+
+/**
+ * What makes a POST safe to repeat (README, The management API), built outside the transport: it
+ * runs `respond` once for the request's key and answers every repeat as the first was answered;
+ * undefined when the request asks for none of this.
+ */
+export interface RepeatGuard {
+  guard(
+    req: RouteRequest,
+    customerId: string,
+    body: Buffer | undefined,
+    respond: () => Promise<KeptResponse>,
+  ): Promise<{ response: KeptResponse; replayed: boolean }> | undefined;
+}
+
 export interface ServeOptions {
   bodyLimit?: number;
   /** How long a body may take once the headers are in (10 s, README: Security). */
   bodyTimeoutMs?: number;
   /** Keeps and replays the responses of POSTs that carry an Idempotency-Key (authenticated routes). */
-  idempotency?: Idempotency;
+  repeats?: RepeatGuard;
   /** Bounds on streamed responses (the conversation export); without it they are unbounded. */
   streams?: StreamLimits;
 }
@@ -196,19 +216,16 @@ export function serveRoute(
       );
     const run = async (): Promise<WireResponse> => render(def, await def.handler(context));
     // A request that failed validation keeps nothing: only what reaches the handler is idempotent.
-    const key = def.auth !== false && def.method === 'post' && options.idempotency ? idempotencyKeyOf(req) : undefined;
-    if (!key) return send(res, await run());
     // POST routes answer JSON text, never bytes: what is kept is what was sent.
-    const keepable = async (): Promise<KeptResponse> => {
-      const wire = await run();
-      return { ...wire, body: wire.body.toString() };
-    };
-    const { response, replayed } = await options.idempotency!.run(
-      principal.customerId,
-      key,
-      fingerprintOf(req, bodyBytes),
-      keepable,
-    );
+    const guarded =
+      def.auth !== false && def.method === 'post'
+        ? options.repeats?.guard(req, principal.customerId, bodyBytes, async () => {
+            const wire = await run();
+            return { ...wire, body: wire.body.toString() };
+          })
+        : undefined;
+    if (!guarded) return send(res, await run());
+    const { response, replayed } = await guarded;
     if (replayed) res.setHeader('Idempotent-Replayed', 'true');
     send(res, response);
   };

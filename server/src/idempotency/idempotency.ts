@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '../errors.js';
+import type { KeptResponse, RepeatGuard } from '../http/route.js';
 import { isoIn, isoNow } from '../shared/time.js';
 import type { Db } from '../store/database.js';
 import { BackgroundLoop } from '../shared/background-loop.js';
@@ -18,13 +19,6 @@ import {
   takeOverKey,
 } from './idempotency.repository.js';
 
-/** A response as it is sent: kept for the key's 24 h and sent again to every repeat. */
-export interface KeptResponse {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
 const KEEP_MS = 24 * 3_600_000;
 /** A request holding a key this long without finishing was lost with its node; a repeat may run it again. */
 const LOCK_MS = 60_000;
@@ -33,7 +27,7 @@ const PURGE_EVERY_MS = 10 * 60_000;
 const KEY = /^[\x20-\x7e]{1,255}$/;
 
 /** The request's Idempotency-Key, if it sent one; a malformed one is refused. */
-export function idempotencyKeyOf(req: IncomingMessage): string | undefined {
+function idempotencyKeyOf(req: IncomingMessage): string | undefined {
   const key = req.headers['idempotency-key'];
   if (key === undefined) return undefined;
   if (typeof key !== 'string' || !KEY.test(key)) {
@@ -45,7 +39,7 @@ export function idempotencyKeyOf(req: IncomingMessage): string | undefined {
 }
 
 /** What a key was used for: the same method, path (with its query) and body bytes, or not. */
-export function fingerprintOf(req: IncomingMessage, body: Buffer | undefined): string {
+function fingerprintOf(req: IncomingMessage, body: Buffer | undefined): string {
   return createHash('sha256')
     .update(`${req.method} ${req.url}\n`)
     .update(body ?? Buffer.alloc(0))
@@ -60,7 +54,7 @@ export function fingerprintOf(req: IncomingMessage, body: Buffer | undefined): s
  * A request that fails keeps nothing: its retry runs afresh (a 4xx fails the same way, a 503 may
  * not), and its error never carries another request's id.
  */
-export class Idempotency {
+export class Idempotency implements RepeatGuard {
   private readonly purging: BackgroundLoop;
 
   constructor(private readonly parts: { db: Db; health: StoreHealth }) {
@@ -79,7 +73,13 @@ export class Idempotency {
     return this.purging.stop();
   }
 
-  async run(
+  /** A response is kept for the key's 24 h and sent again to every repeat; a request without a key is not guarded. */
+  guard(req: IncomingMessage, customerId: string, body: Buffer | undefined, respond: () => Promise<KeptResponse>) {
+    const key = idempotencyKeyOf(req);
+    return key === undefined ? undefined : this.run(customerId, key, fingerprintOf(req, body), respond);
+  }
+
+  private async run(
     customerId: string,
     idempotencyKey: string,
     fingerprint: string,

@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Logger } from 'pino';
+import { AppError } from '../errors.js';
 
 /** Node's socket errors that mean the database server could not be reached or went away. */
 const NETWORK_CODES = new Set([
@@ -36,6 +37,18 @@ export function isStoreUnavailable(err: unknown): boolean {
   // Happy Eyeballs reports each address it tried.
   return err instanceof AggregateError && err.errors.some(isStoreUnavailable);
 }
+
+/**
+ * A request that met an outage: reported to `health` (which logs an outage once, not once per
+ * request) and answered `503 unavailable`, which the client may retry (README, The management API).
+ */
+export const storeOutage =
+  (health: StoreHealth) =>
+  (err: unknown, where: string): AppError | undefined => {
+    if (!isStoreUnavailable(err)) return undefined;
+    health.failed(err, where);
+    return new AppError('unavailable', 'The store cannot be reached right now; nothing was changed. Retry shortly.');
+  };
 
 const PROBE_MS = 500;
 const RETRY_FIRST_MS = 100;

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { defineRoute, type RouteDef } from '../../http/route.js';
 import type { RouteRequest } from '../../http/exchange.js';
-import { principalKey } from '../../api-keys/api-key.service.js';
+import { principalKey } from '../../http/principal.js';
 import type { ActivityHub } from './activity.hub.js';
 
 /** How often an open activity stream asks whether its credential still holds. */

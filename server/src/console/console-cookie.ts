@@ -1,18 +1,8 @@
-import type { IncomingMessage } from 'node:http';
-import { SESSION_ABSOLUTE_MS } from '../console/console-accounts.js';
+import { SESSION_ABSOLUTE_MS } from './console-accounts.js';
 
 export const SESSION_COOKIE = 'concierge_session';
 /** The header a console request must carry for its cookie to count: a cross-site form cannot set it, and a cross-site fetch that sets it needs a preflight nobody answers. */
 export const CONSOLE_HEADER = { name: 'x-requested-with', value: 'concierge-console' };
-
-/** The value of one cookie, or undefined. */
-export function readCookie(req: IncomingMessage, name: string): string | undefined {
-  for (const part of (req.headers.cookie ?? '').split(';')) {
-    const eq = part.indexOf('=');
-    if (eq > 0 && part.slice(0, eq).trim() === name) return part.slice(eq + 1).trim();
-  }
-  return undefined;
-}
 
 /** HttpOnly, SameSite=Strict, the whole site, Secure behind https; lives as long as the session may. */
 export function sessionCookie(token: string, secure: boolean): string {
