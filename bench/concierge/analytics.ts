@@ -10,7 +10,7 @@ import { AnalyticsService } from '../../server/src/concierge/analytics/analytics
 import { createCustomer } from '../../server/src/customers/customer.service.js';
 import type { ConversationRow } from '../../server/src/concierge/conversations/conversation.repository.js';
 import type { TurnRow } from '../../server/src/concierge/conversations/turn.repository.js';
-import type { Db } from '../../server/src/store/database.js';
+import type { Db } from '../../server/src/database.js';
 import { openStore, type Store } from '../../server/src/store/db.js';
 import { quantile } from '../stats.js';
 

@@ -22,9 +22,9 @@ import type {
   deploymentSchema,
   rotatedSecretSchema,
 } from '../../server/src/deployments/deployment.schemas.js';
-import type { jobAcceptedSchema, jobSchema } from '../../server/src/jobs/job.schemas.js';
+import type { jobAcceptedSchema, jobSchema } from '../../server/src/agents/generation/job.schemas.js';
 import type { consoleUserSchema } from '../../server/src/console/console.routes.js';
-import type { previewTokenSchema } from '../../server/src/deployments/preview-token.routes.js';
+import type { previewTokenSchema } from '../../server/src/concierge/sessions/preview-token.routes.js';
 import type { PageMeta as ServerPageMeta } from '../../server/src/http/envelope.js';
 
 export type Agent = z.output<typeof agentSchema>;

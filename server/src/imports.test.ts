@@ -74,6 +74,22 @@ describe("the server's imports", () => {
     expect(cycles(graph)).toEqual([]);
   });
 
+  it('have no two top-level folders that import each other, nor any cycle between them (README, Layout)', () => {
+    const top = (file: string) => (file.includes('/') ? file.slice(0, file.indexOf('/')) : undefined);
+    const folders = new Map<string, string[]>();
+    for (const [file, imports] of graph) {
+      const from = top(file);
+      if (!from) continue; // the root's files (app.ts, database.ts) compose the folders
+      const to = imports.map(top).filter((d): d is string => d !== undefined && d !== from);
+      folders.set(from, [...new Set([...(folders.get(from) ?? []), ...to])]);
+    }
+    expect(folders.size).toBeGreaterThan(10);
+    // The graph sees the edges a folder's files make, value and type imports alike.
+    expect(folders.get('console')).toEqual(expect.arrayContaining(['http', 'store', 'shared']));
+    expect(folders.get('http')).not.toContain('api-keys');
+    expect(cycles(folders)).toEqual([]);
+  });
+
   it("have no cycle between the session backend's folders (README, Layout): each imports only those below it", () => {
     const folders = new Map<string, string[]>();
     for (const [file, imports] of graph) {

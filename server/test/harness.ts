@@ -8,8 +8,8 @@ import { describe } from 'vitest';
 import { type App, type AppOptions, createApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
 import { createCustomer } from '../src/customers/customer.service.js';
-import type { AgentGenerator } from '../src/jobs/agent-generator.js';
-import type { JobRunnerSettings } from '../src/jobs/job.runner.js';
+import type { AgentGenerator } from '../src/agents/generation/agent-generator.js';
+import type { JobRunnerSettings } from '../src/agents/generation/job.runner.js';
 import { createLogger } from '../src/logger.js';
 
 export type StoreKind = 'sqlite' | 'postgres';

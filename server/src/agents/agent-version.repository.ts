@@ -1,4 +1,4 @@
-import type { Db } from '../store/database.js';
+import type { Db } from '../database.js';
 import type { AgentVersionTable } from './agent.table.js';
 import type { Page } from '../http/pagination.js';
 import { listed, type Listed } from '../store/listing.js';

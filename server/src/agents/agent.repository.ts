@@ -1,11 +1,11 @@
 import { sql } from 'kysely';
-import type { Db } from '../store/database.js';
+import type { Db } from '../database.js';
 import { type FieldKind, jsonArrayText, jsonRowOf } from '../store/json-shape.js';
 import { queryShapes } from '../store/query-shape.js';
 import type { Agent } from './agent.schemas.js';
 import type { AgentStatus, AgentTable } from './agent.table.js';
-import { offsetOf, type Page } from '../http/pagination.js';
-import { containing } from '../store/listing.js';
+import type { Page } from '../http/pagination.js';
+import { containing, offsetOf } from '../store/listing.js';
 
 /** The public agent, field by field, as read from its columns: the one place the two meet. */
 export const AGENT_SHAPE = {
@@ -170,4 +170,15 @@ export async function deleteAgent(db: Db, customerId: string, id: string): Promi
     .returning('status')
     .executeTakeFirst();
   if (gone) await addToCount(db, customerId, gone.status, -1);
+}
+
+/** An agent is not deleted while a deployment of it is live. */
+export async function countActiveDeploymentsOfAgent(db: Db, agentId: string): Promise<number> {
+  const row = await db
+    .selectFrom('deployments')
+    .select((eb) => eb.fn.countAll().as('n'))
+    .where('agent_id', '=', agentId)
+    .where('status', '=', 'active')
+    .executeTakeFirstOrThrow();
+  return Number(row.n);
 }

@@ -10,7 +10,7 @@ import {
   startService,
   waitFor,
 } from '../../test/harness.js';
-import type { AgentGenerator } from '../jobs/agent-generator.js';
+import type { AgentGenerator } from './generation/agent-generator.js';
 
 /** A generator the test releases by hand, to hold agents in `generating`. */
 function heldGenerator() {

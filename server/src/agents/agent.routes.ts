@@ -1,9 +1,9 @@
 import { JsonText } from '../http/envelope.js';
 import { type RouteDef, defineRoute } from '../http/route.js';
-import { jobAcceptedSchema, jobSchema } from '../jobs/job.schemas.js';
-import { getLatestJobForAgent } from '../jobs/job.service.js';
+import { jobAcceptedSchema, jobSchema } from './generation/job.schemas.js';
+import { getLatestJobForAgent } from './generation/job.service.js';
 import { deletedSchema, idParams } from '../shared/schemas.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../database.js';
 import { pageQuery } from '../http/pagination.js';
 import {
   agentSchema,

@@ -1,14 +1,14 @@
 import { invalidState, notFound } from '../errors.js';
 import { type Page, pageMeta, pageOf } from '../http/pagination.js';
-import { countActiveDeploymentsOfAgent } from '../deployments/deployment.repository.js';
-import { deleteJobsOfAgent, insertJob } from '../jobs/job.repository.js';
-import { pollingUrlOf } from '../jobs/job.service.js';
+import { deleteJobsOfAgent, insertJob } from './generation/job.repository.js';
+import { pollingUrlOf } from './generation/job.service.js';
 import { fromJsonColumn, toJsonColumn } from '../shared/json-column.js';
 import { newId } from '../shared/random.js';
 import { isoNow } from '../shared/time.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../database.js';
 import { shapeRow } from '../store/json-shape.js';
 import {
+  countActiveDeploymentsOfAgent,
   type AgentFilter,
   type AgentPatch,
   AGENT_SHAPE,

@@ -1,5 +1,5 @@
 import { TtlCache } from '../shared/ttl-cache.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../database.js';
 import { hashApiKey, isWellFormedApiKey } from './api-key.format.js';
 import { findApiKeyByHash } from './api-key.repository.js';
 import type { Credential } from '../http/auth.js';

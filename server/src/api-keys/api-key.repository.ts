@@ -1,4 +1,4 @@
-import type { Db } from '../store/database.js';
+import type { Db } from '../database.js';
 import type { ApiKeyTable } from './api-key.table.js';
 
 export type ApiKeyRow = ApiKeyTable;

@@ -1,5 +1,5 @@
 import { type RouteDef, defineRoute } from '../http/route.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../database.js';
 import type { ApiKeyAuthenticator } from './api-key.authenticator.js';
 import {
   apiKeySettingsSchema,

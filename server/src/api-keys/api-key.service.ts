@@ -1,7 +1,7 @@
 import { AppError } from '../errors.js';
 import { newId } from '../shared/random.js';
 import { isoIn, isoNow } from '../shared/time.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../database.js';
 import { generateApiKey, hashApiKey, keyLast4, keyPrefix } from './api-key.format.js';
 import { findCurrentApiKey, findPreviousKeyExpiry, insertApiKey, retireApiKeys } from './api-key.repository.js';
 

@@ -1,6 +1,6 @@
 import { type Middleware, routeLabelOf } from '../http/exchange.js';
 import { BackgroundLoop } from '../shared/background-loop.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../database.js';
 import type { StoreHealth } from '../store/store-health.js';
 import type { UsageDailyTable } from './api-key.table.js';
 import { touchApiKeys } from './api-key.repository.js';

@@ -1,4 +1,4 @@
-import type { Db } from '../store/database.js';
+import type { Db } from '../database.js';
 import type { UsageDailyTable } from './api-key.table.js';
 
 export async function addUsage(db: Db, rows: UsageDailyTable[]): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Db } from '../store/database.js';
+import type { Db } from '../database.js';
 import type { Usage } from './api-key.schemas.js';
 import { usageSince } from './usage.repository.js';
 

@@ -1,7 +1,7 @@
 import { notFound } from '../errors.js';
 import { fromJsonColumn } from '../shared/json-column.js';
 import { TtlCache } from '../shared/ttl-cache.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../database.js';
 import { liveSecrets } from '../deployments/signing-secret.js';
 import { deploymentIdsOfAgent } from '../deployments/deployment.repository.js';
 import {

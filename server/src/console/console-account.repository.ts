@@ -1,5 +1,5 @@
 import { type Selectable, sql } from 'kysely';
-import type { Db, Trx } from '../store/database.js';
+import type { Db, Trx } from '../database.js';
 import type { Dialect } from '../store/db.js';
 import type { ConsoleSessionTable, ConsoleUserTable } from './console.table.js';
 

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
 import { newId } from '../shared/random.js';
 import { secretDigest } from '../shared/secret-digest.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../database.js';
 import type { Dialect } from '../store/db.js';
 import { limitAddressOf } from '../http/client-address.js';
 import {

@@ -1,7 +1,7 @@
 import { issueApiKey } from '../api-keys/api-key.service.js';
 import { newId } from '../shared/random.js';
 import { isoNow } from '../shared/time.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../database.js';
 
 export interface NewCustomer {
   customerId: string;

@@ -1,4 +1,4 @@
-import type { Db } from '../store/database.js';
+import type { Db } from '../database.js';
 import type { DeploymentStatus, DeploymentTable, Environment } from './deployment.table.js';
 import type { Page } from '../http/pagination.js';
 import { listed, type Listed } from '../store/listing.js';
@@ -65,16 +65,6 @@ export async function updateDeployment(db: Db, customerId: string, id: string, p
 
 export async function deleteDeployment(db: Db, customerId: string, id: string): Promise<void> {
   await db.deleteFrom('deployments').where('customer_id', '=', customerId).where('id', '=', id).execute();
-}
-
-export async function countActiveDeploymentsOfAgent(db: Db, agentId: string): Promise<number> {
-  const row = await db
-    .selectFrom('deployments')
-    .select((eb) => eb.fn.countAll().as('n'))
-    .where('agent_id', '=', agentId)
-    .where('status', '=', 'active')
-    .executeTakeFirstOrThrow();
-  return Number(row.n);
 }
 
 export async function deploymentIdsOfAgent(db: Db, agentId: string): Promise<string[]> {

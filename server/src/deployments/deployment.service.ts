@@ -5,7 +5,7 @@ import { type Page, pageOf } from '../http/pagination.js';
 import { fromJsonColumn, toJsonColumn } from '../shared/json-column.js';
 import { newId } from '../shared/random.js';
 import { isoIn, isoNow } from '../shared/time.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../database.js';
 import {
   type DeploymentFilter,
   type DeploymentPatch,

@@ -18,8 +18,6 @@ export interface Page {
   per_page: number;
 }
 
-export const offsetOf = (p: Page): number => (p.page - 1) * p.per_page;
-
 export function pageMeta(p: Page, totalCount: number): PageMeta {
   return {
     page: p.page,

@@ -1,4 +1,4 @@
-import type { Db } from '../store/database.js';
+import type { Db } from '../database.js';
 import type { IdempotencyKeyTable } from './idempotency.table.js';
 
 export type IdempotencyRow = IdempotencyKeyTable;

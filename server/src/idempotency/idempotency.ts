@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { AppError } from '../errors.js';
 import type { KeptResponse, RepeatGuard } from '../http/route.js';
 import { isoIn, isoNow } from '../shared/time.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../database.js';
 import { BackgroundLoop } from '../shared/background-loop.js';
 import type { StoreHealth } from '../store/store-health.js';
 import { secretDigest } from '../shared/secret-digest.js';

@@ -1,7 +1,7 @@
 import { BackgroundLoop } from '../shared/background-loop.js';
 import { newId } from '../shared/random.js';
 import { isoIn, isoNow } from '../shared/time.js';
-import type { Db } from '../store/database.js';
+import type { Db } from '../database.js';
 import type { StoreHealth } from '../store/store-health.js';
 import { beat, forgetNodesSilentSince, removeNode } from './node.repository.js';
 

@@ -1,4 +1,4 @@
-import type { Db } from '../store/database.js';
+import type { Db } from '../database.js';
 
 /** Says the node is alive now; a node whose row was removed as long dead writes it again. */
 export async function beat(db: Db, id: string, startedAt: string, now: string): Promise<void> {

@@ -1,6 +1,6 @@
 import { BackgroundLoop } from '../shared/background-loop.js';
 import { isoIn } from '../shared/time.js';
-import type { Db, Trx } from '../store/database.js';
+import type { Db, Trx } from '../database.js';
 import type { Dialect } from '../store/db.js';
 import type { StoreHealth } from '../store/store-health.js';
 import { deleteConversations } from '../concierge/conversations/conversation.repository.js';

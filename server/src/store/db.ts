@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
 import pg from 'pg';
-import type { Database, Db } from './database.js';
+import type { Database, Db } from '../database.js';
 import { migrations } from './migrations/index.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
 

@@ -1,5 +1,5 @@
 import { PostgresAdapter, type RawBuilder, sql } from 'kysely';
-import type { Db } from './database.js';
+import type { Db } from '../database.js';
 
 /**
  * How a wire field is read from its column of the same name: as is, as stored JSON text, or

@@ -1,4 +1,11 @@
-import { offsetOf, type Page } from '../http/pagination.js';
+/** Which page of a list, counted from 1 (the API's `page` and `per_page`). */
+interface PageWanted {
+  page: number;
+  per_page: number;
+}
+
+/** How many rows come before the page. */
+export const offsetOf = (p: PageWanted): number => (p.page - 1) * p.per_page;
 
 /** One page of a list's rows, and how many rows its filter matches in all. */
 export interface Listed<R> {
@@ -17,7 +24,7 @@ interface Counting {
 }
 
 /** Reads a page of `rows` and the `total` its filter matches, at once. */
-export async function listed<R>(page: Page, rows: Pageable<R>, counting: Counting): Promise<Listed<R>> {
+export async function listed<R>(page: PageWanted, rows: Pageable<R>, counting: Counting): Promise<Listed<R>> {
   const [found, count] = await Promise.all([
     rows.limit(page.per_page).offset(offsetOf(page)).execute(),
     counting.executeTakeFirstOrThrow(),

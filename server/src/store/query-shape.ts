@@ -1,5 +1,5 @@
 import type { Compilable, CompiledQuery, Insertable } from 'kysely';
-import type { Database, Db } from './database.js';
+import type { Database, Db } from '../database.js';
 
 /** A value a shape leaves open, bound at each run. */
 class Slot {

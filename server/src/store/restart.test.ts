@@ -8,7 +8,7 @@ import {
   startService,
   waitFor,
 } from '../../test/harness.js';
-import type { AgentGenerator } from '../jobs/agent-generator.js';
+import type { AgentGenerator } from '../agents/generation/agent-generator.js';
 import { isoIn, isoNow } from '../shared/time.js';
 
 const stuck: AgentGenerator = { generate: () => new Promise(() => undefined) };

@@ -16,7 +16,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import SQLite from 'better-sqlite3';
 import { Kysely, SqliteDialect } from 'kysely';
-import type { Database } from './database.js';
+import type { Database } from '../database.js';
 import { migrate, SQLITE_FILE } from './db.js';
 import { migrations } from './migrations/index.js';
 

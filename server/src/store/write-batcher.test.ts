@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Db } from './database.js';
+import type { Db } from '../database.js';
 import { openStore, type Store } from './db.js';
 import { WriteBatcher } from './write-batcher.js';
 

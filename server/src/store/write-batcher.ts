@@ -1,4 +1,4 @@
-import type { Db, Trx } from './database.js';
+import type { Db, Trx } from '../database.js';
 
 const DEFAULTS = { concurrency: 1, maxBatch: 256 };
 

@@ -2,7 +2,7 @@ import { AppError } from '../../errors.js';
 import { BackgroundLoop } from '../../shared/background-loop.js';
 import { PerKeyCap } from '../../shared/per-key-cap.js';
 import { isoIn } from '../../shared/time.js';
-import type { Db } from '../../store/database.js';
+import type { Db } from '../../database.js';
 import type { StoreHealth } from '../../store/store-health.js';
 import type { ConversationBus } from '../events/conversation-bus.js';
 import type { Committed } from '../events/event.recorder.js';

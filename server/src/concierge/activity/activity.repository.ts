@@ -1,4 +1,4 @@
-import type { Db } from '../../store/database.js';
+import type { Db } from '../../database.js';
 
 /** A stored widget event as the activity stream sends it. */
 export interface ActivityEventRow {

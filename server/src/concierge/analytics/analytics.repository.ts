@@ -1,5 +1,5 @@
 import { type SelectQueryBuilder, sql } from 'kysely';
-import type { Database, Db, Trx } from '../../store/database.js';
+import type { Database, Db, Trx } from '../../database.js';
 import type { RollupRows } from './analytics.table.js';
 
 const COUNTS = [

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import { isoNow } from '../../shared/time.js';
-import type { Trx } from '../../store/database.js';
+import type { Trx } from '../../database.js';
 import type { DeploymentContext } from '../deployment-context.js';
 import type { Tally } from './tally.js';
 import type { LatencyMetric, RollupRows } from './analytics.table.js';

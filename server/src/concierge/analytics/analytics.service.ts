@@ -1,5 +1,5 @@
 import { notFound } from '../../errors.js';
-import type { Db } from '../../store/database.js';
+import type { Db } from '../../database.js';
 import { countsByBucket, latencyByBucket, visitorsByBucket } from './analytics.repository.js';
 import { type Analytics, type AnalyticsQuery, INTERVAL_MS } from './analytics.schemas.js';
 import type { LatencyMetric } from './analytics.table.js';

@@ -1,4 +1,4 @@
-import type { Db, Trx } from '../../store/database.js';
+import type { Db, Trx } from '../../database.js';
 import { queryShape } from '../../store/query-shape.js';
 import { isoNow } from '../../shared/time.js';
 import type { ConversationTable } from './conversation.table.js';

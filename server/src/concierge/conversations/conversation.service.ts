@@ -1,7 +1,7 @@
 import { AppError, notFound } from '../../errors.js';
 import { newId } from '../../shared/random.js';
 import { isoIn, isoNow } from '../../shared/time.js';
-import type { Db } from '../../store/database.js';
+import type { Db } from '../../database.js';
 import { findAgentVersion } from '../../agents/agent-version.repository.js';
 import { agentInfo, type DeploymentContext, type DeploymentDirectory } from '../deployment-context.js';
 import type { ConversationAt, EventRecorder, UnitOfWork } from '../events/event.recorder.js';

@@ -1,6 +1,6 @@
 import { AppError, invalidState, notFound } from '../../errors.js';
 import { isoNow } from '../../shared/time.js';
-import type { Db } from '../../store/database.js';
+import type { Db } from '../../database.js';
 import type { DeploymentDirectory } from '../deployment-context.js';
 import type { Change, EventRecorder } from '../events/event.recorder.js';
 import type { Handler, ReplyAction } from '#protocol/frames';

@@ -1,5 +1,5 @@
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
-import type { Database, Db, Trx } from '../../store/database.js';
+import type { Database, Db, Trx } from '../../database.js';
 import type { Dialect } from '../../store/db.js';
 import { isoNow } from '../../shared/time.js';
 import { queryShape, queryShapes, rowInserter } from '../../store/query-shape.js';

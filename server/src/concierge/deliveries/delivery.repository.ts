@@ -1,4 +1,4 @@
-import type { Db } from '../../store/database.js';
+import type { Db } from '../../database.js';
 import { rowInserter } from '../../store/query-shape.js';
 import type { DeliveryFilter } from './delivery.schemas.js';
 import type { DeliveryTable } from './delivery.table.js';

@@ -3,7 +3,7 @@ import { type Page, pageOf } from '../../http/pagination.js';
 import { newId } from '../../shared/random.js';
 import { isoNow } from '../../shared/time.js';
 import type { PublicAddress } from '../../http/public-address.js';
-import type { Db } from '../../store/database.js';
+import type { Db } from '../../database.js';
 import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
 import type { EgressPolicy, Exchange } from '../egress.js';
 import { transcriptEventBody } from '#protocol/transcript-events';

@@ -1,6 +1,6 @@
 import { AppError } from '../../errors.js';
 import { newId } from '../../shared/random.js';
-import type { Db } from '../../store/database.js';
+import type { Db } from '../../database.js';
 import { manualSendsSince } from './delivery.repository.js';
 
 /** Test-hooks and redeliveries a deployment may send per minute, together (README, The management API): enough to debug, too few to aim the service at someone. */

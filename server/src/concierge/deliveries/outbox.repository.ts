@@ -1,4 +1,4 @@
-import type { Db, Trx } from '../../store/database.js';
+import type { Db, Trx } from '../../database.js';
 import type { Dialect } from '../../store/db.js';
 import type { TranscriptOutboxTable } from './outbox.table.js';
 

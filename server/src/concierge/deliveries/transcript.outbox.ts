@@ -2,7 +2,7 @@ import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import { BackgroundLoop } from '../../shared/background-loop.js';
 import { isoIn, isoNow } from '../../shared/time.js';
-import type { Db } from '../../store/database.js';
+import type { Db } from '../../database.js';
 import type { Dialect } from '../../store/db.js';
 import type { StoreHealth } from '../../store/store-health.js';
 import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';

@@ -1,4 +1,4 @@
-import type { Db } from '../../store/database.js';
+import type { Db } from '../../database.js';
 import type { DeploymentDiagnosticTable } from './diagnostics.table.js';
 
 type Counted = Pick<DeploymentDiagnosticTable, 'kind' | 'reason' | 'detail'>;

@@ -1,6 +1,6 @@
 import { BackgroundLoop } from '../../shared/background-loop.js';
 import { isoIn, isoNow } from '../../shared/time.js';
-import type { Db } from '../../store/database.js';
+import type { Db } from '../../database.js';
 import type { StoreHealth } from '../../store/store-health.js';
 import {
   addCount,

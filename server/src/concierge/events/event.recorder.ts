@@ -1,5 +1,5 @@
 import { isoNow } from '../../shared/time.js';
-import type { Trx } from '../../store/database.js';
+import type { Trx } from '../../database.js';
 import type { WriteBatcher } from '../../store/write-batcher.js';
 import type { DeploymentContext } from '../deployment-context.js';
 import { insertOutbox } from '../deliveries/outbox.repository.js';

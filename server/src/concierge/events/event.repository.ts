@@ -1,4 +1,4 @@
-import type { Database, Db, Trx } from '../../store/database.js';
+import type { Database, Db, Trx } from '../../database.js';
 import { isoNow } from '../../shared/time.js';
 import { queryShapes } from '../../store/query-shape.js';
 import type { NewEvent, StoredEvent } from '#protocol/frames';

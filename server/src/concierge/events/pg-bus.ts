@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { BackgroundLoop } from '../../shared/background-loop.js';
 import { newId } from '../../shared/random.js';
 import { isoIn } from '../../shared/time.js';
-import type { Db } from '../../store/database.js';
+import type { Db } from '../../database.js';
 import type { Store, StoreChannel } from '../../store/db.js';
 import type { StoreHealth } from '../../store/store-health.js';
 import { conversationsUpdatedSince, type StoredFrame } from './event.repository.js';

@@ -1,12 +1,12 @@
 import { type ExpressionBuilder, sql } from 'kysely';
-import type { Database, Db } from '../../store/database.js';
+import type { Database, Db } from '../../database.js';
 import type { Dialect } from '../../store/db.js';
 import type { ConversationEventTable } from '../events/event.table.js';
 import type { TurnRow } from '../conversations/turn.repository.js';
 import type { ConversationRow } from '../conversations/conversation.repository.js';
 import type { ConversationFilter } from './conversation.schemas.js';
-import { offsetOf, type Page } from '../../http/pagination.js';
-import { containing, listed, type Listed } from '../../store/listing.js';
+import type { Page } from '../../http/pagination.js';
+import { containing, listed, type Listed, offsetOf } from '../../store/listing.js';
 
 export type HistoryRow = ConversationRow & { failed_turn_count: number | string; waiting_turns: number | string };
 /** The history's queries name the conversations table `c`. */

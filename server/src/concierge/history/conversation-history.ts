@@ -1,6 +1,6 @@
 import { notFound } from '../../errors.js';
 import { type Page, pageOf } from '../../http/pagination.js';
-import type { Db } from '../../store/database.js';
+import type { Db } from '../../database.js';
 import type { Dialect } from '../../store/db.js';
 import { hookAttemptsOf } from '../deliveries/delivery.repository.js';
 import { toDelivery } from '../deliveries/delivery.view.js';

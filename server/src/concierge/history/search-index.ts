@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import { BackgroundLoop } from '../../shared/background-loop.js';
-import type { Db } from '../../store/database.js';
+import type { Db } from '../../database.js';
 import type { StoreHealth } from '../../store/store-health.js';
 import type { Dialect } from '../../store/db.js';
 

@@ -1,5 +1,5 @@
 import { AppError, invalidState, notFound } from '../../errors.js';
-import type { Db } from '../../store/database.js';
+import type { Db } from '../../database.js';
 import { findConversation } from '../conversations/conversation.repository.js';
 import { isoIn } from '../../shared/time.js';
 import { type ReplyTaken, turnLifecycle } from '../conversations/turn.lifecycle.js';

@@ -6,7 +6,7 @@ import { isoIn } from '../../shared/time.js';
 import type { StoreHealth } from '../../store/store-health.js';
 import type { ConversationService } from '../conversations/conversation.service.js';
 import { SILENT_AFTER_MS } from '../../nodes/node-heartbeat.js';
-import type { Db } from '../../store/database.js';
+import type { Db } from '../../database.js';
 import { type ConversationRow, findConversation, lockConversation } from '../conversations/conversation.repository.js';
 import { type Feedback, type TurnInput, turnLifecycle } from '../conversations/turn.lifecycle.js';
 import {

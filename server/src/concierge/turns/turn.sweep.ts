@@ -1,5 +1,5 @@
 import { isoIn, isoNow } from '../../shared/time.js';
-import type { Db } from '../../store/database.js';
+import type { Db } from '../../database.js';
 import type { Dialect } from '../../store/db.js';
 import { turnLifecycle } from '../conversations/turn.lifecycle.js';
 import { claimTurn, type DueTurns, dueTurns } from '../conversations/turn.repository.js';

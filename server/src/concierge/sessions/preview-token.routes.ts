@@ -1,7 +1,7 @@
 import { z } from 'zod';
-import type { DeploymentDirectory } from '../concierge/deployment-context.js';
-import { type RouteDef, defineRoute } from '../http/route.js';
-import { idParams } from '../shared/schemas.js';
+import type { DeploymentDirectory } from '../deployment-context.js';
+import { type RouteDef, defineRoute } from '../../http/route.js';
+import { idParams } from '../../shared/schemas.js';
 import { mintPreviewToken } from './preview-token.js';
 
 export const previewTokenSchema = z

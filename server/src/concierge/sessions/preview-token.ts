@@ -1,7 +1,7 @@
 import { SignJWT } from 'jose';
-import type { Principal } from '../http/principal.js';
-import type { DeploymentContext } from '../concierge/deployment-context.js';
-import { invalidState } from '../errors.js';
+import type { Principal } from '../../http/principal.js';
+import type { DeploymentContext } from '../deployment-context.js';
+import { invalidState } from '../../errors.js';
 
 const PREVIEW_TTL_S = 600;
 

@@ -1,6 +1,6 @@
-import { type RouteDef, defineRoute } from '../http/route.js';
-import { idParams } from '../shared/schemas.js';
-import type { Db } from '../store/database.js';
+import { type RouteDef, defineRoute } from '../../http/route.js';
+import { idParams } from '../../shared/schemas.js';
+import type { Db } from '../../database.js';
 import { jobSchema } from './job.schemas.js';
 import { getJob } from './job.service.js';
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { timestamp } from '../shared/schemas.js';
+import { timestamp } from '../../shared/schemas.js';
 
 export const jobStatuses = ['queued', 'running', 'succeeded', 'failed'] as const;
 

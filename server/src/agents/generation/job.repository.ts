@@ -1,4 +1,4 @@
-import type { Db } from '../store/database.js';
+import type { Db } from '../../database.js';
 import type { JobStatus, JobTable } from './job.table.js';
 
 export type JobRow = JobTable;

@@ -1,9 +1,9 @@
 import type { Logger } from 'pino';
-import { findAgentById, transitionAgent } from '../agents/agent.repository.js';
-import { BackgroundLoop } from '../shared/background-loop.js';
-import { isoIn, isoNow } from '../shared/time.js';
-import type { Db } from '../store/database.js';
-import { isStoreUnavailable, type StoreHealth } from '../store/store-health.js';
+import { findAgentById, transitionAgent } from '../agent.repository.js';
+import { BackgroundLoop } from '../../shared/background-loop.js';
+import { isoIn, isoNow } from '../../shared/time.js';
+import type { Db } from '../../database.js';
+import { isStoreUnavailable, type StoreHealth } from '../../store/store-health.js';
 import type { AgentGenerator } from './agent-generator.js';
 import { claimJob, findClaimableJobs, type JobRow, releaseJobs, updateJob } from './job.repository.js';
 

@@ -1,5 +1,5 @@
-import { notFound } from '../errors.js';
-import type { Db } from '../store/database.js';
+import { notFound } from '../../errors.js';
+import type { Db } from '../../database.js';
 import { findJob, findLatestJobForAgent, type JobRow } from './job.repository.js';
 import type { Job } from './job.schemas.js';
 
