@@ -8,7 +8,6 @@ import type { DeploymentContext, DeploymentDirectory } from '../deployment-conte
 import type { ConversationBus } from '../events/conversation-bus.js';
 import { Close, CloseReason, type CloseCode } from '#protocol/close-codes';
 import {
-  AUDIO_SAMPLE_RATE,
   type ClientMessage,
   clientMessage,
   type RecognitionSite,
@@ -23,7 +22,7 @@ import { type UserClaims, verifyUserToken } from './user-token.js';
 import type { InstallDiagnostics } from '../diagnostics/install-diagnostics.js';
 import { recognitionSite } from '../speech/recognition-site.js';
 import type { SpeechRecognition } from '../speech/speech-recognition.js';
-import { IncomingUtterance } from './incoming-utterance.js';
+import { VoiceInput } from './voice-input.js';
 
 const TOKEN_TOLERANCE_MS = 30_000;
 /**
@@ -95,12 +94,8 @@ export class Session implements CursorOwner {
   private browserRecognition = true;
   /** The conversation's language, for an utterance that names none. */
   private language = 'en-US';
-  /** The utterance arriving now, if any: one at a time per socket. */
-  private utterance: IncomingUtterance | undefined;
-  /** Drops an utterance that stops receiving audio. */
-  private utteranceIdle: NodeJS.Timeout | undefined;
-  /** Utterances at the recogniser: cut off when the socket goes. */
-  private readonly recognitions = new Set<AbortController>();
+  /** The socket's voice coming in: utterances and their recognition. */
+  private readonly voice: VoiceInput;
 
   private readonly services: SessionServices;
   private readonly settings: SessionSettings;
@@ -114,6 +109,24 @@ export class Session implements CursorOwner {
     private readonly helloSaid: () => void,
   ) {
     ({ services: this.services, settings: this.settings, registry: this.registry } = shared);
+    this.voice = new VoiceInput(
+      {
+        speaker: () => ({
+          deploymentId: this.dep.id,
+          conversationId: this.conversationId!,
+          sub: this.sub!,
+          language: this.language,
+          site: this.recognitionSite(),
+        }),
+        send: (frame) => this.send(frame),
+        tell: (err) => this.tell(err),
+        end: (err) => this.end(err),
+        turn: (turn) => void this.enqueue(() => this.userTurn(turn)),
+        failed: (err) => this.failed(err),
+        isClosed: () => this.closed,
+      },
+      this.services.speech,
+    );
     this.helloTimer = setTimeout(
       () => this.end(new AppError('hello_timeout', 'no hello in time')),
       this.settings.helloTimeoutMs,
@@ -140,14 +153,17 @@ export class Session implements CursorOwner {
     }
     this.socket.pause();
     const parsed = parseClientMessage(data, isBinary);
-    this.queue = this.queue
-      .then(() => this.onMessage(parsed))
-      .catch((err) => this.failed(err))
-      .finally(() => {
-        this.queued.messages--;
-        this.queued.bytes -= bytes;
-        if (!this.queued.messages) this.socket.resume();
-      });
+    void this.enqueue(() => this.onMessage(parsed)).finally(() => {
+      this.queued.messages--;
+      this.queued.bytes -= bytes;
+      if (!this.queued.messages) this.socket.resume();
+    });
+  }
+
+  /** Runs `work` after what is already queued; its failure is this socket's. */
+  private enqueue(work: () => Promise<void>): Promise<void> {
+    this.queue = this.queue.then(work).catch((err) => this.failed(err));
+    return this.queue;
   }
 
   isClosed(): boolean {
@@ -176,8 +192,7 @@ export class Session implements CursorOwner {
   /** The socket is gone, however it went: nothing of its audio is kept. */
   dispose(): void {
     this.closed = true;
-    this.endUtterance()?.drop();
-    for (const recognition of this.recognitions) recognition.abort();
+    this.voice.dispose();
     clearTimeout(this.helloTimer);
     clearTimeout(this.expiryTimer);
     this.unsubscribe?.();
@@ -201,7 +216,7 @@ export class Session implements CursorOwner {
         return this.end(new AppError('protocol_error', 'the first message must be a valid hello'));
       return this.hello(message);
     }
-    if (audio) return this.audioFrame(audio);
+    if (audio) return this.voice.frame(audio);
     if (!message || message.type === 'hello')
       return this.tell(
         new AppError(
@@ -211,9 +226,9 @@ export class Session implements CursorOwner {
       );
     if (message.type === 'ping') return this.send({ type: 'pong' });
     if (message.type === 'user_turn') return this.userTurn(message);
-    if (message.type === 'audio_start') return this.audioStart(message);
-    if (message.type === 'audio_end') return this.audioEnd(message.client_turn_id);
-    if (message.type === 'audio_cancel') return this.audioCancel(message.client_turn_id);
+    if (message.type === 'audio_start') return this.voice.start(message);
+    if (message.type === 'audio_end') return this.voice.end(message.client_turn_id);
+    if (message.type === 'audio_cancel') return this.voice.cancel(message.client_turn_id);
     if (message.type === 'refresh_token') return this.refresh(message.token);
     if (message.type === 'feedback')
       return this.tellRefusal(() => this.services.turns.rate(this.dep, this.conversationId!, message.turn_id, message));
@@ -287,121 +302,6 @@ export class Session implements CursorOwner {
   /** Where this widget's speech is recognised, under the deployment's settings as they are now. */
   private recognitionSite(): RecognitionSite {
     return recognitionSite(this.dep.speechRecognition, this.browserRecognition, this.services.speech.available);
-  }
-
-  /**
-   * An utterance begins (README, Voice in every browser); refused ones keep their place so their
-   * frames are ignored. One recognition at a time per socket, and the speech budgets, are checked here.
-   */
-  private audioStart(message: Extract<ClientMessage, { type: 'audio_start' }>): void {
-    if (this.utterance)
-      return this.tell(
-        new AppError(
-          'invalid_message',
-          `Utterance ${this.utterance.clientTurnId} is still in progress: end or cancel it first`,
-        ),
-      );
-    const { speech } = this.services;
-    const speaker = { deploymentId: this.dep.id, conversationId: this.conversationId!, sub: this.sub! };
-    const refusal =
-      this.recognitionSite() !== 'service'
-        ? new AppError(
-            'speech_unavailable',
-            'Speech is not recognised by the service for this widget; please type instead',
-          )
-        : this.recognitions.size
-          ? new AppError('speech_busy', 'Your last words are still being recognised; speak again once they are')
-          : speech.budget.admit(speaker);
-    const budget = {
-      hold: (bytes: number) => speech.budget.hold(speaker, bytes),
-      release: (bytes: number) => speech.budget.release(bytes),
-    };
-    this.utterance = new IncomingUtterance(message.client_turn_id, message.language, budget, Boolean(refusal));
-    if (refusal) return this.tell(refusal);
-    this.utteranceIdle = setTimeout(() => this.idleUtterance(), speech.budget.limits.utteranceIdleMs);
-  }
-
-  private audioFrame(frame: Buffer): void {
-    if (!this.utterance)
-      return this.end(new AppError('protocol_error', 'Binary frames belong between audio_start and audio_end'));
-    this.utteranceIdle?.refresh();
-    const added = this.utterance.add(frame);
-    if (added === 'too_long')
-      this.tell(new AppError('speech_too_long', 'An utterance may be at most 30 seconds long; this one was dropped'));
-    if (added === 'no_room')
-      this.tell(
-        new AppError(
-          'speech_busy',
-          'Too many visitors are speaking right now; this utterance was dropped: try again in a moment, or type',
-        ),
-      );
-  }
-
-  /** No audio for a while: the utterance's audio is freed, and its later frames and end are ignored. */
-  private idleUtterance(): void {
-    if (!this.utterance || this.utterance.dropped) return;
-    this.utterance.drop();
-    this.tell(
-      new AppError(
-        'speech_unavailable',
-        `No audio came for ${this.services.speech.budget.limits.utteranceIdleMs / 1000} s; this utterance was dropped`,
-      ),
-    );
-  }
-
-  /** The utterance in progress, no longer in progress. */
-  private endUtterance(): IncomingUtterance | undefined {
-    clearTimeout(this.utteranceIdle);
-    const utterance = this.utterance;
-    this.utterance = undefined;
-    return utterance;
-  }
-
-  private audioEnd(clientTurnId: string): void {
-    if (this.utterance?.clientTurnId !== clientTurnId)
-      return this.tell(new AppError('invalid_message', `No utterance ${clientTurnId} is in progress`));
-    const utterance = this.endUtterance()!;
-    if (utterance.dropped) return;
-    this.send({ type: 'transcribing', client_turn_id: clientTurnId });
-    // Not in the message queue: the socket goes on (pings, a cancel) while the recogniser works.
-    void this.recognise(utterance);
-  }
-
-  private audioCancel(clientTurnId: string): void {
-    if (this.utterance?.clientTurnId !== clientTurnId) return;
-    this.endUtterance()!.drop();
-  }
-
-  /** The recognised text becomes a voice turn exactly as a `user_turn` would (idempotent on `client_turn_id`). */
-  private async recognise(utterance: IncomingUtterance): Promise<void> {
-    const controller = new AbortController();
-    this.recognitions.add(controller);
-    try {
-      const heard = await this.services.speech.recognise(
-        utterance.pcm(),
-        AUDIO_SAMPLE_RATE,
-        utterance.language ?? this.language,
-        this.dep.id,
-        controller.signal,
-      );
-      if (this.closed) return;
-      if (!heard.text)
-        return this.tell(new AppError('speech_unrecognized', 'Nothing could be made out; please try again, or type'));
-      const turn = {
-        client_turn_id: utterance.clientTurnId,
-        text: heard.text.slice(0, 4000),
-        mode: 'voice' as const,
-        ...(utterance.language ? { language: utterance.language } : {}),
-        recognition: { engine: heard.engine, durationMs: heard.durationMs, audioMs: utterance.audioMs },
-      };
-      this.queue = this.queue.then(() => this.userTurn(turn)).catch((err) => this.failed(err));
-    } catch (err) {
-      if (this.closed) return;
-      if (err instanceof AppError) this.tell(err);
-      else this.failed(err);
-    } finally {
-      this.recognitions.delete(controller);
-    }
   }
 
   private async userTurn(message: TurnInput): Promise<void> {
