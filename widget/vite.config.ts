@@ -40,6 +40,9 @@ export default defineConfig({
     outDir: 'dist',
     emptyOutDir: true,
     target: 'es2022',
+    // Terser's two passes make the every-page bundle smaller than the default minifier does.
+    minify: 'terser',
+    terserOptions: { module: true, compress: { passes: 2 } },
     manifest: true,
     modulePreload: false,
     // The capture's AudioWorklet is a file of its own, fetched from the service like the modules: a
