@@ -1,80 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { PONG_WAIT_MS, QUIET_MS, SessionClient, type SessionEvent, type Socket, type Surroundings } from './client';
+import { SessionClient, type SessionEvent } from './client';
+import { FakeSocket, FakeSurroundings, MemoryStorage } from './fake-browser';
+import { PONG_WAIT_MS, QUIET_MS } from './connection';
 import type { ServerFrame } from './protocol';
 import { serviceListener } from '../speech/service-listener';
 import { endOfSpeech } from '../speech/silence';
 import { ListenError } from '../speech/speech';
-
-/** A socket whose far end the test plays: it opens, answers and dies only when told to. */
-class FakeSocket implements Socket {
-  readyState = 0;
-  readonly sent: Record<string, unknown>[] = [];
-  /** Binary frames: audio for the service's recogniser. */
-  readonly audio: ArrayBuffer[] = [];
-  closedByWidget: number | undefined;
-  /** A live far end answers each ping. */
-  answersPings = false;
-  onopen: Socket['onopen'] = null;
-  onmessage: Socket['onmessage'] = null;
-  onclose: Socket['onclose'] = null;
-
-  constructor(readonly url: string) {}
-
-  send(data: string | ArrayBuffer): void {
-    if (this.readyState !== 1) throw new Error('sent on a socket that is not open');
-    if (data instanceof ArrayBuffer) return void this.audio.push(data);
-    const frame = JSON.parse(data) as Record<string, unknown>;
-    this.sent.push(frame);
-    if (frame.type === 'ping' && this.answersPings) queueMicrotask(() => this.receive({ type: 'pong' }));
-  }
-
-  /** Like a browser on a dead connection: closing starts, but no close event ever arrives. */
-  close(code?: number): void {
-    this.closedByWidget = code ?? 1005;
-    this.readyState = 2;
-  }
-
-  open(): void {
-    this.readyState = 1;
-    this.onopen?.({} as Event);
-  }
-
-  receive(frame: Record<string, unknown>): void {
-    this.onmessage?.({ data: JSON.stringify(frame) } as MessageEvent);
-  }
-
-  /** The far end closes (or the browser notices the connection is gone). */
-  lose(code = 1006): void {
-    this.readyState = 3;
-    this.onclose?.({ code } as CloseEvent);
-  }
-
-  sentOf(type: string): Record<string, unknown>[] {
-    return this.sent.filter((f) => f.type === type);
-  }
-}
-
-/** The browser's network and visibility events, raised by the test. */
-class FakeSurroundings implements Surroundings {
-  isOnline = true;
-  private on: Parameters<Surroundings['watch']>[0] | undefined;
-  online = () => this.isOnline;
-  watch(on: Parameters<Surroundings['watch']>[0]) {
-    this.on = on;
-    return () => (this.on = undefined);
-  }
-  goOffline(): void {
-    this.isOnline = false;
-    this.on?.offline();
-  }
-  goOnline(): void {
-    this.isOnline = true;
-    this.on?.online();
-  }
-  becomeVisible(): void {
-    this.on?.visible();
-  }
-}
 
 const CONVERSATION = '6f1d0c3e-9a0b-4d7e-8f5a-2b3c4d5e6f70';
 const token = (): string => `h.${btoa(JSON.stringify({ exp: Math.floor(Date.now() / 1000) + 3600 }))}.s`;
@@ -351,28 +282,6 @@ describe('the session client on unreliable networks', () => {
 });
 
 /** sessionStorage as a page has it: survives a reload (a new client over the same storage). */
-class MemoryStorage implements Storage {
-  private readonly items = new Map<string, string>();
-  get length(): number {
-    return this.items.size;
-  }
-  clear(): void {
-    this.items.clear();
-  }
-  getItem(key: string): string | null {
-    return this.items.get(key) ?? null;
-  }
-  key(index: number): string | null {
-    return [...this.items.keys()][index] ?? null;
-  }
-  removeItem(key: string): void {
-    this.items.delete(key);
-  }
-  setItem(key: string, value: string): void {
-    this.items.set(key, value);
-  }
-}
-
 describe('the session client: backoff, resume, resend and refresh', () => {
   let sockets: FakeSocket[];
   let tokens: number;

@@ -1,4 +1,4 @@
-import type { Surroundings } from './client';
+import type { Surroundings } from './connection';
 
 /** The browser's network and visibility events, as the session client takes them. */
 export function browserSurroundings(win: Window = window): Surroundings {
