@@ -29,13 +29,13 @@ import { recogniserFor } from './concierge/speech/recognisers.js';
 import { SPEECH_LIMITS, type SpeechLimits } from './concierge/speech/speech-budget.js';
 import { SpeechRecognition } from './concierge/speech/speech-recognition.js';
 import { HEARTBEAT_EVERY_MS, NodeHeartbeat } from './nodes/node-heartbeat.js';
-import { type Committed, EventRecorder } from './concierge/events/event.recorder.js';
+import { EventRecorder } from './concierge/events/event.recorder.js';
 import { countOpenConversations } from './concierge/conversations/conversation.repository.js';
 import { outboxBacklog } from './concierge/deliveries/outbox.repository.js';
 import { metricsRoute } from './metrics/metrics.route.js';
 import { requestMetrics } from './metrics/request-metrics.js';
 import { ServiceMetrics } from './metrics/service-metrics.js';
-import { framesAfter } from './concierge/events/event.repository.js';
+import { storedFrames } from './concierge/events/event.repository.js';
 import { PgBus } from './concierge/events/pg-bus.js';
 import { SESSION_DEFAULTS, SessionGateway } from './concierge/sessions/session.gateway.js';
 import { replyRoutes } from './concierge/turns/reply.routes.js';
@@ -157,26 +157,23 @@ export async function createApp(options: AppOptions): Promise<App> {
   const outbox = parts.add(
     new TranscriptOutbox({ db, deployments, egress, logger, health, dialect }, { intervalMs: timings.sweepIntervalMs }),
   );
-  // SQLite has one connection; a PostgreSQL pool of 10 keeps a few batches in flight.
   const activity = parts.add(
     new ActivityHub(
       { db, bus, health },
       { ...ACTIVITY_DEFAULTS, ...options.activity, otherNodes: dialect === 'postgres' },
     ),
   );
-  const metrics = new ServiceMetrics({
+  // Read when scraped: the sockets are counted by the gateway built further down.
+  const metrics: ServiceMetrics = new ServiceMetrics({
     openSockets: () => sessions.openSockets,
     openConversations: () => countOpenConversations(db),
     outbox: () => outboxBacklog(db),
     storeUp: () => !health.down,
   });
-  const onCommitted = (committed: readonly Committed[]) => {
-    activity.committed(committed);
-    metrics.committed(committed);
-  };
   const rollup = new AnalyticsRollup();
+  // SQLite has one connection; a PostgreSQL pool of 10 keeps a few batches in flight.
   const writes = new WriteBatcher(db, { concurrency: dialect === 'postgres' ? 4 : 1 }, (trx) => rollup.write(trx));
-  const events = new EventRecorder({ writes, bus, onTranscript: () => outbox.poke(), onCommitted, rollup });
+  const events = new EventRecorder({ writes, bus, transcripts: outbox, listeners: [activity, metrics], rollup });
   const conversations = new ConversationService({ db, deployments, events });
   const node = parts.add(new NodeHeartbeat({ db, health }));
   const turns = new TurnService(
@@ -208,13 +205,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     },
   );
   parts.add({ stop: async () => speech.close() });
-  const deploymentService = new DeploymentService({
-    db,
-    listeners: { changed: (id) => conversations.deploymentChanged(id), transcriptsResumed: (id) => outbox.resume(id) },
-  });
-  const history = {
-    framesAfter: (conversationId: string, seq: number, limit: number) => framesAfter(db, conversationId, seq, limit),
-  };
+  const deploymentService = new DeploymentService({ db, listeners: { conversations, transcripts: outbox } });
+  const history = storedFrames(db);
   const sessions = new SessionGateway(
     { services: { conversations, turns, deployments, history, bus, health, diagnostics, speech }, address },
     {

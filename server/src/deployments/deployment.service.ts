@@ -72,9 +72,9 @@ export interface DeploymentListeners {
    * After every change: sessions forget what they remember of it, and an inactive deployment's
    * open conversations end (on every deactivate, so a retry finishes the job).
    */
-  changed(deploymentId: string): Promise<void>;
+  conversations: { deploymentChanged(deploymentId: string): Promise<void> };
   /** Its transcript target was enabled again: its waiting events go now. */
-  transcriptsResumed(deploymentId: string): Promise<void>;
+  transcripts: { resume(deploymentId: string): Promise<void> };
 }
 
 /**
@@ -150,7 +150,7 @@ export class DeploymentService {
     const row = await requireDeployment(db, customerId, id);
     if (row.status === 'active') throw invalidState('The deployment is active; deactivate it before deleting it');
     await deleteDeployment(db, customerId, id);
-    await listeners.changed(id);
+    await listeners.conversations.deploymentChanged(id);
     return { id, deleted: true as const };
   }
 
@@ -182,7 +182,7 @@ export class DeploymentService {
     const disabled = row.transcript_hook_status !== 'active';
     const patch: DeploymentPatch = disabled ? { ...TRANSCRIPT_TARGET_ENABLED, updated_at: isoNow() } : {};
     if (disabled) await updateDeployment(db, customerId, id, patch);
-    await listeners.transcriptsResumed(id);
+    await listeners.transcripts.resume(id);
     return toDeployment({ ...row, ...patch });
   }
 
@@ -198,14 +198,14 @@ export class DeploymentService {
       previous_secret_expires_at: previousExpiresAt,
       updated_at: isoNow(),
     });
-    await listeners.changed(id);
+    await listeners.conversations.deploymentChanged(id);
     return { signing_secret: signingSecret, previous_secret_expires_at: previousExpiresAt };
   }
 
   /** Stores the patch, then announces it. */
   async #changed(row: DeploymentView, patch: DeploymentPatch): Promise<Deployment> {
     await updateDeployment(this.parts.db, row.customer_id, row.id, patch);
-    await this.parts.listeners.changed(row.id);
+    await this.parts.listeners.conversations.deploymentChanged(row.id);
     return toDeployment({ ...row, ...patch });
   }
 
@@ -214,7 +214,7 @@ export class DeploymentService {
    * inactive deployment's conversations still open).
    */
   async #unchanged(row: DeploymentView): Promise<Deployment> {
-    await this.parts.listeners.changed(row.id);
+    await this.parts.listeners.conversations.deploymentChanged(row.id);
     return toDeployment(row);
   }
 }

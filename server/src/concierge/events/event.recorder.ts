@@ -127,21 +127,36 @@ export class UnitOfWork {
   }
 }
 
+/** A part that hears of every unit of work this node committed. */
+export interface CommitListener {
+  committed(committed: readonly Committed[]): void;
+}
+
 /**
  * Stores what state changes tell, atomically with the changes: every change runs in a group
  * commit ({@link write}); once it commits, the widget events go to the sockets (through the bus)
  * and transcript delivery is woken. Nothing is announced that did not commit.
  */
 export class EventRecorder {
+  readonly #transcripts: () => void;
+  readonly #committed: (committed: readonly Committed[]) => void;
+
   constructor(
     private readonly parts: {
       writes: WriteBatcher;
       bus: ConversationBus;
-      onTranscript: () => void;
-      onCommitted: (committed: readonly Committed[]) => void;
+      /** Transcript delivery, woken when a unit stored transcript events. */
+      transcripts: { poke(): void };
+      /** Who hears what committed, after it committed (the activity stream, the metrics). */
+      listeners: readonly CommitListener[];
       rollup?: AnalyticsRollup;
     },
-  ) {}
+  ) {
+    this.#transcripts = () => parts.transcripts.poke();
+    this.#committed = (committed) => {
+      for (const listener of parts.listeners) listener.committed(committed);
+    };
+  }
 
   /** Runs one unit of work, keyed by what it locks (a conversation id), then announces what it stored. */
   async write<T>(key: string, work: (unit: UnitOfWork) => Promise<T>): Promise<T> {
@@ -149,7 +164,7 @@ export class EventRecorder {
       const unit = new UnitOfWork(trx, this.parts.rollup);
       return { result: await work(unit), unit };
     });
-    unit.announce(this.parts.bus, this.parts.onTranscript, this.parts.onCommitted);
+    unit.announce(this.parts.bus, this.#transcripts, this.#committed);
     return result;
   }
 }

@@ -59,6 +59,11 @@ export async function appendEvents(
   return { first, frames };
 }
 
+/** The conversations' stored events, as a socket reads back what it missed. */
+export const storedFrames = (db: Db) => ({
+  framesAfter: (conversationId: string, seq: number, limit: number) => framesAfter(db, conversationId, seq, limit),
+});
+
 /**
  * Stored events after `seq`, at most `limit`, in order; undefined when the conversation itself
  * is gone (erased), told apart in the same read.
