@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SessionClient, type SessionEvent } from './client';
-import { FakeSocket, FakeSurroundings, MemoryStorage } from './fake-browser';
+import { FakeSocket, FakeSurroundings, MemoryStorage, reconnectWaits } from './fake-browser';
 import { PONG_WAIT_MS, QUIET_MS } from './connection';
 import type { ServerFrame } from './protocol';
 import { serviceListener } from '../speech/service-listener';
@@ -345,18 +345,7 @@ describe('the session client: backoff, resume, resend and refresh', () => {
     vi.spyOn(Math, 'random').mockReturnValue(0.999_999);
     newClient();
     await settle();
-    const waits: number[] = [];
-    for (let i = 0; i < 8; i++) {
-      const before = sockets.length;
-      latest().lose();
-      let waited = 0;
-      while (sockets.length === before) {
-        await settle(100);
-        waited += 100;
-      }
-      waits.push(waited);
-    }
-    expect(waits).toEqual([500, 1000, 2000, 4000, 8000, 16000, 30000, 30000]);
+    expect(await reconnectWaits(sockets, 8, settle, 100)).toEqual([500, 1000, 2000, 4000, 8000, 16000, 30000, 30000]);
     await ready(latest());
     latest().lose();
     await settle(500);

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Connection, type ConnectionOwner, PONG_WAIT_MS, QUIET_MS } from './connection';
-import { FakeSocket, FakeSurroundings } from './fake-browser';
+import { FakeSocket, FakeSurroundings, reconnectWaits } from './fake-browser';
 import type { ServerFrame } from './protocol';
 import type { Status } from './transcript';
 
@@ -81,18 +81,7 @@ describe('the connection: one socket, backoff with jitter, heartbeat, token refr
     vi.spyOn(Math, 'random').mockReturnValue(1);
     connection.start();
     await settle();
-    const waits: number[] = [];
-    for (let i = 0; i < 8; i++) {
-      const before = sockets.length;
-      latest().lose();
-      let waited = 0;
-      while (sockets.length === before) {
-        await settle(50);
-        waited += 50;
-      }
-      waits.push(waited);
-    }
-    expect(waits).toEqual([500, 1000, 2000, 4000, 8000, 16000, 30000, 30000]);
+    expect(await reconnectWaits(sockets, 8, settle, 50)).toEqual([500, 1000, 2000, 4000, 8000, 16000, 30000, 30000]);
     expect(told.closed).toEqual(Array(8).fill(1006));
     expect(told.statuses.at(-1)).toBe('reconnecting');
     latest().open();

@@ -95,3 +95,24 @@ export class MemoryStorage implements Storage {
     this.items.set(key, value);
   }
 }
+
+/** How long each of `n` lost sockets took to be replaced by the next, in steps of `stepMs` of fake time. */
+export async function reconnectWaits(
+  sockets: FakeSocket[],
+  n: number,
+  settle: (ms: number) => Promise<unknown>,
+  stepMs: number,
+): Promise<number[]> {
+  const waits: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const before = sockets.length;
+    sockets[before - 1]!.lose();
+    let waited = 0;
+    while (sockets.length === before) {
+      await settle(stepMs);
+      waited += stepMs;
+    }
+    waits.push(waited);
+  }
+  return waits;
+}
