@@ -106,7 +106,7 @@ describe('npm start and npm run service, started and stopped as a person does', 
     const serviceUrl = /^Listening on (http:\/\/\S+)$/m.exec(out)![1]!;
     // The block, in one piece: where things run, the key and link shown once, the next steps; logs only after it.
     expect(out).toMatch(
-      /^Listening on \S+\nConsole at \S+\/console\/\nAPI key: vak_\S+\nConsole sign-in: \S+\nDemo at \S+\nDemo console sign-in \(reception@harbor\.demo, the hotel's Inbox\): \S+\/console\/#\/welcome\/\S+\n\nNext:\n {2}1\. .+\n {2}2\. .+\n {2}3\. .+\nStop with Ctrl-C\. .+\n\n/,
+      /^Listening on \S+\nConsole at \S+\/console\/\nAPI key: vak_\S+\nConsole sign-in: \S+\nDemo at \S+\nDemo console sign-in \(reception@harbor\.demo, the hotel's Inbox\): \S+\/console\/#\/welcome\/\S+\n\nNext:\n {2}1\. .+\n {2}2\. .+\n {2}3\. .+\n {5}Its server on port 3000 gets this service's hooks: npm start allows 127\.0\.0\.1:3000 and localhost:3000 as it does the demo's port\.\nStop with Ctrl-C\. .+\n\n/,
     );
     expect(out.slice(0, out.indexOf('Next:'))).not.toContain('{"level"');
     expect(out).toContain(`Talk to the demo hotel's concierge at ${demoUrl}`);

@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
-import { nextSteps } from '../server/src/start-notice.js';
+import { FIRST_SERVER_HOSTS, nextSteps } from '../server/src/start-notice.js';
 import { startDemo } from './customer-server.js';
 import type { Provisioned } from './provision.js';
 
@@ -19,10 +19,13 @@ const TSX = ['--import', 'tsx'];
 const dataDir = process.env.DATA_DIR ?? './data';
 const statePath = join(dataDir, 'demo.json');
 
-// The demo hotel's hooks are on loopback: the service's egress guard lets its port through, and
-// nothing else on this machine. DEMO_PORT=0 is settled here, since the guard must know the port first.
+// The demo hotel's hooks are on loopback, and so is the server of README, "Your first concierge"
+// (port 3000): the service's egress guard lets those two ports through, and nothing else on this
+// machine. DEMO_PORT=0 is settled here, since the guard must know the port first.
 const demoPort = await freePort(Number(process.env.DEMO_PORT ?? 8788));
-const allowed = [process.env.HOOK_ALLOWED_HOSTS, `127.0.0.1:${demoPort}`].filter(Boolean).join(',');
+const allowed = [process.env.HOOK_ALLOWED_HOSTS, `127.0.0.1:${demoPort}`, ...FIRST_SERVER_HOSTS]
+  .filter(Boolean)
+  .join(',');
 const service = spawn(process.execPath, [...TSX, 'server/src/main.ts', '--no-next-steps'], {
   cwd: ROOT,
   // One node on a laptop: nothing balances traffic away from it, so a stop need not wait.

@@ -1,18 +1,19 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Widget } from '../test/concierge-kit.js';
 import { waitFor } from '../test/harness.js';
-import { bootstrapKey, freePort, type NodeProcess, ROOT, startServiceProcess } from '../test/service-process.js';
+import { bootstrapKey, type NodeProcess, ROOT, startNodeProcess } from '../test/service-process.js';
 
 /**
- * The README's walkthrough, run as written: every ```sh test block in order in one shell, in an
- * empty directory, against a real service process, with the files it says to save saved. Only the
- * service's address, the key it printed and the customer server's port are put in place of the
- * README's. Each block's output must be the output block shown after it (… stands for an id), and
- * a visitor talks to the reader's own server between the blocks before and after the visit.
+ * The README's walkthrough, run as written after a plain `npm start` (its Quick start): every
+ * ```sh test block in order in one shell, in an empty directory, with the files it says to save
+ * saved. Only the service's address and the key it printed are put in place of the README's; the
+ * reader's server listens on the README's own port, 3000. Each block's output must be the output
+ * block shown after it (… stands for an id), and a visitor talks to the reader's own server between
+ * the blocks before and after the visit.
  */
 interface Block {
   lang: string;
@@ -74,20 +75,44 @@ describe('the README', () => {
     expect(shell.filter((b) => b.tags[0] === 'test').length).toBeGreaterThanOrEqual(8);
   });
 
+  it("walkthrough's json helper says what an answer lacks, with the answer, never a stack trace", () => {
+    const helper = blocks.find((b) => b.lang === 'sh' && b.tags[0] === 'test')!.body;
+    const refused = '{"success":false,"error":{"code":"egress_refused","message":"…"}}';
+    const run = (input: string, path: string) =>
+      spawnSync('bash', ['-c', `${helper}\nprintf '%s' '${input}' | json ${path}`], { encoding: 'utf8' });
+    expect(run(refused, '.data.response.status')).toMatchObject({
+      status: 1,
+      stdout: '',
+      stderr: `json: no .data.response.status in: ${refused}\n`,
+    });
+    expect(run('Bad Gateway', '.data')).toMatchObject({
+      status: 1,
+      stdout: '',
+      stderr: 'json: no .data in: Bad Gateway\n',
+    });
+    expect(run('{"data":{"n":1}}', '.data')).toMatchObject({ status: 0, stdout: '{\n  "n": 1\n}\n', stderr: '' });
+  });
+
   describe('walkthrough, against a real service', () => {
     let dir: string;
     let service: NodeProcess;
     let shell: ChildProcess | undefined;
     beforeAll(async () => {
       dir = mkdtempSync(join(tmpdir(), 'concierge-readme-'));
-      service = await startServiceProcess({
-        PORT: '0',
-        HOST: '127.0.0.1',
-        DATA_DIR: join(dir, 'data'),
-        LOG_LEVEL: 'warn',
-        DATABASE_URL: '',
-        HOOK_ALLOWED_HOSTS: '127.0.0.1',
-      });
+      // `npm start` as the Quick start runs it (its asset build done by the suite's own pretest), with nothing allowed beyond its defaults.
+      service = await startNodeProcess(
+        'demo/start.ts',
+        {
+          PORT: '0',
+          DEMO_PORT: '0',
+          HOST: '127.0.0.1',
+          DATA_DIR: join(dir, 'data'),
+          LOG_LEVEL: 'warn',
+          DATABASE_URL: '',
+          HOOK_ALLOWED_HOSTS: '',
+        },
+        /^Listening on (http:\/\/\S+)$/m,
+      );
     });
     afterAll(async () => {
       // The shell's group holds the reader's server, started in the background.
@@ -105,13 +130,9 @@ describe('the README', () => {
 
     it("takes a new key to a published agent, an active deployment, the reader's own server answering a visitor, and its records", async () => {
       const key = await bootstrapKey(service);
-      const port = await freePort();
+      const port = 3000;
       const ours = (text: string) =>
-        text
-          .replaceAll('http://127.0.0.1:8787', service.url)
-          .replaceAll('vak_paste_yours_here', key)
-          .replaceAll(':3000', `:${port}`)
-          .replaceAll('PORT = 3000', `PORT = ${port}`);
+        text.replaceAll('http://127.0.0.1:8787', service.url).replaceAll('vak_paste_yours_here', key);
       for (const file of blocks.filter((b) => b.tags[0]?.startsWith('file=')))
         writeFileSync(join(dir, file.tags[0]!.slice(5)), ours(file.body));
 

@@ -8,6 +8,9 @@
 export const NO_NEW_KEY =
   "(The bootstrap key and console link were printed on this store's first start. Another customer: npm run admin -- create-customer --name NAME --email EMAIL)";
 
+/** Where the server of README, "Your first concierge" listens: the addresses its hook URL may name. */
+export const FIRST_SERVER_HOSTS = ['127.0.0.1:3000', 'localhost:3000'];
+
 /** The next three steps, for the service alone or beside the demo hotel. */
 export function nextSteps({ url, firstStart }: { url: string; firstStart: boolean }, demoUrl?: string): string {
   const steps = [
@@ -19,5 +22,9 @@ export function nextSteps({ url, firstStart }: { url: string; firstStart: boolea
       : `The API, described: ${url}/openapi.json`,
     'Your own concierge on your own page: README.md, "Your first concierge" (ten minutes, copy-paste).',
   ];
-  return `\nNext:\n${steps.map((step, i) => `  ${i + 1}. ${step}`).join('\n')}\nStop with Ctrl-C. Log lines follow (LOG_LEVEL=warn for fewer).\n\n`;
+  // Where the walkthrough's server may be called: allowed by `npm start`, said to need the setting otherwise.
+  const firstServer = demoUrl
+    ? `     Its server on port 3000 gets this service's hooks: npm start allows ${FIRST_SERVER_HOSTS.join(' and ')} as it does the demo's port.`
+    : `     Its server on this machine gets hooks once allowed: HOOK_ALLOWED_HOSTS=${FIRST_SERVER_HOSTS[0]} (any address not public needs it).`;
+  return `\nNext:\n${steps.map((step, i) => `  ${i + 1}. ${step}`).join('\n')}\n${firstServer}\nStop with Ctrl-C. Log lines follow (LOG_LEVEL=warn for fewer).\n\n`;
 }
