@@ -211,8 +211,12 @@ const api = {
 };
 
 // The script tag (widget/script-tag.js) queued the page's calls, its own data-* attributes first as an `init`: they run in order.
+// The page may hold the object the script tag made (`const c = window.Concierge`): that object becomes the API
+// itself, so a call made through it after this module loaded runs rather than waiting in a queue nobody reads.
 type Queued = [keyof typeof api, unknown[]];
-const win = window as unknown as { Concierge?: { q?: Queued[] } | typeof api };
-const queued = (win.Concierge && 'q' in win.Concierge ? win.Concierge.q : undefined) ?? [];
-win.Concierge = api;
+const win = window as unknown as { Concierge?: { q?: Queued[] } };
+const concierge = (win.Concierge ??= {});
+const queued = concierge.q ?? [];
+delete concierge.q;
+Object.assign(concierge, api);
 for (const [name, args] of queued) (api[name] as (...a: unknown[]) => void)?.(...args);

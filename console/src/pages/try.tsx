@@ -55,14 +55,20 @@ export function TryIt({ deploymentId, locale }: { deploymentId: string | undefin
   useEffect(() => {
     if (!chosen) return;
     let widget: ConciergeApi | undefined;
+    // The widget belongs to this page: one that finishes loading after the page was left never starts.
+    let left = false;
     setConversationId(undefined);
     loadWidget().then((w) => {
+      if (left) return;
       widget = w;
       const getToken = async () => (await post<PreviewToken>(path`/api/v1/deployments/${chosen}/preview-token`)).token;
       w.init({ deploymentId: chosen, open: true, getToken, ...(locale ? { locale } : {}) });
       w.on('ready', (e) => setConversationId(e.conversationId));
     }, setError);
-    return () => widget?.destroy();
+    return () => {
+      left = true;
+      widget?.destroy();
+    };
   }, [chosen, locale]);
   return (
     <section class="try">
