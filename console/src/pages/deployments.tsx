@@ -42,9 +42,12 @@ export function DeploymentsPage() {
   const [agentId, setAgentId] = useState(preset);
   const [hookUrl, setHookUrl] = useState('');
   const [created, setCreated] = useState<CreatedDeployment>();
+  // The select always shows the agent a create would use: the one asked for when it is listed, else the first.
+  const listed = agents.data?.data ?? [];
+  const chosen = listed.some((a) => a.id === agentId) ? agentId : (listed[0]?.id ?? '');
   const create = useAction(async () => {
     const body = {
-      agent_id: agentId || agents.data?.data[0]?.id,
+      agent_id: chosen,
       channel_config: hookUrl ? { hook_url: hookUrl } : {},
     };
     setCreated(await post<CreatedDeployment>(path`/api/v1/deployments`, body));
@@ -63,7 +66,7 @@ export function DeploymentsPage() {
           <div class="grid">
             <label>
               Agent
-              <select value={agentId} onChange={(e) => setAgentId(e.currentTarget.value)}>
+              <select value={chosen} onChange={(e) => setAgentId(e.currentTarget.value)}>
                 {agents.data?.data.map((a) => (
                   <option key={a.id} value={a.id}>
                     {a.name} ({a.status})
