@@ -153,16 +153,21 @@ describe('console view logic', () => {
       hook_attempts: [],
       reply_received: { at: '2026-11-24T10:00:00.900Z', duplicates: 0 },
     } as unknown as Turn;
-    expect(turnTimeline(turn).map((i) => i.title)).toEqual([
+    const timeline = turnTimeline(turn);
+    expect(timeline.map((i) => i.title)).toEqual([
       'Visitor (voice, fr-FR): Dinner?',
       'Acknowledged',
-      'Part 0 (first): From 6 ',
-      'Part 1: to 10.',
       'Reply received: From 6 to 10.',
       'Resolved, offering link "Book" (https://hotel.example/book), quick reply "7 pm", client action show_rooms',
       'Rated 👎 not helpful: “Too late for us”',
     ]);
-    expect(turnTimeline({ ...turn, replied_by: { type: 'person', name: 'Maria' } } as unknown as Turn)[4]!.title).toBe(
+    // A streamed reply is one row, its parts folded under it; while it streams, one row says how far it got.
+    expect(timeline[2]!.parts?.map((p) => p.title)).toEqual(['Part 0 (first): From 6 ', 'Part 1: to 10.']);
+    const streaming = turnTimeline({ ...turn, reply_received: null, reply_text: null } as unknown as Turn);
+    expect(streaming.filter((i) => i.kind === 'part').map((i) => [i.title, i.parts?.length])).toEqual([
+      ['Streaming: 2 parts so far', 2],
+    ]);
+    expect(turnTimeline({ ...turn, replied_by: { type: 'person', name: 'Maria' } } as unknown as Turn)[2]!.title).toBe(
       'Reply from Maria: From 6 to 10.',
     );
     const refused = turnTimeline({
@@ -180,6 +185,23 @@ describe('console view logic', () => {
       ],
     } as unknown as Turn);
     expect(refused[1]!.title).toBe('Hook attempt 1: 200 in 42 ms, refused: actions.0.url: Invalid URL');
+    const unreachable = turnTimeline({
+      ...turn,
+      status: 'failed',
+      parts: [],
+      reply_received: null,
+      hook_attempts: [
+        delivery({
+          outcome: 'failed',
+          error: 'egress_refused',
+          error_detail: '10.0.0.5 is not a public address; refused unless its host is listed in HOOK_ALLOWED_HOSTS',
+          response: null,
+        }),
+      ],
+    } as unknown as Turn);
+    expect(unreachable[1]!.title).toBe(
+      'Hook attempt 1: egress_refused in 42 ms: 10.0.0.5 is not a public address; refused unless its host is listed in HOOK_ALLOWED_HOSTS',
+    );
   });
 });
 

@@ -141,6 +141,8 @@ export interface TimelineItem {
   title: string;
   delivery?: Delivery;
   ok?: boolean;
+  /** A streamed reply's parts, folded under its one row. */
+  parts?: { at: string; title: string }[];
 }
 
 /** What a reply offered beside its text, in words: `link "Book" (https://…), quick reply "7 pm", client action show_rooms`. */
@@ -156,7 +158,9 @@ export function actionsInWords(actions: Turn['reply_actions']): string {
     .join(', ');
 }
 
-/** One turn as it happened, in time order: the question, each hook attempt, the acknowledgement, the reply's parts, the reply. */
+export const partsInWords = (n: number): string => `${n} part${n === 1 ? '' : 's'}`;
+
+/** One turn as it happened, in time order: the question, each hook attempt, the acknowledgement, the reply (its streamed parts folded under it). */
 export function turnTimeline(turn: Turn): TimelineItem[] {
   const items: TimelineItem[] = [
     {
@@ -167,7 +171,12 @@ export function turnTimeline(turn: Turn): TimelineItem[] {
   ];
   for (const d of turn.hook_attempts) {
     const answer = d.response ? `${d.response.status}` : (d.error ?? 'no answer');
-    const refused = d.error === 'invalid_answer' ? `, refused: ${d.error_detail}` : '';
+    // Why it failed, in the API's words (for egress_refused: the setting that would allow it).
+    const refused = !d.error_detail
+      ? ''
+      : d.error === 'invalid_answer'
+        ? `, refused: ${d.error_detail}`
+        : `: ${d.error_detail}`;
     items.push({
       at: d.sent_at,
       kind: 'attempt',
@@ -177,12 +186,11 @@ export function turnTimeline(turn: Turn): TimelineItem[] {
     });
   }
   if (turn.acknowledged_at) items.push({ at: turn.acknowledged_at, kind: 'acknowledged', title: 'Acknowledged' });
-  for (const p of turn.parts)
-    items.push({
-      at: p.received_at,
-      kind: 'part',
-      title: `Part ${p.part}${p.received_at === turn.first_part_at ? ' (first)' : ''}: ${p.text}`,
-    });
+  const parts = turn.parts.map((p) => ({
+    at: p.received_at,
+    title: `Part ${p.part}${p.received_at === turn.first_part_at ? ' (first)' : ''}: ${p.text}`,
+  }));
+  const folded = parts.length ? { parts } : {};
   if (turn.reply_received) {
     const dup = turn.reply_received.duplicates;
     const from = turn.replied_by?.type === 'person' ? `Reply from ${turn.replied_by.name}` : 'Reply received';
@@ -190,7 +198,11 @@ export function turnTimeline(turn: Turn): TimelineItem[] {
       at: turn.reply_received.at,
       kind: 'reply',
       title: `${from}${dup ? ` (${dup} duplicate${dup > 1 ? 's' : ''} ignored)` : ''}: ${turn.reply_text ?? ''}`,
+      ...folded,
     });
+  } else if (parts.length) {
+    // Still streaming: one row for the reply so far.
+    items.push({ at: parts[0]!.at, kind: 'part', title: `Streaming: ${partsInWords(parts.length)} so far`, ...folded });
   }
   if (turn.feedback)
     items.push({

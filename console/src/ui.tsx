@@ -158,6 +158,7 @@ export function DeliveryView({ d }: { d: Delivery }) {
           </>
         )}
       </p>
+      {d.error_detail && <p class="error-detail">{d.error_detail}</p>}
       <details>
         <summary>Request</summary>
         <pre tabIndex={0}>

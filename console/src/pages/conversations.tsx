@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { del, get, list, post, query, text, path } from '../api';
-import { startOfDay, turnTimeline, when } from '../logic';
+import { partsInWords, startOfDay, turnTimeline, when } from '../logic';
 import type { Conversation, ConversationDetail, Delivery } from '../types';
 import { Badge, DeliveryView, Empty, ErrorNote, ListTable, Loading, Title, useAction, useLoad } from '../ui';
 
@@ -31,6 +31,18 @@ export function Timeline({
               <li key={i} class={`t-${item.kind}${item.ok === false ? ' t-bad' : ''}`}>
                 <time dateTime={item.at}>{when(item.at)}</time> <span>{item.title}</span>
                 {item.delivery && <DeliveryView d={item.delivery} />}
+                {item.parts && (
+                  <details class="parts">
+                    <summary>Streamed in {partsInWords(item.parts.length)}</summary>
+                    <ol>
+                      {item.parts.map((p, j) => (
+                        <li key={j}>
+                          <time dateTime={p.at}>{when(p.at)}</time> {p.title}
+                        </li>
+                      ))}
+                    </ol>
+                  </details>
+                )}
               </li>
             ))}
           </ol>
