@@ -231,7 +231,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     }),
     ...agentRoutes({ db, onJobQueued: () => jobs.poke(), onPublished: (agentId) => deployments.agentChanged(agentId) }),
     ...jobRoutes(db),
-    ...deploymentRoutes(deploymentService),
+    ...deploymentRoutes(deploymentService, { recognisesSpeech: speech.available }),
     previewTokenRoute(deployments),
     ...conversationRoutes(conversationHistory, conversations),
     ...deliveryRoutes(new DeliveryService({ db, deployments, egress, address })),

@@ -18,13 +18,27 @@ const READ_KEYS: Record<keyof Settings, string[]> = {
 };
 const WIDGET_KEYS = known(widgetTheme);
 
+/** What this service can do that a deployment's settings may count on. */
+export interface ServiceAbilities {
+  /** Whether it recognises speech itself (SPEECH_TO_TEXT or SPEECH_TO_TEXT_URL, README: Voice in every browser). */
+  recognisesSpeech: boolean;
+}
+
 /**
- * The keys of a deployment's settings that the service does not read. They are stored as sent
- * (the objects are the customer's), but a typo such as `hookUrl` would otherwise go unnoticed
- * until activation or, worse, until a visitor's turn; each is named with the key it most likely meant.
+ * What a deployment's settings ask that will not work as written. Keys the service does not read
+ * are stored as sent (the objects are the customer's), but a typo such as `hookUrl` would otherwise
+ * go unnoticed until activation or, worse, until a visitor's turn; each is named with the key it
+ * most likely meant. A choice this service cannot serve (its recogniser, when it has none) is named too.
  */
-export function configWarnings(settings: Settings): ConfigWarning[] {
+export function configWarnings(settings: Settings, abilities: ServiceAbilities): ConfigWarning[] {
   const warnings: ConfigWarning[] = [];
+  const runtime = settings.runtime_config;
+  if (isObject(runtime) && runtime.speech_recognition === 'service' && !abilities.recognisesSpeech)
+    warnings.push({
+      path: 'runtime_config.speech_recognition',
+      message:
+        'this service recognises no speech (SPEECH_TO_TEXT or SPEECH_TO_TEXT_URL is not set): until it does, visitors get no microphone',
+    });
   for (const [name, keys] of Object.entries(READ_KEYS) as [keyof Settings, string[]][]) {
     const value = settings[name];
     if (!isObject(value)) continue;

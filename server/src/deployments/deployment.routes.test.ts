@@ -122,6 +122,23 @@ describeEachStore('deployments', (kind) => {
       expect(clean.body.meta).toEqual({ warnings: [] });
     });
 
+    it("warns when the service's recogniser is chosen on a service that has none, and stores the choice", async () => {
+      const res = await create({ agent_id: published, runtime_config: { speech_recognition: 'service' } });
+      expect(res.status).toBe(201);
+      expect(res.body.data.runtime_config.speech_recognition).toBe('service');
+      expect(res.body.meta.warnings).toEqual([
+        {
+          path: 'runtime_config.speech_recognition',
+          message:
+            'this service recognises no speech (SPEECH_TO_TEXT or SPEECH_TO_TEXT_URL is not set): until it does, visitors get no microphone',
+        },
+      ]);
+      const auto = await api.put(`/api/v1/deployments/${res.body.data.id}`, {
+        runtime_config: { speech_recognition: 'auto' },
+      });
+      expect(auto.body.meta).toEqual({ warnings: [] });
+    });
+
     it.each([
       [{}, 'agent_id'],
       [{ agent_id: 'nope' }, 'agent_id'],

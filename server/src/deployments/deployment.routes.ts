@@ -1,6 +1,6 @@
 import { type RouteDef, defineRoute } from '../http/route.js';
 import { deletedSchema, idParams } from '../shared/schemas.js';
-import { configWarnings } from './config-warnings.js';
+import { configWarnings, type ServiceAbilities } from './config-warnings.js';
 import {
   configWarningsMetaSchema,
   createDeploymentBody,
@@ -13,7 +13,7 @@ import {
 } from './deployment.schemas.js';
 import type { DeploymentService } from './deployment.service.js';
 
-export function deploymentRoutes(deployments: DeploymentService): RouteDef[] {
+export function deploymentRoutes(deployments: DeploymentService, abilities: ServiceAbilities): RouteDef[] {
   return [
     defineRoute({
       method: 'get',
@@ -42,7 +42,7 @@ export function deploymentRoutes(deployments: DeploymentService): RouteDef[] {
       },
       handler: async ({ principal, body }) => ({
         data: await deployments.create(principal.customerId, body),
-        meta: { warnings: configWarnings(body) },
+        meta: { warnings: configWarnings(body, abilities) },
       }),
     }),
     defineRoute({
@@ -73,7 +73,7 @@ export function deploymentRoutes(deployments: DeploymentService): RouteDef[] {
       },
       handler: async ({ principal, params, body }) => ({
         data: await deployments.update(principal.customerId, params.id, body),
-        meta: { warnings: configWarnings(body) },
+        meta: { warnings: configWarnings(body, abilities) },
       }),
     }),
     defineRoute({
