@@ -86,6 +86,11 @@ test('a new customer walks the whole path in the console, under its CSP, without
     await expect(page.getByText('published', { exact: true }).first()).toBeVisible();
     await audit(page, 'agent');
 
+    // The new deployment's agent select names an agent from the first look, never a blank.
+    await nav(page, 'Deployments').click();
+    await expect(page.getByRole('combobox', { name: 'Agent', exact: true })).toHaveValue(/^[0-9a-f-]{36}$/);
+    await page.goBack();
+
     // A deployment pointing at the customer's server, tested, configured and activated.
     await page.getByRole('link', { name: 'Deploy it' }).click();
     await audit(page, 'deployments');
@@ -101,6 +106,16 @@ test('a new customer walks the whole path in the console, under its CSP, without
     customer.state.secret = secret;
     await page.getByRole('link', { name: 'Open the new deployment' }).click();
     await expect(page.getByText(/The list is empty/)).toBeVisible();
+    // A private address is refused, and the test hook says which setting would allow it.
+    await page.getByLabel(/^Transcript hook URL/).fill('http://10.20.30.40/transcript');
+    await page.getByRole('button', { name: 'Save settings' }).click();
+    await page.getByLabel('Target').selectOption('transcript');
+    await page.getByRole('button', { name: 'Send test hook' }).click();
+    await expect(page.locator('.delivery').first()).toContainText('egress_refused');
+    await expect(page.locator('.delivery .error-detail')).toHaveText(
+      '10.20.30.40 is not a public address; refused unless its host is listed in HOOK_ALLOWED_HOSTS',
+    );
+    await page.getByLabel('Target').selectOption('hook');
     await page.getByLabel(/^Transcript hook URL/).fill(customer.transcriptUrl);
     await page.getByRole('button', { name: 'Save settings' }).click();
     await page.getByRole('button', { name: 'Send test hook' }).click();
@@ -131,6 +146,8 @@ test('a new customer walks the whole path in the console, under its CSP, without
     await expect(page.getByLabel("Widget's words")).toHaveValue('ja');
     await audit(page, 'try-it-japanese');
     await page.goBack();
+    // The widget belongs to Try it: leaving the page takes it away.
+    await expect(page.locator('[data-concierge]')).toHaveCount(0);
 
     // Try it: the real widget, a text turn answered by the customer's server, the timeline beside it.
     await page.getByRole('main').getByRole('link', { name: 'Try it', exact: true }).click();
@@ -143,6 +160,7 @@ test('a new customer walks the whole path in the console, under its CSP, without
 
     // The conversation's timeline, and a transcript event sent again.
     await nav(page, 'Conversations').click();
+    await expect(page.locator('[data-concierge]')).toHaveCount(0);
     await page.getByRole('link', { name: 'Console preview' }).first().click();
     await expect(page.locator('.timeline').first()).toContainText('Visitor (text, en-US): Is breakfast included?');
     await expect(page.locator('.timeline').first()).toContainText('Hook attempt 1: 202');
