@@ -170,35 +170,25 @@ describe('console view logic', () => {
     expect(turnTimeline({ ...turn, replied_by: { type: 'person', name: 'Maria' } } as unknown as Turn)[2]!.title).toBe(
       'Reply from Maria: From 6 to 10.',
     );
-    const refused = turnTimeline({
-      ...turn,
-      status: 'failed',
-      parts: [],
-      reply_received: null,
-      hook_attempts: [
-        delivery({
-          outcome: 'failed',
-          error: 'invalid_answer',
-          error_detail: 'actions.0.url: Invalid URL',
-          response: { status: 200, headers: {}, body: '{}', truncated: false },
-        }),
-      ],
-    } as unknown as Turn);
+    const failedWith = (attempt: Partial<Delivery>) =>
+      turnTimeline({
+        ...turn,
+        status: 'failed',
+        parts: [],
+        reply_received: null,
+        hook_attempts: [delivery({ outcome: 'failed', ...attempt })],
+      } as unknown as Turn);
+    const refused = failedWith({
+      error: 'invalid_answer',
+      error_detail: 'actions.0.url: Invalid URL',
+      response: { status: 200, headers: {}, body: '{}', truncated: false },
+    });
     expect(refused[1]!.title).toBe('Hook attempt 1: 200 in 42 ms, refused: actions.0.url: Invalid URL');
-    const unreachable = turnTimeline({
-      ...turn,
-      status: 'failed',
-      parts: [],
-      reply_received: null,
-      hook_attempts: [
-        delivery({
-          outcome: 'failed',
-          error: 'egress_refused',
-          error_detail: '10.0.0.5 is not a public address; refused unless its host is listed in HOOK_ALLOWED_HOSTS',
-          response: null,
-        }),
-      ],
-    } as unknown as Turn);
+    const unreachable = failedWith({
+      error: 'egress_refused',
+      error_detail: '10.0.0.5 is not a public address; refused unless its host is listed in HOOK_ALLOWED_HOSTS',
+      response: null,
+    });
     expect(unreachable[1]!.title).toBe(
       'Hook attempt 1: egress_refused in 42 ms: 10.0.0.5 is not a public address; refused unless its host is listed in HOOK_ALLOWED_HOSTS',
     );
