@@ -179,6 +179,7 @@ test('Firefox: a streamed reply offers quick replies that ask, and the page runs
   await waitForTranscript(tab, /hold a table, or book online\./);
   await (await tab.waitForSelector(widget('.actions button')))!.click();
   await waitForTranscript(tab, /A table for two at 7 pm, please\./);
+  await waitForTranscript(tab, /Done: a table for two at 7 pm is held in your name/);
   await type(tab, 'And the rooms?');
   await waitForTranscript(tab, /All twenty-four rooms look over the harbour/);
   await tab.waitForFunction(() => document.getElementById('rooms')?.dataset.shownTimes === '1', { timeout: 5_000 });

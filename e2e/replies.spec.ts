@@ -133,10 +133,12 @@ test('quick replies and a link: keyboard-reachable buttons in a labelled group; 
   await actions.getByRole('button', { name: '8 pm' }).focus();
   await page.keyboard.press('Enter');
   await expect(conversation(page).locator('.msg.user').last()).toHaveText('A table for two at 8 pm, please.');
-  // The answer to it offers its own; the first reply's are gone.
+  // The hotel holds the table and offers only a link to change it; the first reply's buttons are gone.
   await expect(conversation(page).locator('.msg.agent')).toHaveCount(2);
+  await expect(conversation(page).locator('.msg.agent').last()).toContainText('Done: a table for two at 8 pm');
+  await expect(page.getByRole('group', { name: 'Suggested actions' }).getByRole('button')).toHaveCount(0);
   await expect(
-    page.getByRole('group', { name: 'Suggested actions' }).getByRole('button', { name: '8 pm' }),
+    page.getByRole('group', { name: 'Suggested actions' }).getByRole('link', { name: /Change the booking/ }),
   ).toHaveCount(1);
   await ask(page, 'Thanks');
   await expect(page.getByRole('group', { name: 'Suggested actions' }).getByRole('button')).toHaveCount(0);
