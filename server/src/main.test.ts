@@ -24,6 +24,7 @@ describe('the service process', () => {
     for (const p of running.splice(0)) if (p.child.exitCode === null) p.child.kill('SIGKILL');
   });
 
+  // Two service processes and an admin command, each compiled by tsx as it starts: slow beside other suites.
   it("prints Listening, the bootstrap key and the owner's console link once, serves them, and exits 0 on SIGTERM", async () => {
     const first = await startProcess(env());
     // Give the key lines a moment: they are written right after Listening.
@@ -98,7 +99,7 @@ describe('the service process', () => {
     ]);
     second.child.kill('SIGTERM');
     expect(await second.exited).toBe(0);
-  });
+  }, 90_000);
 
   it('refuses bad admin usage and bad configuration with a clear message', () => {
     const usage = spawnSync(process.execPath, [...TSX, 'server/src/admin.ts', 'create-customer'], {
@@ -131,7 +132,7 @@ describe('the service process', () => {
     expect(config.status).toBe(1);
     expect(config.stderr).toContain('Invalid configuration');
     expect(config.stderr).toContain('PORT');
-  });
+  }, 60_000);
 });
 
 describe('npm run build', () => {
