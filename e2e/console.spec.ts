@@ -115,6 +115,7 @@ test('a new customer walks the whole path in the console, under its CSP, without
     await expect(page.locator('.delivery .error-detail')).toHaveText(
       '10.20.30.40 is not a public address; refused unless its host is listed in HOOK_ALLOWED_HOSTS',
     );
+    await audit(page, 'test hook refused');
     await page.getByLabel('Target').selectOption('hook');
     await page.getByLabel(/^Transcript hook URL/).fill(customer.transcriptUrl);
     await page.getByRole('button', { name: 'Save settings' }).click();
