@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { defineConfig, type Plugin } from 'vite';
 import { readCatalogue } from './catalogue.ts';
 
@@ -24,6 +24,28 @@ function scriptTag(): Plugin {
 }
 
 /**
+ * `en.json?catalogue`: the English catalogue as one object, a module of its own. The panel imports
+ * it whole while the every-page bundle imports only the launcher's words from `en.json` (see
+ * `src/ui/words.ts`); as one module, the whole catalogue would land on every page.
+ */
+function wholeCatalogue(): Plugin {
+  const prefix = '\0whole-catalogue:';
+  return {
+    name: 'concierge-whole-catalogue',
+    enforce: 'pre',
+    resolveId(id, importer) {
+      if (!id.endsWith('.json?catalogue') || !importer) return null;
+      // Not ending in `.json`: the built-in JSON plugin would take it back.
+      return prefix + join(dirname(importer), id.slice(0, -'.json?catalogue'.length));
+    },
+    load(id) {
+      if (!id.startsWith(prefix)) return null;
+      return `export default ${readFileSync(`${id.slice(prefix.length)}.json`, 'utf8')};`;
+    },
+  };
+}
+
+/**
  * The widget as ES modules under `assets/` (hashed names, cacheable for good): the entry holds
  * Preact, the session and the launcher; the panel is its own module, fetched when the widget
  * first opens.
@@ -35,7 +57,7 @@ export default defineConfig({
   // The widget asks for other locales' words under this version: cacheable for as long as it holds.
   define: { __CATALOGUE_VERSION__: JSON.stringify(readCatalogue(join(import.meta.dirname, 'locales')).version) },
   oxc: { jsx: { runtime: 'automatic', importSource: 'preact' } },
-  plugins: [scriptTag()],
+  plugins: [scriptTag(), wholeCatalogue()],
   build: {
     outDir: 'dist',
     emptyOutDir: true,

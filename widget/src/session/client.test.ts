@@ -6,6 +6,11 @@ import type { ServerFrame } from './protocol';
 import { serviceListener } from '../speech/service-listener';
 import { endOfSpeech } from '../speech/silence';
 import { ListenError } from '../speech/speech';
+import { addEnglish } from '../ui/words';
+import en from '../../locales/en.json';
+
+// The panel's module brings the English words its listener says.
+addEnglish(en);
 
 const CONVERSATION = '6f1d0c3e-9a0b-4d7e-8f5a-2b3c4d5e6f70';
 const token = (): string => `h.${btoa(JSON.stringify({ exp: Math.floor(Date.now() / 1000) + 3600 }))}.s`;

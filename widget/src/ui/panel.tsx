@@ -1,5 +1,5 @@
 import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
-import en from '../../locales/en.json';
+import en from '../../locales/en.json?catalogue';
 import type { SessionClient } from '../session/client';
 import type { FeedbackRating } from '../session/protocol';
 import type { Line, View } from '../session/transcript';
@@ -8,7 +8,9 @@ import { ListenError, type Speech } from '../speech/speech';
 import css from './panel.css?inline';
 import { isWebUrl, ReplyText } from './reply-text';
 import { adopt } from './styles';
-import { languageName, rightToLeft, t, type WordKey } from './words';
+import { addEnglish, languageName, rightToLeft, t, type WordKey } from './words';
+
+addEnglish(en);
 
 /** Why the microphone cannot be used, by the recognition error's name. */
 const MIC_PROBLEM: Record<string, WordKey> = {

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WIDGET_LOCALES } from '#protocol/widget-locales';
-import { loadWords, localeFor, rightToLeft, t, wordsLocale } from './words';
+import { addEnglish, loadWords, localeFor, rightToLeft, t, wordsLocale } from './words';
 
 type Entry = string | Record<string, string>;
 const catalogue = (locale: string): Record<string, Entry> =>
@@ -72,6 +72,15 @@ describe('the words shown', () => {
     base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   });
   afterAll(() => new Promise((resolve) => server.close(resolve)));
+
+  it("are the launcher's alone on every page, and all of English once the panel brings it", () => {
+    expect([t('open', { title: 'Harbor Hotel' }), t('close_named', { title: 'Harbor Hotel' })]).toEqual([
+      'Chat with Harbor Hotel',
+      'Close Harbor Hotel',
+    ]);
+    addEnglish(en);
+    expect(t('close')).toBe('Close');
+  });
 
   it("are the locale's once fetched, English for a string it lacks, never a key", async () => {
     await loadWords('de', base);

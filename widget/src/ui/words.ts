@@ -1,5 +1,6 @@
 import { RIGHT_TO_LEFT, WIDGET_LOCALES, type WidgetLocale } from '#protocol/widget-locales';
-import en from '../../locales/en.json';
+import type en from '../../locales/en.json';
+import { close_named, open } from '../../locales/en.json';
 
 /** The catalogues' version, set by the build: a catalogue fetched with it is cached for as long as the service serves it. */
 declare const __CATALOGUE_VERSION__: string;
@@ -11,8 +12,16 @@ export type Catalogue = Partial<Record<WordKey, Entry>>;
 
 // One widget runs per page (README, Putting the widget on a site): its words are the page's.
 let locale: WidgetLocale = 'en';
-let words: Catalogue = en;
+// Every page carries only the launcher's English; the panel brings the rest (`addEnglish`).
+let english: Catalogue = { open, close_named };
+let words: Catalogue = english;
 let wanted: WidgetLocale = 'en';
+
+/** The whole English catalogue, from the panel's module: what any other locale falls back to. */
+export function addEnglish(all: Catalogue): void {
+  english = all;
+  if (locale === 'en') words = all;
+}
 
 const pick = (entry: Entry | undefined, count: number | undefined): string | undefined =>
   typeof entry === 'object' ? (entry[new Intl.PluralRules(locale).select(count ?? 0)] ?? entry.other) : entry;
@@ -22,7 +31,7 @@ const pick = (entry: Entry | undefined, count: number | undefined): string | und
  * `vars.name`, and `vars.count` picks the plural form.
  */
 export function t(key: WordKey, vars: Record<string, string | number> = {}): string {
-  const text = pick(words[key], vars.count as number) ?? pick(en[key], vars.count as number)!;
+  const text = pick(words[key], vars.count as number) ?? pick(english[key], vars.count as number)!;
   return text.replace(/\{(\w+)\}/g, (_, name: string) => String(vars[name]));
 }
 
@@ -59,7 +68,7 @@ export function localeFor(tags: readonly (string | null | undefined)[]): WidgetL
  */
 export async function loadWords(next: WidgetLocale, baseUrl: string): Promise<void> {
   wanted = next;
-  let loaded: Catalogue = en;
+  let loaded: Catalogue | undefined;
   if (next !== 'en') {
     try {
       const res = await fetch(`${baseUrl}/widget/locales/${next}.json?v=${__CATALOGUE_VERSION__}`);
@@ -69,6 +78,6 @@ export async function loadWords(next: WidgetLocale, baseUrl: string): Promise<vo
     }
   }
   if (wanted !== next) return;
-  locale = loaded === en ? 'en' : next;
-  words = loaded;
+  locale = loaded ? next : 'en';
+  words = loaded ?? english;
 }
