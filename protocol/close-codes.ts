@@ -20,13 +20,19 @@ export const Close = {
   protocol: 4400,
   /** The token is bad or has expired; the widget fetches a new one. */
   badToken: 4401,
-  /** A token for another deployment, or another user's conversation. */
+  /**
+   * A token for another deployment, or another user's conversation; with the reason
+   * `origin_not_allowed`, a page whose origin the deployment does not allow (the widget stops).
+   */
   forbidden: 4403,
-  /** The conversation to resume does not exist on this deployment. */
+  /**
+   * The conversation to resume does not exist on this deployment; with the reason
+   * `unknown_deployment`, there is no such deployment (the widget stops).
+   */
   unknownConversation: 4404,
   /** No `hello` within 10 s. */
   noHello: 4408,
-  /** The deployment is inactive or the conversation has ended; the widget stops. */
+  /** The deployment is inactive (reason `deployment_inactive`) or the conversation has ended; the widget stops. */
   ended: 4410,
   /** Too many sockets (per conversation) or new conversations (per user). */
   tooMany: 4429,
@@ -38,4 +44,8 @@ export type CloseCode = (typeof Close)[keyof typeof Close];
 export const CloseReason = {
   goingAway: 'server going away',
   ended: 'conversation ended',
+  /** Refusals at the upgrade: the widget says which, and does not retry. */
+  originNotAllowed: 'origin_not_allowed',
+  unknownDeployment: 'unknown_deployment',
+  deploymentInactive: 'deployment_inactive',
 } as const;

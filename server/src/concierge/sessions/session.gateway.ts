@@ -1,11 +1,11 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
-import { AppError } from '../../errors.js';
 import { clientAddress, type ProxyTrust } from '../../http/client-address.js';
 import type { PublicAddress } from '../../http/public-address.js';
 import { PerKeyCap } from '../../shared/per-key-cap.js';
-import { Close, CloseReason } from '#protocol/close-codes';
+import { Close, type CloseCode, CloseReason } from '#protocol/close-codes';
+import type { DeploymentContext } from '../deployment-context.js';
 import { DRAIN_TIMEOUT_MS } from './event-cursor.js';
 import { Session, type SessionServices, type SessionSettings, type SessionShared } from './session.js';
 
@@ -104,23 +104,13 @@ export class SessionGateway {
     deploymentId: string,
     helloSaid: () => void,
   ): Promise<void> {
-    const dep = await this.parts.services.deployments.get(deploymentId);
-    if (!dep) return refuseUpgrade(socket, 404, 'Not Found');
-    const origin = req.headers.origin;
-    const allowed =
-      !dep.allowedOrigins.length ||
-      (origin !== undefined && (dep.allowedOrigins.includes(origin) || origin === this.parts.address.originFor(req)));
+    const admission = this.admission(await this.parts.services.deployments.get(deploymentId), req);
     const { diagnostics } = this.parts.services;
-    if (!allowed) {
-      diagnostics.refused(dep.id, 'origin_not_allowed', origin ?? '(no Origin header)');
-      return refuseUpgrade(socket, 403, 'Forbidden');
-    }
     this.wss.handleUpgrade(req, socket, head, (ws) => {
-      if (dep.status !== 'active') {
-        diagnostics.refused(dep.id, 'deployment_inactive', undefined);
-        const inactive = new AppError('deployment_inactive', 'deployment inactive');
-        return ws.close(inactive.close, inactive.message);
-      }
+      // Accepted to be closed at once, the reason in the close: a browser never shows a page the
+      // status of a refused upgrade, so the widget could neither say why nor know to stop retrying.
+      if ('refused' in admission) return ws.close(admission.refused, admission.reason);
+      const { dep, origin } = admission;
       const opened = () => {
         helloSaid();
         diagnostics.opened(dep.id, origin);
@@ -132,6 +122,26 @@ export class SessionGateway {
       ws.on('close', () => session.dispose());
       ws.on('error', () => session.dispose());
     });
+  }
+
+  /** Whether a widget may open a session of `dep` from this request's page, or the close that says why not. */
+  private admission(
+    dep: DeploymentContext | undefined,
+    req: IncomingMessage,
+  ): { dep: DeploymentContext; origin: string | undefined } | { refused: CloseCode; reason: string } {
+    if (!dep) return { refused: Close.unknownConversation, reason: CloseReason.unknownDeployment };
+    const origin = req.headers.origin;
+    const { diagnostics } = this.parts.services;
+    const allowed =
+      !dep.allowedOrigins.length ||
+      (origin !== undefined && (dep.allowedOrigins.includes(origin) || origin === this.parts.address.originFor(req)));
+    if (!allowed) {
+      diagnostics.refused(dep.id, 'origin_not_allowed', origin ?? '(no Origin header)');
+      return { refused: Close.forbidden, reason: CloseReason.originNotAllowed };
+    }
+    if (dep.status === 'active') return { dep, origin };
+    diagnostics.refused(dep.id, 'deployment_inactive', undefined);
+    return { refused: Close.ended, reason: CloseReason.deploymentInactive };
   }
 
   private join(conversationId: string, session: Session): boolean {

@@ -447,15 +447,17 @@ describeEachStore('concierge sessions', (kind) => {
     ).toBe(4401);
   });
 
-  it('refuses a disallowed Origin (403) and an unknown deployment (404) at the upgrade', async () => {
+  it('closes a disallowed Origin (4403) and an unknown deployment (4404) at once, saying which', async () => {
     const { deploymentId } = await deploy(service, {
       hook_url: customer.hookUrl,
       allowed_origins: ['https://hotel.example'],
     });
-    await expect(Widget.open(service, deploymentId, { origin: 'https://evil.example' })).rejects.toThrow('HTTP 403');
+    const refused = await Widget.open(service, deploymentId, { origin: 'https://evil.example' });
+    expect(await refused.closed).toEqual({ code: 4403, reason: 'origin_not_allowed' });
     const ok = await Widget.open(service, deploymentId, { origin: 'https://hotel.example' });
     ok.close();
-    await expect(Widget.open(service, '00000000-0000-4000-8000-000000000000')).rejects.toThrow('HTTP 404');
+    const unknown = await Widget.open(service, '00000000-0000-4000-8000-000000000000');
+    expect(await unknown.closed).toEqual({ code: 4404, reason: 'unknown_deployment' });
   });
 
   it('closes 4408 without hello, 4400 on a bad first frame, 1009 on an oversized frame; later junk gets invalid_message', async () => {
@@ -573,7 +575,7 @@ describeEachStore('concierge sessions', (kind) => {
     expect((await widget.closed).code).toBe(4410);
     // Inactive: a new socket is closed at once with 4410.
     const late = await Widget.open(service, deploymentId);
-    expect((await late.closed).code).toBe(4410);
+    expect(await late.closed).toEqual({ code: 4410, reason: 'deployment_inactive' });
   });
 
   it('refuses turns past turns_per_minute, and ends the conversation past max_turns_per_conversation', async () => {
