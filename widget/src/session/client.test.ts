@@ -465,6 +465,23 @@ describe('the session client: backoff, resume, resend and refresh', () => {
     expect(latest().sent[0]).toEqual({ type: 'hello', token: expect.any(String) });
     expect(client.view.status).toBe('reconnecting');
   });
+
+  it.each([
+    [4403, 'origin_not_allowed'],
+    [4404, 'unknown_deployment'],
+    [4410, 'deployment_inactive'],
+  ])('a close %i %s before hello ends the widget with that reason and never reconnects', async (code, reason) => {
+    const client = newClient();
+    const seen: SessionEvent[] = [];
+    client.onEvent((event) => seen.push(event));
+    await settle();
+    latest().lose(code, reason);
+    await settle(60_000);
+    expect(sockets).toHaveLength(1);
+    expect([client.view.status, client.view.ended]).toEqual(['ended', reason]);
+    expect(seen.at(-1)).toEqual({ type: 'ended', reason });
+    if (code !== 4410) expect(seen[0]).toMatchObject({ type: 'error', code: reason, message: expect.any(String) });
+  });
 });
 
 /** sessionStorage as a tab has it: what one client writes, the next page load of that tab reads. */

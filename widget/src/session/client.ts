@@ -3,15 +3,22 @@ import { Connection, type Socket, type Surroundings } from './connection';
 import { forgotten, recall, type Remembered, remember, type SentTurn } from './memory';
 import {
   Close,
+  CloseReason,
   type ClientFrame,
   type FeedbackRating,
   type ReplyAction,
   type ServerFrame,
   type TurnMode,
 } from './protocol';
-import { applyEvent, emptyView, type Line, type Status, type View } from './transcript';
+import { applyEvent, emptyView, type Ending, type Line, type Status, type View } from './transcript';
 
 export type { ClientAction, Socket, Surroundings };
+
+/** What the page's `error` handlers are told when the service will not open this widget here. */
+const REFUSED = {
+  [CloseReason.originNotAllowed]: "The deployment's channel_config.allowed_origins does not include this page's origin",
+  [CloseReason.unknownDeployment]: 'There is no deployment with this deploymentId',
+};
 
 export interface SessionOptions {
   baseUrl: string;
@@ -80,7 +87,7 @@ export class SessionClient {
           : undefined,
       frame: (frame) => this.#receive(frame),
       status: (status) => this.#setView({ ...this.view, status }),
-      closed: (code) => this.#closed(code),
+      closed: (code, reason) => this.#closed(code, reason),
       error: (code, message) => this.#emit({ type: 'error', code, message }),
     });
     // A reload shows the history again: the page starts from nothing, so it asks for every event.
@@ -174,6 +181,11 @@ export class SessionClient {
     this.#connection.send({ type: 'feedback', turn_id: turnId, rating, ...(comment ? { comment } : {}) });
   }
 
+  /** The visitor leaves their question for the team: shown once the server's `person_requested` comes back. */
+  askForPerson(): void {
+    this.#connection.send({ type: 'ask_for_person' });
+  }
+
   /** After an ended conversation: forget it and start a new one. */
   restart(): void {
     this.stop();
@@ -198,6 +210,7 @@ export class SessionClient {
         agent: frame.agent,
         theme: frame.widget ?? {},
         recognition: frame.speech.recognition,
+        textOnly: frame.speech.text_only,
       });
       for (const turn of this.#memory.unconfirmed) this.#sendTurn(turn);
       this.#emit({ type: 'ready', conversationId: frame.conversation_id });
@@ -244,8 +257,13 @@ export class SessionClient {
     if (frame.type === 'conversation_ended') this.#finish(frame.reason);
   }
 
-  #closed(code: number): void {
+  #closed(code: number, reason: string): void {
     if (code === Close.ended) return this.#finish('deployment_inactive');
+    // This page may not open the deployment's widget, or there is no such deployment: retrying cannot help.
+    if (reason === CloseReason.originNotAllowed || reason === CloseReason.unknownDeployment) {
+      this.#emit({ type: 'error', code: reason, message: REFUSED[reason] });
+      return this.#finish(reason);
+    }
     if (code === Close.unknownConversation || code === Close.forbidden) {
       // The remembered conversation is not ours (or gone): start afresh rather than loop.
       this.#memory.conversation_id = undefined;
@@ -263,7 +281,7 @@ export class SessionClient {
     this.#memory = forgotten(this.#memory.language);
     this.#remember();
     this.#connection.link = 'ended';
-    this.#setView({ ...this.view, status: 'ended', ended: this.view.ended ?? (reason as View['ended']) });
+    this.#setView({ ...this.view, status: 'ended', ended: this.view.ended ?? (reason as Ending) });
     this.#emit({ type: 'ended', reason });
   }
 

@@ -35,8 +35,8 @@ export interface ConnectionOwner {
   frame(frame: ServerFrame): void;
   /** What the panel should say now: the socket's state, or "offline". */
   status(status: Status): void;
-  /** The socket closed with `code` (0: given up by the heartbeat); a reconnect follows unless the owner ended it. */
-  closed(code: number): void;
+  /** The socket closed with `code` (0: given up by the heartbeat) and `reason`; a reconnect follows unless the owner ended it. */
+  closed(code: number, reason: string): void;
   error(code: string, message: string): void;
 }
 
@@ -154,7 +154,7 @@ export class Connection {
       this.#heartbeat = setTimeout(() => {
         if (this.#ws !== ws) return;
         this.#drop();
-        this.#closed(0);
+        this.#closed(0, '');
       }, PONG_WAIT_MS);
     }, QUIET_MS);
   }
@@ -188,15 +188,15 @@ export class Connection {
       if (this.#ws !== ws) return;
       clearTimeout(this.#heartbeat);
       this.#ws = undefined;
-      this.#closed(event.code);
+      this.#closed(event.code, event.reason);
     };
   }
 
-  #closed(code: number): void {
+  #closed(code: number, reason: string): void {
     clearTimeout(this.#refreshTimer);
     if (this.#over()) return;
     if (code === Close.badToken) this.#token = undefined;
-    this.#owner.closed(code);
+    this.#owner.closed(code, reason);
     if (!this.#over()) this.#scheduleReconnect();
   }
 

@@ -41,9 +41,9 @@ export class FakeSocket implements Socket {
   }
 
   /** The far end closes (or the browser notices the connection is gone). */
-  lose(code = 1006): void {
+  lose(code = 1006, reason = ''): void {
     this.readyState = 3;
-    this.onclose?.({ code } as CloseEvent);
+    this.onclose?.({ code, reason } as CloseEvent);
   }
 
   sentOf(type: string): Record<string, unknown>[] {

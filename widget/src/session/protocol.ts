@@ -15,4 +15,4 @@ export type {
   TurnMode,
   WidgetTheme,
 } from '#protocol/frames';
-export { Close } from '#protocol/close-codes';
+export { Close, CloseReason } from '#protocol/close-codes';
