@@ -90,6 +90,8 @@ export const clientMessage = z.discriminatedUnion('type', [
     comment: codePoints(1, 500).optional(),
   }),
   z.strictObject({ type: z.literal('refresh_token'), token }),
+  // The visitor, tired of waiting, leaves their question for the customer's team (README, A person in the conversation).
+  z.strictObject({ type: z.literal('ask_for_person') }),
   z.strictObject({ type: z.literal('end') }),
   z.strictObject({ type: z.literal('ping') }),
   // An utterance for the service to recognise: binary PCM frames follow (README, Voice in every browser).
@@ -199,6 +201,8 @@ export const storedEvent = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('message'), seq, text: z.string(), actions: replyAction.array(), name: z.string() }),
   z.strictObject({ type: z.literal('operator_joined'), seq, name: z.string() }),
   z.strictObject({ type: z.literal('operator_left'), seq, name: z.string() }),
+  // The visitor asked for a person: the conversation needs one.
+  z.strictObject({ type: z.literal('person_requested'), seq }),
   z.strictObject({ type: z.literal('turn_failed'), seq, turn_id: id, reason: z.enum(turnFailures) }),
   z.strictObject({ type: z.literal('feedback_recorded'), seq, turn_id: id, rating: z.enum(feedbackRatings) }),
   z.strictObject({ type: z.literal('conversation_ended'), seq, reason: z.enum(endReasons) }),
@@ -231,7 +235,12 @@ const readyFrame = z.strictObject({
   token_expires_at: z.iso.datetime(),
   agent: agentInfo,
   widget: widgetTheme,
-  speech: z.strictObject({ recognition: z.enum(recognitionSites) }),
+  speech: z.strictObject({
+    recognition: z.enum(recognitionSites),
+    // With `none`: the deployment chose text only, so the widget shows no microphone (else it
+    // explains why this browser cannot talk).
+    text_only: z.literal(true).optional(),
+  }),
 });
 
 const errorFrame = z.strictObject({ type: z.literal('error'), code: z.enum(widgetErrorCodes), message: z.string() });

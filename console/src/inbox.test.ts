@@ -38,6 +38,12 @@ describe('the inbox', () => {
     expect(ordered.map((c) => c.id)).toEqual(['needs', 'waiting', 'quiet-new', 'quiet-old']);
   });
 
+  it("notes the visitor's own request for a person", () => {
+    expect(transcriptOf([{ type: 'person_requested', seq: 4 }])).toEqual([
+      { seq: 4, who: 'notice', text: 'The visitor asked for a person' },
+    ]);
+  });
+
   it("reads the events as a transcript: a streamed reply grows in part order and its final text replaces it; a person's lines carry their name, a visitor's their language", () => {
     const events: StoredEvent[] = [
       { type: 'greeting', seq: 1, text: 'Welcome to Harbor Hotel.' },

@@ -44,6 +44,8 @@ const noticeOf = (event: StoredEvent): string | undefined => {
       return `${event.name} joined the conversation`;
     case 'operator_left':
       return `${event.name} left the conversation`;
+    case 'person_requested':
+      return 'The visitor asked for a person';
     case 'turn_failed':
       return `The turn failed: ${event.reason.replaceAll('_', ' ')}`;
     case 'conversation_ended':

@@ -207,8 +207,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   parts.add({ stop: async () => speech.close() });
   const deploymentService = new DeploymentService({ db, listeners: { conversations, transcripts: outbox } });
   const history = storedFrames(db);
+  const handling = new ConversationHandling({ db, deployments, events });
   const sessions = new SessionGateway(
-    { services: { conversations, turns, deployments, history, bus, health, diagnostics, speech }, address },
+    { services: { conversations, handling, turns, deployments, history, bus, health, diagnostics, speech }, address },
     {
       helloTimeoutMs: timings.helloTimeoutMs,
       pingIntervalMs: timings.pingIntervalMs,
@@ -246,7 +247,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...analyticsRoutes(new AnalyticsService({ db })),
     diagnosticsRoute(diagnostics, deploymentService),
     ...peopleRoutes({
-      handling: new ConversationHandling({ db, deployments, events }),
+      handling,
       history: conversationHistory,
       replies,
     }),

@@ -86,6 +86,13 @@ describe('the transcript built from stored events', () => {
   });
 
   it('shows a person joining, their answers and messages with their name, and their leaving', () => {
+    const handled = replay([
+      { type: 'operator_joined', seq: 1, name: 'Maria' },
+      { type: 'turn_accepted', seq: 2, turn_id: 't1', client_turn_id: 'c1', text: 'Key card?', mode: 'text' },
+      { type: 'turn_acknowledged', seq: 3, turn_id: 't1' },
+    ]);
+    // Who is answering: the panel says "Maria is writing…", not the agent's "thinking".
+    expect(handled.person).toBe('Maria');
     const view = replay([
       { type: 'operator_joined', seq: 1, name: 'Maria' },
       { type: 'turn_accepted', seq: 2, turn_id: 't1', client_turn_id: 'c1', text: 'Key card?', mode: 'text' },
@@ -100,6 +107,19 @@ describe('the transcript built from stored events', () => {
       ['agent', 'On its way.', 'Maria', undefined],
       ['agent', 'Anything else?', 'Maria', undefined],
       ['agent', '', 'Maria', 'left'],
+    ]);
+    expect(view.person).toBeUndefined();
+  });
+
+  it("notes the visitor's request for a person where it was made", () => {
+    const view = replay([
+      { type: 'turn_accepted', seq: 1, turn_id: 't1', client_turn_id: 'c1', text: 'Dogs?', mode: 'text' },
+      { type: 'turn_acknowledged', seq: 2, turn_id: 't1' },
+      { type: 'person_requested', seq: 3 },
+    ]);
+    expect(view.lines.map((l) => [l.who, l.note, l.state])).toEqual([
+      ['user', undefined, 'thinking'],
+      ['agent', 'requested', undefined],
     ]);
   });
 

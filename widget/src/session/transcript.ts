@@ -10,6 +10,8 @@ import type {
 } from './protocol';
 
 export type Status = 'connecting' | 'open' | 'reconnecting' | 'offline' | 'ended';
+/** Why the conversation is over: its own end, or the service refusing this widget on this page. */
+export type Ending = EndReason | 'origin_not_allowed' | 'unknown_deployment';
 /** A visitor's turn: `answering` while its reply streams in. */
 export type LineState = 'sending' | 'sent' | 'thinking' | 'answering' | 'answered' | 'failed';
 
@@ -29,8 +31,8 @@ export interface Line {
   actions?: ReplyAction[];
   /** The person who wrote it, when not the agent; on a note, the person who joined or left. */
   name?: string;
-  /** A note about the conversation itself: a person joined or left. */
-  note?: 'joined' | 'left';
+  /** A note about the conversation itself: a person joined or left, the visitor asked for one. */
+  note?: 'joined' | 'left' | 'requested';
   /** On a reply: the visitor's rating of it. */
   rating?: FeedbackRating;
 }
@@ -41,8 +43,12 @@ export interface View {
   theme: WidgetTheme;
   /** Where the visitor's speech is recognised, as `ready` said (README, Voice in every browser). */
   recognition: RecognitionSite | undefined;
+  /** The deployment takes text only: no microphone is shown. */
+  textOnly?: boolean;
+  /** The person handling the conversation, by the name the visitor sees, while one does. */
+  person?: string;
   lines: Line[];
-  ended: EndReason | undefined;
+  ended: Ending | undefined;
 }
 
 export const emptyView = (): View => ({
@@ -140,6 +146,7 @@ export function applyEvent(view: View, frame: ServerFrame): View {
     case 'operator_left':
       return {
         ...view,
+        person: frame.type === 'operator_joined' ? frame.name : undefined,
         lines: [
           ...lines,
           {
@@ -151,6 +158,8 @@ export function applyEvent(view: View, frame: ServerFrame): View {
           },
         ],
       };
+    case 'person_requested':
+      return { ...view, lines: [...lines, { key: `s${frame.seq}`, who: 'agent', text: '', note: 'requested' }] };
     case 'conversation_ended':
       return { ...view, status: 'ended', ended: frame.reason };
     default:

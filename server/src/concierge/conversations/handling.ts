@@ -15,6 +15,9 @@ export const handoffEvent = (data: {
   reason: string | null;
 }): TranscriptEvent => ({ type: 'conversation.handoff', data });
 
+/** The handoff reason of a visitor's own request for a person. */
+export const VISITOR_ASKED = 'The visitor asked for a person';
+
 /** A person's message, written without a turn to answer. */
 export interface PersonMessage {
   text: string;
@@ -62,6 +65,23 @@ export class ConversationHandling {
           }),
         ],
         conversation: { handler: 'agent', handler_name: null, handoff_at: isoNow() },
+      };
+    });
+  }
+
+  /**
+   * The visitor asks for a person (the widget offers it while they wait for an answer): the
+   * conversation needs one, and they are told. Said again, it is told again but counted once;
+   * while a person already handles it, nothing changes.
+   */
+  askForPerson(customerId: string, id: string): Promise<void> {
+    return this.change(customerId, id, (conversation) => {
+      if (conversation.handler === 'person') return { events: [], transcript: [] };
+      return {
+        events: [{ type: 'person_requested' }],
+        transcript: [handoffEvent({ handler: 'agent', name: null, needs_person: true, reason: VISITOR_ASKED })],
+        conversation: { needs_person: 1, handoff_reason: VISITOR_ASKED, handoff_at: isoNow() },
+        ...(conversation.needs_person === 1 ? {} : { tally: { handoffs: 1 } }),
       };
     });
   }

@@ -49,6 +49,7 @@ function context(deployments: Partial<DeploymentDirectory> = { get: async () => 
   return {
     services: {
       conversations: untouched as SessionServices['conversations'],
+      handling: untouched as SessionServices['handling'],
       turns: untouched as SessionServices['turns'],
       deployments: deployments as DeploymentDirectory,
       history: untouched as SessionServices['history'],

@@ -3,6 +3,7 @@ import { AppError } from '../../errors.js';
 import { jsonHygieneProblem } from '../../shared/json-hygiene.js';
 import type { StoreHealth } from '../../store/store-health.js';
 import type { ConversationService } from '../conversations/conversation.service.js';
+import type { ConversationHandling } from '../conversations/handling.js';
 import type { ConversationRow } from '../conversations/conversation.repository.js';
 import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
 import type { ConversationBus } from '../events/conversation-bus.js';
@@ -37,6 +38,7 @@ export const MAX_QUEUED_BYTES = 1024 * 1024;
 /** The services a session speaks for. */
 export interface SessionServices {
   conversations: ConversationService;
+  handling: ConversationHandling;
   turns: TurnService;
   deployments: DeploymentDirectory;
   history: CursorSource;
@@ -221,7 +223,8 @@ export class Session implements CursorOwner {
       return this.tell(
         new AppError(
           'invalid_message',
-          problem ?? 'Expected user_turn, feedback, refresh_token, end, ping or audio_start as a JSON text frame',
+          problem ??
+            'Expected user_turn, feedback, ask_for_person, refresh_token, end, ping or audio_start as a JSON text frame',
         ),
       );
     if (message.type === 'ping') return this.send({ type: 'pong' });
@@ -230,6 +233,8 @@ export class Session implements CursorOwner {
     if (message.type === 'audio_end') return this.voice.end(message.client_turn_id);
     if (message.type === 'audio_cancel') return this.voice.cancel(message.client_turn_id);
     if (message.type === 'refresh_token') return this.refresh(message.token);
+    if (message.type === 'ask_for_person')
+      return this.services.handling.askForPerson(this.dep.customerId, this.conversationId!);
     if (message.type === 'feedback')
       return this.tellRefusal(() => this.services.turns.rate(this.dep, this.conversationId!, message.turn_id, message));
     if (!(await this.services.conversations.end(this.dep, this.conversationId, 'user_ended'))) this.conversationGone();
@@ -266,7 +271,10 @@ export class Session implements CursorOwner {
       token_expires_at: new Date(claims.exp * 1000).toISOString(),
       agent,
       widget: this.dep.widget,
-      speech: { recognition: this.recognitionSite() },
+      speech: {
+        recognition: this.recognitionSite(),
+        ...(this.dep.speechRecognition === 'off' ? { text_only: true } : {}),
+      },
     });
     const cursor = new EventCursor(
       { socket: this.socket, source: this.services.history, owner: this },

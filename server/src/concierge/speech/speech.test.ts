@@ -134,7 +134,8 @@ describeEachStore('speech recognised by the service', (kind: StoreKind) => {
     ];
     for (const [setting, hello, site] of sites) {
       const { widget, ready } = await open(setting, hello);
-      expect([setting, hello, ready.speech]).toEqual([setting, hello, { recognition: site }]);
+      const textOnly = setting === 'off' ? { text_only: true } : {};
+      expect([setting, hello, ready.speech]).toEqual([setting, hello, { recognition: site, ...textOnly }]);
       widget.close();
     }
     const { widget } = await open('off');

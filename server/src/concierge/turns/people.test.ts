@@ -228,4 +228,43 @@ describeEachStore('a person in the conversation', (kind) => {
     ]);
     widget.close();
   });
+
+  it('the visitor asks for a person while waiting: needs_person with the reason, told to the widget and the transcript; counted once; nothing while a person handles it', async () => {
+    const { api, widget, path, conversation_id } = await conversation();
+    customer().state.behaviour = (_call, res) => res.writeHead(202).end(); // acknowledged, the answer still to come
+    widget.send({ type: 'user_turn', client_turn_id: 'w1', text: 'Can I bring my dog?', mode: 'text' });
+    await widget.next('turn_acknowledged');
+    widget.send({ type: 'ask_for_person' });
+    expect(await widget.next('person_requested')).toEqual({ type: 'person_requested', seq: 3 });
+    widget.send({ type: 'ask_for_person' });
+    expect(await widget.next('person_requested')).toEqual({ type: 'person_requested', seq: 4 });
+    const listed = await api.get('/api/v1/conversations?needs_person=true');
+    expect(listed.body.data.map((c: { id: string }) => c.id)).toEqual([conversation_id]);
+    expect(listed.body.data[0]).toMatchObject({
+      needs_person: true,
+      handoff_reason: 'The visitor asked for a person',
+      waiting_turns: 1,
+    });
+    const handoffs = await waitFor(async () => {
+      const got = customer()
+        .transcript.map((c) => c.body)
+        .filter((e) => e.type === 'conversation.handoff' && e.conversation_id === conversation_id);
+      return got.length === 2 && got;
+    });
+    expect(handoffs[0].data).toEqual({
+      handler: 'agent',
+      name: null,
+      needs_person: true,
+      reason: 'The visitor asked for a person',
+    });
+
+    expect((await api.post(`${path}/takeover`, { name: 'Maria' })).status).toBe(200);
+    await widget.next('operator_joined');
+    widget.send({ type: 'ask_for_person' });
+    widget.send({ type: 'ping' });
+    expect(await widget.next('pong')).toEqual({ type: 'pong' });
+    expect(widget.frames.filter((f) => f.type === 'person_requested')).toHaveLength(2);
+    expect((await api.get(path)).body.data.needs_person).toBe(false);
+    widget.close();
+  });
 });
