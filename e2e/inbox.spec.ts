@@ -65,6 +65,9 @@ test('the inbox: a guest asks for a person, reception is told live, takes over, 
 
   // While Maria handles it, the guest's question waits for her: the hotel's hook is not called.
   await ask(page, 'Is the spa open late tonight?');
+  // The guest is told who is answering: Maria, not the agent.
+  await expect(conversation(page).getByText('Maria is writing')).toBeVisible();
+  await expect(page.getByText('is thinking')).toHaveCount(0);
   const answer = reception.getByLabel('Answer “Is the spa open late tonight?”');
   await expect(answer).toBeVisible();
   expect(await stack.hookCalls('Is the spa open late tonight?')).toBe(0);

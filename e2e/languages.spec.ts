@@ -25,7 +25,7 @@ test.describe('a visitor whose browser speaks German', () => {
     await expect(log.getByText('Hello! How can I help with your stay?')).toBeVisible();
     expect(await listenedIn(page)).toEqual(['en-US']);
 
-    const menu = panel.getByRole('combobox', { name: 'Sprache' });
+    const menu = panel.getByRole('combobox', { name: 'Sprache des Gesprächs' });
     await expect(menu).toHaveValue('en-US');
     await menu.selectOption('de-DE');
     await hearWords(page, ['Hallo']);
@@ -47,7 +47,7 @@ test.describe('a visitor whose browser speaks German', () => {
     await expect(panel.getByRole('button', { name: 'Envoyer' })).toBeVisible();
     await page.reload();
     await page.getByRole('button', { name: 'Discuter avec Harbor Hotel' }).click();
-    await expect(page.getByRole('combobox', { name: 'Langue' })).toHaveValue('fr-FR');
+    await expect(page.getByRole('combobox', { name: 'Langue de la conversation' })).toHaveValue('fr-FR');
     await expect(page.getByRole('textbox', { name: 'Votre message' })).toHaveAttribute(
       'placeholder',
       'Posez une question…',
@@ -55,18 +55,52 @@ test.describe('a visitor whose browser speaks German', () => {
   });
 });
 
+test('switching to Arabic leaves the widget where it is, and each message keeps its own direction', async ({
+  page,
+  stack,
+}) => {
+  await page.goto(stack.demoUrl);
+  const launcher = page.getByRole('button', { name: 'Chat with Harbor Hotel' });
+  const before = (await launcher.boundingBox())!;
+  await launcher.click();
+  const panel = page.getByRole('dialog', { name: 'Harbor Hotel' });
+  await panel.getByRole('textbox', { name: 'Your message' }).fill('Hello');
+  await panel.getByRole('button', { name: 'Send' }).click();
+  // Its accessible name follows the words: found by its class once they are Arabic.
+  const log = panel.locator('ol.log');
+  const reply = log.getByText('Hello! How can I help with your stay?');
+  await expect(reply).toBeVisible();
+  await expect(panel.getByRole('combobox', { name: 'Language of the conversation' })).toHaveValue('en-US');
+  // Its name changes with the words: found by its role alone from here.
+  const menu = panel.getByRole('combobox');
+  await menu.selectOption('ar-SA');
+  await expect(panel).toHaveAttribute('dir', 'rtl');
+  const after = (await page.locator('[data-concierge] .launcher').boundingBox())!;
+  expect([after.x, after.y]).toEqual([before.x, before.y]);
+  // The English reply still reads left to right inside the right-to-left panel.
+  expect(await reply.evaluate((el) => getComputedStyle(el.closest('[dir="auto"]')!).direction)).toBe('ltr');
+  await panel.getByRole('textbox').fill('مرحبا');
+  await panel.getByRole('textbox').press('Enter');
+  const arabic = log.getByText('مرحبا', { exact: true });
+  await expect(arabic).toBeVisible();
+  expect(await arabic.evaluate((el) => getComputedStyle(el.closest('[dir="auto"]')!).direction)).toBe('rtl');
+  await expect(menu).toHaveValue('ar-SA');
+  expect(await seriousViolations(page), 'Arabic, open').toEqual([]);
+  await page.screenshot({ path: 'test-results/widget/arabic-switch.png' });
+});
+
 test.describe('a visitor whose browser speaks Hebrew', () => {
   test.use({ locale: 'he-IL' });
 
-  test('gets the panel right to left, mirrored to the other side, its words in Hebrew, and axe finds nothing', async ({
+  test('gets the panel right to left where the deployment put it, its words in Hebrew, and axe finds nothing', async ({
     page,
     stack,
   }) => {
     await page.goto(stack.demoUrl);
     const launcher = page.getByRole('button', { name: 'צ׳אט עם Harbor Hotel' });
-    // The deployment puts the widget bottom-right: right to left, it sits bottom-left.
+    // The deployment puts the widget bottom-right: it stays there right to left.
     const box = (await launcher.boundingBox())!;
-    expect(box.x + box.width).toBeLessThan(page.viewportSize()!.width / 2);
+    expect(box.x).toBeGreaterThan(page.viewportSize()!.width / 2);
     expect(await seriousViolations(page), 'Hebrew, closed').toEqual([]);
     await launcher.click();
     const panel = page.getByRole('dialog', { name: 'Harbor Hotel' });

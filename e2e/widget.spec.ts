@@ -46,7 +46,7 @@ test('a voice turn: interim words while speaking, the reply spoken in the agent 
   expect(await spoken(page)).toEqual([]);
 });
 
-test("without speech recognition in the browser, where the deployment allows only the browser's, the mic is hidden and text still works", async ({
+test("without speech recognition in the browser, where the deployment allows only the browser's, the mic explains itself and text still works", async ({
   page,
   stack,
 }) => {
@@ -56,7 +56,13 @@ test("without speech recognition in the browser, where the deployment allows onl
     delete (window as unknown as Record<string, unknown>).SpeechRecognition;
   });
   await openWidget(page, stack);
-  await expect(page.getByRole('button', { name: 'Speak' })).toHaveCount(0);
+  const mic = page.getByRole('button', { name: 'Speak' });
+  await expect(mic).toHaveClass(/unavailable/);
+  await mic.click();
+  await expect(page.getByRole('alert')).toHaveText(
+    'Voice input is not available in this browser. Type your message instead.',
+  );
+  await expect(composer(page)).toBeFocused();
   await ask(page, 'Is there wifi?');
   await expect(conversation(page).getByText(/Harbor Guest/)).toBeVisible();
   await stack.recogniseSpeech('auto');
@@ -127,13 +133,58 @@ test('the whole flow by keyboard only', async ({ page, stack }) => {
   await expect.poll(focusedLabel).toBe('Chat with Harbor Hotel');
 });
 
+test('a visitor kept waiting is told for how long, and may leave the question for the team, who see it needs a person', async ({
+  page,
+  stack,
+}) => {
+  await askPending(page, stack, 'Can I bring my dog?', 14_000);
+  const waiting = conversation(page).getByText(/Waiting for an answer: \d+ s/);
+  await expect(waiting).toBeVisible({ timeout: 10_000 });
+  await expect(page.getByRole('button', { name: 'Keep waiting' })).toBeVisible();
+  await page.screenshot({ path: 'test-results/widget/waiting.png' });
+  const replies = conversation(page).locator('.msg.agent');
+  const before = await replies.count();
+  await page.getByRole('button', { name: 'Leave a message for the team' }).click();
+  await expect(
+    conversation(page).getByText(
+      'The team has your message and will answer here. You can close this window and come back.',
+    ),
+  ).toBeVisible();
+  await expect(page.getByRole('button', { name: 'Leave a message for the team' })).toHaveCount(0);
+  const listed = (await (
+    await fetch(`${stack.serviceUrl}/api/v1/conversations?needs_person=true`, {
+      headers: { authorization: `Bearer ${stack.apiKey}` },
+    })
+  ).json()) as { data: { handoff_reason: string }[] };
+  expect(listed.data.map((c) => c.handoff_reason)).toContain('The visitor asked for a person');
+  // The answer still arrives where the visitor asked.
+  await expect(page.getByText('is thinking')).toBeHidden({ timeout: 15_000 });
+  await expect(replies).toHaveCount(before + 1);
+});
+
+test('a page whose origin the deployment does not allow says so in plain words and stops trying', async ({
+  page,
+  stack,
+}) => {
+  let sockets = 0;
+  page.on('websocket', () => sockets++);
+  // The demo is served as localhost, which the deployment allows; the same page as 127.0.0.1 is another origin.
+  await page.goto(stack.demoUrl.replace('localhost', '127.0.0.1'));
+  await page.getByRole('button', { name: /^Chat with/ }).click();
+  await expect(page.getByRole('status')).toHaveText('This chat cannot be opened on this website.');
+  await expect(page.getByRole('textbox')).toHaveCount(0);
+  await page.waitForTimeout(3_000);
+  expect(sockets).toBe(1);
+  await page.screenshot({ path: 'test-results/widget/origin-refused.png' });
+});
+
 test('deactivating the deployment ends the conversation in the widget', async ({ page, stack }) => {
   await openWidget(page, stack);
   await ask(page, 'Hello');
   await expect(conversation(page).getByText(/How can I help/)).toBeVisible();
   try {
     await stack.deployment('deactivate');
-    await expect(page.getByText('Conversation ended.')).toBeVisible();
+    await expect(page.getByRole('status')).toHaveText('This chat is not available right now.');
     await expect(composer(page)).toHaveCount(0);
   } finally {
     await stack.deployment('activate');

@@ -2,7 +2,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { SessionClient } from '../session/client';
 import type { View } from '../session/transcript';
 import type { Speech } from '../speech/speech';
-import { rightToLeft, t, wordsLocale } from './words';
+import { t, wordsLocale } from './words';
 
 type PanelModule = typeof import('./panel');
 let loadingPanel: Promise<PanelModule> | undefined;
@@ -58,8 +58,9 @@ export function App({ client, speech, open, setOpen, onError, onLanguage }: AppP
     wasOpen.current = open;
   }, [open]);
   const title = view.theme.title ?? view.agent?.name ?? 'Concierge';
-  // Right to left, the launcher and the panel move to the side opposite the one `position` names.
-  const left = (view.theme.position === 'bottom-left') !== rightToLeft();
+  // Where `position` names, in every language: a visitor switching to Arabic must not see it jump
+  // across the page (only the panel's inside is laid out right to left).
+  const left = view.theme.position === 'bottom-left';
   return (
     <div
       class={`root${left ? ' left' : ''}`}

@@ -2,7 +2,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import en from '../../locales/en.json?catalogue';
 import type { SessionClient } from '../session/client';
 import type { FeedbackRating } from '../session/protocol';
-import type { Line, View } from '../session/transcript';
+import type { Ending, Line, View } from '../session/transcript';
 import { canCapture, serviceListener } from '../speech/service-listener';
 import { ListenError, type Speech } from '../speech/speech';
 import css from './panel.css?inline';
@@ -11,6 +11,13 @@ import { adopt } from './styles';
 import { addEnglish, languageName, rightToLeft, t, type WordKey } from './words';
 
 addEnglish(en);
+
+/** What the visitor is told when the widget cannot be used here, by why (the rest: "This conversation has ended."). */
+const ENDING_WORDS: Partial<Record<Ending, WordKey>> = {
+  origin_not_allowed: 'not_here',
+  unknown_deployment: 'unavailable',
+  deployment_inactive: 'unavailable',
+};
 
 /** Why the microphone cannot be used, by the recognition error's name. */
 const MIC_PROBLEM: Record<string, WordKey> = {
@@ -55,11 +62,21 @@ export function Panel({ client, speech, view, title, onClose, onError, onLanguag
   }, [view.lines.length, newest?.text, newest?.actions]);
 
   const ended = view.status === 'ended';
-  const thinking = view.lines.some((l) => l.state === 'thinking' || l.state === 'sent');
   // Quick replies stand until the visitor sends any turn.
   const lastAsked = view.lines.reduce((last, l, i) => (l.who === 'user' ? i : last), -1);
+  const newestReply = [...view.lines].reverse().find((l) => l.who === 'agent' && l.turnId);
+  // The service refuses this widget here: starting again would meet the same refusal.
+  const restartable = view.ended !== 'origin_not_allowed' && view.ended !== 'unknown_deployment';
+  const thinking = view.lines.some((l) => l.state === 'thinking' || l.state === 'sent');
+  const waited = useWaited(thinking);
+  const [kept, setKept] = useState(false);
+  useEffect(() => setKept(false), [thinking]);
+  // Leaving a message is offered to a visitor the agent keeps waiting, until they choose or have asked.
+  const offered = !kept && !view.person && !view.lines.slice(lastAsked + 1).some((l) => l.note === 'requested');
   const queued = view.lines.filter((l) => l.state === 'sending').length;
-  const languages = view.theme.languages ?? [];
+  // The menu always shows the language turns are sent in, listed or not.
+  const listed = view.theme.languages ?? [];
+  const languages = listed.includes(client.language) ? listed : [client.language, ...listed];
 
   const send = (event: Event) => {
     event.preventDefault();
@@ -73,8 +90,14 @@ export function Panel({ client, speech, view, title, onClose, onError, onLanguag
   // Where `ready` said this widget's speech is recognised: the browser's, or the service's from captured audio.
   const listener = view.recognition === 'service' ? (serviceListening.current ??= serviceListener(client)) : speech;
   const canTalk = view.recognition === 'service' ? canCapture() : view.recognition === 'browser' && speech.canListen;
+  // Voice cannot be taken here though the deployment takes it: the microphone stays, and says why when pressed.
+  const micExplained = !canTalk && view.recognition !== undefined && !view.textOnly;
 
   const talk = async () => {
+    if (!canTalk) {
+      setMicProblem(t('no_voice'));
+      return input.current?.focus();
+    }
     if (listening) return listener.stopListening();
     speech.silence(); // barge-in: speaking again interrupts the reply being read out
     setListening(true);
@@ -106,9 +129,10 @@ export function Panel({ client, speech, view, title, onClose, onError, onLanguag
       {/* Not a <header>: inside the host page's body it would be a second banner landmark. */}
       <div class="head">
         <h2>{title}</h2>
-        {languages.length > 1 && (
+        {listed.length > 1 && (
           <select
             aria-label={t('language')}
+            title={t('language')}
             value={client.language}
             onChange={(e) => onLanguage(e.currentTarget.value)}
           >
@@ -124,14 +148,18 @@ export function Panel({ client, speech, view, title, onClose, onError, onLanguag
         </button>
       </div>
       {/* Always present, so screen readers announce each change of its text. */}
-      <p class="status" role="status">
+      <p class={`status${ended && view.ended! in ENDING_WORDS ? ' stopped' : ''}`} role="status">
         {view.status === 'open'
           ? ''
-          : t(view.status === 'offline' && queued ? 'queued' : view.status, { count: queued })}
+          : ended
+            ? t(ENDING_WORDS[view.ended!] ?? 'ended')
+            : t(view.status === 'offline' && queued ? 'queued' : view.status, { count: queued })}
       </p>
       <ol class="log" ref={log} aria-live="polite" aria-label={t('log')}>
         {view.agent?.greeting && !view.lines.some((l) => l.key === 's1' && l.who === 'agent') && (
-          <li class="msg agent">{view.agent.greeting}</li>
+          <li class="msg agent" dir="auto">
+            {view.agent.greeting}
+          </li>
         )}
         {view.lines.map((line, i) => (
           <Message
@@ -140,12 +168,33 @@ export function Panel({ client, speech, view, title, onClose, onError, onLanguag
             client={client}
             current={i > lastAsked}
             rateable={view.theme.feedback !== false}
+            newest={line === newestReply}
             onQuickReply={() => speech.silence()}
           />
         ))}
         {thinking && (
           <li class="thinking">
-            <span class="dots">{t('thinking', { name: view.agent?.name ?? 'Concierge' })}</span>
+            <span class="dots">
+              {view.person
+                ? t('writing', { name: view.person })
+                : t('thinking', { name: view.agent?.name ?? 'Concierge' })}
+            </span>
+            {waited >= WAIT_NOTICE_S && (
+              <span class="waiting">
+                {/* Hidden from screen readers: a count that changes every second would be read out every second. */}
+                <span aria-hidden="true">{t('waited', { count: waited })}</span>
+                {offered && (
+                  <>
+                    <button type="button" class="action" onClick={() => setKept(true)}>
+                      {t('keep_waiting')}
+                    </button>
+                    <button type="button" class="action" onClick={() => client.askForPerson()}>
+                      {t('leave_message')}
+                    </button>
+                  </>
+                )}
+              </span>
+            )}
           </li>
         )}
       </ol>
@@ -160,12 +209,13 @@ export function Panel({ client, speech, view, title, onClose, onError, onLanguag
         </p>
       )}
       {ended ? (
-        <div class="ended">
-          <span>{t('finished')}</span>
-          <button type="button" onClick={() => client.restart()}>
-            {t('new')}
-          </button>
-        </div>
+        restartable && (
+          <div class="ended">
+            <button type="button" onClick={() => client.restart()}>
+              {t('new')}
+            </button>
+          </div>
+        )
       ) : (
         <form onSubmit={send}>
           <label class="sr" for="concierge-input">
@@ -182,10 +232,10 @@ export function Panel({ client, speech, view, title, onClose, onError, onLanguag
               if (e.key === 'Enter' && !e.shiftKey) send(e);
             }}
           />
-          {canTalk && (
+          {(canTalk || micExplained) && (
             <button
               type="button"
-              class="mic"
+              class={canTalk ? 'mic' : 'mic unavailable'}
               aria-pressed={listening}
               aria-label={t(listening ? 'stop' : 'speak')}
               onClick={() => void talk()}
@@ -204,6 +254,27 @@ export function Panel({ client, speech, view, title, onClose, onError, onLanguag
   );
 }
 
+/** After this many seconds without an answer, the visitor is told how long they have waited, and offered a way out. */
+const WAIT_NOTICE_S = 8;
+
+/** Whole seconds since the visitor began waiting for an answer, counted while they are; 0 otherwise. */
+function useWaited(waiting: boolean): number {
+  const [since, setSince] = useState(0);
+  const [now, setNow] = useState(0);
+  useEffect(() => {
+    if (!waiting) return;
+    const start = Date.now();
+    setSince(start);
+    setNow(start);
+    const timer = setInterval(() => setNow(Date.now()), 1000);
+    return () => {
+      clearInterval(timer);
+      setSince(0);
+    };
+  }, [waiting]);
+  return since ? Math.floor((now - since) / 1000) : 0;
+}
+
 interface MessageProps {
   line: Line;
   client: SessionClient;
@@ -211,23 +282,38 @@ interface MessageProps {
   current: boolean;
   /** The deployment takes feedback: a reply may be rated. */
   rateable?: boolean;
+  /** The newest reply: its rating stays in view, the others' show on hover or focus. */
+  newest?: boolean;
   onQuickReply(): void;
 }
 
-function Message({ line, client, current, rateable, onQuickReply }: MessageProps) {
+function Message({ line, client, current, rateable, newest, onQuickReply }: MessageProps) {
+  const [comment, setComment] = useState<'asked' | 'sent'>();
   const failure = `failed_${line.reason}`;
   if (line.note) return <li class="note">{t(line.note, { name: line.name! })}</li>;
+  const rating = rateable && line.turnId && line.who === 'agent' && !line.parts;
   return (
     <>
       <li class={`msg ${line.who}${line.state === 'sending' ? ' sending' : ''}`}>
         {line.name && <b class="by">{line.name}</b>}
-        {line.who === 'agent' ? <ReplyText text={line.text} /> : line.text}
+        {/* Each message keeps its own direction, whatever the panel's: English stays left to right in Arabic. */}
+        <div dir="auto">{line.who === 'agent' ? <ReplyText text={line.text} /> : line.text}</div>
         {line.state === 'sending' && <span class="sr"> {t('sending')}</span>}
+        {rating && (
+          <Rating
+            line={line}
+            client={client}
+            shown={newest || Boolean(line.rating)}
+            onVote={() => setComment((was) => was ?? 'asked')}
+          />
+        )}
       </li>
+      {rating && comment && line.rating && (
+        <Comment line={line} client={client} sent={comment === 'sent'} onSent={() => setComment('sent')} />
+      )}
       {line.actions && line.actions.length > 0 && (
         <Actions line={line} client={client} current={current} onQuickReply={onQuickReply} />
       )}
-      {rateable && line.turnId && line.who === 'agent' && !line.parts && <Rating line={line} client={client} />}
       {line.state === 'failed' && (
         <li class="note failed">
           <span>{t(failure in en ? (failure as WordKey) : 'failed')}</span>
@@ -240,55 +326,77 @@ function Message({ line, client, current, rateable, onQuickReply }: MessageProps
   );
 }
 
+/** A thumb, drawn here: an emoji would be an empty box on a system without an emoji font. */
+const Thumb = ({ down }: { down?: boolean }) => (
+  <svg viewBox="0 0 24 24" width="18" height="18" aria-hidden="true" fill="currentColor">
+    <path
+      transform={down ? 'rotate(180 12 12)' : undefined}
+      d="M2 10h4v11H2zm6 11h9.3a2 2 0 0 0 2-1.6l1.6-7A2 2 0 0 0 19 10h-5.5l.9-4.3A1.6 1.6 0 0 0 12.8 4L8 9.2z"
+    />
+  </svg>
+);
+
 /**
- * 👍/👎 on a reply (README, Knowing how it goes): two toggle buttons; choosing the other changes
- * the vote. Once the visitor votes here, they may say more in a line of text.
+ * Helpful / not helpful on a reply (README, Knowing how it goes): two toggle buttons; choosing the
+ * other changes the vote. Always in view on the newest reply and on a rated one, on hover or
+ * keyboard focus on the others.
  */
-function Rating({ line, client }: Pick<MessageProps, 'line' | 'client'>) {
-  const [voted, setVoted] = useState(false);
-  const [comment, setComment] = useState('');
-  const [thanked, setThanked] = useState(false);
+function Rating({
+  line,
+  client,
+  shown,
+  onVote,
+}: Pick<MessageProps, 'line' | 'client'> & { shown: boolean; onVote(): void }) {
   const vote = (rating: FeedbackRating) => {
     client.rate(line.turnId!, rating);
-    setVoted(true);
-  };
-  const send = (event: Event) => {
-    event.preventDefault();
-    if (!comment.trim()) return;
-    client.rate(line.turnId!, line.rating!, comment.trim());
-    setThanked(true);
+    onVote();
   };
   return (
-    <li class="rate">
-      <div role="group" aria-label={t('rate')}>
-        <button type="button" aria-pressed={line.rating === 'up'} aria-label={t('helpful')} onClick={() => vote('up')}>
-          👍
-        </button>
-        <button
-          type="button"
-          aria-pressed={line.rating === 'down'}
-          aria-label={t('not_helpful')}
-          onClick={() => vote('down')}
-        >
-          👎
-        </button>
-      </div>
-      {thanked ? (
+    <div class={`rate${shown ? ' shown' : ''}`} role="group" aria-label={t('rate')}>
+      <button type="button" aria-pressed={line.rating === 'up'} aria-label={t('helpful')} onClick={() => vote('up')}>
+        <Thumb />
+      </button>
+      <button
+        type="button"
+        aria-pressed={line.rating === 'down'}
+        aria-label={t('not_helpful')}
+        onClick={() => vote('down')}
+      >
+        <Thumb down />
+      </button>
+    </div>
+  );
+}
+
+/** Once the visitor votes on a reply, they may say more in a line of text. */
+function Comment({
+  line,
+  client,
+  sent,
+  onSent,
+}: Pick<MessageProps, 'line' | 'client'> & { sent: boolean; onSent(): void }) {
+  const [text, setText] = useState('');
+  const send = (event: Event) => {
+    event.preventDefault();
+    if (!text.trim()) return;
+    client.rate(line.turnId!, line.rating!, text.trim());
+    onSent();
+  };
+  return (
+    <li class="comment">
+      {sent ? (
         <span role="status">{t('thanks')}</span>
       ) : (
-        voted &&
-        line.rating && (
-          <form onSubmit={send}>
-            <input
-              aria-label={t('comment')}
-              placeholder={t('comment')}
-              maxLength={500}
-              value={comment}
-              onInput={(e) => setComment((e.target as HTMLInputElement).value)}
-            />
-            <button type="submit">{t('send')}</button>
-          </form>
-        )
+        <form onSubmit={send}>
+          <input
+            aria-label={t('comment')}
+            placeholder={t('comment')}
+            maxLength={500}
+            value={text}
+            onInput={(e) => setText((e.target as HTMLInputElement).value)}
+          />
+          <button type="submit">{t('send')}</button>
+        </form>
       )}
     </li>
   );
