@@ -205,14 +205,13 @@ test('a new customer walks the whole path in the console, under its CSP, without
     const server = page.locator('figure.code', { has: page.getByText('Your server (Node)') }).locator('pre');
     await expect(server).toContainText(`npm install ${stack.serviceUrl}/sdk/concierge-server.tgz`);
     await expect(server).toContainText(`deploymentId: '${deploymentId}'`);
-    const refused = await new Promise<number>((resolve) => {
+    const refused = await new Promise<[number, string]>((resolve) => {
       const ws = new WebSocket(`${stack.serviceUrl.replace('http', 'ws')}/embed/concierge/${deploymentId}/ws`, {
         headers: { origin: 'https://copycat.example' },
       });
-      ws.on('unexpected-response', (_req, res) => resolve(res.statusCode ?? 0));
-      ws.on('open', () => resolve(101));
+      ws.on('close', (code, reason) => resolve([code, String(reason)]));
     });
-    expect(refused).toBe(403);
+    expect(refused).toEqual([4403, 'origin_not_allowed']);
     await page.locator('.diagnostics').getByRole('button', { name: 'Refresh' }).click();
     await expect(page.locator('.diagnostics .refused')).toContainText('origin not allowed: 1 time');
     await expect(page.locator('.diagnostics .refused')).toContainText(
