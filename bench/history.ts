@@ -77,6 +77,8 @@ export async function seedConversations(dataDir: string, count: number): Promise
             needs_person: 0,
             handoff_reason: null,
             handoff_at: null,
+            preview: 0 as const,
+            wait_told_at: null,
             created_at: at(0),
             updated_at: at(900),
           })

@@ -104,6 +104,8 @@ async function seed(db: Db): Promise<{ customerId: string; from: string; to: str
         needs_person: 0 as const,
         handoff_reason: null,
         handoff_at: null,
+        preview: 0 as const,
+        wait_told_at: null,
         created_at: at,
         updated_at: at,
       });

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { decodeJwt } from 'jose';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { deploy } from '../../test/concierge-kit.js';
+import { deploy, Widget } from '../../test/concierge-kit.js';
 import { readActivity } from '../../test/activity-reader.js';
 import {
   call,
@@ -280,7 +280,7 @@ function suite(kind: StoreKind) {
       .select('id')
       .where('email', '=', 'gus@example.com')
       .executeTakeFirstOrThrow();
-    expect(claims).toMatchObject({ sub: `console:${user.id}`, aud: deploymentId });
+    expect(claims).toMatchObject({ sub: `console:${user.id}`, aud: deploymentId, preview: true });
     expect(claims.exp! - claims.iat!).toBe(600);
     expect(minted.body.data).toMatchObject({
       sub: `console:${user.id}`,
@@ -299,6 +299,15 @@ function suite(kind: StoreKind) {
     expect(await opens(service.url)).toBe(4401);
     expect(await opens('https://hotel.example')).toBe(4401);
     expect(await opens('https://elsewhere.example')).toBe(4403);
+
+    // Its conversation is marked a preview: the inbox leaves it out.
+    const previewed = await Widget.open(service, deploymentId, { origin: 'https://hotel.example' });
+    const { conversation_id } = await previewed.hello(minted.body.data.token);
+    const ids = async (query: string) =>
+      (await api.get(`/api/v1/conversations?${query}`)).body.data.map((c: { id: string }) => c.id);
+    expect(await ids('preview=true')).toEqual([conversation_id]);
+    expect(await ids('preview=false')).toEqual([]);
+    previewed.close();
 
     expect((await api.post(`/api/v1/deployments/${deploymentId}/deactivate`)).status).toBe(200);
     expectError(await api.post(`/api/v1/deployments/${deploymentId}/preview-token`), 409, 'invalid_state');

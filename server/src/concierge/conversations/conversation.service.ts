@@ -1,4 +1,4 @@
-import { AppError, notFound } from '../../errors.js';
+import { AppError, invalidState, notFound } from '../../errors.js';
 import { newId } from '../../shared/random.js';
 import { isoIn, isoNow } from '../../shared/time.js';
 import type { Db } from '../../database.js';
@@ -24,6 +24,7 @@ export interface ConversationUser {
   sub: string;
   name?: string | undefined;
   ctx?: Record<string, unknown> | undefined;
+  preview?: true | undefined;
 }
 
 /** The lifecycle of conversations: who may start one, who may resume it, and how it ends. */
@@ -57,6 +58,8 @@ export class ConversationService {
       needs_person: 0,
       handoff_reason: null,
       handoff_at: null,
+      preview: claims.preview ? 1 : 0,
+      wait_told_at: null,
       created_at: now,
       updated_at: now,
     };
@@ -123,12 +126,7 @@ export class ConversationService {
    * same transaction, so its sockets here are told and closed; sockets on other nodes find it gone.
    */
   async erase(customerId: string, id: string): Promise<{ id: string; deleted: true }> {
-    const conversation = await findConversation(this.parts.db, id);
-    const dep =
-      conversation?.customer_id === customerId
-        ? await this.parts.deployments.get(conversation.deployment_id)
-        : undefined;
-    if (!dep) throw notFound('Conversation');
+    const dep = await this.deploymentOf(customerId, id);
     const erased = await this.parts.events.write(id, async (unit) => {
       const locked = await lockConversation(unit.trx, id);
       if (!locked) return false;
@@ -141,6 +139,34 @@ export class ConversationService {
   }
 
   /** Ends an open conversation inside the caller's unit of work: its waiting turns fail first (see turnLifecycle.failOpen). */
+  /**
+   * A person closes an open conversation from the inbox (README, A person in the conversation): it
+   * ends with `closed`, its waiting turns fail, and the visitor's widget says the team closed it.
+   */
+  async close(customerId: string, id: string): Promise<void> {
+    const dep = await this.deploymentOf(customerId, id);
+    // A refusal is returned from the unit, not thrown: a throw would roll back its whole batch.
+    const refused = await this.parts.events.write(id, async (unit) => {
+      const locked = await lockConversation(unit.trx, id);
+      if (!locked) return notFound('Conversation');
+      if (locked.status !== 'open') return invalidState('The conversation has already ended');
+      await this.endWithin(unit, { dep, conversationId: id }, 'closed');
+      return undefined;
+    });
+    if (refused) throw refused;
+  }
+
+  /** The deployment of one of this customer's conversations; 404 for anyone else's. */
+  private async deploymentOf(customerId: string, id: string): Promise<DeploymentContext> {
+    const conversation = await findConversation(this.parts.db, id);
+    const dep =
+      conversation?.customer_id === customerId
+        ? await this.parts.deployments.get(conversation.deployment_id)
+        : undefined;
+    if (!dep) throw notFound('Conversation');
+    return dep;
+  }
+
   async endWithin(unit: UnitOfWork, at: ConversationAt, reason: EndReason): Promise<void> {
     const turnsFailed = await turnLifecycle.failOpen(unit, at.conversationId);
     const ended = {

@@ -31,6 +31,10 @@ export interface ConversationTable {
   handoff_reason: string | null;
   /** When who handles it, or whether it needs a person, last changed. */
   handoff_at: string | null;
+  /** 1 when a preview token (`preview: true`, the console's Try it) started it: kept out of the inbox. */
+  preview: 0 | 1;
+  /** When the visitor waiting for a person was last told nobody has come yet. */
+  wait_told_at: string | null;
   created_at: string;
   updated_at: string;
 }

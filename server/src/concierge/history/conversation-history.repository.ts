@@ -8,7 +8,15 @@ import type { ConversationFilter } from './conversation.schemas.js';
 import type { Page } from '../../http/pagination.js';
 import { containing, listed, type Listed, offsetOf } from '../../store/listing.js';
 
-export type HistoryRow = ConversationRow & { failed_turn_count: number | string; waiting_turns: number | string };
+export type HistoryRow = ConversationRow & {
+  failed_turn_count: number | string;
+  waiting_turns: number | string;
+  /** The last event that says something (a turn, a reply, a person's message), as stored. */
+  last_said: string | null;
+};
+
+/** The events a conversation's preview may quote. */
+const SAYING: ConversationEventTable['type'][] = ['turn_accepted', 'reply', 'message'];
 /** The history's queries name the conversations table `c`. */
 type WithC = ExpressionBuilder<Database & { c: ConversationRow }, 'c'>;
 
@@ -70,6 +78,7 @@ function filtered(db: Db, dialect: Dialect, customerId: string, filter: Conversa
   if (filter.status) query = query.where('c.status', '=', filter.status);
   if (filter.handler) query = query.where('c.handler', '=', filter.handler);
   if (filter.needs_person !== undefined) query = query.where('c.needs_person', '=', filter.needs_person ? 1 : 0);
+  if (filter.preview !== undefined) query = query.where('c.preview', '=', filter.preview ? 1 : 0);
   if (filter.user_sub) query = query.where('c.user_sub', '=', filter.user_sub);
   if (filter.created_after) query = query.where('c.created_at', '>=', filter.created_after);
   if (filter.created_before) query = query.where('c.created_at', '<', filter.created_before);
@@ -102,6 +111,16 @@ function withFailedCount(db: Db, dialect: Dialect, customerId: string, filter: C
         .whereRef('t.conversation_id', '=', 'c.id')
         .where('t.status', '=', 'acknowledged')
         .as('waiting_turns'),
+    )
+    .select((eb) =>
+      eb
+        .selectFrom('conversation_events as e')
+        .select('e.frame')
+        .whereRef('e.conversation_id', '=', 'c.id')
+        .where('e.type', 'in', SAYING)
+        .orderBy('e.seq', 'desc')
+        .limit(1)
+        .as('last_said'),
     )
     .orderBy('c.created_at', 'desc')
     .orderBy('c.id', 'desc');

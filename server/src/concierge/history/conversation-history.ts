@@ -16,6 +16,7 @@ import {
 import type { SearchIndex } from './search-index.js';
 import { replyPartsOf } from '../conversations/turn.repository.js';
 import type { Conversation, ConversationDetail, ConversationFilter, ConversationTurn } from './conversation.schemas.js';
+import type { StoredEvent } from '#protocol/frames';
 
 /** Conversations one export streams at most; the next request narrows `created_before`. */
 export const EXPORT_LIMIT = 10_000;
@@ -38,12 +39,29 @@ export function toConversation(row: HistoryRow): Conversation {
     needs_person: row.needs_person === 1,
     handoff_reason: row.handoff_reason,
     waiting_turns: Number(row.waiting_turns),
+    preview: row.preview === 1,
+    last_message: lastMessage(row.last_said),
+    handoff_at: row.handoff_at,
     // Every stored event and every taken turn touch the conversation's row.
     last_activity_at: row.updated_at,
     created_at: row.created_at,
     updated_at: row.updated_at,
     ended_at: row.ended_at,
   };
+}
+
+const PREVIEW_CHARS = 140;
+
+/** What a list item quotes of the last thing said: who, and its start, cut at a word. */
+function lastMessage(frame: string | null): Conversation['last_message'] {
+  if (!frame) return null;
+  const said = JSON.parse(frame) as StoredEvent;
+  if (said.type !== 'turn_accepted' && said.type !== 'reply' && said.type !== 'message') return null;
+  const from = said.type === 'turn_accepted' ? 'visitor' : said.type === 'reply' && !said.name ? 'agent' : 'person';
+  const text = said.text.replace(/\s+/g, ' ').trim();
+  if ([...text].length <= PREVIEW_CHARS) return { from, text };
+  const cut = [...text].slice(0, PREVIEW_CHARS - 1).join('');
+  return { from, text: `${cut.slice(0, cut.lastIndexOf(' ') > 80 ? cut.lastIndexOf(' ') : cut.length)}…` };
 }
 
 /** Groups rows by one of their keys, keeping their order. */

@@ -29,9 +29,30 @@ export const conversationSchema = z
       .enum(handlers)
       .meta({ description: 'Who answers its turns: the turn hook (`agent`) or a person who took it over' }),
     handler_name: z.string().nullable().meta({ description: 'The name visitors see of the person handling it' }),
-    needs_person: z.boolean().meta({ description: 'The hook handed it over and nobody has taken it yet' }),
-    handoff_reason: z.string().nullable().meta({ description: "The hook's reason for the handoff" }),
+    needs_person: z
+      .boolean()
+      .meta({ description: 'The hook handed it over, or the visitor asked for a person, and nobody has taken it yet' }),
+    handoff_reason: z
+      .string()
+      .nullable()
+      .meta({ description: 'Why it needs a person: the hook\'s reason, or "The visitor asked for a person"' }),
     waiting_turns: z.number().int().meta({ description: 'Turns acknowledged and not yet answered' }),
+    preview: z
+      .boolean()
+      .meta({ description: "Started by a preview token (the console's Try it): the inbox leaves it out" }),
+    last_message: z
+      .object({
+        from: z.enum(['visitor', 'agent', 'person']),
+        text: z.string().meta({ description: 'At most 140 characters, cut at a word with "…"' }),
+      })
+      .nullable()
+      .meta({
+        description: "The last thing said in it (a turn, a reply, a person's message); null before anything was",
+      }),
+    handoff_at: timestamp.nullable().meta({
+      description:
+        'When who handles it, or whether it needs a person, last changed: how long a request for a person has waited',
+    }),
     last_activity_at: timestamp.meta({ description: 'When its last event was stored' }),
     created_at: timestamp,
     updated_at: timestamp,
@@ -122,6 +143,11 @@ const conversationFilter = z.object({
     .transform((v) => v === 'true')
     .optional()
     .meta({ description: '`true`: handed over by the hook and not yet taken (the inbox lists these first)' }),
+  preview: z
+    .enum(['true', 'false'])
+    .transform((v) => v === 'true')
+    .optional()
+    .meta({ description: "`false`: leave out conversations started by a preview token (the console's Try it)" }),
   search: z
     .string()
     .min(1)

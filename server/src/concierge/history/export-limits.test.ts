@@ -94,6 +94,8 @@ function suite(kind: StoreKind) {
           needs_person: 0 as const,
           handoff_reason: null,
           handoff_at: null,
+          preview: 0 as const,
+          wait_told_at: null,
           created_at: at,
           updated_at: at,
         };

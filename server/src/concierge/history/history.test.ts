@@ -96,10 +96,13 @@ describeEachStore('conversation history', (kind) => {
         'failed_turn_count',
         'handler',
         'handler_name',
+        'handoff_at',
         'handoff_reason',
         'id',
         'last_activity_at',
+        'last_message',
         'needs_person',
+        'preview',
         'status',
         'turn_count',
         'updated_at',
@@ -120,13 +123,17 @@ describeEachStore('conversation history', (kind) => {
       handler_name: null,
       needs_person: false,
       waiting_turns: 0,
+      preview: false,
+      handoff_at: null,
     });
+    expect(item.last_message).toEqual({ from: 'visitor', text: 'Broken: can I book a taxi?' });
     expect(item.last_activity_at).toBe(item.updated_at);
     expect(all.body.data[0]).toMatchObject({
       status: 'ended',
       end_reason: 'user_ended',
       turn_count: 0,
       failed_turn_count: 0,
+      last_message: null,
     });
     expect(all.body.data[0].ended_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
 
@@ -135,6 +142,8 @@ describeEachStore('conversation history', (kind) => {
     expect(await ids('status=open')).toEqual([story.conversationId]);
     expect(await ids('status=ended')).toEqual([quiet]);
     expect(await ids('user_sub=guest-7')).toEqual([quiet]);
+    expect(await ids('preview=false')).toEqual([quiet, story.conversationId]);
+    expect(await ids('preview=true')).toEqual([]);
     expect(await ids(`deployment_id=${hotel.deploymentId}&agent_id=${item.agent_id}`)).toEqual([
       quiet,
       story.conversationId,
@@ -369,6 +378,8 @@ describeEachStore('conversation history', (kind) => {
           needs_person: 0 as const,
           handoff_reason: null,
           handoff_at: null,
+          preview: 0 as const,
+          wait_told_at: null,
           created_at: at,
           updated_at: at,
         };

@@ -24,7 +24,7 @@ export async function mintPreviewToken(dep: DeploymentContext, principal: Princi
   if (dep.status !== 'active') throw invalidState('The deployment is inactive: activate it to try it');
   const sub = previewSubject(principal);
   const now = Math.floor(Date.now() / 1000);
-  const token = await new SignJWT({ name: 'Console preview' })
+  const token = await new SignJWT({ name: 'Console preview', preview: true })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(sub)
     .setAudience(dep.id)

@@ -16,12 +16,15 @@ const claimsSchema = z.object({
     .record(z.string(), z.unknown())
     .refine((v) => Buffer.byteLength(JSON.stringify(v)) <= 4096, { message: 'ctx must be at most 4 KiB' })
     .optional(),
+  // Set by preview tokens (README, The console): the conversation stays out of the inbox.
+  preview: z.literal(true).optional(),
 });
 
 export interface UserClaims {
   sub: string;
   name?: string | undefined;
   ctx?: Record<string, unknown> | undefined;
+  preview?: true | undefined;
   /** Seconds since the epoch. */
   exp: number;
 }

@@ -19,6 +19,7 @@ import { analytics } from './2026-11-26-03-analytics.js';
 import { diagnostics } from './2026-11-26-04-diagnostics.js';
 import { recognition } from './2026-11-26-05-recognition.js';
 import { hookNodes } from './2026-11-26-06-hook-nodes.js';
+import { inbox } from './2026-11-27-01-inbox.js';
 
 /** Every migration, in order. Names are timestamps so they sort the way they apply. */
 export const migrations: Record<string, Migration> = {
@@ -42,4 +43,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-26-04-diagnostics': diagnostics,
   '2026-11-26-05-recognition': recognition,
   '2026-11-26-06-hook-nodes': hookNodes,
+  '2026-11-27-01-inbox': inbox,
 };
