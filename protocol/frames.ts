@@ -16,7 +16,8 @@ export type Handler = (typeof handlers)[number];
 /** A visitor's rating of a reply (README, Knowing how it goes). */
 export const feedbackRatings = ['up', 'down'] as const;
 export type FeedbackRating = (typeof feedbackRatings)[number];
-export const endReasons = ['user_ended', 'deployment_inactive', 'max_turns', 'deleted'] as const;
+// `closed`: a person closed it from the inbox (README, A person in the conversation).
+export const endReasons = ['user_ended', 'deployment_inactive', 'max_turns', 'deleted', 'closed'] as const;
 export type EndReason = (typeof endReasons)[number];
 /** The codes of `error` frames: what the widget is told, the socket staying open or not. */
 export const widgetErrorCodes = [
@@ -203,6 +204,8 @@ export const storedEvent = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('operator_left'), seq, name: z.string() }),
   // The visitor asked for a person: the conversation needs one.
   z.strictObject({ type: z.literal('person_requested'), seq }),
+  // Nobody took the request for a person in runtime_config.person_wait_notice_s: the customer's words, or the widget's own.
+  z.strictObject({ type: z.literal('still_waiting'), seq, text: z.string().optional() }),
   z.strictObject({ type: z.literal('turn_failed'), seq, turn_id: id, reason: z.enum(turnFailures) }),
   z.strictObject({ type: z.literal('feedback_recorded'), seq, turn_id: id, rating: z.enum(feedbackRatings) }),
   z.strictObject({ type: z.literal('conversation_ended'), seq, reason: z.enum(endReasons) }),

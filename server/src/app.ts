@@ -46,6 +46,7 @@ import { ConversationHandling } from './concierge/conversations/handling.js';
 import { ReplyService } from './concierge/turns/reply.service.js';
 import { TURN_DEFAULTS, TurnService } from './concierge/turns/turn.service.js';
 import { TurnSweep } from './concierge/turns/turn.sweep.js';
+import { WaitNotices } from './concierge/conversations/wait-notices.js';
 import { deploymentRoutes } from './deployments/deployment.routes.js';
 import { DeploymentService } from './deployments/deployment.service.js';
 import { previewTokenRoute } from './concierge/sessions/preview-token.routes.js';
@@ -195,6 +196,13 @@ export async function createApp(options: AppOptions): Promise<App> {
       { everyMs: timings.sweepIntervalMs },
     ),
   );
+  const waitNotices = new WaitNotices({ db, deployments, events });
+  parts.add(
+    new BackgroundLoop(
+      { what: 'wait notices', pass: () => waitNotices.sweep(), health },
+      { everyMs: timings.sweepIntervalMs },
+    ),
+  );
   const diagnostics = parts.add(new InstallDiagnostics({ db, health }));
   const speech = new SpeechRecognition(
     { recogniser: recogniserFor(config.speechToText, egress), logger },
@@ -248,6 +256,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     diagnosticsRoute(diagnostics, deploymentService),
     ...peopleRoutes({
       handling,
+      conversations,
       history: conversationHistory,
       replies,
     }),

@@ -48,7 +48,7 @@ export interface TranscriptConversationEnded {
   /** Only on samples sent by `POST /api/v1/deployments/{id}/test-hook`; their ids match nothing */
   test?: true;
   data: {
-    reason: "user_ended" | "deployment_inactive" | "max_turns" | "deleted";
+    reason: "user_ended" | "deployment_inactive" | "max_turns" | "deleted" | "closed";
   };
 }
 

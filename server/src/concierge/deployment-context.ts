@@ -32,6 +32,8 @@ export interface DeploymentContext {
   replyTimeoutS: number;
   /** How long a turn of a conversation a person handles waits for their answer. */
   personReplyTimeoutS: number;
+  /** A request for a person nobody took for this long is told to the visitor once (0: never), in these words or the widget's. */
+  personWait: { noticeS: number; notice: string | undefined };
   /** Where the visitor's speech is recognised: `auto`, `browser`, `service` or `off` (README, Voice in every browser). */
   speechRecognition: 'auto' | 'browser' | 'service' | 'off';
   /** The agent version a conversation starting now gets: the pinned one, or the latest published. */
@@ -92,6 +94,7 @@ export async function loadDeploymentContext(db: Db, id: string): Promise<Deploym
     hookTimeoutMs: runtime.hook_timeout_ms,
     replyTimeoutS: runtime.reply_timeout_s,
     personReplyTimeoutS: runtime.person_reply_timeout_s,
+    personWait: { noticeS: runtime.person_wait_notice_s, notice: runtime.person_wait_notice },
     speechRecognition: runtime.speech_recognition,
     agentVersion: row.pinned_version ?? row.latest_version,
     agent: agentInfo(row.agent_name, row.pinned_spec ?? row.agent_spec),

@@ -63,6 +63,11 @@ const runtimeSettings = {
   reply_timeout_s: z.number().int().min(5).max(3600).default(120),
   // A turn a person handles waits this long for their answer (README, A person in the conversation).
   person_reply_timeout_s: z.number().int().min(60).max(86_400).default(900),
+  // A visitor waiting this long for a person (asked by them or the hook) is told once; 0: never.
+  person_wait_notice_s: z.number().int().min(0).max(86_400).default(300).meta({
+    description:
+      'After this many seconds of a request for a person that nobody took, the visitor is told once (`still_waiting`); 0: never',
+  }),
   // Where the visitor's speech is recognised (README, Voice in every browser).
   speech_recognition: z.enum(['auto', 'browser', 'service', 'off']).default('auto').meta({
     description:
@@ -87,11 +92,20 @@ function documented<S extends Record<string, z.ZodDefault<z.ZodType>>>(
 export const engagementRulesSchema = withinSize(z.looseObject(documented(engagementRules))).meta({
   id: 'EngagementRules',
 });
-export const runtimeConfigSchema = withinSize(z.looseObject(documented(runtimeSettings))).meta({ id: 'RuntimeConfig' });
+/** Settings with no default: absent means the service's own behaviour. */
+const runtimeChoices = {
+  person_wait_notice: z.string().trim().min(1).max(1000).optional().meta({
+    description:
+      "What the visitor is told after person_wait_notice_s; absent: the widget's own words in the visitor's language (nobody is free yet, their message is kept)",
+  }),
+};
+export const runtimeConfigSchema = withinSize(
+  z.looseObject({ ...documented(runtimeSettings), ...runtimeChoices }),
+).meta({ id: 'RuntimeConfig' });
 
 /** The rules and timeouts a deployment runs with: what it stores, defaults applied. */
 export const effectiveEngagementRules = z.object(engagementRules);
-export const effectiveRuntimeConfig = z.object(runtimeSettings);
+export const effectiveRuntimeConfig = z.object({ ...runtimeSettings, ...runtimeChoices });
 export type ChannelConfig = z.infer<typeof channelConfigSchema>;
 
 const agentVersion = z.number().int().min(1).nullable().meta({

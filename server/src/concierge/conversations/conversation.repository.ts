@@ -67,3 +67,21 @@ export async function deleteConversations(trx: Trx, ids: readonly string[]): Pro
   await trx.deleteFrom('deliveries').where('conversation_id', 'in', ids).execute();
   await trx.deleteFrom('conversations').where('id', 'in', ids).execute();
 }
+
+/**
+ * Open conversations whose request for a person has waited since before `before` with nobody
+ * taking it, and whose visitor has not been told since it was made; oldest request first.
+ */
+export async function requestsWaitingSince(db: Db, before: string, limit: number): Promise<ConversationRow[]> {
+  return db
+    .selectFrom('conversations')
+    .selectAll()
+    .where('needs_person', '=', 1)
+    .where('handoff_at', '<=', before)
+    .where('status', '=', 'open')
+    .where('handler', '=', 'agent')
+    .where((eb) => eb.or([eb('wait_told_at', 'is', null), eb('wait_told_at', '<', eb.ref('handoff_at'))]))
+    .orderBy('handoff_at')
+    .limit(limit)
+    .execute();
+}

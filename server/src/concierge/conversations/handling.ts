@@ -5,6 +5,7 @@ import type { DeploymentDirectory } from '../deployment-context.js';
 import type { Change, EventRecorder } from '../events/event.recorder.js';
 import type { Handler, ReplyAction } from '#protocol/frames';
 import type { TranscriptEvent } from '#protocol/transcript-events';
+import { VISITOR_ASKED } from '#protocol/handoff';
 import { type ConversationRow, findConversation, lockConversation } from './conversation.repository.js';
 
 /** The transcript event of a change of who handles a conversation. */
@@ -14,9 +15,6 @@ export const handoffEvent = (data: {
   needs_person: boolean;
   reason: string | null;
 }): TranscriptEvent => ({ type: 'conversation.handoff', data });
-
-/** The handoff reason of a visitor's own request for a person. */
-export const VISITOR_ASKED = 'The visitor asked for a person';
 
 /** A person's message, written without a turn to answer. */
 export interface PersonMessage {

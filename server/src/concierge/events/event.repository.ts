@@ -23,6 +23,7 @@ export type ConversationPatch = Partial<
     | 'needs_person'
     | 'handoff_reason'
     | 'handoff_at'
+    | 'wait_told_at'
   >
 >;
 

@@ -4,6 +4,7 @@ import { idParams } from '../../shared/schemas.js';
 import type { ConversationHistory } from '../history/conversation-history.js';
 import { conversationSchema } from '../history/conversation.schemas.js';
 import type { ConversationHandling } from '../conversations/handling.js';
+import type { ConversationService } from '../conversations/conversation.service.js';
 import { replyActions } from '#protocol/frames';
 import { personReplyBody, replyAcceptedSchema } from './reply.schemas.js';
 import type { ReplyService } from './reply.service.js';
@@ -18,10 +19,11 @@ const turnParams = idParams.extend({ turn_id: z.uuid() });
 /** A person in the conversation (README, A person in the conversation): take over, answer, write, hand back. */
 export function peopleRoutes(parts: {
   handling: ConversationHandling;
+  conversations: ConversationService;
   history: ConversationHistory;
   replies: ReplyService;
 }): RouteDef[] {
-  const { handling, history, replies } = parts;
+  const { handling, conversations, history, replies } = parts;
   /** A change made, then the conversation's list item as it is now. */
   const itemAfter = async (change: Promise<void>, customerId: string, id: string) => {
     await change;
@@ -54,6 +56,19 @@ export function peopleRoutes(parts: {
       success: { status: 200, description: "The conversation's list item", data: conversationSchema },
       handler: ({ principal, params }) =>
         itemAfter(handling.release(principal.customerId, params.id), principal.customerId, params.id),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/v1/conversations/:id/close',
+      operationId: 'closeConversation',
+      summary:
+        'A person closes the conversation: it ends (`conversation_ended {reason: "closed"}`, the widget thanks the visitor), its waiting turns fail; 409 once it has ended',
+      tag: 'Conversations',
+      params: idParams,
+      errors: ['not_found', 'invalid_state'],
+      success: { status: 200, description: "The conversation's list item", data: conversationSchema },
+      handler: ({ principal, params }) =>
+        itemAfter(conversations.close(principal.customerId, params.id), principal.customerId, params.id),
     }),
     defineRoute({
       method: 'post',

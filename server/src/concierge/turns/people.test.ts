@@ -1,6 +1,6 @@
 import { expect, it } from 'vitest';
 import { deploy, mintToken, postReply, serviceWithCustomer, Widget } from '../../../test/concierge-kit.js';
-import { describeEachStore, expectError, waitFor } from '../../../test/harness.js';
+import { client, describeEachStore, expectError, waitFor } from '../../../test/harness.js';
 
 /** README, A person in the conversation: takeover, a person's answers and messages, release, and the hook's handoff. */
 describeEachStore('a person in the conversation', (kind) => {
@@ -266,5 +266,61 @@ describeEachStore('a person in the conversation', (kind) => {
     expect(widget.frames.filter((f) => f.type === 'person_requested')).toHaveLength(2);
     expect((await api.get(path)).body.data.needs_person).toBe(false);
     widget.close();
+  });
+
+  it('a person closes the conversation: it ends "closed" for the visitor, its waiting turn fails, the transcript says so; twice is 409, another customer 404', async () => {
+    const { api, widget, path, conversation_id } = await conversation();
+    customer().state.behaviour = (_call, res) => res.writeHead(202).end();
+    widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Anyone there?', mode: 'text' });
+    const { turn_id } = await widget.next('turn_acknowledged');
+    const stranger = client(service().url, (await service().newCustomer('Other')).apiKey);
+    expectError(await stranger.post(`${path}/close`), 404, 'not_found');
+    const closed = await api.post(`${path}/close`);
+    expect([closed.status, closed.body.data.status, closed.body.data.end_reason]).toEqual([200, 'ended', 'closed']);
+    expect(await widget.next('turn_failed')).toMatchObject({ turn_id, reason: 'conversation_ended' });
+    expect(await widget.next('conversation_ended')).toMatchObject({ reason: 'closed' });
+    expect((await widget.closed).code).toBe(4410);
+    expectError(await api.post(`${path}/close`), 409, 'invalid_state');
+    const ended = await waitFor(async () =>
+      customer()
+        .transcript.map((c) => c.body)
+        .find((e) => e.type === 'conversation.ended' && e.conversation_id === conversation_id),
+    );
+    expect(ended.data).toEqual({ reason: 'closed' });
+  });
+
+  it("a request for a person nobody takes is told to the visitor once after person_wait_notice_s, in the customer's words; a new request tells again", async () => {
+    const notice = 'Everyone is with a guest: leave your email and we will write back.';
+    const { widget } = await conversation({
+      runtime_config: { person_wait_notice_s: 1, person_wait_notice: notice },
+    });
+    widget.send({ type: 'ask_for_person' });
+    const asked = await widget.next('person_requested');
+    expect(await widget.next('still_waiting')).toEqual({ type: 'still_waiting', seq: asked.seq + 1, text: notice });
+    // Told once: a few sweeps later, nothing more.
+    await new Promise((resolve) => setTimeout(resolve, 2_500));
+    expect(widget.frames.filter((f) => f.type === 'still_waiting')).toHaveLength(1);
+    widget.send({ type: 'ask_for_person' });
+    await widget.next('person_requested');
+    expect(await widget.next('still_waiting')).toMatchObject({ text: notice });
+    widget.close();
+
+    // Without words of the customer's, the widget says its own; 0 tells nothing; an empty text is refused.
+    const plain = await conversation({ runtime_config: { person_wait_notice_s: 1 } });
+    plain.widget.send({ type: 'ask_for_person' });
+    await plain.widget.next('person_requested');
+    expect(await plain.widget.next('still_waiting')).toEqual({ type: 'still_waiting', seq: expect.any(Number) });
+    plain.widget.close();
+    const never = await conversation({ runtime_config: { person_wait_notice_s: 0 } });
+    never.widget.send({ type: 'ask_for_person' });
+    await never.widget.next('person_requested');
+    await new Promise((resolve) => setTimeout(resolve, 2_000));
+    expect(never.widget.frames.filter((f) => f.type === 'still_waiting')).toHaveLength(0);
+    expectError(
+      await never.api.put(`/api/v1/deployments/${never.deploymentId}`, { runtime_config: { person_wait_notice: ' ' } }),
+      400,
+      'invalid_request',
+    );
+    never.widget.close();
   });
 });
