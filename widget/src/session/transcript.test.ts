@@ -111,15 +111,19 @@ describe('the transcript built from stored events', () => {
     expect(view.person).toBeUndefined();
   });
 
-  it("notes the visitor's request for a person where it was made", () => {
+  it("notes the visitor's request for a person where it was made, and each time nobody has come yet", () => {
     const view = replay([
       { type: 'turn_accepted', seq: 1, turn_id: 't1', client_turn_id: 'c1', text: 'Dogs?', mode: 'text' },
       { type: 'turn_acknowledged', seq: 2, turn_id: 't1' },
       { type: 'person_requested', seq: 3 },
+      { type: 'still_waiting', seq: 4 },
+      { type: 'still_waiting', seq: 5, text: 'Leave your email, please.' },
     ]);
-    expect(view.lines.map((l) => [l.who, l.note, l.state])).toEqual([
-      ['user', undefined, 'thinking'],
-      ['agent', 'requested', undefined],
+    expect(view.lines.map((l) => [l.who, l.note, l.state, l.text])).toEqual([
+      ['user', undefined, 'thinking', 'Dogs?'],
+      ['agent', 'requested', undefined, ''],
+      ['agent', 'still_waiting', undefined, ''],
+      ['agent', 'still_waiting', undefined, 'Leave your email, please.'],
     ]);
   });
 

@@ -31,8 +31,11 @@ export interface Line {
   actions?: ReplyAction[];
   /** The person who wrote it, when not the agent; on a note, the person who joined or left. */
   name?: string;
-  /** A note about the conversation itself: a person joined or left, the visitor asked for one. */
-  note?: 'joined' | 'left' | 'requested';
+  /**
+   * A note about the conversation itself: a person joined or left, the visitor asked for one,
+   * nobody has come yet (its `text` the customer's words, else the widget's own).
+   */
+  note?: 'joined' | 'left' | 'requested' | 'still_waiting';
   /** On a reply: the visitor's rating of it. */
   rating?: FeedbackRating;
 }
@@ -160,6 +163,11 @@ export function applyEvent(view: View, frame: ServerFrame): View {
       };
     case 'person_requested':
       return { ...view, lines: [...lines, { key: `s${frame.seq}`, who: 'agent', text: '', note: 'requested' }] };
+    case 'still_waiting':
+      return {
+        ...view,
+        lines: [...lines, { key: `s${frame.seq}`, who: 'agent', text: frame.text ?? '', note: 'still_waiting' }],
+      };
     case 'conversation_ended':
       return { ...view, status: 'ended', ended: frame.reason };
     default:

@@ -17,6 +17,7 @@ const ENDING_WORDS: Partial<Record<Ending, WordKey>> = {
   origin_not_allowed: 'not_here',
   unknown_deployment: 'unavailable',
   deployment_inactive: 'unavailable',
+  closed: 'closed',
 };
 
 /** Why the microphone cannot be used, by the recognition error's name. */
@@ -290,7 +291,8 @@ interface MessageProps {
 function Message({ line, client, current, rateable, newest, onQuickReply }: MessageProps) {
   const [comment, setComment] = useState<'asked' | 'sent'>();
   const failure = `failed_${line.reason}`;
-  if (line.note) return <li class="note">{t(line.note, { name: line.name! })}</li>;
+  // A note's own text is the customer's words (`still_waiting`); else the widget's, in the visitor's language.
+  if (line.note) return <li class="note">{line.text || t(line.note, { name: line.name! })}</li>;
   const rating = rateable && line.turnId && line.who === 'agent' && !line.parts;
   return (
     <>
