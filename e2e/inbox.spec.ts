@@ -96,3 +96,54 @@ test('the inbox: a guest asks for a person, reception is told live, takes over, 
   expect(errors).toEqual([]);
   await reception.close();
 });
+
+test('the front desk lands on the Inbox once the hotel is live: the last words on each card, a request ageing, the filters, and closing a conversation thanks the guest', async ({
+  page,
+  context,
+  stack,
+}) => {
+  test.setTimeout(90_000);
+  await openWidget(page, stack);
+  await ask(page, 'Can I speak to someone at reception?');
+  await expect(conversation(page).getByText('I have asked reception to join this conversation')).toBeVisible();
+
+  const reception = await context.newPage();
+  const errors = consoleErrors(reception);
+  await reception.goto(`${stack.serviceUrl}/console/#/welcome/${stack.welcomeAgain('reception@harbor.example')}`);
+  await reception.getByLabel('Password (at least 12 characters)').fill(PASSWORD);
+  await reception.getByLabel('The same password again').fill(PASSWORD);
+  await reception.getByRole('button', { name: 'Set password and sign in' }).click();
+  // Not the developer's checklist: the hotel is live, so the console opens on the Inbox.
+  await expect(reception.getByRole('heading', { name: 'Inbox' })).toBeVisible();
+
+  stack.ageRequestsForPerson(6);
+  // Told once, in the guest's language, that nobody is free yet (runtime_config.person_wait_notice_s, 300 s).
+  await expect(conversation(page).getByText(/Nobody from the team is free yet/)).toBeVisible({ timeout: 10_000 });
+  await reception.reload();
+  const open = reception.getByRole('navigation', { name: 'Open conversations' });
+  // The only request nobody has taken: this guest's.
+  const card = open.getByRole('link').filter({ hasText: /needs a person, waiting [67] min/ });
+  await expect(card).toContainText('Agent: Of course: I have asked reception to join this conversation.');
+  await expect(card.locator('xpath=..')).toHaveClass(/wait-late/);
+  await audit(reception, 'inbox with a late request');
+  await reception.screenshot({ path: 'test-results/console/inbox-ageing.png', fullPage: true });
+
+  await reception.getByRole('button', { name: 'Waiting for a person' }).click();
+  const waiting = reception.getByRole('navigation', { name: 'Waiting for a person conversations' });
+  await expect(waiting.getByRole('link').filter({ hasText: /waiting [67] min/ })).toBeVisible();
+  await reception.getByRole('button', { name: 'Open', exact: true }).click();
+  await card.click();
+  const id = /#\/inbox\/([0-9a-f-]+)/.exec(reception.url())![1]!;
+  await reception.getByRole('button', { name: 'Close the conversation' }).click();
+  await reception.getByRole('button', { name: 'Close it' }).click();
+  await expect(conversation(page).page().getByRole('status')).toHaveText(
+    'The team closed this conversation. Thank you for your visit!',
+  );
+  await expect(page.getByRole('button', { name: 'Start a new conversation' })).toBeVisible();
+  await reception.getByRole('button', { name: 'Ended' }).click();
+  const ended = reception.getByRole('navigation', { name: 'Ended conversations' });
+  await expect(ended.locator(`a[href="#/inbox/${id}"]`)).toContainText('Agent: Of course');
+  await audit(reception, 'inbox, ended');
+  expect(errors).toEqual([]);
+  await reception.close();
+});

@@ -56,22 +56,15 @@ export class Stack {
         );
     });
     const service = await startServiceProcess(serviceEnv(dataDir, '0', transcriber.url));
-    const made = spawnSync(
-      process.execPath,
-      [
-        ...TSX,
-        'server/src/admin.ts',
-        'create-customer',
-        '--name',
-        'Harbor Hotel (e2e)',
-        '--email',
-        'reception@harbor.example',
-      ],
-      { cwd: ROOT, env: { ...process.env, ...serviceEnv(dataDir, '0', transcriber.url) }, encoding: 'utf8' },
-    );
-    const apiKey = /^API key: (vak_\S+)$/m.exec(made.stdout)?.[1];
-    const receptionWelcome = /^Console sign-in: \S+\/console\/#\/welcome\/(\S+)$/m.exec(made.stdout)?.[1];
-    if (!apiKey || !receptionWelcome) throw new Error(`create-customer failed: ${made.stderr}`);
+    const made = admin(dataDir, transcriber.url, [
+      'create-customer',
+      '--name',
+      'Harbor Hotel (e2e)',
+      '--email',
+      'reception@harbor.example',
+    ]);
+    const apiKey = apiKeyIn(made);
+    const receptionWelcome = welcomeIn(made);
     const relay = await Relay.start(new URL(service.url));
     const statePath = join(dataDir, 'demo.json');
     // Tokens that live 65 s: the widget refreshes them 60 s early, so every test runs across refreshes.
@@ -108,20 +101,26 @@ export class Stack {
 
   /** A new customer with a console user, as `npm run admin -- create-customer --email` makes them: its key and the welcome token. */
   newConsoleCustomer(name: string, email: string): { apiKey: string; welcomeToken: string } {
-    const made = spawnSync(
-      process.execPath,
-      [...TSX, 'server/src/admin.ts', 'create-customer', '--name', name, '--email', email],
-      { cwd: ROOT, env: { ...process.env, ...serviceEnv(this.dataDir, '0', this.transcriber.url) }, encoding: 'utf8' },
-    );
-    const apiKey = /^API key: (vak_\S+)$/m.exec(made.stdout)?.[1];
-    const welcomeToken = /^Console sign-in: \S+\/console\/#\/welcome\/(\S+)$/m.exec(made.stdout)?.[1];
-    if (!apiKey || !welcomeToken) throw new Error(`create-customer failed: ${made.stderr}`);
-    return { apiKey, welcomeToken };
+    const made = admin(this.dataDir, this.transcriber.url, ['create-customer', '--name', name, '--email', email]);
+    return { apiKey: apiKeyIn(made), welcomeToken: welcomeIn(made) };
+  }
+
+  /** A fresh one-time sign-in link's token for an existing console user, as for a forgotten password. */
+  welcomeAgain(email: string): string {
+    return welcomeIn(admin(this.dataDir, this.transcriber.url, ['create-user', '--email', email]));
   }
 
   /** Moves every console session past its 12 h end, in the running service's own store (as time would). */
   expireConsoleSessions(): void {
     this.inStore('UPDATE console_sessions SET expires_at = ?', new Date(Date.now() - 1_000).toISOString());
+  }
+
+  /** Moves every open request for a person `minutes` into the past, in the running service's own store (as time would). */
+  ageRequestsForPerson(minutes: number): void {
+    this.inStore(
+      'UPDATE conversations SET handoff_at = ? WHERE needs_person = 1',
+      new Date(Date.now() - minutes * 60_000).toISOString(),
+    );
   }
 
   /** Marks a deployment's transcript target disabled, as a 410 Gone from it would. */
@@ -231,6 +230,30 @@ export class Stack {
     });
     if (res.status !== 200) throw new Error(`speech_recognition: ${res.status}`);
   }
+}
+
+/** What `npm run admin -- …` prints, run against a stack's store. */
+function admin(dataDir: string, speechUrl: string, args: string[]): string {
+  const ran = spawnSync(process.execPath, [...TSX, 'server/src/admin.ts', ...args], {
+    cwd: ROOT,
+    env: { ...process.env, ...serviceEnv(dataDir, '0', speechUrl) },
+    encoding: 'utf8',
+  });
+  if (ran.status !== 0) throw new Error(`admin ${args[0]} failed: ${ran.stderr}`);
+  return ran.stdout;
+}
+
+function apiKeyIn(printed: string): string {
+  const key = /^API key: (vak_\S+)$/m.exec(printed)?.[1];
+  if (!key) throw new Error(`no API key in: ${printed}`);
+  return key;
+}
+
+/** The token of the console sign-in link an admin command printed. */
+function welcomeIn(printed: string): string {
+  const token = /^Console sign-in: \S+\/console\/#\/welcome\/(\S+)$/m.exec(printed)?.[1];
+  if (!token) throw new Error(`no sign-in link in: ${printed}`);
+  return token;
 }
 
 function serviceEnv(dataDir: string, port: string, speechUrl: string): NodeJS.ProcessEnv {

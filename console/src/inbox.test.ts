@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { inboxOrder, transcriptOf, waitingTurnsOf, withEvents } from './inbox';
+import { inboxOrder, personWait, transcriptOf, waitingTurnsOf, withEvents } from './inbox';
 import type { Conversation, StoredEvent } from './types';
 
 const conversation = (id: string, over: Partial<Conversation>): Conversation => ({
@@ -17,6 +17,9 @@ const conversation = (id: string, over: Partial<Conversation>): Conversation => 
   needs_person: false,
   handoff_reason: null,
   waiting_turns: 0,
+  preview: false,
+  last_message: null,
+  handoff_at: null,
   last_activity_at: '2026-11-26T10:00:00.000Z',
   created_at: '2026-11-26T09:00:00.000Z',
   updated_at: '2026-11-26T10:00:00.000Z',
@@ -28,6 +31,15 @@ const t1 = '11111111-1111-4111-8111-111111111111';
 const t2 = '22222222-2222-4222-8222-222222222222';
 
 describe('the inbox', () => {
+  it('ages a request for a person: its minutes, long from 2, late from 5; nothing when nobody was asked for', () => {
+    const at = (minutes: number) => new Date(Date.parse('2026-11-26T10:00:00.000Z') + minutes * 60_000);
+    const asked = conversation('a', { needs_person: true, handoff_at: '2026-11-26T10:00:00.000Z' });
+    expect(personWait(asked, at(0.5))).toEqual({ minutes: 0, level: 'new' });
+    expect(personWait(asked, at(2))).toEqual({ minutes: 2, level: 'long' });
+    expect(personWait(asked, at(7.9))).toEqual({ minutes: 7, level: 'late' });
+    expect(personWait(conversation('b', {}), at(30))).toBeUndefined();
+  });
+
   it('lists those needing a person first, then those with waiting turns, then the most recently active', () => {
     const ordered = inboxOrder([
       conversation('quiet-old', { last_activity_at: '2026-11-26T08:00:00.000Z' }),

@@ -25,6 +25,16 @@ export function inboxOrder(conversations: readonly Conversation[]): Conversation
   );
 }
 
+/** How long a request for a person has waited: minutes from 2 are long, from 5 late (the card says so in colour and words). */
+export function personWait(
+  c: Conversation,
+  now: Date,
+): { minutes: number; level: 'new' | 'long' | 'late' } | undefined {
+  if (!c.needs_person || !c.handoff_at) return undefined;
+  const minutes = Math.max(0, Math.floor((now.getTime() - Date.parse(c.handoff_at)) / 60_000));
+  return { minutes, level: minutes >= 5 ? 'late' : minutes >= 2 ? 'long' : 'new' };
+}
+
 /** One line of a conversation's transcript, as a person in the inbox reads it. */
 export interface Line {
   seq: number;

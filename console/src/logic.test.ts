@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   checklist,
+  isLive,
   languageProblems,
   lineDiff,
   localeLabel,
@@ -43,11 +44,19 @@ describe('console view logic', () => {
   });
 
   it('ticks the checklist from the counts, in order', () => {
-    const none = checklist({ agents: 0, published: 0, deployments: 0, tests: 0, active: 0, conversations: 0 });
+    const zero = { agents: 0, published: 0, deployments: 0, tests: 0, active: 0, conversations: 0, visitors: 0 };
+    const none = checklist(zero);
     expect(none.map((s) => s.done)).toEqual([false, false, false, false, false, false]);
-    const half = checklist({ agents: 2, published: 1, deployments: 1, tests: 0, active: 0, conversations: 0 });
+    const half = checklist({ ...zero, agents: 2, published: 1, deployments: 1 });
     expect(half.map((s) => s.id)).toEqual(['agent', 'publish', 'deployment', 'test', 'install', 'conversation']);
     expect(half.find((s) => !s.done)?.id).toBe('test');
+  });
+
+  it('calls the concierge live once an active deployment has had visitors, Try it aside', () => {
+    const done = { agents: 1, published: 1, deployments: 1, tests: 1, active: 1, conversations: 3, visitors: 0 };
+    expect(isLive(done)).toBe(false);
+    expect(isLive({ ...done, visitors: 1 })).toBe(true);
+    expect(isLive({ ...done, active: 0, visitors: 1 })).toBe(false);
   });
 
   it('turns a local day into the instant it starts, the next day for an inclusive end', () => {

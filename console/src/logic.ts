@@ -12,6 +12,8 @@ export interface Facts {
   tests: number;
   active: number;
   conversations: number;
+  /** Conversations with visitors: not started by Try it. */
+  visitors: number;
 }
 
 export interface Step {
@@ -32,6 +34,12 @@ export function checklist(f: Facts): Step[] {
     { id: 'conversation', title: 'Have a first conversation', done: f.conversations > 0, href: '#/try' },
   ];
 }
+
+/**
+ * Live: an active deployment that visitors (not Try it) have talked to. The console then opens on
+ * the Inbox, the front desk's page, instead of the checklist (still under Getting started).
+ */
+export const isLive = (f: Facts): boolean => f.active > 0 && f.visitors > 0;
 
 export interface DiffLine {
   kind: ' ' | '+' | '-';

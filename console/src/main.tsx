@@ -11,13 +11,13 @@ import { ConversationPage, ConversationsPage } from './pages/conversations';
 import { DeploymentPage, DeploymentsPage } from './pages/deployments';
 import type { Handoff } from './inbox';
 import { InboxPage } from './pages/inbox';
-import { GettingStarted } from './pages/start';
+import { GettingStarted, Home } from './pages/start';
 import { TryIt } from './pages/try';
 import type { ConsoleUser } from './types';
 import { CodeBlock, ErrorNote, Title } from './ui';
 
 const NAV = [
-  ['', 'Getting started'],
+  ['start', 'Getting started'],
   ['agents', 'Agents'],
   ['deployments', 'Deployments'],
   ['try', 'Try it'],
@@ -50,6 +50,8 @@ function page(route: string[]) {
   if (!idOk || !subOk || rest.length) return <NotFound />;
   switch (section) {
     case '':
+      return <Home />;
+    case 'start':
       return <GettingStarted />;
     case 'agents':
       return id ? <AgentPage id={id} /> : <AgentsPage />;
@@ -75,7 +77,7 @@ function NotFound() {
     <section>
       <Title>Not found</Title>
       <p>
-        There is no page here. <a href="#/">Back to getting started</a>.
+        There is no page here. <a href="#/">Back to the console's home</a>.
       </p>
     </section>
   );
@@ -183,7 +185,7 @@ function Console() {
             <a
               key={path}
               href={`#/${path}`}
-              aria-current={route[0] === path || (!route[0] && !path) ? 'page' : undefined}
+              aria-current={route[0] === path || (!route[0] && path === 'start') ? 'page' : undefined}
             >
               {label}
             </a>

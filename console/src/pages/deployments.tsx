@@ -137,6 +137,8 @@ function Settings({ dep, onSaved }: { dep: Deployment; onSaved(d: Deployment): v
   const [hookTimeout, setHookTimeout] = useState(String(runtime.hook_timeout_ms ?? ''));
   const [replyTimeout, setReplyTimeout] = useState(String(runtime.reply_timeout_s ?? ''));
   const [recognition, setRecognition] = useState(String(runtime.speech_recognition ?? 'auto'));
+  const [waitNoticeS, setWaitNoticeS] = useState(String(runtime.person_wait_notice_s ?? ''));
+  const [waitNotice, setWaitNotice] = useState(String(runtime.person_wait_notice ?? ''));
   const [version, setVersion] = useState(dep.agent_version === null ? '' : String(dep.agent_version));
   const [environment, setEnvironment] = useState(dep.environment);
   const [direction, setDirection] = useState(dep.call_direction);
@@ -171,6 +173,8 @@ function Settings({ dep, onSaved }: { dep: Deployment; onSaved(d: Deployment): v
         hook_timeout_ms: num(hookTimeout),
         reply_timeout_s: num(replyTimeout),
         speech_recognition: recognition,
+        person_wait_notice_s: num(waitNoticeS),
+        person_wait_notice: waitNotice.trim() || undefined,
       },
     });
     setWarnings(meta.warnings ?? []);
@@ -319,6 +323,35 @@ function Settings({ dep, onSaved }: { dep: Deployment; onSaved(d: Deployment): v
             </select>
           </label>
         </div>
+      </fieldset>
+      <fieldset>
+        <legend>When a visitor waits for a person</legend>
+        <p class="muted">
+          A visitor who asked for a person (or whom your hook handed over) and whom nobody has taken over yet is told
+          once, after this wait. The Inbox shows the request ageing meanwhile.
+        </p>
+        <div class="grid">
+          <label>
+            Tell them after, s (0 never; default 300)
+            <input
+              type="number"
+              min={0}
+              max={86400}
+              value={waitNoticeS}
+              onInput={(e) => setWaitNoticeS(e.currentTarget.value)}
+            />
+          </label>
+        </div>
+        <label>
+          What they are told (empty: the widget's own words in their language, saying nobody is free yet and their
+          message is kept)
+          <textarea
+            rows={2}
+            maxLength={1000}
+            value={waitNotice}
+            onInput={(e) => setWaitNotice(e.currentTarget.value)}
+          />
+        </label>
       </fieldset>
       <ErrorNote error={save.error} />
       {warnings.map((w) => (

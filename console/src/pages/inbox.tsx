@@ -1,7 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { onActivity } from '../activity';
 import { get, list, post, path } from '../api';
-import { type Handoff, inboxOrder, transcriptOf, waitingTurnsOf, withEvents } from '../inbox';
+import { VISITOR_ASKED } from '#protocol/handoff';
+import { type Handoff, inboxOrder, personWait, transcriptOf, waitingTurnsOf, withEvents } from '../inbox';
 import { when } from '../logic';
 import type { Conversation, ConversationDetail, StoredEvent } from '../types';
 import { ActionForm, Badge, Empty, ErrorNote, Loading, Title, useAction, useLoad } from '../ui';
@@ -9,15 +10,44 @@ import { ActionForm, Badge, Empty, ErrorNote, Loading, Title, useAction, useLoad
 /** The name this person last used, so a takeover or a message needs it typed once per browser. */
 const NAME_KEY = 'concierge.person-name';
 
-/** The open conversations: those needing a person (at most 100) and the 100 most recent, once each. */
-async function loadOpen(): Promise<Conversation[]> {
-  const [needing, recent] = await Promise.all([
-    list<Conversation>(path`/api/v1/conversations?status=open&needs_person=true&per_page=100`),
-    list<Conversation>(path`/api/v1/conversations?status=open&per_page=100`),
-  ]);
-  const byId = new Map([...needing.data, ...recent.data].map((c) => [c.id, c]));
+/** What the list shows: open conversations, those waiting for a person, or the ended ones. */
+type Shown = 'open' | 'waiting' | 'ended';
+const SHOWN: [Shown, string][] = [
+  ['open', 'Open'],
+  ['waiting', 'Waiting for a person'],
+  ['ended', 'Ended'],
+];
+
+/**
+ * The conversations `shown` names, Try it's left out: open ones are those needing a person (at
+ * most 100) and the 100 most recent, once each; ended ones the 50 that ended last.
+ */
+async function loadShown(shown: Shown): Promise<Conversation[]> {
+  if (shown === 'ended')
+    return (await list<Conversation>(path`/api/v1/conversations?status=ended&preview=false&per_page=50`)).data;
+  const needing = list<Conversation>(
+    path`/api/v1/conversations?status=open&needs_person=true&preview=false&per_page=100`,
+  );
+  const recent =
+    shown === 'open'
+      ? list<Conversation>(path`/api/v1/conversations?status=open&preview=false&per_page=100`)
+      : undefined;
+  const [a, b] = await Promise.all([needing, recent]);
+  const byId = new Map([...a.data, ...(b?.data ?? [])].map((c) => [c.id, c]));
   return inboxOrder([...byId.values()]);
 }
+
+/** The time now, again every 30 s: how long a request has waited changes while nothing else does. */
+function useNow(): Date {
+  const [now, setNow] = useState(() => new Date());
+  useEffect(() => {
+    const timer = setInterval(() => setNow(new Date()), 30_000);
+    return () => clearInterval(timer);
+  }, []);
+  return now;
+}
+
+const SAID_BY = { visitor: 'Visitor', agent: 'Agent', person: 'Person' } as const;
 
 type Handling = Pick<Handoff, 'handler' | 'name' | 'needs_person' | 'reason'>;
 const handlingOf = (c: Conversation): Handling => ({
@@ -27,21 +57,30 @@ const handlingOf = (c: Conversation): Handling => ({
   reason: c.handoff_reason,
 });
 
-function ConversationItem({ c, current }: { c: Conversation; current: boolean }) {
+function ConversationItem({ c, current, now }: { c: Conversation; current: boolean; now: Date }) {
+  const wait = personWait(c, now);
   return (
-    <li class={c.needs_person ? 'needs' : undefined}>
+    <li class={wait ? `needs wait-${wait.level}` : undefined}>
       <a href={`#/inbox/${c.id}`} aria-current={current ? 'true' : undefined}>
         <strong>{c.user.name ?? c.user.sub}</strong>
         <span class="muted"> · {when(c.last_activity_at)}</span>
-        <br />
-        {c.needs_person && <span class="badge badge-failed">needs a person</span>}
+        {c.last_message && (
+          <span class="said">
+            {SAID_BY[c.last_message.from]}: {c.last_message.text}
+          </span>
+        )}
+        {wait && (
+          <span class="badge badge-failed">
+            needs a person{wait.minutes > 0 ? `, waiting ${wait.minutes} min` : ''}
+          </span>
+        )}
         {c.handler === 'person' && <span class="badge badge-active">{c.handler_name} handles it</span>}
         {c.waiting_turns > 0 && (
           <span class="badge">
             {c.waiting_turns} waiting turn{c.waiting_turns > 1 ? 's' : ''}
           </span>
         )}
-        {c.needs_person && c.handoff_reason && <span class="muted"> {c.handoff_reason}</span>}
+        {c.needs_person && c.handoff_reason && <span class="muted reason">{c.handoff_reason}</span>}
       </a>
     </li>
   );
@@ -90,6 +129,12 @@ function InboxConversation({ id }: { id: string }) {
     await post<Conversation>(path`/api/v1/conversations/${id}/messages`, { text: message, name: named() });
     setMessage('');
   });
+  const [closing, setClosing] = useState(false);
+  const close = useAction(async () => {
+    await post<Conversation>(path`/api/v1/conversations/${id}/close`);
+    setClosing(false);
+    loaded.reload();
+  });
   const answer = useAction(async (turnId: string) => {
     await post(path`/api/v1/conversations/${id}/turns/${turnId}/reply`, { reply_text: answers[turnId] ?? '' });
     setAnswers((all) => ({ ...all, [turnId]: '' }));
@@ -116,7 +161,13 @@ function InboxConversation({ id }: { id: string }) {
         )}{' '}
         <a href={`#/conversations/${id}`}>Its full history</a>
       </p>
-      {handling.needs_person && <p class="warn">The agent handed it over: {handling.reason}</p>}
+      {handling.needs_person && (
+        <p class="warn">
+          {handling.reason === VISITOR_ASKED
+            ? 'The visitor asked for a person.'
+            : `The agent handed it over: ${handling.reason}`}
+        </p>
+      )}
       <div class="lines" role="log" aria-label="Transcript">
         <ol class="plain">
           {lines.length === 0 && <li class="muted">Nothing said yet.</li>}
@@ -195,6 +246,24 @@ function InboxConversation({ id }: { id: string }) {
             </button>
           </ActionForm>
           <ErrorNote error={write.error} />
+          <div class="filters">
+            {closing ? (
+              <>
+                <span>The visitor is thanked and the conversation ends for good. Close it?</span>
+                <button type="button" class="danger" disabled={close.busy} onClick={() => close.start()}>
+                  Close it
+                </button>
+                <button type="button" onClick={() => setClosing(false)}>
+                  Keep it open
+                </button>
+              </>
+            ) : (
+              <button type="button" onClick={() => setClosing(true)}>
+                Close the conversation
+              </button>
+            )}
+          </div>
+          <ErrorNote error={close.error} />
         </>
       )}
     </section>
@@ -203,7 +272,9 @@ function InboxConversation({ id }: { id: string }) {
 
 /** The inbox (README, The console): open conversations, live, those needing a person first; one of them beside the list. */
 export function InboxPage({ id }: { id: string | undefined }) {
-  const open = useLoad(loadOpen, []);
+  const [shown, setShown] = useState<Shown>('open');
+  const open = useLoad(() => loadShown(shown), [shown]);
+  const now = useNow();
   useEffect(() => {
     // What happened is streamed; the list is read again at most every 250 ms while it happens, not
     // on a timer. Not a debounce: under steady traffic a debounce would never fire.
@@ -223,19 +294,32 @@ export function InboxPage({ id }: { id: string | undefined }) {
     <section>
       <Title>Inbox</Title>
       <p class="muted">
-        Open conversations as they happen. Those the agent handed over come first: take one over to answer its visitor
-        yourself.
+        Conversations as they happen (Try it's stay out). Those waiting for a person come first, the longest waiting in
+        red: take one over to answer its visitor yourself.
       </p>
+      <div class="filters" role="group" aria-label="Show">
+        {SHOWN.map(([value, label]) => (
+          <button key={value} type="button" aria-pressed={shown === value} onClick={() => setShown(value)}>
+            {label}
+          </button>
+        ))}
+      </div>
       <ErrorNote error={open.error} />
       <div class="inbox">
-        <nav aria-label="Open conversations">
-          {!open.data && open.loading && <Loading what="open conversations" />}
+        <nav aria-label={`${SHOWN.find(([value]) => value === shown)![1]} conversations`}>
+          {!open.data && open.loading && <Loading what="conversations" />}
           {open.data?.length === 0 && (
-            <Empty>No open conversation right now. New ones appear here as visitors start them.</Empty>
+            <Empty>
+              {shown === 'ended'
+                ? 'No conversation has ended yet.'
+                : shown === 'waiting'
+                  ? 'Nobody is waiting for a person.'
+                  : 'No open conversation right now. New ones appear here as visitors start them.'}
+            </Empty>
           )}
           <ul class="plain">
             {open.data?.map((c) => (
-              <ConversationItem key={c.id} c={c} current={c.id === id} />
+              <ConversationItem key={c.id} c={c} current={c.id === id} now={now} />
             ))}
           </ul>
         </nav>

@@ -1,21 +1,40 @@
+import { useEffect } from 'preact/hooks';
 import { type ApiPath, list, path } from '../api';
-import { checklist } from '../logic';
+import { checklist, type Facts, isLive } from '../logic';
 import { ErrorNote, Loading, Title, useLoad } from '../ui';
 
 const count = async (to: ApiPath) => (await list(to)).meta.total_count;
 
-export function GettingStarted() {
-  const facts = useLoad(async () => {
-    const [agents, published, deployments, tests, active, conversations] = await Promise.all([
+const useFacts = () =>
+  useLoad(async (): Promise<Facts> => {
+    const [agents, published, deployments, tests, active, conversations, visitors] = await Promise.all([
       count(path`/api/v1/agents?per_page=1`),
       count(path`/api/v1/agents?per_page=1&status=published`),
       count(path`/api/v1/deployments?per_page=1`),
       count(path`/api/v1/deliveries?per_page=1&kind=test`),
       count(path`/api/v1/deployments?per_page=1&status=active`),
       count(path`/api/v1/conversations?per_page=1`),
+      count(path`/api/v1/conversations?per_page=1&preview=false`),
     ]);
-    return { agents, published, deployments, tests, active, conversations };
+    return { agents, published, deployments, tests, active, conversations, visitors };
   }, []);
+
+/** `#/`: the Inbox once the concierge is live (the front desk's daily page), else the checklist. */
+export function Home() {
+  const facts = useFacts();
+  const live = facts.data !== undefined && isLive(facts.data);
+  useEffect(() => {
+    if (live) location.replace('#/inbox');
+  }, [live]);
+  return live ? <Loading what="the inbox" /> : <Checklist facts={facts} />;
+}
+
+/** `#/start`: the checklist, whatever the account's progress. */
+export function GettingStarted() {
+  return <Checklist facts={useFacts()} />;
+}
+
+function Checklist({ facts }: { facts: ReturnType<typeof useFacts> }) {
   const steps = facts.data ? checklist(facts.data) : [];
   const next = steps.find((s) => !s.done);
   return (
