@@ -188,6 +188,14 @@ test('a new customer walks the whole path in the console, under its CSP, without
     await expect(
       page.getByRole('table', { name: 'Conversations and visitors' }).getByRole('row', { name: new RegExp(today) }),
     ).toHaveText(`${today}11`);
+    // Drawn by uPlot: UTC dates on the axis, and each day's numbers in the legend under the pointer.
+    const turnsChart = page.locator('figure.chart').filter({ hasText: 'Turns and failed turns' });
+    const plot = turnsChart.locator('.u-over');
+    const box = (await plot.boundingBox())!;
+    await page.mouse.move(box.x + box.width - 2, box.y + box.height / 2);
+    await expect(turnsChart.locator('.u-legend')).toContainText(today);
+    await expect(turnsChart.locator('.u-legend .u-series').nth(1)).toContainText('Turns1');
+    await page.screenshot({ path: 'test-results/console/analytics.png', fullPage: true });
     await audit(page, 'analytics');
 
     // Install diagnostics: the console's own origin opened both sessions (the Japanese preview, then Try it); a page elsewhere is refused, with the fix.

@@ -1,3 +1,7 @@
+import { useEffect, useRef } from 'preact/hooks';
+import type uPlot from 'uplot';
+import 'uplot/dist/uPlot.min.css';
+
 /** One row of numbers in a chart: its name, a value per bucket (null where there is none), and how it is drawn. */
 export interface Series {
   name: string;
@@ -5,68 +9,106 @@ export interface Series {
   tone: 'main' | 'bad' | 'alt';
 }
 
-const BAR = 12;
+const HEIGHT = 220;
+/** The colour of each tone, from the console's own palette (light or dark). */
+const TONES: Record<Series['tone'], string> = { main: '--accent', bad: '--bad', alt: '--ok' };
+/** Steps between a count axis's ticks: whole numbers only. */
+const COUNT_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000];
 
 /**
- * Bars per bucket, a series beside the other, drawn as SVG (a named image whose bars say their
- * numbers on hover), and the same numbers as a table that screen readers read instead.
+ * A time series chart drawn by uPlot (README, The console): a UTC date or hour axis, a value axis
+ * in the series' unit, each bucket's numbers in the legend as the pointer moves over it, and the
+ * same numbers as a table that screen readers read instead.
  */
-export function BarChart({
+export function TimeChart({
   title,
+  starts,
   labels,
   series,
   unit = '',
 }: {
   title: string;
+  /** Each bucket's start (ISO). */
+  starts: string[];
+  /** Each bucket as a reader names it: its day, or its day and hour. */
   labels: string[];
   series: Series[];
   unit?: string;
 }) {
-  const max = Math.max(1, ...series.flatMap((s) => s.values.map((v) => v ?? 0)));
-  const group = BAR * series.length + 4;
-  const number = (v: number | null) => (v === null ? '—' : `${v.toLocaleString()}${unit}`);
-  const totals = series
+  const box = useRef<HTMLDivElement>(null);
+  const number = (v: number | null | undefined) =>
+    v === null || v === undefined ? '—' : `${v.toLocaleString()}${unit}`;
+  useEffect(() => {
+    // uPlot is fetched with the first chart: the console's other pages never load it.
+    const el = box.current!;
+    let plot: uPlot | undefined;
+    let resized: ResizeObserver | undefined;
+    let gone = false;
+    void import('uplot').then(({ default: Plot }) => {
+      if (gone) return;
+      const drawn = (plot = draw(Plot, el));
+      resized = new ResizeObserver(() => gone || drawn.setSize({ width: el.clientWidth, height: HEIGHT }));
+      resized.observe(el);
+    });
+    return () => {
+      gone = true;
+      resized?.disconnect();
+      plot?.destroy();
+    };
+  }, [starts, series, unit]);
+
+  function draw(Plot: typeof uPlot, el: HTMLElement): uPlot {
+    const style = getComputedStyle(el);
+    const colour = (name: string) => style.getPropertyValue(name).trim();
+    const text = colour('--muted');
+    const line = colour('--line');
+    const axis = { stroke: text, grid: { stroke: line, width: 1 }, ticks: { stroke: line, width: 1 } };
+    const xs = starts.map((s) => Date.parse(s) / 1000);
+    return new Plot(
+      {
+        width: el.clientWidth,
+        height: HEIGHT,
+        // The buckets are UTC days and hours: so is the axis, whatever the browser's zone.
+        tzDate: (ts) => Plot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
+        scales: { y: { range: (_u, _min, max) => [0, Math.max(unit ? 10 : 4, max * 1.1)] } },
+        axes: [
+          axis,
+          {
+            ...axis,
+            size: 64,
+            values: (_u, ticks) => ticks.map((v) => number(v)),
+            ...(unit ? {} : { incrs: COUNT_STEPS }),
+          },
+        ],
+        series: [
+          { label: 'UTC', value: (_u, v) => labels[xs.indexOf(v)] ?? '—' },
+          ...series.map((s) => ({
+            label: s.name,
+            stroke: colour(TONES[s.tone]),
+            width: 2,
+            points: { show: true, size: 6 },
+            value: (_u: uPlot, v: number | null) => number(v),
+          })),
+        ],
+        cursor: { drag: { x: false, y: false } },
+        legend: { live: true },
+      },
+      [xs, ...series.map((s) => s.values)],
+      el,
+    );
+  }
+  const highest = series
     .map((s) => `${s.name} ${number(s.values.reduce<number>((a, v) => Math.max(a, v ?? 0), 0))} at most`)
     .join(', ');
   return (
     <figure class="chart">
-      <svg
-        viewBox={`0 0 ${Math.max(1, labels.length) * group} 100`}
-        preserveAspectRatio="none"
-        role="img"
-        aria-label={`${title}: ${totals}`}
-      >
-        {labels.map((label, i) => (
-          <g key={label}>
-            <title>{`${label}: ${series.map((s) => `${s.name} ${number(s.values[i] ?? null)}`).join(', ')}`}</title>
-            {series.map((s, j) => {
-              const h = ((s.values[i] ?? 0) / max) * 100;
-              return (
-                <rect
-                  key={s.name}
-                  class={`bar bar-${s.tone}`}
-                  x={i * group + 2 + j * BAR}
-                  y={100 - h}
-                  width={BAR - 2}
-                  height={h}
-                />
-              );
-            })}
-          </g>
-        ))}
-      </svg>
       <figcaption>
-        {title}, {labels[0]} to {labels.at(-1)}
-        {series.length > 1 && (
-          <span class="legend">
-            {series.map((s) => (
-              <span key={s.name} class={`key key-${s.tone}`}>
-                {s.name}
-              </span>
-            ))}
-          </span>
-        )}
+        <strong>{title}</strong>{' '}
+        <span class="muted">
+          {labels[0]} to {labels.at(-1)} (UTC)
+        </span>
       </figcaption>
+      <div ref={box} class="plot" role="img" aria-label={`${title}: ${highest}`} />
       <table class="sr-only">
         <caption>{title}</caption>
         <thead>
@@ -84,7 +126,7 @@ export function BarChart({
             <tr key={label}>
               <th scope="row">{label}</th>
               {series.map((s) => (
-                <td key={s.name}>{number(s.values[i] ?? null)}</td>
+                <td key={s.name}>{number(s.values[i])}</td>
               ))}
             </tr>
           ))}

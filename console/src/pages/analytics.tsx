@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { get, list, query, path } from '../api';
-import { BarChart, type Series } from '../chart';
+import { type Series, TimeChart } from '../chart';
 import type { Agent, Analytics, Deployment } from '../types';
 import { DeploymentOptions, ErrorNote, Loading, Title, useLoad } from '../ui';
 
@@ -89,6 +89,7 @@ export function AnalyticsPage() {
     [from, to, interval, deploymentId, agentId],
   );
   const data = loaded.data;
+  const starts = data?.buckets.map((b) => b.start) ?? [];
   const labels = data?.buckets.map((b) => labelOf(b.start, data.interval)) ?? [];
   return (
     <section>
@@ -154,7 +155,7 @@ export function AnalyticsPage() {
             <dd>{data.totals.handoffs}</dd>
             <dt>Feedback</dt>
             <dd>
-              👍 {data.totals.feedback_up} · 👎 {data.totals.feedback_down}
+              {data.totals.feedback_up} helpful · {data.totals.feedback_down} not helpful
             </dd>
             <dt>Time to reply (p50 / p95)</dt>
             <dd>
@@ -165,10 +166,11 @@ export function AnalyticsPage() {
           </dl>
           <div class="charts">
             {CHARTS.map((chart) => (
-              <BarChart
+              <TimeChart
                 key={chart.title}
                 title={chart.title}
                 unit={chart.unit}
+                starts={starts}
                 labels={labels}
                 series={chart.series.map(([name, pick, tone]) => ({ name, values: data.buckets.map(pick), tone }))}
               />

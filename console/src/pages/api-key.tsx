@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { get, path, post, query } from '../api';
-import { BarChart } from '../chart';
+import { TimeChart } from '../chart';
 import { when } from '../logic';
 import type { ApiKeySettings, RotatedApiKey, Usage } from '../types';
 import { Empty, ErrorNote, Loading, OnceSecret, Title, useAction, useLoad } from '../ui';
@@ -80,8 +80,9 @@ export function ApiKeyPage() {
             <p>
               {usage.data.total_requests} requests, {usage.data.total_errors} errors.
             </p>
-            <BarChart
+            <TimeChart
               title="Requests per day"
+              starts={usage.data.daily.map((d) => `${d.date}T00:00:00.000Z`)}
               labels={usage.data.daily.map((d) => d.date)}
               series={[
                 { name: 'Requests', values: usage.data.daily.map((d) => d.requests), tone: 'main' },
