@@ -50,9 +50,17 @@ describe('the inbox', () => {
     expect(ordered.map((c) => c.id)).toEqual(['needs', 'waiting', 'quiet-new', 'quiet-old']);
   });
 
-  it("notes the visitor's own request for a person", () => {
-    expect(transcriptOf([{ type: 'person_requested', seq: 4 }])).toEqual([
+  it("notes the visitor's own request for a person, and what they were told while nobody came", () => {
+    expect(
+      transcriptOf([
+        { type: 'person_requested', seq: 4 },
+        { type: 'still_waiting', seq: 5 },
+        { type: 'still_waiting', seq: 6, text: 'Leave your email.' },
+      ]),
+    ).toEqual([
       { seq: 4, who: 'notice', text: 'The visitor asked for a person' },
+      { seq: 5, who: 'notice', text: 'The visitor was told nobody is free yet' },
+      { seq: 6, who: 'notice', text: 'The visitor was told nobody is free yet: “Leave your email.”' },
     ]);
   });
 

@@ -56,6 +56,8 @@ const noticeOf = (event: StoredEvent): string | undefined => {
       return `${event.name} left the conversation`;
     case 'person_requested':
       return 'The visitor asked for a person';
+    case 'still_waiting':
+      return `The visitor was told nobody is free yet${event.text ? `: “${event.text}”` : ''}`;
     case 'turn_failed':
       return `The turn failed: ${event.reason.replaceAll('_', ' ')}`;
     case 'conversation_ended':
