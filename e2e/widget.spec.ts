@@ -11,6 +11,7 @@ import {
   spoken,
   test,
 } from './fixtures.js';
+import { seriousViolations } from './widget-audit.js';
 
 test('a typed question shows the thinking state, then the reply', async ({ page, stack }, testInfo) => {
   await askPending(page, stack, 'When is breakfast?', 1500);
@@ -63,6 +64,7 @@ test("without speech recognition in the browser, where the deployment allows onl
     'Voice input is not available in this browser. Type your message instead.',
   );
   await expect(composer(page)).toBeFocused();
+  expect(await seriousViolations(page), 'mic explained').toEqual([]);
   await ask(page, 'Is there wifi?');
   await expect(conversation(page).getByText(/Harbor Guest/)).toBeVisible();
   await stack.recogniseSpeech('auto');
@@ -142,6 +144,7 @@ test('a visitor kept waiting is told for how long, and may leave the question fo
   await expect(waiting).toBeVisible({ timeout: 10_000 });
   await expect(page.getByRole('button', { name: 'Keep waiting' })).toBeVisible();
   await page.screenshot({ path: 'test-results/widget/waiting.png' });
+  expect(await seriousViolations(page), 'waiting').toEqual([]);
   const replies = conversation(page).locator('.msg.agent');
   const before = await replies.count();
   await page.getByRole('button', { name: 'Leave a message for the team' }).click();
@@ -176,6 +179,7 @@ test('a page whose origin the deployment does not allow says so in plain words a
   await page.waitForTimeout(3_000);
   expect(sockets).toBe(1);
   await page.screenshot({ path: 'test-results/widget/origin-refused.png' });
+  expect(await seriousViolations(page), 'refused here').toEqual([]);
 });
 
 test('deactivating the deployment ends the conversation in the widget', async ({ page, stack }) => {
