@@ -7,6 +7,7 @@ import pg from 'pg';
 import { describe } from 'vitest';
 import { type App, type AppOptions, createApp } from '../src/app.js';
 import { loadConfig } from '../src/config.js';
+import { MIGRATION_LOCK } from '../src/store/db.js';
 import { createCustomer } from '../src/customers/customer.service.js';
 import type { AgentGenerator } from '../src/agents/generation/agent-generator.js';
 import type { JobRunnerSettings } from '../src/agents/generation/job.runner.js';
@@ -69,6 +70,8 @@ async function dropPlace(place: Place): Promise<void> {
   if (place.pgSchema) {
     const client = new pg.Client({ connectionString: TEST_DATABASE_URL });
     await client.connect();
+    // Not while another test's store migrates: its check reads every schema's tables.
+    await client.query('select pg_advisory_lock(hashtext($1))', [MIGRATION_LOCK]);
     await client.query(`drop schema if exists ${place.pgSchema} cascade`);
     await client.end();
   }

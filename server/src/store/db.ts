@@ -52,7 +52,8 @@ export async function openStore(options: StoreOptions): Promise<Store> {
     ? await openPostgres(options.databaseUrl, options.pgSchema)
     : openSqlite(options.dataDir);
   try {
-    await migrate(store.db, options.databaseUrl ? options.pgSchema : undefined);
+    const migrated = () => migrate(store.db, options.databaseUrl ? options.pgSchema : undefined);
+    await (store.dialect === 'postgres' ? underMigrationLock(store.db, migrated) : migrated());
   } catch (err) {
     await store.close();
     throw err;
@@ -254,6 +255,25 @@ async function openPgChannel(
       await current?.end().catch(() => {});
     },
   };
+}
+
+/** The PostgreSQL advisory lock (by `hashtext`) that one migration run, or a schema's removal, holds. */
+export const MIGRATION_LOCK = 'concierge:migrations';
+
+/**
+ * Runs `work` holding MIGRATION_LOCK on a connection of its own. Kysely locks only the migrations
+ * themselves: its check for its own tables before them reads every schema's tables, and fails if
+ * one is dropped meanwhile, and two nodes starting at once on a new database would both create them.
+ */
+async function underMigrationLock<T>(db: Db, work: () => Promise<T>): Promise<T> {
+  return db.connection().execute(async (held) => {
+    await sql`select pg_advisory_lock(hashtext(${MIGRATION_LOCK}))`.execute(held);
+    try {
+      return await work();
+    } finally {
+      await sql`select pg_advisory_unlock(hashtext(${MIGRATION_LOCK}))`.execute(held);
+    }
+  });
 }
 
 /** Applies the migrations, every one or (`upTo`) those up to that name. */

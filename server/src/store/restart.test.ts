@@ -1,13 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   client,
   createPublishedAgent,
   describeEachStore,
+  TEST_DATABASE_URL,
   type TestService,
   startService,
   waitFor,
 } from '../../test/harness.js';
+import { MIGRATION_LOCK } from './db.js';
 import type { AgentGenerator } from '../agents/generation/agent-generator.js';
 import { isoIn, isoNow } from '../shared/time.js';
 
@@ -119,5 +122,24 @@ describeEachStore('durability across restarts', (kind) => {
     });
     expect(failed.error).toMatch(/interrupted/);
     expect((await api.get(`/api/v1/agents/${exhausted.agentId}`)).body.data.status).toBe('failed');
+  });
+});
+
+describe.skipIf(!TEST_DATABASE_URL)('migrating PostgreSQL', () => {
+  it('waits while another start (or a schema being dropped) holds the migration lock', async () => {
+    const holder = new pg.Client({ connectionString: TEST_DATABASE_URL });
+    await holder.connect();
+    await holder.query('select pg_advisory_lock(hashtext($1))', [MIGRATION_LOCK]);
+    let started = false;
+    const starting = startService('postgres').then((service) => {
+      started = true;
+      return service;
+    });
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(started).toBe(false);
+    await holder.end(); // its session ends, and the lock with it
+    const service = await starting;
+    expect((await fetch(`${service.url}/readyz`)).status).toBe(200);
+    await service.close();
   });
 });
