@@ -92,7 +92,7 @@ test("Firefox: where the deployment allows only the browser's recognition, which
   await mic.click();
   const problem = (await tab.waitForSelector(widget('.problem[role=alert]')))!;
   expect(await problem.evaluate((el) => el.textContent)).toBe(
-    'Voice input is not available in this browser. Type your message instead.',
+    'Voice input is not available here. Type your message instead.',
   );
   await type(tab, 'Is there wifi?');
   await waitForTranscript(tab, /Harbor Guest/);

@@ -60,9 +60,7 @@ test("without speech recognition in the browser, where the deployment allows onl
   const mic = page.getByRole('button', { name: 'Speak' });
   await expect(mic).toHaveClass(/unavailable/);
   await mic.click();
-  await expect(page.getByRole('alert')).toHaveText(
-    'Voice input is not available in this browser. Type your message instead.',
-  );
+  await expect(page.getByRole('alert')).toHaveText('Voice input is not available here. Type your message instead.');
   await expect(composer(page)).toBeFocused();
   expect(await seriousViolations(page), 'mic explained').toEqual([]);
   await ask(page, 'Is there wifi?');

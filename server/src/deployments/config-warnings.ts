@@ -37,7 +37,7 @@ export function configWarnings(settings: Settings, abilities: ServiceAbilities):
     warnings.push({
       path: 'runtime_config.speech_recognition',
       message:
-        'this service recognises no speech (SPEECH_TO_TEXT or SPEECH_TO_TEXT_URL is not set): until it does, visitors get no microphone',
+        'this service recognises no speech (SPEECH_TO_TEXT or SPEECH_TO_TEXT_URL is not set): until it does, visitors are told voice is not available and to type',
     });
   for (const [name, keys] of Object.entries(READ_KEYS) as [keyof Settings, string[]][]) {
     const value = settings[name];

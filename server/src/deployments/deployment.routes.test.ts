@@ -130,7 +130,7 @@ describeEachStore('deployments', (kind) => {
         {
           path: 'runtime_config.speech_recognition',
           message:
-            'this service recognises no speech (SPEECH_TO_TEXT or SPEECH_TO_TEXT_URL is not set): until it does, visitors get no microphone',
+            'this service recognises no speech (SPEECH_TO_TEXT or SPEECH_TO_TEXT_URL is not set): until it does, visitors are told voice is not available and to type',
         },
       ]);
       const auto = await api.put(`/api/v1/deployments/${res.body.data.id}`, {
