@@ -138,7 +138,6 @@ export class ConversationService {
     return { id, deleted: true };
   }
 
-  /** Ends an open conversation inside the caller's unit of work: its waiting turns fail first (see turnLifecycle.failOpen). */
   /**
    * A person closes an open conversation from the inbox (README, A person in the conversation): it
    * ends with `closed`, its waiting turns fail, and the visitor's widget says the team closed it.
@@ -167,6 +166,7 @@ export class ConversationService {
     return dep;
   }
 
+  /** Ends an open conversation inside the caller's unit of work: its waiting turns fail first (see turnLifecycle.failOpen). */
   async endWithin(unit: UnitOfWork, at: ConversationAt, reason: EndReason): Promise<void> {
     const turnsFailed = await turnLifecycle.failOpen(unit, at.conversationId);
     const ended = {
