@@ -233,8 +233,7 @@ export class Session implements CursorOwner {
     if (message.type === 'audio_end') return this.voice.end(message.client_turn_id);
     if (message.type === 'audio_cancel') return this.voice.cancel(message.client_turn_id);
     if (message.type === 'refresh_token') return this.refresh(message.token);
-    if (message.type === 'ask_for_person')
-      return this.services.handling.askForPerson(this.dep.customerId, this.conversationId!);
+    if (message.type === 'ask_for_person') return this.askForPerson();
     if (message.type === 'feedback')
       return this.tellRefusal(() => this.services.turns.rate(this.dep, this.conversationId!, message.turn_id, message));
     if (!(await this.services.conversations.end(this.dep, this.conversationId, 'user_ended'))) this.conversationGone();
@@ -325,6 +324,15 @@ export class Session implements CursorOwner {
     } catch (err) {
       if (!(err instanceof AppError) || err.code !== 'invalid_message') throw err;
       this.tell(err);
+    }
+  }
+
+  /** The visitor asks for a person; a conversation that ended meanwhile tells the widget so itself. */
+  private async askForPerson(): Promise<void> {
+    try {
+      await this.services.handling.askForPerson(this.dep.customerId, this.conversationId!);
+    } catch (err) {
+      if (!(err instanceof AppError) || err.code !== 'invalid_state') throw err;
     }
   }
 

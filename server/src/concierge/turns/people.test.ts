@@ -266,6 +266,20 @@ describeEachStore('a person in the conversation', (kind) => {
     expect(widget.frames.filter((f) => f.type === 'person_requested')).toHaveLength(2);
     expect((await api.get(path)).body.data.needs_person).toBe(false);
     widget.close();
+
+    // Ended meanwhile (here by another node, as the store shows it): the request changes nothing,
+    // and the socket is not cut over it: the conversation's own end tells the widget.
+    const raced = await conversation();
+    await service()
+      .app.store.db.updateTable('conversations')
+      .set({ status: 'ended', end_reason: 'user_ended' })
+      .where('id', '=', raced.conversation_id)
+      .execute();
+    raced.widget.send({ type: 'ask_for_person' });
+    raced.widget.send({ type: 'ping' });
+    expect(await raced.widget.next('pong')).toEqual({ type: 'pong' });
+    expect(raced.widget.frames.filter((f) => f.type === 'error' || f.type === 'person_requested')).toEqual([]);
+    raced.widget.close();
   });
 
   it('a person closes the conversation: it ends "closed" for the visitor, its waiting turn fails, the transcript says so; twice is 409, another customer 404', async () => {
