@@ -68,20 +68,51 @@ export async function deleteConversations(trx: Trx, ids: readonly string[]): Pro
   await trx.deleteFrom('conversations').where('id', 'in', ids).execute();
 }
 
+/** Where a walk through the requests for a person stopped: the last one read, in (handoff_at, id) order. */
+export interface WaitingCursor {
+  handoff_at: string;
+  id: string;
+}
+
 /**
  * Open conversations whose request for a person has waited since before `before` with nobody
- * taking it, and whose visitor has not been told since it was made; oldest request first.
+ * taking it, and whose visitor has not been told (or set aside) since it was made; oldest request
+ * first, after `after`.
  */
-export async function requestsWaitingSince(db: Db, before: string, limit: number): Promise<ConversationRow[]> {
-  return db
+export async function requestsWaitingSince(
+  db: Db,
+  before: string,
+  after: WaitingCursor | undefined,
+  limit: number,
+): Promise<ConversationRow[]> {
+  let query = db
     .selectFrom('conversations')
     .selectAll()
     .where('needs_person', '=', 1)
     .where('handoff_at', '<=', before)
     .where('status', '=', 'open')
     .where('handler', '=', 'agent')
-    .where((eb) => eb.or([eb('wait_told_at', 'is', null), eb('wait_told_at', '<', eb.ref('handoff_at'))]))
-    .orderBy('handoff_at')
-    .limit(limit)
+    .where((eb) => eb.or([eb('wait_told_at', 'is', null), eb('wait_told_at', '<', eb.ref('handoff_at'))]));
+  if (after)
+    query = query.where((eb) =>
+      eb.or([
+        eb('handoff_at', '>', after.handoff_at),
+        eb.and([eb('handoff_at', '=', after.handoff_at), eb('id', '>', after.id)]),
+      ]),
+    );
+  return query.orderBy('handoff_at').orderBy('id').limit(limit).execute();
+}
+
+/**
+ * Sets a request for a person aside without telling anyone (its deployment tells nothing): it
+ * leaves the walk. Not under the conversation's lock, which would count as activity; a request
+ * made again since is not touched.
+ */
+export async function setWaitAside(db: Db, id: string, handoffAt: string, at: string): Promise<void> {
+  await db
+    .updateTable('conversations')
+    .set({ wait_told_at: at })
+    .where('id', '=', id)
+    .where('handoff_at', '=', handoffAt)
     .execute();
 }

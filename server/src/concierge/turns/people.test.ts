@@ -337,4 +337,52 @@ describeEachStore('a person in the conversation', (kind) => {
     );
     never.widget.close();
   });
+
+  it("another customer's many older requests (a day's wait, or none told) do not hide a request that is due", async () => {
+    const old = new Date(Date.now() - 3_600_000).toISOString();
+    const db = service().app.store.db;
+    for (const notice of [86_400, 0]) {
+      const other = await conversation({ runtime_config: { person_wait_notice_s: notice } });
+      other.widget.close();
+      const { customer_id, agent_id } = await db
+        .selectFrom('conversations')
+        .select(['customer_id', 'agent_id'])
+        .where('id', '=', other.conversation_id)
+        .executeTakeFirstOrThrow();
+      await db
+        .insertInto('conversations')
+        .values(
+          Array.from({ length: 150 }, (_, i) => ({
+            id: crypto.randomUUID(),
+            customer_id,
+            deployment_id: other.deploymentId,
+            agent_id,
+            user_sub: `waiting-${i}`,
+            user_name: null,
+            user_ctx: null,
+            status: 'open' as const,
+            end_reason: null,
+            ended_at: null,
+            agent_version: 1,
+            last_seq: 0,
+            turn_count: 0,
+            handler: 'agent' as const,
+            handler_name: null,
+            needs_person: 1 as const,
+            handoff_reason: 'The guest asked for a person',
+            handoff_at: old,
+            preview: 0 as const,
+            wait_told_at: null,
+            created_at: old,
+            updated_at: old,
+          })),
+        )
+        .execute();
+    }
+    const { widget } = await conversation({ runtime_config: { person_wait_notice_s: 1 } });
+    widget.send({ type: 'ask_for_person' });
+    await widget.next('person_requested');
+    expect(await widget.next('still_waiting')).toMatchObject({ type: 'still_waiting' });
+    widget.close();
+  });
 });
