@@ -1,3 +1,4 @@
+import type { StoreHealth } from '../../store/store-health.js';
 import type { StoredFrame } from '../events/event.repository.js';
 import type { SessionSocket } from './session-socket.js';
 
@@ -37,13 +38,15 @@ export interface CursorSource {
 export class EventCursor {
   private flushing = false;
   private flushAgain = false;
+  /** Aborted when the session ends: a read waiting out a store outage gives up. */
+  private readonly stopped = new AbortController();
 
   private readonly conversationId: string;
   /** The seq the widget already has. */
   private sentSeq: number;
 
   constructor(
-    private readonly parts: { socket: SessionSocket; source: CursorSource; owner: CursorOwner },
+    private readonly parts: { socket: SessionSocket; source: CursorSource; owner: CursorOwner; health: StoreHealth },
     from: { conversationId: string; sentSeq: number },
     private readonly settings: { drainTimeoutMs: number },
   ) {
@@ -65,7 +68,9 @@ export class EventCursor {
    * Sends every stored event past what this socket has sent, one pass at a time, paced by the
    * socket's drain: past {@link REPLAY_WINDOW_BYTES} unsent, it waits until that much is handed to
    * the network, so a reader that keeps up gets any length of history on one connection.
-   * Never rejects: a store failure is reported through `owner.failed`.
+   * A read that meets a store outage is retried until the store answers (a restart or failover
+   * costs the widget a pause, not its socket); it never rejects: any other failure is reported
+   * through `owner.failed`.
    */
   async flush(): Promise<void> {
     if (this.flushing) {
@@ -76,7 +81,11 @@ export class EventCursor {
     try {
       do {
         this.flushAgain = false;
-        const frames = await this.parts.source.framesAfter(this.conversationId, this.sentSeq, REPLAY_PAGE);
+        const frames = await this.parts.health.persist(
+          "reading a conversation's events",
+          () => this.parts.source.framesAfter(this.conversationId, this.sentSeq, REPLAY_PAGE),
+          this.stopped.signal,
+        );
         if (!frames) return this.parts.owner.conversationGone();
         for (const frame of frames) {
           const paced = this.parts.socket.bufferedAmount + frame.frame.length > REPLAY_WINDOW_BYTES;
@@ -85,10 +94,15 @@ export class EventCursor {
         if (frames.length === REPLAY_PAGE) this.flushAgain = true;
       } while (this.flushAgain && !this.parts.owner.isClosed());
     } catch (err) {
-      this.parts.owner.failed(err);
+      if (!this.stopped.signal.aborted) this.parts.owner.failed(err);
     } finally {
       this.flushing = false;
     }
+  }
+
+  /** The session is over: a read waiting for the store stops waiting. */
+  stop(): void {
+    this.stopped.abort();
   }
 
   /** Sends a frame and resolves once the socket has handed it to the network; a peer that takes nothing for too long is dropped. */

@@ -85,7 +85,8 @@ export class Session implements CursorOwner {
   private closed = false;
   /** Whether the peer answered the last ping. */
   private alive = true;
-  private unsubscribe: (() => void) | undefined;
+  /** Stops this socket following its conversation. */
+  private unfollow: (() => void) | undefined;
   private helloTimer: NodeJS.Timeout | undefined;
   private expiryTimer: NodeJS.Timeout | undefined;
   /** Messages run one at a time, in order, so a turn sent right after hello finds its conversation. */
@@ -197,7 +198,7 @@ export class Session implements CursorOwner {
     this.voice.dispose();
     clearTimeout(this.helloTimer);
     clearTimeout(this.expiryTimer);
-    this.unsubscribe?.();
+    this.unfollow?.();
     this.registry.leave(this);
   }
 
@@ -276,11 +277,15 @@ export class Session implements CursorOwner {
       },
     });
     const cursor = new EventCursor(
-      { socket: this.socket, source: this.services.history, owner: this },
+      { socket: this.socket, source: this.services.history, owner: this, health: this.services.health },
       { conversationId: conversation.id, sentSeq },
       { drainTimeoutMs: this.settings.drainTimeoutMs },
     );
-    this.unsubscribe = this.services.bus.subscribe(conversation.id, (frames) => cursor.deliver(frames));
+    const unsubscribe = this.services.bus.subscribe(conversation.id, (frames) => cursor.deliver(frames));
+    this.unfollow = () => {
+      unsubscribe();
+      cursor.stop();
+    };
     await cursor.flush();
   }
 
