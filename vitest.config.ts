@@ -10,6 +10,7 @@ export default defineConfig({
   test: {
     include: [
       'server/**/*.test.ts',
+      'protocol/**/*.test.ts',
       'widget/**/*.test.ts',
       'console/**/*.test.ts',
       'demo/**/*.test.ts',

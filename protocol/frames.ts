@@ -66,6 +66,14 @@ export const recognitionEngines = ['openai-compatible', 'pocketsphinx'] as const
 export type RecognitionEngine = (typeof recognitionEngines)[number];
 /** The one sample rate the service takes audio in: 16 kHz, 16-bit, mono. */
 export const AUDIO_SAMPLE_RATE = 16_000;
+/** Whose voice reads replies out (README, The agent's own voice): the service's synthesiser, the browser's, or none. */
+export const synthesisSites = ['service', 'browser', 'none'] as const;
+export type SynthesisSite = (typeof synthesisSites)[number];
+/** The synthesisers an operator may choose (README, The agent's own voice). */
+export const synthesisEngines = ['openai-compatible', 'espeak-ng'] as const;
+export type SynthesisEngine = (typeof synthesisEngines)[number];
+/** Bytes of PCM in one binary frame, either way. */
+export const MAX_AUDIO_FRAME_BYTES = 16 * 1024;
 
 export const clientMessage = z.discriminatedUnion('type', [
   z.strictObject({
@@ -104,6 +112,14 @@ export const clientMessage = z.discriminatedUnion('type', [
   }),
   z.strictObject({ type: z.literal('audio_end'), client_turn_id: clientTurnId }),
   z.strictObject({ type: z.literal('audio_cancel'), client_turn_id: clientTurnId }),
+  // How far a reply's sentence was played (README, The agent's own voice): the service keeps what was heard.
+  z.strictObject({
+    type: z.literal('playback'),
+    turn_id: z.uuid(),
+    sentence: z.number().int().min(0).max(10_000),
+    offset_ms: z.number().int().min(0).max(3_600_000),
+    state: z.enum(['finished', 'interrupted']),
+  }),
 ]);
 export type ClientMessage = z.infer<typeof clientMessage>;
 
@@ -222,11 +238,21 @@ export const agentVoice = z.strictObject({
 });
 export type AgentVoice = z.infer<typeof agentVoice>;
 
+/** A word said differently from how it is written (README, The agent's own voice): in what is spoken, never in what is shown. */
+export const pronunciation = z.strictObject({
+  term: z.string().trim().min(1).max(100),
+  say: z.string().trim().min(1).max(200),
+  language: languageTag.optional(),
+});
+export type Pronunciation = z.infer<typeof pronunciation>;
+
 const agentInfo = z.strictObject({
   name: z.string(),
   greeting: z.string().nullable(),
   language: z.string(),
   voice: agentVoice.nullable(),
+  // Said by the browser's voice as by the service's; absent when the agent has none.
+  pronunciations: pronunciation.array().optional(),
 });
 export type AgentInfo = z.infer<typeof agentInfo>;
 
@@ -243,18 +269,43 @@ const readyFrame = z.strictObject({
     // With `none`: the deployment chose text only, so the widget shows no microphone (else it
     // explains why this browser cannot talk).
     text_only: z.literal(true).optional(),
+    // Whose voice reads replies out: `service` sends `speech` frames and PCM.
+    synthesis: z.enum(synthesisSites),
   }),
 });
 
 const errorFrame = z.strictObject({ type: z.literal('error'), code: z.enum(widgetErrorCodes), message: z.string() });
 
-/** Every frame the server sends: `ready`, `error`, `pong` and `transcribing` are not stored. */
+/** Every frame the server sends: `ready`, `error`, `pong`, `transcribing` and the speech frames are not stored. */
 export const serverFrame = z.union([
   readyFrame,
   errorFrame,
   z.strictObject({ type: z.literal('pong') }),
   // The utterance arrived whole and is with the recogniser: not stored.
   z.strictObject({ type: z.literal('transcribing'), client_turn_id: z.string() }),
+  // A sentence in the service's voice: binary PCM frames follow, then `speech_end`; none of them stored.
+  // `turn_id` for a reply's sentence; a person's message carries the message's `message_seq` instead.
+  z.strictObject({
+    type: z.literal('speech'),
+    turn_id: id.optional(),
+    message_seq: seq.optional(),
+    sentence: z.number().int().min(0),
+    text: z.string(),
+    sample_rate: z.number().int().min(8_000).max(48_000),
+  }),
+  z.strictObject({
+    type: z.literal('speech_end'),
+    turn_id: id.optional(),
+    message_seq: seq.optional(),
+    sentence: z.number().int().min(0),
+  }),
+  // The synthesiser failed this sentence: the widget says it in the browser's voice, if it has one.
+  z.strictObject({
+    type: z.literal('speech_unavailable'),
+    turn_id: id.optional(),
+    message_seq: seq.optional(),
+    sentence: z.number().int().min(0),
+  }),
   storedEvent,
 ]);
 export type ServerFrame = z.infer<typeof serverFrame>;

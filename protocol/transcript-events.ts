@@ -6,6 +6,7 @@ export const transcriptEventTypes = [
   'turn.resolved',
   'turn.failed',
   'turn.rated',
+  'turn.interrupted',
   'conversation.handoff',
   'message.created',
   'conversation.ended',

@@ -28,6 +28,8 @@ import { InstallDiagnostics } from './concierge/diagnostics/install-diagnostics.
 import { recogniserFor } from './concierge/speech/recognisers.js';
 import { SPEECH_LIMITS, type SpeechLimits } from './concierge/speech/speech-budget.js';
 import { SpeechRecognition } from './concierge/speech/speech-recognition.js';
+import { SpeechSynthesis } from './concierge/speech/speech-synthesis.js';
+import { synthesiserFor } from './concierge/speech/synthesisers.js';
 import { HEARTBEAT_EVERY_MS, NodeHeartbeat } from './nodes/node-heartbeat.js';
 import { EventRecorder } from './concierge/events/event.recorder.js';
 import { countOpenConversations } from './concierge/conversations/conversation.repository.js';
@@ -87,6 +89,8 @@ export interface AppOptions {
     shutdownGraceMs?: number;
     /** How long the recogniser has for one utterance (15 s). */
     recognitionTimeoutMs?: number;
+    /** How long the synthesiser has for one sentence (10 s). */
+    synthesisTimeoutMs?: number;
   };
   /** Slow-client limits (10 s each, 30 s for a stalled export: README, Security and The management API), shortened by tests. */
   timeouts?: { headersMs?: number; bodyMs?: number; streamStallMs?: number };
@@ -213,11 +217,19 @@ export async function createApp(options: AppOptions): Promise<App> {
     },
   );
   parts.add({ stop: async () => speech.close() });
+  const synthesis = new SpeechSynthesis(
+    { synthesiser: synthesiserFor(config.textToSpeech, egress), logger },
+    { concurrency: config.synthesisConcurrency, timeoutMs: timings.synthesisTimeoutMs },
+  );
+  parts.add({ stop: async () => synthesis.close() });
   const deploymentService = new DeploymentService({ db, listeners: { conversations, transcripts: outbox } });
   const history = storedFrames(db);
   const handling = new ConversationHandling({ db, deployments, events });
   const sessions = new SessionGateway(
-    { services: { conversations, handling, turns, deployments, history, bus, health, diagnostics, speech }, address },
+    {
+      services: { conversations, handling, turns, deployments, history, bus, health, diagnostics, speech, synthesis },
+      address,
+    },
     {
       helloTimeoutMs: timings.helloTimeoutMs,
       pingIntervalMs: timings.pingIntervalMs,
@@ -240,7 +252,10 @@ export async function createApp(options: AppOptions): Promise<App> {
     }),
     ...agentRoutes({ db, onJobQueued: () => jobs.poke(), onPublished: (agentId) => deployments.agentChanged(agentId) }),
     ...jobRoutes(db),
-    ...deploymentRoutes(deploymentService, { recognisesSpeech: speech.available }),
+    ...deploymentRoutes(deploymentService, {
+      recognisesSpeech: speech.available,
+      synthesisesSpeech: synthesis.engine !== undefined,
+    }),
     previewTokenRoute(deployments),
     ...conversationRoutes(conversationHistory, conversations),
     ...deliveryRoutes(new DeliveryService({ db, deployments, egress, address })),

@@ -32,11 +32,20 @@ const envSchema = z.object({
   SPEECH_TO_TEXT_MODEL: z.string().min(1).max(200).default('whisper-1'),
   SPEECH_TO_TEXT_KEY: z.string().min(1).optional(),
   SPEECH_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
+  TEXT_TO_SPEECH: z.enum(['espeak-ng']).optional(),
+  TEXT_TO_SPEECH_URL: z.url({ protocol: /^https?$/ }).optional(),
+  TEXT_TO_SPEECH_MODEL: z.string().min(1).max(200).default('tts-1'),
+  TEXT_TO_SPEECH_KEY: z.string().min(1).optional(),
+  TEXT_TO_SPEECH_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(4),
 });
 
 /** The speech recogniser the operator chose (README, Voice in every browser), one per process. */
 export type SpeechToText =
   { engine: 'openai-compatible'; url: string; model: string; key: string | undefined } | { engine: 'pocketsphinx' };
+
+/** The speech synthesiser the operator chose (README, The agent's own voice), one per process. */
+export type TextToSpeech =
+  { engine: 'openai-compatible'; url: string; model: string; key: string | undefined } | { engine: 'espeak-ng' };
 
 export interface Config {
   readonly port: number;
@@ -79,6 +88,10 @@ export interface Config {
   readonly speechToText: SpeechToText | undefined;
   /** Recognitions this process runs at once; past it `speech_busy`. */
   readonly speechConcurrency: number;
+  /** The synthesiser (TEXT_TO_SPEECH or TEXT_TO_SPEECH_URL); none: replies are spoken by the browser. */
+  readonly textToSpeech: TextToSpeech | undefined;
+  /** Sentences synthesised at once by this process (TEXT_TO_SPEECH_CONCURRENCY). */
+  readonly synthesisConcurrency: number;
 }
 
 export class ConfigError extends Error {}
@@ -97,6 +110,20 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     throw new ConfigError(
       'Invalid configuration:\n  SPEECH_TO_TEXT_URL and SPEECH_TO_TEXT=pocketsphinx name two recognisers: set one',
     );
+  if (e.TEXT_TO_SPEECH && e.TEXT_TO_SPEECH_URL)
+    throw new ConfigError(
+      'Invalid configuration:\n  TEXT_TO_SPEECH_URL and TEXT_TO_SPEECH=espeak-ng name two synthesisers: set one',
+    );
+  const textToSpeech: TextToSpeech | undefined = e.TEXT_TO_SPEECH_URL
+    ? {
+        engine: 'openai-compatible',
+        url: e.TEXT_TO_SPEECH_URL,
+        model: e.TEXT_TO_SPEECH_MODEL,
+        key: e.TEXT_TO_SPEECH_KEY,
+      }
+    : e.TEXT_TO_SPEECH
+      ? { engine: e.TEXT_TO_SPEECH }
+      : undefined;
   const speechToText: SpeechToText | undefined = e.SPEECH_TO_TEXT_URL
     ? {
         engine: 'openai-compatible',
@@ -135,6 +162,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     backupKey: e.BACKUP_KEY,
     speechToText,
     speechConcurrency: e.SPEECH_CONCURRENCY,
+    textToSpeech,
+    synthesisConcurrency: e.TEXT_TO_SPEECH_CONCURRENCY,
     hookAllowedHosts,
   });
 }

@@ -27,6 +27,7 @@ import {
   type AgentVersionRow,
 } from './agent-version.repository.js';
 import type { Agent, AgentVersion, CreateAgentInput, UpdateAgentInput } from './agent.schemas.js';
+import { checkSpecSpeech } from './agent-speech.js';
 
 export const toAgent = (row: AgentRow): Agent => shapeRow(AGENT_SHAPE, row);
 
@@ -114,6 +115,7 @@ export async function publishAgent(db: Db, customerId: string, id: string): Prom
   if (row.status !== 'draft' && row.status !== 'published') {
     throw invalidState(`An agent in status '${row.status}' cannot be published; only draft or published agents can`);
   }
+  checkSpecSpeech(fromJsonColumn(row.draft_spec));
   const changed = row.agent_spec !== row.draft_spec || row.version === 0;
   const patch: AgentPatch = {
     agent_spec: row.draft_spec,

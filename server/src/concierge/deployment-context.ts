@@ -10,7 +10,8 @@ import {
   effectiveRuntimeConfig,
 } from '../deployments/deployment.schemas.js';
 import type { CallDirection, DeploymentStatus } from '../deployments/deployment.table.js';
-import { type AgentInfo, type AgentVoice, languageTag, type WidgetTheme } from '#protocol/frames';
+import { type ServiceVoice, speechOf } from '../agents/agent-speech.js';
+import { type AgentInfo, type AgentVoice, languageTag, type Pronunciation, type WidgetTheme } from '#protocol/frames';
 
 /** What a session, a turn or a reply needs to know about its deployment, defaults applied. */
 export interface DeploymentContext {
@@ -36,6 +37,10 @@ export interface DeploymentContext {
   personWait: { noticeS: number; notice: string | undefined };
   /** Where the visitor's speech is recognised: `auto`, `browser`, `service` or `off` (README, Voice in every browser). */
   speechRecognition: 'auto' | 'browser' | 'service' | 'off';
+  /** Whose voice reads replies out: `auto`, `service`, `browser` or `off` (README, The agent's own voice). */
+  speechSynthesis: 'auto' | 'service' | 'browser' | 'off';
+  /** The agent's voice on the service's synthesiser, and how it says words (the browser's voice is told them in `agent`). */
+  agentSpeech: { service: ServiceVoice | undefined; pronunciations: Pronunciation[] };
   /** The agent version a conversation starting now gets: the pinned one, or the latest published. */
   agentVersion: number;
   agent: AgentInfo;
@@ -96,19 +101,23 @@ export async function loadDeploymentContext(db: Db, id: string): Promise<Deploym
     personReplyTimeoutS: runtime.person_reply_timeout_s,
     personWait: { noticeS: runtime.person_wait_notice_s, notice: runtime.person_wait_notice },
     speechRecognition: runtime.speech_recognition,
+    speechSynthesis: runtime.speech_synthesis,
     agentVersion: row.pinned_version ?? row.latest_version,
     agent: agentInfo(row.agent_name, row.pinned_spec ?? row.agent_spec),
+    agentSpeech: speechOf(fromJsonColumn<Record<string, unknown>>(row.pinned_spec ?? row.agent_spec) ?? {}),
   };
 }
 
 /** What the widget is told of an agent, from one of its specs. */
 export function agentInfo(name: string, specText: string | null): AgentInfo {
   const spec = fromJsonColumn<Record<string, unknown>>(specText) ?? {};
+  const { pronunciations } = speechOf(spec);
   return {
     name,
     greeting: typeof spec.greeting === 'string' ? spec.greeting : null,
     language: languageOf(spec.language),
     voice: voiceOf(spec.voice),
+    ...(pronunciations.length ? { pronunciations } : {}),
   };
 }
 
@@ -178,16 +187,16 @@ export class DeploymentDirectory {
   }
 }
 
-/**
- * The spec's `voice` as the widget reads it: the fields of README's Field reference, each kept
- * only with its documented type; a bare string (an older spec) names the voice.
- */
 /** The agent's `language` (README, Field reference): a BCP 47 tag in its canonical case, `en-US` when it has none or no valid one. */
 function languageOf(language: unknown): string {
   const parsed = languageTag.safeParse(language);
   return parsed.success ? parsed.data : 'en-US';
 }
 
+/**
+ * The spec's `voice` as the widget reads it: the fields of README's Field reference, each kept
+ * only with its documented type; a bare string (an older spec) names the voice.
+ */
 function voiceOf(voice: unknown): AgentVoice | null {
   if (typeof voice === 'string') return { name: voice };
   if (!voice || typeof voice !== 'object') return null;

@@ -181,9 +181,17 @@ export async function exchange(
   }
 }
 
+/** A response body taken as it arrives: `wanted` sees the status and headers first. */
+export interface StreamedBody {
+  wanted(status: number, headers: IncomingHttpHeaders): boolean;
+  data(chunk: Buffer): void;
+}
+
 /**
  * POSTs a body with exactly these headers, under the guard; rejects on network errors, refusals,
  * timeouts (the whole exchange) and `signal` (a shutdown, or a caller that will not wait any longer).
+ * With `stream`, a body it wants (audio, any length) is handed over as it arrives instead of kept;
+ * any other (an error page) is kept like the rest.
  */
 export function guardedPost(
   url: string,
@@ -192,6 +200,7 @@ export function guardedPost(
   timeoutMs: number,
   policy: EgressPolicy,
   signal?: AbortSignal,
+  stream?: StreamedBody,
 ): Promise<EgressResponse> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
@@ -221,8 +230,10 @@ export function guardedPost(
       (res) => {
         const chunks: Buffer[] = [];
         let size = 0;
+        const streamed = stream?.wanted(res.statusCode ?? 0, res.headers) ? stream : undefined;
         res.on('data', (chunk: Buffer) => {
-          if (size < RESPONSE_LIMIT) chunks.push(chunk);
+          if (streamed) streamed.data(chunk);
+          else if (size < RESPONSE_LIMIT) chunks.push(chunk);
           size += chunk.length;
         });
         res.on('end', () => {

@@ -58,7 +58,9 @@ describe('calls to the customer server, as described', () => {
     widget.send({ type: 'feedback', turn_id: first.turn_id, rating: 'up', comment: 'Clear.' });
     await widget.next('feedback_recorded');
     widget.send({ type: 'user_turn', client_turn_id: 'c2', text: 'Now?', mode: 'voice' });
-    await widget.next('reply');
+    const spoken = await widget.next('reply');
+    // The visitor cut the spoken reply short: turn.interrupted, and previous_reply in the next hook body.
+    widget.send({ type: 'playback', turn_id: spoken.turn_id, sentence: 0, offset_ms: 0, state: 'interrupted' });
     widget.send({ type: 'user_turn', client_turn_id: 'c3', text: 'Refuse this', mode: 'text' });
     await widget.next('turn_failed');
     // A person steps in and writes: conversation.handoff and message.created.
@@ -92,6 +94,12 @@ describe('calls to the customer server, as described', () => {
       expect(hook.headers['content-type']).toBe('application/json');
     }
     expect(hooks[0]!.body.user).toEqual({ sub: expect.any(String), name: 'Ada', ctx: { room: 12 } });
+    expect(hooks.map((c) => c.body.previous_reply)).toEqual([
+      undefined,
+      undefined,
+      { turn_id: spoken.turn_id, heard_text: '', interrupted: true },
+      undefined,
+    ]);
     expect(hooks.at(-1)!.body.test).toBe(true);
 
     const events = customer.transcript.filter((c) => c.body.deployment_id === deploymentId);

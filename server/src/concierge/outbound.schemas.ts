@@ -50,6 +50,20 @@ export const turnCreatedBody = z
       description:
         'Where to POST the deferred reply, signed: `{conversation_id, turn_id, reply_text, actions?}`, or its parts first: `{conversation_id, turn_id, part, text}`',
     }),
+    previous_reply: z
+      .strictObject({
+        turn_id: z.uuid(),
+        heard_text: z
+          .string()
+          .meta({ description: 'The sentences the visitor heard, the interrupted one cut at its last word heard' }),
+        interrupted: z.boolean(),
+      })
+      .optional()
+      .meta({
+        id: 'PreviousReply',
+        description:
+          "What the visitor heard of the reply before this turn, when it was spoken (README, The agent's own voice): answer as if only that was said",
+      }),
   })
   .meta({ id: 'TurnCreatedHook' });
 
@@ -109,6 +123,10 @@ const transcriptData: Record<TranscriptEventType, z.ZodType> = {
     turn_id: turnId,
     rating: z.enum(feedbackRatings),
     comment: z.string().nullable().meta({ description: 'What the visitor wrote with it, if anything' }),
+  }),
+  'turn.interrupted': z.strictObject({
+    turn_id: turnId,
+    heard_text: z.string().meta({ description: 'What the visitor heard of the reply before cutting it off' }),
   }),
   'conversation.handoff': z.strictObject({
     handler: z.enum(handlers),

@@ -22,6 +22,8 @@ const WIDGET_KEYS = known(widgetTheme);
 export interface ServiceAbilities {
   /** Whether it recognises speech itself (SPEECH_TO_TEXT or SPEECH_TO_TEXT_URL, README: Voice in every browser). */
   recognisesSpeech: boolean;
+  /** Whether it speaks itself (TEXT_TO_SPEECH or TEXT_TO_SPEECH_URL, README: The agent's own voice). */
+  synthesisesSpeech: boolean;
 }
 
 /**
@@ -38,6 +40,12 @@ export function configWarnings(settings: Settings, abilities: ServiceAbilities):
       path: 'runtime_config.speech_recognition',
       message:
         'this service recognises no speech (SPEECH_TO_TEXT or SPEECH_TO_TEXT_URL is not set): until it does, visitors are told voice is not available and to type',
+    });
+  if (isObject(runtime) && runtime.speech_synthesis === 'service' && !abilities.synthesisesSpeech)
+    warnings.push({
+      path: 'runtime_config.speech_synthesis',
+      message:
+        "this service has no voice of its own (TEXT_TO_SPEECH or TEXT_TO_SPEECH_URL is not set): until it does, replies are spoken in the browser's voice",
     });
   for (const [name, keys] of Object.entries(READ_KEYS) as [keyof Settings, string[]][]) {
     const value = settings[name];

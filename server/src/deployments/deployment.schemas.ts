@@ -73,6 +73,11 @@ const runtimeSettings = {
     description:
       "`auto`: the browser's recognition where it has one, else the service's; `browser`; `service` (audio streamed to the service's recogniser); `off` (text only)",
   }),
+  // Whose voice reads replies out (README, The agent's own voice).
+  speech_synthesis: z.enum(['auto', 'service', 'browser', 'off']).default('auto').meta({
+    description:
+      "`auto`: the service's voice where it has a synthesiser, else the browser's; `service`; `browser`; `off` (replies shown, never spoken)",
+  }),
 };
 
 /** The API keeps what the customer wrote: a default is documented, not filled in. */

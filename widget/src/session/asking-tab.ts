@@ -1,4 +1,4 @@
-import { sentencesOf, unspoken } from '../speech/sentences';
+import { sentencesOf, unspoken } from '#protocol/sentences';
 import type { Remembered } from './memory';
 import type { ReplyAction, ServerFrame, TurnMode } from './protocol';
 import { type Line, replyKey, type View } from './transcript';

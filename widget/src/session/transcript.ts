@@ -8,6 +8,7 @@ import type {
   TurnMode,
   WidgetTheme,
 } from './protocol';
+import { streamedText } from '#protocol/sentences';
 
 export type Status = 'connecting' | 'open' | 'reconnecting' | 'offline' | 'ended';
 /** Why the conversation is over: its own end, or the service refusing this widget on this page. */
@@ -68,16 +69,6 @@ const patchTurn = (lines: Line[], match: (l: Line) => boolean, patch: Partial<Li
 
 /** The key of a turn's reply line: the same while it streams and once final, so the final text replaces the parts in place. */
 export const replyKey = (turnId: string): string => `r${turnId}`;
-
-/** The streamed text: the parts in order up to the first gap. */
-export function streamedText(parts: readonly (string | undefined)[]): string {
-  let text = '';
-  for (const part of parts) {
-    if (part === undefined) break;
-    text += part;
-  }
-  return text;
-}
 
 /** The transcript after one stored event: a pure step, so a replay rebuilds exactly what was shown. */
 export function applyEvent(view: View, frame: ServerFrame): View {

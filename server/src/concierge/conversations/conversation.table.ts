@@ -72,6 +72,10 @@ export interface TurnTable {
   recognition_engine: RecognitionEngine | null;
   recognition_ms: number | null;
   recognition_audio_ms: number | null;
+  /** What the visitor heard of the spoken reply (README, The agent's own voice); null when it was not spoken, or not reported. */
+  heard_text: string | null;
+  heard_interrupted: number | null;
+  heard_at: string | null;
   /** The node that calls (or called) the turn's hook (see `service_nodes`); null for a turn no hook is called for. */
   hook_node: string | null;
   created_at: string;

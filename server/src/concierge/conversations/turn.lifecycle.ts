@@ -3,6 +3,7 @@ import { isoIn, isoNow } from '../../shared/time.js';
 import type { HookOutcome } from '../deliveries/hook.client.js';
 import type { Tally } from '../analytics/tally.js';
 import type { Change, ConversationAt, UnitOfWork } from '../events/event.recorder.js';
+import type { Heard } from './heard.js';
 import {
   type ClientMessage,
   type FeedbackRating,
@@ -22,6 +23,7 @@ import {
   lockTurnOf,
   OPEN_TURN_STATUSES,
   rateTurn,
+  setHeard,
   transitionTurn,
   type TurnRow,
   type TurnScope,
@@ -118,6 +120,9 @@ export const turnLifecycle = {
       recognition_engine: input.recognition?.engine ?? null,
       recognition_ms: input.recognition?.durationMs ?? null,
       recognition_audio_ms: input.recognition?.audioMs ?? null,
+      heard_text: null,
+      heard_interrupted: null,
+      heard_at: null,
       hook_node: byPerson ? null : hookNode,
       created_at: now,
       updated_at: now,
@@ -281,6 +286,27 @@ export const turnLifecycle = {
       tally: { at: turn.created_at, feedback: { rating: feedback.rating, previous: turn.feedback_rating } },
     });
     return 'stored';
+  },
+
+  /**
+   * What the visitor heard of a turn's spoken reply (README, The agent's own voice): kept as the
+   * widget reports it, sentence by sentence. The first report of an interruption tells the
+   * transcript hook (`turn.interrupted`); a later one of the same reply changes only what is kept.
+   */
+  async heard(unit: UnitOfWork, at: ConversationAt, turnId: string, heard: Heard): Promise<boolean> {
+    const turn = await lockTurnOf(unit.trx, { turnId, conversationId: at.conversationId, deploymentId: at.dep.id });
+    if (!turn) return false;
+    await setHeard(unit.trx, turnId, {
+      heard_text: heard.text,
+      heard_interrupted: heard.interrupted ? 1 : 0,
+      heard_at: isoNow(),
+    });
+    if (heard.interrupted && turn.heard_interrupted !== 1)
+      await unit.record(at, {
+        events: [],
+        transcript: [{ type: 'turn.interrupted', data: { turn_id: turnId, heard_text: heard.text } }],
+      });
+    return true;
   },
 
   /**

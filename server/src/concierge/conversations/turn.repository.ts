@@ -147,6 +147,32 @@ export async function rateTurn(
   await trx.updateTable('turns').set(feedback).where('id', '=', id).execute();
 }
 
+export async function setHeard(
+  trx: Trx,
+  id: string,
+  heard: Pick<TurnRow, 'heard_text' | 'heard_interrupted' | 'heard_at'>,
+): Promise<void> {
+  await trx.updateTable('turns').set(heard).where('id', '=', id).execute();
+}
+
+/** What was heard of the reply to the turn before `turn` in its conversation, if it was spoken: for the next hook call. */
+export async function heardBefore(
+  db: Db,
+  turn: Pick<TurnRow, 'conversation_id' | 'created_at' | 'id'>,
+): Promise<Pick<TurnRow, 'id' | 'heard_text' | 'heard_interrupted'> | undefined> {
+  const previous = await db
+    .selectFrom('turns')
+    .select(['id', 'heard_text', 'heard_interrupted'])
+    .where('conversation_id', '=', turn.conversation_id)
+    .where('id', '!=', turn.id)
+    .where('created_at', '<=', turn.created_at)
+    .where('status', '=', 'resolved')
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return previous?.heard_text == null ? undefined : previous;
+}
+
 export async function countDuplicateReply(trx: Trx, id: string): Promise<void> {
   await trx
     .updateTable('turns')

@@ -158,6 +158,10 @@ export class ConversationHistory {
         recognition: turn.recognition_engine
           ? { engine: turn.recognition_engine, duration_ms: turn.recognition_ms!, audio_ms: turn.recognition_audio_ms! }
           : null,
+        heard:
+          turn.heard_text === null
+            ? null
+            : { text: turn.heard_text, interrupted: turn.heard_interrupted === 1, at: turn.heard_at! },
         created_at: turn.created_at,
         acknowledged_at: turn.acknowledged_at,
         resolved_at: turn.resolved_at,

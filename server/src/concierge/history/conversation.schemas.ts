@@ -95,6 +95,10 @@ const turnSchema = z
         description:
           "How the service heard a spoken turn (README, Voice in every browser): the recogniser, its time from the utterance's end to its answer, and the audio's length; null for typed turns and the browser's recognition",
       }),
+    heard: z.object({ text: z.string(), interrupted: z.boolean(), at: timestamp }).nullable().meta({
+      description:
+        "What the visitor heard of the spoken reply (README, The agent's own voice): the sentences played, the interrupted one cut at its last word heard, and when the widget last reported; null when it was not spoken",
+    }),
     created_at: timestamp,
     acknowledged_at: timestamp.nullable(),
     resolved_at: timestamp.nullable(),

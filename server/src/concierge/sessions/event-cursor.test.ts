@@ -33,6 +33,7 @@ function cursorOver(read: (seq: number) => Promise<StoredFrame[]>) {
         conversationEnded: () => {},
         conversationGone: () => {},
         failed: (err) => void failures.push(err),
+        sent: () => {},
       },
       health: new StoreHealth({ ping: async () => {}, logger: createLogger('silent') }),
     },

@@ -24,6 +24,8 @@ export interface CursorOwner {
   conversationGone(): void;
   /** Reading the store failed. */
   failed(err: unknown): void;
+  /** A stored frame went out on the socket. */
+  sent(frame: StoredFrame): void;
 }
 
 export interface CursorSource {
@@ -132,6 +134,7 @@ export class EventCursor {
     }
     this.parts.socket.send(frame, onSent);
     this.sentSeq = seq;
+    this.parts.owner.sent({ seq, type, frame });
     if (type !== 'conversation_ended') return true;
     this.parts.owner.conversationEnded();
     return false;

@@ -58,6 +58,7 @@ function context(deployments: Partial<DeploymentDirectory> = { get: async () => 
       // Counting a refused token touches no store.
       diagnostics: { refused: () => {}, opened: () => {} } as unknown as SessionServices['diagnostics'],
       speech: untouched as SessionServices['speech'],
+      synthesis: untouched as SessionServices['synthesis'],
     },
     settings: { newConversationsPerSub: 10, helloTimeoutMs: 1_000, drainTimeoutMs: DRAIN_TIMEOUT_MS },
     registry: { join: () => true, leave: () => {} },

@@ -13,6 +13,7 @@ import {
   clientMessage,
   type RecognitionSite,
   type ServerFrame,
+  type SynthesisSite,
   type WidgetErrorCode,
   widgetErrorCodes,
 } from '#protocol/frames';
@@ -21,9 +22,14 @@ import { type CursorOwner, type CursorSource, EventCursor } from './event-cursor
 import type { SessionSocket } from './session-socket.js';
 import { type UserClaims, verifyUserToken } from './user-token.js';
 import type { InstallDiagnostics } from '../diagnostics/install-diagnostics.js';
-import { recognitionSite } from '../speech/recognition-site.js';
+import { recognitionSite, synthesisSite } from '../speech/speech-sites.js';
 import type { SpeechRecognition } from '../speech/speech-recognition.js';
+import type { SpeechSynthesis } from '../speech/speech-synthesis.js';
+import type { SpeechRequest } from '../speech/synthesiser.js';
+import type { StoredFrame } from '../events/event.repository.js';
 import { VoiceInput } from './voice-input.js';
+import { VoiceOutput } from './voice-output.js';
+import { pronounced } from '#protocol/pronunciations';
 
 const TOKEN_TOLERANCE_MS = 30_000;
 /**
@@ -46,6 +52,7 @@ export interface SessionServices {
   health: StoreHealth;
   diagnostics: InstallDiagnostics;
   speech: SpeechRecognition;
+  synthesis: SpeechSynthesis;
 }
 
 /** How every session behaves. */
@@ -99,6 +106,8 @@ export class Session implements CursorOwner {
   private language = 'en-US';
   /** The socket's voice coming in: utterances and their recognition. */
   private readonly voice: VoiceInput;
+  /** The agent's voice going out to this socket, and what its visitor heard of it. */
+  private readonly voiceOut: VoiceOutput;
 
   private readonly services: SessionServices;
   private readonly settings: SessionSettings;
@@ -130,6 +139,14 @@ export class Session implements CursorOwner {
       },
       this.services.speech,
     );
+    this.voiceOut = new VoiceOutput({
+      socket: this.socket,
+      synthesis: this.services.synthesis,
+      site: () => this.synthesisSite(),
+      request: (text, language) => this.speechRequest(text, language),
+      isClosed: () => this.closed,
+      sendFrame: (frame) => this.send(frame),
+    });
     this.helloTimer = setTimeout(
       () => this.end(new AppError('hello_timeout', 'no hello in time')),
       this.settings.helloTimeoutMs,
@@ -173,6 +190,10 @@ export class Session implements CursorOwner {
     return this.closed;
   }
 
+  sent(frame: StoredFrame): void {
+    this.voiceOut.sent(frame);
+  }
+
   conversationEnded(): void {
     this.close(Close.ended, CloseReason.ended);
   }
@@ -196,6 +217,7 @@ export class Session implements CursorOwner {
   dispose(): void {
     this.closed = true;
     this.voice.dispose();
+    this.voiceOut.dispose();
     clearTimeout(this.helloTimer);
     clearTimeout(this.expiryTimer);
     this.unfollow?.();
@@ -225,12 +247,16 @@ export class Session implements CursorOwner {
         new AppError(
           'invalid_message',
           problem ??
-            'Expected user_turn, feedback, ask_for_person, refresh_token, end, ping or audio_start as a JSON text frame',
+            'Expected user_turn, feedback, playback, ask_for_person, refresh_token, end, ping or audio_start as a JSON text frame',
         ),
       );
     if (message.type === 'ping') return this.send({ type: 'pong' });
     if (message.type === 'user_turn') return this.userTurn(message);
-    if (message.type === 'audio_start') return this.voice.start(message);
+    if (message.type === 'audio_start') {
+      this.voiceOut.asked(message.client_turn_id, 'voice');
+      return this.voice.start(message);
+    }
+    if (message.type === 'playback') return this.playback(message);
     if (message.type === 'audio_end') return this.voice.end(message.client_turn_id);
     if (message.type === 'audio_cancel') return this.voice.cancel(message.client_turn_id);
     if (message.type === 'refresh_token') return this.refresh(message.token);
@@ -274,6 +300,7 @@ export class Session implements CursorOwner {
       speech: {
         recognition: this.recognitionSite(),
         ...(this.dep.speechRecognition === 'off' ? { text_only: true } : {}),
+        synthesis: this.synthesisSite(),
       },
     });
     const cursor = new EventCursor(
@@ -316,7 +343,34 @@ export class Session implements CursorOwner {
     return recognitionSite(this.dep.speechRecognition, this.browserRecognition, this.services.speech.available);
   }
 
+  /** Whose voice reads this widget's replies out, under the deployment's settings as they are now. */
+  private synthesisSite(): SynthesisSite {
+    return synthesisSite(this.dep.speechSynthesis, this.services.synthesis.engine !== undefined);
+  }
+
+  /**
+   * How the service's voice says a sentence in `language`: the agent's voice, unless the language
+   * is not the agent's and the spec names another for it (else the engine's own for the language).
+   */
+  private speechRequest(text: string, language: string): SpeechRequest {
+    const { service, pronunciations } = this.dep.agentSpeech;
+    const base = (tag: string) => tag.split('-')[0]!.toLowerCase();
+    const byLanguage = Object.entries(service?.by_language ?? {});
+    const voice =
+      byLanguage.find(([key]) => key.toLowerCase() === language.toLowerCase())?.[1] ??
+      byLanguage.find(([key]) => base(key) === base(language))?.[1] ??
+      (base(language) === base(this.dep.agent.language) ? service?.voice : undefined);
+    return { text: pronounced(text, pronunciations, language), voice, speed: service?.speed ?? 1, language };
+  }
+
+  /** How far the visitor listened to a reply: what they heard is kept, an interruption told to the transcript hook. */
+  private async playback(message: Extract<ClientMessage, { type: 'playback' }>): Promise<void> {
+    const heard = this.voiceOut.heard(message.turn_id, message.sentence, message.offset_ms, message.state);
+    if (heard) await this.services.turns.heard(this.dep, this.conversationId!, message.turn_id, heard);
+  }
+
   private async userTurn(message: TurnInput): Promise<void> {
+    this.voiceOut.asked(message.client_turn_id, message.mode);
     const result = await this.services.turns.submit(this.dep, this.conversationId!, message);
     if (result.outcome === 'refused') this.tell(result.error);
     if (result.outcome === 'gone') this.conversationGone();

@@ -8,9 +8,11 @@ import type { ConversationService } from '../conversations/conversation.service.
 import { SILENT_AFTER_MS } from '../../nodes/node-heartbeat.js';
 import type { Db } from '../../database.js';
 import { type ConversationRow, findConversation, lockConversation } from '../conversations/conversation.repository.js';
+import type { Heard } from '../conversations/heard.js';
 import { type Feedback, type TurnInput, turnLifecycle } from '../conversations/turn.lifecycle.js';
 import {
   findTurnByClientId,
+  heardBefore,
   orphanedPendingTurns,
   takeOverHookCall,
   turnExists,
@@ -162,6 +164,13 @@ export class TurnService {
     if (rated === 'not_answered') throw new AppError('invalid_message', 'Only a turn with its reply can be rated');
   }
 
+  /** What the visitor heard of a turn's spoken reply, as the widget reported it; a turn not of this conversation changes nothing. */
+  async heard(dep: DeploymentContext, conversationId: string, turnId: string, heard: Heard): Promise<void> {
+    await this.parts.events.write(conversationId, (unit) =>
+      turnLifecycle.heard(unit, { dep, conversationId }, turnId, heard),
+    );
+  }
+
   /**
    * Graceful shutdown: waits the grace period for turns being taken, hook calls in flight and the
    * writes of their answers, then cuts off the rest. A hook call cut off fails its turn (`hook_failed`); a write
@@ -191,9 +200,14 @@ export class TurnService {
     const { events, egress, logger, health, address } = this.parts;
     const signal = this.#stopping.signal;
     const replyUrl = `${address.url}/embed/concierge/${dep.id}/replies`;
+    // What the visitor heard of the reply before, read once: every attempt carries the same body. A
+    // store that cannot say does not hold the turn back; the hook is called without it.
+    const previous = dep.hookUrl
+      ? await heardBefore(this.parts.db, turn).catch((err) => void health.failed(err, 'reading what was heard'))
+      : undefined;
     const { outcome, exchanges }: HookCall = dep.hookUrl
       ? await callTurnHook(
-          () => postTurn(dep, conversation, turn, replyUrl, egress, signal),
+          () => postTurn(dep, conversation, turn, replyUrl, previous, egress, signal),
           this.settings.hookRetryDelaysMs,
           signal,
         )
@@ -239,6 +253,7 @@ function postTurn(
   conversation: ConversationRow,
   turn: TurnRow,
   replyUrl: string,
+  previous: Awaited<ReturnType<typeof heardBefore>>,
   egress: EgressPolicy,
   signal: AbortSignal,
 ) {
@@ -258,6 +273,15 @@ function postTurn(
     mode: turn.mode,
     language: turn.language ?? dep.agent.language,
     reply_url: replyUrl,
+    ...(previous
+      ? {
+          previous_reply: {
+            turn_id: previous.id,
+            heard_text: previous.heard_text!,
+            interrupted: previous.heard_interrupted === 1,
+          },
+        }
+      : {}),
   };
   return sendTurnCreated(dep, dep.hookUrl!, call, egress, { signal });
 }

@@ -20,6 +20,7 @@ import { diagnostics } from './2026-11-26-04-diagnostics.js';
 import { recognition } from './2026-11-26-05-recognition.js';
 import { hookNodes } from './2026-11-26-06-hook-nodes.js';
 import { inbox } from './2026-11-27-01-inbox.js';
+import { heard } from './2026-11-27-02-heard.js';
 
 /** Every migration, in order. Names are timestamps so they sort the way they apply. */
 export const migrations: Record<string, Migration> = {
@@ -44,4 +45,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-26-05-recognition': recognition,
   '2026-11-26-06-hook-nodes': hookNodes,
   '2026-11-27-01-inbox': inbox,
+  '2026-11-27-02-heard': heard,
 };

@@ -1,4 +1,4 @@
-import type { RecognitionSite } from '#protocol/frames';
+import type { RecognitionSite, SynthesisSite } from '#protocol/frames';
 
 /** A deployment's `runtime_config.speech_recognition`. */
 export type RecognitionSetting = 'auto' | 'browser' | 'service' | 'off';
@@ -17,4 +17,18 @@ export function recognitionSite(
   if (setting === 'browser') return browserRecognition ? 'browser' : 'none';
   if (setting === 'service') return serviceRecognises ? 'service' : 'none';
   return browserRecognition ? 'browser' : serviceRecognises ? 'service' : 'none';
+}
+
+/** A deployment's `runtime_config.speech_synthesis`. */
+export type SynthesisSetting = 'auto' | 'service' | 'browser' | 'off';
+
+/**
+ * Whose voice reads one widget's replies out (README, The agent's own voice): `auto` and `service`
+ * prefer the service's where it has a synthesiser, and fall back to the browser's, which every
+ * widget can try; `off` speaks nothing.
+ */
+export function synthesisSite(setting: SynthesisSetting, serviceSynthesises: boolean): SynthesisSite {
+  if (setting === 'off') return 'none';
+  if (setting === 'browser') return 'browser';
+  return serviceSynthesises ? 'service' : 'browser';
 }

@@ -1,3 +1,13 @@
+/** A streamed reply's text so far: its parts in order up to the first one still missing (README, Streaming a reply). */
+export function streamedText(parts: readonly (string | undefined)[]): string {
+  let text = '';
+  for (const part of parts) {
+    if (part === undefined) break;
+    text += part;
+  }
+  return text;
+}
+
 /**
  * Where a reply's sentences end (README, Streaming a reply): at `.`, `!`, `?` or `…` followed by
  * whitespace, and at the CJK `。`, `！`, `？` (written without a space after them). A streamed
@@ -34,3 +44,10 @@ export function unspoken(text: string, final: boolean, spoken: number): { senten
   const all = sentencesOf(text, final);
   return { sentences: all.slice(spoken), spoken: Math.max(spoken, all.length) };
 }
+
+/**
+ * How long a character takes to say, for a voice with no clock of its own (the browser's): the
+ * widget turns the last word it heard begin into `offset_ms` with it, and the service turns that
+ * back into how much of the sentence was heard.
+ */
+export const SPOKEN_MS_PER_CHAR = 65;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sentencesOf, unspoken } from './sentences';
+import { sentencesOf, unspoken } from './sentences.js';
 
 describe('sentences of a reply', () => {
   it('ends a sentence at . ! ? … followed by whitespace; streamed text keeps its unfinished rest for later', () => {

@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { AppError } from '../errors.js';
+import { pronunciation } from '#protocol/frames';
+
+/** At most this many pronunciations per agent. */
+export const MAX_PRONUNCIATIONS = 200;
+
+const voiceId = z.string().trim().min(1).max(100);
+/** A language the by-language voices are keyed by: `de`, or `pt-BR`. */
+const languageKey = z.string().regex(/^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$/, 'must be a language such as de or pt-BR');
+
+/** The synthesiser's voice (README, The agent's own voice): its id, pace, and other voices for other languages. */
+export const serviceVoice = z.strictObject({
+  voice: voiceId,
+  speed: z.number().min(0.5).max(2).optional(),
+  by_language: z.record(languageKey, voiceId).optional(),
+});
+export type ServiceVoice = z.infer<typeof serviceVoice>;
+
+/** What a published spec says of how the agent sounds; the rest of the spec is the customer's, unread here. */
+const specSpeech = z.looseObject({
+  voice: z
+    .union([
+      z.string(),
+      z.looseObject({
+        name: z.string().optional(),
+        rate: z.number().min(0.1).max(10).optional(),
+        pitch: z.number().min(0).max(2).optional(),
+        service: serviceVoice.optional(),
+      }),
+    ])
+    .optional(),
+  pronunciations: pronunciation
+    .array()
+    .max(MAX_PRONUNCIATIONS, `must have at most ${MAX_PRONUNCIATIONS} entries`)
+    .optional(),
+});
+
+/** Refuses a spec whose voice or pronunciations the service could not use, naming each field and why. */
+export function checkSpecSpeech(spec: unknown): void {
+  const parsed = specSpeech.safeParse(spec ?? {});
+  if (parsed.success) return;
+  throw new AppError(
+    'invalid_request',
+    "The draft's voice or pronunciations cannot be used; nothing was published",
+    parsed.error.issues.map((issue) => ({ path: ['draft_spec', ...issue.path].join('.'), message: issue.message })),
+  );
+}
+
+/** The spec's speech as the service uses it: whatever does not read as documented is left out, never guessed. */
+export function speechOf(spec: Record<string, unknown>): {
+  service: ServiceVoice | undefined;
+  pronunciations: z.infer<typeof pronunciation>[];
+} {
+  const voice = spec.voice as Record<string, unknown> | undefined;
+  const service = serviceVoice.safeParse(typeof voice === 'object' && voice ? voice.service : undefined);
+  const sayings = pronunciation.array().max(MAX_PRONUNCIATIONS).safeParse(spec.pronunciations);
+  return {
+    service: service.success ? service.data : undefined,
+    pronunciations: sayings.success ? sayings.data : [],
+  };
+}
