@@ -240,8 +240,8 @@ export type AgentVoice = z.infer<typeof agentVoice>;
 
 /** A word said differently from how it is written (README, The agent's own voice): in what is spoken, never in what is shown. */
 export const pronunciation = z.strictObject({
-  term: z.string().trim().min(1).max(100),
-  say: z.string().trim().min(1).max(200),
+  term: z.string().trim().min(1, 'must not be empty').max(100),
+  say: z.string().trim().min(1, 'must not be empty').max(200),
   language: languageTag.optional(),
 });
 export type Pronunciation = z.infer<typeof pronunciation>;

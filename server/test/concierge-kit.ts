@@ -119,7 +119,13 @@ export class Widget {
   private waiters: (() => void)[] = [];
 
   constructor(readonly ws: WebSocket) {
-    ws.on('message', (data) => {
+    ws.on('message', (data, isBinary) => {
+      // The agent's voice (README, The agent's own voice): PCM, kept in order among the frames.
+      if (isBinary) {
+        this.frames.push({ type: 'pcm', pcm: Buffer.from(data as Buffer) });
+        for (const wake of this.waiters.splice(0)) wake();
+        return;
+      }
       const frame: unknown = JSON.parse(String(data));
       // Every frame the server sends must be exactly one the protocol module describes.
       serverFrame.parse(frame);
@@ -160,7 +166,10 @@ export class Widget {
         this.taken.add(index);
         return this.frames[index];
       }
-      if (Date.now() > deadline) throw new Error(`no ${type} frame; got ${JSON.stringify(this.frames)}`);
+      if (Date.now() > deadline)
+        throw new Error(
+          `no ${type} frame; got ${JSON.stringify(this.frames, (key, value) => (key === 'pcm' ? `${value.data.length} bytes` : value))}`,
+        );
       await new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, Math.max(deadline - Date.now(), 0));
         this.waiters.push(() => {

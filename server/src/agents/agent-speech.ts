@@ -12,7 +12,7 @@ const languageKey = z.string().regex(/^[a-zA-Z]{2,3}(-[a-zA-Z0-9]{2,8})*$/, 'mus
 /** The synthesiser's voice (README, The agent's own voice): its id, pace, and other voices for other languages. */
 export const serviceVoice = z.strictObject({
   voice: voiceId,
-  speed: z.number().min(0.5).max(2).optional(),
+  speed: z.number().min(0.5, 'must be from 0.5 to 2').max(2, 'must be from 0.5 to 2').optional(),
   by_language: z.record(languageKey, voiceId).optional(),
 });
 export type ServiceVoice = z.infer<typeof serviceVoice>;
