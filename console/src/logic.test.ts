@@ -105,6 +105,7 @@ describe('console view logic', () => {
       language: 'en-US',
       feedback: null,
       recognition: null,
+      heard: null,
       status: 'resolved',
       failure_reason: null,
       reply_text: 'Yes, 7 to 10.',
@@ -143,6 +144,7 @@ describe('console view logic', () => {
       mode: 'voice',
       language: 'fr-FR',
       feedback: { rating: 'down', comment: 'Too late for us', at: '2026-11-24T10:00:05.000Z' },
+      heard: { text: 'From 6', interrupted: true, at: '2026-11-24T10:00:03.000Z' },
       status: 'resolved',
       failure_reason: null,
       reply_text: 'From 6 to 10.',
@@ -168,6 +170,7 @@ describe('console view logic', () => {
       'Acknowledged',
       'Reply received: From 6 to 10.',
       'Resolved, offering link "Book" (https://hotel.example/book), quick reply "7 pm", client action show_rooms',
+      'Interrupted; the visitor heard: “From 6”',
       'Rated 👎 not helpful: “Too late for us”',
     ]);
     // A streamed reply is one row, its parts folded under it; while it streams, one row says how far it got.

@@ -145,7 +145,7 @@ export function originProblems(origins: string[]): string[] {
 
 export interface TimelineItem {
   at: string;
-  kind: 'visitor' | 'attempt' | 'acknowledged' | 'part' | 'reply' | 'resolved' | 'feedback' | 'failed';
+  kind: 'visitor' | 'attempt' | 'acknowledged' | 'part' | 'reply' | 'resolved' | 'heard' | 'feedback' | 'failed';
   title: string;
   delivery?: Delivery;
   ok?: boolean;
@@ -212,6 +212,15 @@ export function turnTimeline(turn: Turn): TimelineItem[] {
     // Still streaming: one row for the reply so far.
     items.push({ at: parts[0]!.at, kind: 'part', title: `Streaming: ${partsInWords(parts.length)} so far`, ...folded });
   }
+  // What the visitor heard of the spoken reply (README, The agent's own voice).
+  if (turn.heard)
+    items.push({
+      at: turn.heard.at,
+      kind: 'heard',
+      title: turn.heard.interrupted
+        ? `Interrupted; the visitor heard: ${turn.heard.text ? `“${turn.heard.text}”` : 'nothing of it'}`
+        : `Heard in full: “${turn.heard.text}”`,
+    });
   if (turn.feedback)
     items.push({
       at: turn.feedback.at,

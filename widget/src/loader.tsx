@@ -2,6 +2,7 @@ import { render } from 'preact';
 import { type ClientAction, SessionClient, type SessionEvent } from './session/client';
 import { browserSurroundings } from './session/surroundings';
 import { browserSpeech, type Speech } from './speech/speech';
+import { lazyVoice, type Voice } from './speech/voice';
 import { App } from './ui/app';
 import { loadWords, localeFor } from './ui/words';
 import css from './ui/launcher.css?inline';
@@ -40,6 +41,8 @@ class Widget {
   private readonly host = document.createElement('div');
   private readonly client: SessionClient;
   private readonly speech: Speech;
+  /** The agent's voice: the service's audio, or the browser's voice, with what was heard of it. */
+  private readonly voice: Voice;
   private readonly handlers = new Map<EventName, Set<Handler>>();
   private opened = false;
   private destroyed = false;
@@ -49,16 +52,28 @@ class Widget {
     const getToken =
       options.getToken ?? (options.tokenUrl ? fetchToken(new URL(options.tokenUrl, location.href).href) : undefined);
     if (!options.deploymentId || !getToken) throw new Error('init needs deploymentId and getToken (or tokenUrl)');
-    this.speech = options.speech ?? browserSpeech();
+    const speech = (this.speech = options.speech ?? browserSpeech());
+    this.voice = lazyVoice(async () => {
+      const { Player } = await import('./speech/player');
+      return new Player({
+        speech,
+        voice: () => ({
+          language: this.client.language,
+          voice: this.client.view.agent?.voice ?? undefined,
+          pronunciations: this.client.view.agent?.pronunciations,
+        }),
+        played: (at, state, offsetMs) => this.client.played(at, state, offsetMs),
+        lines: () => this.client.view.lines,
+      });
+    });
     this.client = new SessionClient({
       baseUrl,
       deploymentId: options.deploymentId,
       getToken,
       storage: safeSessionStorage(),
       surroundings: browserSurroundings(),
-      browserRecognition: this.speech.canListen,
-      speak: (sentence) =>
-        this.speech.speak(sentence, this.client.language, this.client.view.agent?.voice ?? undefined),
+      browserRecognition: speech.canListen,
+      voice: this.voice,
       act: (action, turnId) => this.runAction(action, turnId),
     });
     this.client.onEvent((event) => {
@@ -105,7 +120,7 @@ class Widget {
   destroy(): void {
     this.destroyed = true;
     this.client.stop();
-    this.speech.silence();
+    this.voice.stop();
     render(null, this.host.shadowRoot!);
     this.host.remove();
   }
@@ -151,6 +166,7 @@ class Widget {
       <App
         client={this.client}
         speech={this.speech}
+        voice={this.voice}
         open={this.opened}
         setOpen={(open) => this.setOpen(open)}
         onError={onError}

@@ -26,8 +26,9 @@ export interface TabsPart {
   question: Line | undefined;
   /** Whether this tab reads the reply out: it asked by voice. */
   speak: boolean;
-  /** The sentences to read out now. */
+  /** The sentences to read out now, and the number of the first of them in the reply. */
   say: string[];
+  from: number;
   /** The client actions to run now: the final reply's that need no click. */
   run: ClientAction[];
   /** Whether the tab's memory changed (what was read out, a turn answered): it is written again. */
@@ -43,12 +44,13 @@ export function tabsPart(
   const question = view.lines.find((l) => l.who === 'user' && l.turnId === frame.turn_id);
   const clientTurnId = question?.clientTurnId ?? '';
   const asked = memory.asked[clientTurnId];
-  const part: TabsPart = { question, speak: asked?.mode === 'voice', say: [], run: [], changed: false };
+  const part: TabsPart = { question, speak: asked?.mode === 'voice', say: [], from: 0, run: [], changed: false };
   if (!asked) return part;
   const final = frame.type === 'reply';
   if (frame.type !== 'turn_failed' && part.speak) {
     const text = final ? frame.text : (view.lines.find((l) => l.key === replyKey(frame.turn_id))?.text ?? '');
     const next = unspoken(text, final, asked.spoken);
+    part.from = asked.spoken;
     part.changed = next.spoken !== asked.spoken;
     asked.spoken = next.spoken;
     part.say = next.sentences;

@@ -22,7 +22,7 @@ const ready = (lastSeq = 0): Extract<ServerFrame, { type: 'ready' }> => ({
   token_expires_at: new Date(Date.now() + 3_600_000).toISOString(),
   agent: { name: 'Front desk', greeting: null, language: 'en-US', voice: null },
   widget: {},
-  speech: { recognition: 'browser' },
+  speech: { recognition: 'browser', synthesis: 'browser' },
 });
 
 const readyFrame = (lastSeq = 0): Record<string, unknown> => ready(lastSeq);
@@ -506,8 +506,10 @@ describe('reading a reply out and running its actions', () => {
   });
 
   /** A page of one tab (its storage), connected; what it speaks and runs is recorded. */
-  async function page(storage: TabStorage, lastSeq = 0) {
+  async function page(storage: TabStorage, lastSeq = 0, synthesis = 'browser') {
     const spoken: string[] = [];
+    const said: unknown[] = [];
+    const service: unknown[] = [];
     const ran: string[] = [];
     const client = new SessionClient({
       baseUrl: 'http://service.test',
@@ -519,7 +521,14 @@ describe('reading a reply out and running its actions', () => {
         sockets.push(ws);
         return ws;
       },
-      speak: (sentence) => spoken.push(sentence),
+      voice: {
+        say: (at, text) => {
+          spoken.push(text);
+          said.push({ ...at, text });
+        },
+        speech: (frame) => void service.push(frame),
+        audio: (pcm) => void service.push(pcm.byteLength),
+      },
       act: (action, turnId) => ran.push(`${action.name}@${turnId}`),
     });
     clients.push(client);
@@ -527,8 +536,8 @@ describe('reading a reply out and running its actions', () => {
     await vi.advanceTimersByTimeAsync(0);
     const ws = latest();
     ws.open();
-    ws.receive(readyFrame(lastSeq));
-    return { client, ws, spoken, ran };
+    ws.receive({ ...readyFrame(lastSeq), speech: { recognition: 'browser', synthesis } });
+    return { client, ws, spoken, said, service, ran };
   }
 
   const asked = (clientTurnId: string, mode: 'text' | 'voice') => [
@@ -537,6 +546,42 @@ describe('reading a reply out and running its actions', () => {
   ];
   const part = (seq: number, n: number, text: string) => ({ type: 'reply_part', seq, turn_id: 't1', part: n, text });
   const clientTurnIdOf = (ws: FakeSocket) => String(ws.sentOf('user_turn')[0]!.client_turn_id);
+
+  it("hands the service's voice to the player, the browser's voice nothing; reports playback of a reply", async () => {
+    const { client, ws, spoken, said, service } = await page(new TabStorage(), 0, 'service');
+    client.say('Dinner?', 'voice');
+    for (const frame of asked(clientTurnIdOf(ws), 'voice')) ws.receive(frame);
+    ws.receive({ type: 'reply', seq: 3, turn_id: 't1', text: 'We serve dinner from 6. Book ahead!', actions: [] });
+    const head = { type: 'speech', turn_id: 't1', sentence: 0, text: 'We serve dinner from 6.', sample_rate: 24000 };
+    ws.receive(head);
+    ws.receiveBinary(new ArrayBuffer(4800));
+    ws.receive({ type: 'speech_end', turn_id: 't1', sentence: 0 });
+    ws.receive({ type: 'speech_unavailable', turn_id: 't1', sentence: 1 });
+    expect(service).toEqual([
+      head,
+      4800,
+      { type: 'speech_end', turn_id: 't1', sentence: 0 },
+      { type: 'speech_unavailable', turn_id: 't1', sentence: 1 },
+    ]);
+    // The browser's voice says nothing of a reply the service speaks (the player says what it could not).
+    expect([spoken, said]).toEqual([[], []]);
+    client.played({ turnId: 't1', sentence: 1 }, 'interrupted', 412.6);
+    expect(ws.sentOf('playback')).toEqual([
+      { type: 'playback', turn_id: 't1', sentence: 1, offset_ms: 413, state: 'interrupted' },
+    ]);
+  });
+
+  it('numbers the sentences it hands the browser’s voice by their place in the reply', async () => {
+    const { client, ws, said } = await page(new TabStorage());
+    client.say('Dinner?', 'voice');
+    for (const frame of asked(clientTurnIdOf(ws), 'voice')) ws.receive(frame);
+    ws.receive(part(3, 0, 'We serve dinner from 6. It'));
+    ws.receive({ type: 'reply', seq: 4, turn_id: 't1', text: 'We serve dinner from 6. It ends at 10.', actions: [] });
+    expect(said).toEqual([
+      { turnId: 't1', sentence: 0, text: 'We serve dinner from 6.' },
+      { turnId: 't1', sentence: 1, text: 'It ends at 10.' },
+    ]);
+  });
 
   it('reads a voice turn’s reply sentence by sentence as the parts complete them, and never a sentence twice, even reworded', async () => {
     const { client, ws, spoken } = await page(new TabStorage());

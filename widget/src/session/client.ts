@@ -28,12 +28,31 @@ export interface SessionOptions {
   storage: Storage | undefined;
   openSocket?: (url: string) => Socket;
   surroundings?: Surroundings;
-  /** Each sentence to read out, once, as soon as it is complete: replies to this tab's voice turns. */
-  speak?(sentence: string): void;
+  /** The agent's voice on this page (README, The agent's own voice): what to say, and the service's audio. */
+  voice?: VoiceSink;
   /** Whether this browser recognises speech itself: `hello` says so, and `ready.speech` answers where speech is recognised. */
   browserRecognition?: boolean;
   /** Each client action to run on this page: at most once per reply, never on replay or in another tab (`turnId`: none for a person's message). */
   act?(action: ClientAction, turnId: string | undefined): void;
+}
+
+/** Which sentence: of a reply (its turn), or of a person's message (its seq). */
+export interface SentenceAt {
+  turnId?: string | undefined;
+  messageSeq?: number | undefined;
+  sentence: number;
+}
+
+/** How far a sentence was played: all of it, or cut short `offsetMs` in. */
+export type PlaybackState = 'finished' | 'interrupted';
+
+/** Where the agent's voice goes: the player, fetched with the first sentence it is given. */
+export interface VoiceSink {
+  /** A sentence for the browser's voice, once, as soon as it is complete: a reply to this tab's voice turn, a person's message, one the service could not say. */
+  say(at: SentenceAt, text: string): void;
+  /** The service's voice: each sentence's `speech`, its PCM, and its `speech_end`, in order; or its `speech_unavailable`. */
+  speech(frame: Extract<ServerFrame, { type: 'speech' | 'speech_end' | 'speech_unavailable' }>): void;
+  audio(pcm: ArrayBuffer): void;
 }
 
 export type SessionEvent =
@@ -51,6 +70,8 @@ export type SessionEvent =
       replayed: boolean;
       speak: boolean;
     }
+  /** How far the visitor listened to a sentence of the agent's voice. */
+  | { type: 'playback'; turnId: string | undefined; sentence: number; state: PlaybackState; offsetMs: number }
   /** `name`: the client action that failed (`action_failed`). */
   | { type: 'error'; code: string; message: string; name?: string }
   | { type: 'ended'; reason: string };
@@ -86,6 +107,7 @@ export class SessionClient {
           ? { conversation_id: this.#memory.conversation_id, last_seq: this.#lastSeq }
           : undefined,
       frame: (frame) => this.#receive(frame),
+      audio: (pcm) => this.#o.voice?.audio(pcm),
       status: (status) => this.#setView({ ...this.view, status }),
       closed: (code, reason) => this.#closed(code, reason),
       error: (code, message) => this.#emit({ type: 'error', code, message }),
@@ -165,6 +187,14 @@ export class SessionClient {
     this.#remember();
   }
 
+  /** How far the visitor listened to a sentence: the service keeps what was heard of a reply (README, The agent's own voice). */
+  played(at: SentenceAt, state: PlaybackState, offsetMs: number): void {
+    const offset_ms = Math.max(0, Math.round(offsetMs));
+    if (at.turnId)
+      this.#connection.send({ type: 'playback', turn_id: at.turnId, sentence: at.sentence, offset_ms, state });
+    this.#emit({ type: 'playback', turnId: at.turnId, sentence: at.sentence, state, offsetMs: offset_ms });
+  }
+
   /** A failed turn asked again: a new turn with the same words. */
   retry(line: Line): void {
     this.#setView({ ...this.view, lines: this.view.lines.filter((l) => l !== line) });
@@ -210,6 +240,7 @@ export class SessionClient {
         agent: frame.agent,
         theme: frame.widget ?? {},
         recognition: frame.speech.recognition,
+        synthesis: frame.speech.synthesis,
         textOnly: frame.speech.text_only,
       });
       for (const turn of this.#memory.unconfirmed) this.#sendTurn(turn);
@@ -218,6 +249,8 @@ export class SessionClient {
     }
     if (frame.type === 'pong') return;
     if (frame.type === 'transcribing') return this.#emit({ type: 'transcribing', clientTurnId: frame.client_turn_id });
+    if (frame.type === 'speech' || frame.type === 'speech_end' || frame.type === 'speech_unavailable')
+      return this.#o.voice?.speech(frame);
     if (frame.type === 'error') {
       if (
         frame.code === 'rate_limited' ||
@@ -238,9 +271,9 @@ export class SessionClient {
     }
     this.#setView(applyEvent(this.view, frame));
     if (frame.type === 'reply_part' || frame.type === 'reply' || frame.type === 'turn_failed') {
-      const { question, speak, say, run, changed } = tabsPart(this.#memory, this.view, frame);
+      const { question, speak, say, from, run, changed } = tabsPart(this.#memory, this.view, frame);
       if (changed) this.#remember();
-      this.#say(say);
+      this.#say(say, from, { turnId: frame.turn_id });
       for (const action of run) this.#o.act?.(action, frame.turn_id);
       if (frame.type === 'reply')
         this.#emit({
@@ -253,7 +286,8 @@ export class SessionClient {
           speak,
         });
     }
-    if (frame.type === 'message') this.#say(messageToSay(this.#memory, frame.text, replayed));
+    if (frame.type === 'message')
+      this.#say(messageToSay(this.#memory, frame.text, replayed), 0, { messageSeq: frame.seq });
     if (frame.type === 'conversation_ended') this.#finish(frame.reason);
   }
 
@@ -312,8 +346,10 @@ export class SessionClient {
     });
   }
 
-  #say(sentences: string[]): void {
-    for (const sentence of sentences) this.#o.speak?.(sentence);
+  /** Sentences the browser's voice says, where it is this widget's voice (the service's speaks for itself). */
+  #say(sentences: string[], from: number, at: Omit<SentenceAt, 'sentence'>): void {
+    if (this.view.synthesis !== 'browser') return;
+    sentences.forEach((text, i) => this.#o.voice?.say({ ...at, sentence: from + i }, text));
   }
 
   #setView(view: View): void {

@@ -46,6 +46,7 @@ describe('the connection: one socket, backoff with jitter, heartbeat, token refr
       {
         resume: () => resume,
         frame: (frame) => told.frames.push(frame),
+        audio: () => {},
         status: (status) => told.statuses.push(status),
         closed: (code) => {
           told.closed.push(code);

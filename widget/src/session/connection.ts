@@ -7,6 +7,8 @@ export interface Socket {
   onopen: ((event: Event) => void) | null;
   onmessage: ((message: MessageEvent) => void) | null;
   onclose: ((event: CloseEvent) => void) | null;
+  /** `arraybuffer`: the agent's voice arrives as PCM the player takes as it is. */
+  binaryType?: string;
   send(data: string | ArrayBuffer): void;
   close(code?: number): void;
 }
@@ -33,6 +35,8 @@ export interface ConnectionOwner {
   /** Where `hello` resumes: the conversation and the last event this page has, or nothing for a new one. */
   resume(): { conversation_id: string; last_seq: number } | undefined;
   frame(frame: ServerFrame): void;
+  /** A binary frame: the agent's voice, between its `speech` and `speech_end` (README, The agent's own voice). */
+  audio(pcm: ArrayBuffer): void;
   /** What the panel should say now: the socket's state, or "offline". */
   status(status: Status): void;
   /** The socket closed with `code` (0: given up by the heartbeat) and `reason`; a reconnect follows unless the owner ended it. */
@@ -174,6 +178,7 @@ export class Connection {
     const ws = this.#o.openSocket ? this.#o.openSocket(url) : new WebSocket(url);
     this.#ws = ws;
     this.#watch(ws);
+    ws.binaryType = 'arraybuffer';
     ws.onopen = () => {
       const browser =
         this.#o.browserRecognition === undefined ? {} : { browser_recognition: this.#o.browserRecognition };
@@ -182,7 +187,8 @@ export class Connection {
     ws.onmessage = (message) => {
       if (this.#ws !== ws) return;
       this.#watch(ws);
-      this.#owner.frame(JSON.parse(String(message.data)) as ServerFrame);
+      if (message.data instanceof ArrayBuffer) this.#owner.audio(message.data);
+      else this.#owner.frame(JSON.parse(String(message.data)) as ServerFrame);
     };
     ws.onclose = (event) => {
       if (this.#ws !== ws) return;

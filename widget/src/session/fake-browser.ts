@@ -40,6 +40,11 @@ export class FakeSocket implements Socket {
     this.onmessage?.({ data: JSON.stringify(frame) } as MessageEvent);
   }
 
+  /** A binary frame from the far end: the agent's voice. */
+  receiveBinary(data: ArrayBuffer): void {
+    this.onmessage?.({ data } as MessageEvent);
+  }
+
   /** The far end closes (or the browser notices the connection is gone). */
   lose(code = 1006, reason = ''): void {
     this.readyState = 3;

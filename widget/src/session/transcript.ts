@@ -4,6 +4,7 @@ import type {
   FeedbackRating,
   RecognitionSite,
   ReplyAction,
+  SynthesisSite,
   ServerFrame,
   TurnMode,
   WidgetTheme,
@@ -47,6 +48,8 @@ export interface View {
   theme: WidgetTheme;
   /** Where the visitor's speech is recognised, as `ready` said (README, Voice in every browser). */
   recognition: RecognitionSite | undefined;
+  /** Whose voice reads replies out, as `ready` said (README, The agent's own voice). */
+  synthesis?: SynthesisSite;
   /** The deployment takes text only: no microphone is shown. */
   textOnly?: boolean;
   /** The person handling the conversation, by the name the visitor sees, while one does. */

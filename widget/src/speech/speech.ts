@@ -17,8 +17,17 @@ export interface Speech {
   /** Listens once; `onInterim` sees the words so far; resolves with the final words (empty if none), rejects with a {@link ListenError}. */
   listen(language: string, onInterim: (text: string) => void): Promise<string>;
   stopListening(): void;
-  /** Queues `text` after whatever is being said, in `language`: in the agent's voice (its name, rate and pitch) when that voice speaks it, else the best voice the browser has for it. */
-  speak(text: string, language: string, voice: AgentVoice | undefined): void;
+  /**
+   * Queues `text` after whatever is being said, in `language`: in the agent's voice (its name, rate
+   * and pitch) when that voice speaks it, else the best voice the browser has for it. `progress`
+   * hears each word begin, and the end: `said` false when nothing could be said.
+   */
+  speak(
+    text: string,
+    language: string,
+    voice: AgentVoice | undefined,
+    progress?: { boundary(charIndex: number): void; end(said: boolean): void },
+  ): void;
   /** Barge-in: stops whatever is being said, and what waits to be. */
   silence(): void;
 }
@@ -86,9 +95,14 @@ export function browserSpeech(win: Window = window): Speech {
     stopListening() {
       active?.stop();
     },
-    speak(text, language, voice) {
-      if (!synth) return;
+    speak(text, language, voice, progress) {
+      if (!synth) return progress?.end(false);
       const utterance = new SpeechSynthesisUtterance(text);
+      if (progress) {
+        utterance.onboundary = (event) => progress.boundary(event.charIndex);
+        utterance.onend = () => progress.end(true);
+        utterance.onerror = () => progress.end(false);
+      }
       utterance.lang = language;
       const chosen = voiceFor(synth.getVoices(), language, voice?.name);
       if (chosen) utterance.voice = chosen;

@@ -2,6 +2,7 @@ import { useEffect, useLayoutEffect, useRef, useState } from 'preact/hooks';
 import type { SessionClient } from '../session/client';
 import type { View } from '../session/transcript';
 import type { Speech } from '../speech/speech';
+import type { Voice } from '../speech/voice';
 import { t, wordsLocale } from './words';
 
 type PanelModule = typeof import('./panel');
@@ -10,6 +11,7 @@ let loadingPanel: Promise<PanelModule> | undefined;
 export interface AppProps {
   client: SessionClient;
   speech: Speech;
+  voice: Voice;
   /** Opened and closed from the public API as well as from the launcher. */
   open: boolean;
   setOpen(open: boolean): void;
@@ -47,7 +49,7 @@ function useView(client: SessionClient): View {
   return view;
 }
 
-export function App({ client, speech, open, setOpen, onError, onLanguage }: AppProps) {
+export function App({ client, speech, voice, open, setOpen, onError, onLanguage }: AppProps) {
   const view = useView(client);
   const Panel = usePanel(open, onError);
   const launcher = useRef<HTMLButtonElement>(null);
@@ -71,6 +73,7 @@ export function App({ client, speech, open, setOpen, onError, onLanguage }: AppP
         <Panel
           client={client}
           speech={speech}
+          voice={voice}
           view={view}
           title={title}
           onClose={() => setOpen(false)}

@@ -5,6 +5,7 @@ import type { FeedbackRating } from '../session/protocol';
 import type { Ending, Line, View } from '../session/transcript';
 import { canCapture, serviceListener } from '../speech/service-listener';
 import { ListenError, type Speech } from '../speech/speech';
+import type { Voice } from '../speech/voice';
 import css from './panel.css?inline';
 import { isWebUrl, ReplyText } from './reply-text';
 import { adopt } from './styles';
@@ -35,6 +36,8 @@ const MIC_PROBLEM: Record<string, WordKey> = {
 export interface PanelProps {
   client: SessionClient;
   speech: Speech;
+  /** The agent's voice: stopped when the visitor speaks or types, muted by them. */
+  voice: Voice;
   view: View;
   title: string;
   onClose(): void;
@@ -45,12 +48,13 @@ export interface PanelProps {
 }
 
 /** The open widget: the conversation, its input and its menus. Loaded when the visitor first opens it. */
-export function Panel({ client, speech, view, title, onClose, onError, onLanguage }: PanelProps) {
+export function Panel({ client, speech, voice, view, title, onClose, onError, onLanguage }: PanelProps) {
   const [draft, setDraft] = useState('');
   const [listening, setListening] = useState(false);
   const serviceListening = useRef<ReturnType<typeof serviceListener>>(undefined);
   const [interim, setInterim] = useState('');
   const [micProblem, setMicProblem] = useState('');
+  const [muted, setMuted] = useState(voice.muted);
   const input = useRef<HTMLTextAreaElement>(null);
   const log = useRef<HTMLOListElement>(null);
   // Its styles join the widget's shadow root before the panel is first painted.
@@ -83,7 +87,7 @@ export function Panel({ client, speech, view, title, onClose, onError, onLanguag
     event.preventDefault();
     const text = draft.trim();
     if (!text || ended) return;
-    speech.silence();
+    voice.stop();
     client.say(text, 'text');
     setDraft('');
   };
@@ -100,7 +104,7 @@ export function Panel({ client, speech, view, title, onClose, onError, onLanguag
       return input.current?.focus();
     }
     if (listening) return listener.stopListening();
-    speech.silence(); // barge-in: speaking again interrupts the reply being read out
+    voice.stop(); // barge-in: speaking again interrupts the reply being read out
     setListening(true);
     setInterim('');
     setMicProblem('');
@@ -144,6 +148,34 @@ export function Panel({ client, speech, view, title, onClose, onError, onLanguag
             ))}
           </select>
         )}
+        {view.synthesis && view.synthesis !== 'none' && (
+          <button
+            type="button"
+            class="mute"
+            aria-label={t('mute')}
+            title={t('mute')}
+            aria-pressed={muted}
+            onClick={() => {
+              voice.muted = !muted;
+              setMuted(!muted);
+            }}
+          >
+            <svg viewBox="0 0 24 24" width="20" height="20" aria-hidden="true">
+              <path d="M4 9h4l5-4v14l-5-4H4z" fill="currentColor" />
+              {muted ? (
+                <path d="M16 9l5 6M21 9l-5 6" stroke="currentColor" stroke-width="2" stroke-linecap="round" />
+              ) : (
+                <path
+                  d="M16 8.5a5 5 0 010 7M18.5 6a8.5 8.5 0 010 12"
+                  stroke="currentColor"
+                  stroke-width="2"
+                  fill="none"
+                  stroke-linecap="round"
+                />
+              )}
+            </svg>
+          </button>
+        )}
         <button type="button" aria-label={t('close')} onClick={onClose}>
           ×
         </button>
@@ -170,7 +202,7 @@ export function Panel({ client, speech, view, title, onClose, onError, onLanguag
             current={i > lastAsked}
             rateable={view.theme.feedback !== false}
             newest={line === newestReply}
-            onQuickReply={() => speech.silence()}
+            onQuickReply={() => voice.stop()}
           />
         ))}
         {thinking && (
@@ -228,7 +260,11 @@ export function Panel({ client, speech, view, title, onClose, onError, onLanguag
             rows={1}
             value={draft}
             placeholder={t('placeholder')}
-            onInput={(e) => setDraft((e.target as HTMLTextAreaElement).value)}
+            onInput={(e) => {
+              // Typing interrupts the agent's voice, as speaking does.
+              if (!draft) voice.stop();
+              setDraft((e.target as HTMLTextAreaElement).value);
+            }}
             onKeyDown={(e) => {
               if (e.key === 'Enter' && !e.shiftKey) send(e);
             }}
