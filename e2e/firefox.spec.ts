@@ -118,9 +118,15 @@ test('Firefox: voice through the service from its fake microphone: the mic press
     const tab = await browser.newPage();
     const uploads = stack.transcriber.uploads.length;
     await tab.evaluateOnNewDocument(() => {
-      const w = window as unknown as { __spoken: string[]; speechSynthesis: { speak(u: { text: string }): void } };
+      const w = window as unknown as {
+        __spoken: string[];
+        speechSynthesis: { speak(u: { text: string; onend?: () => void }): void };
+      };
       w.__spoken = [];
-      w.speechSynthesis.speak = (u) => void w.__spoken.push(u.text);
+      w.speechSynthesis.speak = (u) => {
+        w.__spoken.push(u.text);
+        setTimeout(() => u.onend?.(), 20);
+      };
     });
     await openPanel(tab, stack.demoUrl);
     // Firefox has no recognition of its own: the deployment's `auto` means the service's.

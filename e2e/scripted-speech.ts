@@ -70,8 +70,13 @@ export async function scriptedSpeech(
       }
     }
     w.SpeechRecognition = ScriptedRecognition;
-    w.speechSynthesis.speak = (u) =>
-      void spoken.push({ text: u.text, lang: u.lang, rate: u.rate, pitch: u.pitch, at: performance.now() });
+    // It says each sentence in a moment: its first word begins, then it ends, as a real voice reports.
+    w.speechSynthesis.speak = (u) => {
+      spoken.push({ text: u.text, lang: u.lang, rate: u.rate, pitch: u.pitch, at: performance.now() });
+      const said = u as unknown as { onboundary?: (e: { charIndex: number }) => void; onend?: () => void };
+      setTimeout(() => said.onboundary?.({ charIndex: 0 }), 5);
+      setTimeout(() => said.onend?.(), 20);
+    };
   }, script);
 }
 

@@ -7,6 +7,7 @@ import { type NodeProcess, ROOT, startNodeProcess, startServiceProcess, TSX } fr
 import { createHmac } from 'node:crypto';
 import { Relay } from './relay.js';
 import { startTranscriptionServer } from '../server/test/transcription-server.js';
+import { startSpeechServer } from '../server/test/speech-server.js';
 
 /** What the stack's speech recogniser hears in any utterance of half a second or more (README, Voice in every browser). */
 export const HEARD = 'When is breakfast?';
@@ -39,6 +40,8 @@ export class Stack {
     readonly receptionWelcome: string,
     /** The service's speech recogniser, with every upload it received. */
     readonly transcriber: Awaited<ReturnType<typeof startTranscriptionServer>>,
+    /** The service's synthesiser (README, The agent's own voice), with every sentence it was asked to say. */
+    readonly synthesiser: Awaited<ReturnType<typeof startSpeechServer>>,
   ) {}
 
   static async start(): Promise<Stack> {
@@ -55,8 +58,11 @@ export class Stack {
           JSON.stringify(fine ? { text: upload.wav.dataBytes >= 16_000 ? HEARD : '' } : { error: 'not 16 kHz mono' }),
         );
     });
-    const service = await startServiceProcess(serviceEnv(dataDir, '0', transcriber.url));
-    const made = admin(dataDir, transcriber.url, [
+    // The service's voice: an OpenAI-compatible speech endpoint streaming a tone, 20 ms a character.
+    const synthesiser = await startSpeechServer();
+    const speechUrls = { transcriber: transcriber.url, synthesiser: synthesiser.url };
+    const service = await startServiceProcess(serviceEnv(dataDir, '0', speechUrls));
+    const made = admin(dataDir, speechUrls, [
       'create-customer',
       '--name',
       'Harbor Hotel (e2e)',
@@ -84,7 +90,7 @@ export class Stack {
       deploymentId: string;
       signingSecret: string;
     };
-    return new Stack(
+    const stack = new Stack(
       service,
       demo,
       relay,
@@ -96,18 +102,26 @@ export class Stack {
       signingSecret,
       receptionWelcome,
       transcriber,
+      synthesiser,
     );
+    // The browser's (scripted) voice unless a test asks for the service's.
+    await stack.synthesiseSpeech('browser');
+    return stack;
+  }
+
+  private get speechUrls() {
+    return { transcriber: this.transcriber.url, synthesiser: this.synthesiser.url };
   }
 
   /** A new customer with a console user, as `npm run admin -- create-customer --email` makes them: its key and the welcome token. */
   newConsoleCustomer(name: string, email: string): { apiKey: string; welcomeToken: string } {
-    const made = admin(this.dataDir, this.transcriber.url, ['create-customer', '--name', name, '--email', email]);
+    const made = admin(this.dataDir, this.speechUrls, ['create-customer', '--name', name, '--email', email]);
     return { apiKey: apiKeyIn(made), welcomeToken: welcomeIn(made) };
   }
 
   /** A fresh one-time sign-in link's token for an existing console user, as for a forgotten password. */
   welcomeAgain(email: string): string {
-    return welcomeIn(admin(this.dataDir, this.transcriber.url, ['create-user', '--email', email]));
+    return welcomeIn(admin(this.dataDir, this.speechUrls, ['create-user', '--email', email]));
   }
 
   /** Moves every console session past its 12 h end, in the running service's own store (as time would). */
@@ -149,9 +163,7 @@ export class Stack {
     this.service.child.kill('SIGTERM');
     await this.service.exited;
     await new Promise((r) => setTimeout(r, downMs));
-    this.service = await startServiceProcess(
-      serviceEnv(this.dataDir, new URL(this.serviceUrl).port, this.transcriber.url),
-    );
+    this.service = await startServiceProcess(serviceEnv(this.dataDir, new URL(this.serviceUrl).port, this.speechUrls));
   }
 
   /** How the hotel's server answers turns, and how long the user tokens it mints from now on live. */
@@ -214,10 +226,21 @@ export class Stack {
     await this.relay.close();
     rmSync(this.dataDir, { recursive: true, force: true });
     await this.transcriber.close();
+    await this.synthesiser.close();
   }
 
   /** Where the hotel's deployment has visitors' speech recognised: `auto`, `browser`, `service` or `off`. */
-  async recogniseSpeech(setting: string): Promise<void> {
+  recogniseSpeech(setting: string): Promise<void> {
+    return this.runtime('speech_recognition', setting);
+  }
+
+  /** Whose voice reads the hotel's replies out: `auto`, `service`, `browser` or `off`. */
+  synthesiseSpeech(setting: string): Promise<void> {
+    return this.runtime('speech_synthesis', setting);
+  }
+
+  /** One setting of the hotel's deployment's runtime_config, the others kept. */
+  private async runtime(key: string, setting: string): Promise<void> {
     const url = `${this.serviceUrl}/api/v1/deployments/${this.deploymentId}`;
     const headers = { authorization: `Bearer ${this.apiKey}`, 'content-type': 'application/json' };
     const current = (
@@ -226,17 +249,17 @@ export class Stack {
     const res = await fetch(url, {
       method: 'PUT',
       headers,
-      body: JSON.stringify({ runtime_config: { ...current, speech_recognition: setting } }),
+      body: JSON.stringify({ runtime_config: { ...current, [key]: setting } }),
     });
-    if (res.status !== 200) throw new Error(`speech_recognition: ${res.status}`);
+    if (res.status !== 200) throw new Error(`${key}: ${res.status}`);
   }
 }
 
 /** What `npm run admin -- …` prints, run against a stack's store. */
-function admin(dataDir: string, speechUrl: string, args: string[]): string {
+function admin(dataDir: string, speechUrls: SpeechUrls, args: string[]): string {
   const ran = spawnSync(process.execPath, [...TSX, 'server/src/admin.ts', ...args], {
     cwd: ROOT,
-    env: { ...process.env, ...serviceEnv(dataDir, '0', speechUrl) },
+    env: { ...process.env, ...serviceEnv(dataDir, '0', speechUrls) },
     encoding: 'utf8',
   });
   if (ran.status !== 0) throw new Error(`admin ${args[0]} failed: ${ran.stderr}`);
@@ -256,8 +279,14 @@ function welcomeIn(printed: string): string {
   return token;
 }
 
-function serviceEnv(dataDir: string, port: string, speechUrl: string): NodeJS.ProcessEnv {
-  // The demo hotel's hooks and the recogniser are on loopback, which the egress guard refuses unless allowed.
+/** The stack's speech servers: the recogniser and the synthesiser. */
+interface SpeechUrls {
+  transcriber: string;
+  synthesiser: string;
+}
+
+function serviceEnv(dataDir: string, port: string, speech: SpeechUrls): NodeJS.ProcessEnv {
+  // The demo hotel's hooks and the speech servers are on loopback, which the egress guard refuses unless allowed.
   return {
     PORT: port,
     HOST: '127.0.0.1',
@@ -265,6 +294,7 @@ function serviceEnv(dataDir: string, port: string, speechUrl: string): NodeJS.Pr
     DATABASE_URL: '',
     LOG_LEVEL: 'warn',
     HOOK_ALLOWED_HOSTS: '127.0.0.1',
-    SPEECH_TO_TEXT_URL: speechUrl,
+    SPEECH_TO_TEXT_URL: speech.transcriber,
+    TEXT_TO_SPEECH_URL: speech.synthesiser,
   };
 }
