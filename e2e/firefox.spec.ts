@@ -1,5 +1,6 @@
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { expect, test as base } from './fixtures.js';
+import { HEARD } from './stack.js';
 import { seriousViolations } from './widget-audit.js';
 
 /**
@@ -148,6 +149,94 @@ test('Firefox: voice through the service from its fake microphone: the mic press
     expect(upload.wav).toMatchObject({ sampleRate: 16000, channels: 1, bitsPerSample: 16 });
     expect(upload.wav.dataBytes).toBeGreaterThan(32_000);
   } finally {
+    await browser.close();
+  }
+});
+
+test("Firefox: the service's voice plays a reply to its last sample, and typing mid-reply stops it with what was heard kept", async ({
+  stack,
+}) => {
+  // A browser of its own: the fake microphone and the mock audio device are preferences at launch.
+  const browser = await puppeteer.launch({
+    browser: 'firefox',
+    executablePath: process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr',
+    headless: true,
+    extraPrefsFirefox: {
+      'media.navigator.streams.fake': true,
+      'media.navigator.permission.disabled': true,
+      'media.cubeb.force_mock_context': true,
+    },
+  });
+  await stack.synthesiseSpeech('service');
+  try {
+    const tab = await browser.newPage();
+    await tab.goto(stack.demoUrl);
+    await tab.evaluate(() => {
+      const w = window as unknown as {
+        __played: unknown[];
+        Concierge: { on(name: string, handler: (e: unknown) => void): void };
+      };
+      w.__played = [];
+      w.Concierge.on('playback', (e) => w.__played.push({ ...(e as object), at: performance.now() }));
+    });
+    const played = () =>
+      tab.evaluate(
+        () => (window as unknown as { __played: { turnId: string; state: string; offsetMs: number }[] }).__played,
+      );
+    await (await tab.waitForSelector(widget('.launcher')))!.click();
+    const speakOnce = async () => {
+      await (await tab.waitForSelector(widget('button.mic')))!.click();
+      await tab.waitForFunction(
+        () => document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('button.mic[aria-pressed="true"]'),
+        { polling: 100 },
+      );
+      await new Promise((r) => setTimeout(r, 1_500));
+      await (await tab.waitForSelector(widget('button.mic')))!.click();
+    };
+    await stack.behave('sync');
+    const calls = stack.synthesiser.calls.length;
+    await speakOnce();
+    await waitForTranscript(tab, /Breakfast is served from 7/);
+    await tab.waitForFunction(() => (window as unknown as { __played: unknown[] }).__played.length === 1, {
+      polling: 100,
+      timeout: 15_000,
+    });
+    const said = String(stack.synthesiser.calls[calls]!.body.input);
+    expect((await played())[0]).toMatchObject({ state: 'finished', offsetMs: said.length * 20 });
+
+    await stack.behave('no_reply');
+    await speakOnce();
+    // The same question again (the fake microphone's tone is heard as it): its turn is the second.
+    await expect.poll(() => stack.hookCalls(HEARD)).toBe(2);
+    const turn = await stack.hookedTurn(HEARD);
+    // One long sentence (9 s of audio): Firefox's mock audio device plays faster than real time.
+    const long =
+      'Our rooms all look over the harbour, each with a deep bath, a desk by the window, a kettle, a small library of books about the coast, a record player with a few old records, heavy curtains for the long summer evenings, and a balcony where the morning sun comes in over the water before breakfast.';
+    expect(await stack.reply(turn, { reply_text: long })).toBe(202);
+    await waitForTranscript(tab, /deep bath/);
+    await new Promise((r) => setTimeout(r, 300));
+    await (await tab.waitForSelector(widget('textarea')))!.type('W');
+    await tab.waitForFunction(() => (window as unknown as { __played: unknown[] }).__played.length === 2, {
+      polling: 50,
+      timeout: 5_000,
+    });
+    const cut = (await played())[1]!;
+    expect(cut).toMatchObject({ turnId: turn.turn_id, state: 'interrupted' });
+    expect(cut.offsetMs).toBeGreaterThan(0);
+    expect(cut.offsetMs).toBeLessThan(long.length * 20);
+    // The service keeps the words wholly heard before the offset.
+    const heard = async () => {
+      const res = await fetch(`${stack.serviceUrl}/api/v1/conversations/${turn.conversation_id}`, {
+        headers: { authorization: `Bearer ${stack.apiKey}` },
+      });
+      const detail = (await res.json()) as { data: { turns: { id: string; heard: { text: string } | null }[] } };
+      return detail.data.turns.find((t) => t.id === turn.turn_id)?.heard;
+    };
+    await expect.poll(heard).toMatchObject({ interrupted: true });
+    const text = (await heard())!.text;
+    expect(long.startsWith(text) && text.length < long.length).toBe(true);
+  } finally {
+    await stack.synthesiseSpeech('browser');
     await browser.close();
   }
 });

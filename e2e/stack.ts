@@ -185,14 +185,14 @@ export class Stack {
     return wire.filter((e) => e.kind === 'hook' && e.detail.body?.text === text).length;
   }
 
-  /** The turn the hotel's hook was called with for this question (with `no_reply`, the test answers it itself). */
+  /** The turn the hotel's hook was last called with for this question (with `no_reply`, the test answers it itself). */
   async hookedTurn(text: string): Promise<HookedTurn> {
     for (let i = 0; i < 100; i++) {
       const wire = (await (await fetch(`${this.demoUrl}/qa/wire`)).json()) as {
         kind: string;
         detail: { body?: HookedTurn & { text?: string } };
       }[];
-      const hooked = wire.find((e) => e.kind === 'hook' && e.detail.body?.text === text)?.detail.body;
+      const hooked = wire.findLast((e) => e.kind === 'hook' && e.detail.body?.text === text)?.detail.body;
       if (hooked) return hooked;
       await new Promise((r) => setTimeout(r, 100));
     }
