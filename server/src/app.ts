@@ -30,6 +30,7 @@ import { SPEECH_LIMITS, type SpeechLimits } from './concierge/speech/speech-budg
 import { SpeechRecognition } from './concierge/speech/speech-recognition.js';
 import { SpeechSynthesis } from './concierge/speech/speech-synthesis.js';
 import { synthesiserFor } from './concierge/speech/synthesisers.js';
+import { voiceSampleRoute } from './concierge/speech/voice-sample.routes.js';
 import { HEARTBEAT_EVERY_MS, NodeHeartbeat } from './nodes/node-heartbeat.js';
 import { EventRecorder } from './concierge/events/event.recorder.js';
 import { countOpenConversations } from './concierge/conversations/conversation.repository.js';
@@ -252,6 +253,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     }),
     ...agentRoutes({ db, onJobQueued: () => jobs.poke(), onPublished: (agentId) => deployments.agentChanged(agentId) }),
     ...jobRoutes(db),
+    voiceSampleRoute({ db, synthesis }),
     ...deploymentRoutes(deploymentService, {
       recognisesSpeech: speech.available,
       synthesisesSpeech: synthesis.engine !== undefined,

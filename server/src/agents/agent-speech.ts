@@ -47,11 +47,14 @@ export function checkSpecSpeech(spec: unknown): void {
   );
 }
 
-/** The spec's speech as the service uses it: whatever does not read as documented is left out, never guessed. */
-export function speechOf(spec: Record<string, unknown>): {
+/** How an agent sounds on the service's synthesiser: its voice, and how it says words (README, The agent's own voice). */
+export interface AgentSpeech {
   service: ServiceVoice | undefined;
   pronunciations: z.infer<typeof pronunciation>[];
-} {
+}
+
+/** The spec's speech as the service uses it: whatever does not read as documented is left out, never guessed. */
+export function speechOf(spec: Record<string, unknown>): AgentSpeech {
   const voice = spec.voice as Record<string, unknown> | undefined;
   const service = serviceVoice.safeParse(typeof voice === 'object' && voice ? voice.service : undefined);
   const sayings = pronunciation.array().max(MAX_PRONUNCIATIONS).safeParse(spec.pronunciations);

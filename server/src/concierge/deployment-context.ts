@@ -10,8 +10,8 @@ import {
   effectiveRuntimeConfig,
 } from '../deployments/deployment.schemas.js';
 import type { CallDirection, DeploymentStatus } from '../deployments/deployment.table.js';
-import { type ServiceVoice, speechOf } from '../agents/agent-speech.js';
-import { type AgentInfo, type AgentVoice, languageTag, type Pronunciation, type WidgetTheme } from '#protocol/frames';
+import { type AgentSpeech, speechOf } from '../agents/agent-speech.js';
+import { type AgentInfo, type AgentVoice, languageTag, type WidgetTheme } from '#protocol/frames';
 
 /** What a session, a turn or a reply needs to know about its deployment, defaults applied. */
 export interface DeploymentContext {
@@ -40,7 +40,7 @@ export interface DeploymentContext {
   /** Whose voice reads replies out: `auto`, `service`, `browser` or `off` (README, The agent's own voice). */
   speechSynthesis: 'auto' | 'service' | 'browser' | 'off';
   /** The agent's voice on the service's synthesiser, and how it says words (the browser's voice is told them in `agent`). */
-  agentSpeech: { service: ServiceVoice | undefined; pronunciations: Pronunciation[] };
+  agentSpeech: AgentSpeech;
   /** The agent version a conversation starting now gets: the pinned one, or the latest published. */
   agentVersion: number;
   agent: AgentInfo;

@@ -26,10 +26,10 @@ import { recognitionSite, synthesisSite } from '../speech/speech-sites.js';
 import type { SpeechRecognition } from '../speech/speech-recognition.js';
 import type { SpeechSynthesis } from '../speech/speech-synthesis.js';
 import type { SpeechRequest } from '../speech/synthesiser.js';
+import { speechRequestFor } from '../speech/agent-voice.js';
 import type { StoredFrame } from '../events/event.repository.js';
 import { VoiceInput } from './voice-input.js';
 import { VoiceOutput } from './voice-output.js';
-import { pronounced } from '#protocol/pronunciations';
 
 const TOKEN_TOLERANCE_MS = 30_000;
 /**
@@ -348,19 +348,9 @@ export class Session implements CursorOwner {
     return synthesisSite(this.dep.speechSynthesis, this.services.synthesis.engine !== undefined);
   }
 
-  /**
-   * How the service's voice says a sentence in `language`: the agent's voice, unless the language
-   * is not the agent's and the spec names another for it (else the engine's own for the language).
-   */
+  /** How the service's voice says a sentence in `language`: the agent's voice for it, its pace and pronunciations. */
   private speechRequest(text: string, language: string): SpeechRequest {
-    const { service, pronunciations } = this.dep.agentSpeech;
-    const base = (tag: string) => tag.split('-')[0]!.toLowerCase();
-    const byLanguage = Object.entries(service?.by_language ?? {});
-    const voice =
-      byLanguage.find(([key]) => key.toLowerCase() === language.toLowerCase())?.[1] ??
-      byLanguage.find(([key]) => base(key) === base(language))?.[1] ??
-      (base(language) === base(this.dep.agent.language) ? service?.voice : undefined);
-    return { text: pronounced(text, pronunciations, language), voice, speed: service?.speed ?? 1, language };
+    return speechRequestFor(text, language, this.dep.agentSpeech, this.dep.agent.language);
   }
 
   /** How far the visitor listened to a reply: what they heard is kept, an interruption told to the transcript hook. */

@@ -5,7 +5,14 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config.js';
 import { deploy, mintToken, startCustomerServer, Widget } from '../../../test/concierge-kit.js';
-import { describeEachStore, startService, type StoreKind, type TestService, waitFor } from '../../../test/harness.js';
+import {
+  describeEachStore,
+  expectError,
+  startService,
+  type StoreKind,
+  type TestService,
+  waitFor,
+} from '../../../test/harness.js';
 import { installed } from '../../../test/service-process.js';
 import { hearsLength, startTranscriptionServer } from '../../../test/transcription-server.js';
 
@@ -121,6 +128,23 @@ describeEachStore('speech recognised by the service', (kind: StoreKind) => {
     // Audio, what was heard and the recogniser's key stay out of the logs.
     expect(stack.service.logs.join('')).not.toMatch(/stt-secret-key|1000 ms in de/);
     widget.close();
+  });
+
+  it("has no voice sample without a synthesiser, and says which setting gives one; choosing the service's voice warns", async () => {
+    const { api } = await open();
+    const agents = await api.get('/api/v1/agents');
+    const refused = await api.post(`/api/v1/agents/${agents.body.data[0].id}/voice-sample`, {});
+    expectError(refused, 409, 'invalid_state');
+    expect(refused.body.error.message).toMatch(/TEXT_TO_SPEECH=espeak-ng or TEXT_TO_SPEECH_URL/);
+    const deployments = await api.get('/api/v1/deployments');
+    const dep = deployments.body.data[0];
+    const saved = await api.put(`/api/v1/deployments/${dep.id}`, {
+      runtime_config: { ...dep.runtime_config, speech_synthesis: 'service' },
+    });
+    expect(saved.body.meta.warnings).toContainEqual({
+      path: 'runtime_config.speech_synthesis',
+      message: expect.stringMatching(/^this service has no voice of its own/),
+    });
   });
 
   it('says where speech is recognised in ready.speech, and refuses audio_start elsewhere with speech_unavailable, ignoring its frames', async () => {

@@ -332,6 +332,38 @@ describeEachStore("the agent's own voice", (kind: StoreKind) => {
     expect((await d.api.get(`/api/v1/agents/${agentId}`)).body.data.agent_spec).toEqual(spec);
   });
 
+  it("lets the customer hear the agent's voice: a WAV of its greeting, or of a voice being tried; another customer's agent is not found", async () => {
+    const d = await open();
+    const agentId = (await d.api.get(`/api/v1/deployments/${d.deploymentId}`)).body.data.agent_id;
+    const sample = await fetch(`${service.url}/api/v1/agents/${agentId}/voice-sample`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${d.apiKey}`, 'content-type': 'application/json' },
+      body: '{}',
+    });
+    expect([sample.status, sample.headers.get('content-type')]).toEqual([200, 'audio/wav']);
+    const wav = Buffer.from(await sample.arrayBuffer());
+    const greeting = "Hello, I'm the Front desk. How can I help you today?";
+    expect([wav.subarray(0, 4).toString(), wav.readUInt32LE(24), wav.readUInt16LE(34)]).toEqual(['RIFF', 24_000, 16]);
+    expect(wav.subarray(44).equals(pcmOf(greeting))).toBe(true);
+    const calls = speech.calls.length;
+    const tried = await d.api.post(`/api/v1/agents/${agentId}/voice-sample`, {
+      text: 'Welcome.',
+      language: 'de-DE',
+      voice: { voice: 'am_adam', speed: 0.8, by_language: { de: 'df_anna' } },
+    });
+    expect(tried.status).toBe(200);
+    expect(speech.calls.slice(calls).map((c) => [c.body.voice, c.body.speed, c.body.input])).toEqual([
+      ['df_anna', 0.8, 'Welcome.'],
+    ]);
+    const other = await deploy(service, { hook_url: customer.hookUrl });
+    expectError(await other.api.post(`/api/v1/agents/${agentId}/voice-sample`, {}), 404, 'not_found');
+    expectError(
+      await d.api.post(`/api/v1/agents/${agentId}/voice-sample`, { voice: { voice: 'x', speed: 9 } }),
+      400,
+      'invalid_request',
+    );
+  });
+
   it("speaks in the browser's voice where the deployment says so, and not at all when off", async () => {
     for (const [setting, site] of [
       ['browser', 'browser'],
@@ -397,6 +429,9 @@ describe.skipIf(!installed('espeak-ng'))('espeak-ng on this machine', () => {
       expect(head).toMatchObject({ turn_id, sentence: 0, text: 'Good evening.', sample_rate: 22_050 });
       expect(rms(sentencesSaid(spoken(widget, turn_id))[0]!.pcm)).toBeGreaterThan(500);
       widget.close();
+      const agentId = (await d.api.get(`/api/v1/deployments/${d.deploymentId}`)).body.data.agent_id;
+      const sample = await d.api.post(`/api/v1/agents/${agentId}/voice-sample`, { text: 'Welcome.' });
+      expect(sample.status).toBe(200);
     } finally {
       await service.close();
       await customer.close();
