@@ -56,7 +56,7 @@ test('a new customer walks the whole path in the console, under its CSP, without
   try {
     const response = await page.goto(`${stack.serviceUrl}/console/#/welcome/${welcomeToken}`);
     expect(response?.headers()['content-security-policy']).toBe(
-      "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+      "default-src 'self'; media-src 'self' blob:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
     );
     await expect(page.getByRole('heading', { name: 'Welcome to Concierge' })).toBeVisible();
     // Reported, not asserted: from navigation start to the first page's form ready for input.
@@ -81,6 +81,16 @@ test('a new customer walks the whole path in the console, under its CSP, without
     await expect(page.getByRole('status')).toContainText('Generation succeeded');
     await page.getByRole('link', { name: 'Seaside desk' }).click();
     await page.getByLabel('Greeting').fill('Hello, I am the Seaside Inn concierge.');
+    // The agent's own voice: an id on the service's speech server, and a word said differently, heard before saving.
+    await page.getByLabel(/^Service voice \(/).fill('bf_emma');
+    await page.getByLabel(/^Pronunciations/).fill('Seaside = See-side\nInn = Inne [de]');
+    const sampled = stack.synthesiser.calls.length;
+    await page.getByRole('button', { name: 'Hear the voice' }).click();
+    await expect(page.getByLabel("The agent's voice")).toBeVisible();
+    expect(stack.synthesiser.calls.slice(sampled).map((c) => [c.body.voice, c.body.input])).toEqual([
+      ['bf_emma', 'Hello, I am the See-side Inn concierge.'],
+    ]);
+    await audit(page, 'agent-voice');
     await page.getByRole('button', { name: 'Save draft' }).click();
     await page.getByRole('button', { name: 'Publish the draft' }).click();
     await expect(page.getByText('published', { exact: true }).first()).toBeVisible();
@@ -134,12 +144,17 @@ test('a new customer walks the whole path in the console, under its CSP, without
     await languages.fill('en-US\nja-JP');
     // Where the visitors' speech is recognised: the browser's only, for this deployment.
     await page.getByLabel('Speech recognition').selectOption('browser');
+    await page.getByLabel("The agent's voice").selectOption('service');
     const saved = page.waitForResponse(
       (res) => res.request().method() === 'PUT' && res.url().includes('/api/v1/deployments/'),
     );
     await page.getByRole('button', { name: 'Save settings' }).click();
     const savedBody = (await (await saved).json()) as { data: { runtime_config: Record<string, unknown> } };
-    expect([(await saved).status(), savedBody.data.runtime_config.speech_recognition]).toEqual([200, 'browser']);
+    expect([
+      (await saved).status(),
+      savedBody.data.runtime_config.speech_recognition,
+      savedBody.data.runtime_config.speech_synthesis,
+    ]).toEqual([200, 'browser', 'service']);
     await page.getByLabel("Preview the widget's words in").selectOption('ja');
     await page.getByRole('link', { name: 'Open the preview in Try it' }).click();
     await expect(page.getByRole('textbox', { name: 'メッセージ' })).toHaveAttribute('placeholder', '質問を入力…');

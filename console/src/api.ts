@@ -145,6 +145,13 @@ export const post = <T>(to: ApiPath, body?: unknown) => api<T>('POST', to, body)
 export const put = <T>(to: ApiPath, body: unknown) => api<T, SaveMeta>('PUT', to, body);
 export const del = <T>(to: ApiPath) => api<T>('DELETE', to).then((r) => r.data);
 
+/** A route that answers with a file (the agent's voice sample): its bytes. */
+export async function file(to: ApiPath, body?: unknown): Promise<Blob> {
+  const res = await send('POST', to, body);
+  if (!res.ok) throw await failure(res);
+  return res.blob();
+}
+
 /** Text routes (the NDJSON export): the body as text. */
 export async function text(to: ApiPath): Promise<string> {
   const res = await send('GET', to);

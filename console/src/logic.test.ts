@@ -6,6 +6,8 @@ import {
   lineDiff,
   localeLabel,
   originProblems,
+  pronunciationsAsLines,
+  pronunciationsOf,
   routeOf,
   serverSnippetOf,
   signedStringOf,
@@ -227,5 +229,18 @@ describe("the widget's languages", () => {
       '简体中文 (zh-Hans)',
       'עברית (he)',
     ]);
+  });
+
+  it('reads pronunciations one a line, and writes them back the same way', () => {
+    const lines = 'Adlon = Ad-lonn\nSpa = Schpa [de]\n\nno equals sign';
+    expect(pronunciationsOf(lines)).toEqual({
+      list: [
+        { term: 'Adlon', say: 'Ad-lonn' },
+        { term: 'Spa', say: 'Schpa', language: 'de' },
+      ],
+      problems: ['"no equals sign": write it as term = how to say it, with [de] after for German only'],
+    });
+    expect(pronunciationsAsLines(pronunciationsOf(lines).list)).toBe('Adlon = Ad-lonn\nSpa = Schpa [de]');
+    expect(pronunciationsAsLines(undefined)).toBe('');
   });
 });

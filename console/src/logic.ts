@@ -255,3 +255,29 @@ export function startOfDay(day: string, plusDays = 0): string {
   const [y, m, d] = day.split('-').map(Number);
   return new Date(y!, m! - 1, d! + plusDays).toISOString();
 }
+
+/** An agent's pronunciations (README, The agent's own voice). */
+export interface Pronunciation {
+  term: string;
+  say: string;
+  language?: string;
+}
+
+/** Pronunciations as the agent page edits them: one a line, `term = say`, with `[de]` after for one language only. */
+export function pronunciationsAsLines(list: unknown): string {
+  if (!Array.isArray(list)) return '';
+  return (list as Pronunciation[]).map((p) => `${p.term} = ${p.say}${p.language ? ` [${p.language}]` : ''}`).join('\n');
+}
+
+/** The lines read back, and each line that does not read as `term = say` or `term = say [language]`. */
+export function pronunciationsOf(lines: string): { list: Pronunciation[]; problems: string[] } {
+  const list: Pronunciation[] = [];
+  const problems: string[] = [];
+  for (const line of lines.split('\n').map((l) => l.trim())) {
+    if (!line) continue;
+    const parsed = /^(.+?)\s*=\s*(.+?)(?:\s*\[([A-Za-z]{2,3}(?:-[A-Za-z0-9]+)*)\])?$/.exec(line);
+    if (!parsed) problems.push(`"${line}": write it as term = how to say it, with [de] after for German only`);
+    else list.push({ term: parsed[1]!, say: parsed[2]!, ...(parsed[3] ? { language: parsed[3] } : {}) });
+  }
+  return { list, problems };
+}

@@ -1,6 +1,6 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import { ApiError } from './api';
+import { ApiError, file, path } from './api';
 import { WIDGET_LOCALES } from '#protocol/widget-locales';
 import { duration, localeLabel, when } from './logic';
 import type { Delivery, Deployment, PageMeta } from './types';
@@ -289,5 +289,28 @@ export function DeploymentOptions({ deployments = [] }: { deployments: Deploymen
         </option>
       ))}
     </>
+  );
+}
+
+/**
+ * "Hear the voice": a sentence in the agent's voice on the service's synthesiser (README, The
+ * agent's own voice), played here; `trying` hears a voice, words or text before they are saved. A service without a
+ * voice of its own says which setting gives it one.
+ */
+export function VoiceSample({ agentId, trying = {} }: { agentId: string; trying?: Record<string, unknown> }) {
+  const [url, setUrl] = useState<string>();
+  const hear = useAction(async () => {
+    const wav = await file(path`/api/v1/agents/${agentId}/voice-sample`, trying);
+    if (url) URL.revokeObjectURL(url);
+    setUrl(URL.createObjectURL(wav));
+  });
+  return (
+    <div class="voice-sample">
+      <button type="button" disabled={hear.busy} onClick={() => void hear.start()}>
+        {hear.busy ? 'Synthesising…' : 'Hear the voice'}
+      </button>
+      {url && <audio controls autoplay src={url} aria-label="The agent's voice" />}
+      <ErrorNote error={hear.error} />
+    </div>
   );
 }

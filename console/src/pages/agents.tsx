@@ -1,8 +1,8 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, del, get, list, post, put, query, path } from '../api';
-import { lineDiff, when } from '../logic';
+import { lineDiff, pronunciationsAsLines, pronunciationsOf, when } from '../logic';
 import type { Agent, AgentVersion, Job, JobAccepted } from '../types';
-import { ActionForm, Badge, Empty, ErrorNote, ListTable, Loading, Title, useAction, useLoad } from '../ui';
+import { ActionForm, Badge, Empty, ErrorNote, ListTable, Loading, Title, useAction, useLoad, VoiceSample } from '../ui';
 
 const STATUSES = ['generating', 'draft', 'published', 'failed'] as const;
 
@@ -113,7 +113,16 @@ function DraftEditor({ agent, onSaved }: { agent: Agent; onSaved(a: Agent): void
     problem = `Not valid JSON: ${(err as Error).message}`;
   }
   const voice = (spec?.voice ?? {}) as Spec;
+  const service = (voice.service ?? {}) as Spec;
   const set = (key: string, value: unknown) => spec && setRaw(pretty({ ...spec, [key]: value }));
+  // The service's voice (README, The agent's own voice): an id on the operator's synthesiser, and its pace.
+  const setService = (key: string, value: unknown) => {
+    const next = { ...service, [key]: value === '' ? undefined : value };
+    set('voice', { ...voice, service: next.voice || next.speed ? next : undefined });
+  };
+  const [sayings, setSayings] = useState(pronunciationsAsLines(spec?.pronunciations));
+  useEffect(() => setSayings(pronunciationsAsLines(agent.draft_spec?.pronunciations)), [agent.id, agent.updated_at]);
+  const read = pronunciationsOf(sayings);
   const save = useAction(async () =>
     onSaved((await put<Agent>(path`/api/v1/agents/${agent.id}`, { draft_spec: spec })).data),
   );
@@ -136,14 +145,62 @@ function DraftEditor({ agent, onSaved }: { agent: Agent; onSaved(a: Agent): void
           />
         </label>
         <label>
-          Voice name
+          Browser voice name
           <input
             value={typeof voice.name === 'string' ? voice.name : ''}
             disabled={!spec}
             onInput={(e) => set('voice', { ...voice, name: e.currentTarget.value })}
           />
         </label>
+        <label>
+          Service voice (an id your speech server knows, e.g. af_heart; espeak-ng: en-us)
+          <input
+            value={typeof service.voice === 'string' ? service.voice : ''}
+            disabled={!spec}
+            onInput={(e) => setService('voice', e.currentTarget.value)}
+          />
+        </label>
+        <label>
+          Service voice speed (0.5–2, default 1)
+          <input
+            type="number"
+            min={0.5}
+            max={2}
+            step={0.05}
+            value={typeof service.speed === 'number' ? service.speed : ''}
+            disabled={!spec}
+            onInput={(e) => setService('speed', e.currentTarget.value ? Number(e.currentTarget.value) : '')}
+          />
+        </label>
       </div>
+      <label>
+        Pronunciations: one a line, term = how to say it, [de] after for one language only (said by either voice, never
+        shown)
+        <textarea
+          rows={3}
+          value={sayings}
+          disabled={!spec}
+          placeholder="Adlon = Ad-lonn"
+          onInput={(e) => {
+            setSayings(e.currentTarget.value);
+            const { list, problems } = pronunciationsOf(e.currentTarget.value);
+            if (!problems.length) set('pronunciations', list.length ? list : undefined);
+          }}
+        />
+      </label>
+      {read.problems.map((p) => (
+        <p key={p} class="warn">
+          {p}
+        </p>
+      ))}
+      <VoiceSample
+        agentId={agent.id}
+        trying={{
+          ...(text('greeting') ? { text: text('greeting') } : {}),
+          ...(service.voice ? { voice: service } : {}),
+          pronunciations: read.list,
+        }}
+      />
       <label>
         Draft as JSON
         <textarea
@@ -151,7 +208,14 @@ function DraftEditor({ agent, onSaved }: { agent: Agent; onSaved(a: Agent): void
           rows={12}
           value={raw}
           aria-invalid={!!problem}
-          onInput={(e) => setRaw(e.currentTarget.value)}
+          onInput={(e) => {
+            setRaw(e.currentTarget.value);
+            try {
+              setSayings(pronunciationsAsLines((JSON.parse(e.currentTarget.value) as Spec).pronunciations));
+            } catch {
+              // Not JSON yet: the pronunciations keep what they showed.
+            }
+          }}
         />
       </label>
       {problem && <p class="warn">{problem}</p>}

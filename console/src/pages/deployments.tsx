@@ -28,6 +28,7 @@ import {
   ListTable,
   Loading,
   LocaleOptions,
+  VoiceSample,
   OnceSecret,
   Title,
   useAction,
@@ -137,6 +138,7 @@ function Settings({ dep, onSaved }: { dep: Deployment; onSaved(d: Deployment): v
   const [hookTimeout, setHookTimeout] = useState(String(runtime.hook_timeout_ms ?? ''));
   const [replyTimeout, setReplyTimeout] = useState(String(runtime.reply_timeout_s ?? ''));
   const [recognition, setRecognition] = useState(String(runtime.speech_recognition ?? 'auto'));
+  const [synthesis, setSynthesis] = useState(String(runtime.speech_synthesis ?? 'auto'));
   const [waitNoticeS, setWaitNoticeS] = useState(String(runtime.person_wait_notice_s ?? ''));
   const [waitNotice, setWaitNotice] = useState(String(runtime.person_wait_notice ?? ''));
   const [version, setVersion] = useState(dep.agent_version === null ? '' : String(dep.agent_version));
@@ -173,6 +175,7 @@ function Settings({ dep, onSaved }: { dep: Deployment; onSaved(d: Deployment): v
         hook_timeout_ms: num(hookTimeout),
         reply_timeout_s: num(replyTimeout),
         speech_recognition: recognition,
+        speech_synthesis: synthesis,
         person_wait_notice_s: num(waitNoticeS),
         person_wait_notice: waitNotice.trim() || undefined,
       },
@@ -322,7 +325,21 @@ function Settings({ dep, onSaved }: { dep: Deployment; onSaved(d: Deployment): v
               <option value="off">Off: text only</option>
             </select>
           </label>
+          <label>
+            The agent's voice
+            <select value={synthesis} onChange={(e) => setSynthesis(e.currentTarget.value)}>
+              <option value="auto">Automatic: the service's voice where it has one, else the browser's</option>
+              <option value="service">The service's voice (the same in every browser)</option>
+              <option value="browser">The browser's voice</option>
+              <option value="off">Off: replies shown, never spoken</option>
+            </select>
+          </label>
         </div>
+        <p class="muted">
+          The service's voice is the one its operator set up (espeak-ng, or a speech server such as Kokoro or Piper), in
+          the agent's voice from its page. It knows what each visitor heard before they spoke over it.
+        </p>
+        <VoiceSample agentId={dep.agent_id} />
       </fieldset>
       <fieldset>
         <legend>When a visitor waits for a person</legend>

@@ -6,8 +6,9 @@ import { PROJECT_ROOT } from '../shared/project-root.js';
 
 export const CONSOLE_DIR = join(PROJECT_ROOT, 'console', 'dist');
 
-/** Nothing inline, nothing from elsewhere, and never inside another site's frame. */
-const CONSOLE_CSP = "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
+/** Nothing inline, nothing from elsewhere (but the voice sample the page itself fetched, played from a blob: URL), and never inside another site's frame. */
+const CONSOLE_CSP =
+  "default-src 'self'; media-src 'self' blob:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 const securityHeaders: RequestHandler = (_req, res, next) => {
   res.setHeader('Content-Security-Policy', CONSOLE_CSP);

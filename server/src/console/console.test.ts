@@ -326,7 +326,7 @@ function suite(kind: StoreKind) {
       const res = await fetch(service.url + path);
       expect(res.status).toBe(200);
       expect(res.headers.get('content-security-policy')).toBe(
-        "default-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
+        "default-src 'self'; media-src 'self' blob:; frame-ancestors 'none'; base-uri 'none'; form-action 'self'",
       );
       expect(res.headers.get('cache-control')).toBe('no-store');
       expect(res.headers.get('x-content-type-options')).toBe('nosniff');

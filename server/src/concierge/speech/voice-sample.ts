@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { findAgent } from '../../agents/agent.repository.js';
-import { serviceVoice, speechOf } from '../../agents/agent-speech.js';
+import { MAX_PRONUNCIATIONS, serviceVoice, speechOf } from '../../agents/agent-speech.js';
 import type { Db } from '../../database.js';
 import { AppError, notFound } from '../../errors.js';
 import { fromJsonColumn } from '../../shared/json-column.js';
@@ -8,7 +8,7 @@ import { agentInfo } from '../deployment-context.js';
 import { speechRequestFor } from './agent-voice.js';
 import { wavOf } from './recogniser.js';
 import type { SpeechSynthesis } from './speech-synthesis.js';
-import { languageTag } from '#protocol/frames';
+import { languageTag, pronunciation } from '#protocol/frames';
 
 export const voiceSampleBody = z
   .strictObject({
@@ -20,11 +20,14 @@ export const voiceSampleBody = z
       .optional()
       .meta({ description: "What to say; default: the agent's greeting" }),
     language: languageTag.optional().meta({ description: "Default: the agent's language" }),
-    voice: serviceVoice
+    voice: serviceVoice.optional().meta({
+      description: "A voice to try instead of the spec's `voice.service` (the draft's, else the published one's)",
+    }),
+    pronunciations: pronunciation
+      .array()
+      .max(MAX_PRONUNCIATIONS)
       .optional()
-      .meta({
-        description: "A voice to try instead of the spec's `voice.service` (the draft's, else the published one's)",
-      }),
+      .meta({ description: "Pronunciations to try instead of the spec's" }),
   })
   .meta({ id: 'VoiceSample' });
 export type VoiceSampleInput = z.infer<typeof voiceSampleBody>;
@@ -32,7 +35,7 @@ export type VoiceSampleInput = z.infer<typeof voiceSampleBody>;
 /**
  * A sentence in an agent's voice on this service's synthesiser, as a WAV file for the console to
  * play (README, The agent's own voice): the draft spec's voice and pronunciations (else the
- * published one's), or a voice being tried. Nothing is stored.
+ * published one's), or those being tried. Nothing is stored.
  */
 export async function voiceSample(
   parts: { db: Db; synthesis: SpeechSynthesis },
@@ -55,7 +58,7 @@ export async function voiceSample(
   const request = speechRequestFor(
     text,
     input.language ?? info.language,
-    { ...speech, service: input.voice ?? speech.service },
+    { service: input.voice ?? speech.service, pronunciations: input.pronunciations ?? speech.pronunciations },
     info.language,
   );
   const chunks: Buffer[] = [];
