@@ -5,6 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitFor } from '../server/test/harness.js';
+import { installed } from '../server/test/service-process.js';
 import type { Provisioned } from './provision.js';
 
 const ROOT = join(import.meta.dirname, '..');
@@ -106,9 +107,15 @@ describe('npm start and npm run service, started and stopped as a person does', 
     const serviceUrl = /^Listening on (http:\/\/\S+)$/m.exec(out)![1]!;
     // The block, in one piece: where things run, the key and link shown once, the next steps; logs only after it.
     expect(out).toMatch(
-      /^Listening on \S+\nConsole at \S+\/console\/\nAPI key: vak_\S+\nConsole sign-in: \S+\nDemo at \S+\nDemo console sign-in \(reception@harbor\.demo, the hotel's Inbox\): \S+\/console\/#\/welcome\/\S+\n\nNext:\n {2}1\. .+\n {2}2\. .+\n {2}3\. .+\n {5}Its server on port 3000 gets this service's hooks: npm start allows 127\.0\.0\.1:3000 and localhost:3000 as it does the demo's port\.\nStop with Ctrl-C\. .+\n\n/,
+      /^Listening on \S+\nConsole at \S+\/console\/\nAPI key: vak_\S+\nConsole sign-in: \S+\nDemo at \S+\nDemo console sign-in \(reception@harbor\.demo, the hotel's Inbox\): \S+\/console\/#\/welcome\/\S+\nVoice: .+\n\nNext:\n {2}1\. .+\n {2}2\. .+\n {2}3\. .+\n {5}Its server on port 3000 gets this service's hooks: npm start allows 127\.0\.0\.1:3000 and localhost:3000 as it does the demo's port\.\nStop with Ctrl-C\. .+\n\n/,
     );
     expect(out.slice(0, out.indexOf('Next:'))).not.toContain('{"level"');
+    // The hotel speaks with espeak-ng where it is installed, and the block says so plainly.
+    expect(/^Voice: .+$/m.exec(out)![0]).toBe(
+      installed('espeak-ng')
+        ? 'Voice: espeak-ng, robotic but the same in every browser; for a natural voice, set TEXT_TO_SPEECH_URL to a Kokoro or Piper server (README, "The agent\'s own voice")'
+        : "Voice: the browser's (install espeak-ng, or set TEXT_TO_SPEECH_URL, for the service's own: README, \"The agent's own voice\")",
+    );
     expect(out).toContain(`Talk to the demo hotel's concierge at ${demoUrl}`);
     expect((await fetch(`${serviceUrl}/healthz`)).status).toBe(200);
 

@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
-import { FIRST_SERVER_HOSTS, nextSteps } from '../server/src/start-notice.js';
+import { FIRST_SERVER_HOSTS, nextSteps, voiceLine } from '../server/src/start-notice.js';
 import { startDemo } from './customer-server.js';
 import type { Provisioned } from './provision.js';
 
@@ -26,10 +26,16 @@ const demoPort = await freePort(Number(process.env.DEMO_PORT ?? 8788));
 const allowed = [process.env.HOOK_ALLOWED_HOSTS, `127.0.0.1:${demoPort}`, ...FIRST_SERVER_HOSTS]
   .filter(Boolean)
   .join(',');
+// The hotel speaks in the service's own voice where espeak-ng is installed, unless another is set.
+const voice =
+  process.env.TEXT_TO_SPEECH || process.env.TEXT_TO_SPEECH_URL || !espeakInstalled()
+    ? {}
+    : { TEXT_TO_SPEECH: 'espeak-ng' };
+const serviceEnv = { DRAIN_S: '0', ...voice, ...process.env, HOOK_ALLOWED_HOSTS: allowed };
 const service = spawn(process.execPath, [...TSX, 'server/src/main.ts', '--no-next-steps'], {
   cwd: ROOT,
   // One node on a laptop: nothing balances traffic away from it, so a stop need not wait.
-  env: { DRAIN_S: '0', ...process.env, HOOK_ALLOWED_HOSTS: allowed },
+  env: serviceEnv,
   stdio: ['ignore', 'pipe', 'inherit'],
 });
 let closeDemo: (() => Promise<void>) | undefined;
@@ -65,6 +71,10 @@ const serviceUrl = await new Promise<string>((resolve) => {
     }
   });
 });
+
+function espeakInstalled(): boolean {
+  return spawnSync('sh', ['-c', 'command -v espeak-ng']).status === 0;
+}
 
 /** `port` itself, or for 0 a port that is free now (the demo binds it a moment later). */
 async function freePort(port: number): Promise<number> {
@@ -141,7 +151,9 @@ try {
   const reception = customer.receptionLink
     ? `Demo console sign-in (${RECEPTION}, the hotel's Inbox): ${customer.receptionLink}\n`
     : '';
-  release(`Demo at ${demo.url}\n${reception}${nextSteps({ url: serviceUrl, firstStart }, demo.url)}`);
+  release(
+    `Demo at ${demo.url}\n${reception}${voiceLine(serviceEnv)}\n${nextSteps({ url: serviceUrl, firstStart }, demo.url)}`,
+  );
 } catch (err) {
   release('');
   process.stderr.write(`${err instanceof Error ? err.message : String(err)}\n`);

@@ -63,6 +63,27 @@ test("Chromium: a streamed reply to a spoken question is said in the service's v
   await page.screenshot({ path: 'test-results/widget/service-voice.png' });
 });
 
+test("Chromium: the QA panel shows each sentence of the agent's voice as it begins and how far it was heard", async ({
+  page,
+  stack,
+}) => {
+  await stack.synthesiseSpeech('service');
+  await stack.behave('sync');
+  await scriptedSpeech(page, { words: ['When is breakfast?'] });
+  await page.goto(`${stack.demoUrl}/qa`);
+  await launcher(page).click();
+  await page.getByRole('button', { name: 'Speak' }).click();
+  const voice = page.locator('#qa-wire li[data-kind="voice"]');
+  await expect(voice.filter({ hasText: /says sentence 0 in the service's voice: Breakfast is served/ })).toHaveCount(
+    1,
+    {
+      timeout: 10_000,
+    },
+  );
+  await expect(voice.filter({ hasText: /sentence 0 finished at \d+ ms/ })).toHaveCount(1, { timeout: 10_000 });
+  await page.screenshot({ path: 'test-results/widget/qa-voice.png' });
+});
+
 test('Chromium: a mic press mid-reply stops the voice within 100 ms, and the service keeps what was heard', async ({
   page,
   stack,

@@ -50,6 +50,24 @@
     show({ at: new Date().toISOString(), kind: 'page', summary: 'widget error ' + e.code, detail: e });
   });
 
+  // The agent's voice: each sentence as it begins (the service's audio or the browser's voice), and how far it was heard.
+  Concierge.on('speech', function (e) {
+    show({
+      at: new Date().toISOString(),
+      kind: 'voice',
+      summary: 'says sentence ' + e.sentence + ' in the ' + e.voice + "'s voice: " + e.text,
+      detail: e,
+    });
+  });
+  Concierge.on('playback', function (e) {
+    show({
+      at: new Date().toISOString(),
+      kind: 'voice',
+      summary: 'sentence ' + e.sentence + ' ' + e.state + ' at ' + e.offsetMs + ' ms',
+      detail: e,
+    });
+  });
+
   var events = new EventSource('/qa/events');
   events.onmessage = function (message) {
     show(JSON.parse(message.data));

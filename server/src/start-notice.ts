@@ -11,6 +11,18 @@ export const NO_NEW_KEY =
 /** Where the server of README, "Your first concierge" listens: the addresses its hook URL may name. */
 export const FIRST_SERVER_HOSTS = ['127.0.0.1:3000', 'localhost:3000'];
 
+/**
+ * Whose voice the agents speak with (README, "The agent's own voice"), from the service's
+ * settings: a speech server, espeak-ng (said plainly to be robotic), or the browser's.
+ */
+export function voiceLine(env: NodeJS.ProcessEnv): string {
+  if (env.TEXT_TO_SPEECH_URL)
+    return `Voice: the speech server at ${new URL(env.TEXT_TO_SPEECH_URL).origin} (TEXT_TO_SPEECH_URL)`;
+  if (env.TEXT_TO_SPEECH === 'espeak-ng')
+    return 'Voice: espeak-ng, robotic but the same in every browser; for a natural voice, set TEXT_TO_SPEECH_URL to a Kokoro or Piper server (README, "The agent\'s own voice")';
+  return "Voice: the browser's (install espeak-ng, or set TEXT_TO_SPEECH_URL, for the service's own: README, \"The agent's own voice\")";
+}
+
 /** The next three steps, for the service alone or beside the demo hotel. */
 export function nextSteps({ url, firstStart }: { url: string; firstStart: boolean }, demoUrl?: string): string {
   const steps = [

@@ -64,6 +64,8 @@ class Widget {
         }),
         played: (at, state, offsetMs) => this.client.played(at, state, offsetMs),
         lines: () => this.client.view.lines,
+        begins: (at, text, voice) =>
+          this.dispatch({ type: 'speech', turnId: at.turnId, sentence: at.sentence, text, voice }),
       });
     });
     this.client = new SessionClient({

@@ -70,6 +70,8 @@ export type SessionEvent =
       replayed: boolean;
       speak: boolean;
     }
+  /** A sentence of the agent's voice begins to be heard: the service's (its audio) or the browser's. */
+  | { type: 'speech'; turnId: string | undefined; sentence: number; text: string; voice: 'service' | 'browser' }
   /** How far the visitor listened to a sentence of the agent's voice. */
   | { type: 'playback'; turnId: string | undefined; sentence: number; state: PlaybackState; offsetMs: number }
   /** `name`: the client action that failed (`action_failed`). */

@@ -19,6 +19,8 @@ export interface PlayerParts {
   played(at: SentenceAt, state: PlaybackState, offsetMs: number): void;
   /** The conversation as shown: where a sentence the service could not say is read from. */
   lines(): readonly Line[];
+  /** A sentence begins, in whose voice: for the page's `speech` event. */
+  begins(at: SentenceAt, text: string, voice: 'service' | 'browser'): void;
 }
 
 /** A sentence in the order it is to be heard: the service's audio, or text for the browser's voice. */
@@ -224,7 +226,10 @@ export class Player implements VoiceSink {
       }
       if (this.#ready !== true || this.#stopping) return;
       for (const floats of item.held.splice(0)) {
-        item.start ??= this.#posted;
+        if (item.start === undefined) {
+          item.start = this.#posted;
+          this.parts.begins(item.at, item.text, 'service');
+        }
         this.#node!.port.postMessage(floats, [floats.buffer]);
         this.#posted += floats.length;
       }
@@ -236,6 +241,7 @@ export class Player implements VoiceSink {
     const spoken = pronounced(item.text, pronunciations, language);
     item.speaking = true;
     item.spokenLength = spoken.length;
+    this.parts.begins(item.at, item.text, 'browser');
     let over = false;
     const done = (said: boolean) => {
       if (over || this.#items[0] !== item) return;
