@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deploy, mintToken, postReply, startCustomerServer, Widget } from '../../../test/concierge-kit.js';
 import {
@@ -379,6 +381,46 @@ describeEachStore("the agent's own voice", (kind: StoreKind) => {
       await new Promise((r) => setTimeout(r, 200));
       expect(spoken(d.widget)).toEqual([]);
     }
+  });
+});
+
+describe("the README's speech servers", () => {
+  it('Kokoro and Piper as the README sets them up: its URL path, model and example voice, against a server that speaks the protocol', async () => {
+    const readme = readFileSync(join(import.meta.dirname, '../../../../README.md'), 'utf8');
+    const examples = [
+      ...readme.matchAll(
+        /TEXT_TO_SPEECH_URL=(\S+)\s+TEXT_TO_SPEECH_MODEL=(\S+)\s+HOOK_ALLOWED_HOSTS=\S+`, voices such as `(\w+)`/g,
+      ),
+    ].map((m) => ({ url: new URL(m[1]!), model: m[2]!, voice: m[3]! }));
+    expect(examples.map((e) => [e.url.port, e.model, e.voice])).toEqual([
+      ['8880', 'kokoro', 'af_heart'],
+      ['8000', 'tts-1', 'alloy'],
+    ]);
+    const customer = await startCustomerServer();
+    for (const example of examples) {
+      const speech = await startSpeechServer();
+      // The same path and model, on the port this test's server has.
+      const url = new URL(example.url.pathname, speech.url).toString();
+      const service = await startService('sqlite', {
+        env: { TEXT_TO_SPEECH_URL: url, TEXT_TO_SPEECH_MODEL: example.model },
+      });
+      try {
+        const d = await deploy(service, { hook_url: customer.hookUrl });
+        const agentId = (await d.api.get(`/api/v1/deployments/${d.deploymentId}`)).body.data.agent_id;
+        const sample = await d.api.post(`/api/v1/agents/${agentId}/voice-sample`, {
+          text: 'Welcome.',
+          voice: { voice: example.voice },
+        });
+        expect(sample.status).toBe(200);
+        expect(speech.calls.map((c) => c.body)).toEqual([
+          { model: example.model, input: 'Welcome.', voice: example.voice, speed: 1, response_format: 'pcm' },
+        ]);
+      } finally {
+        await service.close();
+        await speech.close();
+      }
+    }
+    await customer.close();
   });
 });
 
