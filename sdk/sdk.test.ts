@@ -1,4 +1,5 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { transcriptEventTypes } from '#protocol/transcript-events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
@@ -285,5 +286,14 @@ describe('the SDKs against a real service', () => {
     expect(Number(/^Ran (\d+) tests/m.exec(run.stderr)?.[1])).toBeGreaterThanOrEqual(20);
     expect(run.stderr).not.toMatch(/skipped/);
     expect(run.status).toBe(0);
+  });
+
+  it("the Python SDK knows every transcript event the service sends, in the service's order", () => {
+    const source = readFileSync(join(import.meta.dirname, 'python', 'concierge_server', 'signatures.py'), 'utf8');
+    const listed = /TRANSCRIPT_EVENT_TYPES = \(([^)]*)\)/
+      .exec(source)![1]!
+      .match(/"[^"]+"/g)!
+      .map((t) => JSON.parse(t));
+    expect(listed).toEqual([...transcriptEventTypes]);
   });
 });

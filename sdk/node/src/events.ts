@@ -31,6 +31,14 @@ export interface LinkAction {
   url: string;
 }
 
+/** What the visitor heard of the reply before this turn, when it was spoken (README, The agent's own voice): answer as if only that was said */
+export interface PreviousReply {
+  turn_id: string;
+  /** The sentences the visitor heard, the interrupted one cut at its last word heard */
+  heard_text: string;
+  interrupted: boolean;
+}
+
 /** A button that sends `text` as the visitor's next turn (mode `text`); gone once the visitor sends any turn */
 export interface QuickReplyAction {
   type: "quick_reply";
@@ -153,6 +161,22 @@ export interface TranscriptTurnFailed {
   };
 }
 
+export interface TranscriptTurnInterrupted {
+  /** The same on every retry and redelivery: deduplicate on it (also in `X-Service-Event-Id` and `webhook-id`) */
+  id: string;
+  type: "turn.interrupted";
+  created_at: string;
+  deployment_id: string;
+  conversation_id: string;
+  /** Only on samples sent by `POST /api/v1/deployments/{id}/test-hook`; their ids match nothing */
+  test?: true;
+  data: {
+    turn_id: string;
+    /** What the visitor heard of the reply before cutting it off */
+    heard_text: string;
+  };
+}
+
 export interface TranscriptTurnRated {
   /** The same on every retry and redelivery: deduplicate on it (also in `X-Service-Event-Id` and `webhook-id`) */
   id: string;
@@ -219,6 +243,7 @@ export interface TurnCreatedHook {
   language: string;
   /** Where to POST the deferred reply, signed: `{conversation_id, turn_id, reply_text, actions?}`, or its parts first: `{conversation_id, turn_id, part, text}` */
   reply_url: string;
+  previous_reply?: PreviousReply;
 }
 
 /** The turn hook: one call per visitor turn, to the deployment's `hook_url`. */
@@ -232,9 +257,10 @@ export type TranscriptEvent =
   | TranscriptTurnResolved
   | TranscriptTurnFailed
   | TranscriptTurnRated
+  | TranscriptTurnInterrupted
   | TranscriptConversationHandoff
   | TranscriptMessageCreated
   | TranscriptConversationEnded;
 
 /** The transcript events' types. */
-export const TRANSCRIPT_EVENT_TYPES = ["conversation.started", "turn.created", "turn.acknowledged", "turn.resolved", "turn.failed", "turn.rated", "conversation.handoff", "message.created", "conversation.ended"] as const;
+export const TRANSCRIPT_EVENT_TYPES = ["conversation.started", "turn.created", "turn.acknowledged", "turn.resolved", "turn.failed", "turn.rated", "turn.interrupted", "conversation.handoff", "message.created", "conversation.ended"] as const;

@@ -21,6 +21,7 @@ TRANSCRIPT_EVENT_TYPES = (
     "turn.resolved",
     "turn.failed",
     "turn.rated",
+    "turn.interrupted",
     "conversation.handoff",
     "message.created",
     "conversation.ended",

@@ -83,6 +83,10 @@ class VerifyHook(unittest.TestCase):
         pairs = [(b"content-type", b"application/json")] + [(k.encode(), v.encode()) for k, v in standard([SECRET], EVENT).items()]
         self.assertEqual(verify_hook(EVENT, pairs, SECRET, now=NOW)["type"], "turn.rated")
 
+    def test_knows_every_transcript_event_of_the_service(self):
+        interrupted = json.dumps({"id": "evt_2", "type": "turn.interrupted", "created_at": "2026-11-27T12:00:00Z", "deployment_id": "d", "conversation_id": "c", "data": {"turn_id": "t", "heard_text": "We have a room."}}).encode()
+        self.assertEqual(verify_hook(interrupted, standard([SECRET], interrupted), SECRET, now=NOW)["data"]["heard_text"], "We have a room.")
+
     def test_any_secret_of_a_rotation(self):
         self.assertEqual(verify_hook(turn(), standard([SECRET, OLD], turn()), OLD, now=NOW)["type"], "turn.created")
         self.assertEqual(verify_hook(turn(), standard([OLD], turn()), [SECRET, OLD], now=NOW)["type"], "turn.created")
