@@ -3,6 +3,7 @@ import { ANALYTICS, analyticsQueryTimes } from './concierge/analytics.js';
 import { backlogLatency } from './concierge/backlog.js';
 import { balancedLatency, RESUMING_WIDGETS } from './concierge/balanced.js';
 import { RECOGNITION, recognitionFigures } from './concierge/recognition.js';
+import { espeakFigures, SYNTHESIS, synthesisFigures } from './concierge/synthesis.js';
 import { crossNodeLatency } from './concierge/cross-node.js';
 import { bareIdleBytes, serviceIdleBytes } from './concierge/idle.js';
 import {
@@ -426,6 +427,44 @@ const scenarios: Record<string, () => Promise<void>> = {
     console.log(
       `memory of ${RECOGNITION.held} utterances in progress, ${RECOGNITION.heldMs / 1000} s of audio each (${(RECOGNITION.heldMs * 32) / 1024} KiB of samples): ${(r.bytesPerHeldUtterance / 1024).toFixed(0)} KiB each`,
     );
+  },
+
+  async synthesis() {
+    const http = await synthesisFigures();
+    printTable(
+      `The agent's own voice: ${SYNTHESIS.replies - SYNTHESIS.warmUp} sequential reply parts after ${SYNTHESIS.warmUp} warm-up, each a new sentence, POST sent → first audio frame on the visitor's socket, SQLite (ms)`,
+      [
+        {
+          path: 'synthesiser: a bare POST to it (answering at once) → its first byte',
+          p50: http.synthesiser.p50,
+          p99: http.synthesiser.p99,
+        },
+        { path: 'service: part POSTed → first PCM frame', p50: http.partToAudio.p50, p99: http.partToAudio.p99 },
+        {
+          path: 'service less the synthesiser',
+          p50: http.partToAudio.p50 - http.synthesiser.p50,
+          p99: http.partToAudio.p99 - http.synthesiser.p99,
+        },
+      ],
+      { p50: 2, p99: 2 },
+    );
+    console.log("aim: under 10 ms beyond the synthesiser's own time (p50)");
+    console.log(
+      `CPU while ${SYNTHESIS.listeners} visitors hear replies in real time: ${(http.cpuPerListener * 100).toFixed(2)}% of a core per listener (aim under 2%)`,
+    );
+    console.log(
+      `memory of ${SYNTHESIS.held} replies being spoken (a sentence's synthesis half streamed): ${(http.bytesPerSpokenReply / 1024).toFixed(0)} KiB each`,
+    );
+    const espeak = await espeakFigures();
+    printTable(
+      `The agent's own voice with espeak-ng on this machine: ${SYNTHESIS.espeakReplies - 10} reply parts after 10 warm-up (ms)`,
+      [
+        { path: 'espeak-ng alone: spawned → first audio byte', p50: espeak.engine.p50, p99: espeak.engine.p99 },
+        { path: 'service: part POSTed → first PCM frame', p50: espeak.partToAudio.p50, p99: espeak.partToAudio.p99 },
+      ],
+      { p50: 2, p99: 2 },
+    );
+    console.log('aim: under 150 ms (p50)');
   },
 
   async analytics() {

@@ -53,7 +53,10 @@ export class BenchSocket {
   conversationId = '';
 
   private constructor(readonly ws: WebSocket) {
-    ws.on('message', (data) => this.onFrame(JSON.parse(String(data)) as Frame));
+    // Binary frames are the agent's voice (README, The agent's own voice): counted, not parsed.
+    ws.on('message', (data, isBinary) =>
+      this.onFrame(isBinary ? { type: 'pcm', bytes: (data as Buffer).length } : (JSON.parse(String(data)) as Frame)),
+    );
   }
 
   static open(url: string): Promise<BenchSocket> {
