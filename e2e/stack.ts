@@ -42,9 +42,11 @@ export class Stack {
     readonly transcriber: Awaited<ReturnType<typeof startTranscriptionServer>>,
     /** The service's synthesiser (README, The agent's own voice), with every sentence it was asked to say. */
     readonly synthesiser: Awaited<ReturnType<typeof startSpeechServer>>,
+    private readonly speechUrls: SpeechUrls,
   ) {}
 
-  static async start(): Promise<Stack> {
+  /** With `voice: 'espeak-ng'`, the service speaks with espeak-ng on this machine instead of the stack's speech server. */
+  static async start(o: { voice?: 'espeak-ng' } = {}): Promise<Stack> {
     const dataDir = mkdtempSync(join(tmpdir(), 'concierge-e2e-'));
     // The service's speech recogniser: an OpenAI-compatible endpoint that checks each WAV and hears HEARD.
     const transcriber = await startTranscriptionServer((upload, res) => {
@@ -60,7 +62,7 @@ export class Stack {
     });
     // The service's voice: an OpenAI-compatible speech endpoint streaming a tone, 20 ms a character.
     const synthesiser = await startSpeechServer();
-    const speechUrls = { transcriber: transcriber.url, synthesiser: synthesiser.url };
+    const speechUrls = { transcriber: transcriber.url, synthesiser: o.voice ?? synthesiser.url };
     const service = await startServiceProcess(serviceEnv(dataDir, '0', speechUrls));
     const made = admin(dataDir, speechUrls, [
       'create-customer',
@@ -103,14 +105,11 @@ export class Stack {
       receptionWelcome,
       transcriber,
       synthesiser,
+      speechUrls,
     );
     // The browser's (scripted) voice unless a test asks for the service's.
     await stack.synthesiseSpeech('browser');
     return stack;
-  }
-
-  private get speechUrls() {
-    return { transcriber: this.transcriber.url, synthesiser: this.synthesiser.url };
   }
 
   /** A new customer with a console user, as `npm run admin -- create-customer --email` makes them: its key and the welcome token. */
@@ -279,7 +278,7 @@ function welcomeIn(printed: string): string {
   return token;
 }
 
-/** The stack's speech servers: the recogniser and the synthesiser. */
+/** The stack's speech servers: the recogniser, and the synthesiser (or espeak-ng on this machine). */
 interface SpeechUrls {
   transcriber: string;
   synthesiser: string;
@@ -295,6 +294,8 @@ function serviceEnv(dataDir: string, port: string, speech: SpeechUrls): NodeJS.P
     LOG_LEVEL: 'warn',
     HOOK_ALLOWED_HOSTS: '127.0.0.1',
     SPEECH_TO_TEXT_URL: speech.transcriber,
-    TEXT_TO_SPEECH_URL: speech.synthesiser,
+    ...(speech.synthesiser === 'espeak-ng'
+      ? { TEXT_TO_SPEECH: 'espeak-ng' }
+      : { TEXT_TO_SPEECH_URL: speech.synthesiser }),
   };
 }

@@ -1,4 +1,7 @@
 import { spawn } from 'node:child_process';
+import { chromium } from '@playwright/test';
+import { scriptedSpeech, hearWords } from '../../e2e/scripted-speech.js';
+import { Stack } from '../../e2e/stack.js';
 import { Agent } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { signBody } from '../../sdk/node/src/index.js';
@@ -264,4 +267,63 @@ export async function espeakFigures(): Promise<{ partToAudio: Quantiles; engine:
   } finally {
     await concierge.stop();
   }
+}
+
+/**
+ * In Chromium, with espeak-ng: a reply part POSTed → its first audio handed to the widget's playing
+ * AudioWorklet (the page's `speech` event), over `count` spoken turns on the demo hotel (ms).
+ */
+export async function firstSampleInChromium(count = 20): Promise<{ p50: number; max: number }> {
+  const stack = await Stack.start({ voice: 'espeak-ng' });
+  const browser = await chromium.launch({
+    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--no-first-run',
+    ],
+  });
+  const samples: number[] = [];
+  try {
+    await stack.synthesiseSpeech('service');
+    await stack.behave('no_reply');
+    const page = await browser.newPage();
+    await scriptedSpeech(page);
+    await page.goto(stack.demoUrl);
+    await page.evaluate(() => {
+      const w = globalThis as unknown as {
+        __begun: number[];
+        Concierge: { on(name: string, handler: () => void): void };
+      };
+      w.__begun = [];
+      w.Concierge.on('speech', () => w.__begun.push(performance.now()));
+    });
+    await page.getByRole('button', { name: 'Chat with Harbor Hotel' }).click();
+    const timeOrigin = await page.evaluate(() => performance.timeOrigin);
+    for (let i = 0; i < count; i++) {
+      const question = `Is dinner served tonight, question ${i}?`;
+      await hearWords(page, [question]);
+      await page.getByRole('button', { name: 'Speak' }).click();
+      const turn = await stack.hookedTurn(question);
+      await page.getByText(question).waitFor();
+      await new Promise((r) => setTimeout(r, 100));
+      const posted = Date.now();
+      if ((await stack.reply(turn, { part: 0, text: `Dinner is served from 6 to 10 pm, guest ${i}. ` })) !== 202)
+        throw new Error('the first part was refused');
+      const begun = await page.waitForFunction((n) => (globalThis as unknown as { __begun: number[] }).__begun[n], i, {
+        polling: 2,
+        timeout: 10_000,
+      });
+      samples.push(timeOrigin + ((await begun.jsonValue()) as number) - posted);
+      await stack.reply(turn, { reply_text: `Dinner is served from 6 to 10 pm, guest ${i}.` });
+      // The sentence plays out (under 3 s) before the next question.
+      await page.waitForTimeout(3_000);
+    }
+  } finally {
+    await browser.close();
+    await stack.stop();
+  }
+  return { p50: quantile(samples, 0.5), max: Math.max(...samples) };
 }
