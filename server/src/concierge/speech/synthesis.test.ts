@@ -384,6 +384,59 @@ describeEachStore("the agent's own voice", (kind: StoreKind) => {
   });
 });
 
+describe('the synthesiser cap', () => {
+  it('says at most TEXT_TO_SPEECH_CONCURRENCY sentences at once: the next waits for the place, within its own limit', async () => {
+    let inFlight = 0;
+    let most = 0;
+    const speech = await startSpeechServer((call, res, req) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      res.on('close', () => inFlight--);
+      if (String(call.body.input).startsWith('Hold')) return void res.writeHead(200, { 'content-type': 'audio/pcm' });
+      speaks(call, res, req);
+    });
+    const customer = await startCustomerServer();
+    const service = await startService('sqlite', {
+      env: { TEXT_TO_SPEECH_URL: speech.url, TEXT_TO_SPEECH_CONCURRENCY: '1' },
+      sessions: { synthesisTimeoutMs: 600 },
+    });
+    try {
+      const d = await deploy(service, { hook_url: customer.hookUrl });
+      const open = async () => {
+        const widget = await Widget.open(service, d.deploymentId);
+        const { conversation_id } = await widget.hello(await mintToken(d.secret, d.deploymentId));
+        widget.send({ type: 'user_turn', client_turn_id: 'v1', text: 'Hi', mode: 'voice' });
+        const { turn_id } = await widget.next('turn_accepted');
+        await widget.next('turn_acknowledged');
+        return { widget, conversation_id, turn_id };
+      };
+      const [holding, waiting] = await Promise.all([open(), open()]);
+      const reply = (w: typeof holding, text: string) =>
+        postReply(
+          service,
+          d.deploymentId,
+          { conversation_id: w.conversation_id, turn_id: w.turn_id, reply_text: text },
+          d.secret,
+        );
+      await reply(holding, 'Hold the only place.');
+      await waitFor(async () => inFlight === 1, 2_000, 'the first synthesis');
+      // Asked 200 ms later: once the place is free, it has that long left of its limit.
+      await new Promise((r) => setTimeout(r, 200));
+      await reply(waiting, 'Quick one.');
+      // The first holds the only place until its limit; the second waits for it, then is said.
+      expect(await holding.widget.next('speech_unavailable')).toMatchObject({ turn_id: holding.turn_id, sentence: 0 });
+      const unavailableAt = Date.now();
+      expect(await waiting.widget.next('speech_end')).toMatchObject({ turn_id: waiting.turn_id, sentence: 0 });
+      expect(Date.now() - unavailableAt).toBeLessThan(500);
+      expect([most, speech.calls.map((c) => c.body.input)]).toEqual([1, ['Hold the only place.', 'Quick one.']]);
+    } finally {
+      await service.close();
+      await customer.close();
+      await speech.close();
+    }
+  });
+});
+
 describe("the README's speech servers", () => {
   it('Kokoro and Piper as the README sets them up: its URL path, model and example voice, against a server that speaks the protocol', async () => {
     const readme = readFileSync(join(import.meta.dirname, '../../../../README.md'), 'utf8');
