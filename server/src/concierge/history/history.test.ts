@@ -224,6 +224,7 @@ describeEachStore('conversation history', (kind) => {
         'failure_reason',
         'feedback',
         'first_part_at',
+        'heard',
         'hook_attempts',
         'id',
         'language',
