@@ -30,6 +30,22 @@ const test = base.extend<{ tab: Page }, { firefox: Browser }>({
 
 const widget = (selector: string) => `[data-concierge] >>> ${selector}`;
 
+/**
+ * A Firefox of its own with a fake microphone (a tone) and a mock audio device: headless Firefox
+ * here has none, and an AudioContext without one never runs. Both are preferences at launch.
+ */
+const firefoxWithAudio = () =>
+  puppeteer.launch({
+    browser: 'firefox',
+    executablePath: process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr',
+    headless: true,
+    extraPrefsFirefox: {
+      'media.navigator.streams.fake': true,
+      'media.navigator.permission.disabled': true,
+      'media.cubeb.force_mock_context': true,
+    },
+  });
+
 /** The conversation's text, read from inside the widget's shadow root. */
 const transcript = (tab: Page) =>
   tab.evaluate(() => document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('.log')?.textContent ?? '');
@@ -49,6 +65,17 @@ async function openPanel(tab: Page, url: string): Promise<void> {
   await tab.goto(url);
   await (await tab.waitForSelector(widget('.launcher')))!.click();
   await tab.waitForSelector(widget('textarea'), { visible: true });
+}
+
+/** The mic pressed, the fake microphone's tone streamed 1.5 s (a tone never falls quiet), and pressed again. */
+async function speakWithFakeMic(tab: Page): Promise<void> {
+  await (await tab.waitForSelector(widget('button.mic')))!.click();
+  await tab.waitForFunction(
+    () => document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('button.mic[aria-pressed="true"]'),
+    { polling: 100 },
+  );
+  await new Promise((r) => setTimeout(r, 1_500));
+  await (await tab.waitForSelector(widget('button.mic')))!.click();
 }
 
 async function type(tab: Page, text: string): Promise<void> {
@@ -103,18 +130,7 @@ test("Firefox: where the deployment allows only the browser's recognition, which
 test('Firefox: voice through the service from its fake microphone: the mic press, a second press, the question heard, its reply read out', async ({
   stack,
 }) => {
-  // A browser of its own: the fake microphone (a tone) and a mock audio device (headless Firefox
-  // here has none, and an AudioContext without one never runs) are preferences at launch.
-  const browser = await puppeteer.launch({
-    browser: 'firefox',
-    executablePath: process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr',
-    headless: true,
-    extraPrefsFirefox: {
-      'media.navigator.streams.fake': true,
-      'media.navigator.permission.disabled': true,
-      'media.cubeb.force_mock_context': true,
-    },
-  });
+  const browser = await firefoxWithAudio();
   try {
     const tab = await browser.newPage();
     const uploads = stack.transcriber.uploads.length;
@@ -131,14 +147,7 @@ test('Firefox: voice through the service from its fake microphone: the mic press
     });
     await openPanel(tab, stack.demoUrl);
     // Firefox has no recognition of its own: the deployment's `auto` means the service's.
-    await (await tab.waitForSelector(widget('button.mic')))!.click();
-    await tab.waitForFunction(
-      () => document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('button.mic[aria-pressed="true"]'),
-      { polling: 100 },
-    );
-    // A tone never falls quiet: the visitor ends the utterance with a second press.
-    await new Promise((r) => setTimeout(r, 1_500));
-    await (await tab.waitForSelector(widget('button.mic')))!.click();
+    await speakWithFakeMic(tab);
     await waitForTranscript(tab, /When is breakfast\?/);
     await waitForTranscript(tab, /Breakfast is served from 7/);
     await tab.waitForFunction(
@@ -156,17 +165,7 @@ test('Firefox: voice through the service from its fake microphone: the mic press
 test("Firefox: the service's voice plays a reply to its last sample, and typing mid-reply stops it with what was heard kept", async ({
   stack,
 }) => {
-  // A browser of its own: the fake microphone and the mock audio device are preferences at launch.
-  const browser = await puppeteer.launch({
-    browser: 'firefox',
-    executablePath: process.env.FIREFOX_PATH ?? '/usr/bin/firefox-esr',
-    headless: true,
-    extraPrefsFirefox: {
-      'media.navigator.streams.fake': true,
-      'media.navigator.permission.disabled': true,
-      'media.cubeb.force_mock_context': true,
-    },
-  });
+  const browser = await firefoxWithAudio();
   await stack.synthesiseSpeech('service');
   try {
     const tab = await browser.newPage();
@@ -184,20 +183,11 @@ test("Firefox: the service's voice plays a reply to its last sample, and typing 
         () => (window as unknown as { __played: { turnId: string; state: string; offsetMs: number }[] }).__played,
       );
     await (await tab.waitForSelector(widget('.launcher')))!.click();
-    const speakOnce = async () => {
-      await (await tab.waitForSelector(widget('button.mic')))!.click();
-      await tab.waitForFunction(
-        () => document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('button.mic[aria-pressed="true"]'),
-        { polling: 100 },
-      );
-      await new Promise((r) => setTimeout(r, 1_500));
-      await (await tab.waitForSelector(widget('button.mic')))!.click();
-    };
     await stack.behave('sync');
     const calls = stack.synthesiser.calls.length;
     // Earlier tests on this stack asked the same question: the hook's calls are counted from here.
     const asked = await stack.hookCalls(HEARD);
-    await speakOnce();
+    await speakWithFakeMic(tab);
     await waitForTranscript(tab, /Breakfast is served from 7/);
     await tab.waitForFunction(() => (window as unknown as { __played: unknown[] }).__played.length === 1, {
       polling: 100,
@@ -207,7 +197,7 @@ test("Firefox: the service's voice plays a reply to its last sample, and typing 
     expect((await played())[0]).toMatchObject({ state: 'finished', offsetMs: said.length * 20 });
 
     await stack.behave('no_reply');
-    await speakOnce();
+    await speakWithFakeMic(tab);
     // The same question again (the fake microphone's tone is heard as it): its turn is the second.
     await expect.poll(() => stack.hookCalls(HEARD)).toBe(asked + 2);
     const turn = await stack.hookedTurn(HEARD);
@@ -227,15 +217,8 @@ test("Firefox: the service's voice plays a reply to its last sample, and typing 
     expect(cut.offsetMs).toBeGreaterThan(0);
     expect(cut.offsetMs).toBeLessThan(long.length * 20);
     // The service keeps the words wholly heard before the offset.
-    const heard = async () => {
-      const res = await fetch(`${stack.serviceUrl}/api/v1/conversations/${turn.conversation_id}`, {
-        headers: { authorization: `Bearer ${stack.apiKey}` },
-      });
-      const detail = (await res.json()) as { data: { turns: { id: string; heard: { text: string } | null }[] } };
-      return detail.data.turns.find((t) => t.id === turn.turn_id)?.heard;
-    };
-    await expect.poll(heard).toMatchObject({ interrupted: true });
-    const text = (await heard())!.text;
+    await expect.poll(() => stack.heard(turn)).toMatchObject({ interrupted: true });
+    const text = (await stack.heard(turn))!.text;
     expect(long.startsWith(text) && text.length < long.length).toBe(true);
   } finally {
     await stack.synthesiseSpeech('browser');

@@ -1,3 +1,4 @@
+import { CHROMIUM } from './chromium.js';
 import { defineConfig } from '@playwright/test';
 
 /**
@@ -18,15 +19,6 @@ export default defineConfig({
   use: {
     browserName: 'chromium',
     headless: true,
-    launchOptions: {
-      executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-      args: [
-        '--no-sandbox',
-        '--disable-gpu',
-        '--disable-background-networking',
-        '--disable-component-update',
-        '--no-first-run',
-      ],
-    },
+    launchOptions: CHROMIUM,
   },
 });

@@ -110,15 +110,8 @@ test('Chromium: a mic press mid-reply stops the voice within 100 ms, and the ser
   expect(cut!.offsetMs).toBeLessThan(2_000);
   expect(cut!.at - (await pressedAt(page))).toBeLessThan(100);
   // What was heard: the words wholly within the offset, in proportion to the sentence's length.
-  const heardOf = async () => {
-    const res = await fetch(`${stack.serviceUrl}/api/v1/conversations/${turn.conversation_id}`, {
-      headers: { authorization: `Bearer ${stack.apiKey}` },
-    });
-    const detail = (await res.json()) as { data: { turns: { id: string; heard: { text: string } | null }[] } };
-    return detail.data.turns.find((t) => t.id === turn.turn_id)?.heard;
-  };
-  await expect.poll(heardOf).toMatchObject({ interrupted: true });
-  const text = (await heardOf())!.text;
+  await expect.poll(() => stack.heard(turn)).toMatchObject({ interrupted: true });
+  const text = (await stack.heard(turn))!.text;
   const chars = Math.floor(first.length * (cut!.offsetMs / (first.length * 20)));
   expect(first.startsWith(text)).toBe(true);
   expect(text.length).toBeLessThanOrEqual(chars);

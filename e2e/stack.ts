@@ -198,6 +198,17 @@ export class Stack {
     throw new Error(`the hook never got "${text}"`);
   }
 
+  /** What the visitor heard of a turn's spoken reply, as the service keeps it (README, The agent's own voice). */
+  async heard(turn: HookedTurn): Promise<{ text: string; interrupted: boolean } | null | undefined> {
+    const res = await fetch(`${this.serviceUrl}/api/v1/conversations/${turn.conversation_id}`, {
+      headers: { authorization: `Bearer ${this.apiKey}` },
+    });
+    const detail = (await res.json()) as {
+      data: { turns: { id: string; heard: { text: string; interrupted: boolean } | null }[] };
+    };
+    return detail.data.turns.find((t) => t.id === turn.turn_id)?.heard;
+  }
+
   /** Posts a reply or a part for a turn, signed as the hotel's server signs it; the service's status. */
   async reply(turn: HookedTurn, fields: Record<string, unknown>): Promise<number> {
     const body = JSON.stringify({ conversation_id: turn.conversation_id, turn_id: turn.turn_id, ...fields });

@@ -2,6 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { CHROMIUM } from './chromium.js';
 import { conversation, expect, launcher, scriptedSpeech, spoken, test } from './fixtures.js';
 import { HEARD } from './stack.js';
 
@@ -30,13 +31,9 @@ const installed = spawnSync('sh', ['-c', 'command -v espeak-ng']).status === 0;
 test.skip(!installed, 'espeak-ng is not installed (apt-get install espeak-ng)');
 test.use({
   launchOptions: {
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
+    executablePath: CHROMIUM.executablePath,
     args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
+      ...CHROMIUM.args,
       '--use-fake-device-for-media-stream',
       '--use-fake-ui-for-media-stream',
       ...(installed ? [`--use-file-for-fake-audio-capture=${spokenQuestion()}`] : []),

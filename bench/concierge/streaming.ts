@@ -1,9 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { Agent } from 'node:http';
-import { chromium } from '@playwright/test';
+import { chromium, type Page } from '@playwright/test';
 import { signBody } from '../../sdk/node/src/index.js';
 import { hearWords, scriptedSpeech, spoken } from '../../e2e/scripted-speech.js';
-import { Stack } from '../../e2e/stack.js';
+import { CHROMIUM } from '../../e2e/chromium.js';
+import { type HookedTurn, Stack } from '../../e2e/stack.js';
 import { startTarget } from '../process.js';
 import { quantile } from '../stats.js';
 import { BenchSocket, type Deployed } from './kit.js';
@@ -91,16 +92,7 @@ export function serviceStreaming(serviceUrl: string, dep: Deployed, turns: reado
  */
 export async function firstSpeech(count = 20): Promise<{ p50: number; max: number }> {
   const stack = await Stack.start();
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-    ],
-  });
+  const browser = await chromium.launch(CHROMIUM);
   const samples: number[] = [];
   try {
     await stack.behave('no_reply');
@@ -111,16 +103,7 @@ export async function firstSpeech(count = 20): Promise<{ p50: number; max: numbe
     // The page's clock: spoken() says when, in the page's performance.now().
     const timeOrigin = await page.evaluate(() => performance.timeOrigin);
     for (let i = 0; i < count; i++) {
-      const question = `Is dinner served tonight, question ${i}?`;
-      await hearWords(page, [question]);
-      await page.getByRole('button', { name: 'Speak' }).click();
-      const turn = await stack.hookedTurn(question);
-      // Acknowledged by the hotel's 202, not yet answered: the first part is what the visitor waits for.
-      await page.getByText(question).waitFor();
-      await new Promise((r) => setTimeout(r, 100));
-      const posted = Date.now();
-      if ((await stack.reply(turn, { part: 0, text: 'Dinner is served from 6 to 10 pm. ' })) !== 202)
-        throw new Error('the first part was refused');
+      const { turn, posted } = await askAloud(page, stack, i, 'Dinner is served from 6 to 10 pm. ');
       const said = await waitUntil(async () => (await spoken(page))[i]);
       samples.push(timeOrigin + said.at - posted);
       await stack.reply(turn, { reply_text: 'Dinner is served from 6 to 10 pm.' });
@@ -130,6 +113,28 @@ export async function firstSpeech(count = 20): Promise<{ p50: number; max: numbe
     await stack.stop();
   }
   return { p50: quantile(samples, 0.5), max: Math.max(...samples) };
+}
+
+/**
+ * The visitor asks question `i` aloud on the demo hotel (scripted recognition); once the hotel's 202
+ * has acknowledged it, the first part of its reply is posted: the turn, and when the part was sent.
+ */
+export async function askAloud(
+  page: Page,
+  stack: Stack,
+  i: number,
+  firstPart: string,
+): Promise<{ turn: HookedTurn; posted: number }> {
+  const question = `Is dinner served tonight, question ${i}?`;
+  await hearWords(page, [question]);
+  await page.getByRole('button', { name: 'Speak' }).click();
+  const turn = await stack.hookedTurn(question);
+  // Acknowledged by the hotel's 202, not yet answered: the first part is what the visitor waits for.
+  await page.getByText(question).waitFor();
+  await new Promise((r) => setTimeout(r, 100));
+  const posted = Date.now();
+  if ((await stack.reply(turn, { part: 0, text: firstPart })) !== 202) throw new Error('the first part was refused');
+  return { turn, posted };
 }
 
 /** Polls until `probe` gives a value (the page's speech is read from outside it). */

@@ -1,6 +1,7 @@
 import { spawn } from 'node:child_process';
 import { chromium } from '@playwright/test';
-import { scriptedSpeech, hearWords } from '../../e2e/scripted-speech.js';
+import { scriptedSpeech } from '../../e2e/scripted-speech.js';
+import { CHROMIUM } from '../../e2e/chromium.js';
 import { Stack } from '../../e2e/stack.js';
 import { Agent } from 'node:http';
 import { readFileSync } from 'node:fs';
@@ -10,6 +11,7 @@ import { MEASURED_MEMORY_ARGS } from '../process.js';
 import { quantile } from '../stats.js';
 import { BenchSocket, type Deployed, type Frame, type HookCall, post } from './kit.js';
 import { startConcierge } from './service.js';
+import { askAloud } from './streaming.js';
 
 export const SYNTHESIS = {
   replies: 300,
@@ -275,16 +277,7 @@ export async function espeakFigures(): Promise<{ partToAudio: Quantiles; engine:
  */
 export async function firstSampleInChromium(count = 20): Promise<{ p50: number; max: number }> {
   const stack = await Stack.start({ voice: 'espeak-ng' });
-  const browser = await chromium.launch({
-    executablePath: process.env.CHROMIUM_PATH ?? '/usr/bin/chromium',
-    args: [
-      '--no-sandbox',
-      '--disable-gpu',
-      '--disable-background-networking',
-      '--disable-component-update',
-      '--no-first-run',
-    ],
-  });
+  const browser = await chromium.launch(CHROMIUM);
   const samples: number[] = [];
   try {
     await stack.synthesiseSpeech('service');
@@ -303,15 +296,8 @@ export async function firstSampleInChromium(count = 20): Promise<{ p50: number; 
     await page.getByRole('button', { name: 'Chat with Harbor Hotel' }).click();
     const timeOrigin = await page.evaluate(() => performance.timeOrigin);
     for (let i = 0; i < count; i++) {
-      const question = `Is dinner served tonight, question ${i}?`;
-      await hearWords(page, [question]);
-      await page.getByRole('button', { name: 'Speak' }).click();
-      const turn = await stack.hookedTurn(question);
-      await page.getByText(question).waitFor();
-      await new Promise((r) => setTimeout(r, 100));
-      const posted = Date.now();
-      if ((await stack.reply(turn, { part: 0, text: `Dinner is served from 6 to 10 pm, guest ${i}. ` })) !== 202)
-        throw new Error('the first part was refused');
+      // A sentence never said before: nothing comes from the cache.
+      const { turn, posted } = await askAloud(page, stack, i, `Dinner is served from 6 to 10 pm, guest ${i}. `);
       const begun = await page.waitForFunction((n) => (globalThis as unknown as { __begun: number[] }).__begun[n], i, {
         polling: 2,
         timeout: 10_000,

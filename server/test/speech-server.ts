@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { loopbackEndpoint } from './loopback-endpoint.js';
 
 /** One request as the speech server read it. */
 export interface SpeechCall {
@@ -48,44 +48,26 @@ export const speaks: SpeechBehaviour = (call, res) => {
  */
 export async function startSpeechServer(behaviour: SpeechBehaviour = speaks) {
   const calls: SpeechCall[] = [];
-  const state = { behaviour, aborted: 0 };
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    res.on('close', () => {
-      if (!res.writableFinished) state.aborted++;
-    });
-    req.on('end', () => {
-      let body: Record<string, unknown>;
-      try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-      } catch {
-        return void res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"not JSON"}');
-      }
-      const documented = ['input', 'model', 'response_format', 'speed', 'voice'];
-      if (
-        req.method !== 'POST' ||
-        req.url !== '/v1/audio/speech' ||
-        Object.keys(body).sort().join() !== documented.join() ||
-        typeof body.input !== 'string' ||
-        body.response_format !== 'pcm'
-      )
-        return void res.writeHead(422, { 'content-type': 'application/json' }).end('{"error":"unexpected request"}');
-      const call = { authorization: req.headers.authorization, contentType: req.headers['content-type'], body };
-      calls.push(call);
-      state.behaviour(call, res, req);
-    });
+  const endpoint = await loopbackEndpoint('/v1/audio/speech', behaviour, (raw, req, res, answer) => {
+    let body: Record<string, unknown>;
+    try {
+      body = JSON.parse(raw.toString('utf8'));
+    } catch {
+      return void res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":"not JSON"}');
+    }
+    const documented = ['input', 'model', 'response_format', 'speed', 'voice'];
+    if (
+      req.method !== 'POST' ||
+      req.url !== '/v1/audio/speech' ||
+      Object.keys(body).sort().join() !== documented.join() ||
+      typeof body.input !== 'string' ||
+      body.response_format !== 'pcm'
+    )
+      return void res.writeHead(422, { 'content-type': 'application/json' }).end('{"error":"unexpected request"}');
+    const call = { authorization: req.headers.authorization, contentType: req.headers['content-type'], body };
+    calls.push(call);
+    answer(call, res, req);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}/v1/audio/speech`,
-    calls,
-    state,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+
+  return { url: endpoint.url, calls, state: endpoint.state, close: endpoint.close };
 }

@@ -1,5 +1,5 @@
-import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { loopbackEndpoint } from './loopback-endpoint.js';
 
 /** One upload as the transcription server read it. */
 export interface Upload {
@@ -49,18 +49,11 @@ function parseMultipart(
  */
 export async function startTranscriptionServer(behaviour?: TranscriptionBehaviour) {
   const uploads: Upload[] = [];
-  const state: { behaviour: TranscriptionBehaviour; aborted: number } = {
-    behaviour: behaviour ?? hearsLength,
-    aborted: 0,
-  };
-  const server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    res.on('close', () => {
-      if (!res.writableFinished) state.aborted++;
-    });
-    req.on('end', () => {
-      const { fields, file } = parseMultipart(Buffer.concat(chunks), req.headers['content-type'] ?? '');
+  const endpoint = await loopbackEndpoint(
+    '/v1/audio/transcriptions',
+    behaviour ?? hearsLength,
+    (body, req, res, answer) => {
+      const { fields, file } = parseMultipart(body, req.headers['content-type'] ?? '');
       if (
         !file ||
         file.subarray(0, 4).toString('ascii') !== 'RIFF' ||
@@ -81,18 +74,9 @@ export async function startTranscriptionServer(behaviour?: TranscriptionBehaviou
         },
       };
       uploads.push(upload);
-      state.behaviour(upload, res, req);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return {
-    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/v1/audio/transcriptions`,
-    uploads,
-    state,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.closeAllConnections();
-        server.close(() => resolve());
-      }),
-  };
+      answer(upload, res, req);
+    },
+  );
+
+  return { url: endpoint.url, uploads, state: endpoint.state, close: endpoint.close };
 }

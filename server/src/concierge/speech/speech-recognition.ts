@@ -2,10 +2,8 @@ import type { Logger } from 'pino';
 import { AppError } from '../../errors.js';
 import type { RecognitionEngine, Recogniser } from './recogniser.js';
 import { RECOGNITION_TIMEOUT_MS } from './recognisers.js';
+import { FailureLog } from './failure-log.js';
 import { SpeechBudget, type SpeechLimits } from './speech-budget.js';
-
-/** A failing recogniser is logged at most this often: every utterance fails alike until it is fixed. */
-const FAILURE_LOG_EVERY_MS = 60_000;
 
 export interface Recognised {
   text: string;
@@ -24,7 +22,7 @@ export interface Recognised {
 export class SpeechRecognition {
   #running = 0;
   readonly #runningBy = new Map<string, number>();
-  #lastFailureLogged = 0;
+  readonly #failures: FailureLog;
   readonly #inFlight = new Set<AbortController>();
   readonly budget: SpeechBudget;
   readonly #perDeployment: number;
@@ -34,6 +32,10 @@ export class SpeechRecognition {
     private readonly settings: { concurrency: number; timeoutMs?: number | undefined; limits: SpeechLimits },
   ) {
     this.budget = new SpeechBudget(settings.limits);
+    this.#failures = new FailureLog({
+      logger: parts.logger,
+      message: 'speech recognition failed; utterances are answered speech_unavailable',
+    });
     this.#perDeployment = Math.ceil(settings.concurrency / 2);
   }
 
@@ -72,7 +74,7 @@ export class SpeechRecognition {
       return { text, engine: recogniser.engine, durationMs: Math.round(performance.now() - started) };
     } catch (err) {
       if (!signal.aborted)
-        this.#logFailure(recogniser.engine, controller.signal.aborted ? controller.signal.reason : err);
+        this.#failures.report(recogniser.engine, controller.signal.aborted ? controller.signal.reason : err);
       throw new AppError('speech_unavailable', 'Speech recognition is not available right now; please type instead');
     } finally {
       clearTimeout(timer);
@@ -88,16 +90,5 @@ export class SpeechRecognition {
   /** The process stops: recognitions in flight end now. */
   close(): void {
     for (const controller of this.#inFlight) controller.abort(new Error('the service is stopping'));
-  }
-
-  #logFailure(engine: RecognitionEngine, err: unknown): void {
-    const now = Date.now();
-    if (now - this.#lastFailureLogged < FAILURE_LOG_EVERY_MS) return;
-    this.#lastFailureLogged = now;
-    // The reason only: never the audio, the text or the recogniser's key.
-    this.parts.logger.warn(
-      { engine, reason: err instanceof Error ? err.message : String(err) },
-      'speech recognition failed; utterances are answered speech_unavailable',
-    );
   }
 }

@@ -1,9 +1,8 @@
 import type { Logger } from 'pino';
 import type { SynthesisEngine, SpeechRequest, Synthesiser } from './synthesiser.js';
+import { FailureLog } from './failure-log.js';
 import { SYNTHESIS_TIMEOUT_MS } from './synthesisers.js';
 
-/** A failing synthesiser is logged at most this often: every sentence fails alike until it is fixed. */
-const FAILURE_LOG_EVERY_MS = 60_000;
 /** Audio the process keeps of sentences said before; the least recently said goes first. */
 const CACHE_BYTES = 64 * 1024 * 1024;
 /** A sentence longer than this (about 20 s of audio) is said afresh each time rather than crowd the cache. */
@@ -21,13 +20,18 @@ export class SpeechSynthesis {
   readonly #waiting: (() => void)[] = [];
   readonly #cache = new Map<string, Buffer>();
   #cachedBytes = 0;
-  #lastFailureLogged = 0;
   readonly #stopping = new AbortController();
+  readonly #failures: FailureLog;
 
   constructor(
     private readonly parts: { synthesiser: Synthesiser | undefined; logger: Logger },
     private readonly settings: { concurrency: number; timeoutMs?: number | undefined },
-  ) {}
+  ) {
+    this.#failures = new FailureLog({
+      logger: parts.logger,
+      message: "speech synthesis failed; sentences are left to the browser's voice",
+    });
+  }
 
   /** The engine this process speaks with; undefined when it has none. */
   get engine(): SynthesisEngine | undefined {
@@ -59,7 +63,7 @@ export class SpeechSynthesis {
     const deadline = AbortSignal.timeout(timeoutMs);
     const ended = AbortSignal.any([signal, deadline, this.#stopping.signal]);
     if (!(await this.#place(ended))) {
-      if (!signal.aborted) this.#logFailure(synthesiser.engine, new Error(`no place within ${timeoutMs} ms`));
+      if (!signal.aborted) this.#failures.report(synthesiser.engine, new Error(`no place within ${timeoutMs} ms`));
       return false;
     }
     const chunks: Buffer[] = [];
@@ -77,7 +81,10 @@ export class SpeechSynthesis {
       );
     } catch (err) {
       if (!signal.aborted)
-        this.#logFailure(synthesiser.engine, deadline.aborted ? new Error(`no audio within ${timeoutMs} ms`) : err);
+        this.#failures.report(
+          synthesiser.engine,
+          deadline.aborted ? new Error(`no audio within ${timeoutMs} ms`) : err,
+        );
       return false;
     } finally {
       this.#free();
@@ -127,16 +134,5 @@ export class SpeechSynthesis {
       this.#cache.delete(oldest);
       this.#cachedBytes -= kept.length;
     }
-  }
-
-  #logFailure(engine: SynthesisEngine, err: unknown): void {
-    const now = Date.now();
-    if (now - this.#lastFailureLogged < FAILURE_LOG_EVERY_MS) return;
-    this.#lastFailureLogged = now;
-    // The reason only: never the text or the synthesiser's key.
-    this.parts.logger.warn(
-      { engine, reason: err instanceof Error ? err.message : String(err) },
-      "speech synthesis failed; sentences are left to the browser's voice",
-    );
   }
 }
