@@ -9,8 +9,11 @@ import { installed } from '../server/test/service-process.js';
 import type { Provisioned } from './provision.js';
 
 const ROOT = join(import.meta.dirname, '..');
-/** How long a start may take to print its block (tsx compiles the service on the way). */
-const STARTUP_MS = 20_000;
+/**
+ * How long a start may take to print its block (tsx compiles the service on the way): about 5 s
+ * here, but past 20 s on a CI machine running the rest of the suite beside it.
+ */
+const STARTUP_MS = 45_000;
 
 interface Npm {
   child: ChildProcess;
@@ -141,7 +144,7 @@ describe('npm start and npm run service, started and stopped as a person does', 
     await freedWithin5s([portOf(serviceUrl), portOf(demoUrl)]);
     expect(await started.exited).toBe(0);
     expect(started.err()).not.toMatch(/Error|at .+\.ts:\d+/);
-  }, 40_000);
+  }, 90_000);
 
   it('SIGINT to the service process, deep in the tree, stops the demo and npm too, exit 0', async () => {
     const started = run(['start'], { PORT: '0', DEMO_PORT: '0', DATA_DIR: dataDir() });
@@ -156,7 +159,7 @@ describe('npm start and npm run service, started and stopped as a person does', 
     process.kill(service!, 'SIGINT');
     await freedWithin5s([portOf(serviceUrl), portOf(demoUrl)]);
     expect(await started.exited).toBe(0);
-  }, 40_000);
+  }, 90_000);
 
   it('npm run service drains on SIGTERM to npm (/readyz 503 at once), then stops within 5 s, exit 0, and a later start says where its key went', async () => {
     const dir = dataDir();
@@ -181,7 +184,7 @@ describe('npm start and npm run service, started and stopped as a person does', 
     );
     second.child.kill('SIGINT');
     expect(await second.exited).toBe(0);
-  }, 40_000);
+  }, 90_000);
 
   describe('a busy port', () => {
     let holder: Server;
@@ -208,7 +211,7 @@ describe('npm start and npm run service, started and stopped as a person does', 
       await waitFor(async () => /^API key: vak_\S+$/m.test(next.out()), STARTUP_MS, 'the API key line');
       next.child.kill('SIGTERM');
       expect(await next.exited).toBe(0);
-    }, 40_000);
+    }, 90_000);
 
     it('for the demo is one line naming DEMO_PORT, and npm start stops the service it started, exit 1', async () => {
       const port = await hold();
@@ -219,6 +222,6 @@ describe('npm start and npm run service, started and stopped as a person does', 
       );
       const serviceUrl = /^Listening on (http:\/\/\S+)$/m.exec(started.out())![1]!;
       await freedWithin5s([portOf(serviceUrl)]);
-    }, 40_000);
+    }, 90_000);
   });
 });
