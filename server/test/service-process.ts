@@ -49,7 +49,8 @@ export function startProcess(
   child.stderr!.on('data', (d) => (err += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`${name}: no ${ready} line: ${out} ${err}`)), 15_000);
+    // A few seconds here; past 15 s on a CI machine compiling and starting several beside the suite.
+    const timer = setTimeout(() => reject(new Error(`${name}: no ${ready} line: ${out} ${err}`)), 40_000);
     child.stdout!.on('data', () => {
       const match = ready.exec(out);
       if (match) {
