@@ -1,6 +1,5 @@
-import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
-
-const VERSION = 'v1';
+import { hkdfSync } from 'node:crypto';
+import { openText, sealText } from '../shared/sealed-text.js';
 
 /**
  * A kept response can carry a secret shown once (a new API key, a signing secret). It is stored
@@ -17,20 +16,11 @@ export class ResponseSeal {
 
   /** `v1.iv.ciphertext.tag`, base64url. */
   seal(text: string): string {
-    const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.#key, iv);
-    const sealed = Buffer.concat([cipher.update(text, 'utf8'), cipher.final()]);
-    return [VERSION, iv, sealed, cipher.getAuthTag()]
-      .map((part) => (typeof part === 'string' ? part : part.toString('base64url')))
-      .join('.');
+    return sealText(this.#key, text);
   }
 
   /** The text sealed with this key; throws when it was sealed with another or altered. */
   open(stored: string): string {
-    const [version, iv, sealed, tag] = stored.split('.');
-    if (version !== VERSION || !iv || sealed === undefined || !tag) throw new Error('not a sealed response');
-    const decipher = createDecipheriv('aes-256-gcm', this.#key, Buffer.from(iv, 'base64url'));
-    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-    return Buffer.concat([decipher.update(Buffer.from(sealed, 'base64url')), decipher.final()]).toString('utf8');
+    return openText(this.#key, stored);
   }
 }
