@@ -1,7 +1,6 @@
 import { setMaxListeners } from 'node:events';
 import type { Logger } from 'pino';
 import { AppError } from '../../errors.js';
-import type { PublicAddress } from '../../http/public-address.js';
 import { isoIn } from '../../shared/time.js';
 import type { StoreHealth } from '../../store/store-health.js';
 import type { ConversationService } from '../conversations/conversation.service.js';
@@ -12,19 +11,15 @@ import type { Heard } from '../conversations/heard.js';
 import { type Feedback, type TurnInput, turnLifecycle } from '../conversations/turn.lifecycle.js';
 import {
   findTurnByClientId,
-  heardBefore,
   orphanedPendingTurns,
   takeOverHookCall,
-  turnExists,
   turnLoad,
   type TurnRow,
 } from '../conversations/turn.repository.js';
 import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
-import type { EgressPolicy } from '../egress.js';
 import type { EventRecorder } from '../events/event.recorder.js';
-import { deliveryRow, unreadableAnswer } from '../deliveries/delivery.record.js';
-import { insertDeliveries } from '../deliveries/delivery.repository.js';
-import { callTurnHook, HOOK_RETRY_DELAYS_MS, type HookCall, sendTurnCreated } from '../deliveries/hook.client.js';
+import { HOOK_RETRY_DELAYS_MS } from '../deliveries/hook.client.js';
+import type { ResponderFor } from './responder.js';
 
 export type { TurnInput };
 
@@ -41,22 +36,19 @@ export interface TurnServiceParts {
   deployments: DeploymentDirectory;
   conversations: ConversationService;
   events: EventRecorder;
-  egress: EgressPolicy;
   logger: Logger;
-  /** The hook's answer is retried through it while the store is down. */
+  /** Work that meets a store outage is logged through it. */
   health: StoreHealth;
-  /** Base of the `reply_url` in hook calls. */
-  address: PublicAddress;
+  /** Who answers a deployment's turns: its hook or its agent's model. */
+  responderFor: ResponderFor;
 }
 
 export interface TurnServiceSettings {
-  /** Waits before the second and third hook attempts. */
-  hookRetryDelaysMs: readonly number[];
   /** How long a stop waits for hook calls in flight: a hook that answers at once, as it should, is never cut off. */
   shutdownGraceMs: number;
 }
 
-export const TURN_DEFAULTS: TurnServiceSettings = { hookRetryDelaysMs: HOOK_RETRY_DELAYS_MS, shutdownGraceMs: 5_000 };
+export const TURN_DEFAULTS = { hookRetryDelaysMs: HOOK_RETRY_DELAYS_MS, shutdownGraceMs: 5_000 };
 
 /**
  * A turn from the visitor to the customer's answer: a turn is taken within the deployment's
@@ -122,7 +114,7 @@ export class TurnService {
       },
     );
     // A turn a person handles was taken acknowledged: no hook call.
-    if (started && started[1].status === 'pending') this.#track(this.#runHook(dep, ...started));
+    if (started && started[1].status === 'pending') this.#track(this.#respond(dep, ...started));
     return submission;
   }
 
@@ -145,7 +137,7 @@ export class TurnService {
         { turn_id: turn.id, deployment_id: dep.id, silent_node: turn.hook_node },
         'calling the hook of a turn whose node went silent',
       );
-      this.#track(this.#runHook(dep, conversation, { ...turn, hook_node: nodeId }));
+      this.#track(this.#respond(dep, conversation, { ...turn, hook_node: nodeId }));
       taken++;
     }
     return taken;
@@ -196,94 +188,10 @@ export class TurnService {
     this.#inFlight.add(tracked);
   }
 
-  async #runHook(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow): Promise<void> {
-    const { events, egress, logger, health, address } = this.parts;
-    const signal = this.#stopping.signal;
-    const replyUrl = `${address.url}/embed/concierge/${dep.id}/replies`;
-    // What the visitor heard of the reply before, read once: every attempt carries the same body. A
-    // store that cannot say does not hold the turn back; the hook is called without it.
-    const previous = dep.hookUrl
-      ? await heardBefore(this.parts.db, turn).catch((err) => void health.failed(err, 'reading what was heard'))
-      : undefined;
-    const { outcome, exchanges }: HookCall = dep.hookUrl
-      ? await callTurnHook(
-          () => postTurn(dep, conversation, turn, replyUrl, previous, egress, signal),
-          this.settings.hookRetryDelaysMs,
-          signal,
-        )
-      : { outcome: { kind: 'failed', cause: 'no hook_url' }, exchanges: [] };
-    if (outcome.kind === 'failed')
-      logger.warn({ turn_id: turn.id, deployment_id: dep.id, cause: outcome.cause }, 'turn hook failed');
-    const attempts = exchanges.map((ex, i) => {
-      const row = deliveryRow(
-        {
-          kind: 'turn_hook',
-          customerId: dep.customerId,
-          deploymentId: dep.id,
-          conversationId: turn.conversation_id,
-          turnId: turn.id,
-          eventId: null,
-          eventType: 'turn.created',
-          attempt: i + 1,
-        },
-        ex,
-      );
-      // The last attempt's 2xx could not be read (a reply with invalid actions): its record says why.
-      return outcome.kind === 'rejected' && outcome.why && i === exchanges.length - 1
-        ? unreadableAnswer(row, outcome.why)
-        : row;
-    });
-    // The customer has answered: its answer, and the record of each attempt, are stored in one
-    // change, kept through a store outage, not left to the sweep.
-    const store = () =>
-      events.write(turn.conversation_id, async (unit) => {
-        const at = { dep, conversationId: turn.conversation_id };
-        const moved = await turnLifecycle.answer(unit, at, turn.id, outcome, isoIn(dep.replyTimeoutS * 1000));
-        if (attempts.length) unit.count(at, { at: turn.created_at, hookMs: attempts.map((a) => a.duration_ms) });
-        // A turn ended meanwhile still shows its calls; an erased one keeps nothing.
-        if (moved || (await turnExists(unit.trx, turn.id))) await insertDeliveries(unit.trx, attempts);
-      });
-    await health.persist("storing the hook's answer", store, signal);
+  /** The turn goes to whoever answers its deployment's turns; a stop cuts the call off. */
+  #respond(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow): Promise<void> {
+    return this.parts.responderFor(dep).answer(dep, conversation, turn, this.#stopping.signal);
   }
-}
-
-/** One attempt of a turn's hook call. */
-function postTurn(
-  dep: DeploymentContext,
-  conversation: ConversationRow,
-  turn: TurnRow,
-  replyUrl: string,
-  previous: Awaited<ReturnType<typeof heardBefore>>,
-  egress: EgressPolicy,
-  signal: AbortSignal,
-) {
-  const user = {
-    sub: conversation.user_sub,
-    name: conversation.user_name,
-    ctx: conversation.user_ctx ? JSON.parse(conversation.user_ctx) : null,
-  };
-  const call = {
-    delivery_id: turn.delivery_id,
-    deployment_id: dep.id,
-    agent_id: dep.agentId,
-    conversation_id: conversation.id,
-    turn_id: turn.id,
-    user,
-    text: turn.text,
-    mode: turn.mode,
-    language: turn.language ?? dep.agent.language,
-    reply_url: replyUrl,
-    ...(previous
-      ? {
-          previous_reply: {
-            turn_id: previous.id,
-            heard_text: previous.heard_text!,
-            interrupted: previous.heard_interrupted === 1,
-          },
-        }
-      : {}),
-  };
-  return sendTurnCreated(dep, dep.hookUrl!, call, egress, { signal });
 }
 
 const refused = (code: 'conversation_ended' | 'too_many_pending_turns' | 'rate_limited', message: string) => ({

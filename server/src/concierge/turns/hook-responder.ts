@@ -1,0 +1,123 @@
+import type { Logger } from 'pino';
+import type { Db } from '../../database.js';
+import type { PublicAddress } from '../../http/public-address.js';
+import { isoIn } from '../../shared/time.js';
+import type { StoreHealth } from '../../store/store-health.js';
+import type { ConversationRow } from '../conversations/conversation.repository.js';
+import { turnLifecycle } from '../conversations/turn.lifecycle.js';
+import { heardBefore, turnExists, type TurnRow } from '../conversations/turn.repository.js';
+import type { DeploymentContext } from '../deployment-context.js';
+import { deliveryRow, unreadableAnswer } from '../deliveries/delivery.record.js';
+import { insertDeliveries } from '../deliveries/delivery.repository.js';
+import { callTurnHook, type HookCall, sendTurnCreated } from '../deliveries/hook.client.js';
+import type { EgressPolicy } from '../egress.js';
+import type { EventRecorder } from '../events/event.recorder.js';
+import type { Responder } from './responder.js';
+
+export interface HookResponderParts {
+  db: Db;
+  events: EventRecorder;
+  egress: EgressPolicy;
+  logger: Logger;
+  /** The hook's answer is retried through it while the store is down. */
+  health: StoreHealth;
+  /** Base of the `reply_url` in hook calls. */
+  address: PublicAddress;
+}
+
+/** The customer's turn hook answers (README, Concierge sessions): called signed, retried, its answer moving the turn. */
+export class HookResponder implements Responder {
+  constructor(
+    private readonly parts: HookResponderParts,
+    /** Waits before the second and third hook attempts. */
+    private readonly retryDelaysMs: readonly number[],
+  ) {}
+
+  async answer(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow, signal: AbortSignal) {
+    const { events, egress, logger, health, address } = this.parts;
+    const replyUrl = `${address.url}/embed/concierge/${dep.id}/replies`;
+    // What the visitor heard of the reply before, read once: every attempt carries the same body. A
+    // store that cannot say does not hold the turn back; the hook is called without it.
+    const previous = dep.hookUrl
+      ? await heardBefore(this.parts.db, turn).catch((err) => void health.failed(err, 'reading what was heard'))
+      : undefined;
+    const { outcome, exchanges }: HookCall = dep.hookUrl
+      ? await callTurnHook(
+          () => postTurn(dep, conversation, turn, replyUrl, previous, egress, signal),
+          this.retryDelaysMs,
+          signal,
+        )
+      : { outcome: { kind: 'failed', cause: 'no hook_url' }, exchanges: [] };
+    if (outcome.kind === 'failed')
+      logger.warn({ turn_id: turn.id, deployment_id: dep.id, cause: outcome.cause }, 'turn hook failed');
+    const attempts = exchanges.map((ex, i) => {
+      const row = deliveryRow(
+        {
+          kind: 'turn_hook',
+          customerId: dep.customerId,
+          deploymentId: dep.id,
+          conversationId: turn.conversation_id,
+          turnId: turn.id,
+          eventId: null,
+          eventType: 'turn.created',
+          attempt: i + 1,
+        },
+        ex,
+      );
+      // The last attempt's 2xx could not be read (a reply with invalid actions): its record says why.
+      return outcome.kind === 'rejected' && outcome.why && i === exchanges.length - 1
+        ? unreadableAnswer(row, outcome.why)
+        : row;
+    });
+    // The customer has answered: its answer, and the record of each attempt, are stored in one
+    // change, kept through a store outage, not left to the sweep.
+    const store = () =>
+      events.write(turn.conversation_id, async (unit) => {
+        const at = { dep, conversationId: turn.conversation_id };
+        const moved = await turnLifecycle.answer(unit, at, turn.id, outcome, isoIn(dep.replyTimeoutS * 1000));
+        if (attempts.length) unit.count(at, { at: turn.created_at, hookMs: attempts.map((a) => a.duration_ms) });
+        // A turn ended meanwhile still shows its calls; an erased one keeps nothing.
+        if (moved || (await turnExists(unit.trx, turn.id))) await insertDeliveries(unit.trx, attempts);
+      });
+    await health.persist("storing the hook's answer", store, signal);
+  }
+}
+
+/** One attempt of a turn's hook call. */
+function postTurn(
+  dep: DeploymentContext,
+  conversation: ConversationRow,
+  turn: TurnRow,
+  replyUrl: string,
+  previous: Awaited<ReturnType<typeof heardBefore>>,
+  egress: EgressPolicy,
+  signal: AbortSignal,
+) {
+  const user = {
+    sub: conversation.user_sub,
+    name: conversation.user_name,
+    ctx: conversation.user_ctx ? JSON.parse(conversation.user_ctx) : null,
+  };
+  const call = {
+    delivery_id: turn.delivery_id,
+    deployment_id: dep.id,
+    agent_id: dep.agentId,
+    conversation_id: conversation.id,
+    turn_id: turn.id,
+    user,
+    text: turn.text,
+    mode: turn.mode,
+    language: turn.language ?? dep.agent.language,
+    reply_url: replyUrl,
+    ...(previous
+      ? {
+          previous_reply: {
+            turn_id: previous.id,
+            heard_text: previous.heard_text!,
+            interrupted: previous.heard_interrupted === 1,
+          },
+        }
+      : {}),
+  };
+  return sendTurnCreated(dep, dep.hookUrl!, call, egress, { signal });
+}

@@ -1,0 +1,16 @@
+import type { ConversationRow } from '../conversations/conversation.repository.js';
+import type { TurnRow } from '../conversations/turn.repository.js';
+import type { DeploymentContext } from '../deployment-context.js';
+
+/**
+ * What answers a pending turn (README, An agent without a server): the customer's hook, or the
+ * agent's model. Either moves the turn through the same lifecycle (acknowledged, parts, resolved
+ * or failed) and stores the record of every call it made; the turn core does not know which runs.
+ */
+export interface Responder {
+  /** Resolves once the turn's answer (or failure) is stored; `signal` is a shutdown cutting it off. */
+  answer(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow, signal: AbortSignal): Promise<void>;
+}
+
+/** The responder for a deployment's turns, from its agent's published spec. */
+export type ResponderFor = (dep: DeploymentContext) => Responder;
