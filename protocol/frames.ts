@@ -8,7 +8,8 @@ import { z } from 'zod';
 
 export const turnModes = ['text', 'voice'] as const;
 export type TurnMode = (typeof turnModes)[number];
-export const turnFailures = ['hook_rejected', 'hook_failed', 'reply_timeout', 'conversation_ended'] as const;
+// `model_failed`: the agent's model (README, An agent without a server) gave no answer, nor did its fallback.
+export const turnFailures = ['hook_rejected', 'hook_failed', 'reply_timeout', 'conversation_ended', 'model_failed'] as const;
 export type TurnFailure = (typeof turnFailures)[number];
 /** Who answers a conversation's turns: the turn hook, or a person (README, A person in the conversation). */
 export const handlers = ['agent', 'person'] as const;

@@ -6,12 +6,12 @@ import 'uplot/dist/uPlot.min.css';
 export interface Series {
   name: string;
   values: (number | null)[];
-  tone: 'main' | 'bad' | 'alt';
+  tone: 'main' | 'bad' | 'alt' | 'warn';
 }
 
 const HEIGHT = 220;
 /** The colour of each tone, from the console's own palette (light or dark). */
-const TONES: Record<Series['tone'], string> = { main: '--accent', bad: '--bad', alt: '--ok' };
+const TONES: Record<Series['tone'], string> = { main: '--accent', bad: '--bad', alt: '--ok', warn: '--warn' };
 /** Steps between a count axis's ticks: whole numbers only. */
 const COUNT_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000];
 

@@ -36,6 +36,7 @@ const CHARTS: { title: string; unit?: string; series: [string, (b: Bucket) => nu
       ['Hook refused', (b) => b.turns_failed.hook_rejected, 'bad'],
       ['Hook failed', (b) => b.turns_failed.hook_failed, 'alt'],
       ['No reply in time', (b) => b.turns_failed.reply_timeout, 'main'],
+      ['Model failed', (b) => b.turns_failed.model_failed, 'warn'],
     ],
   },
   {

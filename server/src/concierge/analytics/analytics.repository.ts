@@ -9,6 +9,7 @@ const COUNTS = [
   'failed_hook_failed',
   'failed_reply_timeout',
   'failed_conversation_ended',
+  'failed_model_failed',
   'handoffs',
   'feedback_up',
   'feedback_down',

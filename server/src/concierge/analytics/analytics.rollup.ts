@@ -57,6 +57,7 @@ export function addTally(
       failed_hook_failed: 0,
       failed_reply_timeout: 0,
       failed_conversation_ended: 0,
+      failed_model_failed: 0,
       handoffs: 0,
       feedback_up: 0,
       feedback_down: 0,

@@ -56,6 +56,10 @@ const counts = {
     hook_failed: z.number().int(),
     reply_timeout: z.number().int(),
     conversation_ended: z.number().int(),
+    model_failed: z
+      .number()
+      .int()
+      .meta({ description: "The agent's model gave no answer (README, An agent without a server)" }),
   }),
   handoffs: z.number().int().meta({ description: "Takeovers by a person and the hook's handoff answers" }),
   feedback_up: z.number().int(),

@@ -10,6 +10,7 @@ export interface AnalyticsHourTable {
   failed_hook_failed: number;
   failed_reply_timeout: number;
   failed_conversation_ended: number;
+  failed_model_failed: number;
   handoffs: number;
   feedback_up: number;
   feedback_down: number;

@@ -98,7 +98,7 @@ describeEachStore('GET /api/v1/analytics', (kind) => {
       conversations: 3,
       visitors: 2,
       turns: 3,
-      turns_failed: { hook_rejected: 1, hook_failed: 0, reply_timeout: 0, conversation_ended: 0 },
+      turns_failed: { hook_rejected: 1, hook_failed: 0, reply_timeout: 0, conversation_ended: 0, model_failed: 0 },
       handoffs: 1,
       feedback_up: 0,
       feedback_down: 1,
