@@ -15,19 +15,36 @@ export function streamedText(parts: readonly (string | undefined)[]): string {
  */
 const SENTENCE_END = /[.!?…]+["'”’)\]]*\s+|[。！？]+[」』”’）]*\s*/g;
 
+/** Where each complete sentence of `text` ends. */
+function* sentenceStops(text: string): Generator<number> {
+  for (const end of text.matchAll(SENTENCE_END)) {
+    const stop = end.index! + end[0].length;
+    // A CJK end at the very end of streamed text may yet be followed by its closing quote.
+    if (stop === text.length && !/\s$/.test(end[0]) && /[。！？]/.test(end[0])) return;
+    yield stop;
+  }
+}
+
 /** The complete sentences of `text`, trimmed; with `final`, whatever follows the last end is one too. */
 export function sentencesOf(text: string, final: boolean): string[] {
   const sentences: string[] = [];
   let start = 0;
-  for (const end of text.matchAll(SENTENCE_END)) {
-    const stop = end.index! + end[0].length;
-    // A CJK end at the very end of streamed text may yet be followed by its closing quote.
-    if (!final && stop === text.length && !/\s$/.test(end[0]) && /[。！？]/.test(end[0])) break;
+  for (const stop of sentenceStops(text)) {
     push(sentences, text.slice(start, stop));
     start = stop;
   }
   if (final) push(sentences, text.slice(start));
   return sentences;
+}
+
+/**
+ * Where the complete sentences of streamed `text` end (0 when none is complete yet): a model's
+ * words are handed on as reply parts up to there, so each part ends a sentence.
+ */
+export function completeSentencesEnd(text: string): number {
+  let end = 0;
+  for (const stop of sentenceStops(text)) end = stop;
+  return end;
 }
 
 function push(sentences: string[], sentence: string): void {

@@ -34,6 +34,7 @@ const delivery = (over: Partial<Delivery> = {}): Delivery => ({
   error: null,
   error_detail: null,
   outcome: 'succeeded',
+  model_usage: null,
   ...over,
 });
 

@@ -51,6 +51,12 @@ import { TURN_DEFAULTS, TurnService } from './concierge/turns/turn.service.js';
 import { TurnSweep } from './concierge/turns/turn.sweep.js';
 import { WaitNotices } from './concierge/conversations/wait-notices.js';
 import { deploymentRoutes } from './deployments/deployment.routes.js';
+import { modelEndpointRoutes } from './model-endpoints/model-endpoint.routes.js';
+import { ModelEndpointService } from './model-endpoints/model-endpoint.service.js';
+import { secretsKey } from './shared/secrets-key.js';
+import { HookResponder } from './concierge/turns/hook-responder.js';
+import { ModelResponder } from './concierge/models/model-responder.js';
+import { ModelCalls } from './concierge/models/model-calls.js';
 import { DeploymentService } from './deployments/deployment.service.js';
 import { previewTokenRoute } from './concierge/sessions/preview-token.routes.js';
 import { type Credential, credentialCheck, perKeyRateLimit, requirePrincipal, resolvePrincipal } from './http/auth.js';
@@ -182,9 +188,30 @@ export async function createApp(options: AppOptions): Promise<App> {
   const events = new EventRecorder({ writes, bus, transcripts: outbox, listeners: [activity, metrics], rollup });
   const conversations = new ConversationService({ db, deployments, events });
   const node = parts.add(new NodeHeartbeat({ db, health }));
+  const modelEndpoints = new ModelEndpointService({ db, secretsKey: secretsKey(config.dataDir, config.secretsKey) });
+  const hookResponder = new HookResponder({ db, events, egress, logger, health, address }, timings.hookRetryDelaysMs);
+  const modelResponder = new ModelResponder({
+    db,
+    events,
+    egress,
+    logger,
+    health,
+    endpoints: modelEndpoints,
+    operator: config.model,
+    calls: new ModelCalls(config.modelConcurrency),
+  });
   const turns = new TurnService(
-    { db, nodeId: node.id, deployments, conversations, events, egress, logger, health, address },
-    { hookRetryDelaysMs: timings.hookRetryDelaysMs, shutdownGraceMs: timings.shutdownGraceMs },
+    {
+      db,
+      nodeId: node.id,
+      deployments,
+      conversations,
+      events,
+      logger,
+      health,
+      responderFor: (dep) => (dep.responder.type === 'model' ? modelResponder : hookResponder),
+    },
+    { shutdownGraceMs: timings.shutdownGraceMs },
   );
   parts.add({ stop: () => turns.drain() });
   // Stopped before the drain: a stopping node takes over nothing more.
@@ -254,6 +281,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...agentRoutes({ db, onJobQueued: () => jobs.poke(), onPublished: (agentId) => deployments.agentChanged(agentId) }),
     ...jobRoutes(db),
     voiceSampleRoute({ db, synthesis }),
+    ...modelEndpointRoutes(modelEndpoints),
     ...deploymentRoutes(deploymentService, {
       recognisesSpeech: speech.available,
       synthesisesSpeech: synthesis.engine !== undefined,

@@ -27,6 +27,10 @@ const envSchema = z.object({
   METRICS_TOKEN: z.string().min(32, 'must be at least 32 characters (openssl rand -hex 32)').optional(),
   DRAIN_S: z.coerce.number().int().min(0).max(300).default(5),
   BACKUP_KEY: z.string().min(32, 'must be at least 32 characters (openssl rand -hex 32)').optional(),
+  SECRETS_KEY: z.string().min(32, 'must be at least 32 characters (openssl rand -hex 32)').optional(),
+  MODEL_URL: z.url({ protocol: /^https?$/ }).optional(),
+  MODEL_KEY: z.string().min(1).optional(),
+  MODEL_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(20),
   SPEECH_TO_TEXT: z.enum(['pocketsphinx']).optional(),
   SPEECH_TO_TEXT_URL: z.url({ protocol: /^https?$/ }).optional(),
   SPEECH_TO_TEXT_MODEL: z.string().min(1).max(200).default('whisper-1'),
@@ -82,6 +86,12 @@ export interface Config {
   readonly metricsToken: string | undefined;
   /** The key SQLite backups are tagged with (else `backup.key` in DATA_DIR, made by the first backup). */
   readonly backupKey: string | undefined;
+  /** The key customers' secrets are sealed with (else `secrets.key` in DATA_DIR, made at first need). */
+  readonly secretsKey: string | undefined;
+  /** The operator's model endpoint for agents that name none (README, An agent without a server). */
+  readonly model: { url: string; key: string | undefined } | undefined;
+  /** Model calls one customer may have in flight on this node; past it a turn waits for a place. */
+  readonly modelConcurrency: number;
   /** Seconds a SIGTERM keeps the node serving with `/readyz` at 503, so a load balancer moves traffic away before the sockets close. */
   readonly drainSeconds: number;
   /** Where the visitors' audio is recognised; none: the service recognises nothing. */
@@ -160,6 +170,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: e.METRICS_TOKEN,
     drainSeconds: e.DRAIN_S,
     backupKey: e.BACKUP_KEY,
+    secretsKey: e.SECRETS_KEY,
+    model: e.MODEL_URL ? { url: e.MODEL_URL.replace(/\/+$/, ''), key: e.MODEL_KEY } : undefined,
+    modelConcurrency: e.MODEL_CONCURRENCY,
     speechToText,
     speechConcurrency: e.SPEECH_CONCURRENCY,
     textToSpeech,

@@ -17,6 +17,7 @@ import type { DeploymentTable } from './deployments/deployment.table.js';
 import type { IdempotencyKeyTable } from './idempotency/idempotency.table.js';
 import type { JobTable } from './agents/generation/job.table.js';
 import type { ServiceNodeTable } from './nodes/node.table.js';
+import type { ModelEndpointTable } from './model-endpoints/model-endpoint.table.js';
 
 export interface ServiceFlagTable {
   name: string;
@@ -52,6 +53,7 @@ export interface Database {
   analytics_visitors: AnalyticsVisitorTable;
   deployment_diagnostics: DeploymentDiagnosticTable;
   service_nodes: ServiceNodeTable;
+  model_endpoints: ModelEndpointTable;
 }
 
 export type Db = Kysely<Database>;

@@ -57,7 +57,7 @@ describe('GET /openapi.json', () => {
       );
       expect(res.body?.error?.message, operation).not.toBe('No such route');
     }
-    expect(served).toHaveLength(54);
+    expect(served).toHaveLength(59);
     expect(Object.keys(doc.paths['/widget/concierge.js'].get.responses['200'].content)).toEqual([
       'text/javascript; charset=utf-8',
     ]);
@@ -131,7 +131,7 @@ describe('GET /openapi.json', () => {
     expect(schemas.Agent.required).toEqual(expect.arrayContaining(['id', 'name', 'status']));
     expect(schemas.CreateAgent.properties.name).toMatchObject({ type: 'string', minLength: 1, maxLength: 200 });
     expect(schemas.CreateAgent.additionalProperties).toBe(false);
-    expect(schemas.Delivery.properties.kind.enum).toEqual(['turn_hook', 'transcript', 'test']);
+    expect(schemas.Delivery.properties.kind.enum).toEqual(['turn_hook', 'transcript', 'test', 'model', 'tool']);
     // Nullable, and the five documented reasons, "deleted" and a person's "closed" included.
     expect(schemas.Conversation.properties.end_reason).toEqual({
       anyOf: [

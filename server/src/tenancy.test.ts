@@ -15,6 +15,7 @@ import {
 const validBodies: Record<string, unknown> = {
   'put /api/v1/agents/:id': { name: 'Renamed by someone else' },
   'put /api/v1/deployments/:id': { environment: 'development' },
+  'put /api/v1/model-endpoints/:id': { name: 'Renamed by someone else' },
   'post /api/v1/deployments/:id/rotate-secret': { grace_period_s: 0 },
   'post /api/v1/conversations/:id/takeover': { name: 'Someone else' },
   'post /api/v1/conversations/:id/messages': { text: 'Hello from elsewhere', name: 'Someone else' },
@@ -48,6 +49,13 @@ describeEachStore('tenant isolation', (kind) => {
     widget.send({ type: 'user_turn', client_turn_id: 'private', text: 'My room number is 512', mode: 'text' });
     ids.turns = (await widget.next('turn_failed', 10_000)).turn_id;
     widget.close();
+    ids['model-endpoints'] = (
+      await owner.post('/api/v1/model-endpoints', {
+        name: 'Private',
+        base_url: 'https://models.example/v1',
+        api_key: 'sk-owner-1234',
+      })
+    ).body.data.id;
     ids.deliveries = await waitFor(async () => (await owner.get('/api/v1/deliveries')).body.data[0]?.id);
   });
   afterAll(() => service.close());
@@ -61,7 +69,7 @@ describeEachStore('tenant isolation', (kind) => {
     };
     // Public routes (the signed reply callback) prove their caller by signature; its tests cover other deployments.
     const withIds = service.app.routes.filter((r) => r.path.includes(':id') && r.auth !== false);
-    expect(withIds).toHaveLength(29);
+    expect(withIds).toHaveLength(32);
     for (const route of withIds) {
       const collection = route.path.split('/')[3]!;
       const id = ids[collection];
@@ -82,6 +90,10 @@ describeEachStore('tenant isolation', (kind) => {
     expect((await owner.get(`/api/v1/deployments/${ids.deployments}`)).body.data).toEqual(before.deployment);
     expect((await owner.get(`/api/v1/conversations/${ids.conversations}`)).body.data).toEqual(before.conversation);
     expect((await owner.get('/api/v1/deliveries')).body.meta.total_count).toBe(before.deliveries);
+    expect((await owner.get(`/api/v1/model-endpoints/${ids['model-endpoints']}`)).body.data).toMatchObject({
+      name: 'Private',
+      api_key_last4: '1234',
+    });
   });
 
   it("lists, filters and creates never reach another customer's rows", async () => {

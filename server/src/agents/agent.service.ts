@@ -1,4 +1,4 @@
-import { invalidState, notFound } from '../errors.js';
+import { AppError, invalidState, notFound } from '../errors.js';
 import { type Page, pageMeta, pageOf } from '../http/pagination.js';
 import { deleteJobsOfAgent, insertJob } from './generation/job.repository.js';
 import { pollingUrlOf } from './generation/job.service.js';
@@ -28,6 +28,8 @@ import {
 } from './agent-version.repository.js';
 import type { Agent, AgentVersion, CreateAgentInput, UpdateAgentInput } from './agent.schemas.js';
 import { checkSpecSpeech } from './agent-speech.js';
+import { checkSpecResponder, responderOf } from './agent-responder.js';
+import { findModelEndpoint } from '../model-endpoints/model-endpoint.repository.js';
 
 export const toAgent = (row: AgentRow): Agent => shapeRow(AGENT_SHAPE, row);
 
@@ -109,13 +111,29 @@ export async function updateAgentFields(
   return toAgent({ ...row, ...patch });
 }
 
+/** A model responder's `endpoint_id` must be one of the customer's model endpoints. */
+async function checkResponderEndpoint(db: Db, customerId: string, draft: Record<string, unknown>): Promise<void> {
+  const responder = responderOf(draft);
+  if (responder.type !== 'model' || !responder.endpoint_id) return;
+  if (await findModelEndpoint(db, customerId, responder.endpoint_id)) return;
+  throw new AppError('invalid_request', "The draft's responder cannot be used; nothing was published", [
+    {
+      path: 'draft_spec.responder.endpoint_id',
+      message: 'is not one of your model endpoints (GET /api/v1/model-endpoints)',
+    },
+  ]);
+}
+
 /** `agent_spec := draft_spec`; the version moves only when the published spec changes. */
 export async function publishAgent(db: Db, customerId: string, id: string): Promise<Agent> {
   const row = await requireAgent(db, customerId, id);
   if (row.status !== 'draft' && row.status !== 'published') {
     throw invalidState(`An agent in status '${row.status}' cannot be published; only draft or published agents can`);
   }
-  checkSpecSpeech(fromJsonColumn(row.draft_spec));
+  const draft = fromJsonColumn<Record<string, unknown>>(row.draft_spec) ?? {};
+  checkSpecSpeech(draft);
+  checkSpecResponder(draft);
+  await checkResponderEndpoint(db, customerId, draft);
   const changed = row.agent_spec !== row.draft_spec || row.version === 0;
   const patch: AgentPatch = {
     agent_spec: row.draft_spec,

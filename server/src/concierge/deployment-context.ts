@@ -11,6 +11,7 @@ import {
 } from '../deployments/deployment.schemas.js';
 import type { CallDirection, DeploymentStatus } from '../deployments/deployment.table.js';
 import { type AgentSpeech, speechOf } from '../agents/agent-speech.js';
+import { promptOf, responderOf, type ResponderSpec } from '../agents/agent-responder.js';
 import { type AgentInfo, type AgentVoice, languageTag, type WidgetTheme } from '#protocol/frames';
 
 /** What a session, a turn or a reply needs to know about its deployment, defaults applied. */
@@ -41,6 +42,10 @@ export interface DeploymentContext {
   speechSynthesis: 'auto' | 'service' | 'browser' | 'off';
   /** The agent's voice on the service's synthesiser, and how it says words (the browser's voice is told them in `agent`). */
   agentSpeech: AgentSpeech;
+  /** Who answers the agent's turns (README, An agent without a server): its hook, or a model with these settings. */
+  responder: ResponderSpec;
+  /** What the agent's model is told of who it is. */
+  prompt: { persona: string; instructions: string };
   /** The agent version a conversation starting now gets: the pinned one, or the latest published. */
   agentVersion: number;
   agent: AgentInfo;
@@ -81,6 +86,8 @@ export async function loadDeploymentContext(db: Db, id: string): Promise<Deploym
   const channel = fromJsonColumn<ChannelConfig>(row.channel_config);
   const rules = effectiveEngagementRules.parse(fromJsonColumn(row.engagement_rules));
   const runtime = effectiveRuntimeConfig.parse(fromJsonColumn(row.runtime_config));
+  const specText = row.pinned_spec ?? row.agent_spec;
+  const spec = fromJsonColumn<Record<string, unknown>>(specText) ?? {};
   return {
     id: row.id,
     customerId: row.customer_id,
@@ -103,8 +110,10 @@ export async function loadDeploymentContext(db: Db, id: string): Promise<Deploym
     speechRecognition: runtime.speech_recognition,
     speechSynthesis: runtime.speech_synthesis,
     agentVersion: row.pinned_version ?? row.latest_version,
-    agent: agentInfo(row.agent_name, row.pinned_spec ?? row.agent_spec),
-    agentSpeech: speechOf(fromJsonColumn<Record<string, unknown>>(row.pinned_spec ?? row.agent_spec) ?? {}),
+    agent: agentInfo(row.agent_name, specText),
+    agentSpeech: speechOf(spec),
+    responder: responderOf(spec),
+    prompt: promptOf(spec),
   };
 }
 

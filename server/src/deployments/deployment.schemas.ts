@@ -1,26 +1,12 @@
 import { z } from 'zod';
 import { pageQuery } from '../http/pagination.js';
-import { atLeastOneField, SPEC_MAX_BYTES, timestamp } from '../shared/schemas.js';
+import { atLeastOneField, httpUrl, SPEC_MAX_BYTES, timestamp } from '../shared/schemas.js';
 import { widgetTheme } from '#protocol/frames';
 import { transcriptHookStatuses } from './deployment.table.js';
 
 export const environments = ['development', 'staging', 'production'] as const;
 export const callDirections = ['inbound', 'outbound'] as const;
 export const deploymentStatuses = ['inactive', 'active'] as const;
-
-/**
- * A URL the service calls. User information (`https://user:pass@host/`) is refused: Node would
- * send it as an Authorization header that the delivery record does not show; a secret belongs in
- * the signature, or in the path.
- */
-const httpUrl = z
-  .url({ protocol: /^https?$/ })
-  .max(2048)
-  // zod runs a refinement even after `.url()` has refused the value (`""` among others), so it parses safely.
-  .refine((value) => {
-    const url = URL.parse(value);
-    return !url || (!url.username && !url.password);
-  }, 'must not carry a user name or password (user:pass@): the signature authenticates the call; put a token in the path if you need one');
 
 const origin = z
   .string()

@@ -1,4 +1,5 @@
 import { requireAgent } from '../agents/agent.service.js';
+import { responderOf } from '../agents/agent-responder.js';
 import { findAgentVersion } from '../agents/agent-version.repository.js';
 import { AppError, invalidState, notFound } from '../errors.js';
 import { type Page, pageOf } from '../http/pagination.js';
@@ -65,6 +66,18 @@ const transcriptUrlOf = (channelConfigText: string): unknown =>
 
 const hasHookUrl = (channelConfigText: string): boolean =>
   typeof fromJsonColumn<{ hook_url?: unknown }>(channelConfigText).hook_url === 'string';
+
+/**
+ * Whether the deployment's turns go to its hook: they do unless the agent spec it serves (the
+ * pinned version, or the latest published) answers with a model (README, An agent without a server).
+ */
+async function answersThroughHook(db: Db, customerId: string, row: DeploymentView): Promise<boolean> {
+  const spec =
+    row.agent_version === null
+      ? (await requireAgent(db, customerId, row.agent_id)).agent_spec
+      : (await findAgentVersion(db, row.agent_id, row.agent_version))?.agent_spec;
+  return responderOf(fromJsonColumn<Record<string, unknown>>(spec ?? null) ?? {}).type === 'hook';
+}
 
 /** Who hears of a deployment's changes. */
 export interface DeploymentListeners {
@@ -139,7 +152,12 @@ export class DeploymentService {
     if (input.engagement_rules !== undefined) patch.engagement_rules = toJsonColumn(input.engagement_rules);
     if (input.runtime_config !== undefined) patch.runtime_config = toJsonColumn(input.runtime_config);
     // Activation required a hook_url; removing it from a live deployment would strand its visitors.
-    if (row.status === 'active' && patch.channel_config !== undefined && !hasHookUrl(patch.channel_config)) {
+    if (
+      row.status === 'active' &&
+      patch.channel_config !== undefined &&
+      !hasHookUrl(patch.channel_config) &&
+      (await answersThroughHook(db, customerId, { ...row, agent_version: patch.agent_version ?? row.agent_version }))
+    ) {
       throw invalidState('An active deployment needs channel_config.hook_url; deactivate it first to remove the hook');
     }
     return this.#changed(row, patch);
@@ -161,7 +179,8 @@ export class DeploymentService {
     const agent = await requireAgent(db, customerId, row.agent_id);
     const missing: string[] = [];
     if (agent.status !== 'published') missing.push(`a published agent (the agent is '${agent.status}')`);
-    if (!hasHookUrl(row.channel_config)) missing.push('channel_config.hook_url');
+    if (!hasHookUrl(row.channel_config) && (await answersThroughHook(db, customerId, row)))
+      missing.push('channel_config.hook_url (or an agent that answers with a model)');
     if (missing.length) throw invalidState(`Cannot activate: missing ${missing.join(' and ')}`);
     const now = isoNow();
     return this.#changed(row, { status: 'active', deployed_at: now, updated_at: now });

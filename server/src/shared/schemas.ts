@@ -15,3 +15,17 @@ export const specObject = z
 export const deletedSchema = z.object({ id: z.uuid(), deleted: z.literal(true) }).meta({ id: 'Deleted' });
 
 export const atLeastOneField = (value: object): boolean => Object.keys(value).length > 0;
+
+/**
+ * A URL the service calls. User information (`https://user:pass@host/`) is refused: Node would
+ * send it as an Authorization header that the delivery record does not show; a secret belongs in
+ * the signature, or in the path.
+ */
+export const httpUrl = z
+  .url({ protocol: /^https?$/ })
+  .max(2048)
+  // zod runs a refinement even after `.url()` has refused the value (`""` among others), so it parses safely.
+  .refine((value) => {
+    const url = URL.parse(value);
+    return !url || (!url.username && !url.password);
+  }, 'must not carry a user name or password (user:pass@): the signature authenticates the call; put a token in the path if you need one');

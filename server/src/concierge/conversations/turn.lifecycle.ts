@@ -71,6 +71,7 @@ export type ReplyTaken =
  *        │  └─hook 2xx + reply_text ─────────────────────────────▶ resolved
  *        ├─hook 4xx / failed / cut off / stale ──▶ failed
  *        │                       acknowledged ──reply timeout──▶ expired
+ *        │                       acknowledged ──the agent's model gave no answer──▶ failed (model_failed)
  *        └─(pending or acknowledged) conversation ends ──▶ failed (conversation_ended)
  *
  * While a person handles the conversation a turn is taken acknowledged (no hook call), due by the
@@ -307,6 +308,22 @@ export const turnLifecycle = {
         transcript: [{ type: 'turn.interrupted', data: { turn_id: turnId, heard_text: heard.text } }],
       });
     return true;
+  },
+
+  /**
+   * The agent's model gave no answer (README, An agent without a server): the turn it acknowledged
+   * fails with `model_failed`.
+   */
+  modelFailed(unit: UnitOfWork, at: ConversationAt, turnId: string): Promise<TurnRow | undefined> {
+    return move(
+      unit,
+      at,
+      turnId,
+      'acknowledged',
+      'failed',
+      { failure_reason: 'model_failed' },
+      told.failed(turnId, 'model_failed'),
+    );
   },
 
   /**

@@ -316,3 +316,17 @@ export async function takeOverHookCall(db: Db, id: string, from: string, to: str
     .executeTakeFirst();
   return Number(moved.numUpdatedRows) === 1;
 }
+
+/** What the visitor heard of these turns' spoken replies, where the widget said. */
+export async function heardOfTurns(
+  db: Db,
+  ids: readonly string[],
+): Promise<Pick<TurnRow, 'id' | 'heard_text' | 'heard_interrupted'>[]> {
+  if (!ids.length) return [];
+  return db
+    .selectFrom('turns')
+    .select(['id', 'heard_text', 'heard_interrupted'])
+    .where('id', 'in', ids)
+    .where('heard_text', 'is not', null)
+    .execute();
+}

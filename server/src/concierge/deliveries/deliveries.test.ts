@@ -82,6 +82,7 @@ describeEachStore('delivery records', (kind) => {
         'event_type',
         'id',
         'kind',
+        'model_usage',
         'outcome',
         'request',
         'response',

@@ -58,6 +58,9 @@ export function deliveryRow(subject: DeliverySubject, ex: Exchange, manualSendId
     error: ex.error?.kind ?? null,
     error_detail: ex.error?.message ?? null,
     outcome: res && res.status >= 200 && res.status < 300 ? 'succeeded' : 'failed',
+    first_token_ms: null,
+    tokens_in: null,
+    tokens_out: null,
   };
 }
 

@@ -1,4 +1,4 @@
-export const deliveryKinds = ['turn_hook', 'transcript', 'test'] as const;
+export const deliveryKinds = ['turn_hook', 'transcript', 'test', 'model', 'tool'] as const;
 export type DeliveryKind = (typeof deliveryKinds)[number];
 export const deliveryErrors = ['timeout', 'network', 'egress_refused', 'invalid_answer'] as const;
 export type DeliveryError = (typeof deliveryErrors)[number];
@@ -27,6 +27,10 @@ export interface DeliveryTable {
   /** Why the attempt failed, in words: the network's message, or what was wrong with a 2xx answer. */
   error_detail: string | null;
   outcome: DeliveryOutcome;
+  /** A model call's (README, An agent without a server): ms to its first token, and the tokens it read and wrote as it reported them. */
+  first_token_ms: number | null;
+  tokens_in: number | null;
+  tokens_out: number | null;
   /** 1 when the customer asked for it (test-hook, redeliver): those count against one per-deployment limit. */
   manual: 0 | 1;
 }

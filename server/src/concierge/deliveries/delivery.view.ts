@@ -20,5 +20,9 @@ export function toDelivery(row: DeliveryRow): Delivery {
     error: row.error,
     error_detail: row.error_detail,
     outcome: row.outcome,
+    model_usage:
+      row.kind === 'model'
+        ? { first_token_ms: row.first_token_ms, tokens_in: row.tokens_in, tokens_out: row.tokens_out }
+        : null,
   };
 }

@@ -128,3 +128,16 @@ export async function conversationsUpdatedSince(db: Db, ids: readonly string[], 
   }
   return changed;
 }
+
+/** What was said in a conversation, its last `limit` visitor turns, replies and person messages, oldest first. */
+export async function recentTalk(db: Db, conversationId: string, limit: number): Promise<StoredFrame[]> {
+  const rows = await db
+    .selectFrom('conversation_events')
+    .select(['seq', 'type', 'frame'])
+    .where('conversation_id', '=', conversationId)
+    .where('type', 'in', ['turn_accepted', 'reply', 'message'])
+    .orderBy('seq', 'desc')
+    .limit(limit)
+    .execute();
+  return rows.reverse();
+}

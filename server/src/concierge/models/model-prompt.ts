@@ -1,0 +1,71 @@
+import type { ConversationRow } from '../conversations/conversation.repository.js';
+import type { TurnRow } from '../conversations/turn.repository.js';
+import type { DeploymentContext } from '../deployment-context.js';
+import type { StoredFrame } from '../events/event.repository.js';
+import type { ChatMessage } from './chat-completions.js';
+
+/** The conversation so far is given to the model within this many characters, the oldest dropped first. */
+export const HISTORY_BUDGET_CHARS = 16_000;
+
+/** What the visitor heard of a spoken reply, where the widget said (README, The agent's own voice). */
+export interface HeardReply {
+  heard_text: string | null;
+  heard_interrupted: number | null;
+}
+
+/**
+ * The system message (README, An agent without a server): the agent's persona and instructions,
+ * the language to answer in, who the visitor is as the customer's token says, and the time.
+ */
+export function systemMessage(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow, now: Date): string {
+  const language = turn.language ?? dep.agent.language;
+  const lines = [
+    dep.prompt.persona,
+    dep.prompt.instructions,
+    `Answer in ${languageName(language)} (${language}).`,
+    'Your replies are shown in a chat and may be read aloud: write plain sentences, no Markdown, no lists.',
+    conversation.user_name ? `The visitor's name: ${conversation.user_name}.` : '',
+    conversation.user_ctx ? `What the site tells about the visitor (JSON): ${conversation.user_ctx}` : '',
+    `Now: ${now.toISOString().slice(0, 16).replace('T', ' ')} UTC.`,
+  ];
+  return lines.filter(Boolean).join('\n');
+}
+
+/**
+ * The conversation as the model is told it: the visitor's turns, the agent's replies as the
+ * visitor heard them (cut where they interrupted), a person's messages marked as theirs; newest
+ * kept first within {@link HISTORY_BUDGET_CHARS}, the current turn always.
+ */
+export function conversationMessages(
+  talk: readonly StoredFrame[],
+  heard: ReadonlyMap<string, HeardReply>,
+  budget = HISTORY_BUDGET_CHARS,
+): ChatMessage[] {
+  const messages = talk.flatMap((stored): ChatMessage[] => {
+    const frame = JSON.parse(stored.frame) as { type: string; text: string; name?: string; turn_id?: string };
+    if (frame.type === 'turn_accepted') return [{ role: 'user', content: frame.text }];
+    if (frame.name)
+      return [{ role: 'assistant', content: `[${frame.name}, a person from the team, wrote:] ${frame.text}` }];
+    const spoken = frame.turn_id ? heard.get(frame.turn_id) : undefined;
+    if (spoken?.heard_interrupted === 1)
+      return [{ role: 'assistant', content: `${spoken.heard_text ?? ''} [the visitor interrupted here]`.trim() }];
+    return [{ role: 'assistant', content: frame.text }];
+  });
+  const kept: ChatMessage[] = [];
+  let used = 0;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    const message = messages[i]!;
+    used += (message.content ?? '').length;
+    if (used > budget && kept.length) break;
+    kept.unshift(message);
+  }
+  return kept;
+}
+
+function languageName(tag: string): string {
+  try {
+    return new Intl.DisplayNames(['en'], { type: 'language' }).of(tag) ?? tag;
+  } catch {
+    return tag;
+  }
+}

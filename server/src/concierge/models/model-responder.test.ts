@@ -1,0 +1,298 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  client,
+  type Client,
+  createReadyAgent,
+  describeEachStore,
+  expectError,
+  startService,
+  type StoreKind,
+  type TestService,
+  waitFor,
+} from '../../../test/harness.js';
+import { mintToken, Widget } from '../../../test/concierge-kit.js';
+import { send, startModelServer, streamOf, writes } from '../../../test/model-server.js';
+
+type ModelServer = Awaited<ReturnType<typeof startModelServer>>;
+
+const KEY = 'sk-test-model-key-9876';
+
+describeEachStore('agents that answer with a model', (kind: StoreKind) => {
+  let service: TestService;
+  let model: ModelServer;
+
+  beforeAll(async () => {
+    model = await startModelServer();
+    service = await startService(kind);
+  });
+  afterAll(async () => {
+    await service?.close();
+    await model?.close();
+  });
+
+  /** A customer whose published agent answers with `responder` (on a new endpoint of the model server), live without a hook. */
+  const live = async (responder: Record<string, unknown> = {}) => {
+    const { apiKey } = await service.newCustomer('Hotel');
+    const api = client(service.url, apiKey);
+    const endpoint = await api.post('/api/v1/model-endpoints', { name: 'Test', base_url: model.baseUrl, api_key: KEY });
+    expect(endpoint.status).toBe(201);
+    const agentId = await createReadyAgent(api, 'Harbor Hotel concierge');
+    const { draft_spec } = (await api.get(`/api/v1/agents/${agentId}/spec`)).body.data;
+    const spec = {
+      ...draft_spec,
+      instructions: 'Answer questions about the Harbor Hotel.',
+      responder: { type: 'model', endpoint_id: endpoint.body.data.id, model: 'test-model', ...responder },
+    };
+    expect((await api.put(`/api/v1/agents/${agentId}`, { draft_spec: spec })).status).toBe(200);
+    expect((await api.post(`/api/v1/agents/${agentId}/publish`)).status).toBe(200);
+    const created = await api.post('/api/v1/deployments', { agent_id: agentId, channel_config: {} });
+    expect(created.status).toBe(201);
+    const deploymentId = created.body.data.id as string;
+    const activated = await api.post(`/api/v1/deployments/${deploymentId}/activate`);
+    expect(activated.status).toBe(200);
+    const widget = await Widget.open(service, deploymentId);
+    const ready = await widget.hello(
+      await mintToken(created.body.data.signing_secret, deploymentId, { claims: { name: 'Ada', ctx: { room: '12' } } }),
+    );
+    return {
+      api,
+      widget,
+      deploymentId,
+      conversationId: ready.conversation_id as string,
+      endpointId: endpoint.body.data.id,
+    };
+  };
+
+  const ask = (widget: Widget, text: string, mode: 'text' | 'voice' = 'text') =>
+    widget.send({ type: 'user_turn', client_turn_id: `c-${Math.random()}`, text, mode });
+
+  const deliveriesOf = async (api: Client, conversationId: string) =>
+    (await api.get(`/api/v1/deliveries?conversation_id=${conversationId}&kind=model`)).body.data;
+
+  it('streams the reply in parts at sentence ends, resolves it with the whole text, and records the call without its key', async () => {
+    model.state.behaviour = writes('Breakfast is served from 7 to 10. Enjoy your stay, Ada!', 5);
+    const { api, widget, conversationId } = await live();
+    ask(widget, 'When is breakfast?');
+    const accepted = await widget.next('turn_accepted');
+    expect((await widget.next('turn_acknowledged')).turn_id).toBe(accepted.turn_id);
+    const first = await widget.next('reply_part');
+    expect(first).toMatchObject({ turn_id: accepted.turn_id, part: 0, text: 'Breakfast is served from 7 to 10. ' });
+    const reply = await widget.next('reply');
+    expect(reply).toMatchObject({
+      turn_id: accepted.turn_id,
+      text: 'Breakfast is served from 7 to 10. Enjoy your stay, Ada!',
+      actions: [],
+    });
+    expect(widget.frames.filter((f) => f.type === 'reply_part').map((f) => f.text)).toEqual([
+      'Breakfast is served from 7 to 10. ',
+    ]);
+
+    const call = model.calls.at(-1)!;
+    expect(call.authorization).toBe(`Bearer ${KEY}`);
+    expect(call.body).toMatchObject({ model: 'test-model', stream: true, max_tokens: 400 });
+    const system = call.body.messages[0]!;
+    expect(system.role).toBe('system');
+    expect(system.content).toContain('Answer questions about the Harbor Hotel.');
+    expect(system.content).toContain('Answer in American English (en-US).');
+    expect(system.content).toContain("The visitor's name: Ada.");
+    expect(system.content).toContain('{"room":"12"}');
+    expect(call.body.messages.at(-1)).toEqual({ role: 'user', content: 'When is breakfast?' });
+
+    const [record] = await deliveriesOf(api, conversationId);
+    expect(record).toMatchObject({
+      kind: 'model',
+      event_type: 'model.call',
+      url: `${model.baseUrl}/chat/completions`,
+      outcome: 'succeeded',
+      error: null,
+      response: { status: 200, body: 'Breakfast is served from 7 to 10. Enjoy your stay, Ada!' },
+      model_usage: { tokens_in: 120, tokens_out: 17 },
+    });
+    expect(record.model_usage.first_token_ms).toBeGreaterThanOrEqual(0);
+    expect(JSON.stringify(record)).not.toContain(KEY);
+    expect(service.logs.join('\n')).not.toContain(KEY);
+    const detail = (await api.get(`/api/v1/conversations/${conversationId}`)).body.data;
+    expect(detail.turns[0]).toMatchObject({ status: 'resolved', reply_text: reply.text });
+  });
+
+  it('tells the model the conversation so far, a reply as the visitor heard it', async () => {
+    model.state.behaviour = writes('The spa opens at 9. It has a pool and a sauna.');
+    const { api, widget, conversationId } = await live();
+    // Asked aloud: the reply is spoken, and how far it was heard is reported.
+    ask(widget, 'When does the spa open?', 'voice');
+    const first = await widget.next('reply');
+    widget.send({ type: 'playback', turn_id: first.turn_id, sentence: 0, state: 'interrupted', offset_ms: 700 });
+    await waitFor(async () => {
+      const detail = (await api.get(`/api/v1/conversations/${conversationId}`)).body.data;
+      return detail.turns[0].heard?.interrupted === true;
+    });
+    model.state.behaviour = writes('Yes, towels are at the spa.');
+    ask(widget, 'Are there towels?');
+    await widget.next('reply');
+    const messages = model.calls.at(-1)!.body.messages.slice(1);
+    expect(messages).toEqual([
+      { role: 'user', content: 'When does the spa open?' },
+      { role: 'assistant', content: expect.stringMatching(/^The spa\b.* \[the visitor interrupted here\]$/) },
+      { role: 'user', content: 'Are there towels?' },
+    ]);
+    expect(messages[1]!.content).not.toContain('sauna');
+  });
+
+  it('tries the fallback model when the first says nothing in time, and fails the turn model_failed when neither answers', async () => {
+    model.state.behaviour = (call, res) => {
+      if (call.body.model === 'slow-model') return void res.writeHead(200, { 'content-type': 'text/event-stream' });
+      send(res, streamOf(call.body.model, 'From the fallback.'));
+    };
+    const saved = await live({ model: 'slow-model', fallback_model: 'quick-model', first_token_timeout_ms: 500 });
+    ask(saved.widget, 'Hello?');
+    expect((await saved.widget.next('reply')).text).toBe('From the fallback.');
+    const records = await deliveriesOf(saved.api, saved.conversationId);
+    expect(records.map((r: any) => [r.attempt, JSON.parse(r.request.body).model, r.outcome, r.error])).toEqual(
+      expect.arrayContaining([
+        [1, 'slow-model', 'failed', 'timeout'],
+        [2, 'quick-model', 'succeeded', null],
+      ]),
+    );
+
+    model.state.behaviour = (_call, res) =>
+      void res
+        .writeHead(429, { 'content-type': 'application/json', 'retry-after': '7' })
+        .end('{"error":{"message":"Rate limit reached"}}');
+    const limited = await live();
+    ask(limited.widget, 'Hello?');
+    expect(await limited.widget.next('turn_failed')).toMatchObject({ reason: 'model_failed' });
+    const [refused] = await deliveriesOf(limited.api, limited.conversationId);
+    expect(refused).toMatchObject({
+      outcome: 'failed',
+      response: { status: 429 },
+      error_detail: 'the model endpoint answered 429: Rate limit reached',
+    });
+  });
+
+  it.each([
+    [
+      'an HTML page',
+      (res: any) => void res.writeHead(200, { 'content-type': 'text/html' }).end('<html>Sign in</html>'),
+      'not a stream of events',
+    ],
+    ['an event that is not JSON', (res: any) => send(res, ['data: {"choices": [\n\n']), 'not JSON'],
+    ['a stream with no [DONE]', (res: any) => send(res, ['data: {"choices":[]}\n\n']), 'no [DONE]'],
+  ])('fails the turn on %s, saying why in the record', async (_what, behaviour, why) => {
+    model.state.behaviour = (_call, res) => behaviour(res);
+    const { api, widget, conversationId } = await live();
+    ask(widget, 'Hello?');
+    expect(await widget.next('turn_failed')).toMatchObject({ reason: 'model_failed' });
+    const [record] = await deliveriesOf(api, conversationId);
+    expect(record.outcome).toBe('failed');
+    expect(record.error_detail).toContain(why);
+  });
+
+  it('resolves a stream cut midway with what was said', async () => {
+    model.state.behaviour = (call, res) =>
+      send(res, streamOf(call.body.model, 'The pool is open. Until ten', { done: false }), 2, false);
+    const { widget } = await live();
+    ask(widget, 'Pool?');
+    expect((await widget.next('reply')).text).toBe('The pool is open. Until ten');
+  });
+
+  it('refuses to publish a responder it could not run, naming the field', async () => {
+    const { apiKey } = await service.newCustomer('Hotel');
+    const api = client(service.url, apiKey);
+    const agentId = await createReadyAgent(api);
+    for (const [responder, path] of [
+      [{ type: 'model', model: 'm', temperature: 3 }, 'draft_spec.responder.temperature'],
+      [{ type: 'model' }, 'draft_spec.responder.model'],
+      [
+        { type: 'model', model: 'm', endpoint_id: '00000000-0000-4000-8000-000000000000' },
+        'draft_spec.responder.endpoint_id',
+      ],
+    ] as const) {
+      await api.put(`/api/v1/agents/${agentId}`, { draft_spec: { responder } });
+      const refused = await api.post(`/api/v1/agents/${agentId}/publish`);
+      expectError(refused, 400, 'invalid_request');
+      expect(refused.body.error.details.map((d: any) => d.path)).toContain(path);
+    }
+  });
+});
+
+describeEachStore('model endpoints', (kind: StoreKind) => {
+  let service: TestService;
+  beforeAll(async () => {
+    service = await startService(kind);
+  });
+  afterAll(async () => service?.close());
+
+  it('keep the key write-only and sealed, per customer; refuse deletion while an agent names them', async () => {
+    const { apiKey } = await service.newCustomer('Hotel');
+    const api = client(service.url, apiKey);
+    const created = await api.post('/api/v1/model-endpoints', {
+      name: 'OpenAI',
+      base_url: 'https://api.openai.com/v1/',
+      api_key: KEY,
+    });
+    expect(created.status).toBe(201);
+    expect(created.body.data).toEqual({
+      id: expect.any(String),
+      name: 'OpenAI',
+      base_url: 'https://api.openai.com/v1',
+      api_key_last4: '9876',
+      created_at: expect.any(String),
+      updated_at: expect.any(String),
+    });
+    const id = created.body.data.id;
+    const row = await service.app.store.db
+      .selectFrom('model_endpoints')
+      .selectAll()
+      .where('id', '=', id)
+      .executeTakeFirstOrThrow();
+    expect(row.api_key_sealed).toMatch(/^v1\./);
+    expect(row.api_key_sealed).not.toContain(KEY);
+    expect(JSON.stringify((await api.get('/api/v1/model-endpoints')).body)).not.toContain(KEY);
+
+    const other = client(service.url, (await service.newCustomer('Other')).apiKey);
+    expectError(await other.get(`/api/v1/model-endpoints/${id}`), 404, 'not_found');
+    expectError(await other.put(`/api/v1/model-endpoints/${id}`, { name: 'x' }), 404, 'not_found');
+    expectError(await other.del(`/api/v1/model-endpoints/${id}`), 404, 'not_found');
+
+    const cleared = await api.put(`/api/v1/model-endpoints/${id}`, { api_key: null });
+    expect(cleared.body.data.api_key_last4).toBeNull();
+    expectError(await api.post('/api/v1/model-endpoints', { name: 'x', base_url: 'ftp://x' }), 400, 'invalid_request');
+    expectError(
+      await api.post('/api/v1/model-endpoints', { name: 'x', base_url: 'https://u:p@x.example/v1' }),
+      400,
+      'invalid_request',
+    );
+
+    const agentId = await createReadyAgent(api);
+    await api.put(`/api/v1/agents/${agentId}`, {
+      draft_spec: { responder: { type: 'model', model: 'm', endpoint_id: id } },
+    });
+    const refused = await api.del(`/api/v1/model-endpoints/${id}`);
+    expectError(refused, 409, 'invalid_state');
+    expect(refused.body.error.message).toContain("'Front desk'");
+    await api.put(`/api/v1/agents/${agentId}`, { draft_spec: {} });
+    expect((await api.del(`/api/v1/model-endpoints/${id}`)).status).toBe(200);
+  });
+});
+
+describe('a model agent on a service with no model', () => {
+  it('fails its turns model_failed, saying which setting is missing', async () => {
+    const service = await startService('sqlite');
+    try {
+      const { apiKey } = await service.newCustomer('Hotel');
+      const api = client(service.url, apiKey);
+      const agentId = await createReadyAgent(api);
+      await api.put(`/api/v1/agents/${agentId}`, { draft_spec: { responder: { type: 'model', model: 'm' } } });
+      expect((await api.post(`/api/v1/agents/${agentId}/publish`)).status).toBe(200);
+      const created = await api.post('/api/v1/deployments', { agent_id: agentId, channel_config: {} });
+      await api.post(`/api/v1/deployments/${created.body.data.id}/activate`);
+      const widget = await Widget.open(service, created.body.data.id);
+      await widget.hello(await mintToken(created.body.data.signing_secret, created.body.data.id));
+      widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Hi', mode: 'text' });
+      expect(await widget.next('turn_failed')).toMatchObject({ reason: 'model_failed' });
+      await waitFor(async () => service.logs.some((l) => l.includes('no MODEL_URL')));
+    } finally {
+      await service.close();
+    }
+  });
+});
