@@ -9,7 +9,13 @@ import { z } from 'zod';
 export const turnModes = ['text', 'voice'] as const;
 export type TurnMode = (typeof turnModes)[number];
 // `model_failed`: the agent's model (README, An agent without a server) gave no answer, nor did its fallback.
-export const turnFailures = ['hook_rejected', 'hook_failed', 'reply_timeout', 'conversation_ended', 'model_failed'] as const;
+export const turnFailures = [
+  'hook_rejected',
+  'hook_failed',
+  'reply_timeout',
+  'conversation_ended',
+  'model_failed',
+] as const;
 export type TurnFailure = (typeof turnFailures)[number];
 /** Who answers a conversation's turns: the turn hook, or a person (README, A person in the conversation). */
 export const handlers = ['agent', 'person'] as const;
@@ -17,8 +23,16 @@ export type Handler = (typeof handlers)[number];
 /** A visitor's rating of a reply (README, Knowing how it goes). */
 export const feedbackRatings = ['up', 'down'] as const;
 export type FeedbackRating = (typeof feedbackRatings)[number];
-// `closed`: a person closed it from the inbox (README, A person in the conversation).
-export const endReasons = ['user_ended', 'deployment_inactive', 'max_turns', 'deleted', 'closed'] as const;
+// `closed`: a person closed it from the inbox (README, A person in the conversation); `agent_ended`: the
+// agent's model ended it with its built-in tool (README, An agent without a server).
+export const endReasons = [
+  'user_ended',
+  'deployment_inactive',
+  'max_turns',
+  'deleted',
+  'closed',
+  'agent_ended',
+] as const;
 export type EndReason = (typeof endReasons)[number];
 /** The codes of `error` frames: what the widget is told, the socket staying open or not. */
 export const widgetErrorCodes = [

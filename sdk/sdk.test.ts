@@ -18,6 +18,7 @@ import {
   startServiceProcess,
 } from '../server/test/service-process.js';
 import { mintUserToken, verifyHook } from './node/src/index.js';
+import { send, startModelServer, streamOf, toolCallStream } from '../server/test/model-server.js';
 
 /**
  * Both SDKs against a real service: the same customer server written with each
@@ -128,6 +129,66 @@ describe('the SDKs against a real service', () => {
       );
       const types = (await tool('/events')).map((e: any) => e.type);
       expect(types.slice(0, 4)).toEqual(['conversation.started', 'turn.created', 'turn.acknowledged', 'turn.resolved']);
+    });
+
+    it("answers a model agent's tool call the service signed, and the model is given its answer", async () => {
+      const model = await startModelServer((call, res) => {
+        const result = call.body.messages.find((m) => m.role === 'tool');
+        if (!result)
+          return send(res, toolCallStream(call.body.model, [{ name: 'check_room', arguments: { night: 'Friday' } }]));
+        send(res, streamOf(call.body.model, `The hotel said ${result.content}`));
+      });
+      try {
+        const endpoint = await deployed.api.post('/api/v1/model-endpoints', { name: 'Test', base_url: model.baseUrl });
+        const agent = await deployed.api.post('/api/v1/agents', { name: 'Model desk' });
+        const agentId = agent.body.data.agent_id;
+        await waitFor(
+          async () =>
+            (await deployed.api.get(`/api/v1/agents/${agentId}/generation-status`)).body.data.status === 'succeeded',
+        );
+        const tool = {
+          name: 'check_room',
+          description: 'Whether a room is free',
+          parameters: { type: 'object', properties: { night: { type: 'string' } }, required: ['night'] },
+          url: `${hotelUrl}/tool`,
+        };
+        await deployed.api.put(`/api/v1/agents/${agentId}`, {
+          draft_spec: { responder: { type: 'model', endpoint_id: endpoint.body.data.id, model: 'm', tools: [tool] } },
+        });
+        expect((await deployed.api.post(`/api/v1/agents/${agentId}/publish`)).status).toBe(200);
+        const modelDeployment = await deployed.api.post('/api/v1/deployments', {
+          agent_id: agentId,
+          channel_config: {},
+        });
+        await deployed.api.post(`/api/v1/deployments/${modelDeployment.body.data.id}/activate`);
+        const widget = await Widget.open(service, modelDeployment.body.data.id);
+        await widget.hello(
+          mintUserToken({
+            deploymentId: modelDeployment.body.data.id,
+            secret: modelDeployment.body.data.signing_secret,
+            sub: 'g',
+          }),
+        );
+        ask(widget, 'Is a room free on Friday?');
+        // The hotel verifies with the deployment's own secret: this one's, which it was not started with, is refused.
+        expect((await widget.next('reply', 10_000)).text).toBe('The hotel said {"error":"the tool failed (HTTP 401)"}');
+        widget.close();
+        await startHotel([modelDeployment.body.data.signing_secret]);
+        const again = await Widget.open(service, modelDeployment.body.data.id);
+        await again.hello(
+          mintUserToken({
+            deploymentId: modelDeployment.body.data.id,
+            secret: modelDeployment.body.data.signing_secret,
+            sub: 'g2',
+          }),
+        );
+        ask(again, 'Is a room free on Friday?');
+        expect((await again.next('reply', 10_000)).text).toBe('The hotel said {"night":"Friday","free":true}');
+        again.close();
+      } finally {
+        await startHotel([deployed.secret]);
+        await model.close();
+      }
     });
 
     it('refuses a tampered body, a stale timestamp, a wrong secret and a call without a signature', async () => {

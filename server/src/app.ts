@@ -199,6 +199,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     endpoints: modelEndpoints,
     operator: config.model,
     calls: new ModelCalls(config.modelConcurrency),
+    conversations,
   });
   const turns = new TurnService(
     {

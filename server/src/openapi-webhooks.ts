@@ -5,6 +5,7 @@ import {
   hookAnswerBody,
   signatureHeaders,
   transcriptEventBodies,
+  toolCallBody,
   turnCreatedBody,
 } from './concierge/outbound.schemas.js';
 
@@ -41,6 +42,21 @@ const turnHook: ZodOpenApiOperationObject = {
   },
 };
 
+const toolHook: ZodOpenApiOperationObject = {
+  operationId: 'toolCallHook',
+  summary:
+    "A model agent's tool call, POSTed to the tool's url in the agent's spec (README, An agent without a server)",
+  description:
+    "Sent once, signed like the turn hook, when the agent's model calls the tool with arguments that match its `parameters`. Answer within the tool's `timeout_ms` (default 10000) with a 2xx and a JSON body: it is given to the model as the tool's result (at most 16 KiB). Anything else is told to the model as the tool's failure, and the model answers the visitor without it.",
+  tags: ['Webhooks'],
+  requestParams: { header: headersOf({ 'X-Service-Delivery': 'The call id' }) },
+  requestBody: { required: true, content: { 'application/json': { schema: toolCallBody } } },
+  responses: {
+    '200': { description: "The tool's result: any JSON, given to the model" },
+    '500': { description: 'The tool failed: the model is told so (so is any status but 2xx, or no answer in time)' },
+  },
+};
+
 function transcriptHook(type: (typeof transcriptEventTypes)[number]): ZodOpenApiOperationObject {
   return {
     operationId: `transcript_${type.replace('.', '_')}`,
@@ -59,7 +75,7 @@ function transcriptHook(type: (typeof transcriptEventTypes)[number]): ZodOpenApi
 
 /** Every call the service makes to the customer's server, as OpenAPI 3.1 `webhooks`. */
 export function outboundWebhooks(): ZodOpenApiPathsObject {
-  const webhooks: ZodOpenApiPathsObject = { 'turn.created': { post: turnHook } };
+  const webhooks: ZodOpenApiPathsObject = { 'turn.created': { post: turnHook }, 'tool.call': { post: toolHook } };
   for (const type of transcriptEventTypes) webhooks[`transcript.${type}`] = { post: transcriptHook(type) };
   return webhooks;
 }

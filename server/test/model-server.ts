@@ -6,7 +6,8 @@ export interface ModelCall {
   authorization: string | undefined;
   body: {
     model: string;
-    messages: { role: string; content: string | null }[];
+    messages: { role: string; content: string | null; tool_call_id?: string; tool_calls?: unknown[] }[];
+    tools?: { type: 'function'; function: { name: string; parameters: unknown } }[];
     stream: true;
     max_tokens: number;
     temperature?: number;
@@ -48,6 +49,25 @@ export function streamOf(model: string, text: string, options: { done?: boolean 
     }),
   );
   events.push('[DONE]');
+  return events.map((e) => `data: ${e}\n\n`);
+}
+
+/** The bytes of a stream calling tools: each call's arguments arrive in several pieces, as OpenAI streams them. */
+export function toolCallStream(model: string, calls: { name: string; arguments: unknown }[]): string[] {
+  const events = [chunk(model, { role: 'assistant', content: null })];
+  calls.forEach((call, index) => {
+    const args = JSON.stringify(call.arguments);
+    events.push(
+      chunk(model, {
+        tool_calls: [
+          { index, id: `call_${index}_${call.name}`, type: 'function', function: { name: call.name, arguments: '' } },
+        ],
+      }),
+    );
+    for (let at = 0; at < args.length; at += 5)
+      events.push(chunk(model, { tool_calls: [{ index, function: { arguments: args.slice(at, at + 5) } }] }));
+  });
+  events.push(chunk(model, {}, 'tool_calls'), '[DONE]');
   return events.map((e) => `data: ${e}\n\n`);
 }
 

@@ -34,6 +34,9 @@ const hook = nodeHandler({
     return `You said: ${turn.text}`;
   },
   onEvent: (event) => void events.push(event),
+  // A model agent's tool (README, An agent without a server): its arguments match the tool's schema.
+  onTool: (call) =>
+    call.tool === 'check_room' ? { night: call.arguments.night, free: call.arguments.night !== 'Saturday' } : null,
 });
 
 /** The front desk's own tools, which a person's screen would call. */
@@ -54,7 +57,7 @@ const tools: Record<string, (body: any) => Promise<unknown>> = {
 };
 
 const server = createServer(async (req, res) => {
-  if (req.url === '/hook' || req.url === '/transcript') return hook(req, res);
+  if (req.url === '/hook' || req.url === '/transcript' || req.url === '/tool') return hook(req, res);
   const tool = tools[req.url ?? ''];
   if (!tool) return res.writeHead(404).end();
   const chunks: Buffer[] = [];

@@ -46,6 +46,23 @@ export interface QuickReplyAction {
   text: string;
 }
 
+export interface ToolCallHook {
+  type: "tool.call";
+  /** This call (also in `X-Service-Delivery` and `webhook-id`): it is sent once */
+  call_id: string;
+  /** When it was signed: refuse stale replays */
+  sent_at: string;
+  deployment_id: string;
+  conversation_id: string;
+  turn_id: string;
+  /** The tool's `name` in the agent's spec */
+  tool: string;
+  /** The model's arguments, already checked against the tool's `parameters` JSON Schema */
+  arguments: {
+    [key: string]: unknown;
+  };
+}
+
 export interface TranscriptConversationEnded {
   /** The same on every retry and redelivery: deduplicate on it (also in `X-Service-Event-Id` and `webhook-id`) */
   id: string;
@@ -56,7 +73,7 @@ export interface TranscriptConversationEnded {
   /** Only on samples sent by `POST /api/v1/deployments/{id}/test-hook`; their ids match nothing */
   test?: true;
   data: {
-    reason: "user_ended" | "deployment_inactive" | "max_turns" | "deleted" | "closed";
+    reason: "user_ended" | "deployment_inactive" | "max_turns" | "deleted" | "closed" | "agent_ended";
   };
 }
 
@@ -157,7 +174,7 @@ export interface TranscriptTurnFailed {
   test?: true;
   data: {
     turn_id: string;
-    reason: "hook_rejected" | "hook_failed" | "reply_timeout" | "conversation_ended";
+    reason: "hook_rejected" | "hook_failed" | "reply_timeout" | "conversation_ended" | "model_failed";
   };
 }
 
@@ -248,6 +265,9 @@ export interface TurnCreatedHook {
 
 /** The turn hook: one call per visitor turn, to the deployment's `hook_url`. */
 export type TurnHook = TurnCreatedHook;
+
+/** A model agent's tool call: one call per tool the model runs, to the tool's `url`. */
+export type ToolCall = ToolCallHook;
 
 /** Every transcript event, to the deployment's `transcript_hook_url`; `type` tells which. */
 export type TranscriptEvent =

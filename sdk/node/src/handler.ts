@@ -2,8 +2,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { ConciergeClient } from './client.js';
 import { type DeliveryStore, type HookResponse, MemoryDeliveryStore } from './deliveries.js';
 import { HookVerificationError } from './errors.js';
-import type { HookAnswer, TranscriptEvent, TurnHook } from './events.js';
-import { checkSecrets, type HeaderSource, isTurnHook, type VerifyOptions, verifyHook } from './signatures.js';
+import type { HookAnswer, ToolCall, TranscriptEvent, TurnHook } from './events.js';
+import {
+  checkSecrets,
+  type HeaderSource,
+  type HookEvent,
+  isToolCall,
+  isTurnHook,
+  type VerifyOptions,
+  verifyHook,
+} from './signatures.js';
 
 /**
  * What your `onTurn` gives back:
@@ -19,6 +27,12 @@ export interface HookHandlerOptions {
   /** The deployment's signing secret; during a rotation's grace, the new one first, then the old. */
   secrets: string | readonly string[];
   onTurn?: (turn: TurnHook, client: ConciergeClient) => TurnAnswer | Promise<TurnAnswer>;
+  /**
+   * A model agent's tool call (README, An agent without a server): its arguments already match the
+   * tool's JSON Schema; what you return (any JSON) is given to the model as the tool's result. Throw
+   * to tell the model the tool failed.
+   */
+  onTool?: (call: ToolCall) => unknown | Promise<unknown>;
   /** Each transcript event; throw to have it sent again later. */
   onEvent?: (event: TranscriptEvent) => void | Promise<void>;
   /** Streams replies (default: a client signing with the first secret). */
@@ -83,15 +97,21 @@ export function createHookHandler(options: HookHandlerOptions): {
     return respond(200, answer);
   };
 
-  const answer = async (event: TurnHook | TranscriptEvent): Promise<HookResponse> => {
+  const answerTool = async (call: ToolCall): Promise<HookResponse> => {
+    if (!options.onTool) throw new Error(`a tool call (${call.tool}) arrived, and no onTool was given`);
+    return respond(200, (await options.onTool(call)) ?? null);
+  };
+
+  const answer = async (event: HookEvent): Promise<HookResponse> => {
     if (isTurnHook(event)) return answerTurn(event);
+    if (isToolCall(event)) return answerTool(event);
     await options.onEvent?.(event);
     return DELIVERED;
   };
 
   return {
     async handle(rawBody, headers) {
-      let event: TurnHook | TranscriptEvent;
+      let event: HookEvent;
       try {
         event = verifyHook(rawBody, headers, secrets, verifying);
       } catch (err) {
@@ -99,8 +119,8 @@ export function createHookHandler(options: HookHandlerOptions): {
         return respond(err.code === 'invalid_body' ? 400 : 401, { error: err.code, message: err.message });
       }
       // A sample from test-hook: its ids match no turn, so it is verified and acknowledged, nothing more.
-      if (event.test) return isTurnHook(event) ? ACCEPTED : DELIVERED;
-      const id = isTurnHook(event) ? event.delivery_id : event.id;
+      if (!isToolCall(event) && event.test) return isTurnHook(event) ? ACCEPTED : DELIVERED;
+      const id = isTurnHook(event) ? event.delivery_id : isToolCall(event) ? event.call_id : event.id;
       const running = inFlight.get(id);
       if (running) return running;
       // Registered before anything is awaited, so a retry arriving meanwhile waits for this answer.

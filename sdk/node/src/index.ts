@@ -17,6 +17,7 @@ export { createHookHandler, fetchHandler, type HookHandlerOptions, nodeHandler, 
 export {
   type HeaderSource,
   type HookEvent,
+  isToolCall,
   isTurnHook,
   signBody,
   verifyHook,

@@ -1,9 +1,9 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { HookVerificationError } from './errors.js';
-import { TRANSCRIPT_EVENT_TYPES, type TranscriptEvent, type TurnHook } from './events.js';
+import { TRANSCRIPT_EVENT_TYPES, type ToolCall, type TranscriptEvent, type TurnHook } from './events.js';
 
-/** What a call to your server carries: a turn hook or a transcript event. */
-export type HookEvent = TurnHook | TranscriptEvent;
+/** What a call to your server carries: a turn hook, a model agent's tool call or a transcript event. */
+export type HookEvent = TurnHook | ToolCall | TranscriptEvent;
 
 /** Request headers as Node's `http` gives them, a `Headers` object (fetch, Next.js, Hono), or a plain map. */
 export type HeaderSource = Headers | Record<string, string | string[] | undefined>;
@@ -14,7 +14,7 @@ export interface VerifyOptions {
   /** The time to check against (tests). */
   now?: Date;
   /**
-   * Accept a turn hook signed with `X-Service-Signature` alone, dated by its signed `sent_at`, when
+   * Accept a turn hook (or a tool call) signed with `X-Service-Signature` alone, dated by its signed `sent_at`, when
    * something between the service and you strips the `webhook-*` headers (default: false). A
    * transcript event always needs the Standard Webhooks headers: its body carries no send time, so
    * without them a recorded one could be replayed for ever.
@@ -140,10 +140,15 @@ function parse(body: Buffer): HookEvent {
     event !== null &&
     typeof event === 'object' &&
     ((event.type === 'turn.created' && typeof event.delivery_id === 'string') ||
+      (event.type === 'tool.call' && typeof event.call_id === 'string') ||
       (typeof event.id === 'string' &&
         typeof event.data === 'object' &&
         (TRANSCRIPT_EVENT_TYPES as readonly unknown[]).includes(event.type)));
-  if (!known) throw new HookVerificationError('invalid_body', 'The body is neither a turn hook nor a transcript event');
+  if (!known)
+    throw new HookVerificationError(
+      'invalid_body',
+      'The body is neither a turn hook, a tool call nor a transcript event',
+    );
   return value as HookEvent;
 }
 
@@ -203,8 +208,11 @@ export function verifyHook(
   return event;
 }
 
-/** Whether a verified call is a turn hook (else it is a transcript event). */
+/** Whether a verified call is a turn hook. */
 export const isTurnHook = (event: HookEvent): event is TurnHook => 'delivery_id' in event;
+
+/** Whether a verified call is a model agent's tool call (README, An agent without a server). */
+export const isToolCall = (event: HookEvent): event is ToolCall => 'call_id' in event;
 
 /** `X-Service-Signature` for the exact bytes you send to the service (a reply, or a part). */
 export function signBody(secret: string, body: string | Uint8Array): string {

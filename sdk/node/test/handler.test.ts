@@ -48,7 +48,43 @@ async function listen(handler: Parameters<typeof createServer>[1]): Promise<stri
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 }
 
+const toolBody = (callId: string, args: Record<string, unknown>) =>
+  JSON.stringify({
+    type: 'tool.call',
+    call_id: callId,
+    sent_at: new Date().toISOString(),
+    deployment_id: 'd',
+    conversation_id: 'c',
+    turn_id: 't',
+    tool: 'check_room',
+    arguments: args,
+  });
+
 describe('createHookHandler', () => {
+  it("answers a model's tool call with what onTool returns, once per call, and 500 when it throws or is missing", async () => {
+    let runs = 0;
+    const hook = createHookHandler({
+      secrets: SECRET,
+      onTool: (call) => {
+        runs++;
+        if (call.arguments.night === 'never') throw new Error('no such night');
+        return { tool: call.tool, free: call.arguments.night === 'Friday' };
+      },
+      onError: () => {},
+    });
+    const body = toolBody('11111111-1111-4111-8111-111111111111', { night: 'Friday' });
+    const headers = signed(body);
+    expect(parsed(await hook.handle(body, headers))).toEqual([200, { tool: 'check_room', free: true }]);
+    expect(parsed(await hook.handle(body, headers))).toEqual([200, { tool: 'check_room', free: true }]);
+    expect(runs).toBe(1);
+    const failing = toolBody('22222222-2222-4222-8222-222222222222', { night: 'never' });
+    expect(parsed(await hook.handle(failing, signed(failing)))).toEqual([500, { error: 'handler_failed' }]);
+    const noTool = createHookHandler({ secrets: SECRET, onError: () => {} });
+    expect(parsed(await noTool.handle(body, signed(body)))[0]).toBe(500);
+    const forged = toolBody('33333333-3333-4333-8333-333333333333', { night: 'Friday' });
+    expect((await hook.handle(forged, signed(body))).status).toBe(401);
+  });
+
   it('answers with what onTurn gives: text, an answer with actions or a handoff, nothing, or a stream', async () => {
     const answers: TurnAnswer[] = [
       'Breakfast is at 7.',

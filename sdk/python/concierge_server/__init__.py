@@ -3,7 +3,7 @@ streamed), hand over to a person, and answer a hook in a few lines. Standard lib
 from .client import Client
 from .errors import ConciergeRequestError, HookVerificationError
 from .handler import HookHandler, HookResponse, MemoryDeliveryStore
-from .signatures import TRANSCRIPT_EVENT_TYPES, is_turn_hook, sign_body, verify_hook
+from .signatures import TRANSCRIPT_EVENT_TYPES, is_tool_call, is_turn_hook, sign_body, verify_hook
 from .tokens import mint_user_token
 
 __all__ = [
@@ -14,6 +14,7 @@ __all__ = [
     "HookVerificationError",
     "MemoryDeliveryStore",
     "TRANSCRIPT_EVENT_TYPES",
+    "is_tool_call",
     "is_turn_hook",
     "mint_user_token",
     "sign_body",

@@ -13,7 +13,7 @@ from typing import Any, Callable, Dict, Iterable, Mapping, NamedTuple, Optional,
 
 from .client import Client
 from .errors import HookVerificationError
-from .signatures import DEFAULT_TOLERANCE_S, Body, HookEvent, Secrets, check_secrets, is_turn_hook, verify_hook
+from .signatures import DEFAULT_TOLERANCE_S, Body, HookEvent, Secrets, check_secrets, is_tool_call, is_turn_hook, verify_hook
 
 
 class HookResponse(NamedTuple):
@@ -69,7 +69,9 @@ class HookHandler:
     ``on_turn(turn, client)`` returns a string or ``{"reply_text", "actions"?}`` (answered at once),
     ``{"handoff": {"reason"}, "reply_text"?}`` (a person is asked for), an iterator of strings (a
     model's stream: ``202`` at once, then the reply streamed in parts from a thread), or ``None``
-    (``202``; reply later with ``client.reply``). ``on_event(event)`` gets each transcript event;
+    (``202``; reply later with ``client.reply``). ``on_tool(call)`` answers a model agent's tool
+    call: its arguments already match the tool's JSON Schema, and what it returns (any JSON value)
+    is given to the model; raise to tell the model the tool failed. ``on_event(event)`` gets each transcript event;
     raise to have it sent again later. A retried call gets the answer the first one got, and your
     function runs once per delivery.
     """
@@ -79,6 +81,7 @@ class HookHandler:
         secrets: Secrets,
         on_turn: Optional[Callable[[HookEvent, Client], Any]] = None,
         on_event: Optional[Callable[[HookEvent], None]] = None,
+        on_tool: Optional[Callable[[HookEvent], Any]] = None,
         client: Optional[Client] = None,
         store: Any = None,
         tolerance: float = DEFAULT_TOLERANCE_S,
@@ -93,6 +96,7 @@ class HookHandler:
         self.allow_service_signature_alone = allow_service_signature_alone
         self.on_turn = on_turn
         self.on_event = on_event
+        self.on_tool = on_tool
         self.client = client or Client(secret=self.secrets[0])
         self.store = store if store is not None else MemoryDeliveryStore()
         self.tolerance = tolerance
@@ -108,7 +112,7 @@ class HookHandler:
         # A sample from test-hook: its ids match no turn, so it is verified and acknowledged, nothing more.
         if event.get("test"):
             return _ACCEPTED if is_turn_hook(event) else _DELIVERED
-        delivery_id = event["delivery_id"] if is_turn_hook(event) else event["id"]
+        delivery_id = event["delivery_id"] if is_turn_hook(event) else event["call_id"] if is_tool_call(event) else event["id"]
         with self._lock:
             running = self._in_flight.get(delivery_id)
             if running is None:
@@ -132,6 +136,10 @@ class HookHandler:
         return response
 
     def _answer(self, event: HookEvent) -> HookResponse:
+        if is_tool_call(event):
+            if self.on_tool is None:
+                raise RuntimeError(f"a tool call ({event.get('tool')}) arrived, and no on_tool was given")
+            return _respond(200, self.on_tool(event))
         if not is_turn_hook(event):
             if self.on_event is not None:
                 self.on_event(event)

@@ -140,10 +140,11 @@ def _parse(body: bytes) -> HookEvent:
         raise HookVerificationError("invalid_body", "The body is not JSON") from None
     known = isinstance(event, dict) and (
         (event.get("type") == "turn.created" and isinstance(event.get("delivery_id"), str))
+        or (event.get("type") == "tool.call" and isinstance(event.get("call_id"), str))
         or (isinstance(event.get("id"), str) and isinstance(event.get("data"), dict) and event.get("type") in TRANSCRIPT_EVENT_TYPES)
     )
     if not known:
-        raise HookVerificationError("invalid_body", "The body is neither a turn hook nor a transcript event")
+        raise HookVerificationError("invalid_body", "The body is neither a turn hook, a tool call nor a transcript event")
     return event
 
 
@@ -191,8 +192,13 @@ def verify_hook(
 
 
 def is_turn_hook(event: HookEvent) -> bool:
-    """Whether a verified call is a turn hook (else it is a transcript event)."""
+    """Whether a verified call is a turn hook."""
     return "delivery_id" in event
+
+
+def is_tool_call(event: HookEvent) -> bool:
+    """Whether a verified call is a model agent's tool call (README, An agent without a server)."""
+    return "call_id" in event
 
 
 def sign_body(secret: str, body: Body) -> str:

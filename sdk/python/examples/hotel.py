@@ -34,7 +34,14 @@ def on_turn(turn, _client):
     return f"You said: {turn['text']}"
 
 
-hook = HookHandler(secrets, on_turn=on_turn, on_event=events.append, client=client)
+def on_tool(call):
+    # A model agent's tool (README, An agent without a server): its arguments match the tool's schema.
+    if call["tool"] == "check_room":
+        return {"night": call["arguments"]["night"], "free": call["arguments"]["night"] != "Saturday"}
+    return None
+
+
+hook = HookHandler(secrets, on_turn=on_turn, on_event=events.append, on_tool=on_tool, client=client)
 
 # The front desk's own tools, which a person's screen would call.
 tools = {
@@ -48,7 +55,7 @@ tools = {
 
 def app(environ, start_response):
     path = environ.get("PATH_INFO", "")
-    if path in ("/hook", "/transcript"):
+    if path in ("/hook", "/transcript", "/tool"):
         return hook.wsgi(environ, start_response)
     tool = tools.get(path)
     if tool is None:

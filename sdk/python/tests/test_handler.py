@@ -33,7 +33,32 @@ def call(hook, body, signed=True):
     return response.status, json.loads(response.body)
 
 
+def tool_body(call_id, **arguments):
+    return json.dumps({
+        "type": "tool.call", "call_id": call_id, "sent_at": datetime.now(timezone.utc).isoformat().replace("+00:00", "Z"),
+        "deployment_id": "d", "conversation_id": "c", "turn_id": "t", "tool": "check_room", "arguments": arguments,
+    }).encode()
+
+
 class HookHandlerTest(unittest.TestCase):
+    def test_answers_a_tool_call_with_what_on_tool_returns_once_and_500_when_it_raises(self):
+        runs = []
+
+        def on_tool(tool_call):
+            runs.append(tool_call["call_id"])
+            if tool_call["arguments"].get("night") == "never":
+                raise ValueError("no such night")
+            return {"tool": tool_call["tool"], "free": tool_call["arguments"]["night"] == "Friday"}
+
+        hook = HookHandler(SECRET, on_tool=on_tool, on_error=lambda error: None)
+        body = tool_body("11111111-1111-4111-8111-111111111111", night="Friday")
+        self.assertEqual(call(hook, body), (200, {"tool": "check_room", "free": True}))
+        self.assertEqual(call(hook, body), (200, {"tool": "check_room", "free": True}))
+        self.assertEqual(len(runs), 1)
+        self.assertEqual(call(hook, tool_body("22222222-2222-4222-8222-222222222222", night="never")), (500, {"error": "handler_failed"}))
+        self.assertEqual(call(HookHandler(SECRET, on_error=lambda error: None), body)[0], 500)
+        self.assertEqual(call(hook, body, signed=False)[0], 401)
+
     def test_answers_with_what_on_turn_gives(self):
         answers = ["Breakfast is at 7.", {"reply_text": "See", "actions": [{"type": "link", "label": "Menu", "url": "https://x.test/"}]}, {"handoff": {"reason": "asked"}}, None]
         hook = HookHandler(SECRET, on_turn=lambda turn, client: answers.pop(0))

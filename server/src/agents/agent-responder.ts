@@ -1,5 +1,7 @@
+import { Ajv } from 'ajv';
 import { z } from 'zod';
 import { AppError } from '../errors.js';
+import { httpUrl } from '../shared/schemas.js';
 
 /** How long the model may take to say its first word, by default (README, An agent without a server). */
 export const FIRST_TOKEN_TIMEOUT_MS = 8_000;
@@ -7,6 +9,73 @@ export const FIRST_TOKEN_TIMEOUT_MS = 8_000;
 export const MAX_OUTPUT_TOKENS = 400;
 
 const modelName = z.string().trim().min(1).max(200);
+
+/** The tools the service gives every model agent (README, An agent without a server): a customer's tool may not take their names. */
+export const BUILT_IN_TOOLS = ['hand_off_to_person', 'end_conversation'] as const;
+/** A tool call's wait for its answer, at most and by default. */
+export const TOOL_TIMEOUT_MS = { max: 30_000, default: 10_000 } as const;
+/** Tool rounds a turn may take before the model must answer. */
+export const MAX_TOOL_ROUNDS = 5;
+
+const toolName = z
+  .string()
+  .regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1 to 64 of a-z, A-Z, 0-9, _ and - (as models take function names)')
+  .refine((name) => !(BUILT_IN_TOOLS as readonly string[]).includes(name), {
+    message: `must not be a built-in tool's name (${BUILT_IN_TOOLS.join(', ')})`,
+  });
+
+// Compiled only to check a schema: the validator itself is made per call site (see toolArguments).
+const schemaChecker = new Ajv({ strict: false, validateSchema: true });
+
+/**
+ * A tool's `parameters`: a JSON Schema of an object. `pattern` and `patternProperties` are
+ * refused: a customer's regular expression run on a model's arguments could take the service's
+ * CPU for seconds (catastrophic backtracking).
+ */
+const toolParameters = z
+  .record(z.string(), z.unknown())
+  .refine((schema) => schema.type === 'object', 'must be a JSON Schema with "type": "object"')
+  .refine((schema) => !/"(pattern|patternProperties)"\s*:/.test(JSON.stringify(schema)), {
+    message: 'must not use pattern or patternProperties (describe the format in the description instead)',
+  })
+  .superRefine((schema, ctx) => {
+    try {
+      if (!schemaChecker.validateSchema(schema))
+        ctx.addIssue({
+          code: 'custom',
+          message: `is not a valid JSON Schema: ${schemaChecker.errorsText(schemaChecker.errors)}`,
+        });
+    } catch (err) {
+      ctx.addIssue({ code: 'custom', message: `is not a valid JSON Schema: ${(err as Error).message}` });
+    }
+  });
+
+/** A tool the customer's server runs: the model's call is POSTed to `url`, signed, and its JSON answer given back. */
+export const serverTool = z.strictObject({
+  name: toolName,
+  description: z.string().trim().min(1).max(1_000),
+  parameters: toolParameters,
+  url: httpUrl,
+  timeout_ms: z.number().int().min(100).max(TOOL_TIMEOUT_MS.max).default(TOOL_TIMEOUT_MS.default),
+  filler: z.string().trim().min(1).max(200).optional(),
+});
+export type ServerTool = z.infer<typeof serverTool>;
+
+/** A tool the visitor's page runs: the model's call becomes a `client` action on the reply. */
+export const clientTool = z.strictObject({
+  name: toolName.refine(
+    (name) => /^[a-z0-9_.-]{1,64}$/.test(name),
+    "must be 1 to 64 of a-z, 0-9, _ . - (a client action's name)",
+  ),
+  description: z.string().trim().min(1).max(1_000),
+  parameters: toolParameters,
+});
+export type ClientTool = z.infer<typeof clientTool>;
+
+const uniqueNames = (spec: { tools: { name: string }[]; client_tools: { name: string }[] }) => {
+  const names = [...spec.tools, ...spec.client_tools].map((t) => t.name);
+  return new Set(names).size === names.length;
+};
 
 /** The model responder's settings in a published spec (README, An agent without a server). */
 export const modelResponder = z.strictObject({
@@ -17,6 +86,8 @@ export const modelResponder = z.strictObject({
   temperature: z.number().min(0, 'must be from 0 to 2').max(2, 'must be from 0 to 2').optional(),
   max_output_tokens: z.number().int().min(1).max(4_000).default(MAX_OUTPUT_TOKENS),
   first_token_timeout_ms: z.number().int().min(500).max(60_000).default(FIRST_TOKEN_TIMEOUT_MS),
+  tools: serverTool.array().max(32).default([]),
+  client_tools: clientTool.array().max(32).default([]),
 });
 export type ModelResponder = z.infer<typeof modelResponder>;
 

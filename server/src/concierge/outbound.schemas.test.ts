@@ -115,7 +115,23 @@ describe('calls to the customer server, as described', () => {
 
   it('are the webhooks of the served OpenAPI document, by these schemas', async () => {
     const { body: doc } = await call(service.url, 'GET', '/openapi.json');
-    expect(Object.keys(doc.webhooks)).toEqual(['turn.created', ...transcriptEventTypes.map((t) => `transcript.${t}`)]);
+    expect(Object.keys(doc.webhooks)).toEqual([
+      'turn.created',
+      'tool.call',
+      ...transcriptEventTypes.map((t) => `transcript.${t}`),
+    ]);
+    const tool = doc.webhooks['tool.call'].post;
+    expect(tool.requestBody.content['application/json'].schema).toEqual({ $ref: '#/components/schemas/ToolCallHook' });
+    expect(doc.components.schemas.ToolCallHook.required).toEqual([
+      'type',
+      'call_id',
+      'sent_at',
+      'deployment_id',
+      'conversation_id',
+      'turn_id',
+      'tool',
+      'arguments',
+    ]);
     const hook = doc.webhooks['turn.created'].post;
     expect(hook.requestBody.content['application/json'].schema).toEqual({
       $ref: '#/components/schemas/TurnCreatedHook',
@@ -143,6 +159,7 @@ describe('calls to the customer server, as described', () => {
       'hook_failed',
       'reply_timeout',
       'conversation_ended',
+      'model_failed',
     ]);
   });
 });

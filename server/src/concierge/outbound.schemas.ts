@@ -67,6 +67,25 @@ export const turnCreatedBody = z
   })
   .meta({ id: 'TurnCreatedHook' });
 
+/** A model agent's call of one of its tools (README, An agent without a server): POSTed to the tool's `url`, signed like the turn hook. */
+export const toolCallBody = z
+  .strictObject({
+    type: z.literal('tool.call'),
+    call_id: z
+      .uuid()
+      .meta({ description: 'This call (also in `X-Service-Delivery` and `webhook-id`): it is sent once' }),
+    sent_at: timestamp.meta({ description: 'When it was signed: refuse stale replays' }),
+    deployment_id: z.uuid(),
+    conversation_id: z.uuid(),
+    turn_id: z.uuid(),
+    tool: z.string().meta({ description: "The tool's `name` in the agent's spec" }),
+    arguments: z
+      .record(z.string(), z.unknown())
+      .meta({ description: "The model's arguments, already checked against the tool's `parameters` JSON Schema" }),
+  })
+  .meta({ id: 'ToolCallHook' });
+export type ToolCallBody = z.infer<typeof toolCallBody>;
+
 /** The hook handing the conversation to a person (README, A person in the conversation). */
 export const hookHandoff = z.strictObject({ reason: z.string().min(1).max(200) }).meta({
   id: 'HookHandoff',

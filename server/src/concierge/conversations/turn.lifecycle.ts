@@ -164,15 +164,7 @@ export const turnLifecycle = {
     const handoff = (change: Change): Change =>
       outcome.kind === 'failed' || outcome.kind === 'rejected' || outcome.handoff === undefined
         ? change
-        : {
-            events: change.events,
-            transcript: [
-              ...change.transcript,
-              handoffEvent({ handler: 'agent', name: null, needs_person: true, reason: outcome.handoff }),
-            ],
-            conversation: { needs_person: 1, handoff_reason: outcome.handoff, handoff_at: now },
-            tally: { ...change.tally, handoffs: 1 },
-          };
+        : withHandoff(change, outcome.handoff);
     if (outcome.kind === 'replied') {
       const reply = { text: outcome.text, actions: outcome.actions };
       return move(
@@ -326,6 +318,11 @@ export const turnLifecycle = {
     );
   },
 
+  /** The agent's model handed the conversation to a person with its built-in tool (README, An agent without a server). */
+  handOff(unit: UnitOfWork, at: ConversationAt, reason: string): Promise<void> {
+    return unit.record(at, told.handedOff(reason));
+  },
+
   /**
    * A turn whose time is up: an acknowledged one's reply timeout passed (`expired`), or a pending
    * one's hook call was cut off by a crash (`failed`, `hook_failed`).
@@ -402,6 +399,13 @@ const told = {
       },
     ],
   }),
+  /** The agent hands the conversation to a person: it needs one, for this reason (README, A person in the conversation). */
+  handedOff: (reason: string): Change => ({
+    events: [],
+    transcript: [handoffEvent({ handler: 'agent', name: null, needs_person: true, reason })],
+    conversation: { needs_person: 1, handoff_reason: reason, handoff_at: isoNow() },
+    tally: { handoffs: 1 },
+  }),
   failed: (turnId: string, reason: TurnFailure): Change => ({
     events: [{ type: 'turn_failed', turn_id: turnId, reason }],
     transcript: [{ type: 'turn.failed', data: { turn_id: turnId, reason } }],
@@ -414,6 +418,16 @@ const replyColumns = ({ text, actions, by }: Reply) => ({
   reply_actions: actions.length ? JSON.stringify(actions) : null,
   replied_by: by ?? null,
 });
+
+/** A change that also hands the conversation to a person, for `reason`, in the same unit of work. */
+const withHandoff = (change: Change, reason: string): Change => {
+  const handoff = told.handedOff(reason);
+  return {
+    ...joined(change, handoff),
+    conversation: { ...change.conversation, ...handoff.conversation },
+    tally: { ...change.tally, ...handoff.tally },
+  };
+};
 
 /** Changes told as one, in order. */
 export const joined = (...changes: Change[]): Change => ({

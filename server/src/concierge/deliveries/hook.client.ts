@@ -1,6 +1,6 @@
 import type { z } from 'zod';
 import { isoNow } from '../../shared/time.js';
-import { hookHandoff, type turnCreatedBody } from '../outbound.schemas.js';
+import { hookHandoff, type ToolCallBody, type turnCreatedBody } from '../outbound.schemas.js';
 import type { DeploymentContext } from '../deployment-context.js';
 import { type EgressPolicy, type EgressResponse, type Exchange, exchange } from '../egress.js';
 import { type ReplyAction, replyActions } from '#protocol/frames';
@@ -109,10 +109,26 @@ export function sendTurnCreated(
     ...(how.mark === 'test' ? { test: true } : {}),
     ...about,
   });
-  const headers = {
-    'X-Service-Signature': signatureOf(dep.signingSecret, body),
-    'X-Service-Delivery': delivery_id,
-    ...standardWebhookHeaders(delivery_id, body, dep.secrets),
-  };
-  return exchange(url, body, headers, dep.hookTimeoutMs, egress, how.signal);
+  return exchange(url, body, signedHeaders(dep, delivery_id, body), dep.hookTimeoutMs, egress, how.signal);
+}
+
+/** Both signatures of a body sent to the customer's server (README, Verifying our signatures), and its delivery id. */
+const signedHeaders = (dep: DeploymentContext, deliveryId: string, body: string) => ({
+  'X-Service-Signature': signatureOf(dep.signingSecret, body),
+  'X-Service-Delivery': deliveryId,
+  ...standardWebhookHeaders(deliveryId, body, dep.secrets),
+});
+
+/** Signs and sends a model's tool call to the tool's url, once (a tool may not be safe to call twice). */
+export function sendToolCall(
+  dep: DeploymentContext,
+  url: string,
+  call: Omit<ToolCallBody, 'type' | 'sent_at'>,
+  timeoutMs: number,
+  egress: EgressPolicy,
+  signal?: AbortSignal,
+): Promise<Exchange> {
+  const { call_id, ...about } = call;
+  const body = JSON.stringify({ type: 'tool.call', call_id, sent_at: isoNow(), ...about });
+  return exchange(url, body, signedHeaders(dep, call_id, body), timeoutMs, egress, signal);
 }

@@ -10,8 +10,15 @@ import {
   type TestService,
   waitFor,
 } from '../../../test/harness.js';
-import { mintToken, Widget } from '../../../test/concierge-kit.js';
-import { send, startModelServer, streamOf, writes } from '../../../test/model-server.js';
+import { mintToken, sign, startCustomerServer, Widget } from '../../../test/concierge-kit.js';
+import {
+  type ModelBehaviour,
+  send,
+  startModelServer,
+  streamOf,
+  toolCallStream,
+  writes,
+} from '../../../test/model-server.js';
 
 type ModelServer = Awaited<ReturnType<typeof startModelServer>>;
 
@@ -208,6 +215,183 @@ describeEachStore('agents that answer with a model', (kind: StoreKind) => {
       ],
     ] as const) {
       await api.put(`/api/v1/agents/${agentId}`, { draft_spec: { responder } });
+      const refused = await api.post(`/api/v1/agents/${agentId}/publish`);
+      expectError(refused, 400, 'invalid_request');
+      expect(refused.body.error.details.map((d: any) => d.path)).toContain(path);
+    }
+  });
+});
+
+describeEachStore("a model agent's tools", (kind: StoreKind) => {
+  let service: TestService;
+  let model: ModelServer;
+  let tools: Awaited<ReturnType<typeof startCustomerServer>>;
+
+  beforeAll(async () => {
+    model = await startModelServer();
+    tools = await startCustomerServer();
+    service = await startService(kind, { env: { HOOK_ALLOWED_HOSTS: '127.0.0.1' } });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await model?.close();
+    await tools?.close();
+  });
+
+  const roomTool = (over: Record<string, unknown> = {}) => ({
+    name: 'check_room',
+    description: 'Whether a room is free on a night',
+    parameters: {
+      type: 'object',
+      properties: { night: { type: 'string' }, guests: { type: 'integer', minimum: 1 } },
+      required: ['night', 'guests'],
+      additionalProperties: false,
+    },
+    url: tools.hookUrl,
+    ...over,
+  });
+
+  /** A model that calls `calls` first, then answers with what the tools said. */
+  const callsThenAnswers =
+    (calls: { name: string; arguments: unknown }[]): ModelBehaviour =>
+    (call, res) => {
+      const results = call.body.messages.filter((m) => m.role === 'tool');
+      if (!results.length) return send(res, toolCallStream(call.body.model, calls));
+      send(res, streamOf(call.body.model, `Tools said: ${results.map((r) => r.content).join(' | ')}`));
+    };
+
+  const liveWith = async (responder: Record<string, unknown>) => {
+    const { apiKey } = await service.newCustomer('Hotel');
+    const api = client(service.url, apiKey);
+    const endpoint = await api.post('/api/v1/model-endpoints', { name: 'Test', base_url: model.baseUrl });
+    const agentId = await createReadyAgent(api);
+    const put = await api.put(`/api/v1/agents/${agentId}`, {
+      draft_spec: { responder: { type: 'model', endpoint_id: endpoint.body.data.id, model: 'm', ...responder } },
+    });
+    expect(put.status).toBe(200);
+    const published = await api.post(`/api/v1/agents/${agentId}/publish`);
+    expect(published.status, JSON.stringify(published.body)).toBe(200);
+    const created = await api.post('/api/v1/deployments', { agent_id: agentId, channel_config: {} });
+    await api.post(`/api/v1/deployments/${created.body.data.id}/activate`);
+    const widget = await Widget.open(service, created.body.data.id);
+    const ready = await widget.hello(await mintToken(created.body.data.signing_secret, created.body.data.id));
+    widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Is a room free on Friday?', mode: 'text' });
+    return {
+      api,
+      widget,
+      secret: created.body.data.signing_secret as string,
+      conversationId: ready.conversation_id as string,
+    };
+  };
+
+  it("POSTs the model's call to the tool, signed, and gives the model its JSON answer; the call is a delivery of kind tool", async () => {
+    tools.state.behaviour = (_call, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"free":true,"price":120}');
+    model.state.behaviour = callsThenAnswers([{ name: 'check_room', arguments: { night: '2026-11-27', guests: 2 } }]);
+    const before = tools.calls.length;
+    const { api, widget, secret, conversationId } = await liveWith({ tools: [roomTool()] });
+    const reply = await widget.next('reply');
+    expect(reply.text).toBe('Tools said: {"free":true,"price":120}');
+    const call = tools.calls[before]!;
+    expect(call.body).toMatchObject({
+      type: 'tool.call',
+      conversation_id: conversationId,
+      tool: 'check_room',
+      arguments: { night: '2026-11-27', guests: 2 },
+    });
+    expect(call.headers['x-service-signature']).toBe(sign(secret, call.raw));
+    expect(call.headers['webhook-id']).toBe(call.body.call_id);
+    expect(call.headers['webhook-signature']).toMatch(/^v1,/);
+    const offered = model.calls.at(-2)!.body.tools!.map((t) => t.function.name);
+    expect(offered).toEqual(['check_room', 'hand_off_to_person', 'end_conversation']);
+    const records = (await api.get(`/api/v1/deliveries?conversation_id=${conversationId}`)).body.data;
+    expect(records.map((r: any) => r.kind).sort()).toEqual(['model', 'model', 'tool']);
+    expect(records.find((r: any) => r.kind === 'tool')).toMatchObject({
+      event_type: 'tool.call',
+      outcome: 'succeeded',
+    });
+  });
+
+  it("gives arguments that do not match the tool's schema back to the model as an error, never to the tool", async () => {
+    model.state.behaviour = callsThenAnswers([{ name: 'check_room', arguments: { night: 'Friday', guests: 0 } }]);
+    const before = tools.calls.length;
+    const { widget } = await liveWith({ tools: [roomTool()] });
+    const reply = await widget.next('reply');
+    expect(reply.text).toContain("the arguments do not match the tool's parameters");
+    expect(reply.text).toContain('guests');
+    expect(tools.calls.length).toBe(before);
+  });
+
+  it('says the filler while a tool takes more than 1.5 s', async () => {
+    tools.state.behaviour = (_call, res) =>
+      void setTimeout(() => res.writeHead(200, { 'content-type': 'application/json' }).end('{"free":false}'), 1_900);
+    model.state.behaviour = callsThenAnswers([{ name: 'check_room', arguments: { night: '2026-11-27', guests: 1 } }]);
+    const { widget } = await liveWith({ tools: [roomTool({ filler: 'Let me look at the bookings.' })] });
+    const part = await widget.next('reply_part', 4_000);
+    expect(part.text).toBe('Let me look at the bookings. ');
+    const reply = await widget.next('reply', 6_000);
+    expect(reply.text).toBe('Let me look at the bookings. Tools said: {"free":false}');
+  });
+
+  it("runs the page's tools as client actions, and the built-ins hand off and end the conversation", async () => {
+    model.state.behaviour = callsThenAnswers([
+      { name: 'open_booking', arguments: { night: '2026-11-27' } },
+      { name: 'hand_off_to_person', arguments: { reason: 'wants a discount' } },
+      { name: 'end_conversation', arguments: {} },
+    ]);
+    const { api, widget, conversationId } = await liveWith({
+      client_tools: [
+        {
+          name: 'open_booking',
+          description: 'Opens the booking form',
+          parameters: { type: 'object', properties: { night: { type: 'string' } } },
+        },
+      ],
+    });
+    const reply = await widget.next('reply');
+    expect(reply.actions).toEqual([{ type: 'client', name: 'open_booking', args: { night: '2026-11-27' } }]);
+    expect(await widget.next('conversation_ended')).toMatchObject({ reason: 'agent_ended' });
+    const detail = (await api.get(`/api/v1/conversations/${conversationId}`)).body.data;
+    expect(detail).toMatchObject({
+      status: 'ended',
+      end_reason: 'agent_ended',
+      needs_person: true,
+      handoff_reason: 'wants a discount',
+    });
+  });
+
+  it('offers no tools after five rounds: the model must answer', async () => {
+    tools.state.behaviour = (_call, res) => res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    model.state.behaviour = (call, res) =>
+      call.body.tools
+        ? send(res, toolCallStream(call.body.model, [{ name: 'check_room', arguments: { night: 'n', guests: 1 } }]))
+        : send(res, streamOf(call.body.model, 'I checked five times.'));
+    const { widget } = await liveWith({ tools: [roomTool()] });
+    expect((await widget.next('reply', 8_000)).text).toBe('I checked five times.');
+    const last = model.calls.slice(-6);
+    expect(last.map((c) => Boolean(c.body.tools))).toEqual([true, true, true, true, true, false]);
+  });
+
+  it('refuses tools it could not run on publish, naming the field', async () => {
+    const { apiKey } = await service.newCustomer('Hotel');
+    const api = client(service.url, apiKey);
+    const agentId = await createReadyAgent(api);
+    for (const [tool, path] of [
+      [roomTool({ name: 'hand_off_to_person' }), 'draft_spec.responder.tools.0.name'],
+      [
+        roomTool({ parameters: { type: 'object', properties: { a: { type: 'string', pattern: '(a+)+$' } } } }),
+        'draft_spec.responder.tools.0.parameters',
+      ],
+      [
+        roomTool({ parameters: { type: 'object', properties: { a: { type: 'nonsense' } } } }),
+        'draft_spec.responder.tools.0.parameters',
+      ],
+      [roomTool({ url: 'ftp://tools.example' }), 'draft_spec.responder.tools.0.url'],
+      [roomTool({ timeout_ms: 60_000 }), 'draft_spec.responder.tools.0.timeout_ms'],
+    ] as const) {
+      await api.put(`/api/v1/agents/${agentId}`, {
+        draft_spec: { responder: { type: 'model', model: 'm', tools: [tool] } },
+      });
       const refused = await api.post(`/api/v1/agents/${agentId}/publish`);
       expectError(refused, 400, 'invalid_request');
       expect(refused.body.error.details.map((d: any) => d.path)).toContain(path);

@@ -1,12 +1,13 @@
 import type { Logger } from 'pino';
-import type { ModelResponder as ModelSpec } from '../../agents/agent-responder.js';
+import { MAX_TOOL_ROUNDS, type ModelResponder as ModelSpec } from '../../agents/agent-responder.js';
 import type { Db } from '../../database.js';
 import type { ModelTarget } from '../../model-endpoints/model-endpoint.service.js';
 import { isoIn } from '../../shared/time.js';
 import type { StoreHealth } from '../../store/store-health.js';
 import { completeSentencesEnd } from '#protocol/sentences';
-import { REPLY_PART_LIMITS } from '#protocol/frames';
+import { REPLY_PART_LIMITS, type ReplyAction } from '#protocol/frames';
 import type { ConversationRow } from '../conversations/conversation.repository.js';
+import type { ConversationService } from '../conversations/conversation.service.js';
 import { turnLifecycle } from '../conversations/turn.lifecycle.js';
 import { heardOfTurns, turnExists, type TurnRow } from '../conversations/turn.repository.js';
 import type { DeploymentContext } from '../deployment-context.js';
@@ -17,7 +18,9 @@ import type { EgressPolicy } from '../egress.js';
 import type { EventRecorder } from '../events/event.recorder.js';
 import { recentTalk } from '../events/event.repository.js';
 import type { Responder } from '../turns/responder.js';
-import { type ChatExchange, type ChatTarget, streamChat } from './chat-completions.js';
+import { type ChatExchange, type ChatMessage, type ChatTarget, streamChat } from './chat-completions.js';
+import { oneMoment } from './filler.js';
+import { AgentTools } from './tool-calls.js';
 import type { ModelCalls } from './model-calls.js';
 import { conversationMessages, systemMessage } from './model-prompt.js';
 
@@ -27,6 +30,10 @@ export const MODEL_CALL_TIMEOUT_MS = 60_000;
 const TALK_READ = 200;
 /** A reply the model writes is kept to the deferred reply's length. */
 const REPLY_CHARS = 10_000;
+/** Actions a reply carries at most. */
+const MAX_ACTIONS = 6;
+/** A tool that has not answered by then has the filler sentence said meanwhile. */
+export const FILLER_AFTER_MS = 1_500;
 
 export interface ModelResponderParts {
   db: Db;
@@ -39,6 +46,8 @@ export interface ModelResponderParts {
   /** MODEL_URL and MODEL_KEY: for agents that name no endpoint. */
   operator: { url: string; key: string | undefined } | undefined;
   calls: ModelCalls;
+  /** Ends a conversation when the model calls `end_conversation`. */
+  conversations: Pick<ConversationService, 'endWithin'>;
 }
 
 /**
@@ -52,7 +61,7 @@ export class ModelResponder implements Responder {
   constructor(private readonly parts: ModelResponderParts) {}
 
   async answer(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow, signal: AbortSignal) {
-    const { events, health, calls } = this.parts;
+    const { events, health } = this.parts;
     const spec = dep.responder as ModelSpec;
     const at = { dep, conversationId: turn.conversation_id };
     const acknowledged = await health.persist(
@@ -65,63 +74,121 @@ export class ModelResponder implements Responder {
     );
     // Ended, erased or answered meanwhile: nothing to ask.
     if (!acknowledged) return;
-    const calls_: ChatExchange[] = [];
-    let text = '';
-    let why: string | undefined;
-    const target = await this.#target(dep, spec);
-    if (typeof target === 'string') why = target;
-    else {
-      const release = await calls.take(dep.customerId, spec.first_token_timeout_ms, signal);
-      if (!release)
-        why = `${calls.limit} model calls of this customer already in flight on this node (MODEL_CONCURRENCY)`;
-      else
-        try {
-          const messages = await this.#messages(dep, conversation, turn);
-          const parts = new PartWriter(this.parts, dep, turn);
-          for (const model of [spec.model, ...(spec.fallback_model ? [spec.fallback_model] : [])]) {
-            const call = await streamChat(
-              { ...target, firstTokenTimeoutMs: spec.first_token_timeout_ms, timeoutMs: MODEL_CALL_TIMEOUT_MS },
-              {
-                model,
-                messages,
-                max_tokens: spec.max_output_tokens,
-                ...(spec.temperature !== undefined ? { temperature: spec.temperature } : {}),
-              },
-              this.parts.egress,
-              (piece) => parts.write(piece),
-              signal,
-            );
-            calls_.push(call);
-            text = call.text.trim();
-            why = call.failure?.message;
-            // A model that said something keeps its words (a stream cut midway resolves with them).
-            if (text || signal.aborted) break;
-          }
-          await parts.settled();
-        } finally {
-          release();
-        }
-    }
-    if (why)
+    const said = await this.#converse(dep, conversation, turn, spec, signal);
+    if (said.why)
       this.parts.logger.warn(
-        { turn_id: turn.id, deployment_id: dep.id, cause: why, answered: Boolean(text) },
+        { turn_id: turn.id, deployment_id: dep.id, cause: said.why, answered: Boolean(said.text) },
         'the agent model failed',
       );
-    const records = calls_.map((call, i) => modelCallRow(dep, turn, call, i + 1));
+    const records = [...said.calls.map((call, i) => modelCallRow(dep, turn, call, i + 1)), ...said.toolRecords];
     const store = () =>
       events.write(turn.conversation_id, async (unit) => {
-        const moved = text
-          ? await turnLifecycle.resolve(
+        const moved = said.text
+          ? (await turnLifecycle.resolve(
               unit,
               at,
               { turnId: turn.id, conversationId: turn.conversation_id, deploymentId: dep.id },
-              { text: [...text].slice(0, REPLY_CHARS).join(''), actions: [] },
-            )
-          : await turnLifecycle.modelFailed(unit, at, turn.id);
+              { text: [...said.text].slice(0, REPLY_CHARS).join(''), actions: said.actions.slice(0, MAX_ACTIONS) },
+            )) === 'stored'
+          : Boolean(await turnLifecycle.modelFailed(unit, at, turn.id));
+        // What the built-in tools asked for follows the reply that says so.
+        if (moved && said.text && said.handoff) await turnLifecycle.handOff(unit, at, said.handoff);
+        if (moved && said.text && said.end) await this.parts.conversations.endWithin(unit, at, 'agent_ended');
+        // A turn ended meanwhile still shows its calls; an erased one keeps nothing.
         if (records.length && (moved || (await turnExists(unit.trx, turn.id))))
           await insertDeliveries(unit.trx, records);
       });
     await health.persist("storing the model's answer", store, signal);
+  }
+
+  /**
+   * The model's answer, tool rounds and all: each round's words go on as parts; tool calls are run
+   * (at most {@link MAX_TOOL_ROUNDS} rounds, then the model must answer) and their results given back.
+   */
+  async #converse(
+    dep: DeploymentContext,
+    conversation: ConversationRow,
+    turn: TurnRow,
+    spec: ModelSpec,
+    signal: AbortSignal,
+  ) {
+    const said = {
+      text: '',
+      why: undefined as string | undefined,
+      calls: [] as ChatExchange[],
+      toolRecords: [] as DeliveryTable[],
+      actions: [] as ReplyAction[],
+      handoff: undefined as string | undefined,
+      end: false,
+    };
+    const target = await this.#target(dep, spec);
+    if (typeof target === 'string') return { ...said, why: target };
+    const release = await this.parts.calls.take(dep.customerId, spec.first_token_timeout_ms, signal);
+    if (!release)
+      return {
+        ...said,
+        why: `${this.parts.calls.limit} model calls of this customer already in flight on this node (MODEL_CONCURRENCY)`,
+      };
+    const writer = new PartWriter(this.parts, dep, turn);
+    const tools = new AgentTools(this.parts, dep, turn, spec);
+    try {
+      const messages: ChatMessage[] = await this.#messages(dep, conversation, turn);
+      let model = spec.model;
+      let fallback = spec.fallback_model;
+      let toolAttempt = 0;
+      for (let round = 0; !signal.aborted;) {
+        const call = await streamChat(
+          { ...target, firstTokenTimeoutMs: spec.first_token_timeout_ms, timeoutMs: MODEL_CALL_TIMEOUT_MS },
+          {
+            model,
+            messages,
+            max_tokens: spec.max_output_tokens,
+            ...(spec.temperature !== undefined ? { temperature: spec.temperature } : {}),
+            // Past the last tool round the model is offered none: it must answer.
+            ...(round < MAX_TOOL_ROUNDS ? { tools: tools.offered() } : {}),
+          },
+          this.parts.egress,
+          (piece) => writer.write(piece),
+          signal,
+        );
+        said.calls.push(call);
+        said.why = call.failure?.message;
+        if (call.failure && !call.text && !call.toolCalls.length) {
+          if (!fallback) break;
+          // One try on the fallback model, for the rest of the turn.
+          model = fallback;
+          fallback = undefined;
+          continue;
+        }
+        // A stream cut midway keeps its words; only a whole answer's tool calls are run.
+        if (!call.toolCalls.length || call.failure) break;
+        round++;
+        writer.pause();
+        const toolCalls = call.toolCalls.map((c, i) => ({ ...c, id: c.id || `call_${round}_${i}` }));
+        messages.push({ role: 'assistant', content: call.text || null, tool_calls: toolCalls });
+        const filler = setTimeout(
+          () =>
+            writer.say(
+              toolCalls.map((c) => tools.fillerOf(c.function.name)).find(Boolean) ??
+                oneMoment(turn.language ?? dep.agent.language),
+            ),
+          FILLER_AFTER_MS,
+        );
+        const outcomes = await Promise.all(toolCalls.map((c) => tools.run(c, ++toolAttempt, signal)));
+        clearTimeout(filler);
+        outcomes.forEach((outcome, i) => {
+          messages.push({ role: 'tool', tool_call_id: toolCalls[i]!.id, content: outcome.result });
+          if (outcome.record) said.toolRecords.push(outcome.record);
+          if (outcome.action) said.actions.push(outcome.action);
+          said.handoff ??= outcome.handoff;
+          said.end ||= Boolean(outcome.end);
+        });
+      }
+      await writer.settled();
+    } finally {
+      release();
+    }
+    return { ...said, text: writer.text.trim() };
   }
 
   /** Where the agent's model is: its endpoint, or the operator's; else why there is none. */
@@ -162,6 +229,7 @@ export class ModelResponder implements Responder {
 class PartWriter {
   #text = '';
   #sent = 0;
+  #paused = false;
   #next = 0;
   #chain: Promise<unknown> = Promise.resolve();
 
@@ -171,13 +239,41 @@ class PartWriter {
     private readonly turn: TurnRow,
   ) {}
 
+  /** Everything written so far, fillers included: the final reply. */
+  get text(): string {
+    return this.#text;
+  }
+
   write(piece: string): void {
+    // A round's words after a tool call continue the reply: apart from the words before them.
+    if (this.#paused && piece.trim()) {
+      this.#paused = false;
+      if (this.#text && !/\s$/.test(this.#text) && !/^\s/.test(piece)) this.#text += ' ';
+    }
     this.#text += piece;
     const end = completeSentencesEnd(this.#text);
     if (end <= this.#sent) return;
     const ready = this.#text.slice(this.#sent, end);
     this.#sent = end;
     for (const text of pieces(ready)) this.#store(text);
+  }
+
+  /** The model called a tool: what it wrote so far is complete, and goes on as a part now. */
+  pause(): void {
+    this.#paused = true;
+    if (this.#text.length <= this.#sent) return;
+    const rest = this.#text.slice(this.#sent);
+    this.#sent = this.#text.length;
+    for (const text of pieces(rest)) this.#store(text);
+  }
+
+  /** A sentence of the service's own while a tool works (the filler): said as a part, and kept in the reply. */
+  say(sentence: string): void {
+    this.pause();
+    this.#text += `${this.#text && !/\s$/.test(this.#text) ? ' ' : ''}${sentence} `;
+    const said = this.#text.slice(this.#sent);
+    this.#sent = this.#text.length;
+    this.#store(said);
   }
 
   settled(): Promise<unknown> {

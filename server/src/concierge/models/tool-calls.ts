@@ -1,0 +1,198 @@
+import { Ajv, type ValidateFunction } from 'ajv';
+import type { ClientTool, ModelResponder as ModelSpec, ServerTool } from '../../agents/agent-responder.js';
+import type { ReplyAction } from '#protocol/frames';
+import { newId } from '../../shared/random.js';
+import type { TurnRow } from '../conversations/turn.repository.js';
+import type { DeploymentContext } from '../deployment-context.js';
+import { deliveryRow } from '../deliveries/delivery.record.js';
+import type { DeliveryTable } from '../deliveries/delivery.table.js';
+import { sendToolCall } from '../deliveries/hook.client.js';
+import type { EgressPolicy } from '../egress.js';
+import type { ChatTool, ToolCall } from './chat-completions.js';
+
+/** A tool's answer is given to the model up to this many bytes. */
+const RESULT_BYTES = 16 * 1024;
+/** A model's arguments for one call, at most, as JSON. */
+const ARGUMENT_BYTES = 16 * 1024;
+
+/** What a tool call came to: what the model is told, and what it asks of the turn. */
+export interface ToolOutcome {
+  /** The tool message's content: JSON text. */
+  result: string;
+  /** The call's delivery record (a tool the customer's server runs). */
+  record?: DeliveryTable;
+  /** A client action for the reply (a tool the visitor's page runs). */
+  action?: ReplyAction;
+  /** The built-ins: hand the conversation to a person for this reason, or end it after the reply. */
+  handoff?: string;
+  end?: boolean;
+}
+
+const BUILT_INS: ChatTool[] = [
+  {
+    type: 'function',
+    function: {
+      name: 'hand_off_to_person',
+      description:
+        'Hand the conversation to a person from the team, when the visitor asks for one or you cannot help. Tell the visitor a person will answer here.',
+      parameters: {
+        type: 'object',
+        properties: { reason: { type: 'string', description: 'Why, in a few words, for the team' } },
+        required: ['reason'],
+      },
+    },
+  },
+  {
+    type: 'function',
+    function: {
+      name: 'end_conversation',
+      description: 'End the conversation once the visitor says goodbye or has nothing more to ask. Say goodbye first.',
+      parameters: { type: 'object', properties: {} },
+    },
+  },
+];
+
+// Each tool's schema is compiled once (Ajv's generated code is safe from a schema's contents; the
+// patterns that could be slow are refused on publish), and kept while the process lives.
+const ajv = new Ajv({ strict: false, allErrors: false });
+const compiled = new Map<string, ValidateFunction>();
+const MAX_COMPILED = 1_000;
+
+function validatorOf(parameters: Record<string, unknown>): ValidateFunction {
+  const key = JSON.stringify(parameters);
+  let validate = compiled.get(key);
+  if (!validate) {
+    if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value!);
+    validate = ajv.compile(parameters);
+    compiled.set(key, validate);
+  }
+  return validate;
+}
+
+const told = (value: unknown): string => JSON.stringify(value);
+
+/**
+ * The tools of a model agent (README, An agent without a server): the customer's (a signed POST to
+ * their url), the page's (a `client` action on the reply) and the built-ins. A call whose arguments
+ * do not match the tool's JSON Schema goes back to the model as an error, never to anyone's server.
+ */
+export class AgentTools {
+  readonly #server: Map<string, ServerTool>;
+  readonly #client: Map<string, ClientTool>;
+
+  constructor(
+    private readonly parts: { egress: EgressPolicy },
+    private readonly dep: DeploymentContext,
+    private readonly turn: TurnRow,
+    spec: ModelSpec,
+  ) {
+    this.#server = new Map(spec.tools.map((t) => [t.name, t]));
+    this.#client = new Map(spec.client_tools.map((t) => [t.name, t]));
+  }
+
+  /** The tools as the model is offered them. */
+  offered(): ChatTool[] {
+    const own = [...this.#server.values(), ...this.#client.values()].map(
+      ({ name, description, parameters }): ChatTool => ({
+        type: 'function',
+        function: { name, description, parameters },
+      }),
+    );
+    return [...own, ...BUILT_INS];
+  }
+
+  /** The filler sentence of the tool, if it names one. */
+  fillerOf(name: string): string | undefined {
+    return this.#server.get(name)?.filler;
+  }
+
+  async run(call: ToolCall, attempt: number, signal: AbortSignal): Promise<ToolOutcome> {
+    const name = call.function.name;
+    if (Buffer.byteLength(call.function.arguments) > ARGUMENT_BYTES)
+      return { result: told({ error: `the arguments are over ${ARGUMENT_BYTES} bytes` }) };
+    let args: unknown;
+    try {
+      args = call.function.arguments.trim() ? JSON.parse(call.function.arguments) : {};
+    } catch {
+      return { result: told({ error: 'the arguments are not JSON: call the tool again with a JSON object' }) };
+    }
+    if (name === 'hand_off_to_person') {
+      const reason =
+        typeof (args as { reason?: unknown })?.reason === 'string' ? (args as { reason: string }).reason : '';
+      return {
+        result: told({ ok: true, note: 'A person from the team will answer here.' }),
+        handoff: reason.slice(0, 200) || 'the agent asked for a person',
+      };
+    }
+    if (name === 'end_conversation') return { result: told({ ok: true }), end: true };
+    const server = this.#server.get(name);
+    const tool = server ?? this.#client.get(name);
+    if (!tool) return { result: told({ error: `there is no tool named ${name}` }) };
+    const validate = validatorOf(tool.parameters);
+    if (!validate(args))
+      return {
+        result: told({ error: `the arguments do not match the tool's parameters: ${ajv.errorsText(validate.errors)}` }),
+      };
+    const checked = args as Record<string, unknown>;
+    if (!server)
+      return {
+        result: told({ ok: true, note: "The visitor's page does it as you reply." }),
+        action: { type: 'client', name: tool.name, args: checked },
+      };
+    return this.#post(server, checked, attempt, signal);
+  }
+
+  /** The customer's tool: POSTed once, signed; its JSON answer is the result, anything else a failure the model is told. */
+  async #post(
+    tool: ServerTool,
+    args: Record<string, unknown>,
+    attempt: number,
+    signal: AbortSignal,
+  ): Promise<ToolOutcome> {
+    const { dep, turn } = this;
+    const callId = newId();
+    const ex = await sendToolCall(
+      dep,
+      tool.url,
+      {
+        call_id: callId,
+        deployment_id: dep.id,
+        conversation_id: turn.conversation_id,
+        turn_id: turn.id,
+        tool: tool.name,
+        arguments: args,
+      },
+      tool.timeout_ms,
+      this.parts.egress,
+      signal,
+    );
+    const record = deliveryRow(
+      {
+        kind: 'tool',
+        customerId: dep.customerId,
+        deploymentId: dep.id,
+        conversationId: turn.conversation_id,
+        turnId: turn.id,
+        eventId: null,
+        eventType: 'tool.call',
+        attempt,
+      },
+      ex,
+    );
+    const res = ex.response;
+    if (!res)
+      return { record, result: told({ error: `the tool gave no answer: ${ex.error?.message ?? 'no answer'}` }) };
+    if (res.status < 200 || res.status > 299)
+      return { record, result: told({ error: `the tool failed (HTTP ${res.status})` }) };
+    if (res.bytes > RESULT_BYTES)
+      return { record, result: told({ error: `the tool's answer is over ${RESULT_BYTES} bytes` }) };
+    try {
+      return { record, result: told(JSON.parse(res.body)) };
+    } catch {
+      return {
+        record: { ...record, outcome: 'failed', error: 'invalid_answer', error_detail: 'the answer is not JSON' },
+        result: told({ error: "the tool's answer is not JSON" }),
+      };
+    }
+  }
+}
