@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   client,
@@ -477,6 +479,98 @@ describe('a model agent on a service with no model', () => {
       await waitFor(async () => service.logs.some((l) => l.includes('no MODEL_URL')));
     } finally {
       await service.close();
+    }
+  });
+});
+
+describe("the README's agent without a server", () => {
+  const readme = readFileSync(join(import.meta.dirname, '../../../../README.md'), 'utf8');
+  const section = readme.slice(
+    readme.indexOf('## An agent without a server'),
+    readme.indexOf('## Writing your customer server'),
+  );
+
+  it('OpenAI, Ollama and llama.cpp as its table sets them up: their path and model, against a server that speaks the protocol', async () => {
+    const rows = [
+      ...section.matchAll(/^\s*\| ([^|]+?)\s+\| `(https?:\/\/[^`]+)`\s+\| `([^`]+)`[^|]*\| ([^|]+?)\s+\|$/gm),
+    ].map((m) => ({ name: m[1]!, base: new URL(m[2]!), model: m[3]!, also: m[4]! }));
+    expect(rows.map((r) => [r.name, r.base.href, r.model, r.also])).toEqual([
+      ['OpenAI', 'https://api.openai.com/v1', 'gpt-4o-mini', 'nothing'],
+      ['Ollama (`ollama serve`)', 'http://127.0.0.1:11434/v1', 'llama3.2', '`HOOK_ALLOWED_HOSTS=127.0.0.1:11434`'],
+      ["llama.cpp's `llama-server`", 'http://127.0.0.1:8080/v1', 'local', '`HOOK_ALLOWED_HOSTS=127.0.0.1:8080`'],
+    ]);
+    const model = await startModelServer(writes('Hello from the model.'));
+    const service = await startService('sqlite');
+    try {
+      for (const row of rows) {
+        const { apiKey } = await service.newCustomer('Hotel');
+        const api = client(service.url, apiKey);
+        // The same path, on the port this test's server has.
+        const base = new URL(row.base.pathname, model.baseUrl).toString().replace(/\/$/, '');
+        const endpoint = await api.post('/api/v1/model-endpoints', {
+          name: row.name,
+          base_url: base,
+          api_key: 'k-1234',
+        });
+        const agentId = await createReadyAgent(api);
+        await api.put(`/api/v1/agents/${agentId}`, {
+          draft_spec: { responder: { type: 'model', endpoint_id: endpoint.body.data.id, model: row.model } },
+        });
+        expect((await api.post(`/api/v1/agents/${agentId}/publish`)).status).toBe(200);
+        const created = await api.post('/api/v1/deployments', { agent_id: agentId, channel_config: {} });
+        await api.post(`/api/v1/deployments/${created.body.data.id}/activate`);
+        const widget = await Widget.open(service, created.body.data.id);
+        await widget.hello(await mintToken(created.body.data.signing_secret, created.body.data.id));
+        widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Hi', mode: 'text' });
+        expect((await widget.next('reply')).text).toBe('Hello from the model.');
+        expect(model.calls.at(-1)!.body.model).toBe(row.model);
+        widget.close();
+      }
+    } finally {
+      await service.close();
+      await model.close();
+    }
+  });
+
+  it('its example spec publishes, and its tool is called as the README shows', async () => {
+    const example = JSON.parse(/```json\n(\s*\{\s*"greeting"[\s\S]+?)```/.exec(section)![1]!);
+    const tools = await startCustomerServer((_call, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"free":true}'),
+    );
+    const model = await startModelServer((call, res) => {
+      const result = call.body.messages.find((m) => m.role === 'tool');
+      if (!result)
+        return send(res, toolCallStream(call.body.model, [{ name: 'check_room', arguments: { night: '2026-12-24' } }]));
+      send(res, streamOf(call.body.model, `Yes: ${result.content}`));
+    });
+    const service = await startService('sqlite', { env: { HOOK_ALLOWED_HOSTS: '127.0.0.1' } });
+    try {
+      const { apiKey } = await service.newCustomer('Hotel');
+      const api = client(service.url, apiKey);
+      const endpoint = await api.post('/api/v1/model-endpoints', { name: 'Test', base_url: model.baseUrl });
+      example.responder.endpoint_id = endpoint.body.data.id;
+      example.responder.tools[0].url = tools.hookUrl;
+      const agentId = await createReadyAgent(api);
+      await api.put(`/api/v1/agents/${agentId}`, { draft_spec: example });
+      expect((await api.post(`/api/v1/agents/${agentId}/publish`)).status).toBe(200);
+      const created = await api.post('/api/v1/deployments', { agent_id: agentId, channel_config: {} });
+      expect((await api.post(`/api/v1/deployments/${created.body.data.id}/activate`)).status).toBe(200);
+      const widget = await Widget.open(service, created.body.data.id);
+      await widget.hello(await mintToken(created.body.data.signing_secret, created.body.data.id));
+      widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Is a room free on Christmas Eve?', mode: 'text' });
+      expect((await widget.next('reply')).text).toBe('Yes: {"free":true}');
+      expect(tools.calls.at(-1)!.body).toMatchObject({
+        type: 'tool.call',
+        tool: 'check_room',
+        arguments: { night: '2026-12-24' },
+      });
+      expect(model.calls[0]!.body.messages[0]!.content).toContain(
+        'Breakfast is served from 7 to 10 in the garden room.',
+      );
+    } finally {
+      await service.close();
+      await model.close();
+      await tools.close();
     }
   });
 });
