@@ -57,6 +57,7 @@ import { secretsKey } from './shared/secrets-key.js';
 import { HookResponder } from './concierge/turns/hook-responder.js';
 import { ModelResponder } from './concierge/models/model-responder.js';
 import { ModelCalls } from './concierge/models/model-calls.js';
+import { modelEndpointTestRoute } from './concierge/models/endpoint-test.routes.js';
 import { DeploymentService } from './deployments/deployment.service.js';
 import { previewTokenRoute } from './concierge/sessions/preview-token.routes.js';
 import { type Credential, credentialCheck, perKeyRateLimit, requirePrincipal, resolvePrincipal } from './http/auth.js';
@@ -283,6 +284,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...jobRoutes(db),
     voiceSampleRoute({ db, synthesis }),
     ...modelEndpointRoutes(modelEndpoints),
+    modelEndpointTestRoute({ endpoints: modelEndpoints, egress }),
     ...deploymentRoutes(deploymentService, {
       recognisesSpeech: speech.available,
       synthesisesSpeech: synthesis.engine !== undefined,

@@ -57,7 +57,7 @@ describe('GET /openapi.json', () => {
       );
       expect(res.body?.error?.message, operation).not.toBe('No such route');
     }
-    expect(served).toHaveLength(59);
+    expect(served).toHaveLength(60);
     expect(Object.keys(doc.paths['/widget/concierge.js'].get.responses['200'].content)).toEqual([
       'text/javascript; charset=utf-8',
     ]);
@@ -132,10 +132,13 @@ describe('GET /openapi.json', () => {
     expect(schemas.CreateAgent.properties.name).toMatchObject({ type: 'string', minLength: 1, maxLength: 200 });
     expect(schemas.CreateAgent.additionalProperties).toBe(false);
     expect(schemas.Delivery.properties.kind.enum).toEqual(['turn_hook', 'transcript', 'test', 'model', 'tool']);
-    // Nullable, and the five documented reasons, "deleted" and a person's "closed" included.
+    // Nullable, and the six documented reasons: "deleted", a person's "closed" and a model's "agent_ended" included.
     expect(schemas.Conversation.properties.end_reason).toEqual({
       anyOf: [
-        { type: 'string', enum: ['user_ended', 'deployment_inactive', 'max_turns', 'deleted', 'closed'] },
+        {
+          type: 'string',
+          enum: ['user_ended', 'deployment_inactive', 'max_turns', 'deleted', 'closed', 'agent_ended'],
+        },
         { type: 'null' },
       ],
     });

@@ -16,6 +16,7 @@ const validBodies: Record<string, unknown> = {
   'put /api/v1/agents/:id': { name: 'Renamed by someone else' },
   'put /api/v1/deployments/:id': { environment: 'development' },
   'put /api/v1/model-endpoints/:id': { name: 'Renamed by someone else' },
+  'post /api/v1/model-endpoints/:id/test': { model: 'm' },
   'post /api/v1/deployments/:id/rotate-secret': { grace_period_s: 0 },
   'post /api/v1/conversations/:id/takeover': { name: 'Someone else' },
   'post /api/v1/conversations/:id/messages': { text: 'Hello from elsewhere', name: 'Someone else' },
@@ -69,7 +70,7 @@ describeEachStore('tenant isolation', (kind) => {
     };
     // Public routes (the signed reply callback) prove their caller by signature; its tests cover other deployments.
     const withIds = service.app.routes.filter((r) => r.path.includes(':id') && r.auth !== false);
-    expect(withIds).toHaveLength(32);
+    expect(withIds).toHaveLength(33);
     for (const route of withIds) {
       const collection = route.path.split('/')[3]!;
       const id = ids[collection];

@@ -461,6 +461,34 @@ describeEachStore('model endpoints', (kind: StoreKind) => {
   });
 });
 
+describe('testing a model endpoint', () => {
+  it('asks one question and says what came back, or why nothing did; nothing is stored', async () => {
+    const model = await startModelServer(writes('Hello there.'));
+    const service = await startService('sqlite');
+    try {
+      const api = client(service.url, (await service.newCustomer('Hotel')).apiKey);
+      const endpoint = await api.post('/api/v1/model-endpoints', { name: 'T', base_url: model.baseUrl, api_key: KEY });
+      const tested = await api.post(`/api/v1/model-endpoints/${endpoint.body.data.id}/test`, { model: 'm1' });
+      expect(tested.body.data).toMatchObject({ ok: true, answer: 'Hello there.', status: 200, error: null });
+      expect(model.calls.at(-1)).toMatchObject({ authorization: `Bearer ${KEY}`, body: { model: 'm1' } });
+      model.state.behaviour = (_call, res) =>
+        void res
+          .writeHead(401, { 'content-type': 'application/json' })
+          .end('{"error":{"message":"Incorrect API key"}}');
+      const refused = await api.post(`/api/v1/model-endpoints/${endpoint.body.data.id}/test`, { model: 'm1' });
+      expect(refused.body.data).toMatchObject({
+        ok: false,
+        status: 401,
+        error: 'the model endpoint answered 401: Incorrect API key',
+      });
+      expect((await api.get('/api/v1/deliveries')).body.meta.total_count).toBe(0);
+    } finally {
+      await service.close();
+      await model.close();
+    }
+  });
+});
+
 describe('a model agent on a service with no model', () => {
   it('fails its turns model_failed, saying which setting is missing', async () => {
     const service = await startService('sqlite');
