@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { ConciergeClient, type HookEvent, mintUserToken, type TurnHook, verifyHook } from '../sdk/node/src/index.js';
 import { answerFor, partsOf } from './answers.js';
-import { type Provisioned, provision } from './provision.js';
+import { demoResponder, type Provisioned, provision, switchDemoResponder } from './provision.js';
 
 /** How the fake customer answers the turn hook; QA switches it from the panel. `stream`: the reply in parts, {@link STREAM_EVERY_MS} apart, then whole. */
 export const MODES = [
@@ -285,6 +285,27 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
           next.tokenTtlS === undefined ? {} : { tokenTtlS: next.tokenTtlS },
         );
         return json(res, 200, behaviour);
+      }
+      if (route === 'GET /qa/responder') return json(res, 200, await demoResponder(o.serviceUrl, deployment!));
+      if (route === 'POST /qa/responder') {
+        const next = JSON.parse((await readBody(req)).toString('utf8') || '{}') as {
+          responder?: string;
+          endpointId?: string;
+          model?: string;
+        };
+        if (next.responder === 'hook')
+          return json(res, 200, await switchDemoResponder(o.serviceUrl, deployment!, { responder: 'hook' }));
+        if (next.responder !== 'model' || !next.endpointId || !next.model?.trim())
+          return json(res, 400, { error: 'responder must be hook, or model with an endpointId and a model' });
+        return json(
+          res,
+          200,
+          await switchDemoResponder(o.serviceUrl, deployment!, {
+            responder: 'model',
+            endpointId: next.endpointId,
+            model: next.model.trim(),
+          }),
+        );
       }
       if (route === 'GET /qa/events') {
         res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-store' });

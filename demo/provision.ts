@@ -101,3 +101,64 @@ export async function provision(
   if (statePath) writeFileSync(statePath, JSON.stringify(result, null, 2), { mode: 0o600 });
   return result;
 }
+
+/** What the demo hotel's agent knows, for a model answering in its place (README, An agent without a server). */
+const HOTEL_INSTRUCTIONS = [
+  'You are the concierge of the Harbor Hotel, a small hotel on the harbour. Answer guests briefly and warmly.',
+  'Breakfast is served from 7 to 10:30 in the garden room, on weekends until 11. Checkout is at 11, check-in from 3 pm.',
+  'Parking is in the garage behind the hotel, 18 euros a night. The spa (sauna and pool) is open from 9 to 21.',
+  'The restaurant takes tables from 6 pm to 10 pm. If you cannot help, offer to hand over to the front desk.',
+];
+
+/** Who answers the demo agent's turns now: the hotel's server, or a model on one of its endpoints. */
+export interface DemoResponder {
+  responder: 'hook' | 'model';
+  endpointId: string | null;
+  model: string | null;
+  /** The customer's model endpoints, to choose from. */
+  endpoints: { id: string; name: string; base_url: string }[];
+}
+
+export async function demoResponder(serviceUrl: string, demo: Provisioned): Promise<DemoResponder> {
+  const [spec, endpoints] = await Promise.all([
+    expect2xx(api(serviceUrl, demo.apiKey, 'GET', `/api/v1/agents/${demo.agentId}/spec`), 'agent spec'),
+    expect2xx(api(serviceUrl, demo.apiKey, 'GET', '/api/v1/model-endpoints?per_page=100'), 'model endpoints'),
+  ]);
+  const responder = (spec.agent_spec?.responder ?? {}) as { type?: string; endpoint_id?: string; model?: string };
+  return {
+    responder: responder.type === 'model' ? 'model' : 'hook',
+    endpointId: responder.endpoint_id ?? null,
+    model: responder.model ?? null,
+    endpoints: endpoints.map((e: { id: string; name: string; base_url: string }) => ({
+      id: e.id,
+      name: e.name,
+      base_url: e.base_url,
+    })),
+  };
+}
+
+/**
+ * Switches the demo agent between the hotel's server and a model on one of the customer's
+ * endpoints (the QA panel), through the management API: its draft's responder, then a publish.
+ */
+export async function switchDemoResponder(
+  serviceUrl: string,
+  demo: Provisioned,
+  to: { responder: 'hook' } | { responder: 'model'; endpointId: string; model: string },
+): Promise<DemoResponder> {
+  const spec = await expect2xx(
+    api(serviceUrl, demo.apiKey, 'GET', `/api/v1/agents/${demo.agentId}/spec`),
+    'agent spec',
+  );
+  const draft = { ...(spec.agent_spec ?? spec.draft_spec ?? {}) };
+  if (to.responder === 'model') {
+    draft.responder = { type: 'model', endpoint_id: to.endpointId, model: to.model };
+    draft.instructions = HOTEL_INSTRUCTIONS;
+  } else delete draft.responder;
+  await expect2xx(
+    api(serviceUrl, demo.apiKey, 'PUT', `/api/v1/agents/${demo.agentId}`, { draft_spec: draft }),
+    'save draft',
+  );
+  await expect2xx(api(serviceUrl, demo.apiKey, 'POST', `/api/v1/agents/${demo.agentId}/publish`), 'publish');
+  return demoResponder(serviceUrl, demo);
+}

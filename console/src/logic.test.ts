@@ -13,6 +13,7 @@ import {
   signedStringOf,
   snippetOf,
   startOfDay,
+  toolsOf,
   turnTimeline,
 } from './logic';
 import type { Delivery, Turn } from './types';
@@ -99,6 +100,74 @@ describe('console view logic', () => {
     );
   });
 
+  it("shows a model agent's calls in a turn's timeline: each model call with its figures, each tool by name", () => {
+    const model = delivery({
+      kind: 'model',
+      event_type: 'model.call',
+      sent_at: '2026-11-24T10:00:00.400Z',
+      request: { headers: {}, body: '{"model":"gpt-4o-mini","messages":[]}' },
+      response: { status: 200, headers: {}, body: 'Yes.', truncated: false },
+      model_usage: { first_token_ms: 310, tokens_in: 120, tokens_out: 17 },
+    });
+    const tool = delivery({
+      kind: 'tool',
+      event_type: 'tool.call',
+      sent_at: '2026-11-24T10:00:00.900Z',
+      request: { headers: {}, body: '{"type":"tool.call","tool":"check_room"}' },
+      outcome: 'failed',
+      response: null,
+      error: 'timeout',
+      error_detail: 'timed out after 10000 ms',
+    });
+    const turn = {
+      id: 't1',
+      text: 'Free on Friday?',
+      mode: 'text',
+      language: 'en-US',
+      status: 'resolved',
+      created_at: '2026-11-24T10:00:00.000Z',
+      acknowledged_at: '2026-11-24T10:00:00.010Z',
+      parts: [],
+      hook_attempts: [],
+      model_calls: [model, tool],
+      reply_received: { at: '2026-11-24T10:00:01.000Z', duplicates: 0 },
+      reply_text: 'Yes.',
+      replied_by: { type: 'agent' },
+    } as unknown as Turn;
+    const titles = turnTimeline(turn).map((i) => i.title);
+    expect(titles).toContain('Model gpt-4o-mini (call 1): 200 in 42 ms, first token in 310 ms, 120 tokens in, 17 out');
+    expect(titles).toContain('Tool check_room: timeout in 42 ms: timed out after 10000 ms');
+  });
+
+  it("checks an agent's tools as the publish would, each problem in words", () => {
+    expect(toolsOf('', 'server')).toEqual({ list: [], problems: [] });
+    expect(toolsOf('{', 'server').problems[0]).toMatch(/^Not valid JSON/);
+    expect(toolsOf('{}', 'server').problems).toEqual(['Must be a JSON array of tools: [{"name": …}]']);
+    const good = {
+      name: 'check_room',
+      description: 'Free?',
+      parameters: { type: 'object' },
+      url: 'https://x.example/t',
+    };
+    expect(toolsOf(JSON.stringify([good]), 'server')).toEqual({ list: [good], problems: [] });
+    expect(
+      toolsOf(
+        JSON.stringify([
+          { name: 'end_conversation', parameters: { type: 'object', properties: { a: { pattern: 'x' } } } },
+        ]),
+        'server',
+      ).problems,
+    ).toEqual([
+      'Tool 1 (end_conversation): name is a built-in tool',
+      'Tool 1 (end_conversation): description is required',
+      'Tool 1 (end_conversation): parameters may not use pattern or patternProperties',
+      'Tool 1 (end_conversation): url must be an http(s) URL of your server',
+    ]);
+    expect(toolsOf(JSON.stringify([{ ...good, name: 'Open-Form', url: undefined }]), 'page').problems).toEqual([
+      'Tool 1 (Open-Form): name must be 1 to 64 of a-z, 0-9, _ . -',
+    ]);
+  });
+
   it('puts a turn in time order: question, attempts, acknowledgement, reply with its duplicates', () => {
     const turn: Turn = {
       id: 't1',
@@ -124,6 +193,7 @@ describe('console view logic', () => {
         delivery({ outcome: 'failed', response: { status: 500, headers: {}, body: '', truncated: false } }),
       ],
       reply_received: { at: '2026-11-24T10:00:01.000Z', duplicates: 2 },
+      model_calls: [],
     } as Turn;
     const items = turnTimeline(turn);
     expect(items.map((i) => i.kind)).toEqual(['visitor', 'attempt', 'attempt', 'acknowledged', 'reply', 'resolved']);
@@ -165,6 +235,7 @@ describe('console view logic', () => {
       acknowledged_at: '2026-11-24T10:00:00.100Z',
       resolved_at: '2026-11-24T10:00:00.900Z',
       hook_attempts: [],
+      model_calls: [],
       reply_received: { at: '2026-11-24T10:00:00.900Z', duplicates: 0 },
     } as unknown as Turn;
     const timeline = turnTimeline(turn);

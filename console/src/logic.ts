@@ -166,6 +166,23 @@ export function actionsInWords(actions: Turn['reply_actions']): string {
     .join(', ');
 }
 
+/** A model's or a tool's call in a turn's timeline: which, how it went, and its figures. */
+export function modelCallTitle(d: Delivery): string {
+  const answer = d.response ? `${d.response.status}` : (d.error ?? 'no answer');
+  const why = d.error_detail ? `: ${d.error_detail}` : '';
+  if (d.kind === 'tool') {
+    const tool = (JSON.parse(d.request.body) as { tool?: string }).tool ?? 'tool';
+    return `Tool ${tool}: ${answer} in ${d.duration_ms} ms${why}`;
+  }
+  const model = (JSON.parse(d.request.body) as { model?: string }).model ?? 'model';
+  const usage = d.model_usage;
+  const figures = [
+    usage?.first_token_ms != null ? `first token in ${usage.first_token_ms} ms` : '',
+    usage?.tokens_in != null ? `${usage.tokens_in} tokens in, ${usage.tokens_out ?? '?'} out` : '',
+  ].filter(Boolean);
+  return `Model ${model} (call ${d.attempt}): ${answer} in ${d.duration_ms} ms${figures.length ? `, ${figures.join(', ')}` : ''}${why}`;
+}
+
 export const partsInWords = (n: number): string => `${n} part${n === 1 ? '' : 's'}`;
 
 /** One turn as it happened, in time order: the question, each hook attempt, the acknowledgement, the reply (its streamed parts folded under it). */
@@ -194,6 +211,15 @@ export function turnTimeline(turn: Turn): TimelineItem[] {
     });
   }
   if (turn.acknowledged_at) items.push({ at: turn.acknowledged_at, kind: 'acknowledged', title: 'Acknowledged' });
+  // A model agent's calls (README, An agent without a server): the model's and its tools'.
+  for (const d of turn.model_calls)
+    items.push({
+      at: d.sent_at,
+      kind: 'attempt',
+      title: modelCallTitle(d),
+      delivery: d,
+      ok: d.outcome === 'succeeded',
+    });
   const parts = turn.parts.map((p) => ({
     at: p.received_at,
     title: `Part ${p.part}${p.received_at === turn.first_part_at ? ' (first)' : ''}: ${p.text}`,
@@ -280,4 +306,41 @@ export function pronunciationsOf(lines: string): { list: Pronunciation[]; proble
     else list.push({ term: parsed[1]!, say: parsed[2]!, ...(parsed[3] ? { language: parsed[3] } : {}) });
   }
   return { list, problems };
+}
+
+const TOOL_NAME = /^[a-zA-Z0-9_-]{1,64}$/;
+const ACTION_NAME = /^[a-z0-9_.-]{1,64}$/;
+
+/**
+ * An agent's tools as its page edits them, a JSON array (README, An agent without a server): the
+ * list, and what is wrong with each in words, before a publish would refuse it. `page`: tools the
+ * visitor's page runs (client actions), which have no url and a client action's name.
+ */
+export function toolsOf(text: string, where: 'server' | 'page'): { list: unknown[]; problems: string[] } {
+  if (!text.trim()) return { list: [], problems: [] };
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    return { list: [], problems: [`Not valid JSON: ${(err as Error).message}`] };
+  }
+  if (!Array.isArray(value)) return { list: [], problems: ['Must be a JSON array of tools: [{"name": …}]'] };
+  const problems = value.flatMap((tool: unknown, i) => {
+    const t = (tool ?? {}) as Record<string, unknown>;
+    const label = `Tool ${i + 1}${typeof t.name === 'string' ? ` (${t.name})` : ''}`;
+    const wrong: string[] = [];
+    if (typeof t.name !== 'string' || !(where === 'page' ? ACTION_NAME : TOOL_NAME).test(t.name))
+      wrong.push(`name must be 1 to 64 of ${where === 'page' ? 'a-z, 0-9, _ . -' : 'a-z, A-Z, 0-9, _ and -'}`);
+    if (['hand_off_to_person', 'end_conversation'].includes(t.name as string)) wrong.push('name is a built-in tool');
+    if (typeof t.description !== 'string' || !t.description.trim()) wrong.push('description is required');
+    const parameters = t.parameters as Record<string, unknown> | undefined;
+    if (!parameters || typeof parameters !== 'object' || parameters.type !== 'object')
+      wrong.push('parameters must be a JSON Schema with "type": "object"');
+    else if (/"(pattern|patternProperties)"\s*:/.test(JSON.stringify(parameters)))
+      wrong.push('parameters may not use pattern or patternProperties');
+    if (where === 'server' && (typeof t.url !== 'string' || !/^https?:\/\//.test(t.url)))
+      wrong.push('url must be an http(s) URL of your server');
+    return wrong.map((w) => `${label}: ${w}`);
+  });
+  return { list: value, problems };
 }

@@ -11,6 +11,7 @@ import { ConversationPage, ConversationsPage } from './pages/conversations';
 import { DeploymentPage, DeploymentsPage } from './pages/deployments';
 import type { Handoff } from './inbox';
 import { InboxPage } from './pages/inbox';
+import { ModelEndpointsPage } from './pages/models';
 import { GettingStarted, Home } from './pages/start';
 import { TryIt } from './pages/try';
 import type { ConsoleUser } from './types';
@@ -20,6 +21,7 @@ const NAV = [
   ['start', 'Getting started'],
   ['agents', 'Agents'],
   ['deployments', 'Deployments'],
+  ['models', 'Model endpoints'],
   ['try', 'Try it'],
   ['inbox', 'Inbox'],
   ['conversations', 'Conversations'],
@@ -63,6 +65,8 @@ function page(route: string[]) {
       return <InboxPage id={id} />;
     case 'conversations':
       return id ? <ConversationPage id={id} /> : <ConversationsPage />;
+    case 'models':
+      return <ModelEndpointsPage />;
     case 'analytics':
       return <AnalyticsPage />;
     case 'api-key':

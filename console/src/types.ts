@@ -26,6 +26,7 @@ import type { jobAcceptedSchema, jobSchema } from '../../server/src/agents/gener
 import type { consoleUserSchema } from '../../server/src/console/console.routes.js';
 import type { previewTokenSchema } from '../../server/src/concierge/sessions/preview-token.routes.js';
 import type { PageMeta as ServerPageMeta } from '../../server/src/http/envelope.js';
+import type { modelEndpointSchema } from '../../server/src/model-endpoints/model-endpoint.schemas.js';
 
 export type Agent = z.output<typeof agentSchema>;
 export type AgentSpecs = z.output<typeof agentSpecSchema>;
@@ -44,6 +45,16 @@ export type Diagnostics = z.output<typeof diagnosticsSchema>;
 export type ApiKeySettings = z.output<typeof apiKeySettingsSchema>;
 export type RotatedApiKey = z.output<typeof rotatedApiKeySchema>;
 export type Usage = z.output<typeof usageSchema>;
+export type ModelEndpoint = z.output<typeof modelEndpointSchema>;
+/** What `POST /api/v1/model-endpoints/{id}/test` answers. */
+export interface ModelTest {
+  ok: boolean;
+  answer: string;
+  status: number | null;
+  first_token_ms: number | null;
+  duration_ms: number;
+  error: string | null;
+}
 
 export type PageMeta = ServerPageMeta;
 /** A console user, or null when nobody is signed in. */

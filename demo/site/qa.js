@@ -37,6 +37,46 @@
       });
   });
 
+  // Who answers the demo agent: the hotel's server, or a model on one of the customer's endpoints (README, An agent without a server).
+  var responderForm = document.getElementById('qa-responder');
+  var answerer = document.getElementById('qa-answerer');
+  var model = document.getElementById('qa-model');
+  var responderApplied = document.getElementById('qa-responder-applied');
+  function showResponder(r) {
+    if (r.error) return (responderApplied.textContent = r.error);
+    while (answerer.options.length > 1) answerer.remove(1);
+    r.endpoints.forEach(function (e) {
+      var option = document.createElement('option');
+      option.value = e.id;
+      option.textContent = 'A model on ' + e.name + ' (' + e.base_url + ')';
+      answerer.appendChild(option);
+    });
+    document.getElementById('qa-no-model').hidden = r.endpoints.length > 0;
+    answerer.value = r.responder === 'model' ? r.endpointId : 'hook';
+    if (r.model) model.value = r.model;
+    responderApplied.textContent = 'Now: ' + (r.responder === 'model' ? 'the model ' + r.model : "the hotel's server");
+  }
+  fetch('/qa/responder')
+    .then(function (r) {
+      return r.json();
+    })
+    .then(showResponder);
+  responderForm.addEventListener('submit', function (event) {
+    event.preventDefault();
+    var toModel = answerer.value !== 'hook';
+    fetch('/qa/responder', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify(
+        toModel ? { responder: 'model', endpointId: answerer.value, model: model.value } : { responder: 'hook' },
+      ),
+    })
+      .then(function (r) {
+        return r.json();
+      })
+      .then(showResponder);
+  });
+
   // What happens in the page: its client action running, and the widget's errors (action_failed among them).
   Concierge.registerAction('show_rooms', function (args, context) {
     show({

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, del, get, list, post, put, query, path } from '../api';
-import { lineDiff, pronunciationsAsLines, pronunciationsOf, when } from '../logic';
-import type { Agent, AgentVersion, Job, JobAccepted } from '../types';
+import { lineDiff, pronunciationsAsLines, pronunciationsOf, toolsOf, when } from '../logic';
+import type { Agent, AgentVersion, Job, JobAccepted, ModelEndpoint } from '../types';
 import { ActionForm, Badge, Empty, ErrorNote, ListTable, Loading, Title, useAction, useLoad, VoiceSample } from '../ui';
 
 const STATUSES = ['generating', 'draft', 'published', 'failed'] as const;
@@ -98,6 +98,148 @@ export function AgentsPage() {
 
 type Spec = Record<string, unknown>;
 const pretty = (v: unknown) => JSON.stringify(v ?? {}, null, 2);
+const linesOf = (v: unknown): string => (Array.isArray(v) ? v.join('\n') : typeof v === 'string' ? v : '');
+
+/** A tools list as JSON text for its editor: empty for none. */
+const toolsText = (v: unknown): string => (Array.isArray(v) && v.length ? pretty(v) : '');
+
+/**
+ * Who answers the agent's turns (README, An agent without a server): the customer's server through
+ * the hook, or a model on one of their endpoints, with its instructions and tools.
+ */
+function ResponderEditor({ spec, set }: { spec: Spec | undefined; set(key: string, value: unknown): void }) {
+  const responder = (spec?.responder ?? { type: 'hook' }) as Spec;
+  const isModel = responder.type === 'model';
+  const endpoints = useLoad(() => list<ModelEndpoint>(path`/api/v1/model-endpoints?per_page=100`), []);
+  const setField = (key: string, value: unknown) =>
+    set('responder', { ...responder, [key]: value === '' || value === undefined ? undefined : value });
+  const [tools, setTools] = useState(toolsText(responder.tools));
+  const [clientTools, setClientTools] = useState(toolsText(responder.client_tools));
+  const toolsRead = toolsOf(tools, 'server');
+  const clientRead = toolsOf(clientTools, 'page');
+  const str = (key: string) => (typeof responder[key] === 'string' ? (responder[key] as string) : '');
+  return (
+    <fieldset>
+      <legend>Who answers</legend>
+      <label>
+        Answers come from
+        <select
+          value={isModel ? 'model' : 'hook'}
+          disabled={!spec}
+          onChange={(e) =>
+            set(
+              'responder',
+              e.currentTarget.value === 'model'
+                ? {
+                    type: 'model',
+                    model: '',
+                    ...(endpoints.data?.data[0] ? { endpoint_id: endpoints.data.data[0].id } : {}),
+                  }
+                : undefined,
+            )
+          }
+        >
+          <option value="hook">Your server (the deployment's hook)</option>
+          <option value="model">A language model (no server needed)</option>
+        </select>
+      </label>
+      {isModel && (
+        <>
+          <div class="grid">
+            <label>
+              Model endpoint
+              <select value={str('endpoint_id')} onChange={(e) => setField('endpoint_id', e.currentTarget.value)}>
+                <option value="">The service's model (MODEL_URL)</option>
+                {endpoints.data?.data.map((endpoint) => (
+                  <option key={endpoint.id} value={endpoint.id}>
+                    {endpoint.name} ({endpoint.base_url})
+                  </option>
+                ))}
+              </select>
+            </label>
+            <label>
+              Model
+              <input
+                required
+                placeholder="gpt-4o-mini"
+                value={str('model')}
+                onInput={(e) => setField('model', e.currentTarget.value)}
+              />
+            </label>
+            <label>
+              Fallback model (optional)
+              <input value={str('fallback_model')} onInput={(e) => setField('fallback_model', e.currentTarget.value)} />
+            </label>
+            <label>
+              Temperature (0–2, optional)
+              <input
+                type="number"
+                min={0}
+                max={2}
+                step={0.1}
+                value={typeof responder.temperature === 'number' ? responder.temperature : ''}
+                onInput={(e) => setField('temperature', e.currentTarget.value ? Number(e.currentTarget.value) : '')}
+              />
+            </label>
+          </div>
+          <p class="muted">
+            No endpoint yet? <a href="#/models">Add one</a>.
+          </p>
+          <label>
+            Instructions: what the agent knows and how it answers, one a line
+            <textarea
+              rows={5}
+              value={linesOf(spec?.instructions)}
+              onInput={(e) => set('instructions', e.currentTarget.value.split('\n'))}
+            />
+          </label>
+          <label>
+            Tools your server runs (JSON: name, description, parameters as a JSON Schema, url, optional filler)
+            <textarea
+              class="mono"
+              rows={6}
+              value={tools}
+              aria-invalid={toolsRead.problems.length > 0}
+              placeholder='[{"name": "check_room", "description": "Whether a room is free", "parameters": {"type": "object", "properties": {"night": {"type": "string"}}}, "url": "https://my-hotel.example/tools"}]'
+              onInput={(e) => {
+                setTools(e.currentTarget.value);
+                const read = toolsOf(e.currentTarget.value, 'server');
+                if (!read.problems.length) setField('tools', read.list.length ? read.list : undefined);
+              }}
+            />
+          </label>
+          {toolsRead.problems.map((p) => (
+            <p key={p} class="warn">
+              {p}
+            </p>
+          ))}
+          <label>
+            Tools the visitor's page runs (client actions; JSON: name, description, parameters)
+            <textarea
+              class="mono"
+              rows={3}
+              value={clientTools}
+              aria-invalid={clientRead.problems.length > 0}
+              onInput={(e) => {
+                setClientTools(e.currentTarget.value);
+                const read = toolsOf(e.currentTarget.value, 'page');
+                if (!read.problems.length) setField('client_tools', read.list.length ? read.list : undefined);
+              }}
+            />
+          </label>
+          {clientRead.problems.map((p) => (
+            <p key={p} class="warn">
+              {p}
+            </p>
+          ))}
+          <p class="muted">
+            Built in: the model can hand the conversation to a person and end it. Try it shows each model and tool call.
+          </p>
+        </>
+      )}
+    </fieldset>
+  );
+}
 
 /** The draft: the fields the concierge reads as a form, the whole object as JSON; each edits the other. */
 function DraftEditor({ agent, onSaved }: { agent: Agent; onSaved(a: Agent): void }) {
@@ -173,6 +315,7 @@ function DraftEditor({ agent, onSaved }: { agent: Agent; onSaved(a: Agent): void
           />
         </label>
       </div>
+      <ResponderEditor key={`${agent.id}-${agent.updated_at}`} spec={spec} set={set} />
       <label>
         Pronunciations: one a line, term = how to say it, [de] after for one language only (said by either voice, never
         shown)

@@ -76,7 +76,7 @@ export function DeploymentsPage() {
               </select>
             </label>
             <label>
-              Your hook URL (receives each turn)
+              Your hook URL (receives each turn; none for an agent that answers with a model)
               <input
                 type="url"
                 placeholder="https://example.com/concierge/hook"

@@ -74,8 +74,8 @@ export function TryIt({ deploymentId, locale }: { deploymentId: string | undefin
     <section class="try">
       <Title>Try it</Title>
       <p>
-        The real widget, on this page, with a ten-minute preview token. Each turn goes to your hook; its timeline fills
-        in beside it.
+        The real widget, on this page, with a ten-minute preview token. Each turn goes to your hook (or your agent's
+        model); its timeline fills in beside it.
       </p>
       {active.loading && <Loading what="active deployments" />}
       <ErrorNote error={active.error ?? error} />

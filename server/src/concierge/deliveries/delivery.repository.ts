@@ -47,15 +47,19 @@ export async function listDeliveries(
   );
 }
 
-/** The turn hook calls of these conversations' turns, each turn's in attempt order (read through the conversation index). */
-export async function hookAttemptsOf(db: Db, conversationIds: readonly string[]): Promise<DeliveryRow[]> {
+/**
+ * The calls made to answer these conversations' turns (hook attempts, model and tool calls), each
+ * turn's in the order they were sent (read through the conversation index).
+ */
+export async function answerCallsOf(db: Db, conversationIds: readonly string[]): Promise<DeliveryRow[]> {
   if (!conversationIds.length) return [];
   return db
     .selectFrom('deliveries')
     .selectAll()
     .where('conversation_id', 'in', [...conversationIds])
-    .where('kind', '=', 'turn_hook')
+    .where('kind', 'in', ['turn_hook', 'model', 'tool'])
     .orderBy('turn_id')
+    .orderBy('sent_at')
     .orderBy('attempt')
     .execute();
 }

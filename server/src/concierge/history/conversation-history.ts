@@ -2,7 +2,7 @@ import { notFound } from '../../errors.js';
 import { type Page, pageOf } from '../../http/pagination.js';
 import type { Db } from '../../database.js';
 import type { Dialect } from '../../store/db.js';
-import { hookAttemptsOf } from '../deliveries/delivery.repository.js';
+import { answerCallsOf } from '../deliveries/delivery.repository.js';
 import { toDelivery } from '../deliveries/delivery.view.js';
 import {
   conversationsAfter,
@@ -128,14 +128,22 @@ export class ConversationHistory {
     const [turns, events, hookCalls] = await Promise.all([
       turnsOf(this.parts.db, ids),
       eventsOf(this.parts.db, ids),
-      hookAttemptsOf(this.parts.db, ids),
+      answerCallsOf(this.parts.db, ids),
     ]);
     const streamed = await replyPartsOf(
       this.parts.db,
       turns.filter((t) => t.first_part_at).map((t) => t.id),
     );
     const partsBy = groupBy(streamed, (p) => p.turn_id);
-    const attempts = groupBy(hookCalls.map(toDelivery), (d) => d.turn_id!);
+    const calls = hookCalls.map(toDelivery);
+    const attempts = groupBy(
+      calls.filter((d) => d.kind === 'turn_hook'),
+      (d) => d.turn_id!,
+    );
+    const modelCalls = groupBy(
+      calls.filter((d) => d.kind !== 'turn_hook'),
+      (d) => d.turn_id!,
+    );
     const turnsBy = groupBy(turns, (t) => t.conversation_id);
     const eventsBy = groupBy(events, (e) => e.conversation_id);
     return rows.map((row) => ({
@@ -172,6 +180,7 @@ export class ConversationHistory {
               ? { type: 'person', name: turn.replied_by }
               : { type: 'agent' },
         hook_attempts: attempts.get(turn.id) ?? [],
+        model_calls: modelCalls.get(turn.id) ?? [],
         reply_received: turn.reply_received_at
           ? { at: turn.reply_received_at, duplicates: turn.reply_duplicates }
           : null,

@@ -110,6 +110,10 @@ const turnSchema = z
           'Who answered: the agent (the hook or its signed reply), or a person by name; null while unanswered',
       }),
     hook_attempts: deliverySchema.array().meta({ description: "Every call of this turn's hook, in attempt order" }),
+    model_calls: deliverySchema.array().meta({
+      description:
+        "A model agent's calls for this turn, in the order they were sent: each call of the model (kind `model`) and of a tool (kind `tool`) (README, An agent without a server)",
+    }),
     reply_received: z
       .object({
         at: timestamp,
