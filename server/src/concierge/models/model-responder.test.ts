@@ -489,6 +489,61 @@ describe('testing a model endpoint', () => {
   });
 });
 
+describe('MODEL_CONCURRENCY', () => {
+  it("makes a customer's turn past its calls in flight wait for a place, and fail model_failed when none comes in time", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const model = await startModelServer((call, res) => {
+      const text = call.body.messages.at(-1)!.content!;
+      if (text === 'first') {
+        // Its first words at once (so it is not cut off), the rest held: it keeps its place.
+        const events = streamOf(call.body.model, 'First answered.');
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        res.write(events.slice(0, 2).join(''));
+        return void held.then(() => res.end(events.slice(2).join('')));
+      }
+      send(res, streamOf(call.body.model, `Answered: ${text}.`));
+    });
+    const service = await startService('sqlite', { env: { MODEL_CONCURRENCY: '1' } });
+    try {
+      const api = client(service.url, (await service.newCustomer('Hotel')).apiKey);
+      const endpoint = await api.post('/api/v1/model-endpoints', { name: 'T', base_url: model.baseUrl });
+      const agentId = await createReadyAgent(api);
+      await api.put(`/api/v1/agents/${agentId}`, {
+        draft_spec: {
+          responder: { type: 'model', endpoint_id: endpoint.body.data.id, model: 'm', first_token_timeout_ms: 1_000 },
+        },
+      });
+      await api.post(`/api/v1/agents/${agentId}/publish`);
+      const created = await api.post('/api/v1/deployments', { agent_id: agentId, channel_config: {} });
+      await api.post(`/api/v1/deployments/${created.body.data.id}/activate`);
+      const visitor = async (sub: string) => {
+        const widget = await Widget.open(service, created.body.data.id);
+        await widget.hello(await mintToken(created.body.data.signing_secret, created.body.data.id, { sub }));
+        return widget;
+      };
+      const [a, b, c] = [await visitor('a'), await visitor('b'), await visitor('c')];
+      a.send({ type: 'user_turn', client_turn_id: 'a1', text: 'first', mode: 'text' });
+      await waitFor(async () => model.calls.length === 1);
+      // Past its first-token timeout with no place: the turn fails, the service still serves.
+      b.send({ type: 'user_turn', client_turn_id: 'b1', text: 'second', mode: 'text' });
+      expect(await b.next('turn_failed', 5_000)).toMatchObject({ reason: 'model_failed' });
+      expect(service.logs.some((l) => l.includes('MODEL_CONCURRENCY'))).toBe(true);
+      // A turn that gets the place when it is released is answered.
+      c.send({ type: 'user_turn', client_turn_id: 'c1', text: 'third', mode: 'text' });
+      await new Promise((r) => setTimeout(r, 200));
+      expect(model.calls).toHaveLength(1);
+      release();
+      expect((await a.next('reply')).text).toBe('First answered.');
+      expect((await c.next('reply')).text).toBe('Answered: third.');
+    } finally {
+      release();
+      await service.close();
+      await model.close();
+    }
+  });
+});
+
 describe('a model agent on a service with no model', () => {
   it('fails its turns model_failed, saying which setting is missing', async () => {
     const service = await startService('sqlite');
