@@ -10,6 +10,12 @@ export function buildService(): void {
   if (built.status !== 0) throw new Error(`npm run build:server failed:\n${built.stdout}${built.stderr}`);
 }
 
+/** User plus system CPU seconds a process has used (Linux /proc). */
+export function cpuSeconds(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+}
+
 /** Node flags for targets whose memory is measured: SIGUSR2 then collects garbage. */
 export const MEASURED_MEMORY_ARGS = ['--expose-gc', '--import', './bench/targets/gc-on-signal.mjs'];
 

@@ -5,6 +5,7 @@ import { balancedLatency, RESUMING_WIDGETS } from './concierge/balanced.js';
 import { RECOGNITION, recognitionFigures } from './concierge/recognition.js';
 import { espeakFigures, firstSampleInChromium, SYNTHESIS, synthesisFigures } from './concierge/synthesis.js';
 import { crossNodeLatency } from './concierge/cross-node.js';
+import { MODELS, modelFigures } from './concierge/models.js';
 import { bareIdleBytes, serviceIdleBytes } from './concierge/idle.js';
 import {
   durableFloorLatency,
@@ -468,6 +469,30 @@ const scenarios: Record<string, () => Promise<void>> = {
     const played = await firstSampleInChromium();
     console.log(
       `In Chromium with espeak-ng, a reply part POSTed → its first audio handed to the widget's playing worklet: p50 ${played.p50.toFixed(0)} ms, max ${played.max.toFixed(0)} ms over 20 spoken turns (aim under 300 ms)`,
+    );
+  },
+
+  async models() {
+    const m = await modelFigures();
+    printTable(
+      `An agent without a server: ${MODELS.turns - MODELS.warmUp} sequential turns after ${MODELS.warmUp} warm-up, the model's first token (a whole sentence) written → the first words on the visitor's socket, SQLite (ms)`,
+      [
+        { path: 'bare relay (POST, parse each event, send each delta)', p50: m.bareRelay.p50, p99: m.bareRelay.p99 },
+        { path: 'service: first reply part', p50: m.firstPart.p50, p99: m.firstPart.p99 },
+        {
+          path: 'service beyond the bare relay',
+          p50: m.firstPart.p50 - m.bareRelay.p50,
+          p99: m.firstPart.p99 - m.bareRelay.p99,
+        },
+      ],
+      { p50: 2, p99: 2 },
+    );
+    console.log('aim: under 20 ms beyond the sentence it waits for (p50)');
+    console.log(
+      `a tool's answer sent → the model asked again with it: p50 ${m.toolToModel.p50.toFixed(2)} ms, p99 ${m.toolToModel.p99.toFixed(2)} ms over ${MODELS.toolTurns - MODELS.warmUp} tool rounds (aim under 5 ms)`,
+    );
+    console.log(
+      `CPU per streamed reply (${MODELS.cpuReplies} replies of the same stream): service ${m.cpuPerReply.service.toFixed(2)} ms, bare relay ${m.cpuPerReply.relay.toFixed(2)} ms (×${(m.cpuPerReply.service / m.cpuPerReply.relay).toFixed(1)}; the service stores the turn, its parts and its record)`,
     );
   },
 

@@ -94,6 +94,28 @@ export class BenchSocket {
   }
 }
 
+/** A socket's frames kept in order, to wait for one that comes after a point (several may arrive in one read). */
+export class FrameLog {
+  readonly frames: Frame[] = [];
+  private wake: (() => void) | undefined;
+
+  constructor(readonly socket: BenchSocket) {
+    socket.onFrame = (f) => {
+      this.frames.push(f);
+      this.wake?.();
+    };
+  }
+
+  /** The first frame from `from` on that `match` accepts, with its index. */
+  async next(match: (f: Frame) => boolean, from = 0): Promise<{ frame: Frame; at: number }> {
+    for (;;) {
+      const index = this.frames.findIndex((f, i) => i >= from && match(f));
+      if (index >= 0) return { frame: this.frames[index]!, at: index };
+      await new Promise<void>((r) => (this.wake = r));
+    }
+  }
+}
+
 /** POSTs with one kept-alive connection per agent; resolves with the status once the body is read. */
 export function post(agent: Agent, url: string, body: string, headers: Record<string, string> = {}): Promise<number> {
   return new Promise((resolve, reject) => {

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Agent } from 'node:http';
-import { readFileSync } from 'node:fs';
 import { startTranscriptionServer } from '../../server/test/transcription-server.js';
 import { wavOf } from '../../server/src/concierge/speech/recogniser.js';
 import { quantile } from '../stats.js';
-import { MEASURED_MEMORY_ARGS } from '../process.js';
+import { cpuSeconds, MEASURED_MEMORY_ARGS } from '../process.js';
 import { BenchSocket, replyTo } from './kit.js';
 import { startConcierge } from './service.js';
 
@@ -35,12 +34,6 @@ const pcmOf = (ms: number) => {
   for (let i = 0; i < pcm.length / 2; i++) pcm.writeInt16LE(Math.round(3000 * Math.sin(i / 6)), i * 2);
   return pcm;
 };
-
-/** User plus system CPU seconds a process has used (Linux /proc). */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
 
 /** The recogniser answering at once (a transcription server in this process), the service compiled, on SQLite. */
 export async function recognitionFigures(): Promise<RecognitionFigures> {

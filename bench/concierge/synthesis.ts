@@ -4,12 +4,11 @@ import { scriptedSpeech } from '../../e2e/scripted-speech.js';
 import { CHROMIUM } from '../../e2e/chromium.js';
 import { Stack } from '../../e2e/stack.js';
 import { Agent } from 'node:http';
-import { readFileSync } from 'node:fs';
 import { signBody } from '../../sdk/node/src/index.js';
 import { pcmOf, type SpeechBehaviour, startSpeechServer } from '../../server/test/speech-server.js';
-import { MEASURED_MEMORY_ARGS } from '../process.js';
+import { cpuSeconds, MEASURED_MEMORY_ARGS } from '../process.js';
 import { quantile } from '../stats.js';
-import { BenchSocket, type Deployed, type Frame, type HookCall, post } from './kit.js';
+import { BenchSocket, type Deployed, FrameLog, type HookCall, post } from './kit.js';
 import { startConcierge } from './service.js';
 import { askAloud } from './streaming.js';
 
@@ -38,35 +37,10 @@ export interface SynthesisFigures {
   bytesPerSpokenReply: number;
 }
 
-/** User plus system CPU seconds a process has used (Linux /proc). */
-function cpuSeconds(pid: number): number {
-  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-}
-
 /** The visitor's socket, its frames kept; binary ones are the agent's voice. */
-class Listener {
-  readonly frames: Frame[] = [];
-  private wake: (() => void) | undefined;
-
-  constructor(readonly socket: BenchSocket) {
-    socket.onFrame = (f) => {
-      this.frames.push(f);
-      this.wake?.();
-    };
-  }
-
+class Listener extends FrameLog {
   static async open(url: string, dep: Deployed, sub: string): Promise<Listener> {
     return new Listener(await BenchSocket.session(url, dep, sub));
-  }
-
-  /** The first frame from `from` on that `match` accepts. */
-  async next(match: (f: Frame) => boolean, from = 0): Promise<{ frame: Frame; at: number }> {
-    for (;;) {
-      const index = this.frames.findIndex((f, i) => i >= from && match(f));
-      if (index >= 0) return { frame: this.frames[index]!, at: index };
-      await new Promise<void>((r) => (this.wake = r));
-    }
   }
 
   /** A voice turn, acknowledged by the customer's 202: its hook call. */
