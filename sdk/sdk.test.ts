@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Balancer, startHaproxy } from '../server/test/balancer.js';
-import { deploy, headerOf, type ServiceRef, Widget } from '../server/test/concierge-kit.js';
+import { deploy, deployAgent, headerOf, type ServiceRef, Widget } from '../server/test/concierge-kit.js';
 import { signatureOf, standardWebhookHeaders } from '../server/src/concierge/signature.js';
 import { waitFor } from '../server/test/harness.js';
 import {
@@ -140,48 +140,23 @@ describe('the SDKs against a real service', () => {
       });
       try {
         const endpoint = await deployed.api.post('/api/v1/model-endpoints', { name: 'Test', base_url: model.baseUrl });
-        const agent = await deployed.api.post('/api/v1/agents', { name: 'Model desk' });
-        const agentId = agent.body.data.agent_id;
-        await waitFor(
-          async () =>
-            (await deployed.api.get(`/api/v1/agents/${agentId}/generation-status`)).body.data.status === 'succeeded',
-        );
         const tool = {
           name: 'check_room',
           description: 'Whether a room is free',
           parameters: { type: 'object', properties: { night: { type: 'string' } }, required: ['night'] },
           url: `${hotelUrl}/tool`,
         };
-        await deployed.api.put(`/api/v1/agents/${agentId}`, {
-          draft_spec: { responder: { type: 'model', endpoint_id: endpoint.body.data.id, model: 'm', tools: [tool] } },
+        const ref: ServiceRef = { url: service.url, newCustomer: async () => ({ customerId: '', apiKey: key }) };
+        const agent = await deployAgent(ref, deployed.api, {
+          responder: { type: 'model', endpoint_id: endpoint.body.data.id, model: 'm', tools: [tool] },
         });
-        expect((await deployed.api.post(`/api/v1/agents/${agentId}/publish`)).status).toBe(200);
-        const modelDeployment = await deployed.api.post('/api/v1/deployments', {
-          agent_id: agentId,
-          channel_config: {},
-        });
-        await deployed.api.post(`/api/v1/deployments/${modelDeployment.body.data.id}/activate`);
-        const widget = await Widget.open(service, modelDeployment.body.data.id);
-        await widget.hello(
-          mintUserToken({
-            deploymentId: modelDeployment.body.data.id,
-            secret: modelDeployment.body.data.signing_secret,
-            sub: 'g',
-          }),
-        );
+        const { widget } = await agent.visitor('g');
         ask(widget, 'Is a room free on Friday?');
         // The hotel verifies with the deployment's own secret: this one's, which it was not started with, is refused.
         expect((await widget.next('reply', 10_000)).text).toBe('The hotel said {"error":"the tool failed (HTTP 401)"}');
         widget.close();
-        await startHotel([modelDeployment.body.data.signing_secret]);
-        const again = await Widget.open(service, modelDeployment.body.data.id);
-        await again.hello(
-          mintUserToken({
-            deploymentId: modelDeployment.body.data.id,
-            secret: modelDeployment.body.data.signing_secret,
-            sub: 'g2',
-          }),
-        );
+        await startHotel([agent.secret]);
+        const again = (await agent.visitor('g2')).widget;
         ask(again, 'Is a room free on Friday?');
         expect((await again.next('reply', 10_000)).text).toBe('The hotel said {"night":"Friday","free":true}');
         again.close();

@@ -18,7 +18,8 @@ export interface Deployed {
   secret: string;
 }
 
-async function api(base: string, key: string, method: string, path: string, body?: unknown): Promise<any> {
+/** A management API call with the customer's key; throws on anything but 2xx, saying what came back. */
+export async function api(base: string, key: string, method: string, path: string, body?: unknown): Promise<any> {
   const res = await fetch(base + path, {
     method,
     headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },

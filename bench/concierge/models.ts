@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { type ModelCall, startModelServer, streamOf, toolCallStream } from '../../server/test/model-server.js';
 import { cpuSeconds, startTarget } from '../process.js';
 import { quantile } from '../stats.js';
-import { BenchSocket, type Deployed, type Frame, FrameLog } from './kit.js';
+import { api, BenchSocket, type Deployed, type Frame, FrameLog } from './kit.js';
 import { startConcierge } from './service.js';
 
 export const MODELS = { turns: 300, warmUp: 30, toolTurns: 200, cpuReplies: 200 } as const;
@@ -39,17 +39,6 @@ function answer(call: ModelCall, res: ServerResponse, wrote: (at: number) => voi
   res.write(events[0]! + head);
   const rest = streamOf(call.body.model, REST).slice(1);
   res.end(rest.join(''));
-}
-
-async function api(base: string, key: string, method: string, path: string, body?: unknown): Promise<any> {
-  const res = await fetch(base + path, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  const json = (await res.json()) as any;
-  if (!res.ok) throw new Error(`${method} ${path}: ${res.status} ${JSON.stringify(json)}`);
-  return json.data;
 }
 
 /** An agent answering with the model at `baseUrl` (and `tools`), deployed with no hook, live. */

@@ -9,6 +9,7 @@ import {
   type Client,
   client,
   createPublishedAgent,
+  createReadyAgent,
   type ServiceOptions,
   type StoreKind,
   startService,
@@ -95,6 +96,33 @@ export async function deploy(
   const activated = await api.post(`/api/v1/deployments/${deploymentId}/activate`);
   if (activated.status !== 200) throw new Error(`activate: ${activated.status}`);
   return { api, apiKey, deploymentId, secret: created.body.data.signing_secret };
+}
+
+/**
+ * An agent published with `draftSpec` and deployed with no hook, live (README, An agent without a
+ * server): `visitor(sub)` opens a widget on it and says hello.
+ */
+export async function deployAgent(service: ServiceRef, api: Client, draftSpec: Record<string, unknown>) {
+  const agentId = await createReadyAgent(api);
+  const saved = await api.put(`/api/v1/agents/${agentId}`, { draft_spec: draftSpec });
+  if (saved.status !== 200) throw new Error(`draft: ${saved.status} ${JSON.stringify(saved.body)}`);
+  const published = await api.post(`/api/v1/agents/${agentId}/publish`);
+  if (published.status !== 200) throw new Error(`publish: ${published.status} ${JSON.stringify(published.body)}`);
+  const created = await api.post('/api/v1/deployments', { agent_id: agentId, channel_config: {} });
+  const deploymentId: string = created.body.data.id;
+  const secret: string = created.body.data.signing_secret;
+  const activated = await api.post(`/api/v1/deployments/${deploymentId}/activate`);
+  if (activated.status !== 200) throw new Error(`activate: ${activated.status} ${JSON.stringify(activated.body)}`);
+  return {
+    agentId,
+    deploymentId,
+    secret,
+    async visitor(sub = 'guest-1', claims?: Record<string, unknown>) {
+      const widget = await Widget.open(service, deploymentId);
+      const ready = await widget.hello(await mintToken(secret, deploymentId, { sub, ...(claims ? { claims } : {}) }));
+      return { widget, conversationId: ready.conversation_id as string };
+    },
+  };
 }
 
 export async function mintToken(

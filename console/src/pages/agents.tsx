@@ -103,6 +103,42 @@ const linesOf = (v: unknown): string => (Array.isArray(v) ? v.join('\n') : typeo
 /** A tools list as JSON text for its editor: empty for none. */
 const toolsText = (v: unknown): string => (Array.isArray(v) && v.length ? pretty(v) : '');
 
+/** A list of tools as JSON, each problem said under it; the spec takes the list only once it has none. */
+function ToolsField(props: {
+  label: string;
+  where: 'server' | 'page';
+  initial: unknown;
+  placeholder?: string;
+  onList(list: unknown[] | undefined): void;
+}) {
+  const [text, setText] = useState(toolsText(props.initial));
+  const { problems } = toolsOf(text, props.where);
+  return (
+    <>
+      <label>
+        {props.label}
+        <textarea
+          class="mono"
+          rows={props.where === 'server' ? 6 : 3}
+          value={text}
+          aria-invalid={problems.length > 0}
+          placeholder={props.placeholder}
+          onInput={(e) => {
+            setText(e.currentTarget.value);
+            const read = toolsOf(e.currentTarget.value, props.where);
+            if (!read.problems.length) props.onList(read.list.length ? read.list : undefined);
+          }}
+        />
+      </label>
+      {problems.map((p) => (
+        <p key={p} class="warn">
+          {p}
+        </p>
+      ))}
+    </>
+  );
+}
+
 /**
  * Who answers the agent's turns (README, An agent without a server): the customer's server through
  * the hook, or a model on one of their endpoints, with its instructions and tools.
@@ -113,10 +149,6 @@ function ResponderEditor({ spec, set }: { spec: Spec | undefined; set(key: strin
   const endpoints = useLoad(() => list<ModelEndpoint>(path`/api/v1/model-endpoints?per_page=100`), []);
   const setField = (key: string, value: unknown) =>
     set('responder', { ...responder, [key]: value === '' || value === undefined ? undefined : value });
-  const [tools, setTools] = useState(toolsText(responder.tools));
-  const [clientTools, setClientTools] = useState(toolsText(responder.client_tools));
-  const toolsRead = toolsOf(tools, 'server');
-  const clientRead = toolsOf(clientTools, 'page');
   const str = (key: string) => (typeof responder[key] === 'string' ? (responder[key] as string) : '');
   return (
     <fieldset>
@@ -193,45 +225,19 @@ function ResponderEditor({ spec, set }: { spec: Spec | undefined; set(key: strin
               onInput={(e) => set('instructions', e.currentTarget.value.split('\n'))}
             />
           </label>
-          <label>
-            Tools your server runs (JSON: name, description, parameters as a JSON Schema, url, optional filler)
-            <textarea
-              class="mono"
-              rows={6}
-              value={tools}
-              aria-invalid={toolsRead.problems.length > 0}
-              placeholder='[{"name": "check_room", "description": "Whether a room is free", "parameters": {"type": "object", "properties": {"night": {"type": "string"}}}, "url": "https://my-hotel.example/tools"}]'
-              onInput={(e) => {
-                setTools(e.currentTarget.value);
-                const read = toolsOf(e.currentTarget.value, 'server');
-                if (!read.problems.length) setField('tools', read.list.length ? read.list : undefined);
-              }}
-            />
-          </label>
-          {toolsRead.problems.map((p) => (
-            <p key={p} class="warn">
-              {p}
-            </p>
-          ))}
-          <label>
-            Tools the visitor's page runs (client actions; JSON: name, description, parameters)
-            <textarea
-              class="mono"
-              rows={3}
-              value={clientTools}
-              aria-invalid={clientRead.problems.length > 0}
-              onInput={(e) => {
-                setClientTools(e.currentTarget.value);
-                const read = toolsOf(e.currentTarget.value, 'page');
-                if (!read.problems.length) setField('client_tools', read.list.length ? read.list : undefined);
-              }}
-            />
-          </label>
-          {clientRead.problems.map((p) => (
-            <p key={p} class="warn">
-              {p}
-            </p>
-          ))}
+          <ToolsField
+            label="Tools your server runs (JSON: name, description, parameters as a JSON Schema, url, optional filler)"
+            where="server"
+            initial={responder.tools}
+            placeholder='[{"name": "check_room", "description": "Whether a room is free", "parameters": {"type": "object", "properties": {"night": {"type": "string"}}}, "url": "https://my-hotel.example/tools"}]'
+            onList={(list) => setField('tools', list)}
+          />
+          <ToolsField
+            label="Tools the visitor's page runs (client actions; JSON: name, description, parameters)"
+            where="page"
+            initial={responder.client_tools}
+            onList={(list) => setField('client_tools', list)}
+          />
           <p class="muted">
             Built in: the model can hand the conversation to a person and end it. Try it shows each model and tool call.
           </p>

@@ -12,7 +12,7 @@ import {
   type TestService,
   waitFor,
 } from '../../../test/harness.js';
-import { mintToken, sign, startCustomerServer, Widget } from '../../../test/concierge-kit.js';
+import { deployAgent, sign, startCustomerServer, Widget } from '../../../test/concierge-kit.js';
 import {
   type ModelBehaviour,
   send,
@@ -45,31 +45,13 @@ describeEachStore('agents that answer with a model', (kind: StoreKind) => {
     const api = client(service.url, apiKey);
     const endpoint = await api.post('/api/v1/model-endpoints', { name: 'Test', base_url: model.baseUrl, api_key: KEY });
     expect(endpoint.status).toBe(201);
-    const agentId = await createReadyAgent(api, 'Harbor Hotel concierge');
-    const { draft_spec } = (await api.get(`/api/v1/agents/${agentId}/spec`)).body.data;
-    const spec = {
-      ...draft_spec,
+    const agent = await deployAgent(service, api, {
+      language: 'en-US',
       instructions: 'Answer questions about the Harbor Hotel.',
       responder: { type: 'model', endpoint_id: endpoint.body.data.id, model: 'test-model', ...responder },
-    };
-    expect((await api.put(`/api/v1/agents/${agentId}`, { draft_spec: spec })).status).toBe(200);
-    expect((await api.post(`/api/v1/agents/${agentId}/publish`)).status).toBe(200);
-    const created = await api.post('/api/v1/deployments', { agent_id: agentId, channel_config: {} });
-    expect(created.status).toBe(201);
-    const deploymentId = created.body.data.id as string;
-    const activated = await api.post(`/api/v1/deployments/${deploymentId}/activate`);
-    expect(activated.status).toBe(200);
-    const widget = await Widget.open(service, deploymentId);
-    const ready = await widget.hello(
-      await mintToken(created.body.data.signing_secret, deploymentId, { claims: { name: 'Ada', ctx: { room: '12' } } }),
-    );
-    return {
-      api,
-      widget,
-      deploymentId,
-      conversationId: ready.conversation_id as string,
-      endpointId: endpoint.body.data.id,
-    };
+    });
+    const { widget, conversationId } = await agent.visitor('guest-1', { name: 'Ada', ctx: { room: '12' } });
+    return { api, widget, conversationId };
   };
 
   const ask = (widget: Widget, text: string, mode: 'text' | 'voice' = 'text') =>
@@ -266,24 +248,12 @@ describeEachStore("a model agent's tools", (kind: StoreKind) => {
     const { apiKey } = await service.newCustomer('Hotel');
     const api = client(service.url, apiKey);
     const endpoint = await api.post('/api/v1/model-endpoints', { name: 'Test', base_url: model.baseUrl });
-    const agentId = await createReadyAgent(api);
-    const put = await api.put(`/api/v1/agents/${agentId}`, {
-      draft_spec: { responder: { type: 'model', endpoint_id: endpoint.body.data.id, model: 'm', ...responder } },
+    const agent = await deployAgent(service, api, {
+      responder: { type: 'model', endpoint_id: endpoint.body.data.id, model: 'm', ...responder },
     });
-    expect(put.status).toBe(200);
-    const published = await api.post(`/api/v1/agents/${agentId}/publish`);
-    expect(published.status, JSON.stringify(published.body)).toBe(200);
-    const created = await api.post('/api/v1/deployments', { agent_id: agentId, channel_config: {} });
-    await api.post(`/api/v1/deployments/${created.body.data.id}/activate`);
-    const widget = await Widget.open(service, created.body.data.id);
-    const ready = await widget.hello(await mintToken(created.body.data.signing_secret, created.body.data.id));
+    const { widget, conversationId } = await agent.visitor();
     widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Is a room free on Friday?', mode: 'text' });
-    return {
-      api,
-      widget,
-      secret: created.body.data.signing_secret as string,
-      conversationId: ready.conversation_id as string,
-    };
+    return { api, widget, secret: agent.secret, conversationId };
   };
 
   it("POSTs the model's call to the tool, signed, and gives the model its JSON answer; the call is a delivery of kind tool", async () => {
@@ -508,20 +478,10 @@ describe('MODEL_CONCURRENCY', () => {
     try {
       const api = client(service.url, (await service.newCustomer('Hotel')).apiKey);
       const endpoint = await api.post('/api/v1/model-endpoints', { name: 'T', base_url: model.baseUrl });
-      const agentId = await createReadyAgent(api);
-      await api.put(`/api/v1/agents/${agentId}`, {
-        draft_spec: {
-          responder: { type: 'model', endpoint_id: endpoint.body.data.id, model: 'm', first_token_timeout_ms: 1_000 },
-        },
+      const agent = await deployAgent(service, api, {
+        responder: { type: 'model', endpoint_id: endpoint.body.data.id, model: 'm', first_token_timeout_ms: 1_000 },
       });
-      await api.post(`/api/v1/agents/${agentId}/publish`);
-      const created = await api.post('/api/v1/deployments', { agent_id: agentId, channel_config: {} });
-      await api.post(`/api/v1/deployments/${created.body.data.id}/activate`);
-      const visitor = async (sub: string) => {
-        const widget = await Widget.open(service, created.body.data.id);
-        await widget.hello(await mintToken(created.body.data.signing_secret, created.body.data.id, { sub }));
-        return widget;
-      };
+      const visitor = async (sub: string) => (await agent.visitor(sub)).widget;
       const [a, b, c] = [await visitor('a'), await visitor('b'), await visitor('c')];
       a.send({ type: 'user_turn', client_turn_id: 'a1', text: 'first', mode: 'text' });
       await waitFor(async () => model.calls.length === 1);
@@ -550,13 +510,8 @@ describe('a model agent on a service with no model', () => {
     try {
       const { apiKey } = await service.newCustomer('Hotel');
       const api = client(service.url, apiKey);
-      const agentId = await createReadyAgent(api);
-      await api.put(`/api/v1/agents/${agentId}`, { draft_spec: { responder: { type: 'model', model: 'm' } } });
-      expect((await api.post(`/api/v1/agents/${agentId}/publish`)).status).toBe(200);
-      const created = await api.post('/api/v1/deployments', { agent_id: agentId, channel_config: {} });
-      await api.post(`/api/v1/deployments/${created.body.data.id}/activate`);
-      const widget = await Widget.open(service, created.body.data.id);
-      await widget.hello(await mintToken(created.body.data.signing_secret, created.body.data.id));
+      const agent = await deployAgent(service, api, { responder: { type: 'model', model: 'm' } });
+      const { widget } = await agent.visitor();
       widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Hi', mode: 'text' });
       expect(await widget.next('turn_failed')).toMatchObject({ reason: 'model_failed' });
       await waitFor(async () => service.logs.some((l) => l.includes('no MODEL_URL')));
@@ -595,15 +550,10 @@ describe("the README's agent without a server", () => {
           base_url: base,
           api_key: 'k-1234',
         });
-        const agentId = await createReadyAgent(api);
-        await api.put(`/api/v1/agents/${agentId}`, {
-          draft_spec: { responder: { type: 'model', endpoint_id: endpoint.body.data.id, model: row.model } },
+        const agent = await deployAgent(service, api, {
+          responder: { type: 'model', endpoint_id: endpoint.body.data.id, model: row.model },
         });
-        expect((await api.post(`/api/v1/agents/${agentId}/publish`)).status).toBe(200);
-        const created = await api.post('/api/v1/deployments', { agent_id: agentId, channel_config: {} });
-        await api.post(`/api/v1/deployments/${created.body.data.id}/activate`);
-        const widget = await Widget.open(service, created.body.data.id);
-        await widget.hello(await mintToken(created.body.data.signing_secret, created.body.data.id));
+        const { widget } = await agent.visitor();
         widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Hi', mode: 'text' });
         expect((await widget.next('reply')).text).toBe('Hello from the model.');
         expect(model.calls.at(-1)!.body.model).toBe(row.model);
@@ -633,13 +583,7 @@ describe("the README's agent without a server", () => {
       const endpoint = await api.post('/api/v1/model-endpoints', { name: 'Test', base_url: model.baseUrl });
       example.responder.endpoint_id = endpoint.body.data.id;
       example.responder.tools[0].url = tools.hookUrl;
-      const agentId = await createReadyAgent(api);
-      await api.put(`/api/v1/agents/${agentId}`, { draft_spec: example });
-      expect((await api.post(`/api/v1/agents/${agentId}/publish`)).status).toBe(200);
-      const created = await api.post('/api/v1/deployments', { agent_id: agentId, channel_config: {} });
-      expect((await api.post(`/api/v1/deployments/${created.body.data.id}/activate`)).status).toBe(200);
-      const widget = await Widget.open(service, created.body.data.id);
-      await widget.hello(await mintToken(created.body.data.signing_secret, created.body.data.id));
+      const { widget } = await (await deployAgent(service, api, example)).visitor();
       widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Is a room free on Christmas Eve?', mode: 'text' });
       expect((await widget.next('reply')).text).toBe('Yes: {"free":true}');
       expect(tools.calls.at(-1)!.body).toMatchObject({
