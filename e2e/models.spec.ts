@@ -88,7 +88,7 @@ test('a customer adds a model endpoint, tests it, and sets an agent to answer wi
   test.setTimeout(90_000);
   const model = await startModelServer((call, res) => send(res, streamOf(call.body.model, 'Hello from the model.')));
   const errors = consoleErrors(page);
-  const { welcomeToken } = stack.newConsoleCustomer('Lakeside Lodge', 'owner@lakeside.example');
+  const { welcomeToken } = stack.newConsoleCustomer('Lakeside Lodge', 'owner@lakeside-lodge.example');
   try {
     await page.goto(`${stack.serviceUrl}/console/#/welcome/${welcomeToken}`);
     await page.getByLabel('Password (at least 12 characters)').fill(PASSWORD);
