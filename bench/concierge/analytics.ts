@@ -143,6 +143,7 @@ async function seed(db: Db): Promise<{ customerId: string; from: string; to: str
           heard_text: null,
           heard_interrupted: null,
           heard_at: null,
+          knowledge: null,
           hook_node: null,
           created_at: created,
           updated_at: created,

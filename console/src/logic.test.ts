@@ -194,11 +194,21 @@ describe('console view logic', () => {
       ],
       reply_received: { at: '2026-11-24T10:00:01.000Z', duplicates: 2 },
       model_calls: [],
+      knowledge: [{ chunk_id: 'k1', document_id: 'd1', title: 'Guest guide', url: null, score: 2.4 }],
     } as Turn;
     const items = turnTimeline(turn);
-    expect(items.map((i) => i.kind)).toEqual(['visitor', 'attempt', 'attempt', 'acknowledged', 'reply', 'resolved']);
-    expect(items[1]).toMatchObject({ title: 'Hook attempt 1: 500 in 42 ms', ok: false });
-    expect(items[4]!.title).toBe('Reply received (2 duplicates ignored): Yes, 7 to 10.');
+    expect(items.map((i) => i.kind)).toEqual([
+      'visitor',
+      'knowledge',
+      'attempt',
+      'attempt',
+      'acknowledged',
+      'reply',
+      'resolved',
+    ]);
+    expect(items[1]!.title).toBe('Knowledge: Guest guide (2.4)');
+    expect(items[2]).toMatchObject({ title: 'Hook attempt 1: 500 in 42 ms', ok: false });
+    expect(items[5]!.title).toBe('Reply received (2 duplicates ignored): Yes, 7 to 10.');
     const failed = turnTimeline({
       ...turn,
       status: 'failed',

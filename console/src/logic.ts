@@ -145,7 +145,17 @@ export function originProblems(origins: string[]): string[] {
 
 export interface TimelineItem {
   at: string;
-  kind: 'visitor' | 'attempt' | 'acknowledged' | 'part' | 'reply' | 'resolved' | 'heard' | 'feedback' | 'failed';
+  kind:
+    | 'visitor'
+    | 'knowledge'
+    | 'attempt'
+    | 'acknowledged'
+    | 'part'
+    | 'reply'
+    | 'resolved'
+    | 'heard'
+    | 'feedback'
+    | 'failed';
   title: string;
   delivery?: Delivery;
   ok?: boolean;
@@ -194,6 +204,15 @@ export function turnTimeline(turn: Turn): TimelineItem[] {
       title: `Visitor (${turn.mode}${turn.language ? `, ${turn.language}` : ''}): ${turn.text}`,
     },
   ];
+  // The agent's knowledge base passages it was given (README, Answers from your documents).
+  if (turn.knowledge)
+    items.push({
+      at: turn.created_at,
+      kind: 'knowledge',
+      title: turn.knowledge.length
+        ? `Knowledge: ${turn.knowledge.map((k) => `${k.title} (${k.score})`).join(', ')}`
+        : 'Knowledge: no passage matched',
+    });
   for (const d of turn.hook_attempts) {
     const answer = d.response ? `${d.response.status}` : (d.error ?? 'no answer');
     // Why it failed, in the API's words (for egress_refused: the setting that would allow it).

@@ -58,6 +58,8 @@ import { HookResponder } from './concierge/turns/hook-responder.js';
 import { ModelResponder } from './concierge/models/model-responder.js';
 import { ModelCalls } from './concierge/models/model-calls.js';
 import { modelEndpointTestRoute } from './concierge/models/endpoint-test.routes.js';
+import { knowledgeRoutes } from './knowledge/knowledge.routes.js';
+import { KnowledgeService } from './knowledge/knowledge.service.js';
 import { DeploymentService } from './deployments/deployment.service.js';
 import { previewTokenRoute } from './concierge/sessions/preview-token.routes.js';
 import { type Credential, credentialCheck, perKeyRateLimit, requirePrincipal, resolvePrincipal } from './http/auth.js';
@@ -189,6 +191,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const events = new EventRecorder({ writes, bus, transcripts: outbox, listeners: [activity, metrics], rollup });
   const conversations = new ConversationService({ db, deployments, events });
   const node = parts.add(new NodeHeartbeat({ db, health }));
+  const knowledge = new KnowledgeService({ db, dialect });
   const modelEndpoints = new ModelEndpointService({ db, secretsKey: secretsKey(config.dataDir, config.secretsKey) });
   const hookResponder = new HookResponder({ db, events, egress, logger, health, address }, timings.hookRetryDelaysMs);
   const modelResponder = new ModelResponder({
@@ -212,6 +215,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       logger,
       health,
       responderFor: (dep) => (dep.responder.type === 'model' ? modelResponder : hookResponder),
+      knowledge,
     },
     { shutdownGraceMs: timings.shutdownGraceMs },
   );
@@ -280,11 +284,12 @@ export async function createApp(options: AppOptions): Promise<App> {
       draining: () => draining,
       openApi: () => (openApiDocument ??= buildOpenApiDocument(routes, address.url || undefined)),
     }),
-    ...agentRoutes({ db, onJobQueued: () => jobs.poke(), onPublished: (agentId) => deployments.agentChanged(agentId) }),
+    ...agentRoutes({ db, onJobQueued: () => jobs.poke(), onChanged: (agentId) => deployments.agentChanged(agentId) }),
     ...jobRoutes(db),
     voiceSampleRoute({ db, synthesis }),
     ...modelEndpointRoutes(modelEndpoints),
     modelEndpointTestRoute({ endpoints: modelEndpoints, egress }),
+    ...knowledgeRoutes(knowledge),
     ...deploymentRoutes(deploymentService, {
       recognisesSpeech: speech.available,
       synthesisesSpeech: synthesis.engine !== undefined,

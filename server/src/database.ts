@@ -18,6 +18,7 @@ import type { IdempotencyKeyTable } from './idempotency/idempotency.table.js';
 import type { JobTable } from './agents/generation/job.table.js';
 import type { ServiceNodeTable } from './nodes/node.table.js';
 import type { ModelEndpointTable } from './model-endpoints/model-endpoint.table.js';
+import type { KnowledgeBaseTable, KnowledgeChunkTable, KnowledgeDocumentTable } from './knowledge/knowledge.table.js';
 
 export interface ServiceFlagTable {
   name: string;
@@ -54,6 +55,9 @@ export interface Database {
   deployment_diagnostics: DeploymentDiagnosticTable;
   service_nodes: ServiceNodeTable;
   model_endpoints: ModelEndpointTable;
+  knowledge_bases: KnowledgeBaseTable;
+  knowledge_documents: KnowledgeDocumentTable;
+  knowledge_chunks: KnowledgeChunkTable;
 }
 
 export type Db = Kysely<Database>;

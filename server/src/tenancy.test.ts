@@ -17,6 +17,9 @@ const validBodies: Record<string, unknown> = {
   'put /api/v1/deployments/:id': { environment: 'development' },
   'put /api/v1/model-endpoints/:id': { name: 'Renamed by someone else' },
   'post /api/v1/model-endpoints/:id/test': { model: 'm' },
+  'put /api/v1/knowledge-bases/:id': { name: 'Renamed by someone else' },
+  'post /api/v1/knowledge-bases/:id/documents': { title: 'Planted', text: 'Planted text' },
+  'put /api/v1/knowledge-bases/:id/documents/:document_id': { text: 'Changed by someone else' },
   'post /api/v1/deployments/:id/rotate-secret': { grace_period_s: 0 },
   'post /api/v1/conversations/:id/takeover': { name: 'Someone else' },
   'post /api/v1/conversations/:id/messages': { text: 'Hello from elsewhere', name: 'Someone else' },
@@ -57,6 +60,13 @@ describeEachStore('tenant isolation', (kind) => {
         api_key: 'sk-owner-1234',
       })
     ).body.data.id;
+    ids['knowledge-bases'] = (await owner.post('/api/v1/knowledge-bases', { name: 'Private guide' })).body.data.id;
+    ids.documents = (
+      await owner.post(`/api/v1/knowledge-bases/${ids['knowledge-bases']}/documents`, {
+        title: 'Private',
+        text: 'The safe code is 4711.',
+      })
+    ).body.data.id;
     ids.deliveries = await waitFor(async () => (await owner.get('/api/v1/deliveries')).body.data[0]?.id);
   });
   afterAll(() => service.close());
@@ -70,12 +80,18 @@ describeEachStore('tenant isolation', (kind) => {
     };
     // Public routes (the signed reply callback) prove their caller by signature; its tests cover other deployments.
     const withIds = service.app.routes.filter((r) => r.path.includes(':id') && r.auth !== false);
-    expect(withIds).toHaveLength(33);
+    expect(withIds).toHaveLength(43);
     for (const route of withIds) {
       const collection = route.path.split('/')[3]!;
       const id = ids[collection];
       if (!id) throw new Error(`no fixture id for ${route.path}: add one so the route is checked`);
-      const path = route.path.replace(':id', id).replace(':version', '1').replace(':turn_id', ids.turns!);
+      // A search is asked with its question, so only the base's owner decides the answer.
+      const path =
+        route.path
+          .replace(':id', id)
+          .replace(':version', '1')
+          .replace(':turn_id', ids.turns!)
+          .replace(':document_id', ids.documents!) + (route.path.endsWith('/search') ? '?q=safe' : '');
       const body = validBodies[`${route.method} ${route.path}`];
       const reply =
         route.method === 'get'
@@ -91,6 +107,10 @@ describeEachStore('tenant isolation', (kind) => {
     expect((await owner.get(`/api/v1/deployments/${ids.deployments}`)).body.data).toEqual(before.deployment);
     expect((await owner.get(`/api/v1/conversations/${ids.conversations}`)).body.data).toEqual(before.conversation);
     expect((await owner.get('/api/v1/deliveries')).body.meta.total_count).toBe(before.deliveries);
+    const guide = `/api/v1/knowledge-bases/${ids['knowledge-bases']}`;
+    expect((await owner.get(guide)).body.data.name).toBe('Private guide');
+    expect((await owner.get(`${guide}/documents`)).body.meta.total_count).toBe(1);
+    expect((await owner.get(`${guide}/search?q=safe`)).body.data[0].text).toBe('The safe code is 4711.');
     expect((await owner.get(`/api/v1/model-endpoints/${ids['model-endpoints']}`)).body.data).toMatchObject({
       name: 'Private',
       api_key_last4: '1234',

@@ -24,6 +24,18 @@ export interface HookHandoff {
   reason: string;
 }
 
+/** When the agent has a knowledge base (README, Answers from your documents): its passages that best match the visitor's words, best first, at most 5 (empty when none matches) */
+export type KnowledgePassages = ({
+  chunk_id: string;
+  document_id: string;
+  title: string;
+  /** The passage's section, for a citation */
+  url: string | null;
+  text: string;
+  /** Higher is better; comparable within this list only */
+  score: number;
+})[];
+
 /** Opened in a new tab (rel="noopener noreferrer") */
 export interface LinkAction {
   type: "link";
@@ -260,6 +272,7 @@ export interface TurnCreatedHook {
   language: string;
   /** Where to POST the deferred reply, signed: `{conversation_id, turn_id, reply_text, actions?}`, or its parts first: `{conversation_id, turn_id, part, text}` */
   reply_url: string;
+  knowledge?: KnowledgePassages;
   previous_reply?: PreviousReply;
 }
 

@@ -31,11 +31,14 @@ export interface AgentRouteDeps {
   db: Db;
   /** Wakes the generation worker so a new job starts without waiting for the next poll. */
   onJobQueued(): void;
-  /** After a publish: deployments that follow the latest version start their next conversation with it. */
-  onPublished(agentId: string): Promise<void>;
+  /**
+   * After a publish, or a change of what the deployments read of the agent beside its spec (its
+   * knowledge base): they use it from their next turn or conversation.
+   */
+  onChanged(agentId: string): Promise<void>;
 }
 
-export function agentRoutes({ db, onJobQueued, onPublished }: AgentRouteDeps): RouteDef[] {
+export function agentRoutes({ db, onJobQueued, onChanged }: AgentRouteDeps): RouteDef[] {
   return [
     defineRoute({
       method: 'get',
@@ -97,9 +100,11 @@ export function agentRoutes({ db, onJobQueued, onPublished }: AgentRouteDeps): R
       body: updateAgentBody,
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: 'The updated agent', data: agentSchema },
-      handler: async ({ principal, params, body }) => ({
-        data: await updateAgentFields(db, principal.customerId, params.id, body),
-      }),
+      handler: async ({ principal, params, body }) => {
+        const data = await updateAgentFields(db, principal.customerId, params.id, body);
+        if (body.knowledge_base_id !== undefined) await onChanged(data.id);
+        return { data };
+      },
     }),
     defineRoute({
       method: 'delete',
@@ -173,7 +178,7 @@ export function agentRoutes({ db, onJobQueued, onPublished }: AgentRouteDeps): R
       success: { status: 200, description: 'The published agent', data: agentSchema },
       handler: async ({ principal, params }) => {
         const agent = await publishAgent(db, principal.customerId, params.id);
-        await onPublished(agent.id);
+        await onChanged(agent.id);
         return { data: agent };
       },
     }),

@@ -47,7 +47,10 @@ export const updateAgentBody = z
     draft_spec: specObject.optional().meta({ description: 'Replaces the whole draft (no merge)' }),
     test_mode_enabled: z.boolean().optional(),
     project_id: z.string().max(200).nullable().optional(),
-    knowledge_base_id: z.string().max(200).nullable().optional(),
+    knowledge_base_id: z.string().max(200).nullable().optional().meta({
+      description:
+        'One of your knowledge bases (README, Answers from your documents): its passages go with each turn; null for none',
+    }),
   })
   .refine(atLeastOneField, { message: 'at least one field is required' })
   .meta({ id: 'UpdateAgent' });

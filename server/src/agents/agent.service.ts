@@ -30,6 +30,7 @@ import type { Agent, AgentVersion, CreateAgentInput, UpdateAgentInput } from './
 import { checkSpecSpeech } from './agent-speech.js';
 import { checkSpecResponder, responderOf } from './agent-responder.js';
 import { findModelEndpoint } from '../model-endpoints/model-endpoint.repository.js';
+import { findBase } from '../knowledge/knowledge.repository.js';
 
 export const toAgent = (row: AgentRow): Agent => shapeRow(AGENT_SHAPE, row);
 
@@ -97,6 +98,11 @@ export async function updateAgentFields(
   const row = await requireAgent(db, customerId, id);
   if (row.status === 'generating')
     throw invalidState('The agent is still generating; update it once generation has finished');
+  // The base its turns are answered from (README, Answers from your documents): one of the customer's own.
+  if (input.knowledge_base_id && !(await findBase(db, customerId, input.knowledge_base_id)))
+    throw new AppError('invalid_request', 'Invalid body', [
+      { path: 'knowledge_base_id', message: 'is not one of your knowledge bases (GET /api/v1/knowledge-bases)' },
+    ]);
   const patch: AgentPatch = { updated_at: isoNow() };
   if (input.name !== undefined) patch.name = input.name;
   if (input.description !== undefined) patch.description = input.description;

@@ -46,6 +46,8 @@ export interface DeploymentContext {
   responder: ResponderSpec;
   /** What the agent's model is told of who it is. */
   prompt: { persona: string; instructions: string };
+  /** The agent's knowledge base (README, Answers from your documents): its passages go with each turn. */
+  knowledgeBaseId: string | null;
   /** The agent version a conversation starting now gets: the pinned one, or the latest published. */
   agentVersion: number;
   agent: AgentInfo;
@@ -75,6 +77,7 @@ export async function loadDeploymentContext(db: Db, id: string): Promise<Deploym
       'deployments.previous_secret',
       'deployments.previous_secret_expires_at',
       'agents.name as agent_name',
+      'agents.knowledge_base_id',
       'agents.version as latest_version',
       'agents.agent_spec',
       'agent_versions.version as pinned_version',
@@ -113,6 +116,7 @@ export async function loadDeploymentContext(db: Db, id: string): Promise<Deploym
     agent: agentInfo(row.agent_name, specText),
     agentSpeech: speechOf(spec),
     responder: responderOf(spec),
+    knowledgeBaseId: row.knowledge_base_id,
     prompt: promptOf(spec),
   };
 }
@@ -169,7 +173,7 @@ export class DeploymentDirectory {
     return dep;
   }
 
-  /** After a publish: this agent's deployments are read afresh (another node sees it within `ttlMs`). */
+  /** After a publish, or a change of its knowledge base: this agent's deployments are read afresh (another node sees it within `ttlMs`). */
   async agentChanged(agentId: string): Promise<void> {
     await Promise.all((await deploymentIdsOfAgent(this.db, agentId)).map((id) => this.fresh(id)));
   }

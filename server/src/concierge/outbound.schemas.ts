@@ -50,6 +50,23 @@ export const turnCreatedBody = z
       description:
         'Where to POST the deferred reply, signed: `{conversation_id, turn_id, reply_text, actions?}`, or its parts first: `{conversation_id, turn_id, part, text}`',
     }),
+    knowledge: z
+      .array(
+        z.strictObject({
+          chunk_id: z.uuid(),
+          document_id: z.uuid(),
+          title: z.string(),
+          url: z.string().nullable().meta({ description: "The passage's section, for a citation" }),
+          text: z.string(),
+          score: z.number().meta({ description: 'Higher is better; comparable within this list only' }),
+        }),
+      )
+      .optional()
+      .meta({
+        id: 'KnowledgePassages',
+        description:
+          "When the agent has a knowledge base (README, Answers from your documents): its passages that best match the visitor's words, best first, at most 5 (empty when none matches)",
+      }),
     previous_reply: z
       .strictObject({
         turn_id: z.uuid(),

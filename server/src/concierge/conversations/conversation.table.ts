@@ -76,6 +76,8 @@ export interface TurnTable {
   heard_text: string | null;
   heard_interrupted: number | null;
   heard_at: string | null;
+  /** JSON of the knowledge base passages the turn was given (README, Answers from your documents): `[{chunk_id, document_id, title, url, score}]`; null when none. */
+  knowledge: string | null;
   /** The node that calls (or called) the turn's hook (see `service_nodes`); null for a turn no hook is called for. */
   hook_node: string | null;
   created_at: string;

@@ -124,6 +124,7 @@ export const turnLifecycle = {
       heard_text: null,
       heard_interrupted: null,
       heard_at: null,
+      knowledge: null,
       hook_node: byPerson ? null : hookNode,
       created_at: now,
       updated_at: now,

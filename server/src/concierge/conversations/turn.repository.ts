@@ -330,3 +330,23 @@ export async function heardOfTurns(
     .where('heard_text', 'is not', null)
     .execute();
 }
+
+/** The knowledge base passages a turn was given, kept for its detail (not their text: the chunks hold it). */
+export async function setTurnKnowledge(
+  trx: Trx,
+  id: string,
+  passages: readonly { chunk_id: string; document_id: string; title: string; url: string | null; score: number }[],
+): Promise<void> {
+  const kept = passages.map(({ chunk_id, document_id, title, url, score }) => ({
+    chunk_id,
+    document_id,
+    title,
+    url,
+    score,
+  }));
+  await trx
+    .updateTable('turns')
+    .set({ knowledge: JSON.stringify(kept) })
+    .where('id', '=', id)
+    .execute();
+}

@@ -180,6 +180,7 @@ export class ConversationHistory {
               ? { type: 'person', name: turn.replied_by }
               : { type: 'agent' },
         hook_attempts: attempts.get(turn.id) ?? [],
+        knowledge: turn.knowledge ? JSON.parse(turn.knowledge) : null,
         model_calls: modelCalls.get(turn.id) ?? [],
         reply_received: turn.reply_received_at
           ? { at: turn.reply_received_at, duplicates: turn.reply_duplicates }

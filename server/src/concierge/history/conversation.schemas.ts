@@ -110,6 +110,21 @@ const turnSchema = z
           'Who answered: the agent (the hook or its signed reply), or a person by name; null while unanswered',
       }),
     hook_attempts: deliverySchema.array().meta({ description: "Every call of this turn's hook, in attempt order" }),
+    knowledge: z
+      .array(
+        z.object({
+          chunk_id: z.uuid(),
+          document_id: z.uuid(),
+          title: z.string(),
+          url: z.string().nullable(),
+          score: z.number(),
+        }),
+      )
+      .nullable()
+      .meta({
+        description:
+          "The agent's knowledge base passages this turn was given, best first (README, Answers from your documents); null when the agent has no base",
+      }),
     model_calls: deliverySchema.array().meta({
       description:
         "A model agent's calls for this turn, in the order they were sent: each call of the model (kind `model`) and of a tool (kind `tool`) (README, An agent without a server)",

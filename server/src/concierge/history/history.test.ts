@@ -226,6 +226,7 @@ describeEachStore('conversation history', (kind) => {
         'first_part_at',
         'heard',
         'hook_attempts',
+        'knowledge',
         'model_calls',
         'id',
         'language',

@@ -3,6 +3,7 @@ import type { TurnRow } from '../conversations/turn.repository.js';
 import type { DeploymentContext } from '../deployment-context.js';
 import type { StoredFrame } from '../events/event.repository.js';
 import type { ChatMessage } from './chat-completions.js';
+import type { Passage } from '../../knowledge/knowledge.service.js';
 
 /** The conversation so far is given to the model within this many characters, the oldest dropped first. */
 export const HISTORY_BUDGET_CHARS = 16_000;
@@ -17,7 +18,13 @@ export interface HeardReply {
  * The system message (README, An agent without a server): the agent's persona and instructions,
  * the language to answer in, who the visitor is as the customer's token says, and the time.
  */
-export function systemMessage(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow, now: Date): string {
+export function systemMessage(
+  dep: DeploymentContext,
+  conversation: ConversationRow,
+  turn: TurnRow,
+  now: Date,
+  passages: readonly Passage[] = [],
+): string {
   const language = turn.language ?? dep.agent.language;
   const lines = [
     dep.prompt.persona,
@@ -27,6 +34,12 @@ export function systemMessage(dep: DeploymentContext, conversation: Conversation
     conversation.user_name ? `The visitor's name: ${conversation.user_name}.` : '',
     conversation.user_ctx ? `What the site tells about the visitor (JSON): ${conversation.user_ctx}` : '',
     `Now: ${now.toISOString().slice(0, 16).replace('T', ' ')} UTC.`,
+    // The agent's knowledge base (README, Answers from your documents): what to answer from.
+    passages.length
+      ? `Answer from these passages of the hotel's own documents when they hold the answer; say so when they do not:\n${passages
+          .map((p, i) => `[${i + 1}] ${p.title}${p.heading ? ` › ${p.heading}` : ''}: ${p.text}`)
+          .join('\n')}`
+      : '',
   ];
   return lines.filter(Boolean).join('\n');
 }

@@ -9,7 +9,8 @@ import { REPLY_PART_LIMITS, type ReplyAction } from '#protocol/frames';
 import type { ConversationRow } from '../conversations/conversation.repository.js';
 import type { ConversationService } from '../conversations/conversation.service.js';
 import { turnLifecycle } from '../conversations/turn.lifecycle.js';
-import { heardOfTurns, turnExists, type TurnRow } from '../conversations/turn.repository.js';
+import { heardOfTurns, setTurnKnowledge, turnExists, type TurnRow } from '../conversations/turn.repository.js';
+import type { Passage } from '../../knowledge/knowledge.service.js';
 import type { DeploymentContext } from '../deployment-context.js';
 import { deliveryRow, unreadableAnswer } from '../deliveries/delivery.record.js';
 import { insertDeliveries } from '../deliveries/delivery.repository.js';
@@ -17,7 +18,7 @@ import type { DeliveryTable } from '../deliveries/delivery.table.js';
 import type { EgressPolicy } from '../egress.js';
 import type { EventRecorder } from '../events/event.recorder.js';
 import { recentTalk } from '../events/event.repository.js';
-import type { Responder } from '../turns/responder.js';
+import type { Responder, TurnContext } from '../turns/responder.js';
 import { type ChatExchange, type ChatMessage, type ChatTarget, streamChat } from './chat-completions.js';
 import { oneMoment } from './filler.js';
 import { AgentTools } from './tool-calls.js';
@@ -60,7 +61,13 @@ export interface ModelResponderParts {
 export class ModelResponder implements Responder {
   constructor(private readonly parts: ModelResponderParts) {}
 
-  async answer(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow, signal: AbortSignal) {
+  async answer(
+    dep: DeploymentContext,
+    conversation: ConversationRow,
+    turn: TurnRow,
+    { passages }: TurnContext,
+    signal: AbortSignal,
+  ) {
     const { events, health } = this.parts;
     const spec = dep.responder as ModelSpec;
     const at = { dep, conversationId: turn.conversation_id };
@@ -74,7 +81,7 @@ export class ModelResponder implements Responder {
     );
     // Ended, erased or answered meanwhile: nothing to ask.
     if (!acknowledged) return;
-    const said = await this.#converse(dep, conversation, turn, spec, signal);
+    const said = await this.#converse(dep, conversation, turn, spec, passages ?? [], signal);
     if (said.why)
       this.parts.logger.warn(
         { turn_id: turn.id, deployment_id: dep.id, cause: said.why, answered: Boolean(said.text) },
@@ -91,6 +98,7 @@ export class ModelResponder implements Responder {
               { text: [...said.text].slice(0, REPLY_CHARS).join(''), actions: said.actions.slice(0, MAX_ACTIONS) },
             )) === 'stored'
           : Boolean(await turnLifecycle.modelFailed(unit, at, turn.id));
+        if (moved && passages) await setTurnKnowledge(unit.trx, turn.id, passages);
         // What the built-in tools asked for follows the reply that says so.
         if (moved && said.text && said.handoff) await turnLifecycle.handOff(unit, at, said.handoff);
         if (moved && said.text && said.end) await this.parts.conversations.endWithin(unit, at, 'agent_ended');
@@ -110,6 +118,7 @@ export class ModelResponder implements Responder {
     conversation: ConversationRow,
     turn: TurnRow,
     spec: ModelSpec,
+    passages: readonly Passage[],
     signal: AbortSignal,
   ) {
     const said = {
@@ -132,7 +141,7 @@ export class ModelResponder implements Responder {
     const writer = new PartWriter(this.parts, dep, turn);
     const tools = new AgentTools(this.parts, dep, turn, spec);
     try {
-      const messages: ChatMessage[] = await this.#messages(dep, conversation, turn);
+      const messages: ChatMessage[] = await this.#messages(dep, conversation, turn, passages);
       let model = spec.model;
       let fallback = spec.fallback_model;
       let toolAttempt = 0;
@@ -208,14 +217,14 @@ export class ModelResponder implements Responder {
       : 'the agent names no model endpoint and the service has no MODEL_URL';
   }
 
-  async #messages(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow) {
+  async #messages(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow, passages: readonly Passage[]) {
     const talk = await recentTalk(this.parts.db, turn.conversation_id, TALK_READ);
     const replied = talk
       .filter((t) => t.type === 'reply')
       .map((t) => (JSON.parse(t.frame) as { turn_id: string }).turn_id);
     const heard = new Map((await heardOfTurns(this.parts.db, replied)).map((row) => [row.id, row]));
     return [
-      { role: 'system' as const, content: systemMessage(dep, conversation, turn, new Date()) },
+      { role: 'system' as const, content: systemMessage(dep, conversation, turn, new Date(), passages) },
       ...conversationMessages(talk, heard),
     ];
   }

@@ -5,14 +5,15 @@ import { isoIn } from '../../shared/time.js';
 import type { StoreHealth } from '../../store/store-health.js';
 import type { ConversationRow } from '../conversations/conversation.repository.js';
 import { turnLifecycle } from '../conversations/turn.lifecycle.js';
-import { heardBefore, turnExists, type TurnRow } from '../conversations/turn.repository.js';
+import { heardBefore, setTurnKnowledge, turnExists, type TurnRow } from '../conversations/turn.repository.js';
+import type { Passage } from '../../knowledge/knowledge.service.js';
 import type { DeploymentContext } from '../deployment-context.js';
 import { deliveryRow, unreadableAnswer } from '../deliveries/delivery.record.js';
 import { insertDeliveries } from '../deliveries/delivery.repository.js';
 import { callTurnHook, type HookCall, sendTurnCreated } from '../deliveries/hook.client.js';
 import type { EgressPolicy } from '../egress.js';
 import type { EventRecorder } from '../events/event.recorder.js';
-import type { Responder } from './responder.js';
+import type { Responder, TurnContext } from './responder.js';
 
 export interface HookResponderParts {
   db: Db;
@@ -33,7 +34,13 @@ export class HookResponder implements Responder {
     private readonly retryDelaysMs: readonly number[],
   ) {}
 
-  async answer(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow, signal: AbortSignal) {
+  async answer(
+    dep: DeploymentContext,
+    conversation: ConversationRow,
+    turn: TurnRow,
+    { passages }: TurnContext,
+    signal: AbortSignal,
+  ) {
     const { events, egress, logger, health, address } = this.parts;
     const replyUrl = `${address.url}/embed/concierge/${dep.id}/replies`;
     // What the visitor heard of the reply before, read once: every attempt carries the same body. A
@@ -43,7 +50,7 @@ export class HookResponder implements Responder {
       : undefined;
     const { outcome, exchanges }: HookCall = dep.hookUrl
       ? await callTurnHook(
-          () => postTurn(dep, conversation, turn, replyUrl, previous, egress, signal),
+          () => postTurn(dep, conversation, turn, { replyUrl, previous, passages }, egress, signal),
           this.retryDelaysMs,
           signal,
         )
@@ -76,6 +83,7 @@ export class HookResponder implements Responder {
         const at = { dep, conversationId: turn.conversation_id };
         const moved = await turnLifecycle.answer(unit, at, turn.id, outcome, isoIn(dep.replyTimeoutS * 1000));
         if (attempts.length) unit.count(at, { at: turn.created_at, hookMs: attempts.map((a) => a.duration_ms) });
+        if (moved && passages) await setTurnKnowledge(unit.trx, turn.id, passages);
         // A turn ended meanwhile still shows its calls; an erased one keeps nothing.
         if (moved || (await turnExists(unit.trx, turn.id))) await insertDeliveries(unit.trx, attempts);
       });
@@ -88,11 +96,11 @@ function postTurn(
   dep: DeploymentContext,
   conversation: ConversationRow,
   turn: TurnRow,
-  replyUrl: string,
-  previous: Awaited<ReturnType<typeof heardBefore>>,
+  about: { replyUrl: string; previous: Awaited<ReturnType<typeof heardBefore>>; passages: Passage[] | undefined },
   egress: EgressPolicy,
   signal: AbortSignal,
 ) {
+  const { replyUrl, previous, passages } = about;
   const user = {
     sub: conversation.user_sub,
     name: conversation.user_name,
@@ -116,6 +124,19 @@ function postTurn(
             heard_text: previous.heard_text!,
             interrupted: previous.heard_interrupted === 1,
           },
+        }
+      : {}),
+    // The agent's knowledge base's passages (README, Answers from your documents): retrieval for the customer's own model.
+    ...(passages
+      ? {
+          knowledge: passages.map(({ chunk_id, document_id, title, url, text, score }) => ({
+            chunk_id,
+            document_id,
+            title,
+            url,
+            text,
+            score,
+          })),
         }
       : {}),
   };

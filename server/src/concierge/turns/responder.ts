@@ -1,6 +1,13 @@
 import type { ConversationRow } from '../conversations/conversation.repository.js';
 import type { TurnRow } from '../conversations/turn.repository.js';
 import type { DeploymentContext } from '../deployment-context.js';
+import type { Passage } from '../../knowledge/knowledge.service.js';
+
+/** What the turn core found for a turn before it is answered. */
+export interface TurnContext {
+  /** The agent's knowledge base's best passages for the visitor's words; undefined when the agent has no base. */
+  passages: Passage[] | undefined;
+}
 
 /**
  * What answers a pending turn (README, An agent without a server): the customer's hook, or the
@@ -9,7 +16,13 @@ import type { DeploymentContext } from '../deployment-context.js';
  */
 export interface Responder {
   /** Resolves once the turn's answer (or failure) is stored; `signal` is a shutdown cutting it off. */
-  answer(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow, signal: AbortSignal): Promise<void>;
+  answer(
+    dep: DeploymentContext,
+    conversation: ConversationRow,
+    turn: TurnRow,
+    context: TurnContext,
+    signal: AbortSignal,
+  ): Promise<void>;
 }
 
 /** The responder for a deployment's turns, from its agent's published spec. */

@@ -20,6 +20,7 @@ import type { DeploymentContext, DeploymentDirectory } from '../deployment-conte
 import type { EventRecorder } from '../events/event.recorder.js';
 import { HOOK_RETRY_DELAYS_MS } from '../deliveries/hook.client.js';
 import type { ResponderFor } from './responder.js';
+import type { KnowledgeService } from '../../knowledge/knowledge.service.js';
 
 export type { TurnInput };
 
@@ -41,6 +42,8 @@ export interface TurnServiceParts {
   health: StoreHealth;
   /** Who answers a deployment's turns: its hook or its agent's model. */
   responderFor: ResponderFor;
+  /** Finds the agent's knowledge base passages for a turn (README, Answers from your documents). */
+  knowledge: Pick<KnowledgeService, 'passagesFor'>;
 }
 
 export interface TurnServiceSettings {
@@ -188,9 +191,17 @@ export class TurnService {
     this.#inFlight.add(tracked);
   }
 
-  /** The turn goes to whoever answers its deployment's turns; a stop cuts the call off. */
-  #respond(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow): Promise<void> {
-    return this.parts.responderFor(dep).answer(dep, conversation, turn, this.#stopping.signal);
+  /**
+   * The turn goes to whoever answers its deployment's turns, with its agent's knowledge base passages
+   * (a search that fails leaves the turn without them, never unanswered); a stop cuts the call off.
+   */
+  async #respond(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow): Promise<void> {
+    const passages = dep.knowledgeBaseId
+      ? await this.parts.knowledge
+          .passagesFor(dep.customerId, dep.knowledgeBaseId, turn.text)
+          .catch((err) => (this.parts.health.failed(err, 'searching the knowledge base'), []))
+      : undefined;
+    return this.parts.responderFor(dep).answer(dep, conversation, turn, { passages }, this.#stopping.signal);
   }
 }
 

@@ -22,6 +22,7 @@ import { hookNodes } from './2026-11-26-06-hook-nodes.js';
 import { inbox } from './2026-11-27-01-inbox.js';
 import { heard } from './2026-11-27-02-heard.js';
 import { modelResponder } from './2026-11-27-03-model-responder.js';
+import { knowledge } from './2026-11-27-04-knowledge.js';
 
 /** Every migration, in order. Names are timestamps so they sort the way they apply. */
 export const migrations: Record<string, Migration> = {
@@ -48,4 +49,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27-01-inbox': inbox,
   '2026-11-27-02-heard': heard,
   '2026-11-27-03-model-responder': modelResponder,
+  '2026-11-27-04-knowledge': knowledge,
 };

@@ -1,0 +1,240 @@
+import { sql } from 'kysely';
+import type { Db, Trx } from '../database.js';
+import type { Page } from '../http/pagination.js';
+import type { Dialect } from '../store/db.js';
+import { type Listed, listed } from '../store/listing.js';
+import type { KnowledgeBaseTable, KnowledgeChunkTable, KnowledgeDocumentTable } from './knowledge.table.js';
+
+export type KnowledgeBaseRow = KnowledgeBaseTable;
+export type KnowledgeDocumentRow = KnowledgeDocumentTable;
+export type KnowledgeChunkRow = KnowledgeChunkTable;
+
+/** A chunk a search found, with its rank (higher is better). */
+export type FoundChunk = KnowledgeChunkRow & { score: number };
+
+export async function insertBase(db: Db, row: KnowledgeBaseRow): Promise<void> {
+  await db.insertInto('knowledge_bases').values(row).execute();
+}
+
+export async function findBase(db: Db, customerId: string, id: string): Promise<KnowledgeBaseRow | undefined> {
+  return db
+    .selectFrom('knowledge_bases')
+    .selectAll()
+    .where('customer_id', '=', customerId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+/** How many rows of `table` a customer or a base holds: what the limits count. */
+async function countOf(
+  db: Db,
+  table: 'knowledge_bases' | 'knowledge_documents',
+  column: 'customer_id' | 'base_id',
+  value: string,
+): Promise<number> {
+  const found = await sql<{
+    n: number | string;
+  }>`SELECT count(*) AS n FROM ${sql.table(table)} WHERE ${sql.ref(column)} = ${value}`.execute(db);
+  return Number(found.rows[0]!.n);
+}
+
+export const countBases = (db: Db, customerId: string) => countOf(db, 'knowledge_bases', 'customer_id', customerId);
+
+export async function listBases(db: Db, customerId: string, page: Page): Promise<Listed<KnowledgeBaseRow>> {
+  const matching = db.selectFrom('knowledge_bases').where('customer_id', '=', customerId);
+  return listed(
+    page,
+    matching.selectAll().orderBy('created_at', 'desc').orderBy('id', 'desc'),
+    matching.select((eb) => eb.fn.countAll<number | string>().as('total')),
+  );
+}
+
+export async function updateBase(db: Db, id: string, patch: Partial<KnowledgeBaseRow>): Promise<void> {
+  await db.updateTable('knowledge_bases').set(patch).where('id', '=', id).execute();
+}
+
+/** A base and everything it holds: its documents and chunks go with it (and, on SQLite, their search rows). */
+export async function deleteBase(db: Db, dialect: Dialect, id: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    if (dialect === 'sqlite') await sql`DELETE FROM knowledge_search WHERE base_id = ${id}`.execute(trx);
+    await trx.deleteFrom('knowledge_bases').where('id', '=', id).execute();
+  });
+}
+
+export async function findDocument(db: Db, baseId: string, id: string): Promise<KnowledgeDocumentRow | undefined> {
+  return db
+    .selectFrom('knowledge_documents')
+    .selectAll()
+    .where('base_id', '=', baseId)
+    .where('id', '=', id)
+    .executeTakeFirst();
+}
+
+export const countDocuments = (db: Db, baseId: string) => countOf(db, 'knowledge_documents', 'base_id', baseId);
+
+/** A document as listed: everything but its text. */
+export type ListedDocument = Omit<KnowledgeDocumentRow, 'text'>;
+
+export async function listDocuments(db: Db, baseId: string, page: Page): Promise<Listed<ListedDocument>> {
+  const matching = db.selectFrom('knowledge_documents').where('base_id', '=', baseId);
+  return listed(
+    page,
+    matching
+      .select([
+        'id',
+        'base_id',
+        'customer_id',
+        'title',
+        'format',
+        'url',
+        'chars',
+        'chunk_count',
+        'created_at',
+        'updated_at',
+      ])
+      .orderBy('created_at', 'desc')
+      .orderBy('id', 'desc'),
+    matching.select((eb) => eb.fn.countAll<number | string>().as('total')),
+  );
+}
+
+export async function chunksOfDocument(db: Db, documentId: string): Promise<KnowledgeChunkRow[]> {
+  return db
+    .selectFrom('knowledge_chunks')
+    .select([
+      'id',
+      'document_id',
+      'base_id',
+      'customer_id',
+      'position',
+      'title',
+      'heading',
+      'url',
+      'text',
+      'created_at',
+    ])
+    .where('document_id', '=', documentId)
+    .orderBy('position')
+    .execute();
+}
+
+/** PostgreSQL's text search configuration for a base's language (its stemmer and stop words); `simple` for the rest. */
+const PG_CONFIGS: Record<string, string> = {
+  da: 'danish',
+  de: 'german',
+  en: 'english',
+  es: 'spanish',
+  fi: 'finnish',
+  fr: 'french',
+  hu: 'hungarian',
+  it: 'italian',
+  nl: 'dutch',
+  no: 'norwegian',
+  nb: 'norwegian',
+  pt: 'portuguese',
+  ro: 'romanian',
+  ru: 'russian',
+  sv: 'swedish',
+  tr: 'turkish',
+};
+export const textSearchConfig = (language: string): string =>
+  PG_CONFIGS[language.split('-')[0]!.toLowerCase()] ?? 'simple';
+
+/** A document's chunks replaced by `chunks`, searchable as they are stored: a search sees the old ones or the new ones, never half. */
+async function storeChunks(
+  trx: Trx,
+  dialect: Dialect,
+  document: KnowledgeDocumentRow,
+  language: string,
+  chunks: readonly KnowledgeChunkRow[],
+): Promise<void> {
+  if (dialect === 'sqlite')
+    await sql`DELETE FROM knowledge_search WHERE chunk_id IN (SELECT id FROM knowledge_chunks WHERE document_id = ${document.id})`.execute(
+      trx,
+    );
+  await trx.deleteFrom('knowledge_chunks').where('document_id', '=', document.id).execute();
+  // In batches: well under either store's limit of parameters per statement.
+  for (let at = 0; at < chunks.length; at += 200) {
+    const batch = chunks.slice(at, at + 200);
+    await trx.insertInto('knowledge_chunks').values(batch).execute();
+    if (dialect === 'sqlite')
+      await sql`INSERT INTO knowledge_search (chunk_id, base_id, title, heading, text) VALUES ${sql.join(
+        batch.map((c) => sql`(${c.id}, ${c.base_id}, ${c.title}, ${c.heading}, ${c.text})`),
+      )}`.execute(trx);
+  }
+  if (dialect === 'postgres')
+    await sql`UPDATE knowledge_chunks SET search = to_tsvector(${textSearchConfig(language)}::regconfig, title || ' ' || heading || ' ' || text) WHERE document_id = ${document.id}`.execute(
+      trx,
+    );
+}
+
+/** A new document and its chunks, in one transaction. */
+export async function insertDocument(
+  db: Db,
+  dialect: Dialect,
+  document: KnowledgeDocumentRow,
+  language: string,
+  chunks: readonly KnowledgeChunkRow[],
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx.insertInto('knowledge_documents').values(document).execute();
+    await storeChunks(trx, dialect, document, language, chunks);
+  });
+}
+
+/** A document changed, its chunks replaced, in one transaction. */
+export async function replaceDocument(
+  db: Db,
+  dialect: Dialect,
+  document: KnowledgeDocumentRow,
+  language: string,
+  chunks: readonly KnowledgeChunkRow[],
+): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    const { id, ...rest } = document;
+    await trx.updateTable('knowledge_documents').set(rest).where('id', '=', id).execute();
+    await storeChunks(trx, dialect, document, language, chunks);
+  });
+}
+
+export async function deleteDocument(db: Db, dialect: Dialect, id: string): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    if (dialect === 'sqlite')
+      await sql`DELETE FROM knowledge_search WHERE chunk_id IN (SELECT id FROM knowledge_chunks WHERE document_id = ${id})`.execute(
+        trx,
+      );
+    await trx.deleteFrom('knowledge_documents').where('id', '=', id).execute();
+  });
+}
+
+/**
+ * The base's chunks that best match any of `words`, best first: SQLite's FTS5 ranked by bm25 (a
+ * word in the title counts twice, in the headings 1.5 times), PostgreSQL's full text in the base's
+ * language ranked by `ts_rank_cd`. `words` are letters and digits only.
+ */
+export async function searchChunks(
+  db: Db,
+  dialect: Dialect,
+  base: Pick<KnowledgeBaseRow, 'id' | 'language'>,
+  words: readonly string[],
+  limit: number,
+): Promise<FoundChunk[]> {
+  if (!words.length) return [];
+  if (dialect === 'sqlite') {
+    const match = words.map((w) => `"${w}"`).join(' OR ');
+    const rows = await sql<FoundChunk>`
+      SELECT c.id, c.document_id, c.base_id, c.customer_id, c.position, c.title, c.heading, c.url, c.text, c.created_at,
+             -bm25(knowledge_search, 0, 0, 2.0, 1.5, 1.0) AS score
+      FROM knowledge_search s JOIN knowledge_chunks c ON c.id = s.chunk_id
+      WHERE knowledge_search MATCH ${match} AND s.base_id = ${base.id}
+      ORDER BY bm25(knowledge_search, 0, 0, 2.0, 1.5, 1.0) LIMIT ${limit}`.execute(db);
+    return rows.rows;
+  }
+  const rows = await sql<FoundChunk>`
+    SELECT c.id, c.document_id, c.base_id, c.customer_id, c.position, c.title, c.heading, c.url, c.text, c.created_at,
+           ts_rank_cd(c.search, q) AS score
+    FROM knowledge_chunks c, to_tsquery(${textSearchConfig(base.language)}::regconfig, ${words.join(' | ')}) q
+    WHERE c.base_id = ${base.id} AND c.search @@ q
+    ORDER BY score DESC, c.id LIMIT ${limit}`.execute(db);
+  return rows.rows.map((r) => ({ ...r, score: Number(r.score) }));
+}

@@ -1,0 +1,104 @@
+import { z } from 'zod';
+import { pageQuery } from '../http/pagination.js';
+import { atLeastOneField, httpUrl, timestamp } from '../shared/schemas.js';
+import { languageTag } from '#protocol/frames';
+import { documentFormats } from './knowledge.table.js';
+
+/** Limits a customer meets with a plain error (README, Answers from your documents). */
+export const KNOWLEDGE_LIMITS = { bases: 100, documents: 2_000, documentChars: 1_000_000 } as const;
+
+const name = z.string().trim().min(1, 'must not be blank').max(200);
+
+export const knowledgeBaseSchema = z
+  .object({
+    id: z.uuid(),
+    name: z.string(),
+    language: z.string().meta({ description: 'BCP 47: the language its search stems words in' }),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'KnowledgeBase' });
+export type KnowledgeBase = z.infer<typeof knowledgeBaseSchema>;
+
+export const createKnowledgeBaseBody = z
+  .strictObject({ name, language: languageTag.default('en').meta({ description: 'Default `en`' }) })
+  .meta({ id: 'CreateKnowledgeBase' });
+export type CreateKnowledgeBaseInput = z.infer<typeof createKnowledgeBaseBody>;
+
+export const updateKnowledgeBaseBody = z
+  .strictObject({ name: name.optional() })
+  .refine(atLeastOneField, { message: 'at least one field is required' })
+  .meta({ id: 'UpdateKnowledgeBase' });
+
+const text = z
+  .string()
+  .min(1)
+  .max(
+    KNOWLEDGE_LIMITS.documentChars,
+    `must be at most ${KNOWLEDGE_LIMITS.documentChars.toLocaleString('en')} characters`,
+  )
+  .refine((t) => t.trim().length > 0, 'must not be blank');
+
+export const documentSchema = z
+  .object({
+    id: z.uuid(),
+    knowledge_base_id: z.uuid(),
+    title: z.string(),
+    format: z.enum(documentFormats),
+    url: z.string().nullable(),
+    chars: z.number().int(),
+    chunk_count: z.number().int(),
+    created_at: timestamp,
+    updated_at: timestamp,
+  })
+  .meta({ id: 'KnowledgeDocument' });
+export type KnowledgeDocument = z.infer<typeof documentSchema>;
+
+export const createDocumentBody = z
+  .strictObject({
+    title: name,
+    text,
+    format: z.enum(documentFormats).default('text').meta({ description: '`markdown`: cut by its headings too' }),
+    url: httpUrl.optional().meta({ description: "Where readers find it: its passages' citations link there" }),
+  })
+  .meta({ id: 'CreateKnowledgeDocument' });
+export type CreateDocumentInput = z.infer<typeof createDocumentBody>;
+
+export const updateDocumentBody = z
+  .strictObject({
+    title: name.optional(),
+    text: text.optional(),
+    format: z.enum(documentFormats).optional(),
+    url: httpUrl.nullable().optional(),
+  })
+  .refine(atLeastOneField, { message: 'at least one field is required' })
+  .meta({ id: 'UpdateKnowledgeDocument' });
+export type UpdateDocumentInput = z.infer<typeof updateDocumentBody>;
+
+export const chunkSchema = z
+  .object({
+    id: z.uuid(),
+    document_id: z.uuid(),
+    position: z.number().int().meta({ description: 'From 0, in the order of the document' }),
+    title: z.string().meta({ description: "The document's title" }),
+    heading: z.string().meta({ description: 'The headings above it, outermost first, joined by " › "' }),
+    url: z.string().nullable().meta({ description: "The document's URL, with its section's anchor" }),
+    text: z.string(),
+  })
+  .meta({ id: 'KnowledgeChunk' });
+export type KnowledgeChunk = z.infer<typeof chunkSchema>;
+
+export const foundChunkSchema = chunkSchema
+  .extend({
+    score: z.number().meta({ description: 'Higher is better; comparable within one search only' }),
+    matched: z.array(z.string()).meta({ description: "The question's words found in it" }),
+  })
+  .meta({ id: 'FoundKnowledgeChunk' });
+
+export const searchQuery = z.object({
+  q: z.string().trim().min(1).max(500).meta({ description: 'A question, in plain words' }),
+  limit: z.coerce.number().int().min(1).max(20).default(5),
+});
+
+export const documentParams = z.object({ id: z.uuid(), document_id: z.uuid() });
+export const listQuery = pageQuery;

@@ -1,0 +1,247 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import {
+  client,
+  type Client,
+  createPublishedAgent,
+  describeEachStore,
+  expectError,
+  startService,
+  type StoreKind,
+  type TestService,
+  waitFor,
+} from '../../test/harness.js';
+import { type CustomerServer, deployAgent, mintToken, startCustomerServer, Widget } from '../../test/concierge-kit.js';
+import { startModelServer, writes } from '../../test/model-server.js';
+
+const GUIDE = [
+  '# Dining',
+  '',
+  'Breakfast is served from 7 to 10:30 in the garden room, on weekends until 11.',
+  '',
+  '## Room service',
+  '',
+  'Room service brings dinner to your room until midnight.',
+  '',
+  '# Parking',
+  '',
+  'The garage behind the hotel has forty spaces; a night costs 18 euros.',
+  '',
+  '# Spa',
+  '',
+  'The sauna and the pool are open from 9 to 21. Towels wait at the spa desk.',
+].join('\n');
+
+describeEachStore('knowledge bases', (kind: StoreKind) => {
+  let service: TestService;
+  let api: Client;
+
+  beforeAll(async () => {
+    service = await startService(kind);
+    api = client(service.url, (await service.newCustomer('Hotel')).apiKey);
+  });
+  afterAll(() => service?.close());
+
+  const newBase = async (language = 'en') => {
+    const created = await api.post('/api/v1/knowledge-bases', { name: 'Guest guide', language });
+    expect(created.status).toBe(201);
+    return created.body.data.id as string;
+  };
+
+  it('cuts a document into passages with their headings and anchors, and finds the passage a question asks for', async () => {
+    const base = await newBase();
+    const added = await api.post(`/api/v1/knowledge-bases/${base}/documents`, {
+      title: 'Guest guide',
+      text: GUIDE,
+      format: 'markdown',
+      url: 'https://harbor.example/guide',
+    });
+    expect(added.status).toBe(201);
+    expect(added.body.data).toMatchObject({ knowledge_base_id: base, format: 'markdown', chunk_count: 4 });
+    const documentId = added.body.data.id;
+    const chunks = (await api.get(`/api/v1/knowledge-bases/${base}/documents/${documentId}/chunks`)).body.data;
+    expect(chunks.map((c: any) => [c.position, c.heading, c.url])).toEqual([
+      [0, 'Dining', 'https://harbor.example/guide#dining'],
+      [1, 'Dining › Room service', 'https://harbor.example/guide#room-service'],
+      [2, 'Parking', 'https://harbor.example/guide#parking'],
+      [3, 'Spa', 'https://harbor.example/guide#spa'],
+    ]);
+
+    const search = async (q: string) =>
+      (await api.get(`/api/v1/knowledge-bases/${base}/search?q=${encodeURIComponent(q)}`)).body.data;
+    const breakfast = await search('When is breakfast served?');
+    expect(breakfast[0]).toMatchObject({ heading: 'Dining', document_id: documentId, title: 'Guest guide' });
+    expect(breakfast[0].matched).toEqual(expect.arrayContaining(['breakfast', 'served']));
+    expect(breakfast[0].score).toBeGreaterThan(0);
+    // Stemmed: "parked" finds "Parking", "towel" finds "Towels".
+    expect((await search('where can I park my car'))[0].heading).toBe('Parking');
+    expect((await search('towel'))[0].heading).toBe('Spa');
+    expect(await search('helicopter')).toEqual([]);
+    expectError(await api.get(`/api/v1/knowledge-bases/${base}/search?q=`), 400, 'invalid_request');
+  });
+
+  it('replaces a changed document’s passages at once, and deleting takes everything along', async () => {
+    const base = await newBase();
+    const doc = (
+      await api.post(`/api/v1/knowledge-bases/${base}/documents`, { title: 'Spa', text: 'The sauna opens at 9.' })
+    ).body.data;
+    const changed = await api.put(`/api/v1/knowledge-bases/${base}/documents/${doc.id}`, {
+      text: 'The hammam opens at 10.',
+    });
+    expect(changed.body.data).toMatchObject({ chunk_count: 1, chars: 23 });
+    const search = async (q: string) =>
+      (await api.get(`/api/v1/knowledge-bases/${base}/search?q=${q}`)).body.data.map((c: any) => c.text);
+    expect(await search('sauna')).toEqual([]);
+    expect(await search('hammam')).toEqual(['The hammam opens at 10.']);
+    // A new title re-cuts the stored text: its passages carry it.
+    await api.put(`/api/v1/knowledge-bases/${base}/documents/${doc.id}`, { title: 'Wellness' });
+    expect((await api.get(`/api/v1/knowledge-bases/${base}/search?q=hammam`)).body.data[0].title).toBe('Wellness');
+    expect((await api.del(`/api/v1/knowledge-bases/${base}/documents/${doc.id}`)).status).toBe(200);
+    expect(await search('hammam')).toEqual([]);
+    expectError(await api.get(`/api/v1/knowledge-bases/${base}/documents/${doc.id}`), 404, 'not_found');
+
+    await api.post(`/api/v1/knowledge-bases/${base}/documents`, { title: 'Pool', text: 'The pool is heated.' });
+    expect((await api.del(`/api/v1/knowledge-bases/${base}`)).status).toBe(200);
+    expectError(await api.get(`/api/v1/knowledge-bases/${base}/search?q=pool`), 404, 'not_found');
+    const left = await service.app.store.db
+      .selectFrom('knowledge_chunks')
+      .select('id')
+      .where('base_id', '=', base)
+      .execute();
+    expect(left).toEqual([]);
+  });
+
+  it("searches in the base's language, and keeps each customer's bases to itself", async () => {
+    const base = await newBase('de');
+    await api.post(`/api/v1/knowledge-bases/${base}/documents`, {
+      title: 'Hausordnung',
+      text: 'Das Frühstück gibt es von 7 bis 10 Uhr im Gartenzimmer.',
+    });
+    expect((await api.get(`/api/v1/knowledge-bases/${base}/search?q=Frühstück`)).body.data).toHaveLength(1);
+
+    const other = client(service.url, (await service.newCustomer('Other')).apiKey);
+    expectError(await other.get(`/api/v1/knowledge-bases/${base}`), 404, 'not_found');
+    expectError(await other.get(`/api/v1/knowledge-bases/${base}/search?q=Frühstück`), 404, 'not_found');
+    expectError(
+      await other.post(`/api/v1/knowledge-bases/${base}/documents`, { title: 'x', text: 'y' }),
+      404,
+      'not_found',
+    );
+    expect((await other.get('/api/v1/knowledge-bases')).body.meta.total_count).toBe(0);
+  });
+
+  it('holds at most 100 bases per customer, saying so', async () => {
+    const own = client(service.url, (await service.newCustomer('Chain')).apiKey);
+    for (let i = 0; i < 100; i++)
+      expect((await own.post('/api/v1/knowledge-bases', { name: `Hotel ${i}` })).status).toBe(201);
+    const refused = await own.post('/api/v1/knowledge-bases', { name: 'One more' });
+    expectError(refused, 409, 'invalid_state');
+    expect(refused.body.error.message).toBe('A customer has at most 100 knowledge bases');
+    expect((await api.post('/api/v1/knowledge-bases', { name: 'Another customer is not held back' })).status).toBe(201);
+  });
+
+  it('refuses what it cannot take, in plain words', async () => {
+    const base = await newBase();
+    const refused = async (body: unknown, path: string) => {
+      const answer = await api.post(`/api/v1/knowledge-bases/${base}/documents`, body);
+      expectError(answer, 400, 'invalid_request');
+      expect(answer.body.error.details.map((d: any) => d.path)).toContain(path);
+    };
+    await refused({ title: 'Empty', text: '   ' }, 'text');
+    await refused({ title: 'Huge', text: 'x'.repeat(1_000_001) }, 'text');
+    await refused({ title: 'Page', text: 'x', format: 'pdf' }, 'format');
+    await refused({ title: 'Link', text: 'x', url: 'javascript:alert(1)' }, 'url');
+    expectError(
+      await api.post('/api/v1/knowledge-bases', { name: 'x', language: 'not a language' }),
+      400,
+      'invalid_request',
+    );
+  });
+});
+
+describeEachStore("a knowledge base in an agent's turns", (kind: StoreKind) => {
+  let service: TestService;
+  let customer: CustomerServer;
+  let model: Awaited<ReturnType<typeof startModelServer>>;
+
+  beforeAll(async () => {
+    customer = await startCustomerServer((_call, res) => res.writeHead(202).end());
+    model = await startModelServer(writes('From the guide.'));
+    service = await startService(kind, { env: { HOOK_ALLOWED_HOSTS: '127.0.0.1' } });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await customer?.close();
+    await model?.close();
+  });
+
+  /** A customer with the guest guide in a base, and an agent using it. */
+  const withGuide = async () => {
+    const api = client(service.url, (await service.newCustomer('Hotel')).apiKey);
+    const base = (await api.post('/api/v1/knowledge-bases', { name: 'Guide' })).body.data.id;
+    const doc = await api.post(`/api/v1/knowledge-bases/${base}/documents`, {
+      title: 'Guest guide',
+      text: GUIDE,
+      format: 'markdown',
+      url: 'https://harbor.example/guide',
+    });
+    return { api, base, documentId: doc.body.data.id as string };
+  };
+
+  it('gives the turn hook the passages for the visitor’s words, and the conversation keeps which', async () => {
+    const { api, base, documentId } = await withGuide();
+    const agentId = await createPublishedAgent(api);
+    const refused = await api.put(`/api/v1/agents/${agentId}`, {
+      knowledge_base_id: '00000000-0000-4000-8000-000000000000',
+    });
+    expectError(refused, 400, 'invalid_request');
+    expect(refused.body.error.details[0].path).toBe('knowledge_base_id');
+    expect((await api.put(`/api/v1/agents/${agentId}`, { knowledge_base_id: base })).status).toBe(200);
+    const created = await api.post('/api/v1/deployments', {
+      agent_id: agentId,
+      channel_config: { hook_url: customer.hookUrl },
+    });
+    const deploymentId = created.body.data.id;
+    await api.post(`/api/v1/deployments/${deploymentId}/activate`);
+    const widget = await Widget.open(service, deploymentId);
+    const ready = await widget.hello(await mintToken(created.body.data.signing_secret, deploymentId));
+    const before = customer.calls.length;
+    widget.send({ type: 'user_turn', client_turn_id: 'k1', text: 'Where can I park?', mode: 'text' });
+    await waitFor(async () => customer.calls.length > before);
+    const knowledge = customer.calls.at(-1)!.body.knowledge;
+    expect(knowledge[0]).toMatchObject({
+      document_id: documentId,
+      title: 'Guest guide',
+      url: 'https://harbor.example/guide#parking',
+      text: 'The garage behind the hotel has forty spaces; a night costs 18 euros.',
+    });
+    expect(knowledge.length).toBeLessThanOrEqual(5);
+    const detail = await waitFor(async () => {
+      const turn = (await api.get(`/api/v1/conversations/${ready.conversation_id}`)).body.data.turns[0];
+      return turn.knowledge && turn;
+    });
+    expect(detail.knowledge[0]).toEqual({
+      chunk_id: knowledge[0].chunk_id,
+      document_id: documentId,
+      title: 'Guest guide',
+      url: 'https://harbor.example/guide#parking',
+      score: knowledge[0].score,
+    });
+    widget.send({ type: 'user_turn', client_turn_id: 'k2', text: 'helicopter', mode: 'text' });
+    await waitFor(async () => customer.calls.length > before + 1);
+    expect(customer.calls.at(-1)!.body.knowledge).toEqual([]);
+  });
+
+  it("puts the passages in a model agent's system message, to answer from", async () => {
+    const { api, base } = await withGuide();
+    const endpoint = await api.post('/api/v1/model-endpoints', { name: 'T', base_url: model.baseUrl });
+    const agent = await deployAgent(service, api, {
+      responder: { type: 'model', endpoint_id: endpoint.body.data.id, model: 'm' },
+    });
+    await api.put(`/api/v1/agents/${agent.agentId}`, { knowledge_base_id: base });
+    const { widget } = await agent.visitor();
+    widget.send({ type: 'user_turn', client_turn_id: 'k1', text: 'Are there towels at the spa?', mode: 'text' });
+    expect((await widget.next('reply')).text).toBe('From the guide.');
+    const system = model.calls.at(-1)!.body.messages[0]!.content!;
+    expect(system).toContain('[1] Guest guide › Spa: The sauna and the pool are open from 9 to 21.');
+  });
+});
