@@ -27,6 +27,7 @@ import type { consoleUserSchema } from '../../server/src/console/console.routes.
 import type { previewTokenSchema } from '../../server/src/concierge/sessions/preview-token.routes.js';
 import type { PageMeta as ServerPageMeta } from '../../server/src/http/envelope.js';
 import type { modelEndpointSchema } from '../../server/src/model-endpoints/model-endpoint.schemas.js';
+import type { knowledgeBaseSchema } from '../../server/src/knowledge/knowledge.schemas.js';
 
 export type Agent = z.output<typeof agentSchema>;
 export type AgentSpecs = z.output<typeof agentSpecSchema>;
@@ -46,6 +47,7 @@ export type ApiKeySettings = z.output<typeof apiKeySettingsSchema>;
 export type RotatedApiKey = z.output<typeof rotatedApiKeySchema>;
 export type Usage = z.output<typeof usageSchema>;
 export type ModelEndpoint = z.output<typeof modelEndpointSchema>;
+export type KnowledgeBase = z.output<typeof knowledgeBaseSchema>;
 /** What `POST /api/v1/model-endpoints/{id}/test` answers. */
 export interface ModelTest {
   ok: boolean;

@@ -57,6 +57,7 @@ import { secretsKey } from './shared/secrets-key.js';
 import { HookResponder } from './concierge/turns/hook-responder.js';
 import { ModelResponder } from './concierge/models/model-responder.js';
 import { ModelCalls } from './concierge/models/model-calls.js';
+import { KnowledgeResponder } from './concierge/knowledge/knowledge-responder.js';
 import { modelEndpointTestRoute } from './concierge/models/endpoint-test.routes.js';
 import { knowledgeRoutes } from './knowledge/knowledge.routes.js';
 import { KnowledgeService } from './knowledge/knowledge.service.js';
@@ -205,6 +206,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     calls: new ModelCalls(config.modelConcurrency),
     conversations,
   });
+  const knowledgeResponder = new KnowledgeResponder({ events, health });
   const turns = new TurnService(
     {
       db,
@@ -214,7 +216,12 @@ export async function createApp(options: AppOptions): Promise<App> {
       events,
       logger,
       health,
-      responderFor: (dep) => (dep.responder.type === 'model' ? modelResponder : hookResponder),
+      responderFor: (dep) =>
+        dep.responder.type === 'model'
+          ? modelResponder
+          : dep.responder.type === 'knowledge'
+            ? knowledgeResponder
+            : hookResponder,
       knowledge,
     },
     { shutdownGraceMs: timings.shutdownGraceMs },

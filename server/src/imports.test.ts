@@ -115,6 +115,7 @@ describe("the server's imports", () => {
       'concierge/diagnostics',
       'concierge/events',
       'concierge/history',
+      'concierge/knowledge',
       'concierge/models',
       'concierge/sessions',
       'concierge/speech',

@@ -1,7 +1,7 @@
 import { useEffect, useState } from 'preact/hooks';
 import { ApiError, del, get, list, post, put, query, path } from '../api';
 import { lineDiff, pronunciationsAsLines, pronunciationsOf, toolsOf, when } from '../logic';
-import type { Agent, AgentVersion, Job, JobAccepted, ModelEndpoint } from '../types';
+import type { Agent, AgentVersion, Job, JobAccepted, KnowledgeBase, ModelEndpoint } from '../types';
 import { ActionForm, Badge, Empty, ErrorNote, ListTable, Loading, Title, useAction, useLoad, VoiceSample } from '../ui';
 
 const STATUSES = ['generating', 'draft', 'published', 'failed'] as const;
@@ -156,25 +156,35 @@ function ResponderEditor({ spec, set }: { spec: Spec | undefined; set(key: strin
       <label>
         Answers come from
         <select
-          value={isModel ? 'model' : 'hook'}
+          value={isModel ? 'model' : responder.type === 'knowledge' ? 'knowledge' : 'hook'}
           disabled={!spec}
-          onChange={(e) =>
+          onChange={(e) => {
+            const to = e.currentTarget.value;
             set(
               'responder',
-              e.currentTarget.value === 'model'
+              to === 'model'
                 ? {
                     type: 'model',
                     model: '',
                     ...(endpoints.data?.data[0] ? { endpoint_id: endpoints.data.data[0].id } : {}),
                   }
-                : undefined,
-            )
-          }
+                : to === 'knowledge'
+                  ? { type: 'knowledge' }
+                  : undefined,
+            );
+          }}
         >
           <option value="hook">Your server (the deployment's hook)</option>
           <option value="model">A language model (no server needed)</option>
+          <option value="knowledge">Your knowledge base (no model, no server)</option>
         </select>
       </label>
+      {responder.type === 'knowledge' && (
+        <p class="muted">
+          It answers with the best passage's most relevant sentences and a link to their source, from the knowledge base
+          chosen above; otherwise it says it does not know and offers a person.
+        </p>
+      )}
       {isModel && (
         <>
           <div class="grid">
@@ -376,6 +386,34 @@ function DraftEditor({ agent, onSaved }: { agent: Agent; onSaved(a: Agent): void
   );
 }
 
+/** The agent's knowledge base (README, Answers from your documents): an agent field, in effect from the next turn. */
+function KnowledgeBasePicker({ agent, onSaved }: { agent: Agent; onSaved(a: Agent): void }) {
+  const bases = useLoad(() => list<KnowledgeBase>(path`/api/v1/knowledge-bases?per_page=100`), []);
+  const save = useAction(async (id: string) =>
+    onSaved((await put<Agent>(path`/api/v1/agents/${agent.id}`, { knowledge_base_id: id || null })).data),
+  );
+  return (
+    <section class="card">
+      <label>
+        Knowledge base: its best passages go with every turn (to your hook, the model, or the knowledge base answering)
+        <select
+          value={agent.knowledge_base_id ?? ''}
+          disabled={save.busy}
+          onChange={(e) => void save.start(e.currentTarget.value)}
+        >
+          <option value="">None</option>
+          {bases.data?.data.map((base) => (
+            <option key={base.id} value={base.id}>
+              {base.name}
+            </option>
+          ))}
+        </select>
+      </label>
+      <ErrorNote error={save.error ?? bases.error} />
+    </section>
+  );
+}
+
 function Versions({ agent }: { agent: Agent }) {
   const versions = useLoad(
     () => list<AgentVersion>(path`/api/v1/agents/${agent.id}/versions?per_page=100`),
@@ -468,6 +506,7 @@ export function AgentPage({ id }: { id: string }) {
       {inUse && (
         <p class="warn">An active deployment uses this agent: deactivate its deployments first, then delete it.</p>
       )}
+      <KnowledgeBasePicker agent={agent} onSaved={setAgent} />
       <DraftEditor agent={agent} onSaved={setAgent} />
       <Versions agent={agent} />
     </section>

@@ -92,7 +92,20 @@ export const modelResponder = z.strictObject({
 export type ModelResponder = z.infer<typeof modelResponder>;
 
 /** Who answers an agent's turns: the customer's hook (the default) or a model. */
+/** The knowledge responder (README, Answers from your documents): the agent's knowledge base answers, no model anywhere. */
+export const knowledgeResponder = z.strictObject({
+  type: z.literal('knowledge'),
+  min_match: z
+    .number()
+    .min(0, 'must be from 0 to 1')
+    .max(1, 'must be from 0 to 1')
+    .default(0.5)
+    .meta({ description: "The share of the question's words the best passage must hold to answer from it" }),
+});
+export type KnowledgeResponder = z.infer<typeof knowledgeResponder>;
+
 export const responderSpec = z.discriminatedUnion('type', [
+  knowledgeResponder,
   z.strictObject({ type: z.literal('hook') }),
   modelResponder,
 ]);

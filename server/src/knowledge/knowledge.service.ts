@@ -84,9 +84,9 @@ export function wordsOf(question: string): string[] {
   return [...new Set((question.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length > 1))].slice(0, 32);
 }
 
-/** The question's words a passage holds, by their first letters (so "rooms" finds "room"). */
-function matchedIn(chunk: Pick<KnowledgeChunkRow, 'title' | 'heading' | 'text'>, words: readonly string[]): string[] {
-  const haystack = `${chunk.title} ${chunk.heading} ${chunk.text}`.toLowerCase();
+/** Of `words`, those `text` holds, by their first letters (so "rooms" finds "room", "parking" finds "park"). */
+export function wordsIn(text: string, words: readonly string[]): string[] {
+  const haystack = text.toLowerCase();
   return words.filter((w) => haystack.includes(w.length > 4 ? w.slice(0, w.length - 2) : w));
 }
 
@@ -209,7 +209,7 @@ export class KnowledgeService {
     return found.map((row) => ({
       ...toChunk(row),
       score: Math.round(row.score * 1000) / 1000,
-      matched: matchedIn(row, words),
+      matched: wordsIn(`${row.title} ${row.heading} ${row.text}`, words),
     }));
   }
 

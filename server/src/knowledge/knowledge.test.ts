@@ -245,3 +245,73 @@ describeEachStore("a knowledge base in an agent's turns", (kind: StoreKind) => {
     expect(system).toContain('[1] Guest guide › Spa: The sauna and the pool are open from 9 to 21.');
   });
 });
+
+describeEachStore('the knowledge responder', (kind: StoreKind) => {
+  let service: TestService;
+
+  beforeAll(async () => {
+    service = await startService(kind);
+  });
+  afterAll(() => service?.close());
+
+  const knowledgeAgent = async (language = 'en-US') => {
+    const api = client(service.url, (await service.newCustomer('Hotel')).apiKey);
+    const base = (await api.post('/api/v1/knowledge-bases', { name: 'Guide' })).body.data.id;
+    await api.post(`/api/v1/knowledge-bases/${base}/documents`, {
+      title: 'Guest guide',
+      text: GUIDE,
+      format: 'markdown',
+      url: 'https://harbor.example/guide',
+    });
+    const agent = await deployAgent(service, api, { language, responder: { type: 'knowledge' } });
+    await api.put(`/api/v1/agents/${agent.agentId}`, { knowledge_base_id: base });
+    return { api, ...(await agent.visitor()) };
+  };
+  const ask = (widget: Widget, text: string) =>
+    widget.send({ type: 'user_turn', client_turn_id: `c-${Math.random()}`, text, mode: 'text' });
+
+  it('answers from the best passage with its most relevant sentences, citing where they come from', async () => {
+    const { widget, api, conversationId } = await knowledgeAgent();
+    ask(widget, 'Do you have towels at the spa?');
+    expect(await widget.next('reply')).toMatchObject({
+      text: 'Towels wait at the spa desk.',
+      actions: [{ type: 'link', label: 'Guest guide', url: 'https://harbor.example/guide#spa' }],
+    });
+    ask(widget, 'How much does parking cost a night?');
+    expect((await widget.next('reply')).text).toBe(
+      'The garage behind the hotel has forty spaces; a night costs 18 euros.',
+    );
+    const turns = (await api.get(`/api/v1/conversations/${conversationId}`)).body.data.turns;
+    expect(turns.map((t: any) => [t.status, t.knowledge[0].url])).toEqual([
+      ['resolved', 'https://harbor.example/guide#spa'],
+      ['resolved', 'https://harbor.example/guide#parking'],
+    ]);
+  });
+
+  it("says it does not know, in the conversation's language, and its quick reply hands over to a person", async () => {
+    const { widget, api, conversationId } = await knowledgeAgent('de-DE');
+    ask(widget, 'Kann ich einen Hubschrauber mieten?');
+    const unknown = await widget.next('reply');
+    expect(unknown).toEqual(
+      expect.objectContaining({
+        text: 'Das weiß ich leider nicht.',
+        actions: [
+          { type: 'quick_reply', label: 'Mit einer Person sprechen', text: 'Ich möchte mit einer Person sprechen.' },
+        ],
+      }),
+    );
+    ask(widget, unknown.actions[0].text);
+    expect((await widget.next('reply')).text).toBe('Jemand aus dem Team antwortet Ihnen hier.');
+    const detail = (await api.get(`/api/v1/conversations/${conversationId}`)).body.data;
+    expect(detail).toMatchObject({ needs_person: true, handoff_reason: 'The visitor asked for a person' });
+  });
+
+  it('refuses a threshold it could not use, naming it', async () => {
+    const api = client(service.url, (await service.newCustomer('Hotel')).apiKey);
+    const agentId = await createPublishedAgent(api);
+    await api.put(`/api/v1/agents/${agentId}`, { draft_spec: { responder: { type: 'knowledge', min_match: 2 } } });
+    const refused = await api.post(`/api/v1/agents/${agentId}/publish`);
+    expectError(refused, 400, 'invalid_request');
+    expect(refused.body.error.details[0].path).toBe('draft_spec.responder.min_match');
+  });
+});

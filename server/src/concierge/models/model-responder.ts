@@ -20,7 +20,7 @@ import type { EventRecorder } from '../events/event.recorder.js';
 import { recentTalk } from '../events/event.repository.js';
 import type { Responder, TurnContext } from '../turns/responder.js';
 import { type ChatExchange, type ChatMessage, type ChatTarget, streamChat } from './chat-completions.js';
-import { oneMoment } from './filler.js';
+import { serviceWords } from '../service-words.js';
 import { AgentTools } from './tool-calls.js';
 import type { ModelCalls } from './model-calls.js';
 import { conversationMessages, systemMessage } from './model-prompt.js';
@@ -179,7 +179,7 @@ export class ModelResponder implements Responder {
           () =>
             writer.say(
               toolCalls.map((c) => tools.fillerOf(c.function.name)).find(Boolean) ??
-                oneMoment(turn.language ?? dep.agent.language),
+                serviceWords(turn.language ?? dep.agent.language).oneMoment,
             ),
           FILLER_AFTER_MS,
         );
