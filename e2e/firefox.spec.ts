@@ -51,20 +51,34 @@ const transcript = (tab: Page) =>
   tab.evaluate(() => document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('.log')?.textContent ?? '');
 
 async function waitForTranscript(tab: Page, pattern: RegExp, timeout = 15_000): Promise<void> {
-  await tab.waitForFunction(
-    (source) =>
-      new RegExp(source).test(
-        document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('.log')?.textContent ?? '',
-      ),
-    { timeout, polling: 100 },
-    pattern.source,
-  );
+  await tab
+    .waitForFunction(
+      (source) =>
+        new RegExp(source).test(
+          document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('.log')?.textContent ?? '',
+        ),
+      { timeout, polling: 100 },
+      pattern.source,
+    )
+    .catch(async (err: Error) => {
+      // What the panel said instead, for the failure to explain itself.
+      const panel = await tab.evaluate(() => document.querySelector('[data-concierge]')?.shadowRoot?.textContent ?? '');
+      throw new Error(`${err.message}: no ${pattern} in the panel, which shows: ${panel}`);
+    });
 }
 
 async function openPanel(tab: Page, url: string): Promise<void> {
   await tab.goto(url);
   await (await tab.waitForSelector(widget('.launcher')))!.click();
   await tab.waitForSelector(widget('textarea'), { visible: true });
+}
+
+/** Until the widget's session is ready: the page heard its `ready` event. */
+async function waitForReady(tab: Page): Promise<void> {
+  await tab.waitForFunction(
+    () => !document.querySelector('[data-concierge]')?.shadowRoot?.textContent?.includes('Connecting'),
+    { polling: 100, timeout: 15_000 },
+  );
 }
 
 /** The mic pressed, the fake microphone's tone streamed 1.5 s (a tone never falls quiet), and pressed again. */
@@ -169,7 +183,9 @@ test("Firefox: the service's voice plays a reply to its last sample, and typing 
   await stack.synthesiseSpeech('service');
   try {
     const tab = await browser.newPage();
-    await tab.goto(stack.demoUrl);
+    // The panel open and its session ready before the mic is pressed: audio sent while it still connects is not heard.
+    await openPanel(tab, stack.demoUrl);
+    await waitForReady(tab);
     await tab.evaluate(() => {
       const w = window as unknown as {
         __played: unknown[];
@@ -182,7 +198,6 @@ test("Firefox: the service's voice plays a reply to its last sample, and typing 
       tab.evaluate(
         () => (window as unknown as { __played: { turnId: string; state: string; offsetMs: number }[] }).__played,
       );
-    await (await tab.waitForSelector(widget('.launcher')))!.click();
     await stack.behave('sync');
     const calls = stack.synthesiser.calls.length;
     // Earlier tests on this stack asked the same question: the hook's calls are counted from here.
