@@ -42,7 +42,7 @@ export type ChatFailure =
       kind: 'first_token_timeout' | 'timeout' | 'network' | 'egress_refused' | 'malformed' | 'not_a_stream';
       message: string;
     }
-  | { kind: 'status'; status: number; retryAfterS: number | undefined; message: string };
+  | { kind: 'status'; status: number; message: string };
 
 /** A call as it went: what was sent (no key), what came back, and the figures of its delivery record. */
 export interface ChatExchange {
@@ -186,7 +186,6 @@ export async function streamChat(
       result.failure = {
         kind: 'status',
         status: response.status,
-        retryAfterS: retryAfter(response.headers['retry-after']),
         message: `the model endpoint answered ${response.status}${detailOf(response.body)}`,
       };
     } else if (!isStream) {
@@ -247,15 +246,6 @@ function dataOf(block: string): string[] {
   const lines = block.split(/\r\n|\n|\r/).filter((line) => line.startsWith('data:'));
   if (!lines.length) return [];
   return [lines.map((line) => line.slice(line.startsWith('data: ') ? 6 : 5)).join('\n')];
-}
-
-function retryAfter(value: string | string[] | undefined): number | undefined {
-  const text = Array.isArray(value) ? value[0] : value;
-  if (!text) return undefined;
-  const seconds = Number(text);
-  if (Number.isFinite(seconds)) return Math.max(0, Math.ceil(seconds));
-  const at = Date.parse(text);
-  return Number.isNaN(at) ? undefined : Math.max(0, Math.ceil((at - Date.now()) / 1000));
 }
 
 /** An error answer's message, when it is OpenAI's `{"error": {"message": ...}}`. */

@@ -155,7 +155,8 @@ describeEachStore('agents that answer with a model', (kind: StoreKind) => {
     const [refused] = await deliveriesOf(limited.api, limited.conversationId);
     expect(refused).toMatchObject({
       outcome: 'failed',
-      response: { status: 429 },
+      // Its Retry-After kept in the record, as the README says.
+      response: { status: 429, headers: { 'retry-after': '7' } },
       error_detail: 'the model endpoint answered 429: Rate limit reached',
     });
   });
