@@ -168,22 +168,8 @@ async function storeChunks(
     );
 }
 
-/** A new document and its chunks, in one transaction. */
-export async function insertDocument(
-  db: Db,
-  dialect: Dialect,
-  document: KnowledgeDocumentRow,
-  language: string,
-  chunks: readonly KnowledgeChunkRow[],
-): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    await trx.insertInto('knowledge_documents').values(document).execute();
-    await storeChunks(trx, dialect, document, language, chunks);
-  });
-}
-
-/** A document changed, its chunks replaced, in one transaction. */
-export async function replaceDocument(
+/** A document, new or changed, and its chunks, in one transaction. */
+export async function saveDocument(
   db: Db,
   dialect: Dialect,
   document: KnowledgeDocumentRow,
@@ -192,7 +178,11 @@ export async function replaceDocument(
 ): Promise<void> {
   await db.transaction().execute(async (trx) => {
     const { id, ...rest } = document;
-    await trx.updateTable('knowledge_documents').set(rest).where('id', '=', id).execute();
+    await trx
+      .insertInto('knowledge_documents')
+      .values(document)
+      .onConflict((oc) => oc.column('id').doUpdateSet(rest))
+      .execute();
     await storeChunks(trx, dialect, document, language, chunks);
   });
 }

@@ -14,14 +14,13 @@ import {
   findBase,
   findDocument,
   insertBase,
-  insertDocument,
   type KnowledgeBaseRow,
   type KnowledgeChunkRow,
   type KnowledgeDocumentRow,
   listBases,
   listDocuments,
   type ListedDocument,
-  replaceDocument,
+  saveDocument,
   searchChunks,
   updateBase,
 } from './knowledge.repository.js';
@@ -155,7 +154,7 @@ export class KnowledgeService {
     };
     const chunks = this.#chunks(document);
     document.chunk_count = chunks.length;
-    await insertDocument(this.parts.db, this.parts.dialect, document, base.language, chunks);
+    await saveDocument(this.parts.db, this.parts.dialect, document, base.language, chunks);
     return toDocument(document);
   }
 
@@ -186,7 +185,7 @@ export class KnowledgeService {
     };
     const chunks = this.#chunks(document);
     document.chunk_count = chunks.length;
-    await replaceDocument(this.parts.db, this.parts.dialect, document, base.language, chunks);
+    await saveDocument(this.parts.db, this.parts.dialect, document, base.language, chunks);
     return toDocument(document);
   }
 
