@@ -16,6 +16,8 @@ describe('model calls per customer (MODEL_CONCURRENCY)', () => {
     a1();
     a1(); // released twice: counted once
     expect(await third).toBeDefined();
+    await new Promise((r) => setTimeout(r, 20));
+    // The second release gave no place: the fourth still waits for a2.
     expect(order).toEqual(['third']);
     a2();
     expect(await fourth).toBeDefined();
