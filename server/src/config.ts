@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type AllowedHost, parseAllowedHosts } from './concierge/egress.js';
+import { type AllowedHost, parseAllowedHosts } from './shared/egress.js';
 import { LOOPBACK_PROXIES, type ProxyTrust, parseTrustedProxies } from './http/client-address.js';
 
 const port = z.coerce.number().int().min(0).max(65535);

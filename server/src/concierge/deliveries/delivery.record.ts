@@ -1,5 +1,5 @@
 import { newId } from '../../shared/random.js';
-import type { Exchange } from '../egress.js';
+import type { Exchange } from '../../shared/egress.js';
 import type { DeliveryKind, DeliveryTable } from './delivery.table.js';
 
 /** What an outbound call was about: who it was for and which attempt it was. */

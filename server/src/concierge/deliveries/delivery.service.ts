@@ -5,7 +5,7 @@ import { isoNow } from '../../shared/time.js';
 import type { PublicAddress } from '../../http/public-address.js';
 import type { Db } from '../../database.js';
 import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
-import type { EgressPolicy, Exchange } from '../egress.js';
+import type { EgressPolicy, Exchange } from '../../shared/egress.js';
 import { transcriptEventBody } from '#protocol/transcript-events';
 import { newEventId } from './event-id.js';
 import { reviveDeadEvent } from './outbox.repository.js';

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { EgressResponse, Exchange } from '../egress.js';
+import type { EgressResponse, Exchange } from '../../shared/egress.js';
 import { callTurnHook, classifyHookResponse } from './hook.client.js';
 
 const answer = (status: number, body = ''): EgressResponse => ({

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { isoNow } from '../../shared/time.js';
 import { hookHandoff, type ToolCallBody, type turnCreatedBody } from '../outbound.schemas.js';
 import type { DeploymentContext } from '../deployment-context.js';
-import { type EgressPolicy, type EgressResponse, type Exchange, exchange } from '../egress.js';
+import { type EgressPolicy, type EgressResponse, type Exchange, exchange } from '../../shared/egress.js';
 import { type ReplyAction, replyActions } from '#protocol/frames';
 import { signatureOf, standardWebhookHeaders } from '../signature.js';
 

@@ -9,7 +9,7 @@ import type { DeploymentContext, DeploymentDirectory } from '../deployment-conte
 import { type DeliverySubject, deliveryRow } from './delivery.record.js';
 import { insertDeliveries, transcriptSucceededSince } from './delivery.repository.js';
 import { disableTranscriptTarget } from '../../deployments/deployment.repository.js';
-import { type EgressPolicy, type EgressResponse, type Exchange, exchange } from '../egress.js';
+import { type EgressPolicy, type EgressResponse, type Exchange, exchange } from '../../shared/egress.js';
 import { signatureOf, standardWebhookHeaders } from '../signature.js';
 import { claimOutboxHeads, headsDueNow, settleOutbox } from './outbox.repository.js';
 import type { TranscriptOutboxTable } from './outbox.table.js';

@@ -1,4 +1,4 @@
-import { type EgressPolicy, EgressRefused, EgressTimeout, guardedPost } from '../egress.js';
+import { type EgressPolicy, EgressRefused, EgressTimeout, guardedPost } from '../../shared/egress.js';
 
 /** One message of the conversation as OpenAI's chat completions take it. */
 export type ChatMessage =

@@ -3,7 +3,7 @@ import { notFound } from '../../errors.js';
 import { defineRoute, type RouteDef } from '../../http/route.js';
 import type { ModelEndpointService } from '../../model-endpoints/model-endpoint.service.js';
 import { idParams } from '../../shared/schemas.js';
-import type { EgressPolicy } from '../egress.js';
+import type { EgressPolicy } from '../../shared/egress.js';
 import { streamChat } from './chat-completions.js';
 
 /** A test waits this long for the first token, and the whole answer at most twice as long. */

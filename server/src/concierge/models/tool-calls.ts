@@ -7,7 +7,7 @@ import type { DeploymentContext } from '../deployment-context.js';
 import { deliveryRow } from '../deliveries/delivery.record.js';
 import type { DeliveryTable } from '../deliveries/delivery.table.js';
 import { sendToolCall } from '../deliveries/hook.client.js';
-import type { EgressPolicy } from '../egress.js';
+import type { EgressPolicy } from '../../shared/egress.js';
 import type { ChatTool, ToolCall } from './chat-completions.js';
 
 /** A tool's answer is given to the model up to this many bytes. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type EgressPolicy, guardedPost } from '../egress.js';
+import { type EgressPolicy, guardedPost } from '../../shared/egress.js';
 import { type Recogniser, wavOf } from './recogniser.js';
 
 export interface OpenAiCompatibleSettings {

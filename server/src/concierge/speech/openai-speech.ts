@@ -1,4 +1,4 @@
-import { type EgressPolicy, guardedPost } from '../egress.js';
+import { type EgressPolicy, guardedPost } from '../../shared/egress.js';
 import type { Synthesiser } from './synthesiser.js';
 
 export interface OpenAiSpeechSettings {

@@ -1,5 +1,5 @@
 import type { SpeechToText } from '../../config.js';
-import type { EgressPolicy } from '../egress.js';
+import type { EgressPolicy } from '../../shared/egress.js';
 import { openAiCompatible } from './openai-compatible.js';
 import { pocketsphinx } from './pocketsphinx.js';
 import type { Recogniser } from './recogniser.js';

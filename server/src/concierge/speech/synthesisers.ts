@@ -1,5 +1,5 @@
 import type { TextToSpeech } from '../../config.js';
-import type { EgressPolicy } from '../egress.js';
+import type { EgressPolicy } from '../../shared/egress.js';
 import { espeakNg } from './espeak-ng.js';
 import { openAiSpeech } from './openai-speech.js';
 import type { Synthesiser } from './synthesiser.js';

@@ -11,7 +11,7 @@ import type { DeploymentContext } from '../deployment-context.js';
 import { deliveryRow, unreadableAnswer } from '../deliveries/delivery.record.js';
 import { insertDeliveries } from '../deliveries/delivery.repository.js';
 import { callTurnHook, type HookCall, sendTurnCreated } from '../deliveries/hook.client.js';
-import type { EgressPolicy } from '../egress.js';
+import type { EgressPolicy } from '../../shared/egress.js';
 import type { EventRecorder } from '../events/event.recorder.js';
 import type { Responder, TurnContext } from './responder.js';
 

@@ -202,6 +202,30 @@ export function guardedPost(
   signal?: AbortSignal,
   stream?: StreamedBody,
 ): Promise<EgressResponse> {
+  return guardedRequest('POST', url, body, headers, timeoutMs, policy, signal, stream);
+}
+
+/** A GET under the same guard (a knowledge base's pages): what {@link guardedPost} does, with no body. */
+export function guardedGet(
+  url: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+  policy: EgressPolicy,
+  stream?: StreamedBody,
+): Promise<EgressResponse> {
+  return guardedRequest('GET', url, undefined, headers, timeoutMs, policy, undefined, stream);
+}
+
+function guardedRequest(
+  method: 'GET' | 'POST',
+  url: string,
+  body: string | Buffer | undefined,
+  headers: Record<string, string>,
+  timeoutMs: number,
+  policy: EgressPolicy,
+  signal?: AbortSignal,
+  stream?: StreamedBody,
+): Promise<EgressResponse> {
   return new Promise((resolve, reject) => {
     const target = new URL(url);
     // Node would send them as an Authorization header, which the delivery record does not show.
@@ -221,7 +245,7 @@ export function guardedPost(
     const req = transport.request(
       target,
       {
-        method: 'POST',
+        method,
         agent: agents[target.protocol as 'http:' | 'https:'],
         headers,
         ...(exempt ? {} : { lookup: guardedLookup() }),
