@@ -61,6 +61,7 @@ import { KnowledgeResponder } from './concierge/knowledge/knowledge-responder.js
 import { modelEndpointTestRoute } from './concierge/models/endpoint-test.routes.js';
 import { knowledgeRoutes } from './knowledge/knowledge.routes.js';
 import { KnowledgeService } from './knowledge/knowledge.service.js';
+import { KnowledgeRefresh } from './knowledge/knowledge.refresh.js';
 import { DeploymentService } from './deployments/deployment.service.js';
 import { previewTokenRoute } from './concierge/sessions/preview-token.routes.js';
 import { type Credential, credentialCheck, perKeyRateLimit, requirePrincipal, resolvePrincipal } from './http/auth.js';
@@ -115,6 +116,8 @@ export interface AppOptions {
   activity?: Partial<typeof ACTIVITY_DEFAULTS>;
   /** How much speech the service takes (SPEECH_LIMITS), made small by tests. */
   speech?: Partial<SpeechLimits>;
+  /** How often URL documents are checked for a refresh that is due (5 minutes), shortened by tests. */
+  knowledgeRefreshMs?: number;
 }
 
 export interface App {
@@ -192,7 +195,13 @@ export async function createApp(options: AppOptions): Promise<App> {
   const events = new EventRecorder({ writes, bus, transcripts: outbox, listeners: [activity, metrics], rollup });
   const conversations = new ConversationService({ db, deployments, events });
   const node = parts.add(new NodeHeartbeat({ db, health }));
-  const knowledge = new KnowledgeService({ db, dialect });
+  const knowledge = new KnowledgeService({ db, dialect, egress });
+  parts.add(
+    new KnowledgeRefresh(
+      { knowledge, health },
+      options.knowledgeRefreshMs ? { everyMs: options.knowledgeRefreshMs } : {},
+    ),
+  );
   const modelEndpoints = new ModelEndpointService({ db, secretsKey: secretsKey(config.dataDir, config.secretsKey) });
   const hookResponder = new HookResponder({ db, events, egress, logger, health, address }, timings.hookRetryDelaysMs);
   const modelResponder = new ModelResponder({

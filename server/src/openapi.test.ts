@@ -57,7 +57,7 @@ describe('GET /openapi.json', () => {
       );
       expect(res.body?.error?.message, operation).not.toBe('No such route');
     }
-    expect(served).toHaveLength(72);
+    expect(served).toHaveLength(73);
     expect(Object.keys(doc.paths['/widget/concierge.js'].get.responses['200'].content)).toEqual([
       'text/javascript; charset=utf-8',
     ]);
@@ -67,6 +67,13 @@ describe('GET /openapi.json', () => {
     expect(Object.keys(doc.paths['/api/v1/conversations/export'].get.responses['200'].content)).toEqual([
       'application/x-ndjson',
     ]);
+    // A document is JSON, or a file as a form's upload.
+    const addDocument = doc.paths['/api/v1/knowledge-bases/{id}/documents'].post.requestBody.content;
+    expect(Object.keys(addDocument)).toEqual(['application/json', 'multipart/form-data']);
+    expect(addDocument['multipart/form-data'].schema.properties.file).toMatchObject({
+      type: 'string',
+      format: 'binary',
+    });
   });
 
   it('describes request schemas, success envelopes and error responses', () => {

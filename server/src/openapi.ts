@@ -112,6 +112,10 @@ function operationOf(def: RouteDef): ZodOpenApiOperationObject {
   if (def.body) {
     operation.requestBody = { required: !def.bodyOptional, content: { 'application/json': { schema: def.body } } };
   }
+  if (def.upload) {
+    const file = z.string().meta({ format: 'binary', description: def.upload.description });
+    operation.requestBody!.content['multipart/form-data'] = { schema: def.upload.fields.extend({ file }) };
+  }
   return operation;
 }
 

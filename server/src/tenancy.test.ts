@@ -80,7 +80,7 @@ describeEachStore('tenant isolation', (kind) => {
     };
     // Public routes (the signed reply callback) prove their caller by signature; its tests cover other deployments.
     const withIds = service.app.routes.filter((r) => r.path.includes(':id') && r.auth !== false);
-    expect(withIds).toHaveLength(43);
+    expect(withIds).toHaveLength(44);
     for (const route of withIds) {
       const collection = route.path.split('/')[3]!;
       const id = ids[collection];

@@ -40,6 +40,7 @@ export interface ServiceOptions {
   activityRecheckMs?: number;
   activity?: AppOptions['activity'];
   speech?: AppOptions['speech'];
+  knowledgeRefreshMs?: number;
 }
 
 export interface TestService {
@@ -106,6 +107,7 @@ async function startOn(place: Place, options: ServiceOptions): Promise<TestServi
     ...(options.activityRecheckMs ? { activityRecheckMs: options.activityRecheckMs } : {}),
     ...(options.activity ? { activity: options.activity } : {}),
     ...(options.speech ? { speech: options.speech } : {}),
+    ...(options.knowledgeRefreshMs ? { knowledgeRefreshMs: options.knowledgeRefreshMs } : {}),
     ...(place.pgSchema ? { pgSchema: place.pgSchema } : {}),
   });
   const url = await app.listen();

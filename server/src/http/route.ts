@@ -25,6 +25,8 @@ export interface RouteContext<P, Q, B> {
   body: B;
   /** The body's bytes, on `rawBody` routes only. */
   raw: Buffer | undefined;
+  /** The file sent as `multipart/form-data`, on `upload` routes (its other fields are `body`). */
+  file: UploadedFile | undefined;
   /** Set on every `/api/v1` route; the auth middleware has already refused anything else. */
   principal: Principal;
   req: RouteRequest;
@@ -65,6 +67,11 @@ export interface RouteDef<
    * that must come first (a signature over those bytes). Size and media type are still checked here.
    */
   rawBody?: { limit: number };
+  /**
+   * The route also takes a file as `multipart/form-data` (field `file`), up to `limit` bytes, JSON
+   * bodies too: its other fields, all text, are validated by `fields` and handed over as `body`.
+   */
+  upload?: { limit: number; fields: z.ZodObject; description: string };
   success: {
     status: number;
     description: string;
@@ -87,6 +94,43 @@ export interface RouteDef<
   /** Codes this route returns beyond the ones every authenticated route can return. */
   errors?: HttpErrorCode[];
   handler(ctx: RouteContext<z.output<P>, z.output<Q>, z.output<B>>): Promise<RouteResult> | RouteResult;
+}
+
+/** A file as a browser or `curl -F` sends it. */
+export interface UploadedFile {
+  name: string;
+  /** Its media type as the sender gave it (may be empty). */
+  type: string;
+  bytes: Buffer;
+}
+
+function isMultipart(req: RouteRequest): boolean {
+  return (req.headers['content-type'] ?? '').split(';', 1)[0]!.trim().toLowerCase() === 'multipart/form-data';
+}
+
+/** A `multipart/form-data` body: its `file`, and its text fields validated by `fields`. */
+async function readUpload(
+  req: RouteRequest,
+  upload: NonNullable<RouteDef['upload']>,
+  timeoutMs: number,
+): Promise<{ raw: Buffer; file: UploadedFile; fields: unknown }> {
+  const raw = await readRawBody(req, upload.limit, timeoutMs);
+  let form: FormData;
+  try {
+    form = await new Response(raw, { headers: { 'content-type': req.headers['content-type']! } }).formData();
+  } catch {
+    throw new AppError('invalid_request', 'The multipart/form-data body could not be read');
+  }
+  const file = form.get('file');
+  if (!(file instanceof Blob))
+    throw new AppError('invalid_request', 'Invalid body', [{ path: 'file', message: 'a file is required' }]);
+  const fields: Record<string, string> = {};
+  for (const [key, value] of form) if (key !== 'file' && typeof value === 'string') fields[key] = value;
+  return {
+    raw,
+    file: { name: (file as File).name ?? '', type: file.type, bytes: Buffer.from(await file.arrayBuffer()) },
+    fields: validate(upload.fields.strict(), fields, 'body'),
+  };
 }
 
 /** Identity helper: lets TypeScript infer the handler's input types from the schemas. */
@@ -195,8 +239,12 @@ export function serveRoute(
     const query = def.query ? validate(def.query, req.query, 'query') : {};
     let body: unknown;
     let bodyBytes = raw;
-    if (!def.rawBody && (def.method === 'post' || def.method === 'put')) {
-      const read = await readJsonBody(req, bodyLimit, bodyTimeoutMs);
+    let file: UploadedFile | undefined;
+    if (def.upload && isMultipart(req)) {
+      const read = await readUpload(req, def.upload, bodyTimeoutMs);
+      ({ raw: bodyBytes, file, fields: body } = read);
+    } else if (!def.rawBody && (def.method === 'post' || def.method === 'put')) {
+      const read = await readJsonBody(req, def.upload?.limit ?? bodyLimit, bodyTimeoutMs);
       bodyBytes = read?.raw;
       body = validate(
         def.body ?? NO_BODY.optional(),
@@ -205,7 +253,7 @@ export function serveRoute(
       );
     }
     const principal = res.locals.principal as Principal;
-    const context = { params, query, body, raw, principal, req, res };
+    const context = { params, query, body, raw, file, principal, req, res };
     if (def.success.stream)
       return stream(
         res,

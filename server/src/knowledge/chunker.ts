@@ -51,8 +51,10 @@ function sectionsOf(doc: SourceDocument): Section[] {
       close();
       const depth = heading[1]!.length;
       path.length = Math.min(path.length, depth - 1);
-      path[depth - 1] = heading[2]!;
-      sections.push({ path: path.filter(Boolean), anchor: anchorOf(heading[2]!), paragraphs: [] });
+      // `## Title {#id}`: the page's own anchor for it (kept from an HTML page's heading ids).
+      const [, title, id] = /^(.*?)(?:\s*\{#([^}\s]+)\})?$/.exec(heading[2]!)!;
+      path[depth - 1] = title!;
+      sections.push({ path: path.filter(Boolean), anchor: id ?? anchorOf(title!), paragraphs: [] });
     } else if (!line.trim()) close();
     else paragraph.push(doc.format === 'markdown' ? line.trim() : line.trimEnd());
   }

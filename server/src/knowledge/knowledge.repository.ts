@@ -89,6 +89,13 @@ export async function listDocuments(db: Db, baseId: string, page: Page): Promise
         'url',
         'chars',
         'chunk_count',
+        'source',
+        'refresh_hours',
+        'etag',
+        'last_modified',
+        'fetched_at',
+        'next_fetch_at',
+        'fetch_error',
         'created_at',
         'updated_at',
       ])
@@ -111,6 +118,7 @@ export async function chunksOfDocument(db: Db, documentId: string): Promise<Know
       'heading',
       'url',
       'text',
+      'embedding',
       'created_at',
     ])
     .where('document_id', '=', documentId)
@@ -187,6 +195,37 @@ export async function saveDocument(
   });
 }
 
+/** What a refresh changes when the page is unchanged, or could not be had. */
+export async function updateDocumentFields(
+  db: Db,
+  id: string,
+  patch: Pick<KnowledgeDocumentRow, 'fetched_at' | 'next_fetch_at' | 'fetch_error'>,
+): Promise<void> {
+  await db.updateTable('knowledge_documents').set(patch).where('id', '=', id).execute();
+}
+
+/** URL documents whose refresh is due, the longest-waiting first. */
+export async function dueDocuments(db: Db, now: string, limit: number): Promise<KnowledgeDocumentRow[]> {
+  return db
+    .selectFrom('knowledge_documents')
+    .selectAll()
+    .where('next_fetch_at', '<=', now)
+    .orderBy('next_fetch_at')
+    .limit(limit)
+    .execute();
+}
+
+/** Moves a due document's next fetch on, if no other node did first: true when this one may fetch it. */
+export async function claimRefresh(db: Db, document: KnowledgeDocumentRow, next: string): Promise<boolean> {
+  const result = await db
+    .updateTable('knowledge_documents')
+    .set({ next_fetch_at: next })
+    .where('id', '=', document.id)
+    .where('next_fetch_at', '=', document.next_fetch_at)
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) === 1;
+}
+
 export async function deleteDocument(db: Db, dialect: Dialect, id: string): Promise<void> {
   await db.transaction().execute(async (trx) => {
     if (dialect === 'sqlite')
@@ -213,7 +252,7 @@ export async function searchChunks(
   if (dialect === 'sqlite') {
     const match = words.map((w) => `"${w}"`).join(' OR ');
     const rows = await sql<FoundChunk>`
-      SELECT c.id, c.document_id, c.base_id, c.customer_id, c.position, c.title, c.heading, c.url, c.text, c.created_at,
+      SELECT c.id, c.document_id, c.base_id, c.customer_id, c.position, c.title, c.heading, c.url, c.text, c.embedding, c.created_at,
              -bm25(knowledge_search, 0, 0, 2.0, 1.5, 1.0) AS score
       FROM knowledge_search s JOIN knowledge_chunks c ON c.id = s.chunk_id
       WHERE knowledge_search MATCH ${match} AND s.base_id = ${base.id}
@@ -221,7 +260,7 @@ export async function searchChunks(
     return rows.rows;
   }
   const rows = await sql<FoundChunk>`
-    SELECT c.id, c.document_id, c.base_id, c.customer_id, c.position, c.title, c.heading, c.url, c.text, c.created_at,
+    SELECT c.id, c.document_id, c.base_id, c.customer_id, c.position, c.title, c.heading, c.url, c.text, c.embedding, c.created_at,
            ts_rank_cd(c.search, q) AS score
     FROM knowledge_chunks c, to_tsquery(${textSearchConfig(base.language)}::regconfig, ${words.join(' | ')}) q
     WHERE c.base_id = ${base.id} AND c.search @@ q

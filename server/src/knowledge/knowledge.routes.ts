@@ -2,8 +2,10 @@ import { type RouteDef, defineRoute } from '../http/route.js';
 import { deletedSchema, idParams } from '../shared/schemas.js';
 import {
   chunkSchema,
+  type CreateDocumentInput,
   createDocumentBody,
   createKnowledgeBaseBody,
+  KNOWLEDGE_LIMITS,
   documentParams,
   documentSchema,
   foundChunkSchema,
@@ -12,6 +14,8 @@ import {
   searchQuery,
   updateDocumentBody,
   updateKnowledgeBaseBody,
+  type UploadDocumentFields,
+  uploadDocumentFields,
 } from './knowledge.schemas.js';
 import type { KnowledgeService } from './knowledge.service.js';
 
@@ -92,14 +96,36 @@ export function knowledgeRoutes(knowledge: KnowledgeService): RouteDef[] {
       method: 'post',
       path: '/api/v1/knowledge-bases/:id/documents',
       operationId: 'addKnowledgeDocument',
-      summary: 'Add a document (text or Markdown, at most 1,000,000 characters); it is cut into passages at once',
+      summary:
+        'Add a document: text, Markdown or HTML as JSON, a page fetched from a URL, or a file (.txt, .md, .html, .pdf; at most 5 MB) as multipart/form-data. It is cut into passages at once',
       tag,
       params: idParams,
       body: createDocumentBody,
-      errors: ['not_found', 'invalid_state'],
+      upload: {
+        limit: KNOWLEDGE_LIMITS.fileBytes,
+        fields: uploadDocumentFields,
+        description: 'The file: .txt, .md, .html or .pdf, at most 5 MB',
+      },
+      errors: ['not_found', 'invalid_state', 'payload_too_large'],
       success: { status: 201, description: 'The document, with how many passages it gave', data: documentSchema },
-      handler: async ({ principal, params, body }) => ({
-        data: await knowledge.addDocument(principal.customerId, params.id, body),
+      handler: async ({ principal, params, body, file }) => ({
+        data: file
+          ? await knowledge.addFile(principal.customerId, params.id, file, body as UploadDocumentFields)
+          : await knowledge.addDocument(principal.customerId, params.id, body as CreateDocumentInput),
+      }),
+    }),
+    defineRoute({
+      method: 'post',
+      path: '/api/v1/knowledge-bases/:id/documents/:document_id/refresh',
+      operationId: 'refreshKnowledgeDocument',
+      summary:
+        "Fetch a URL document's page again now (conditionally): changed, it is cut again; unchanged, it stays; a failure is kept in `fetch_error`",
+      tag,
+      params: documentParams,
+      errors: ['not_found', 'invalid_state'],
+      success: { status: 200, description: 'The document after the fetch', data: documentSchema },
+      handler: async ({ principal, params }) => ({
+        data: await knowledge.refreshDocument(principal.customerId, params.id, params.document_id),
       }),
     }),
     defineRoute({

@@ -4,13 +4,20 @@ import { type Page, pageOf } from '../http/pagination.js';
 import { newId } from '../shared/random.js';
 import { isoNow } from '../shared/time.js';
 import type { Dialect } from '../store/db.js';
+import type { UploadedFile } from '../http/route.js';
+import type { EgressPolicy } from '../shared/egress.js';
 import { chunksOf } from './chunker.js';
+import type { DocumentSource } from './knowledge.table.js';
+import { contentOfBytes, contentOfText, cutAs, type DocumentContent, formatOf } from './sources/document-content.js';
+import { type FetchedPage, fetchPage, PageUnavailable } from './sources/page-fetch.js';
 import {
   chunksOfDocument,
+  claimRefresh,
   countBases,
   countDocuments,
   deleteBase,
   deleteDocument,
+  dueDocuments,
   findBase,
   findDocument,
   insertBase,
@@ -23,6 +30,7 @@ import {
   saveDocument,
   searchChunks,
   updateBase,
+  updateDocumentFields,
 } from './knowledge.repository.js';
 import {
   type CreateDocumentInput,
@@ -32,7 +40,19 @@ import {
   type KnowledgeChunk,
   type KnowledgeDocument,
   type UpdateDocumentInput,
+  type UploadDocumentFields,
 } from './knowledge.schemas.js';
+
+/** A page that could not be had, as the API says it: nothing was stored. */
+function pageRefused(err: unknown): AppError {
+  if (err instanceof AppError) return err;
+  return new AppError('invalid_request', 'The page could not be fetched', [{ path: 'url', message: errorText(err) }]);
+}
+
+const errorText = (err: unknown): string =>
+  err instanceof AppError
+    ? [err.message, ...(err.details ?? []).map((d) => d.message)].join(': ')
+    : (err as Error).message;
 
 const toBase = (row: KnowledgeBaseRow): KnowledgeBase => ({
   id: row.id,
@@ -47,12 +67,19 @@ const toDocument = (row: ListedDocument): KnowledgeDocument => ({
   knowledge_base_id: row.base_id,
   title: row.title,
   format: row.format,
+  source: row.source,
   url: row.url,
   chars: row.chars,
   chunk_count: row.chunk_count,
+  refresh_hours: row.refresh_hours,
+  fetched_at: row.fetched_at,
+  fetch_error: row.fetch_error,
   created_at: row.created_at,
   updated_at: row.updated_at,
 });
+
+const hoursLater = (hours: number | null): string | null =>
+  hours === null ? null : new Date(Date.now() + hours * 3_600_000).toISOString();
 
 const toChunk = (row: KnowledgeChunkRow): KnowledgeChunk => ({
   id: row.id,
@@ -94,7 +121,7 @@ export function wordsIn(text: string, words: readonly string[]): string[] {
  * into passages as they are stored, and full-text search over them on either store.
  */
 export class KnowledgeService {
-  constructor(private readonly parts: { db: Db; dialect: Dialect }) {}
+  constructor(private readonly parts: { db: Db; dialect: Dialect; egress: EgressPolicy }) {}
 
   async createBase(customerId: string, input: CreateKnowledgeBaseInput): Promise<KnowledgeBase> {
     if ((await countBases(this.parts.db, customerId)) >= KNOWLEDGE_LIMITS.bases)
@@ -134,23 +161,167 @@ export class KnowledgeService {
     return { id, deleted: true };
   }
 
+  /** A document from JSON: its text, or the page at its `url`, fetched now (a page that cannot be had stores nothing). */
   async addDocument(customerId: string, baseId: string, input: CreateDocumentInput): Promise<KnowledgeDocument> {
-    const base = await this.#base(customerId, baseId);
-    if ((await countDocuments(this.parts.db, baseId)) >= KNOWLEDGE_LIMITS.documents)
-      throw new AppError('invalid_state', `A knowledge base holds at most ${KNOWLEDGE_LIMITS.documents} documents`);
+    const base = await this.#roomIn(customerId, baseId);
+    if (input.text !== undefined) {
+      const content = contentOfText(input.format, input.text);
+      return this.#save(base, this.#newDocument(base, 'text', input.url ?? null, null), input.title!, content);
+    }
+    const url = input.url!;
+    let page: FetchedPage;
+    try {
+      page = await fetchPage(url, { etag: null, lastModified: null }, this.parts.egress, KNOWLEDGE_LIMITS.fileBytes);
+    } catch (err) {
+      throw pageRefused(err);
+    }
+    if (!page.changed) throw pageRefused(new PageUnavailable(`${url} answered 304 to a first fetch`));
+    const content = await this.#pageContent(page, 'url');
+    const document = {
+      ...this.#newDocument(base, 'url', url, input.refresh_hours ?? null),
+      etag: page.validators.etag,
+      last_modified: page.validators.lastModified,
+      fetched_at: isoNow(),
+    };
+    return this.#save(base, document, input.title ?? (content.title || url), content);
+  }
+
+  /** A document from an uploaded file (`.txt`, `.md`, `.html`, `.pdf`). */
+  async addFile(
+    customerId: string,
+    baseId: string,
+    file: UploadedFile,
+    fields: UploadDocumentFields,
+  ): Promise<KnowledgeDocument> {
+    const base = await this.#roomIn(customerId, baseId);
+    const format = formatOf(file.name, file.type);
+    if (!format)
+      throw new AppError('invalid_request', 'The file is not one a knowledge base reads', [
+        { path: 'file', message: 'send a .txt, .md, .html or .pdf file' },
+      ]);
+    const content = await contentOfBytes(format, file.bytes, 'file');
+    const title = fields.title ?? (content.title || file.name.replace(/\.[a-z]+$/i, '') || 'Untitled');
+    return this.#save(base, this.#newDocument(base, 'file', fields.url ?? null, null), title, content);
+  }
+
+  /**
+   * A URL document fetched again now, conditionally: unchanged, it keeps its passages; changed, it
+   * is cut again; a failure is kept in `fetch_error`, its passages left as they were.
+   */
+  async refreshDocument(customerId: string, baseId: string, id: string): Promise<KnowledgeDocument> {
+    const { base, document } = await this.#document(customerId, baseId, id);
+    if (document.source !== 'url' || !document.url)
+      throw new AppError('invalid_state', 'Only a document fetched from a URL can be refreshed');
+    return toDocument(await this.#refresh(base, document));
+  }
+
+  /** The background pass: URL documents whose `refresh_hours` are up, a few at a time, each claimed first so two nodes never fetch one twice. */
+  async refreshDue(): Promise<number> {
+    const due = await dueDocuments(this.parts.db, isoNow(), 10);
+    let refreshed = 0;
+    for (const document of due) {
+      if (!(await claimRefresh(this.parts.db, document, hoursLater(document.refresh_hours)!))) continue;
+      const base = await findBase(this.parts.db, document.customer_id, document.base_id);
+      if (base) await this.#refresh(base, document);
+      refreshed++;
+    }
+    return refreshed;
+  }
+
+  async #refresh(base: KnowledgeBaseRow, document: KnowledgeDocumentRow): Promise<KnowledgeDocumentRow> {
+    const fetched_at = isoNow();
+    const next_fetch_at = hoursLater(document.refresh_hours);
+    try {
+      const page = await fetchPage(
+        document.url!,
+        { etag: document.etag, lastModified: document.last_modified },
+        this.parts.egress,
+        KNOWLEDGE_LIMITS.fileBytes,
+      );
+      if (!page.changed) {
+        const patch = { fetched_at, next_fetch_at, fetch_error: null };
+        await updateDocumentFields(this.parts.db, document.id, patch);
+        return { ...document, ...patch };
+      }
+      const content = await this.#pageContent(page, 'url');
+      const changed = {
+        ...document,
+        etag: page.validators.etag,
+        last_modified: page.validators.lastModified,
+        fetched_at,
+        next_fetch_at,
+        fetch_error: null,
+      };
+      await this.#save(base, changed, document.title, content);
+      return { ...changed, format: content.format, chars: [...content.text].length };
+    } catch (err) {
+      const reason = err instanceof PageUnavailable ? err.message : errorText(err);
+      const patch = { fetched_at, next_fetch_at, fetch_error: reason };
+      await updateDocumentFields(this.parts.db, document.id, patch);
+      return { ...document, ...patch };
+    }
+  }
+
+  async #pageContent(page: Extract<FetchedPage, { changed: true }>, path: string): Promise<DocumentContent> {
+    const format = formatOf('', page.mediaType) ?? formatOf(new URL(page.url).pathname, '');
+    if (!format)
+      throw pageRefused(
+        new PageUnavailable(`${page.url} is ${page.mediaType || 'of no stated type'}: not HTML, Markdown, text or PDF`),
+      );
+    return contentOfBytes(format, page.bytes, path);
+  }
+
+  #newDocument(
+    base: KnowledgeBaseRow,
+    source: DocumentSource,
+    url: string | null,
+    refreshHours: number | null,
+  ): KnowledgeDocumentRow {
     const now = isoNow();
-    const document: KnowledgeDocumentRow = {
+    return {
       id: newId(),
-      base_id: baseId,
-      customer_id: customerId,
-      title: input.title,
-      format: input.format,
-      url: input.url ?? null,
-      text: input.text,
-      chars: [...input.text].length,
+      base_id: base.id,
+      customer_id: base.customer_id,
+      title: '',
+      format: 'text',
+      source,
+      url,
+      text: '',
+      chars: 0,
       chunk_count: 0,
+      refresh_hours: refreshHours,
+      etag: null,
+      last_modified: null,
+      fetched_at: null,
+      next_fetch_at: hoursLater(refreshHours),
+      fetch_error: null,
       created_at: now,
       updated_at: now,
+    };
+  }
+
+  /** A document with its content, cut and stored with its passages in one transaction. */
+  async #save(
+    base: KnowledgeBaseRow,
+    row: KnowledgeDocumentRow,
+    title: string,
+    content: DocumentContent,
+  ): Promise<KnowledgeDocument> {
+    const chars = [...content.text].length;
+    if (chars > KNOWLEDGE_LIMITS.documentChars)
+      throw new AppError('invalid_request', 'The document is too long', [
+        {
+          path: row.source === 'file' ? 'file' : row.source === 'url' ? 'url' : 'text',
+          message: `its text is ${chars.toLocaleString('en')} characters; at most ${KNOWLEDGE_LIMITS.documentChars.toLocaleString('en')}`,
+        },
+      ]);
+    const document: KnowledgeDocumentRow = {
+      ...row,
+      title: title.slice(0, 200),
+      format: content.format,
+      text: content.text,
+      chars,
+      updated_at: isoNow(),
     };
     const chunks = this.#chunks(document);
     document.chunk_count = chunks.length;
@@ -175,18 +346,30 @@ export class KnowledgeService {
     input: UpdateDocumentInput,
   ): Promise<KnowledgeDocument> {
     const { base, document: old } = await this.#document(customerId, baseId, id);
-    const document: KnowledgeDocumentRow = {
+    if (old.source === 'url' && (input.text !== undefined || input.format !== undefined))
+      throw new AppError(
+        'invalid_state',
+        "A URL document's text comes from its page: refresh it, or add the text as a new document",
+      );
+    if (old.source !== 'url' && input.refresh_hours !== undefined)
+      throw new AppError('invalid_request', 'Invalid body', [
+        { path: 'refresh_hours', message: 'only for a document fetched from a URL' },
+      ]);
+    if (old.source === 'url' && input.url !== undefined)
+      throw new AppError('invalid_state', 'A URL document keeps its URL: add the new page as a new document');
+    const format = input.format ?? old.format;
+    const content: DocumentContent =
+      input.text !== undefined
+        ? contentOfText(format === 'pdf' ? 'text' : format, input.text)
+        : { format, text: old.text, title: '' };
+    const refresh_hours = input.refresh_hours !== undefined ? input.refresh_hours : old.refresh_hours;
+    const row: KnowledgeDocumentRow = {
       ...old,
-      ...(input.title !== undefined ? { title: input.title } : {}),
-      ...(input.format !== undefined ? { format: input.format } : {}),
       ...(input.url !== undefined ? { url: input.url } : {}),
-      ...(input.text !== undefined ? { text: input.text, chars: [...input.text].length } : {}),
-      updated_at: isoNow(),
+      refresh_hours,
+      next_fetch_at: input.refresh_hours !== undefined ? hoursLater(refresh_hours) : old.next_fetch_at,
     };
-    const chunks = this.#chunks(document);
-    document.chunk_count = chunks.length;
-    await saveDocument(this.parts.db, this.parts.dialect, document, base.language, chunks);
-    return toDocument(document);
+    return this.#save(base, row, input.title ?? old.title, content);
   }
 
   async deleteDocument(customerId: string, baseId: string, id: string): Promise<{ id: string; deleted: true }> {
@@ -233,25 +416,37 @@ export class KnowledgeService {
 
   #chunks(document: KnowledgeDocumentRow): KnowledgeChunkRow[] {
     const now = isoNow();
-    return chunksOf({ title: document.title, text: document.text, format: document.format, url: document.url }).map(
-      (chunk) => ({
-        id: newId(),
-        document_id: document.id,
-        base_id: document.base_id,
-        customer_id: document.customer_id,
-        position: chunk.position,
-        title: document.title,
-        heading: chunk.heading,
-        url: chunk.url,
-        text: chunk.text,
-        created_at: now,
-      }),
-    );
+    return chunksOf({
+      title: document.title,
+      text: document.text,
+      format: cutAs(document.format),
+      url: document.url,
+    }).map((chunk) => ({
+      id: newId(),
+      document_id: document.id,
+      base_id: document.base_id,
+      customer_id: document.customer_id,
+      position: chunk.position,
+      title: document.title,
+      heading: chunk.heading,
+      url: chunk.url,
+      text: chunk.text,
+      embedding: null,
+      created_at: now,
+    }));
   }
 
   async #base(customerId: string, id: string): Promise<KnowledgeBaseRow> {
     const base = await findBase(this.parts.db, customerId, id);
     if (!base) throw notFound('Knowledge base');
+    return base;
+  }
+
+  /** The base, if it has room for one more document. */
+  async #roomIn(customerId: string, baseId: string): Promise<KnowledgeBaseRow> {
+    const base = await this.#base(customerId, baseId);
+    if ((await countDocuments(this.parts.db, baseId)) >= KNOWLEDGE_LIMITS.documents)
+      throw new AppError('invalid_state', `A knowledge base holds at most ${KNOWLEDGE_LIMITS.documents} documents`);
     return base;
   }
 

@@ -9,8 +9,12 @@ export interface KnowledgeBaseTable {
   updated_at: string;
 }
 
-export const documentFormats = ['text', 'markdown'] as const;
+export const documentFormats = ['text', 'markdown', 'html', 'pdf'] as const;
 export type DocumentFormat = (typeof documentFormats)[number];
+
+/** How a document came: its text in JSON, a file, or a URL fetched (and refreshed). */
+export const documentSources = ['text', 'file', 'url'] as const;
+export type DocumentSource = (typeof documentSources)[number];
 
 export interface KnowledgeDocumentTable {
   id: string;
@@ -20,8 +24,17 @@ export interface KnowledgeDocumentTable {
   format: DocumentFormat;
   /** Where the document lives for readers: its citations link there. */
   url: string | null;
-  /** Its text as given: cut again when its title, format or URL change. */
+  /** Its text as read (an HTML page's as Markdown, a PDF's pages): cut again when its title or URL change. */
   text: string;
+  source: DocumentSource;
+  /** URL documents: fetched again every this many hours (null: only when asked). */
+  refresh_hours: number | null;
+  etag: string | null;
+  last_modified: string | null;
+  fetched_at: string | null;
+  next_fetch_at: string | null;
+  /** Why the last fetch failed (the passages of the one before stay); null once one succeeds. */
+  fetch_error: string | null;
   /** The characters of its text, and the passages it was cut into. */
   chars: number;
   chunk_count: number;
@@ -40,5 +53,7 @@ export interface KnowledgeChunkTable {
   heading: string;
   url: string | null;
   text: string;
+  /** Its vector from the embeddings endpoint (Float32, base64), where one is configured. */
+  embedding: string | null;
   created_at: string;
 }

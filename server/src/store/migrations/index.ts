@@ -23,6 +23,7 @@ import { inbox } from './2026-11-27-01-inbox.js';
 import { heard } from './2026-11-27-02-heard.js';
 import { modelResponder } from './2026-11-27-03-model-responder.js';
 import { knowledge } from './2026-11-27-04-knowledge.js';
+import { knowledgeSources } from './2026-11-27-05-knowledge-sources.js';
 
 /** Every migration, in order. Names are timestamps so they sort the way they apply. */
 export const migrations: Record<string, Migration> = {
@@ -50,4 +51,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27-02-heard': heard,
   '2026-11-27-03-model-responder': modelResponder,
   '2026-11-27-04-knowledge': knowledge,
+  '2026-11-27-05-knowledge-sources': knowledgeSources,
 };

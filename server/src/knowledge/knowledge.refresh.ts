@@ -1,0 +1,31 @@
+import { BackgroundLoop } from '../shared/background-loop.js';
+import type { StoreHealth } from '../store/store-health.js';
+import type { KnowledgeService } from './knowledge.service.js';
+
+/**
+ * Fetches again the URL documents whose `refresh_hours` are up (README, Answers from your
+ * documents), every `everyMs` (5 minutes): a page that did not change costs one conditional GET.
+ */
+export class KnowledgeRefresh {
+  readonly #loop: BackgroundLoop;
+
+  constructor(parts: { knowledge: KnowledgeService; health: StoreHealth }, settings: { everyMs?: number } = {}) {
+    this.#loop = new BackgroundLoop(
+      { what: 'knowledge refresh', pass: () => parts.knowledge.refreshDue(), health: parts.health },
+      { everyMs: settings.everyMs ?? 300_000 },
+    );
+  }
+
+  start(): void {
+    this.#loop.start();
+  }
+
+  /** A pass now (tests, and nodes that would rather not wait): resolves when it ends. */
+  run(): Promise<void> {
+    return this.#loop.run();
+  }
+
+  stop(): Promise<void> {
+    return this.#loop.stop();
+  }
+}
