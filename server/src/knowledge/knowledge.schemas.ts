@@ -85,11 +85,9 @@ export const createDocumentBody = z
       description:
         'With `text`: where readers find it (citations link there). Alone: the page to fetch (HTML, Markdown, text or PDF)',
     }),
-    refresh_hours: refreshHours
-      .optional()
-      .meta({
-        description: 'A fetched page: fetch it again every this many hours (1 to 720); default only when asked',
-      }),
+    refresh_hours: refreshHours.optional().meta({
+      description: 'A fetched page: fetch it again every this many hours (1 to 720); default only when asked',
+    }),
   })
   .superRefine((body, ctx) => {
     if (body.text === undefined && body.url === undefined)

@@ -7,6 +7,7 @@ import type { Dialect } from '../store/db.js';
 import type { UploadedFile } from '../http/route.js';
 import type { EgressPolicy } from '../shared/egress.js';
 import { chunksOf } from './chunker.js';
+import { contentWords, searchWords, wordsIn } from './knowledge-words.js';
 import type { DocumentSource } from './knowledge.table.js';
 import { contentOfBytes, contentOfText, cutAs, type DocumentContent, formatOf } from './sources/document-content.js';
 import { type FetchedPage, fetchPage, PageUnavailable } from './sources/page-fetch.js';
@@ -94,6 +95,9 @@ const toChunk = (row: KnowledgeChunkRow): KnowledgeChunk => ({
 /** At most this many passages go with a turn (README, Answers from your documents). */
 export const MAX_PASSAGES = 5;
 
+/** A turn with at most this many meaningful words is read as a follow-up of the one before. */
+export const FOLLOW_UP_WORDS = 2;
+
 /** A passage handed to whoever answers a turn: the hook (`knowledge`), the model, or the knowledge responder. */
 export interface Passage {
   chunk_id: string;
@@ -103,17 +107,6 @@ export interface Passage {
   url: string | null;
   text: string;
   score: number;
-}
-
-/** A question's words as the search takes them: letters and digits, lower case, each once. */
-export function wordsOf(question: string): string[] {
-  return [...new Set((question.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? []).filter((w) => w.length > 1))].slice(0, 32);
-}
-
-/** Of `words`, those `text` holds, by their first letters (so "rooms" finds "room", "parking" finds "park"). */
-export function wordsIn(text: string, words: readonly string[]): string[] {
-  const haystack = text.toLowerCase();
-  return words.filter((w) => haystack.includes(w.length > 4 ? w.slice(0, w.length - 2) : w));
 }
 
 /**
@@ -386,7 +379,7 @@ export class KnowledgeService {
   /** The passages that best answer `question`, best first, each with the question's words it holds. */
   async search(customerId: string, baseId: string, question: string, limit: number) {
     const base = await this.#base(customerId, baseId);
-    const words = wordsOf(question);
+    const words = searchWords(question);
     const found = await searchChunks(this.parts.db, this.parts.dialect, base, words, limit);
     return found.map((row) => ({
       ...toChunk(row),
@@ -397,12 +390,15 @@ export class KnowledgeService {
 
   /**
    * The passages of an agent's knowledge base that best match the visitor's words, best first (at
-   * most {@link MAX_PASSAGES}); none without a base, or when the base is gone.
+   * most {@link MAX_PASSAGES}); none without a base, or when the base is gone. A short follow-up
+   * ("and on weekends?": at most {@link FOLLOW_UP_WORDS} meaningful words) is searched together with
+   * the visitor's turn before it, which says what it follows up.
    */
-  async passagesFor(customerId: string, baseId: string | null, words: string): Promise<Passage[]> {
+  async passagesFor(customerId: string, baseId: string | null, words: string, before?: string): Promise<Passage[]> {
     const base = baseId ? await findBase(this.parts.db, customerId, baseId) : undefined;
     if (!base) return [];
-    const found = await searchChunks(this.parts.db, this.parts.dialect, base, wordsOf(words), MAX_PASSAGES);
+    const query = before && contentWords(words).length <= FOLLOW_UP_WORDS ? `${words} ${before}` : words;
+    const found = await searchChunks(this.parts.db, this.parts.dialect, base, searchWords(query), MAX_PASSAGES);
     return found.map((row) => ({
       chunk_id: row.id,
       document_id: row.document_id,

@@ -168,7 +168,9 @@ describeEachStore("a knowledge base in an agent's turns", (kind: StoreKind) => {
   let model: Awaited<ReturnType<typeof startModelServer>>;
 
   beforeAll(async () => {
-    customer = await startCustomerServer((_call, res) => res.writeHead(202).end());
+    customer = await startCustomerServer((_call, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ reply_text: 'Noted.' })),
+    );
     model = await startModelServer(writes('From the guide.'));
     service = await startService(kind, { env: { HOOK_ALLOWED_HOSTS: '127.0.0.1' } });
   });
@@ -209,8 +211,12 @@ describeEachStore("a knowledge base in an agent's turns", (kind: StoreKind) => {
     const widget = await Widget.open(service, deploymentId);
     const ready = await widget.hello(await mintToken(created.body.data.signing_secret, deploymentId));
     const before = customer.calls.length;
-    widget.send({ type: 'user_turn', client_turn_id: 'k1', text: 'Where can I park?', mode: 'text' });
+    // Nothing in the guide: none (and no turn before to follow up).
+    widget.send({ type: 'user_turn', client_turn_id: 'k0', text: 'helicopter', mode: 'text' });
     await waitFor(async () => customer.calls.length > before);
+    expect(customer.calls.at(-1)!.body.knowledge).toEqual([]);
+    widget.send({ type: 'user_turn', client_turn_id: 'k1', text: 'Where can I park?', mode: 'text' });
+    await waitFor(async () => customer.calls.length > before + 1);
     const knowledge = customer.calls.at(-1)!.body.knowledge;
     expect(knowledge[0]).toMatchObject({
       document_id: documentId,
@@ -220,8 +226,9 @@ describeEachStore("a knowledge base in an agent's turns", (kind: StoreKind) => {
     });
     expect(knowledge.length).toBeLessThanOrEqual(5);
     const detail = await waitFor(async () => {
-      const turn = (await api.get(`/api/v1/conversations/${ready.conversation_id}`)).body.data.turns[0];
-      return turn.knowledge && turn;
+      const turns = (await api.get(`/api/v1/conversations/${ready.conversation_id}`)).body.data.turns;
+      const turn = turns.find((t: any) => t.text === 'Where can I park?');
+      return turn?.knowledge && turn;
     });
     expect(detail.knowledge[0]).toEqual({
       chunk_id: knowledge[0].chunk_id,
@@ -230,9 +237,16 @@ describeEachStore("a knowledge base in an agent's turns", (kind: StoreKind) => {
       url: 'https://harbor.example/guide#parking',
       score: knowledge[0].score,
     });
-    widget.send({ type: 'user_turn', client_turn_id: 'k2', text: 'helicopter', mode: 'text' });
-    await waitFor(async () => customer.calls.length > before + 1);
-    expect(customer.calls.at(-1)!.body.knowledge).toEqual([]);
+    // A short follow-up is searched with the turn before it: "how much?" is about parking.
+    widget.send({ type: 'user_turn', client_turn_id: 'k2', text: 'How much is it?', mode: 'text' });
+    await waitFor(async () => customer.calls.length > before + 2);
+    expect(customer.calls.at(-1)!.body.knowledge.map((k: any) => k.url)).toEqual([
+      'https://harbor.example/guide#parking',
+    ]);
+    // A whole new question is not: it stands on its own words.
+    widget.send({ type: 'user_turn', client_turn_id: 'k3', text: 'Is the sauna open late?', mode: 'text' });
+    await waitFor(async () => customer.calls.length > before + 3);
+    expect(customer.calls.at(-1)!.body.knowledge.map((k: any) => k.url)).toEqual(['https://harbor.example/guide#spa']);
   });
 
   it("puts the passages in a model agent's system message, to answer from", async () => {
@@ -247,6 +261,36 @@ describeEachStore("a knowledge base in an agent's turns", (kind: StoreKind) => {
     expect((await widget.next('reply')).text).toBe('From the guide.');
     const system = model.calls.at(-1)!.body.messages[0]!.content!;
     expect(system).toContain('[1] Guest guide › Spa: The sauna and the pool are open from 9 to 21.');
+  });
+
+  it("links a model's reply to the passages it cites, and the visitor never sees or hears the numbers", async () => {
+    const { api, base } = await withGuide();
+    const citing = await startModelServer(
+      writes('Towels wait at the spa desk [1]. The garage costs 18 euros a night [2, 1]. Anything else?'),
+    );
+    try {
+      const endpoint = await api.post('/api/v1/model-endpoints', { name: 'T', base_url: citing.baseUrl });
+      const agent = await deployAgent(service, api, {
+        responder: { type: 'model', endpoint_id: endpoint.body.data.id, model: 'm' },
+      });
+      await api.put(`/api/v1/agents/${agent.agentId}`, { knowledge_base_id: base });
+      const { widget } = await agent.visitor();
+      widget.send({ type: 'user_turn', client_turn_id: 'k1', text: 'Towels at the spa, and parking?', mode: 'text' });
+      const reply = await widget.next('reply');
+      expect(reply.text).toBe('Towels wait at the spa desk. The garage costs 18 euros a night. Anything else?');
+      const system = citing.calls.at(-1)!.body.messages[0]!.content!;
+      const numbered = (n: number) => new RegExp(`\\[${n}\\] Guest guide › (\\w+)`).exec(system)![1];
+      expect([numbered(1), numbered(2)]).toEqual(['Spa', 'Parking']);
+      expect(reply.actions).toEqual([
+        { type: 'link', label: 'Guest guide', url: 'https://harbor.example/guide#spa' },
+        { type: 'link', label: 'Guest guide', url: 'https://harbor.example/guide#parking' },
+      ]);
+      const parts = widget.frames.filter((f) => f.type === 'reply_part').map((f) => f.text);
+      // The parts said so far (the last sentence comes with the reply).
+      expect(parts.join('')).toBe('Towels wait at the spa desk. The garage costs 18 euros a night. ');
+    } finally {
+      await citing.close();
+    }
   });
 });
 

@@ -173,6 +173,23 @@ export async function heardBefore(
   return previous?.heard_text == null ? undefined : previous;
 }
 
+/** The visitor's words in the turn before `turn` in its conversation, if there was one. */
+export async function textBefore(
+  db: Db,
+  turn: Pick<TurnRow, 'conversation_id' | 'created_at' | 'id'>,
+): Promise<string | undefined> {
+  const previous = await db
+    .selectFrom('turns')
+    .select('text')
+    .where('conversation_id', '=', turn.conversation_id)
+    .where('id', '!=', turn.id)
+    .where('created_at', '<=', turn.created_at)
+    .orderBy('created_at', 'desc')
+    .limit(1)
+    .executeTakeFirst();
+  return previous?.text;
+}
+
 export async function countDuplicateReply(trx: Trx, id: string): Promise<void> {
   await trx
     .updateTable('turns')

@@ -1,26 +1,12 @@
 import { sentencesOf } from '#protocol/sentences';
-import type { ReplyAction } from '#protocol/frames';
-import { type Passage, wordsIn, wordsOf } from '../../knowledge/knowledge.service.js';
-
-/** Words that say nothing of what is asked, left out when judging whether a passage answers it. */
-const FILLER_WORDS = new Set(
-  (
-    'a an and are as at be can could do does for from have how i in is it me my of on or our the there to was ' +
-    'we what when where which who why will with would you your please tell know about any there here ' +
-    'der die das ein eine ist und wie wo wann was ich sie es le la les un une est et comment où quand ' +
-    'el los las y es cómo dónde cuándo qué il lo gli e è come dove quando'
-  ).split(' '),
-);
-
-/** The question's words that carry its meaning. */
-export function contentWords(question: string): string[] {
-  return wordsOf(question).filter((w) => !FILLER_WORDS.has(w));
-}
+import type { Passage } from '../../knowledge/knowledge.service.js';
+import { contentWords, wordsIn } from '../../knowledge/knowledge-words.js';
+import { type Citation, linkTo } from './citations.js';
 
 /** A reply built on a passage: its most relevant sentences, and a link to where it came from. */
 export interface PassageAnswer {
   text: string;
-  citation: Extract<ReplyAction, { type: 'link' }> | undefined;
+  citation: Citation | undefined;
   /** The share of the question's meaningful words the passage holds. */
   match: number;
 }
@@ -47,10 +33,9 @@ export function answerFrom(
   const first = top > 0 ? scores.indexOf(top) : 0;
   let last = first;
   while (last + 1 < sentences.length && last - first < 2 && scores[last + 1]! > 0) last++;
-  const label = best.title.length > 40 ? `${best.title.slice(0, 39)}…` : best.title;
   return {
     text: sentences.slice(first, last + 1).join(' '),
-    citation: best.url ? { type: 'link', label, url: best.url } : undefined,
+    citation: linkTo(best),
     match,
   };
 }

@@ -36,7 +36,7 @@ export function systemMessage(
     `Now: ${now.toISOString().slice(0, 16).replace('T', ' ')} UTC.`,
     // The agent's knowledge base (README, Answers from your documents): what to answer from.
     passages.length
-      ? `Answer from these passages of the agent's knowledge base when they hold the answer; say so when they do not:\n${passages
+      ? `Answer from these passages of the agent's knowledge base when they hold the answer; say so when they do not. Put the number of each passage you answer from in brackets after the sentence that uses it, like [1]: the visitor is shown a link to it, never the number:\n${passages
           .map((p, i) => `[${i + 1}] ${p.title}${p.heading ? ` › ${p.heading}` : ''}: ${p.text}`)
           .join('\n')}`
       : '',

@@ -20,6 +20,7 @@ import type { EventRecorder } from '../events/event.recorder.js';
 import { recentTalk } from '../events/event.repository.js';
 import type { Responder, TurnContext } from '../turns/responder.js';
 import { type ChatExchange, type ChatMessage, type ChatTarget, streamChat } from './chat-completions.js';
+import { citationsOf, withoutMarkers } from '../knowledge/citations.js';
 import { serviceWords } from '../service-words.js';
 import { AgentTools } from './tool-calls.js';
 import type { ModelCalls } from './model-calls.js';
@@ -95,7 +96,10 @@ export class ModelResponder implements Responder {
               unit,
               at,
               { turnId: turn.id, conversationId: turn.conversation_id, deploymentId: dep.id },
-              { text: [...said.text].slice(0, REPLY_CHARS).join(''), actions: said.actions.slice(0, MAX_ACTIONS) },
+              {
+                text: [...said.text].slice(0, REPLY_CHARS).join(''),
+                actions: [...said.actions, ...citationsOf(said.written, passages ?? [])].slice(0, MAX_ACTIONS),
+              },
             )) === 'stored'
           : Boolean(await turnLifecycle.modelFailed(unit, at, turn.id));
         if (moved && passages) await setTurnKnowledge(unit.trx, turn.id, passages);
@@ -131,11 +135,12 @@ export class ModelResponder implements Responder {
       end: false,
     };
     const target = await this.#target(dep, spec);
-    if (typeof target === 'string') return { ...said, why: target };
+    if (typeof target === 'string') return { ...said, why: target, written: '' };
     const release = await this.parts.calls.take(dep.customerId, spec.first_token_timeout_ms, signal);
     if (!release)
       return {
         ...said,
+        written: '',
         why: `${this.parts.calls.limit} model calls of this customer already in flight on this node (MODEL_CONCURRENCY)`,
       };
     const writer = new PartWriter(this.parts, dep, turn);
@@ -197,7 +202,7 @@ export class ModelResponder implements Responder {
     } finally {
       release();
     }
-    return { ...said, text: writer.text.trim() };
+    return { ...said, text: writer.text.trim(), written: writer.written };
   }
 
   /** Where the agent's model is: its endpoint, or the operator's; else why there is none. */
@@ -236,6 +241,8 @@ export class ModelResponder implements Responder {
  * carries the whole text anyway.
  */
 class PartWriter {
+  /** What the model wrote, its citation markers included. */
+  #raw = '';
   #text = '';
   #sent = 0;
   #paused = false;
@@ -248,18 +255,23 @@ class PartWriter {
     private readonly turn: TurnRow,
   ) {}
 
-  /** Everything written so far, fillers included: the final reply. */
+  /** Everything written so far, fillers included, without citation markers: the final reply. */
   get text(): string {
     return this.#text;
+  }
+
+  /** The same with its markers: what the citations are read from. */
+  get written(): string {
+    return this.#raw;
   }
 
   write(piece: string): void {
     // A round's words after a tool call continue the reply: apart from the words before them.
     if (this.#paused && piece.trim()) {
       this.#paused = false;
-      if (this.#text && !/\s$/.test(this.#text) && !/^\s/.test(piece)) this.#text += ' ';
+      if (this.#raw && !/\s$/.test(this.#raw) && !/^\s/.test(piece)) this.#append(' ');
     }
-    this.#text += piece;
+    this.#append(piece);
     const end = completeSentencesEnd(this.#text);
     if (end <= this.#sent) return;
     const ready = this.#text.slice(this.#sent, end);
@@ -279,10 +291,19 @@ class PartWriter {
   /** A sentence of the service's own while a tool works (the filler): said as a part, and kept in the reply. */
   say(sentence: string): void {
     this.pause();
-    this.#text += `${this.#text && !/\s$/.test(this.#text) ? ' ' : ''}${sentence} `;
+    this.#append(`${this.#raw && !/\s$/.test(this.#raw) ? ' ' : ''}${sentence} `);
     const said = this.#text.slice(this.#sent);
     this.#sent = this.#text.length;
     this.#store(said);
+  }
+
+  /**
+   * Markers go as a whole: one still open at the end (`[1`) stays out of any complete sentence, and
+   * once closed it is gone from the text, before or after what was sent alike.
+   */
+  #append(piece: string): void {
+    this.#raw += piece;
+    this.#text = withoutMarkers(this.#raw);
   }
 
   settled(): Promise<unknown> {
