@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { ConciergeClient, type HookEvent, mintUserToken, type TurnHook, verifyHook } from '../sdk/node/src/index.js';
 import { answerFor, partsOf } from './answers.js';
-import { demoResponder, type Provisioned, provision, switchDemoResponder } from './provision.js';
+import { type DemoDefault, demoResponder, type Provisioned, provision, switchDemoResponder } from './provision.js';
 
 /** How the fake customer answers the turn hook; QA switches it from the panel. `stream`: the reply in parts, {@link STREAM_EVERY_MS} apart, then whole. */
 export const MODES = [
@@ -38,6 +38,8 @@ export interface DemoOptions {
   host: string;
   /** Where the provisioned deployment is remembered across restarts. */
   statePath?: string;
+  /** Who answers a newly provisioned agent (default the hotel's server; `npm start`: its pages). */
+  answeredBy?: DemoDefault;
   /** Lifetime of the user tokens it mints (default 900 s); the widget refreshes them a minute before. */
   tokenTtlS?: number;
 }
@@ -62,6 +64,7 @@ const PAGES: Record<string, string> = {
   'GET /hostile': 'hostile.html',
   'GET /scripted': 'scripted.html',
   'GET /book': 'book.html',
+  'GET /guide': 'guide.html',
 };
 const ASSETS: Record<string, [file: string, type: string]> = {
   'GET /site.css': ['site.css', 'text/css'],
@@ -234,7 +237,8 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
   const page = (name: string) =>
     readFileSync(join(SITE, name), 'utf8')
       .replaceAll('{{SERVICE_URL}}', browserServiceUrl)
-      .replaceAll('{{DEPLOYMENT_ID}}', deployment!.deploymentId);
+      // Also asked while the demo provisions (the service fetching the guide), before a deployment exists.
+      .replaceAll('{{DEPLOYMENT_ID}}', deployment?.deploymentId ?? '');
 
   // The strictest policy the widget must live under: no inline script or style, no eval.
   const csp = () =>
@@ -293,10 +297,12 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
           endpointId?: string;
           model?: string;
         };
-        if (next.responder === 'hook')
-          return json(res, 200, await switchDemoResponder(o.serviceUrl, deployment!, { responder: 'hook' }));
+        if (next.responder === 'hook' || next.responder === 'knowledge')
+          return json(res, 200, await switchDemoResponder(o.serviceUrl, deployment!, { responder: next.responder }));
         if (next.responder !== 'model' || !next.endpointId || !next.model?.trim())
-          return json(res, 400, { error: 'responder must be hook, or model with an endpointId and a model' });
+          return json(res, 400, {
+            error: 'responder must be hook, knowledge, or model with an endpointId and a model',
+          });
         return json(
           res,
           200,
@@ -347,8 +353,14 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
     deployment = await provision(
       o.serviceUrl,
       o.apiKey,
-      { hookUrl: `http://127.0.0.1:${port}/hook`, transcriptUrl: `http://127.0.0.1:${port}/transcript`, origin: url },
+      {
+        hookUrl: `http://127.0.0.1:${port}/hook`,
+        transcriptUrl: `http://127.0.0.1:${port}/transcript`,
+        origin: url,
+        guideUrl: `${url}/guide`,
+      },
       o.statePath,
+      o.answeredBy,
     );
   } catch (err) {
     await close();

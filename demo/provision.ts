@@ -11,7 +11,12 @@ export interface DemoHooks {
   hookUrl: string;
   transcriptUrl: string;
   origin: string;
+  /** The hotel's guest guide, where the service fetches it for the agent's knowledge base. */
+  guideUrl: string;
 }
+
+/** Who answers a new demo agent: the hotel's server (the QA stack), or its pages (`npm start`). */
+export type DemoDefault = 'hook' | 'knowledge';
 
 async function api(
   base: string,
@@ -58,6 +63,7 @@ export async function provision(
   apiKey: string,
   hooks: DemoHooks,
   statePath: string | undefined,
+  answeredBy: DemoDefault = 'hook',
 ): Promise<Provisioned> {
   const saved =
     statePath && existsSync(statePath) ? (JSON.parse(readFileSync(statePath, 'utf8')) as Provisioned) : undefined;
@@ -66,6 +72,7 @@ export async function provision(
       channel_config: channel(hooks),
     });
     if (found.status === 200) {
+      await provisionKnowledge(serviceUrl, apiKey, saved.agentId, hooks.guideUrl);
       await expect2xx(
         api(serviceUrl, apiKey, 'POST', `/api/v1/deployments/${saved.deploymentId}/activate`),
         'activate',
@@ -87,6 +94,16 @@ export async function provision(
     await new Promise((r) => setTimeout(r, 100));
   }
   const agentId: string = created.agent_id;
+  await provisionKnowledge(serviceUrl, apiKey, agentId, hooks.guideUrl);
+  if (answeredBy === 'knowledge') {
+    const spec = await expect2xx(api(serviceUrl, apiKey, 'GET', `/api/v1/agents/${agentId}/spec`), 'agent spec');
+    await expect2xx(
+      api(serviceUrl, apiKey, 'PUT', `/api/v1/agents/${agentId}`, {
+        draft_spec: { ...spec.draft_spec, responder: { type: 'knowledge' } },
+      }),
+      'save draft',
+    );
+  }
   await expect2xx(api(serviceUrl, apiKey, 'POST', `/api/v1/agents/${agentId}/publish`), 'publish');
   const deployment = await expect2xx(
     api(serviceUrl, apiKey, 'POST', '/api/v1/deployments', {
@@ -102,6 +119,40 @@ export async function provision(
   return result;
 }
 
+const KNOWLEDGE_BASE = "Harbor Hotel's pages";
+
+/**
+ * The hotel's pages as a knowledge base of the demo customer (README, Answers from your documents):
+ * its guest guide, fetched by the service from the demo site and refreshed daily, at the site's
+ * current address. The agent reads it whoever answers: the hotel's server gets the passages too.
+ */
+async function provisionKnowledge(serviceUrl: string, apiKey: string, agentId: string, guideUrl: string) {
+  const bases = await expect2xx(api(serviceUrl, apiKey, 'GET', '/api/v1/knowledge-bases?per_page=100'), 'bases');
+  const baseId: string =
+    bases.find((b: { name: string }) => b.name === KNOWLEDGE_BASE)?.id ??
+    (await expect2xx(api(serviceUrl, apiKey, 'POST', '/api/v1/knowledge-bases', { name: KNOWLEDGE_BASE }), 'base')).id;
+  const documents = await expect2xx(
+    api(serviceUrl, apiKey, 'GET', `/api/v1/knowledge-bases/${baseId}/documents?per_page=100`),
+    'documents',
+  );
+  if (!documents.some((d: { url: string | null }) => d.url === guideUrl)) {
+    // The site moved (another DEMO_PORT): the guide at its old address goes.
+    for (const stale of documents.filter((d: { source: string }) => d.source === 'url'))
+      await api(serviceUrl, apiKey, 'DELETE', `/api/v1/knowledge-bases/${baseId}/documents/${stale.id}`);
+    await expect2xx(
+      api(serviceUrl, apiKey, 'POST', `/api/v1/knowledge-bases/${baseId}/documents`, {
+        url: guideUrl,
+        refresh_hours: 24,
+      }),
+      'add the guest guide',
+    );
+  }
+  await expect2xx(
+    api(serviceUrl, apiKey, 'PUT', `/api/v1/agents/${agentId}`, { knowledge_base_id: baseId }),
+    'agent knowledge base',
+  );
+}
+
 /** What the demo hotel's agent knows, for a model answering in its place (README, An agent without a server). */
 const HOTEL_INSTRUCTIONS = [
   'You are the concierge of the Harbor Hotel, a small hotel on the harbour. Answer guests briefly and warmly.',
@@ -110,9 +161,9 @@ const HOTEL_INSTRUCTIONS = [
   'The restaurant takes tables from 6 pm to 10 pm. If you cannot help, offer to hand over to the front desk.',
 ];
 
-/** Who answers the demo agent's turns now: the hotel's server, or a model on one of its endpoints. */
+/** Who answers the demo agent's turns now: the hotel's server, its pages, or a model on one of its endpoints. */
 export interface DemoResponder {
-  responder: 'hook' | 'model';
+  responder: 'hook' | 'knowledge' | 'model';
   endpointId: string | null;
   model: string | null;
   /** The customer's model endpoints, to choose from. */
@@ -126,7 +177,7 @@ export async function demoResponder(serviceUrl: string, demo: Provisioned): Prom
   ]);
   const responder = (spec.agent_spec?.responder ?? {}) as { type?: string; endpoint_id?: string; model?: string };
   return {
-    responder: responder.type === 'model' ? 'model' : 'hook',
+    responder: responder.type === 'model' || responder.type === 'knowledge' ? responder.type : 'hook',
     endpointId: responder.endpoint_id ?? null,
     model: responder.model ?? null,
     endpoints: endpoints.map((e: { id: string; name: string; base_url: string }) => ({
@@ -138,13 +189,13 @@ export async function demoResponder(serviceUrl: string, demo: Provisioned): Prom
 }
 
 /**
- * Switches the demo agent between the hotel's server and a model on one of the customer's
- * endpoints (the QA panel), through the management API: its draft's responder, then a publish.
+ * Switches who answers the demo agent (the QA panel): the hotel's server, its pages, or a model on
+ * one of the customer's endpoints, through the management API: its draft's responder, then a publish.
  */
 export async function switchDemoResponder(
   serviceUrl: string,
   demo: Provisioned,
-  to: { responder: 'hook' } | { responder: 'model'; endpointId: string; model: string },
+  to: { responder: 'hook' | 'knowledge' } | { responder: 'model'; endpointId: string; model: string },
 ): Promise<DemoResponder> {
   const spec = await expect2xx(
     api(serviceUrl, demo.apiKey, 'GET', `/api/v1/agents/${demo.agentId}/spec`),
@@ -154,7 +205,8 @@ export async function switchDemoResponder(
   if (to.responder === 'model') {
     draft.responder = { type: 'model', endpoint_id: to.endpointId, model: to.model };
     draft.instructions = HOTEL_INSTRUCTIONS;
-  } else delete draft.responder;
+  } else if (to.responder === 'knowledge') draft.responder = { type: 'knowledge' };
+  else delete draft.responder;
   await expect2xx(
     api(serviceUrl, demo.apiKey, 'PUT', `/api/v1/agents/${demo.agentId}`, { draft_spec: draft }),
     'save draft',

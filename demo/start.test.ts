@@ -140,6 +140,21 @@ describe('npm start and npm run service, started and stopped as a person does', 
     expect(await testHook(`http://127.0.0.1:${portOf(demoUrl)}/hook`)).toBeNull();
     expect(await testHook(`http://127.0.0.1:${portOf(serviceUrl)}/healthz`)).toBe('egress_refused');
 
+    // The hotel's concierge answers from its guest guide, fetched from the demo site: no model, no server.
+    const get = async (path: string) =>
+      (
+        (await (
+          await fetch(`${serviceUrl}${path}`, { headers: { authorization: `Bearer ${demo.apiKey}` } })
+        ).json()) as any
+      ).data;
+    expect((await get(`/api/v1/agents/${demo.agentId}/spec`)).agent_spec.responder).toEqual({
+      type: 'knowledge',
+    });
+    const agent = await get(`/api/v1/agents/${demo.agentId}`);
+    const [guide] = await get(`/api/v1/knowledge-bases/${agent.knowledge_base_id}/documents`);
+    expect(guide).toMatchObject({ url: `${demoUrl}/guide`, source: 'url', format: 'html', fetch_error: null });
+    expect(guide.chunk_count).toBeGreaterThanOrEqual(8);
+
     started.child.kill('SIGTERM');
     await freedWithin5s([portOf(serviceUrl), portOf(demoUrl)]);
     expect(await started.exited).toBe(0);

@@ -19,11 +19,17 @@ const TSX = ['--import', 'tsx'];
 const dataDir = process.env.DATA_DIR ?? './data';
 const statePath = join(dataDir, 'demo.json');
 
-// The demo hotel's hooks are on loopback, and so is the server of README, "Your first concierge"
-// (port 3000): the service's egress guard lets those two ports through, and nothing else on this
-// machine. DEMO_PORT=0 is settled here, since the guard must know the port first.
+// The demo hotel's hooks are on loopback (and its guest guide, fetched for the agent's knowledge
+// base at the address visitors use), and so is the server of README, "Your first concierge" (port
+// 3000): the service's egress guard lets those two ports through, and nothing else on this machine.
+// DEMO_PORT=0 is settled here, since the guard must know the port first.
 const demoPort = await freePort(Number(process.env.DEMO_PORT ?? 8788));
-const allowed = [process.env.HOOK_ALLOWED_HOSTS, `127.0.0.1:${demoPort}`, ...FIRST_SERVER_HOSTS]
+const allowed = [
+  process.env.HOOK_ALLOWED_HOSTS,
+  `127.0.0.1:${demoPort}`,
+  `localhost:${demoPort}`,
+  ...FIRST_SERVER_HOSTS,
+]
   .filter(Boolean)
   .join(',');
 // The hotel speaks in the service's own voice where espeak-ng is installed, unless another is set.
@@ -144,6 +150,8 @@ try {
     port: demoPort,
     host: process.env.HOST ?? '127.0.0.1',
     statePath,
+    // No model and no server needed: the hotel's concierge answers from its guest guide.
+    answeredBy: 'knowledge',
   });
   closeDemo = demo.close;
   // The service's own start lines are in `held`; whether they carry a key says if this was a first start.

@@ -37,14 +37,15 @@
       });
   });
 
-  // Who answers the demo agent: the hotel's server, or a model on one of the customer's endpoints (README, An agent without a server).
+  // Who answers the demo agent: the hotel's server, its pages (README, Answers from your documents), or a
+  // model on one of the customer's endpoints (README, An agent without a server).
   var responderForm = document.getElementById('qa-responder');
   var answerer = document.getElementById('qa-answerer');
   var model = document.getElementById('qa-model');
   var responderApplied = document.getElementById('qa-responder-applied');
   function showResponder(r) {
     if (r.error) return (responderApplied.textContent = r.error);
-    while (answerer.options.length > 1) answerer.remove(1);
+    while (answerer.options.length > 2) answerer.remove(2);
     r.endpoints.forEach(function (e) {
       var option = document.createElement('option');
       option.value = e.id;
@@ -52,9 +53,15 @@
       answerer.appendChild(option);
     });
     document.getElementById('qa-no-model').hidden = r.endpoints.length > 0;
-    answerer.value = r.responder === 'model' ? r.endpointId : 'hook';
+    answerer.value = r.responder === 'model' ? r.endpointId : r.responder;
     if (r.model) model.value = r.model;
-    responderApplied.textContent = 'Now: ' + (r.responder === 'model' ? 'the model ' + r.model : "the hotel's server");
+    responderApplied.textContent =
+      'Now: ' +
+      (r.responder === 'model'
+        ? 'the model ' + r.model
+        : r.responder === 'knowledge'
+          ? "the hotel's pages"
+          : "the hotel's server");
   }
   fetch('/qa/responder')
     .then(function (r) {
@@ -63,12 +70,12 @@
     .then(showResponder);
   responderForm.addEventListener('submit', function (event) {
     event.preventDefault();
-    var toModel = answerer.value !== 'hook';
+    var plain = answerer.value === 'hook' || answerer.value === 'knowledge';
     fetch('/qa/responder', {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify(
-        toModel ? { responder: 'model', endpointId: answerer.value, model: model.value } : { responder: 'hook' },
+        plain ? { responder: answerer.value } : { responder: 'model', endpointId: answerer.value, model: model.value },
       ),
     })
       .then(function (r) {

@@ -131,8 +131,14 @@ describe('the README', () => {
     it("takes a new key to a published agent, an active deployment, the reader's own server answering a visitor, and its records", async () => {
       const key = await bootstrapKey(service);
       const port = 3000;
+      const demo = (
+        await waitFor(async () => /^Demo at (\S+)$/m.exec(service.stdout()), 20_000, 'the Demo at line')
+      )[1]!;
       const ours = (text: string) =>
-        text.replaceAll('http://127.0.0.1:8787', service.url).replaceAll('vak_paste_yours_here', key);
+        text
+          .replaceAll('http://127.0.0.1:8787', service.url)
+          .replaceAll('http://localhost:8788', demo)
+          .replaceAll('vak_paste_yours_here', key);
       for (const file of blocks.filter((b) => b.tags[0]?.startsWith('file=')))
         writeFileSync(join(dir, file.tags[0]!.slice(5)), ours(file.body));
 

@@ -29,8 +29,11 @@ export function answerFrom(
   const sentences = sentencesOf(best.text.replace(/\s+/g, ' '), true);
   const scores = sentences.map((s) => wordsIn(s, words).length);
   const top = Math.max(...scores);
+  // A section whose heading names what is asked ("Parking" for "where can I park?") answers with
+  // its opening, unless a later sentence holds more of the question than heading and opening do.
+  const lead = wordsIn(`${best.heading} ${sentences[0] ?? ''}`, words).length;
   // The best sentence, and the ones after it while they still hold a word of the question (at most three).
-  const first = top > 0 ? scores.indexOf(top) : 0;
+  const first = lead >= top ? 0 : scores.indexOf(top);
   let last = first;
   while (last + 1 < sentences.length && last - first < 2 && scores[last + 1]! > 0) last++;
   return {
