@@ -1,3 +1,5 @@
+import { pdfOf } from '../server/test/pdf-file.js';
+import { audit, consoleErrors, nav, PASSWORD } from './console-kit.js';
 import { ask, conversation, expect, launcher, scriptedSpeech, spoken, test } from './fixtures.js';
 
 /**
@@ -65,4 +67,76 @@ test("Chromium: the hotel's pages answer a guest, the source is linked (shown, n
     'A person from the team will answer you here.',
   );
   await page.screenshot({ path: 'test-results/widget/knowledge-unknown.png' });
+});
+
+test('a customer makes a knowledge base in the console from a page, a PDF and text, sees what a question finds and why, and gives it to an agent', async ({
+  page,
+  stack,
+}) => {
+  test.setTimeout(90_000);
+  const errors = consoleErrors(page);
+  const { welcomeToken } = stack.newConsoleCustomer('Harbor Hotel owner', 'owner@harbor-knowledge.example');
+  await page.goto(`${stack.serviceUrl}/console/#/welcome/${welcomeToken}`);
+  await page.getByLabel('Password (at least 12 characters)').fill(PASSWORD);
+  await page.getByLabel('The same password again').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Set password and sign in' }).click();
+  await expect(page.getByRole('heading', { name: 'Getting started' })).toBeVisible();
+
+  await nav(page, 'Knowledge').click();
+  await expect(page.getByText('No knowledge base yet')).toBeVisible();
+  await page.getByLabel('Name').fill('Hotel pages');
+  await page.getByRole('button', { name: 'Create' }).click();
+  await expect(page.getByRole('heading', { name: 'Hotel pages' })).toBeVisible();
+  await expect(page.getByText('No document yet')).toBeVisible();
+
+  // A page, fetched by the service.
+  await page.getByLabel('Page URL (HTML, Markdown, text or PDF)').fill(`${stack.demoUrl}/guide`);
+  await page.getByRole('button', { name: 'Add document' }).click();
+  await expect(page.getByRole('status').filter({ hasText: 'Added “Harbor Hotel guest guide”' })).toBeVisible();
+  const guide = page.getByRole('row').filter({ hasText: 'Harbor Hotel guest guide' });
+  await expect(guide).toContainText('Page (html, fetched every 24 h)');
+
+  // A PDF from disk.
+  await page.getByLabel('A file').check();
+  await page.getByLabel('File: .txt, .md, .html or .pdf, at most 5 MB').setInputFiles({
+    name: 'spa-menu.pdf',
+    mimeType: 'application/pdf',
+    buffer: pdfOf([['Spa menu', 'A hot stone massage takes 60 minutes and costs 70 euros.']]),
+  });
+  await page.getByRole('button', { name: 'Add document' }).click();
+  await expect(page.getByRole('row').filter({ hasText: 'spa-menu' })).toContainText('File (pdf)');
+  // A scan is refused, saying why.
+  await page.getByLabel('File: .txt, .md, .html or .pdf, at most 5 MB').setInputFiles({
+    name: 'scan.pdf',
+    mimeType: 'application/pdf',
+    buffer: pdfOf([[]]),
+  });
+  await page.getByRole('button', { name: 'Add document' }).click();
+  await expect(page.getByRole('alert')).toContainText('The PDF holds no text to answer from');
+
+  // What a question finds, and why.
+  await page.getByLabel('Question').fill('How much is a massage?');
+  await page.getByRole('button', { name: 'Search' }).click();
+  const found = page.getByRole('status').filter({ hasText: 'score' });
+  await expect(found.getByRole('listitem').first()).toContainText('spa-menu');
+  await expect(found.getByRole('listitem').first()).toContainText('holds massage');
+  await expect(found.locator('mark').first()).toHaveText('massage');
+
+  // The guide's passages, and a refresh that finds it unchanged.
+  await guide.getByRole('button', { name: /^Show the \d+ passages of Harbor Hotel guest guide$/ }).click();
+  await expect(guide.getByText(/^Parking ·/)).toBeVisible();
+  await guide.getByRole('button', { name: 'Refresh Harbor Hotel guest guide' }).click();
+  await expect(guide).toContainText('fetched');
+  await audit(page, 'knowledge-base');
+
+  // The agent page gives an agent the base.
+  await nav(page, 'Agents').click();
+  await page.getByLabel('Name').fill('Harbor desk');
+  await page.getByRole('button', { name: 'Create agent' }).click();
+  await expect(page.getByRole('status')).toContainText('Generation succeeded');
+  await page.getByRole('link', { name: 'Harbor desk' }).click();
+  await page.getByLabel(/^Knowledge base/).selectOption({ label: 'Hotel pages' });
+  await expect(page.getByLabel(/^Knowledge base/)).toHaveValue(/[0-9a-f-]{36}/);
+  // The one refusal asked for (the scan), and nothing else.
+  expect(errors).toEqual(['Failed to load resource: the server responded with a status of 400 (Bad Request)']);
 });

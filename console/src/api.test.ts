@@ -75,6 +75,16 @@ describe('the console API client, against a real service', () => {
     expect(curlOf('GET', '/api/v1/agents', undefined, 'https://svc.example')).toBe(
       `curl -X GET 'https://svc.example/api/v1/agents' \\\n  -H "Authorization: Bearer $CONCIERGE_API_KEY"`,
     );
+    // An upload is the file's name as curl's -F, its bytes never kept.
+    expect(
+      curlOf('POST', '/api/v1/knowledge-bases/k/documents', undefined, 'https://svc.example', "Spa's menu.pdf"),
+    ).toBe(
+      [
+        `curl -X POST 'https://svc.example/api/v1/knowledge-bases/k/documents'`,
+        `-H "Authorization: Bearer $CONCIERGE_API_KEY"`,
+        `-F 'file=@Spa'\\''s menu.pdf'`,
+      ].join(' \\\n  '),
+    );
     expect(query({ a: '', b: undefined, c: 0, d: 'x y' }).text).toBe('?c=0&d=x+y');
   });
 

@@ -18,6 +18,8 @@ export interface Sent {
   method: string;
   path: string;
   body?: unknown;
+  /** An upload's file name (its bytes are not kept): `-F file=@name` in its curl. */
+  file?: string;
   status?: number;
   ms?: number;
 }
@@ -71,17 +73,25 @@ export const whenSignedOut = (handler: () => void): void => {
  * The request as a curl command against this service, with the key as a placeholder: the
  * console's own cookie never appears in it.
  */
-export function curlOf(method: string, path: string, body?: unknown, base = location.origin): string {
+export function curlOf(method: string, path: string, body?: unknown, base = location.origin, file?: string): string {
   const lines = [`curl -X ${method} '${base}${path}'`, `-H "Authorization: Bearer $CONCIERGE_API_KEY"`];
-  if (body !== undefined)
+  if (file !== undefined) lines.push(`-F 'file=@${file.replaceAll("'", "'\\''")}'`);
+  else if (body !== undefined)
     lines.push(`-H 'Content-Type: application/json'`, `-d '${JSON.stringify(body).replaceAll("'", "'\\''")}'`);
   return lines.join(' \\\n  ');
 }
 
 async function send(method: Method, to: ApiPath, body?: unknown): Promise<Response> {
   // Sign-in and welcome bodies carry a password or a token: they never enter the log.
-  const kept = body !== undefined && !to.startsWith('/console/');
-  const entry: Sent = { at: Date.now(), method, path: to, ...(kept ? { body } : {}) };
+  const kept = body !== undefined && !to.startsWith('/console/') && !(body instanceof FormData);
+  const upload = body instanceof FormData ? (body.get('file') as File | null) : null;
+  const entry: Sent = {
+    at: Date.now(),
+    method,
+    path: to,
+    ...(kept ? { body } : {}),
+    ...(upload ? { file: upload.name } : {}),
+  };
   sentLog.unshift(entry);
   sentLog.length = Math.min(sentLog.length, 50);
   const started = performance.now();
@@ -92,11 +102,12 @@ async function send(method: Method, to: ApiPath, body?: unknown): Promise<Respon
     const res = await fetch(url, {
       method,
       credentials: 'same-origin',
+      // A form's media type (with its boundary) is the browser's to write.
       headers: {
         'X-Requested-With': 'concierge-console',
-        ...(body !== undefined ? { 'Content-Type': 'application/json' } : {}),
+        ...(body !== undefined && !upload ? { 'Content-Type': 'application/json' } : {}),
       },
-      ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+      ...(body !== undefined ? { body: upload ? (body as FormData) : JSON.stringify(body) } : {}),
     });
     entry.status = res.status;
     return res;

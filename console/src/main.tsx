@@ -12,6 +12,7 @@ import { DeploymentPage, DeploymentsPage } from './pages/deployments';
 import type { Handoff } from './inbox';
 import { InboxPage } from './pages/inbox';
 import { ModelEndpointsPage } from './pages/models';
+import { KnowledgeBasePage, KnowledgeBasesPage } from './pages/knowledge';
 import { GettingStarted, Home } from './pages/start';
 import { TryIt } from './pages/try';
 import type { ConsoleUser } from './types';
@@ -22,6 +23,7 @@ const NAV = [
   ['agents', 'Agents'],
   ['deployments', 'Deployments'],
   ['models', 'Model endpoints'],
+  ['knowledge', 'Knowledge'],
   ['try', 'Try it'],
   ['inbox', 'Inbox'],
   ['conversations', 'Conversations'],
@@ -67,6 +69,8 @@ function page(route: string[]) {
       return id ? <ConversationPage id={id} /> : <ConversationsPage />;
     case 'models':
       return <ModelEndpointsPage />;
+    case 'knowledge':
+      return id ? <KnowledgeBasePage id={id} /> : <KnowledgeBasesPage />;
     case 'analytics':
       return <AnalyticsPage />;
     case 'api-key':
@@ -104,7 +108,7 @@ function RequestLog({ onClose }: { onClose(): void }) {
         <CodeBlock
           key={s.at + s.path}
           label={`${s.method} ${s.path} → ${s.status ?? '…'}${s.ms !== undefined ? ` (${s.ms} ms)` : ''}`}
-          code={curlOf(s.method, s.path, s.body)}
+          code={curlOf(s.method, s.path, s.body, location.origin, s.file)}
         />
       ))}
     </aside>

@@ -27,7 +27,12 @@ import type { consoleUserSchema } from '../../server/src/console/console.routes.
 import type { previewTokenSchema } from '../../server/src/concierge/sessions/preview-token.routes.js';
 import type { PageMeta as ServerPageMeta } from '../../server/src/http/envelope.js';
 import type { modelEndpointSchema } from '../../server/src/model-endpoints/model-endpoint.schemas.js';
-import type { knowledgeBaseSchema } from '../../server/src/knowledge/knowledge.schemas.js';
+import type {
+  chunkSchema,
+  documentSchema,
+  foundChunkSchema,
+  knowledgeBaseSchema,
+} from '../../server/src/knowledge/knowledge.schemas.js';
 
 export type Agent = z.output<typeof agentSchema>;
 export type AgentSpecs = z.output<typeof agentSpecSchema>;
@@ -48,6 +53,9 @@ export type RotatedApiKey = z.output<typeof rotatedApiKeySchema>;
 export type Usage = z.output<typeof usageSchema>;
 export type ModelEndpoint = z.output<typeof modelEndpointSchema>;
 export type KnowledgeBase = z.output<typeof knowledgeBaseSchema>;
+export type KnowledgeDocument = z.output<typeof documentSchema>;
+export type KnowledgeChunk = z.output<typeof chunkSchema>;
+export type FoundChunk = z.output<typeof foundChunkSchema>;
 /** What `POST /api/v1/model-endpoints/{id}/test` answers. */
 export interface ModelTest {
   ok: boolean;

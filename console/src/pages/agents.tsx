@@ -409,6 +409,9 @@ function KnowledgeBasePicker({ agent, onSaved }: { agent: Agent; onSaved(a: Agen
           ))}
         </select>
       </label>
+      <p class="muted">
+        <a href="#/knowledge">Knowledge</a>: make a base, add your pages and files, and see what a question finds.
+      </p>
       <ErrorNote error={save.error ?? bases.error} />
     </section>
   );

@@ -117,7 +117,9 @@ async function readUpload(
   const raw = await readRawBody(req, upload.limit, timeoutMs);
   let form: FormData;
   try {
-    form = await new Response(raw, { headers: { 'content-type': req.headers['content-type']! } }).formData();
+    form = await new Response(Uint8Array.from(raw), {
+      headers: { 'content-type': req.headers['content-type']! },
+    }).formData();
   } catch {
     throw new AppError('invalid_request', 'The multipart/form-data body could not be read');
   }
