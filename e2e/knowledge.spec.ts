@@ -118,6 +118,7 @@ test('a customer makes a knowledge base in the console from a page, a PDF and te
   await page.getByLabel('Question').fill('How much is a massage?');
   await page.getByRole('button', { name: 'Search' }).click();
   const found = page.getByRole('status').filter({ hasText: 'score' });
+  await expect(found).toContainText('Found by its words (stemmed).');
   await expect(found.getByRole('listitem').first()).toContainText('spa-menu');
   await expect(found.getByRole('listitem').first()).toContainText('holds massage');
   await expect(found.locator('mark').first()).toHaveText('massage');

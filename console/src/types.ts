@@ -32,6 +32,7 @@ import type {
   documentSchema,
   foundChunkSchema,
   knowledgeBaseSchema,
+  retrievalSchema,
 } from '../../server/src/knowledge/knowledge.schemas.js';
 
 export type Agent = z.output<typeof agentSchema>;
@@ -56,6 +57,7 @@ export type KnowledgeBase = z.output<typeof knowledgeBaseSchema>;
 export type KnowledgeDocument = z.output<typeof documentSchema>;
 export type KnowledgeChunk = z.output<typeof chunkSchema>;
 export type FoundChunk = z.output<typeof foundChunkSchema>;
+export type Retrieval = z.output<typeof retrievalSchema>;
 /** What `POST /api/v1/model-endpoints/{id}/test` answers. */
 export interface ModelTest {
   ok: boolean;

@@ -62,6 +62,7 @@ import { modelEndpointTestRoute } from './concierge/models/endpoint-test.routes.
 import { knowledgeRoutes } from './knowledge/knowledge.routes.js';
 import { KnowledgeService } from './knowledge/knowledge.service.js';
 import { KnowledgeRefresh } from './knowledge/knowledge.refresh.js';
+import { Embeddings } from './knowledge/embeddings.js';
 import { DeploymentService } from './deployments/deployment.service.js';
 import { previewTokenRoute } from './concierge/sessions/preview-token.routes.js';
 import { type Credential, credentialCheck, perKeyRateLimit, requirePrincipal, resolvePrincipal } from './http/auth.js';
@@ -195,7 +196,12 @@ export async function createApp(options: AppOptions): Promise<App> {
   const events = new EventRecorder({ writes, bus, transcripts: outbox, listeners: [activity, metrics], rollup });
   const conversations = new ConversationService({ db, deployments, events });
   const node = parts.add(new NodeHeartbeat({ db, health }));
-  const knowledge = new KnowledgeService({ db, dialect, egress });
+  const knowledge = new KnowledgeService({
+    db,
+    dialect,
+    egress,
+    embeddings: config.embeddings && new Embeddings(config.embeddings, egress),
+  });
   parts.add(
     new KnowledgeRefresh(
       { knowledge, health },

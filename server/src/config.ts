@@ -31,6 +31,9 @@ const envSchema = z.object({
   MODEL_URL: z.url({ protocol: /^https?$/ }).optional(),
   MODEL_KEY: z.string().min(1).optional(),
   MODEL_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(20),
+  EMBEDDINGS_URL: z.url({ protocol: /^https?$/ }).optional(),
+  EMBEDDINGS_MODEL: z.string().min(1).max(200).default('text-embedding-3-small'),
+  EMBEDDINGS_KEY: z.string().min(1).optional(),
   SPEECH_TO_TEXT: z.enum(['pocketsphinx']).optional(),
   SPEECH_TO_TEXT_URL: z.url({ protocol: /^https?$/ }).optional(),
   SPEECH_TO_TEXT_MODEL: z.string().min(1).max(200).default('whisper-1'),
@@ -92,6 +95,8 @@ export interface Config {
   readonly model: { url: string; key: string | undefined } | undefined;
   /** Model calls one customer may have in flight on this node; past it a turn waits for a place. */
   readonly modelConcurrency: number;
+  /** An OpenAI-compatible embeddings endpoint: knowledge bases search by meaning as well as by words. */
+  readonly embeddings: { url: string; model: string; key: string | undefined } | undefined;
   /** Seconds a SIGTERM keeps the node serving with `/readyz` at 503, so a load balancer moves traffic away before the sockets close. */
   readonly drainSeconds: number;
   /** Where the visitors' audio is recognised; none: the service recognises nothing. */
@@ -173,6 +178,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretsKey: e.SECRETS_KEY,
     model: e.MODEL_URL ? { url: e.MODEL_URL.replace(/\/+$/, ''), key: e.MODEL_KEY } : undefined,
     modelConcurrency: e.MODEL_CONCURRENCY,
+    embeddings: e.EMBEDDINGS_URL
+      ? { url: e.EMBEDDINGS_URL.replace(/\/+$/, ''), model: e.EMBEDDINGS_MODEL, key: e.EMBEDDINGS_KEY }
+      : undefined,
     speechToText,
     speechConcurrency: e.SPEECH_CONCURRENCY,
     textToSpeech,

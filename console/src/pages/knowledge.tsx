@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
-import { del, get, list, path, post, query } from '../api';
+import { api, del, get, list, path, post, query } from '../api';
 import { when } from '../logic';
-import type { FoundChunk, KnowledgeBase, KnowledgeChunk, KnowledgeDocument } from '../types';
+import type { FoundChunk, KnowledgeBase, KnowledgeChunk, KnowledgeDocument, Retrieval } from '../types';
 import { ActionForm, ErrorNote, ListTable, LocaleOptions, Title, useAction, useLoad } from '../ui';
 
 /** README, Answers from your documents: the customer's knowledge bases, what each holds, and what a question finds. */
@@ -231,13 +231,14 @@ function Marked({ text, words }: { text: string; words: string[] }) {
 /** What a question finds, best first, and why: the passages, their scores and the words each holds. */
 function SearchBox({ baseId }: { baseId: string }) {
   const [q, setQ] = useState('');
-  const [found, setFound] = useState<{ q: string; chunks: FoundChunk[] }>();
+  const [found, setFound] = useState<{ q: string; chunks: FoundChunk[]; how: Retrieval }>();
   const search = useAction(async () => {
     const asked = q.trim();
-    setFound({
-      q: asked,
-      chunks: await get<FoundChunk[]>(path`/api/v1/knowledge-bases/${baseId}/search${query({ q: asked })}`),
-    });
+    const { data, meta } = await api<FoundChunk[], Retrieval>(
+      'GET',
+      path`/api/v1/knowledge-bases/${baseId}/search${query({ q: asked })}`,
+    );
+    setFound({ q: asked, chunks: data, how: meta });
   });
   return (
     <ActionForm onRun={() => void search.start()}>
@@ -261,6 +262,13 @@ function SearchBox({ baseId }: { baseId: string }) {
       <ErrorNote error={search.error} />
       {found && (
         <div role="status">
+          <p class="muted">
+            {found.how.retrieval === 'hybrid'
+              ? 'Found by its words and by meaning (the embeddings endpoint), the two rankings fused.'
+              : found.how.embeddings_error
+                ? `Found by its words alone: the embeddings endpoint failed (${found.how.embeddings_error}).`
+                : 'Found by its words (stemmed).'}
+          </p>
           {found.chunks.length === 0 ? (
             <p class="warn">Nothing holds the words of “{found.q}”: the agent would say it does not know.</p>
           ) : (

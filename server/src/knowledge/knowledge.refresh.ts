@@ -5,13 +5,21 @@ import type { KnowledgeService } from './knowledge.service.js';
 /**
  * Fetches again the URL documents whose `refresh_hours` are up (README, Answers from your
  * documents), every `everyMs` (5 minutes): a page that did not change costs one conditional GET.
+ * Then gives vectors to passages stored without one, where an embeddings endpoint is set.
  */
 export class KnowledgeRefresh {
   readonly #loop: BackgroundLoop;
 
   constructor(parts: { knowledge: KnowledgeService; health: StoreHealth }, settings: { everyMs?: number } = {}) {
     this.#loop = new BackgroundLoop(
-      { what: 'knowledge refresh', pass: () => parts.knowledge.refreshDue(), health: parts.health },
+      {
+        what: 'knowledge refresh',
+        pass: async () => {
+          await parts.knowledge.refreshDue();
+          await parts.knowledge.embedMissing();
+        },
+        health: parts.health,
+      },
       { everyMs: settings.everyMs ?? 300_000 },
     );
   }

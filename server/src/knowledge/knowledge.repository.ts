@@ -267,3 +267,40 @@ export async function searchChunks(
     ORDER BY score DESC, c.id LIMIT ${limit}`.execute(db);
   return rows.rows.map((r) => ({ ...r, score: Number(r.score) }));
 }
+
+/** What changes when a base's vectors do: how many there are, and the newest passage's time. */
+export async function vectorFingerprint(db: Db, baseId: string): Promise<string> {
+  const row = await db
+    .selectFrom('knowledge_chunks')
+    .select((eb) => [eb.fn.count<number | string>('embedding').as('n'), eb.fn.max('created_at').as('at')])
+    .where('base_id', '=', baseId)
+    .executeTakeFirst();
+  return `${row?.n ?? 0}:${row?.at ?? ''}`;
+}
+
+export async function vectorsOf(db: Db, baseId: string): Promise<{ id: string; embedding: string }[]> {
+  const rows = await db
+    .selectFrom('knowledge_chunks')
+    .select(['id', 'embedding'])
+    .where('base_id', '=', baseId)
+    .where('embedding', 'is not', null)
+    .execute();
+  return rows as { id: string; embedding: string }[];
+}
+
+export async function chunksByIds(db: Db, baseId: string, ids: readonly string[]): Promise<KnowledgeChunkRow[]> {
+  if (!ids.length) return [];
+  return db.selectFrom('knowledge_chunks').selectAll().where('base_id', '=', baseId).where('id', 'in', ids).execute();
+}
+
+/** Passages still without a vector (stored while the embeddings endpoint was away, or before it was set). */
+export async function chunksWithoutVectors(db: Db, limit: number): Promise<KnowledgeChunkRow[]> {
+  return db.selectFrom('knowledge_chunks').selectAll().where('embedding', 'is', null).limit(limit).execute();
+}
+
+export async function setVectors(db: Db, vectors: readonly { id: string; embedding: string }[]): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    for (const { id, embedding } of vectors)
+      await trx.updateTable('knowledge_chunks').set({ embedding }).where('id', '=', id).execute();
+  });
+}

@@ -11,6 +11,7 @@ import {
   foundChunkSchema,
   knowledgeBaseSchema,
   listQuery,
+  retrievalSchema,
   searchQuery,
   updateDocumentBody,
   updateKnowledgeBaseBody,
@@ -190,10 +191,16 @@ export function knowledgeRoutes(knowledge: KnowledgeService): RouteDef[] {
       params: idParams,
       query: searchQuery,
       errors: ['not_found'],
-      success: { status: 200, description: 'The passages found', data: foundChunkSchema.array() },
-      handler: async ({ principal, params, query }) => ({
-        data: await knowledge.search(principal.customerId, params.id, query.q, query.limit),
-      }),
+      success: {
+        status: 200,
+        description: 'The passages found',
+        data: foundChunkSchema.array(),
+        meta: retrievalSchema,
+      },
+      handler: async ({ principal, params, query }) => {
+        const { found, how } = await knowledge.search(principal.customerId, params.id, query.q, query.limit);
+        return { data: found, meta: how };
+      },
     }),
   ];
 }

@@ -143,6 +143,16 @@ export const foundChunkSchema = chunkSchema
   })
   .meta({ id: 'FoundKnowledgeChunk' });
 
+export const retrievalSchema = z.object({
+  retrieval: z.enum(['hybrid', 'full_text']).meta({
+    description: '`hybrid`: by words and by meaning (EMBEDDINGS_URL), ranks fused; `full_text`: by words alone',
+  }),
+  embeddings_error: z
+    .string()
+    .optional()
+    .meta({ description: 'Why the search was by words alone although EMBEDDINGS_URL is set' }),
+});
+
 export const searchQuery = z.object({
   q: z.string().trim().min(1).max(500).meta({ description: 'A question, in plain words' }),
   limit: z.coerce.number().int().min(1).max(20).default(5),

@@ -7,12 +7,16 @@ import type { Dialect } from '../store/db.js';
 import type { UploadedFile } from '../http/route.js';
 import type { EgressPolicy } from '../shared/egress.js';
 import { chunksOf } from './chunker.js';
+import { type Embeddings, encodeVector } from './embeddings.js';
+import { VectorIndex } from './vector-index.js';
 import { contentWords, searchWords, wordsIn } from './knowledge-words.js';
 import type { DocumentSource } from './knowledge.table.js';
 import { contentOfBytes, contentOfText, cutAs, type DocumentContent, formatOf } from './sources/document-content.js';
 import { type FetchedPage, fetchPage, PageUnavailable } from './sources/page-fetch.js';
 import {
+  chunksByIds,
   chunksOfDocument,
+  chunksWithoutVectors,
   claimRefresh,
   countBases,
   countDocuments,
@@ -24,14 +28,18 @@ import {
   insertBase,
   type KnowledgeBaseRow,
   type KnowledgeChunkRow,
+  type FoundChunk,
   type KnowledgeDocumentRow,
   listBases,
   listDocuments,
   type ListedDocument,
   saveDocument,
   searchChunks,
+  setVectors,
   updateBase,
   updateDocumentFields,
+  vectorFingerprint,
+  vectorsOf,
 } from './knowledge.repository.js';
 import {
   type CreateDocumentInput,
@@ -95,6 +103,24 @@ const toChunk = (row: KnowledgeChunkRow): KnowledgeChunk => ({
 /** At most this many passages go with a turn (README, Answers from your documents). */
 export const MAX_PASSAGES = 5;
 
+/** How a search found its passages: by words and meaning, or by words alone (and why). */
+export interface Retrieval {
+  retrieval: 'hybrid' | 'full_text';
+  embeddings_error?: string;
+}
+
+/** Each ranking fused takes this many candidates; k of reciprocal rank fusion (its authors' 60). */
+const FUSED_DEPTH = 20;
+const RRF_K = 60;
+/** How long a question's vector may take: a turn waits less than a search in the console. */
+const TURN_EMBED_MS = 1_500;
+const SEARCH_EMBED_MS = 5_000;
+const STORE_EMBED_MS = 30_000;
+
+const rounded = (score: number) => Math.round(score * 10_000) / 10_000;
+/** What a passage's vector is made of: where it sits, and what it says. */
+const embeddingText = (c: KnowledgeChunkRow) => [c.title, c.heading, c.text].filter(Boolean).join('\n');
+
 /** A turn with at most this many meaningful words is read as a follow-up of the one before. */
 export const FOLLOW_UP_WORDS = 2;
 
@@ -114,7 +140,11 @@ export interface Passage {
  * into passages as they are stored, and full-text search over them on either store.
  */
 export class KnowledgeService {
-  constructor(private readonly parts: { db: Db; dialect: Dialect; egress: EgressPolicy }) {}
+  readonly #vectors = new VectorIndex();
+
+  constructor(
+    private readonly parts: { db: Db; dialect: Dialect; egress: EgressPolicy; embeddings: Embeddings | undefined },
+  ) {}
 
   async createBase(customerId: string, input: CreateKnowledgeBaseInput): Promise<KnowledgeBase> {
     if ((await countBases(this.parts.db, customerId)) >= KNOWLEDGE_LIMITS.bases)
@@ -318,6 +348,7 @@ export class KnowledgeService {
     };
     const chunks = this.#chunks(document);
     document.chunk_count = chunks.length;
+    await this.#embed(chunks);
     await saveDocument(this.parts.db, this.parts.dialect, document, base.language, chunks);
     return toDocument(document);
   }
@@ -376,16 +407,17 @@ export class KnowledgeService {
     return (await chunksOfDocument(this.parts.db, id)).map(toChunk);
   }
 
-  /** The passages that best answer `question`, best first, each with the question's words it holds. */
+  /** The passages that best answer `question`, best first, each with the question's words it holds, and how they were found. */
   async search(customerId: string, baseId: string, question: string, limit: number) {
     const base = await this.#base(customerId, baseId);
     const words = searchWords(question);
-    const found = await searchChunks(this.parts.db, this.parts.dialect, base, words, limit);
-    return found.map((row) => ({
+    const { rows, ...how } = await this.#find(base, question, limit, SEARCH_EMBED_MS);
+    const found = rows.map((row) => ({
       ...toChunk(row),
-      score: Math.round(row.score * 1000) / 1000,
+      score: rounded(row.score),
       matched: wordsIn(`${row.title} ${row.heading} ${row.text}`, words),
     }));
+    return { found, how };
   }
 
   /**
@@ -398,16 +430,73 @@ export class KnowledgeService {
     const base = baseId ? await findBase(this.parts.db, customerId, baseId) : undefined;
     if (!base) return [];
     const query = before && contentWords(words).length <= FOLLOW_UP_WORDS ? `${words} ${before}` : words;
-    const found = await searchChunks(this.parts.db, this.parts.dialect, base, searchWords(query), MAX_PASSAGES);
-    return found.map((row) => ({
+    const { rows } = await this.#find(base, query, MAX_PASSAGES, TURN_EMBED_MS);
+    return rows.map((row) => ({
       chunk_id: row.id,
       document_id: row.document_id,
       title: row.title,
       heading: row.heading,
       url: row.url,
       text: row.text,
-      score: Math.round(row.score * 1000) / 1000,
+      score: rounded(row.score),
     }));
+  }
+
+  /**
+   * Full-text search, and with an embeddings endpoint also the nearest passages by meaning, the two
+   * ranks fused (reciprocal rank fusion); by words alone, saying why, when the endpoint fails.
+   */
+  async #find(
+    base: KnowledgeBaseRow,
+    question: string,
+    limit: number,
+    embedWithinMs: number,
+  ): Promise<{ rows: FoundChunk[] } & Retrieval> {
+    const { db, dialect, embeddings } = this.parts;
+    const byWords = await searchChunks(db, dialect, base, searchWords(question), embeddings ? FUSED_DEPTH : limit);
+    if (!embeddings) return { rows: byWords, retrieval: 'full_text' };
+    let query: Float32Array;
+    try {
+      [query] = (await embeddings.embed([question], embedWithinMs)) as [Float32Array];
+    } catch (err) {
+      return { rows: byWords.slice(0, limit), retrieval: 'full_text', embeddings_error: (err as Error).message };
+    }
+    const near = await this.#vectors.nearest(base.id, query, FUSED_DEPTH, {
+      fingerprint: () => vectorFingerprint(db, base.id),
+      vectors: () => vectorsOf(db, base.id),
+    });
+    const fused = new Map<string, number>();
+    for (const ranked of [byWords, near])
+      ranked.forEach(({ id }, rank) => fused.set(id, (fused.get(id) ?? 0) + 1 / (RRF_K + rank + 1)));
+    const top = [...fused].sort((a, b) => b[1] - a[1]).slice(0, limit);
+    const rows = new Map<string, KnowledgeChunkRow>(byWords.map((r) => [r.id, r]));
+    const missing = top.map(([id]) => id).filter((id) => !rows.has(id));
+    for (const row of await chunksByIds(db, base.id, missing)) rows.set(row.id, row);
+    return {
+      rows: top.filter(([id]) => rows.has(id)).map(([id, score]) => ({ ...rows.get(id)!, score })),
+      retrieval: 'hybrid',
+    };
+  }
+
+  /** Vectors for passages stored without one (the endpoint away then, or set since), a batch a pass. */
+  async embedMissing(): Promise<number> {
+    const { embeddings } = this.parts;
+    if (!embeddings) return 0;
+    const chunks = await chunksWithoutVectors(this.parts.db, 64);
+    if (!chunks.length) return 0;
+    const vectors = await embeddings.embed(chunks.map(embeddingText), STORE_EMBED_MS);
+    await setVectors(
+      this.parts.db,
+      chunks.map((c, i) => ({ id: c.id, embedding: encodeVector(vectors[i]!) })),
+    );
+    return chunks.length;
+  }
+
+  /** The passages' vectors, where an endpoint gives them now; else they stay for {@link embedMissing}. */
+  async #embed(chunks: KnowledgeChunkRow[]): Promise<void> {
+    if (!this.parts.embeddings || !chunks.length) return;
+    const vectors = await this.parts.embeddings.embed(chunks.map(embeddingText), STORE_EMBED_MS).catch(() => []);
+    vectors.forEach((vector, i) => (chunks[i]!.embedding = encodeVector(vector)));
   }
 
   #chunks(document: KnowledgeDocumentRow): KnowledgeChunkRow[] {

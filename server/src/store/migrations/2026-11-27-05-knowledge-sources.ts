@@ -17,9 +17,12 @@ export const knowledgeSources: Migration = {
     await db.schema.createIndex('knowledge_documents_due').on('knowledge_documents').column('next_fetch_at').execute();
     // Float32 values, little-endian, base64: the same bytes on either store.
     await db.schema.alterTable('knowledge_chunks').addColumn('embedding', 'text').execute();
+    // A base's vectors are read together, and its passages counted, by base.
+    await db.schema.createIndex('knowledge_chunks_base').on('knowledge_chunks').column('base_id').execute();
   },
 
   async down(db: Kysely<unknown>) {
+    await db.schema.dropIndex('knowledge_chunks_base').execute();
     await db.schema.alterTable('knowledge_chunks').dropColumn('embedding').execute();
     await db.schema.dropIndex('knowledge_documents_due').execute();
     for (const column of [
