@@ -6,6 +6,8 @@ import { RECOGNITION, recognitionFigures } from './concierge/recognition.js';
 import { espeakFigures, firstSampleInChromium, SYNTHESIS, synthesisFigures } from './concierge/synthesis.js';
 import { crossNodeLatency } from './concierge/cross-node.js';
 import { MODELS, modelFigures } from './concierge/models.js';
+import { KNOWLEDGE, knowledgeFigures } from './concierge/knowledge.js';
+import { questions as benchQuestions } from './knowledge/corpus.js';
 import { bareIdleBytes, serviceIdleBytes } from './concierge/idle.js';
 import {
   durableFloorLatency,
@@ -493,6 +495,54 @@ const scenarios: Record<string, () => Promise<void>> = {
     );
     console.log(
       `CPU per streamed reply (${MODELS.cpuReplies} replies of the same stream): service ${m.cpuPerReply.service.toFixed(2)} ms, bare relay ${m.cpuPerReply.relay.toFixed(2)} ms (×${(m.cpuPerReply.service / m.cpuPerReply.relay).toFixed(1)}; the service stores the turn, its parts and its record)`,
+    );
+  },
+
+  async knowledge() {
+    const figures = await knowledgeFigures();
+    const questions = benchQuestions().length;
+    printTable(
+      `Knowledge search: ${questions} questions × ${KNOWLEDGE.rounds} on a base of about ${KNOWLEDGE.chunks.toLocaleString('en')} passages, in process (ms)`,
+      figures.flatMap((f) => [
+        {
+          store: f.store,
+          work: "the store's full-text query alone (floor)",
+          passages: f.searched,
+          p50: f.query.p50,
+          p95: f.query.p95,
+          'p50 ×': 1,
+        },
+        {
+          store: f.store,
+          work: 'the search route (words, query, words matched)',
+          passages: f.searched,
+          p50: f.search.p50,
+          p95: f.search.p95,
+          'p50 ×': f.search.p50 / f.query.p50,
+        },
+        {
+          store: f.store,
+          work: "a turn's retrieval (passagesFor)",
+          passages: f.searched,
+          p50: f.turn.p50,
+          p95: f.turn.p95,
+          'p50 ×': f.turn.p50 / f.query.p50,
+        },
+      ]),
+      { p50: 2, p95: 2, 'p50 ×': 2 },
+    );
+    for (const f of figures) {
+      console.log(
+        `${f.store}: ${f.documents} documents stored as ${f.corpusChunks} passages at ${f.chunksPerSecond.toFixed(0)} passages/s (HTML read, cut, indexed; one document at a time); recall@5 of ${questions} questions: full text ${(f.recall.fullText * 100).toFixed(0)}%` +
+          (f.recall.hybrid === undefined
+            ? ' (hybrid: set BENCH_EMBEDDINGS_URL)'
+            : `, hybrid ${(f.recall.hybrid * 100).toFixed(0)}%`),
+      );
+      for (const skipped of f.skipped) console.log(`  left out: ${skipped}`);
+    }
+    console.log(
+      "aim: search p95 under 30 ms, a turn's retrieval under 10 ms p50" +
+        (process.env.DATABASE_URL ? '' : ' (PostgreSQL skipped: set DATABASE_URL=postgres://... to run it)'),
     );
   },
 

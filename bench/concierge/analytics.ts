@@ -1,8 +1,3 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import pg from 'pg';
-import { sql } from 'kysely';
 import { addTally } from '../../server/src/concierge/analytics/analytics.rollup.js';
 import type { RollupRows } from '../../server/src/concierge/analytics/analytics.table.js';
 import { writeRollup } from '../../server/src/concierge/analytics/analytics.repository.js';
@@ -11,7 +6,8 @@ import { createCustomer } from '../../server/src/customers/customer.service.js';
 import type { ConversationRow } from '../../server/src/concierge/conversations/conversation.repository.js';
 import type { TurnRow } from '../../server/src/concierge/conversations/turn.repository.js';
 import type { Db } from '../../server/src/database.js';
-import { openStore, type Store } from '../../server/src/store/db.js';
+import type { Store } from '../../server/src/store/db.js';
+import { onEachStore } from '../scratch-stores.js';
 import { quantile } from '../stats.js';
 
 export const ANALYTICS = { turns: 1_000_000, days: 90, turnsPerConversation: 10, visitors: 40_000, queries: 20 };
@@ -211,38 +207,6 @@ async function timeStore(name: string, store: Store): Promise<AnalyticsTimes> {
 }
 
 /** The query on SQLite, and on PostgreSQL when `DATABASE_URL` names one (in a scratch database, dropped after). */
-export async function analyticsQueryTimes(): Promise<AnalyticsTimes[]> {
-  const results: AnalyticsTimes[] = [];
-  const dir = mkdtempSync(join(tmpdir(), 'concierge-bench-analytics-'));
-  try {
-    const store = await openStore({ dataDir: dir });
-    try {
-      results.push(await timeStore('SQLite', store));
-    } finally {
-      await store.close();
-    }
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
-  const url = process.env.DATABASE_URL;
-  if (!url) return results;
-  const name = `concierge_bench_analytics_${process.pid}`;
-  const admin = new pg.Client({ connectionString: url });
-  await admin.connect();
-  try {
-    await admin.query(`create database ${name}`);
-    const scratch = new URL(url);
-    scratch.pathname = `/${name}`;
-    const store = await openStore({ dataDir: '', databaseUrl: scratch.toString() });
-    try {
-      await sql`set synchronous_commit = off`.execute(store.db);
-      results.push(await timeStore('PostgreSQL', store));
-    } finally {
-      await store.close();
-    }
-  } finally {
-    await admin.query(`drop database if exists ${name} with (force)`);
-    await admin.end();
-  }
-  return results;
+export function analyticsQueryTimes(): Promise<AnalyticsTimes[]> {
+  return onEachStore('analytics', timeStore);
 }

@@ -5,7 +5,8 @@ import type { KnowledgeService } from './knowledge.service.js';
 /**
  * Fetches again the URL documents whose `refresh_hours` are up (README, Answers from your
  * documents), every `everyMs` (5 minutes): a page that did not change costs one conditional GET.
- * Then gives vectors to passages stored without one, where an embeddings endpoint is set.
+ * Then gives vectors to passages stored without one, where an embeddings endpoint is set, and
+ * tidies SQLite's search index after documents changed.
  */
 export class KnowledgeRefresh {
   readonly #loop: BackgroundLoop;
@@ -17,6 +18,7 @@ export class KnowledgeRefresh {
         pass: async () => {
           await parts.knowledge.refreshDue();
           await parts.knowledge.embedMissing();
+          await parts.knowledge.tidyIndex();
         },
         health: parts.health,
       },

@@ -161,19 +161,28 @@ async function storeChunks(
       trx,
     );
   await trx.deleteFrom('knowledge_chunks').where('document_id', '=', document.id).execute();
+  const config = textSearchConfig(language);
   // In batches: well under either store's limit of parameters per statement.
   for (let at = 0; at < chunks.length; at += 200) {
     const batch = chunks.slice(at, at + 200);
-    await trx.insertInto('knowledge_chunks').values(batch).execute();
-    if (dialect === 'sqlite')
+    if (dialect === 'sqlite') {
+      await trx.insertInto('knowledge_chunks').values(batch).execute();
       await sql`INSERT INTO knowledge_search (chunk_id, base_id, title, heading, text) VALUES ${sql.join(
         batch.map((c) => sql`(${c.id}, ${c.base_id}, ${c.title}, ${c.heading}, ${c.text})`),
       )}`.execute(trx);
+    } else
+      // The search vector is written with the row (an update after would leave every row's old version to vacuum):
+      // title words weighted A, headings B, the text D, as SQLite's bm25 weights them (see searchChunks).
+      await trx
+        .insertInto('knowledge_chunks')
+        .values(
+          batch.map((c) => ({
+            ...c,
+            search: sql`setweight(to_tsvector(${config}::regconfig, ${c.title}), 'A') || setweight(to_tsvector(${config}::regconfig, ${c.heading}), 'B') || to_tsvector(${config}::regconfig, ${c.text})`,
+          })),
+        )
+        .execute();
   }
-  if (dialect === 'postgres')
-    await sql`UPDATE knowledge_chunks SET search = to_tsvector(${textSearchConfig(language)}::regconfig, title || ' ' || heading || ' ' || text) WHERE document_id = ${document.id}`.execute(
-      trx,
-    );
 }
 
 /** A document, new or changed, and its chunks, in one transaction. */
@@ -237,9 +246,11 @@ export async function deleteDocument(db: Db, dialect: Dialect, id: string): Prom
 }
 
 /**
- * The base's chunks that best match any of `words`, best first: SQLite's FTS5 ranked by bm25 (a
- * word in the title counts twice, in the headings 1.5 times), PostgreSQL's full text in the base's
- * language ranked by `ts_rank_cd`. `words` are letters and digits only.
+ * The base's chunks that best match any of `words`, best first. Ranked where the index is, then
+ * only the best read whole: SQLite's FTS5 by bm25 (a word in the title counts twice, in the headings
+ * 1.5 times); PostgreSQL's full text in the base's language by `ts_rank`, its title, heading and
+ * text weighted the same (1, 0.75, 0.5) and a long passage's count of words softened by its length.
+ * `words` are letters and digits only.
  */
 export async function searchChunks(
   db: Db,
@@ -253,19 +264,48 @@ export async function searchChunks(
     const match = words.map((w) => `"${w}"`).join(' OR ');
     const rows = await sql<FoundChunk>`
       SELECT c.id, c.document_id, c.base_id, c.customer_id, c.position, c.title, c.heading, c.url, c.text, c.embedding, c.created_at,
-             -bm25(knowledge_search, 0, 0, 2.0, 1.5, 1.0) AS score
-      FROM knowledge_search s JOIN knowledge_chunks c ON c.id = s.chunk_id
-      WHERE knowledge_search MATCH ${match} AND s.base_id = ${base.id}
-      ORDER BY bm25(knowledge_search, 0, 0, 2.0, 1.5, 1.0) LIMIT ${limit}`.execute(db);
+             -s.rank AS score
+      FROM (SELECT chunk_id, bm25(knowledge_search, 0, 0, 2.0, 1.5, 1.0) AS rank FROM knowledge_search
+            WHERE knowledge_search MATCH ${match} AND base_id = ${base.id} ORDER BY rank LIMIT ${limit}) s
+      JOIN knowledge_chunks c ON c.id = s.chunk_id
+      ORDER BY s.rank`.execute(db);
     return rows.rows;
   }
   const rows = await sql<FoundChunk>`
     SELECT c.id, c.document_id, c.base_id, c.customer_id, c.position, c.title, c.heading, c.url, c.text, c.embedding, c.created_at,
-           ts_rank_cd(c.search, q) AS score
-    FROM knowledge_chunks c, to_tsquery(${textSearchConfig(base.language)}::regconfig, ${words.join(' | ')}) q
-    WHERE c.base_id = ${base.id} AND c.search @@ q
-    ORDER BY score DESC, c.id LIMIT ${limit}`.execute(db);
+           r.score
+    FROM (SELECT id, ts_rank('{0.5, 0.1, 0.75, 1.0}', search, q, 1) AS score
+          FROM knowledge_chunks, to_tsquery(${textSearchConfig(base.language)}::regconfig, ${words.join(' | ')}) q
+          WHERE base_id = ${base.id} AND search @@ q ORDER BY score DESC, id LIMIT ${limit}) r
+    JOIN knowledge_chunks c ON c.id = r.id
+    ORDER BY r.score DESC, c.id`.execute(db);
   return rows.rows.map((r) => ({ ...r, score: Number(r.score) }));
+}
+
+/**
+ * The full-text index kept quick to read after documents changed. SQLite: stored documents add
+ * segments and a search reads them all, so a pass merges them (FTS5's `merge` with a negative
+ * budget: towards one segment, a bounded step at a time, so no write waits long). PostgreSQL: rows
+ * inserted wait in the GIN index's pending list, read in full by every search, until it is moved
+ * into the index proper. Resolves how many steps changed the index.
+ */
+export async function tidySearchIndex(db: Db, dialect: Dialect, steps: number): Promise<number> {
+  if (dialect === 'postgres') {
+    const moved = await sql<{
+      pages: string | number;
+    }>`SELECT gin_clean_pending_list('knowledge_chunks_search'::regclass) AS pages`.execute(db);
+    return Number(moved.rows[0]!.pages) > 0 ? 1 : 0;
+  }
+  let changed = 0;
+  for (let step = 0; step < steps; step++) {
+    const before = await sql<{ n: number }>`SELECT total_changes() AS n`.execute(db);
+    await sql`INSERT INTO knowledge_search(knowledge_search, rank) VALUES ('merge', -500)`.execute(db);
+    const after = await sql<{ n: number }>`SELECT total_changes() AS n`.execute(db);
+    // FTS5's rule: a merge that did nothing changes fewer than two rows.
+    if (after.rows[0]!.n - before.rows[0]!.n < 2) break;
+    changed++;
+  }
+  return changed;
 }
 
 /** What changes when a base's vectors do: how many there are, and the newest passage's time. */

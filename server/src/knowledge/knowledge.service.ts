@@ -36,6 +36,7 @@ import {
   saveDocument,
   searchChunks,
   setVectors,
+  tidySearchIndex,
   updateBase,
   updateDocumentFields,
   vectorFingerprint,
@@ -117,6 +118,9 @@ const TURN_EMBED_MS = 1_500;
 const SEARCH_EMBED_MS = 5_000;
 const STORE_EMBED_MS = 30_000;
 
+/** Merge steps a pass takes at most: a few milliseconds each. */
+const TIDY_STEPS = 20;
+
 const rounded = (score: number) => Math.round(score * 10_000) / 10_000;
 /** What a passage's vector is made of: where it sits, and what it says. */
 const embeddingText = (c: KnowledgeChunkRow) => [c.title, c.heading, c.text].filter(Boolean).join('\n');
@@ -141,6 +145,8 @@ export interface Passage {
  */
 export class KnowledgeService {
   readonly #vectors = new VectorIndex();
+  /** Documents were stored or deleted on this node since its search index was last tidied. */
+  #untidy = false;
 
   constructor(
     private readonly parts: { db: Db; dialect: Dialect; egress: EgressPolicy; embeddings: Embeddings | undefined },
@@ -350,6 +356,7 @@ export class KnowledgeService {
     document.chunk_count = chunks.length;
     await this.#embed(chunks);
     await saveDocument(this.parts.db, this.parts.dialect, document, base.language, chunks);
+    this.#untidy = true;
     return toDocument(document);
   }
 
@@ -479,6 +486,13 @@ export class KnowledgeService {
   }
 
   /** Vectors for passages stored without one (the endpoint away then, or set since), a batch a pass. */
+  /** A pass of upkeep on the search index after documents changed (see tidySearchIndex): a few bounded steps. */
+  async tidyIndex(): Promise<void> {
+    if (!this.#untidy) return;
+    this.#untidy = false;
+    await tidySearchIndex(this.parts.db, this.parts.dialect, TIDY_STEPS);
+  }
+
   async embedMissing(): Promise<number> {
     const { embeddings } = this.parts;
     if (!embeddings) return 0;
