@@ -42,6 +42,15 @@ export async function askPending(page: Page, stack: Stack, text: string, delayMs
   await expect(page.getByText('is thinking')).toBeVisible();
 }
 
+/** The demo agent answered by the hotel's server again, as every other spec expects (after one that switched it). */
+export async function answeredByHotelServer(stack: Stack): Promise<void> {
+  await fetch(`${stack.demoUrl}/qa/responder`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ responder: 'hook' }),
+  });
+}
+
 export { expect };
 
 export { hearNext, hearWords, listenedIn, scriptedSpeech, type Spoken, spoken } from './scripted-speech.js';

@@ -1,6 +1,15 @@
 import { pdfOf } from '../server/test/pdf-file.js';
 import { audit, consoleErrors, nav, PASSWORD } from './console-kit.js';
-import { ask, conversation, expect, launcher, scriptedSpeech, spoken, test } from './fixtures.js';
+import {
+  answeredByHotelServer,
+  ask,
+  conversation,
+  expect,
+  launcher,
+  scriptedSpeech,
+  spoken,
+  test,
+} from './fixtures.js';
 
 /**
  * Answers from your documents (README) in real Chromium: the demo hotel's concierge answering from
@@ -8,13 +17,7 @@ import { ask, conversation, expect, launcher, scriptedSpeech, spoken, test } fro
  * server and no model, switched on from the QA panel as QA would.
  */
 
-test.afterEach(async ({ stack }) => {
-  await fetch(`${stack.demoUrl}/qa/responder`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ responder: 'hook' }),
-  });
-});
+test.afterEach(({ stack }) => answeredByHotelServer(stack));
 
 test("Chromium: the hotel's pages answer a guest, the source is linked (shown, never said), and what they do not hold goes to a person", async ({
   page,

@@ -1,7 +1,7 @@
 import type { ServerResponse } from 'node:http';
 import { send, startModelServer, streamOf } from '../server/test/model-server.js';
 import { audit, consoleErrors, nav, PASSWORD } from './console-kit.js';
-import { conversation, expect, launcher, scriptedSpeech, spoken, test } from './fixtures.js';
+import { answeredByHotelServer, conversation, expect, launcher, scriptedSpeech, spoken, test } from './fixtures.js';
 import type { Stack } from './stack.js';
 
 /**
@@ -38,13 +38,7 @@ async function addEndpoint(stack: Stack, baseUrl: string): Promise<void> {
   expect(created.status).toBe(201);
 }
 
-test.afterEach(async ({ stack }) => {
-  await fetch(`${stack.demoUrl}/qa/responder`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify({ responder: 'hook' }),
-  });
-});
+test.afterEach(({ stack }) => answeredByHotelServer(stack));
 
 test("Chromium: the QA panel switches the hotel's agent to a model, whose first sentence the visitor hears while it still writes", async ({
   page,

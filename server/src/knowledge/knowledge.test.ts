@@ -249,14 +249,19 @@ describeEachStore("a knowledge base in an agent's turns", (kind: StoreKind) => {
     expect(customer.calls.at(-1)!.body.knowledge.map((k: any) => k.url)).toEqual(['https://harbor.example/guide#spa']);
   });
 
-  it("puts the passages in a model agent's system message, to answer from", async () => {
+  /** A visitor of a model agent (on the model at `baseUrl`) whose knowledge base holds the guest guide. */
+  const modelAgentVisitor = async (baseUrl: string) => {
     const { api, base } = await withGuide();
-    const endpoint = await api.post('/api/v1/model-endpoints', { name: 'T', base_url: model.baseUrl });
+    const endpoint = await api.post('/api/v1/model-endpoints', { name: 'T', base_url: baseUrl });
     const agent = await deployAgent(service, api, {
       responder: { type: 'model', endpoint_id: endpoint.body.data.id, model: 'm' },
     });
     await api.put(`/api/v1/agents/${agent.agentId}`, { knowledge_base_id: base });
-    const { widget } = await agent.visitor();
+    return (await agent.visitor()).widget;
+  };
+
+  it("puts the passages in a model agent's system message, to answer from", async () => {
+    const widget = await modelAgentVisitor(model.baseUrl);
     widget.send({ type: 'user_turn', client_turn_id: 'k1', text: 'Are there towels at the spa?', mode: 'text' });
     expect((await widget.next('reply')).text).toBe('From the guide.');
     const system = model.calls.at(-1)!.body.messages[0]!.content!;
@@ -264,17 +269,11 @@ describeEachStore("a knowledge base in an agent's turns", (kind: StoreKind) => {
   });
 
   it("links a model's reply to the passages it cites, and the visitor never sees or hears the numbers", async () => {
-    const { api, base } = await withGuide();
     const citing = await startModelServer(
       writes('Towels wait at the spa desk [1]. The garage costs 18 euros a night [2, 1]. Anything else?'),
     );
     try {
-      const endpoint = await api.post('/api/v1/model-endpoints', { name: 'T', base_url: citing.baseUrl });
-      const agent = await deployAgent(service, api, {
-        responder: { type: 'model', endpoint_id: endpoint.body.data.id, model: 'm' },
-      });
-      await api.put(`/api/v1/agents/${agent.agentId}`, { knowledge_base_id: base });
-      const { widget } = await agent.visitor();
+      const widget = await modelAgentVisitor(citing.baseUrl);
       widget.send({ type: 'user_turn', client_turn_id: 'k1', text: 'Towels at the spa, and parking?', mode: 'text' });
       const reply = await widget.next('reply');
       expect(reply.text).toBe('Towels wait at the spa desk. The garage costs 18 euros a night. Anything else?');
