@@ -245,12 +245,23 @@ export async function deleteDocument(db: Db, dialect: Dialect, id: string): Prom
   });
 }
 
+/** Words paired for the narrowing query, at most: 28 pairs. */
+const PAIRED_WORDS = 8;
+
+/** Every pair of `words` (the first {@link PAIRED_WORDS}), each pair as its two words. */
+function pairsOf(words: readonly string[]): [string, string][] {
+  const some = words.slice(0, PAIRED_WORDS);
+  return some.flatMap((a, i) => some.slice(i + 1).map((b): [string, string] => [a, b]));
+}
+
 /**
- * The base's chunks that best match any of `words`, best first. Ranked where the index is, then
- * only the best read whole: SQLite's FTS5 by bm25 (a word in the title counts twice, in the headings
- * 1.5 times); PostgreSQL's full text in the base's language by `ts_rank`, its title, heading and
- * text weighted the same (1, 0.75, 0.5) and a long passage's count of words softened by its length.
- * `words` are letters and digits only.
+ * The base's chunks that best match `words`, best first. A question of three words or more first
+ * looks among the passages holding at least two of them (most passages holding a common word hold
+ * no other word of the question, and every match is scored); when that gives fewer than `limit`,
+ * among those holding any. Ranked where the index is, then only the best read whole: SQLite's FTS5 by
+ * bm25 (a word in the title counts twice, in the headings 1.5 times); PostgreSQL's full text in the
+ * base's language by `ts_rank`, its title, heading and text weighted the same (1, 0.75, 0.5) and a
+ * long passage's count of words softened by its length. `words` are letters and digits only.
  */
 export async function searchChunks(
   db: Db,
@@ -260,22 +271,50 @@ export async function searchChunks(
   limit: number,
 ): Promise<FoundChunk[]> {
   if (!words.length) return [];
-  if (dialect === 'sqlite') {
-    const match = words.map((w) => `"${w}"`).join(' OR ');
-    const rows = await sql<FoundChunk>`
-      SELECT c.id, c.document_id, c.base_id, c.customer_id, c.position, c.title, c.heading, c.url, c.text, c.embedding, c.created_at,
-             -s.rank AS score
-      FROM (SELECT chunk_id, bm25(knowledge_search, 0, 0, 2.0, 1.5, 1.0) AS rank FROM knowledge_search
-            WHERE knowledge_search MATCH ${match} AND base_id = ${base.id} ORDER BY rank LIMIT ${limit}) s
-      JOIN knowledge_chunks c ON c.id = s.chunk_id
-      ORDER BY s.rank`.execute(db);
-    return rows.rows;
+  const rank = dialect === 'sqlite' ? rankedByFts5 : rankedByTsvector;
+  if (words.length >= 3) {
+    const narrowed = await rank(db, base, pairsOf(words), limit);
+    if (narrowed.length >= limit) return narrowed;
   }
+  return rank(
+    db,
+    base,
+    words.map((w) => [w]),
+    limit,
+  );
+}
+
+/** Chunks holding every word of any one group, by bm25. */
+async function rankedByFts5(
+  db: Db,
+  base: Pick<KnowledgeBaseRow, 'id'>,
+  groups: readonly string[][],
+  limit: number,
+): Promise<FoundChunk[]> {
+  const match = groups.map((group) => `(${group.map((w) => `"${w}"`).join(' AND ')})`).join(' OR ');
+  const rows = await sql<FoundChunk>`
+    SELECT c.id, c.document_id, c.base_id, c.customer_id, c.position, c.title, c.heading, c.url, c.text, c.embedding, c.created_at,
+           -s.rank AS score
+    FROM (SELECT chunk_id, bm25(knowledge_search, 0, 0, 2.0, 1.5, 1.0) AS rank FROM knowledge_search
+          WHERE knowledge_search MATCH ${match} AND base_id = ${base.id} ORDER BY rank LIMIT ${limit}) s
+    JOIN knowledge_chunks c ON c.id = s.chunk_id
+    ORDER BY s.rank`.execute(db);
+  return rows.rows;
+}
+
+/** Chunks holding every word of any one group, by weighted `ts_rank`. */
+async function rankedByTsvector(
+  db: Db,
+  base: Pick<KnowledgeBaseRow, 'id' | 'language'>,
+  groups: readonly string[][],
+  limit: number,
+): Promise<FoundChunk[]> {
+  const query = groups.map((group) => `(${group.join(' & ')})`).join(' | ');
   const rows = await sql<FoundChunk>`
     SELECT c.id, c.document_id, c.base_id, c.customer_id, c.position, c.title, c.heading, c.url, c.text, c.embedding, c.created_at,
            r.score
     FROM (SELECT id, ts_rank('{0.5, 0.1, 0.75, 1.0}', search, q, 1) AS score
-          FROM knowledge_chunks, to_tsquery(${textSearchConfig(base.language)}::regconfig, ${words.join(' | ')}) q
+          FROM knowledge_chunks, to_tsquery(${textSearchConfig(base.language)}::regconfig, ${query}) q
           WHERE base_id = ${base.id} AND search @@ q ORDER BY score DESC, id LIMIT ${limit}) r
     JOIN knowledge_chunks c ON c.id = r.id
     ORDER BY r.score DESC, c.id`.execute(db);
