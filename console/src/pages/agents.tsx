@@ -1,4 +1,4 @@
-import { useEffect, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, del, get, list, post, put, query, path } from '../api';
 import { lineDiff, pronunciationsAsLines, pronunciationsOf, toolsOf, when } from '../logic';
 import type { Agent, AgentVersion, Job, JobAccepted, KnowledgeBase, ModelEndpoint } from '../types';
@@ -260,7 +260,6 @@ function ResponderEditor({ spec, set }: { spec: Spec | undefined; set(key: strin
 /** The draft: the fields the concierge reads as a form, the whole object as JSON; each edits the other. */
 function DraftEditor({ agent, onSaved }: { agent: Agent; onSaved(a: Agent): void }) {
   const [raw, setRaw] = useState(pretty(agent.draft_spec));
-  useEffect(() => setRaw(pretty(agent.draft_spec)), [agent.id, agent.updated_at]);
   let spec: Spec | undefined;
   let problem = '';
   try {
@@ -279,7 +278,16 @@ function DraftEditor({ agent, onSaved }: { agent: Agent; onSaved(a: Agent): void
     set('voice', { ...voice, service: next.voice || next.speed ? next : undefined });
   };
   const [sayings, setSayings] = useState(pronunciationsAsLines(spec?.pronunciations));
-  useEffect(() => setSayings(pronunciationsAsLines(agent.draft_spec?.pronunciations)), [agent.id, agent.updated_at]);
+  // Another version of the agent (saved, published) resets the form; the first render is already it, and an
+  // edit made before the effect runs (a fast hand, a busy machine) is kept.
+  const shown = useRef(`${agent.id} ${agent.updated_at}`);
+  useEffect(() => {
+    const version = `${agent.id} ${agent.updated_at}`;
+    if (version === shown.current) return;
+    shown.current = version;
+    setRaw(pretty(agent.draft_spec));
+    setSayings(pronunciationsAsLines(agent.draft_spec?.pronunciations));
+  }, [agent.id, agent.updated_at]);
   const read = pronunciationsOf(sayings);
   const save = useAction(async () =>
     onSaved((await put<Agent>(path`/api/v1/agents/${agent.id}`, { draft_spec: spec })).data),
