@@ -12,9 +12,23 @@ export type KnowledgeChunkRow = KnowledgeChunkTable;
 /** A chunk a search found, with its rank (higher is better). */
 export type FoundChunk = KnowledgeChunkRow & { score: number };
 
-export async function insertBase(db: Db, row: KnowledgeBaseRow): Promise<void> {
-  await db.insertInto('knowledge_bases').values(row).execute();
+/** A base, given the next range of the search index's rowids. */
+export async function insertBase(
+  db: Db,
+  row: Omit<KnowledgeBaseRow, 'search_slot' | 'next_search_row'>,
+): Promise<void> {
+  await db
+    .insertInto('knowledge_bases')
+    .values({
+      ...row,
+      search_slot: sql<number>`(SELECT coalesce(max(search_slot), 0) + 1 FROM knowledge_bases)`,
+      next_search_row: 0,
+    })
+    .execute();
 }
+
+/** A base's rowids in SQLite's search index: `slot` × 2^32 onwards. */
+const SLOT = 2 ** 32;
 
 export async function findBase(db: Db, customerId: string, id: string): Promise<KnowledgeBaseRow | undefined> {
   return db
@@ -163,12 +177,23 @@ async function storeChunks(
   await trx.deleteFrom('knowledge_chunks').where('document_id', '=', document.id).execute();
   const config = textSearchConfig(language);
   // In batches: well under either store's limit of parameters per statement.
+  // SQLite: rowids in the base's range, taken under the transaction's write lock.
+  const rows =
+    dialect === 'sqlite' && chunks.length
+      ? await trx
+          .updateTable('knowledge_bases')
+          .set((eb) => ({ next_search_row: eb('next_search_row', '+', chunks.length) }))
+          .where('id', '=', document.base_id)
+          .returning(['search_slot', 'next_search_row'])
+          .executeTakeFirstOrThrow()
+      : undefined;
+  const firstRow = rows ? rows.search_slot * SLOT + rows.next_search_row - chunks.length : 0;
   for (let at = 0; at < chunks.length; at += 200) {
     const batch = chunks.slice(at, at + 200);
     if (dialect === 'sqlite') {
       await trx.insertInto('knowledge_chunks').values(batch).execute();
-      await sql`INSERT INTO knowledge_search (chunk_id, base_id, title, heading, text) VALUES ${sql.join(
-        batch.map((c) => sql`(${c.id}, ${c.base_id}, ${c.title}, ${c.heading}, ${c.text})`),
+      await sql`INSERT INTO knowledge_search (rowid, chunk_id, base_id, title, heading, text) VALUES ${sql.join(
+        batch.map((c, i) => sql`(${firstRow + at + i}, ${c.id}, ${c.base_id}, ${c.title}, ${c.heading}, ${c.text})`),
       )}`.execute(trx);
     } else
       // The search vector is written with the row (an update after would leave every row's old version to vacuum):
@@ -266,7 +291,7 @@ function pairsOf(words: readonly string[]): [string, string][] {
 export async function searchChunks(
   db: Db,
   dialect: Dialect,
-  base: Pick<KnowledgeBaseRow, 'id' | 'language'>,
+  base: Pick<KnowledgeBaseRow, 'id' | 'language' | 'search_slot'>,
   words: readonly string[],
   limit: number,
 ): Promise<FoundChunk[]> {
@@ -287,16 +312,19 @@ export async function searchChunks(
 /** Chunks holding every word of any one group, by bm25. */
 async function rankedByFts5(
   db: Db,
-  base: Pick<KnowledgeBaseRow, 'id'>,
+  base: Pick<KnowledgeBaseRow, 'search_slot'>,
   groups: readonly string[][],
   limit: number,
 ): Promise<FoundChunk[]> {
   const match = groups.map((group) => `(${group.map((w) => `"${w}"`).join(' AND ')})`).join(' OR ');
+  // The base's rowid range, which FTS5 applies inside its index.
+  const first = base.search_slot * SLOT;
   const rows = await sql<FoundChunk>`
     SELECT c.id, c.document_id, c.base_id, c.customer_id, c.position, c.title, c.heading, c.url, c.text, c.embedding, c.created_at,
            -s.rank AS score
     FROM (SELECT chunk_id, bm25(knowledge_search, 0, 0, 2.0, 1.5, 1.0) AS rank FROM knowledge_search
-          WHERE knowledge_search MATCH ${match} AND base_id = ${base.id} ORDER BY rank LIMIT ${limit}) s
+          WHERE knowledge_search MATCH ${match} AND rowid BETWEEN ${first} AND ${first + SLOT - 1}
+          ORDER BY rank LIMIT ${limit}) s
     JOIN knowledge_chunks c ON c.id = s.chunk_id
     ORDER BY s.rank`.execute(db);
   return rows.rows;

@@ -64,7 +64,7 @@ const errorText = (err: unknown): string =>
     ? [err.message, ...(err.details ?? []).map((d) => d.message)].join(': ')
     : (err as Error).message;
 
-const toBase = (row: KnowledgeBaseRow): KnowledgeBase => ({
+const toBase = (row: Omit<KnowledgeBaseRow, 'search_slot' | 'next_search_row'>): KnowledgeBase => ({
   id: row.id,
   name: row.name,
   language: row.language,

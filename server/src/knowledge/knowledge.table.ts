@@ -5,6 +5,9 @@ export interface KnowledgeBaseTable {
   name: string;
   /** BCP 47: the language its full-text search stems words in. */
   language: string;
+  /** SQLite: its range of the search index's rowids (this times 2^32), and the next rowid in it. */
+  search_slot: number;
+  next_search_row: number;
   created_at: string;
   updated_at: string;
 }
