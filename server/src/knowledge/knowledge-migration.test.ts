@@ -24,9 +24,7 @@ describe('knowledge bases stored before search slots [sqlite]', () => {
   it('numbers their passages into each base’s range, and searches each base alone', async () => {
     await migrate(db, undefined, '2026-11-27-04-knowledge');
     const now = new Date().toISOString();
-    await sql`INSERT INTO customers (id, name, created_at) VALUES ('c1', 'Hotel', ${now})`.execute(
-      db,
-    );
+    await sql`INSERT INTO customers (id, name, created_at) VALUES ('c1', 'Hotel', ${now})`.execute(db);
     for (const [base, word] of [
       ['b1', 'garage'],
       ['b2', 'garage sauna'],
