@@ -431,12 +431,19 @@ export class KnowledgeService {
    * The passages of an agent's knowledge base that best match the visitor's words, best first (at
    * most {@link MAX_PASSAGES}); none without a base, or when the base is gone. A short follow-up
    * ("and on weekends?": at most {@link FOLLOW_UP_WORDS} meaningful words) is searched together with
-   * the visitor's turn before it, which says what it follows up.
+   * the visitor's turn before it (`before`, read only then), which says what it follows up.
    */
-  async passagesFor(customerId: string, baseId: string | null, words: string, before?: string): Promise<Passage[]> {
+  async passagesFor(
+    customerId: string,
+    baseId: string | null,
+    words: string,
+    before?: () => Promise<string | undefined>,
+  ): Promise<Passage[]> {
     const base = baseId ? await findBase(this.parts.db, customerId, baseId) : undefined;
     if (!base) return [];
-    const query = before && contentWords(words).length <= FOLLOW_UP_WORDS ? `${words} ${before}` : words;
+    // The turn before is read only for a follow-up: most turns stand on their own words.
+    const previous = before && contentWords(words).length <= FOLLOW_UP_WORDS ? await before() : undefined;
+    const query = previous ? `${words} ${previous}` : words;
     const { rows } = await this.#find(base, query, MAX_PASSAGES, TURN_EMBED_MS);
     return rows.map((row) => ({
       chunk_id: row.id,

@@ -198,8 +198,8 @@ export class TurnService {
    */
   async #respond(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow): Promise<void> {
     const passages = dep.knowledgeBaseId
-      ? await textBefore(this.parts.db, turn)
-          .then((before) => this.parts.knowledge.passagesFor(dep.customerId, dep.knowledgeBaseId, turn.text, before))
+      ? await this.parts.knowledge
+          .passagesFor(dep.customerId, dep.knowledgeBaseId, turn.text, () => textBefore(this.parts.db, turn))
           .catch((err) => (this.parts.health.failed(err, 'searching the knowledge base'), []))
       : undefined;
     return this.parts.responderFor(dep).answer(dep, conversation, turn, { passages }, this.#stopping.signal);
