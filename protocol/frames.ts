@@ -1,4 +1,8 @@
 import { z } from 'zod';
+import { codePoints, languageTag } from './text.js';
+import { pageContext, pageData, pageEventName, pageOf, proactiveEvents, proactiveRule } from './proactive.js';
+
+export { codePoints, languageTag };
 
 /**
  * Every frame of the widget's WebSocket (README, Concierge sessions), client and server, as zod schemas: the
@@ -50,27 +54,6 @@ export type WidgetErrorCode = (typeof widgetErrorCodes)[number];
 
 const token = z.string().min(1).max(8192);
 
-/** Text of `min..max` characters, counted as Unicode code points (an emoji is one, as a reader counts it). */
-export const codePoints = (min: number, max: number) =>
-  z.string().refine((text) => {
-    const length = [...text].length;
-    return length >= min && length <= max;
-  }, `must be ${min} to ${max} characters`);
-
-/** A BCP 47 language tag (`de-DE`, `zh-Hans`), as `Intl` reads it, in its canonical case. */
-export const languageTag = z
-  .string()
-  .max(35)
-  .transform((tag, ctx) => {
-    try {
-      return Intl.getCanonicalLocales(tag)[0]!;
-    } catch {
-      ctx.addIssue({ code: 'custom', message: 'must be a BCP 47 language tag such as de-DE' });
-      return z.NEVER;
-    }
-  })
-  .meta({ description: 'A BCP 47 language tag such as `de-DE`' });
-
 const clientTurnId = z.string().min(1).max(64);
 
 /** Where the visitor's speech is recognised: by the browser, by the service (audio over the socket), or nowhere. */
@@ -106,6 +89,8 @@ export const clientMessage = z.discriminatedUnion('type', [
     mode: z.enum(turnModes),
     // The visitor's choice in the language menu (README, The widget in your visitors' languages).
     language: languageTag.optional(),
+    // The page it was asked on (README, Greeting visitors first).
+    page: pageOf.optional(),
   }),
   z.strictObject({
     type: z.literal('feedback'),
@@ -118,6 +103,11 @@ export const clientMessage = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('ask_for_person') }),
   z.strictObject({ type: z.literal('end') }),
   z.strictObject({ type: z.literal('ping') }),
+  // What the page tells the agent (README, Greeting visitors first): an event (`Concierge.trigger`) and its context.
+  z.strictObject({ type: z.literal('page_event'), name: pageEventName, data: pageData.optional() }),
+  z.strictObject({ type: z.literal('context'), data: pageContext }),
+  // A greeting rule's teaser was shown, or opened the conversation: counted for its analytics.
+  z.strictObject({ type: z.literal('proactive'), rule_id: z.string().max(40), event: z.enum(proactiveEvents) }),
   // An utterance for the service to recognise: binary PCM frames follow (README, Voice in every browser).
   z.strictObject({
     type: z.literal('audio_start'),
@@ -240,6 +230,8 @@ export const storedEvent = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('turn_failed'), seq, turn_id: id, reason: z.enum(turnFailures) }),
   z.strictObject({ type: z.literal('feedback_recorded'), seq, turn_id: id, rating: z.enum(feedbackRatings) }),
   z.strictObject({ type: z.literal('conversation_ended'), seq, reason: z.enum(endReasons) }),
+  // An event of the visitor's page (README, Greeting visitors first): kept for the agent, never shown to the visitor.
+  z.strictObject({ type: z.literal('page_event'), seq, name: z.string(), data: z.json().optional() }),
 ]);
 export type StoredEvent = z.infer<typeof storedEvent>;
 /** An event about to be stored: its `seq` is taken when it is. */
@@ -287,6 +279,8 @@ const readyFrame = z.strictObject({
     // Whose voice reads replies out: `service` sends `speech` frames and PCM.
     synthesis: z.enum(synthesisSites),
   }),
+  // The deployment's greeting rules, which the widget evaluates on the page (README, Greeting visitors first).
+  proactive: proactiveRule.array().optional(),
 });
 
 const errorFrame = z.strictObject({ type: z.literal('error'), code: z.enum(widgetErrorCodes), message: z.string() });

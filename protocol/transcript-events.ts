@@ -10,6 +10,7 @@ export const transcriptEventTypes = [
   'conversation.handoff',
   'message.created',
   'conversation.ended',
+  'page.event',
 ] as const;
 export type TranscriptEventType = (typeof transcriptEventTypes)[number];
 

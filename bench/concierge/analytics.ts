@@ -1,4 +1,4 @@
-import { addTally } from '../../server/src/concierge/analytics/analytics.rollup.js';
+import { addTally, emptyRollupRows } from '../../server/src/concierge/analytics/analytics.rollup.js';
 import type { RollupRows } from '../../server/src/concierge/analytics/analytics.table.js';
 import { writeRollup } from '../../server/src/concierge/analytics/analytics.repository.js';
 import { AnalyticsService } from '../../server/src/concierge/analytics/analytics.service.js';
@@ -73,7 +73,7 @@ async function seed(db: Db): Promise<{ customerId: string; from: string; to: str
   // A day's worth at a time: its conversations and turns, and the rollup they make.
   const perDay = conversations / ANALYTICS.days;
   for (let day = 0; day < ANALYTICS.days; day++) {
-    const rows: RollupRows = { hours: new Map(), latency: new Map(), visitors: new Map() };
+    const rows: RollupRows = emptyRollupRows();
     const conversationRows: ConversationRow[] = [];
     const turnRows: TurnRow[] = [];
     for (let c = Math.round(day * perDay); c < Math.round((day + 1) * perDay); c++) {
@@ -102,6 +102,8 @@ async function seed(db: Db): Promise<{ customerId: string; from: string; to: str
         handoff_at: null,
         preview: 0 as const,
         wait_told_at: null,
+        page_context: null,
+        proactive_rule: null,
         created_at: at,
         updated_at: at,
       });
@@ -141,6 +143,8 @@ async function seed(db: Db): Promise<{ customerId: string; from: string; to: str
           heard_at: null,
           knowledge: null,
           hook_node: null,
+          page_url: null,
+          page_title: null,
           created_at: created,
           updated_at: created,
         });

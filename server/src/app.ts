@@ -57,6 +57,7 @@ import { secretsKey } from './shared/secrets-key.js';
 import { HookResponder } from './concierge/turns/hook-responder.js';
 import { ModelResponder } from './concierge/models/model-responder.js';
 import { ModelCalls } from './concierge/models/model-calls.js';
+import { PageService } from './concierge/pages/page.service.js';
 import { KnowledgeResponder } from './concierge/knowledge/knowledge-responder.js';
 import { modelEndpointTestRoute } from './concierge/models/endpoint-test.routes.js';
 import { knowledgeRoutes } from './knowledge/knowledge.routes.js';
@@ -222,6 +223,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     conversations,
   });
   const knowledgeResponder = new KnowledgeResponder({ events, health });
+  const pages = new PageService({ db, events });
   const turns = new TurnService(
     {
       db,
@@ -238,6 +240,7 @@ export async function createApp(options: AppOptions): Promise<App> {
             ? knowledgeResponder
             : hookResponder,
       knowledge,
+      pages,
     },
     { shutdownGraceMs: timings.shutdownGraceMs },
   );
@@ -283,7 +286,19 @@ export async function createApp(options: AppOptions): Promise<App> {
   const handling = new ConversationHandling({ db, deployments, events });
   const sessions = new SessionGateway(
     {
-      services: { conversations, handling, turns, deployments, history, bus, health, diagnostics, speech, synthesis },
+      services: {
+        conversations,
+        handling,
+        turns,
+        pages,
+        deployments,
+        history,
+        bus,
+        health,
+        diagnostics,
+        speech,
+        synthesis,
+      },
       address,
     },
     {

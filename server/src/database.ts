@@ -4,6 +4,7 @@ import type { ApiKeyTable, UsageDailyTable } from './api-keys/api-key.table.js';
 import type {
   AnalyticsHourTable,
   AnalyticsLatencyTable,
+  AnalyticsProactiveTable,
   AnalyticsVisitorTable,
 } from './concierge/analytics/analytics.table.js';
 import type { ConversationTable, ReplyPartTable, TurnTable } from './concierge/conversations/conversation.table.js';
@@ -52,6 +53,7 @@ export interface Database {
   analytics_hours: AnalyticsHourTable;
   analytics_latency: AnalyticsLatencyTable;
   analytics_visitors: AnalyticsVisitorTable;
+  analytics_proactive: AnalyticsProactiveTable;
   deployment_diagnostics: DeploymentDiagnosticTable;
   service_nodes: ServiceNodeTable;
   model_endpoints: ModelEndpointTable;

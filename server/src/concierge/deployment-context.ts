@@ -12,6 +12,7 @@ import {
 import type { CallDirection, DeploymentStatus } from '../deployments/deployment.table.js';
 import { type AgentSpeech, speechOf } from '../agents/agent-speech.js';
 import { promptOf, responderOf, type ResponderSpec } from '../agents/agent-responder.js';
+import type { ProactiveRule } from '#protocol/proactive';
 import { type AgentInfo, type AgentVoice, languageTag, type WidgetTheme } from '#protocol/frames';
 
 /** What a session, a turn or a reply needs to know about its deployment, defaults applied. */
@@ -30,6 +31,8 @@ export interface DeploymentContext {
   maxTurnsPerConversation: number;
   maxPendingTurns: number;
   turnsPerMinute: number;
+  /** The greeting rules the widget evaluates (README, Greeting visitors first). */
+  proactive: ProactiveRule[];
   hookTimeoutMs: number;
   replyTimeoutS: number;
   /** How long a turn of a conversation a person handles waits for their answer. */
@@ -106,6 +109,7 @@ export async function loadDeploymentContext(db: Db, id: string): Promise<Deploym
     maxTurnsPerConversation: rules.max_turns_per_conversation,
     maxPendingTurns: rules.max_pending_turns,
     turnsPerMinute: rules.turns_per_minute,
+    proactive: rules.proactive,
     hookTimeoutMs: runtime.hook_timeout_ms,
     replyTimeoutS: runtime.reply_timeout_s,
     personReplyTimeoutS: runtime.person_reply_timeout_s,

@@ -42,7 +42,16 @@ describe('calls to the customer server, as described', () => {
       await mintToken(secret, deploymentId, { claims: { name: 'Ada', ctx: { room: 12 } } }),
     );
 
-    widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Breakfast?', mode: 'text' });
+    // The page tells its context and an event before the first turn (README, Greeting visitors first).
+    widget.send({ type: 'context', data: { basket: ['room 12'] } });
+    widget.send({ type: 'page_event', name: 'booking.dates', data: { nights: 2 } });
+    widget.send({
+      type: 'user_turn',
+      client_turn_id: 'c1',
+      text: 'Breakfast?',
+      mode: 'text',
+      page: { url: 'https://hotel.example/rooms', title: 'Rooms' },
+    });
     const first = await widget.next('turn_acknowledged');
     expect(
       (
@@ -101,6 +110,14 @@ describe('calls to the customer server, as described', () => {
       undefined,
     ]);
     expect(hooks.at(-1)!.body.test).toBe(true);
+    expect(hooks[0]!.body.page).toEqual({
+      url: 'https://hotel.example/rooms',
+      title: 'Rooms',
+      context: { basket: ['room 12'] },
+      events: [{ name: 'booking.dates', data: { nights: 2 }, at: expect.any(String) }],
+    });
+    // The events went with the turn after them only; a turn sent without a page has none.
+    expect(hooks[1]!.body.page).toEqual({ url: null, title: null, context: { basket: ['room 12'] }, events: [] });
 
     const events = customer.transcript.filter((c) => c.body.deployment_id === deploymentId);
     for (const event of events) {
@@ -153,6 +170,7 @@ describe('calls to the customer server, as described', () => {
       'mode',
       'language',
       'reply_url',
+      'page',
     ]);
     expect(doc.components.schemas.TranscriptTurnFailed.properties.data.properties.reason.enum).toEqual([
       'hook_rejected',

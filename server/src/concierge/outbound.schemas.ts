@@ -67,6 +67,27 @@ export const turnCreatedBody = z
         description:
           "When the agent has a knowledge base (README, Answers from your documents): its passages that best match the visitor's words, best first, at most 5 (empty when none matches)",
       }),
+    page: z
+      .strictObject({
+        url: z
+          .string()
+          .nullable()
+          .meta({ description: 'The page the visitor asked from; null when the widget did not say' }),
+        title: z.string().nullable(),
+        context: z.unknown().meta({ description: 'What the page last gave `Concierge.setContext(obj)`, or null' }),
+        events: z
+          .strictObject({ name: z.string(), data: z.json().optional(), at: timestamp })
+          .array()
+          .meta({
+            description:
+              "The page's `Concierge.trigger(name, data)` calls since the visitor's turn before, oldest first, at most 20",
+          }),
+      })
+      .meta({
+        id: 'TurnPage',
+        description:
+          'Where the visitor is (README, Greeting visitors first): the page, its context, what happened on it',
+      }),
     previous_reply: z
       .strictObject({
         turn_id: z.uuid(),
@@ -172,6 +193,12 @@ const transcriptData: Record<TranscriptEventType, z.ZodType> = {
   }),
   'message.created': z.strictObject({ text: z.string(), actions: replyAction.array(), name: z.string() }),
   'conversation.ended': z.strictObject({ reason: z.enum(endReasons) }),
+  'page.event': z.strictObject({
+    name: z
+      .string()
+      .meta({ description: 'As the page called `Concierge.trigger(name, data)` (README, Greeting visitors first)' }),
+    data: z.json().optional().meta({ description: 'Its data, when it gave any (at most 4 KiB as JSON)' }),
+  }),
 };
 
 const eventName = (type: TranscriptEventType) =>

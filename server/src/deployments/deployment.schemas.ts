@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { pageQuery } from '../http/pagination.js';
 import { atLeastOneField, httpUrl, SPEC_MAX_BYTES, timestamp } from '../shared/schemas.js';
 import { widgetTheme } from '#protocol/frames';
+import { proactiveRules } from '#protocol/proactive';
 import { transcriptHookStatuses } from './deployment.table.js';
 
 export const environments = ['development', 'staging', 'production'] as const;
@@ -80,9 +81,15 @@ function documented<S extends Record<string, z.ZodDefault<z.ZodType>>>(
   };
 }
 
-export const engagementRulesSchema = withinSize(z.looseObject(documented(engagementRules))).meta({
-  id: 'EngagementRules',
-});
+export const engagementRulesSchema = withinSize(
+  z.looseObject({
+    ...documented(engagementRules),
+    proactive: proactiveRules.optional().meta({
+      description:
+        "Greeting rules the widget evaluates on every page (README, Greeting visitors first): when all of a rule's `when` holds, its teaser shows beside the launcher, or the panel opens",
+    }),
+  }),
+).meta({ id: 'EngagementRules' });
 /** Settings with no default: absent means the service's own behaviour. */
 const runtimeChoices = {
   person_wait_notice: z.string().trim().min(1).max(1000).optional().meta({
@@ -95,7 +102,11 @@ export const runtimeConfigSchema = withinSize(
 ).meta({ id: 'RuntimeConfig' });
 
 /** The rules and timeouts a deployment runs with: what it stores, defaults applied. */
-export const effectiveEngagementRules = z.object(engagementRules);
+export const effectiveEngagementRules = z.object({
+  ...engagementRules,
+  // Rules stored before a change of their schema are not read rather than failing the deployment.
+  proactive: proactiveRules.catch([]),
+});
 export const effectiveRuntimeConfig = z.object({ ...runtimeSettings, ...runtimeChoices });
 export type ChannelConfig = z.infer<typeof channelConfigSchema>;
 

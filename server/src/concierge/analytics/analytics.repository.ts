@@ -1,6 +1,7 @@
 import { type SelectQueryBuilder, sql } from 'kysely';
 import type { Database, Db, Trx } from '../../database.js';
 import type { RollupRows } from './analytics.table.js';
+import { type ProactiveCount, proactiveCounts } from './tally.js';
 
 const COUNTS = [
   'conversations',
@@ -50,6 +51,21 @@ export async function writeRollup(trx: Trx, rows: RollupRows): Promise<void> {
       )
       .execute();
   }
+  for (const chunk of chunks(sortedValues(rows.proactive))) {
+    await trx
+      .insertInto('analytics_proactive')
+      .values(chunk)
+      .onConflict((oc) =>
+        oc
+          .columns(['deployment_id', 'hour', 'rule_id'])
+          .doUpdateSet((eb) =>
+            Object.fromEntries(
+              proactiveCounts.map((c) => [c, eb(eb.ref(`analytics_proactive.${c}`), '+', eb.ref(`excluded.${c}`))]),
+            ),
+          ),
+      )
+      .execute();
+  }
   for (const chunk of chunks(sortedValues(rows.visitors))) {
     await trx
       .insertInto('analytics_visitors')
@@ -71,7 +87,11 @@ export interface RollupScope {
 }
 
 function scoped<
-  QB extends SelectQueryBuilder<Database, 'analytics_hours' | 'analytics_latency' | 'analytics_visitors', object>,
+  QB extends SelectQueryBuilder<
+    Database,
+    'analytics_hours' | 'analytics_latency' | 'analytics_visitors' | 'analytics_proactive',
+    object
+  >,
 >(qb: QB, scope: RollupScope): QB {
   let q = qb
     .where('customer_id', '=', scope.customerId)
@@ -98,6 +118,15 @@ export function latencyByBucket(db: Db, scope: RollupScope) {
   return scoped(db.selectFrom('analytics_latency'), scope)
     .select([bucketOf(scope).as('bucket'), 'metric', 'bin', sql<number>`sum(count)`.as('count')])
     .groupBy([bucketOf(scope), 'metric', 'bin'])
+    .execute();
+}
+
+/** Each bucket's figures of each greeting rule (README, Greeting visitors first). */
+export function proactiveByBucket(db: Db, scope: RollupScope) {
+  const sum = (column: ProactiveCount) => sql<number>`sum(${sql.ref(column)})`.as(column);
+  return scoped(db.selectFrom('analytics_proactive'), scope)
+    .select([bucketOf(scope).as('bucket'), 'deployment_id', 'rule_id', ...proactiveCounts.map(sum)])
+    .groupBy([bucketOf(scope), 'deployment_id', 'rule_id'])
     .execute();
 }
 

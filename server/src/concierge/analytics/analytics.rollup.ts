@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { isoNow } from '../../shared/time.js';
 import type { Trx } from '../../database.js';
 import type { DeploymentContext } from '../deployment-context.js';
-import type { Tally } from './tally.js';
+import { proactiveCounts, type Tally } from './tally.js';
 import type { LatencyMetric, RollupRows } from './analytics.table.js';
 import { binOf } from './latency-bins.js';
 import { writeRollup } from './analytics.repository.js';
@@ -25,7 +25,7 @@ export class AnalyticsRollup {
 
   add(trx: Trx, dep: DeploymentContext, tally: Tally): void {
     let rows = this.#pending.get(trx);
-    if (!rows) this.#pending.set(trx, (rows = { hours: new Map(), latency: new Map(), visitors: new Map() }));
+    if (!rows) this.#pending.set(trx, (rows = emptyRollupRows()));
     addTally(rows, dep, tally);
   }
 
@@ -37,6 +37,13 @@ export class AnalyticsRollup {
     await writeRollup(trx, rows);
   }
 }
+
+export const emptyRollupRows = (): RollupRows => ({
+  hours: new Map(),
+  latency: new Map(),
+  visitors: new Map(),
+  proactive: new Map(),
+});
 
 /** Adds one tally to `rows`: a turn's facts in the hour it was taken, the rest in this hour. */
 export function addTally(
@@ -84,6 +91,14 @@ export function addTally(
   measure('first_part', tally.firstPartAfterMs);
   measure('recognition', tally.recognitionMs);
   for (const ms of tally.hookMs ?? []) measure('hook', ms);
+  if (tally.proactive) {
+    const { rule, ...figures } = tally.proactive;
+    const ruleKey = `${key}\n${rule}`;
+    let row = rows.proactive.get(ruleKey);
+    if (!row)
+      rows.proactive.set(ruleKey, (row = { ...owner, rule_id: rule, shown: 0, opened: 0, conversations: 0, turns: 0 }));
+    for (const count of proactiveCounts) row[count] += figures[count] ?? 0;
+  }
   if (tally.visitor !== undefined) {
     const visitor = visitorDigest(dep.customerId, tally.visitor);
     rows.visitors.set(`${key}\n${visitor}`, { ...owner, visitor });

@@ -73,13 +73,35 @@ const counts = {
   }),
 };
 
+const proactiveFigures = z
+  .object({
+    deployment_id: z.uuid(),
+    rule_id: z.string(),
+    shown: z
+      .number()
+      .int()
+      .meta({ description: 'Teasers shown (a rule that opens the panel counts as shown and opened)' }),
+    opened: z.number().int().meta({ description: 'Conversations opened from the teaser, or by the rule itself' }),
+    conversations: z
+      .number()
+      .int()
+      .meta({ description: "Conversations whose visitor's first turn came after the rule approached them" }),
+    turns: z.number().int().meta({ description: 'Turns of those conversations' }),
+  })
+  .array()
+  .meta({
+    id: 'ProactiveFigures',
+    description:
+      "Each greeting rule's figures (README, Greeting visitors first), by deployment and rule id; rules with none are left out",
+  });
+
 export const analyticsSchema = z
   .object({
     interval: z.enum(intervals),
     from: timestamp,
     to: timestamp,
-    buckets: z.object({ start: timestamp, ...counts }).array(),
-    totals: z.object(counts),
+    buckets: z.object({ start: timestamp, ...counts, proactive: proactiveFigures }).array(),
+    totals: z.object({ ...counts, proactive: proactiveFigures }),
   })
   .meta({ id: 'Analytics' });
 export type Analytics = z.infer<typeof analyticsSchema>;

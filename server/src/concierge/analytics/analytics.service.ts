@@ -1,11 +1,13 @@
 import { notFound } from '../../errors.js';
 import type { Db } from '../../database.js';
-import { countsByBucket, latencyByBucket, visitorsByBucket } from './analytics.repository.js';
+import { countsByBucket, latencyByBucket, proactiveByBucket, visitorsByBucket } from './analytics.repository.js';
+import { proactiveCounts } from './tally.js';
 import { type Analytics, type AnalyticsQuery, INTERVAL_MS } from './analytics.schemas.js';
 import type { LatencyMetric } from './analytics.table.js';
 import { percentilesOf } from './latency-bins.js';
 
-type Counts = Analytics['totals'];
+type Counts = Omit<Analytics['totals'], 'proactive'>;
+type RuleFigures = Analytics['totals']['proactive'][number];
 type Bins = Record<LatencyMetric, Map<number, number>>;
 
 const emptyBins = (): Bins => ({ hook: new Map(), reply: new Map(), first_part: new Map(), recognition: new Map() });
@@ -80,10 +82,11 @@ export class AnalyticsService {
       agentId: query.agent_id,
       keyLength: query.interval === 'day' ? 10 : 13,
     } as const;
-    const [counts, latency, visitors] = await Promise.all([
+    const [counts, latency, visitors, proactive] = await Promise.all([
       countsByBucket(db, scope),
       latencyByBucket(db, scope),
       visitorsByBucket(db, scope),
+      proactiveByBucket(db, scope),
     ]);
 
     const starts: string[] = [];
@@ -107,12 +110,36 @@ export class AnalyticsService {
     }
     for (const { bucket, visitors: n } of visitors.buckets) sums.get(bucket)!.visitors = n;
     total.visitors = visitors.total;
+    const rules = new Map(starts.map((s) => [keyOf(s), new Map<string, RuleFigures>()]));
+    const ruleTotals = new Map<string, RuleFigures>();
+    for (const row of proactive)
+      for (const into of [rules.get(row.bucket)!, ruleTotals]) {
+        const key = `${row.deployment_id}\n${row.rule_id}`;
+        let figures = into.get(key);
+        if (!figures)
+          into.set(
+            key,
+            (figures = {
+              deployment_id: row.deployment_id,
+              rule_id: row.rule_id,
+              shown: 0,
+              opened: 0,
+              conversations: 0,
+              turns: 0,
+            }),
+          );
+        for (const count of proactiveCounts) figures[count] += Number(row[count]);
+      }
     return {
       interval: query.interval,
       from: query.from,
       to: query.to,
-      buckets: starts.map((start) => ({ start, ...countsOf(sums.get(keyOf(start))!, bins.get(keyOf(start))!) })),
-      totals: countsOf(total, totalBins),
+      buckets: starts.map((start) => ({
+        start,
+        ...countsOf(sums.get(keyOf(start))!, bins.get(keyOf(start))!),
+        proactive: [...rules.get(keyOf(start))!.values()],
+      })),
+      totals: { ...countsOf(total, totalBins), proactive: [...ruleTotals.values()] },
     };
   }
 

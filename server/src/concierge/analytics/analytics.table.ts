@@ -36,11 +36,25 @@ export interface AnalyticsVisitorTable {
   agent_id: string;
 }
 
+/** A greeting rule's figures of an hour (README, Greeting visitors first). */
+export interface AnalyticsProactiveTable {
+  deployment_id: string;
+  hour: string;
+  rule_id: string;
+  customer_id: string;
+  agent_id: string;
+  shown: number;
+  opened: number;
+  conversations: number;
+  turns: number;
+}
+
 /** The rollup rows one transaction adds to, each once. */
 export interface RollupRows {
   hours: Map<string, AnalyticsHourTable>;
   latency: Map<string, AnalyticsLatencyTable>;
   visitors: Map<string, AnalyticsVisitorTable>;
+  proactive: Map<string, AnalyticsProactiveTable>;
 }
 
 export const latencyMetrics = ['hook', 'reply', 'first_part', 'recognition'] as const;

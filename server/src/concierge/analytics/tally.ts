@@ -19,4 +19,9 @@ export interface Tally {
   hookMs?: number[];
   /** The recogniser's time for a spoken turn the service heard (README, Voice in every browser). */
   recognitionMs?: number;
+  /** A greeting rule's figures (README, Greeting visitors first): its teaser shown or opened, a conversation it started, that conversation's turns. */
+  proactive?: { rule: string } & Partial<Record<ProactiveCount, number>>;
 }
+
+export const proactiveCounts = ['shown', 'opened', 'conversations', 'turns'] as const;
+export type ProactiveCount = (typeof proactiveCounts)[number];

@@ -60,6 +60,8 @@ export class ConversationService {
       handoff_at: null,
       preview: claims.preview ? 1 : 0,
       wait_told_at: null,
+      page_context: null,
+      proactive_rule: null,
       created_at: now,
       updated_at: now,
     };

@@ -35,6 +35,10 @@ export interface ConversationTable {
   preview: 0 | 1;
   /** When the visitor waiting for a person was last told nobody has come yet. */
   wait_told_at: string | null;
+  /** JSON text of the page's context (`Concierge.setContext`, README, Greeting visitors first), passed to the hook. */
+  page_context: string | null;
+  /** The greeting rule that approached the visitor before their first turn: its turns count for it. */
+  proactive_rule: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -80,6 +84,9 @@ export interface TurnTable {
   knowledge: string | null;
   /** The node that calls (or called) the turn's hook (see `service_nodes`); null for a turn no hook is called for. */
   hook_node: string | null;
+  /** The page the turn was taken on (README, Greeting visitors first); null when the widget did not say. */
+  page_url: string | null;
+  page_title: string | null;
   created_at: string;
   updated_at: string;
 }

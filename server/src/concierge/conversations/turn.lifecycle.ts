@@ -126,6 +126,8 @@ export const turnLifecycle = {
       heard_at: null,
       knowledge: null,
       hook_node: byPerson ? null : hookNode,
+      page_url: input.page?.url ?? null,
+      page_title: input.page?.title ?? null,
       created_at: now,
       updated_at: now,
     };
@@ -144,7 +146,20 @@ export const turnLifecycle = {
     await unit.record(at, {
       ...taken,
       conversation: { turn_count: conversation.turn_count + 1 },
-      tally: { turns: 1, ...(input.recognition ? { recognitionMs: input.recognition.durationMs } : {}) },
+      tally: {
+        turns: 1,
+        ...(input.recognition ? { recognitionMs: input.recognition.durationMs } : {}),
+        // A conversation a greeting rule opened counts for it (README, Greeting visitors first).
+        ...(conversation.proactive_rule
+          ? {
+              proactive: {
+                rule: conversation.proactive_rule,
+                turns: 1,
+                conversations: conversation.turn_count === 0 ? 1 : 0,
+              },
+            }
+          : {}),
+      },
     });
     return turn;
   },

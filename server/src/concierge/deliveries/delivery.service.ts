@@ -119,6 +119,7 @@ export class DeliveryService {
       mode: 'text' as const,
       language: dep.agent.language,
       reply_url: `${this.parts.address.url}/embed/concierge/${dep.id}/replies`,
+      page: { url: 'https://example.com/', title: 'A test page', context: null, events: [] },
     };
     const sent = await sendTurnCreated(dep, url, sample, this.parts.egress, { mark: 'test' });
     return {

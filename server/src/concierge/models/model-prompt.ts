@@ -4,6 +4,8 @@ import type { DeploymentContext } from '../deployment-context.js';
 import type { StoredFrame } from '../events/event.repository.js';
 import type { ChatMessage } from './chat-completions.js';
 import type { Passage } from '../../knowledge/knowledge.service.js';
+import type { TurnPage } from '../pages/page.service.js';
+import type { TurnContext } from '../turns/responder.js';
 
 /** The conversation so far is given to the model within this many characters, the oldest dropped first. */
 export const HISTORY_BUDGET_CHARS = 16_000;
@@ -16,14 +18,15 @@ export interface HeardReply {
 
 /**
  * The system message (README, An agent without a server): the agent's persona and instructions,
- * the language to answer in, who the visitor is as the customer's token says, and the time.
+ * the language to answer in, who the visitor is as the customer's token says, the time, and the
+ * page they are on with what it told (README, Greeting visitors first).
  */
 export function systemMessage(
   dep: DeploymentContext,
   conversation: ConversationRow,
   turn: TurnRow,
   now: Date,
-  passages: readonly Passage[] = [],
+  { passages = [], page }: Partial<Pick<TurnContext, 'page'>> & { passages?: readonly Passage[] | undefined } = {},
 ): string {
   const language = turn.language ?? dep.agent.language;
   const lines = [
@@ -34,6 +37,7 @@ export function systemMessage(
     conversation.user_name ? `The visitor's name: ${conversation.user_name}.` : '',
     conversation.user_ctx ? `What the site tells about the visitor (JSON): ${conversation.user_ctx}` : '',
     `Now: ${now.toISOString().slice(0, 16).replace('T', ' ')} UTC.`,
+    ...(page ? pageLines(page) : []),
     // The agent's knowledge base (README, Answers from your documents): what to answer from.
     passages.length
       ? `Answer from these passages of the agent's knowledge base when they hold the answer; say so when they do not. Put the number of each passage you answer from in brackets after the sentence that uses it, like [1]: the visitor is shown a link to it, never the number:\n${passages
@@ -42,6 +46,17 @@ export function systemMessage(
       : '',
   ];
   return lines.filter(Boolean).join('\n');
+}
+
+/** Where the visitor is (README, Greeting visitors first): the page, its context, what they did on it since their last turn. */
+function pageLines({ url, title, context, events }: TurnPage): string[] {
+  return [
+    url ? `The visitor is on the page "${title ?? ''}" (${url}).` : '',
+    context ? `What the page tells about the visit (JSON): ${JSON.stringify(context)}` : '',
+    events.length
+      ? `What the visitor did on the page since their last message (JSON, oldest first): ${JSON.stringify(events.map(({ name, data }) => ({ name, data })))}`
+      : '',
+  ];
 }
 
 /**

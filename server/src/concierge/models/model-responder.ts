@@ -66,9 +66,10 @@ export class ModelResponder implements Responder {
     dep: DeploymentContext,
     conversation: ConversationRow,
     turn: TurnRow,
-    { passages }: TurnContext,
+    context: TurnContext,
     signal: AbortSignal,
   ) {
+    const { passages } = context;
     const { events, health } = this.parts;
     const spec = dep.responder as ModelSpec;
     const at = { dep, conversationId: turn.conversation_id };
@@ -82,7 +83,7 @@ export class ModelResponder implements Responder {
     );
     // Ended, erased or answered meanwhile: nothing to ask.
     if (!acknowledged) return;
-    const said = await this.#converse(dep, conversation, turn, spec, passages ?? [], signal);
+    const said = await this.#converse(dep, conversation, turn, spec, context, signal);
     if (said.why)
       this.parts.logger.warn(
         { turn_id: turn.id, deployment_id: dep.id, cause: said.why, answered: Boolean(said.text) },
@@ -122,7 +123,7 @@ export class ModelResponder implements Responder {
     conversation: ConversationRow,
     turn: TurnRow,
     spec: ModelSpec,
-    passages: readonly Passage[],
+    context: TurnContext,
     signal: AbortSignal,
   ) {
     const said = {
@@ -146,7 +147,7 @@ export class ModelResponder implements Responder {
     const writer = new PartWriter(this.parts, dep, turn);
     const tools = new AgentTools(this.parts, dep, turn, spec);
     try {
-      const messages: ChatMessage[] = await this.#messages(dep, conversation, turn, passages);
+      const messages: ChatMessage[] = await this.#messages(dep, conversation, turn, context);
       let model = spec.model;
       let fallback = spec.fallback_model;
       let toolAttempt = 0;
@@ -222,14 +223,14 @@ export class ModelResponder implements Responder {
       : 'the agent names no model endpoint and the service has no MODEL_URL';
   }
 
-  async #messages(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow, passages: readonly Passage[]) {
+  async #messages(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow, context: TurnContext) {
     const talk = await recentTalk(this.parts.db, turn.conversation_id, TALK_READ);
     const replied = talk
       .filter((t) => t.type === 'reply')
       .map((t) => (JSON.parse(t.frame) as { turn_id: string }).turn_id);
     const heard = new Map((await heardOfTurns(this.parts.db, replied)).map((row) => [row.id, row]));
     return [
-      { role: 'system' as const, content: systemMessage(dep, conversation, turn, new Date(), passages) },
+      { role: 'system' as const, content: systemMessage(dep, conversation, turn, new Date(), context) },
       ...conversationMessages(talk, heard),
     ];
   }

@@ -51,6 +51,7 @@ function context(deployments: Partial<DeploymentDirectory> = { get: async () => 
       conversations: untouched as SessionServices['conversations'],
       handling: untouched as SessionServices['handling'],
       turns: untouched as SessionServices['turns'],
+      pages: untouched as SessionServices['pages'],
       deployments: deployments as DeploymentDirectory,
       history: untouched as SessionServices['history'],
       bus: new LocalBus(),

@@ -1,5 +1,6 @@
 import type { RawData } from 'ws';
 import { AppError } from '../../errors.js';
+import { WindowCounter } from '../../shared/window-counter.js';
 import { jsonHygieneProblem } from '../../shared/json-hygiene.js';
 import type { StoreHealth } from '../../store/store-health.js';
 import type { ConversationService } from '../conversations/conversation.service.js';
@@ -18,6 +19,7 @@ import {
   widgetErrorCodes,
 } from '#protocol/frames';
 import type { TurnInput, TurnService } from '../turns/turn.service.js';
+import type { PageService } from '../pages/page.service.js';
 import { type CursorOwner, type CursorSource, EventCursor } from './event-cursor.js';
 import type { SessionSocket } from './session-socket.js';
 import { type UserClaims, verifyUserToken } from './user-token.js';
@@ -32,6 +34,8 @@ import { VoiceInput } from './voice-input.js';
 import { VoiceOutput } from './voice-output.js';
 
 const TOKEN_TOLERANCE_MS = 30_000;
+/** Page events, context changes and greeting reports one socket may send a minute. */
+export const PAGE_MESSAGES_PER_MINUTE = 60;
 /**
  * What one socket may have sent that is not handled yet. Reading pauses while a message is being
  * handled (or `hello`'s replay is pending); what one network read already holds still arrives, so
@@ -46,6 +50,8 @@ export interface SessionServices {
   conversations: ConversationService;
   handling: ConversationHandling;
   turns: TurnService;
+  /** What the visitor's page tells the agent, and the greeting rules that approached them (README, Greeting visitors first). */
+  pages: Pick<PageService, 'event' | 'setContext' | 'approached'>;
   deployments: DeploymentDirectory;
   history: CursorSource;
   bus: ConversationBus;
@@ -104,6 +110,8 @@ export class Session implements CursorOwner {
   private browserRecognition = true;
   /** The conversation's language, for an utterance that names none. */
   private language = 'en-US';
+  /** The page's events, context and greeting reports this minute. */
+  private readonly pageMessages = new WindowCounter(PAGE_MESSAGES_PER_MINUTE);
   /** The socket's voice coming in: utterances and their recognition. */
   private readonly voice: VoiceInput;
   /** The agent's voice going out to this socket, and what its visitor heard of it. */
@@ -247,7 +255,7 @@ export class Session implements CursorOwner {
         new AppError(
           'invalid_message',
           problem ??
-            'Expected user_turn, feedback, playback, ask_for_person, refresh_token, end, ping or audio_start as a JSON text frame',
+            'Expected user_turn, feedback, playback, ask_for_person, page_event, context, proactive, refresh_token, end, ping or audio_start as a JSON text frame',
         ),
       );
     if (message.type === 'ping') return this.send({ type: 'pong' });
@@ -261,6 +269,8 @@ export class Session implements CursorOwner {
     if (message.type === 'audio_cancel') return this.voice.cancel(message.client_turn_id);
     if (message.type === 'refresh_token') return this.refresh(message.token);
     if (message.type === 'ask_for_person') return this.askForPerson();
+    if (message.type === 'page_event' || message.type === 'context' || message.type === 'proactive')
+      return this.fromPage(message);
     if (message.type === 'feedback')
       return this.tellRefusal(() => this.services.turns.rate(this.dep, this.conversationId!, message.turn_id, message));
     if (!(await this.services.conversations.end(this.dep, this.conversationId, 'user_ended'))) this.conversationGone();
@@ -302,6 +312,7 @@ export class Session implements CursorOwner {
         ...(this.dep.speechRecognition === 'off' ? { text_only: true } : {}),
         synthesis: this.synthesisSite(),
       },
+      ...(this.dep.proactive.length ? { proactive: this.dep.proactive } : {}),
     });
     const cursor = new EventCursor(
       { socket: this.socket, source: this.services.history, owner: this, health: this.services.health },
@@ -374,6 +385,20 @@ export class Session implements CursorOwner {
       if (!(err instanceof AppError) || err.code !== 'invalid_message') throw err;
       this.tell(err);
     }
+  }
+
+  /**
+   * What the page tells (README, Greeting visitors first): an event, its context, a greeting rule
+   * that approached the visitor. At most {@link PAGE_MESSAGES_PER_MINUTE} a minute per socket: a
+   * page that fires events in a loop is told `rate_limited`, and what it sent past that is dropped.
+   */
+  private async fromPage(message: Extract<ClientMessage, { type: 'page_event' | 'context' | 'proactive' }>) {
+    if (this.pageMessages.refuse('page'))
+      return this.tell(new AppError('rate_limited', `At most ${PAGE_MESSAGES_PER_MINUTE} page events a minute`));
+    const { pages } = this.services;
+    if (message.type === 'page_event') return pages.event(this.dep, this.conversationId!, message.name, message.data);
+    if (message.type === 'context') return pages.setContext(this.dep, this.conversationId!, message.data);
+    return pages.approached(this.dep, this.conversationId!, message.rule_id, message.event);
   }
 
   /** The visitor asks for a person; a conversation that ended meanwhile tells the widget so itself. */

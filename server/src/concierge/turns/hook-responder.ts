@@ -6,7 +6,7 @@ import type { StoreHealth } from '../../store/store-health.js';
 import type { ConversationRow } from '../conversations/conversation.repository.js';
 import { turnLifecycle } from '../conversations/turn.lifecycle.js';
 import { heardBefore, setTurnKnowledge, turnExists, type TurnRow } from '../conversations/turn.repository.js';
-import type { Passage } from '../../knowledge/knowledge.service.js';
+import type { TurnPage } from '../pages/page.service.js';
 import type { DeploymentContext } from '../deployment-context.js';
 import { deliveryRow, unreadableAnswer } from '../deliveries/delivery.record.js';
 import { insertDeliveries } from '../deliveries/delivery.repository.js';
@@ -38,7 +38,7 @@ export class HookResponder implements Responder {
     dep: DeploymentContext,
     conversation: ConversationRow,
     turn: TurnRow,
-    { passages }: TurnContext,
+    { passages, page }: TurnContext,
     signal: AbortSignal,
   ) {
     const { events, egress, logger, health, address } = this.parts;
@@ -50,7 +50,7 @@ export class HookResponder implements Responder {
       : undefined;
     const { outcome, exchanges }: HookCall = dep.hookUrl
       ? await callTurnHook(
-          () => postTurn(dep, conversation, turn, { replyUrl, previous, passages }, egress, signal),
+          () => postTurn(dep, conversation, turn, { replyUrl, previous, passages, page }, egress, signal),
           this.retryDelaysMs,
           signal,
         )
@@ -96,11 +96,14 @@ function postTurn(
   dep: DeploymentContext,
   conversation: ConversationRow,
   turn: TurnRow,
-  about: { replyUrl: string; previous: Awaited<ReturnType<typeof heardBefore>>; passages: Passage[] | undefined },
+  about: { replyUrl: string; previous: Awaited<ReturnType<typeof heardBefore>>; page: TurnPage } & Pick<
+    TurnContext,
+    'passages'
+  >,
   egress: EgressPolicy,
   signal: AbortSignal,
 ) {
-  const { replyUrl, previous, passages } = about;
+  const { replyUrl, previous, passages, page } = about;
   const user = {
     sub: conversation.user_sub,
     name: conversation.user_name,
@@ -117,6 +120,7 @@ function postTurn(
     mode: turn.mode,
     language: turn.language ?? dep.agent.language,
     reply_url: replyUrl,
+    page,
     ...(previous
       ? {
           previous_reply: {

@@ -2,11 +2,14 @@ import type { ConversationRow } from '../conversations/conversation.repository.j
 import type { TurnRow } from '../conversations/turn.repository.js';
 import type { DeploymentContext } from '../deployment-context.js';
 import type { Passage } from '../../knowledge/knowledge.service.js';
+import type { TurnPage } from '../pages/page.service.js';
 
 /** What the turn core found for a turn before it is answered. */
 export interface TurnContext {
   /** The agent's knowledge base's best passages for the visitor's words; undefined when the agent has no base. */
   passages: Passage[] | undefined;
+  /** Where the visitor is: the turn's page, the page's context and events (README, Greeting visitors first). */
+  page: TurnPage;
 }
 
 /**

@@ -22,6 +22,7 @@ import type { EventRecorder } from '../events/event.recorder.js';
 import { HOOK_RETRY_DELAYS_MS } from '../deliveries/hook.client.js';
 import type { ResponderFor } from './responder.js';
 import type { KnowledgeService } from '../../knowledge/knowledge.service.js';
+import type { PageService } from '../pages/page.service.js';
 
 export type { TurnInput };
 
@@ -45,6 +46,8 @@ export interface TurnServiceParts {
   responderFor: ResponderFor;
   /** Finds the agent's knowledge base passages for a turn (README, Answers from your documents). */
   knowledge: Pick<KnowledgeService, 'passagesFor'>;
+  /** Where the visitor is (README, Greeting visitors first). */
+  pages: Pick<PageService, 'pageOf'>;
 }
 
 export interface TurnServiceSettings {
@@ -202,7 +205,12 @@ export class TurnService {
           .passagesFor(dep.customerId, dep.knowledgeBaseId, turn.text, () => textBefore(this.parts.db, turn))
           .catch((err) => (this.parts.health.failed(err, 'searching the knowledge base'), []))
       : undefined;
-    return this.parts.responderFor(dep).answer(dep, conversation, turn, { passages }, this.#stopping.signal);
+    // The page's events are read back from the store: one that cannot say sends the page without them.
+    const page = await this.parts.pages.pageOf(conversation, turn).catch((err) => {
+      this.parts.health.failed(err, "reading the page's events");
+      return { url: turn.page_url, title: turn.page_title, context: null, events: [] };
+    });
+    return this.parts.responderFor(dep).answer(dep, conversation, turn, { passages, page }, this.#stopping.signal);
   }
 }
 

@@ -24,6 +24,7 @@ import { heard } from './2026-11-27-02-heard.js';
 import { modelResponder } from './2026-11-27-03-model-responder.js';
 import { knowledge } from './2026-11-27-04-knowledge.js';
 import { knowledgeSources } from './2026-11-27-05-knowledge-sources.js';
+import { proactive } from './2026-11-27-06-proactive.js';
 
 /** Every migration, in order. Names are timestamps so they sort the way they apply. */
 export const migrations: Record<string, Migration> = {
@@ -52,4 +53,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27-03-model-responder': modelResponder,
   '2026-11-27-04-knowledge': knowledge,
   '2026-11-27-05-knowledge-sources': knowledgeSources,
+  '2026-11-27-06-proactive': proactive,
 };

@@ -1,0 +1,68 @@
+import type { Db } from '../../database.js';
+import type { ConversationRow } from '../conversations/conversation.repository.js';
+import type { TurnRow } from '../conversations/turn.repository.js';
+import type { DeploymentContext } from '../deployment-context.js';
+import type { EventRecorder } from '../events/event.recorder.js';
+import type { PageData, ProactiveEvent } from '#protocol/proactive';
+import { type PageEvent, pageEventsBefore, setPageContext, setProactiveRule } from './page.repository.js';
+
+/** The page events a turn is given: the newest of those since the turn before. */
+export const PAGE_EVENTS_PER_TURN = 20;
+
+/** Where the visitor is as the turn's responder is told (README, Greeting visitors first). */
+export interface TurnPage {
+  url: string | null;
+  title: string | null;
+  /** What the page last gave `Concierge.setContext`; null when it gave nothing. */
+  context: unknown;
+  /** The page's `Concierge.trigger` calls since the visitor's turn before, oldest first. */
+  events: PageEvent[];
+}
+
+/**
+ * What the visitor's page tells the agent (README, Greeting visitors first): its events, stored in
+ * the conversation and told to the transcript hook; its context, kept on the conversation; and
+ * the greeting rules that approached the visitor, counted for their analytics.
+ */
+export class PageService {
+  constructor(private readonly parts: { db: Db; events: EventRecorder }) {}
+
+  /** `Concierge.trigger(name, data)` in a conversation: a `page_event`, and `page.event` to the transcript hook. */
+  async event(dep: DeploymentContext, conversationId: string, name: string, data: PageData | undefined): Promise<void> {
+    const event = { name, ...(data === undefined ? {} : { data }) };
+    await this.parts.events.write(conversationId, (unit) =>
+      unit.record(
+        { dep, conversationId },
+        { events: [{ type: 'page_event', ...event }], transcript: [{ type: 'page.event', data: event }] },
+      ),
+    );
+  }
+
+  /** `Concierge.setContext(data)`: the page's context from now on. */
+  async setContext(dep: DeploymentContext, conversationId: string, data: Record<string, unknown>): Promise<void> {
+    await setPageContext(this.parts.db, conversationId, dep.id, JSON.stringify(data));
+  }
+
+  /**
+   * A greeting rule's teaser was shown, or opened the conversation: counted for the rule, which the
+   * conversation's turns then count for, if the visitor has not spoken yet. A rule the deployment
+   * does not have counts nothing.
+   */
+  async approached(dep: DeploymentContext, conversationId: string, rule: string, event: ProactiveEvent): Promise<void> {
+    if (!dep.proactive.some((r) => r.id === rule)) return;
+    await this.parts.events.write(conversationId, async (unit) => {
+      await setProactiveRule(unit.trx, conversationId, rule);
+      unit.count({ dep, conversationId }, { proactive: { rule, [event]: 1 } });
+    });
+  }
+
+  /** The page of a turn as its responder is told it. */
+  async pageOf(conversation: ConversationRow, turn: TurnRow): Promise<TurnPage> {
+    return {
+      url: turn.page_url,
+      title: turn.page_title,
+      context: conversation.page_context ? JSON.parse(conversation.page_context) : null,
+      events: await pageEventsBefore(this.parts.db, conversation.id, turn.id, PAGE_EVENTS_PER_TURN),
+    };
+  }
+}
