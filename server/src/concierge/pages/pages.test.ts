@@ -160,7 +160,7 @@ describeEachStore('greeting visitors first and the page (README, Greeting visito
       name: 'basket.added',
       data: { sku: 'deluxe', nights: 2 },
     });
-    const told = await waitFor(() => customer().transcript.find((c) => c.body.type === 'page.event'));
+    const told = await waitFor(async () => customer().transcript.find((c) => c.body.type === 'page.event'));
     expect(told.body).toMatchObject({
       conversation_id,
       data: { name: 'basket.added', data: { sku: 'deluxe', nights: 2 } },
@@ -189,7 +189,7 @@ describeEachStore('greeting visitors first and the page (README, Greeting visito
     // The socket stays open and takes turns as before.
     widget.send({ type: 'user_turn', client_turn_id: 't1', text: 'Still there?', mode: 'text' });
     await widget.next('turn_acknowledged');
-    const hook = await waitFor(() => customer().calls.find((c) => c.body.conversation_id === conversation_id));
+    const hook = await waitFor(async () => customer().calls.find((c) => c.body.conversation_id === conversation_id));
     expect(hook.body.page).toEqual({
       url: null,
       title: null,
