@@ -33,12 +33,13 @@ const sum = (files: string[]) => files.reduce((total, file) => total + gzipped(j
 
 /**
  * Budgets, Preact included: what every host page loads of the widget (the script tag's file and
- * the modules it imports) within 14.1 KB gzip; what opening the widget adds within 10 KB; what
+ * the modules it imports) within 15.1 KB gzip (14.1 before the greeting rules of README, Greeting
+ * visitors first: they may add 1 KB); what opening the widget adds within 10 KB; what
  * its first spoken sentence adds (the player and its worklet) within 4 KB; the console's
  * JavaScript within 60 KB (its first page must be interactive at once).
  */
 const budgets = [
-  { name: 'widget, on every page', bytes: gzipped(WIDGET_BUNDLE) + sum(onEveryPage), limit: 14.1 * 1024 },
+  { name: 'widget, on every page', bytes: gzipped(WIDGET_BUNDLE) + sum(onEveryPage), limit: 15.1 * 1024 },
   { name: 'widget, once opened', bytes: sum(onOpening), limit: 10 * 1024 },
   { name: 'widget, on its first spoken sentence', bytes: sum(onFirstVoice), limit: 4 * 1024 },
   {

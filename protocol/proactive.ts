@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { pathGlob } from './path-glob.js';
+import { PAGE_DATA_BYTES, PAGE_EVENT_NAME, pathGlob } from './page-rules.js';
 import { codePoints } from './text.js';
 
 /**
@@ -8,8 +8,6 @@ import { codePoints } from './text.js';
  * page's events and context the widget sends over its socket.
  */
 
-/** Bytes the JSON of a page event's `data` or of the page's context may take. */
-export const PAGE_DATA_BYTES = 4096;
 /** Rules one deployment may have. */
 export const MAX_PROACTIVE_RULES = 20;
 
@@ -18,7 +16,7 @@ const withinPageBytes = <T extends z.ZodType>(schema: T) =>
   schema.refine((value) => jsonBytes(value) <= PAGE_DATA_BYTES, `must be at most ${PAGE_DATA_BYTES} bytes as JSON`);
 
 /** A page event's name, as `Concierge.trigger(name)` and a rule's `when.event` give it. */
-export const pageEventName = z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, 'must be 1 to 64 of A-Z, a-z, 0-9, _ . : -');
+export const pageEventName = z.string().regex(PAGE_EVENT_NAME, 'must be 1 to 64 of A-Z, a-z, 0-9, _ . : -');
 
 /** A page event's `data`: any JSON of at most 4 KiB. */
 export const pageData = withinPageBytes(z.json());

@@ -59,7 +59,7 @@ describe('the wire contract (protocol/, README: Layout)', () => {
       'close-codes.ts',
       'frames.ts',
       'handoff.ts',
-      'path-glob.ts',
+      'page-rules.ts',
       'proactive.ts',
       'pronunciations.ts',
       'sentences.ts',

@@ -1,4 +1,6 @@
 import { render } from 'preact';
+import { PAGE_DATA_BYTES } from '#protocol/page-rules';
+import { browserPage, type Greeter, greeter, type ProactiveRule, teaserText } from './greeting/greeter';
 import { type ClientAction, SessionClient, type SessionEvent } from './session/client';
 import { browserSurroundings } from './session/surroundings';
 import { browserSpeech, type Speech } from './speech/speech';
@@ -46,6 +48,9 @@ class Widget {
   private readonly handlers = new Map<EventName, Set<Handler>>();
   private opened = false;
   private destroyed = false;
+  /** Greeting visitors first (README, Greeting visitors first): the rules on this page, and the teaser they show. */
+  private readonly greeter: Greeter;
+  private teaser: { rule: ProactiveRule; text: string } | undefined;
 
   constructor(private readonly options: InitOptions) {
     const baseUrl = (this.baseUrl = (options.baseUrl ?? scriptBase).replace(/\/$/, ''));
@@ -72,15 +77,27 @@ class Widget {
       baseUrl,
       deploymentId: options.deploymentId,
       getToken,
-      storage: safeSessionStorage(),
+      storage: safeStorage('sessionStorage'),
       surroundings: browserSurroundings(),
+      page: () => ({ url: location.href.slice(0, 2000), title: document.title.slice(0, 300) }),
       browserRecognition: speech.canListen,
       voice: this.voice,
       act: (action, turnId) => this.runAction(action, turnId),
     });
+    this.greeter = greeter({
+      page: browserPage(),
+      deploymentId: options.deploymentId,
+      session: safeStorage('sessionStorage'),
+      visitor: safeStorage('localStorage'),
+      show: (rule) => this.greet(rule),
+      busy: () => this.opened || !!this.teaser || this.client.view.lines.some((l) => l.who === 'user'),
+    });
     this.client.onEvent((event) => {
       // The agent's language is known once the session is ready: the words may follow it.
-      if (event.type === 'ready') this.showWords();
+      if (event.type === 'ready') {
+        this.showWords();
+        this.greeter.start(this.client.rules);
+      }
       this.dispatch(event);
     });
     this.host.setAttribute('data-concierge', '');
@@ -98,19 +115,67 @@ class Widget {
   private readonly baseUrl: string;
 
   /** The widget's words follow `init({locale})`, the visitor's menu choice, the browser's languages, the agent's language, then English. */
+  private languages() {
+    return [this.options.locale, this.client.chosenLanguage, ...navigator.languages, this.client.view.agent?.language];
+  }
+
   private showWords(): void {
-    const tags = [
-      this.options.locale,
-      this.client.chosenLanguage,
-      ...navigator.languages,
-      this.client.view.agent?.language,
-    ];
-    void loadWords(localeFor(tags), this.baseUrl).then(() => this.render());
+    void loadWords(localeFor(this.languages()), this.baseUrl).then(() => this.render());
+  }
+
+  /** A greeting rule holds: its teaser beside the launcher, or the panel opened for it (never a sound before a click). */
+  private greet(rule: ProactiveRule): void {
+    this.client.approached(rule.id, 'shown');
+    this.teaser = { rule, text: teaserText(rule.teaser, this.languages()) };
+    if (rule.open) this.setOpen(true);
+    else this.render();
+  }
+
+  /** The visitor closed the teaser: nobody approaches them again in this visit. */
+  private dismissTeaser(): void {
+    this.teaser = undefined;
+    this.greeter.quiet();
+    this.render();
   }
 
   setOpen(open: boolean): void {
+    // Opened with a teaser showing: the conversation its rule started.
+    if (open && this.teaser) this.client.approached(this.teaser.rule.id, 'opened');
+    if (!open && this.opened) this.greeter.quiet();
+    this.teaser = undefined;
     this.opened = open;
     this.render();
+  }
+
+  /**
+   * `Concierge.trigger(name, data)`: rules waiting for the event may hold, and the conversation
+   * gets it. Data too large never leaves the page; a name the service refuses comes back as its
+   * `invalid_message` error.
+   */
+  trigger(name: string, data?: unknown): void {
+    if (!this.fits('trigger', data)) return;
+    this.greeter.trigger(name);
+    this.client.pageEvent(name, data);
+  }
+
+  /** `Concierge.setContext(obj)`: what the agent is told of the visit from now on. */
+  setContext(data: Record<string, unknown>): void {
+    if (this.fits('setContext', data)) this.client.setContext(data);
+  }
+
+  /** Whether `data` is JSON of at most PAGE_DATA_BYTES (a cycle is not JSON at all); the page's `error` handlers hear why not. */
+  private fits(call: string, data: unknown): boolean {
+    try {
+      if (new TextEncoder().encode(JSON.stringify(data) ?? '').length <= PAGE_DATA_BYTES) return true;
+    } catch {
+      // not JSON
+    }
+    this.dispatch({
+      type: 'error',
+      code: 'invalid_page_data',
+      message: `${call}: data must be JSON of at most ${PAGE_DATA_BYTES} bytes`,
+    });
+    return false;
   }
 
   on(name: EventName, handler: Handler): void {
@@ -121,6 +186,7 @@ class Widget {
 
   destroy(): void {
     this.destroyed = true;
+    this.greeter.stop();
     this.client.stop();
     this.voice.stop();
     render(null, this.host.shadowRoot!);
@@ -171,6 +237,8 @@ class Widget {
         voice={this.voice}
         open={this.opened}
         setOpen={(open) => this.setOpen(open)}
+        teaser={this.teaser?.text}
+        onDismiss={() => this.dismissTeaser()}
         onError={onError}
         onLanguage={onLanguage}
       />,
@@ -189,9 +257,9 @@ function fetchToken(url: string): () => Promise<string> {
   };
 }
 
-function safeSessionStorage(): Storage | undefined {
+function safeStorage(which: 'sessionStorage' | 'localStorage'): Storage | undefined {
   try {
-    return window.sessionStorage;
+    return window[which];
   } catch {
     return undefined; // blocked (sandboxed frame, privacy settings)
   }
@@ -222,6 +290,8 @@ const api = {
     current = undefined;
   }),
   on: guarded('on', (name: EventName, handler: Handler) => current?.on(name, handler)),
+  trigger: guarded('trigger', (name: string, data?: unknown) => current?.trigger(name, data)),
+  setContext: guarded('setContext', (data: Record<string, unknown>) => current?.setContext(data)),
   registerAction: guarded('registerAction', (name: string, handler: ActionHandler) => {
     if (typeof handler !== 'function') throw new Error('registerAction needs a name and a function');
     actions.set(name, handler);

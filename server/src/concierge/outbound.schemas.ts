@@ -75,13 +75,10 @@ export const turnCreatedBody = z
           .meta({ description: 'The page the visitor asked from; null when the widget did not say' }),
         title: z.string().nullable(),
         context: z.unknown().meta({ description: 'What the page last gave `Concierge.setContext(obj)`, or null' }),
-        events: z
-          .strictObject({ name: z.string(), data: z.json().optional(), at: timestamp })
-          .array()
-          .meta({
-            description:
-              "The page's `Concierge.trigger(name, data)` calls since the visitor's turn before, oldest first, at most 20",
-          }),
+        events: z.strictObject({ name: z.string(), data: z.json().optional(), at: timestamp }).array().meta({
+          description:
+            "The page's `Concierge.trigger(name, data)` calls since the visitor's turn before, oldest first, at most 20",
+        }),
       })
       .meta({
         id: 'TurnPage',

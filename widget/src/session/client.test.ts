@@ -153,6 +153,53 @@ describe('the session client on unreliable networks', () => {
     expect(ended(0.001, 100)).toBe(true);
   });
 
+  it("tells the page's events and context (README, Greeting visitors first): held until ready, the context again after a reconnect, the page with each turn", async () => {
+    client.stop();
+    client = new SessionClient({
+      baseUrl: 'http://service.test',
+      deploymentId: 'd1',
+      getToken: async () => token(),
+      storage: undefined,
+      openSocket: (url) => {
+        const ws = new FakeSocket(url);
+        sockets.push(ws);
+        return ws;
+      },
+      page: () => ({ url: 'https://hotel.test/rooms', title: 'Rooms' }),
+    });
+    client.start();
+    client.setContext({ basket: 1 });
+    client.pageEvent('viewed', { room: 'deluxe' });
+    const first = await connected();
+    expect(client.rules).toEqual([]);
+    expect(first.sent.slice(1)).toEqual([
+      { type: 'context', data: { basket: 1 } },
+      { type: 'page_event', name: 'viewed', data: { room: 'deluxe' } },
+    ]);
+    client.approached('rooms', 'shown');
+    client.say('Is breakfast included?', 'text');
+    expect(first.sent.slice(3)).toEqual([
+      { type: 'proactive', rule_id: 'rooms', event: 'shown' },
+      {
+        type: 'user_turn',
+        client_turn_id: expect.any(String),
+        text: 'Is breakfast included?',
+        mode: 'text',
+        page: { url: 'https://hotel.test/rooms', title: 'Rooms' },
+      },
+    ]);
+    // The socket drops: the context is told again; the events already sent are not.
+    first.onclose?.({ code: 1006, reason: '' } as CloseEvent);
+    await settle(31_000);
+    const second = latest();
+    second.open();
+    second.receive({ ...readyFrame(), proactive: [{ id: 'rooms', when: { seconds_on_page: 5 }, teaser: 'Hi' }] });
+    expect(client.rules).toEqual([{ id: 'rooms', when: { seconds_on_page: 5 }, teaser: 'Hi' }]);
+    expect(second.sent.filter((f) => f.type !== 'hello' && f.type !== 'user_turn')).toEqual([
+      { type: 'context', data: { basket: 1 } },
+    ]);
+  });
+
   it('asks with ping after 10 s of silence, and keeps a socket that answers', async () => {
     const ws = await connected();
     await settle(QUIET_MS - 1);

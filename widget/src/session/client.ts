@@ -10,6 +10,7 @@ import {
   type ServerFrame,
   type TurnMode,
 } from './protocol';
+import type { ProactiveRule } from '#protocol/proactive';
 import { applyEvent, emptyView, type Ending, type Line, type Status, type View } from './transcript';
 
 export type { ClientAction, Socket, Surroundings };
@@ -32,6 +33,8 @@ export interface SessionOptions {
   voice?: VoiceSink;
   /** Whether this browser recognises speech itself: `hello` says so, and `ready.speech` answers where speech is recognised. */
   browserRecognition?: boolean;
+  /** The page a turn is asked on (README, Greeting visitors first): its address and title. */
+  page?: () => { url: string; title: string };
   /** Each client action to run on this page: at most once per reply, never on replay or in another tab (`turnId`: none for a person's message). */
   act?(action: ClientAction, turnId: string | undefined): void;
 }
@@ -99,6 +102,11 @@ export class SessionClient {
   readonly #viewers = new Set<(view: View) => void>();
 
   readonly #o: SessionOptions;
+  /** The deployment's greeting rules, as `ready` gave them (README, Greeting visitors first). */
+  rules: ProactiveRule[] = [];
+  /** The page's context, sent again on every `ready`; and its events sent before a conversation was there. */
+  #context: Record<string, unknown> | undefined;
+  #pageEvents: ClientFrame[] = [];
 
   constructor(o: SessionOptions) {
     this.#o = o;
@@ -167,9 +175,33 @@ export class SessionClient {
     this.#setView({ ...this.view });
   }
 
+  /** The page's event (`Concierge.trigger`): sent now, or once the conversation is there (at most 20 wait). */
+  pageEvent(name: string, data: unknown): void {
+    const frame = { type: 'page_event', name, ...(data === undefined ? {} : { data }) } as ClientFrame;
+    if (this.#connection.link !== 'open' || !this.#connection.send(frame))
+      this.#pageEvents = [...this.#pageEvents, frame].slice(-20);
+  }
+
+  /** The page's context (`Concierge.setContext`): kept by the service for the agent from now on. */
+  setContext(data: Record<string, unknown>): void {
+    this.#context = data;
+    if (this.#connection.link === 'open') this.#connection.send({ type: 'context', data } as ClientFrame);
+  }
+
+  /** A greeting rule approached the visitor: counted for the rule. */
+  approached(rule: string, event: 'shown' | 'opened'): void {
+    this.#connection.send({ type: 'proactive', rule_id: rule, event });
+  }
+
   /** Sends a visitor's turn; it shows at once and is resent until the server confirms it. */
   say(text: string, mode: TurnMode): void {
-    const turn = { client_turn_id: newId(), text, mode, language: this.#memory.language };
+    const turn = {
+      client_turn_id: newId(),
+      text,
+      mode,
+      language: this.#memory.language,
+      page: this.#o.page?.(),
+    };
     ask(this.#memory, turn.client_turn_id, mode);
     this.#memory.unconfirmed.push(turn);
     this.#remember();
@@ -245,6 +277,9 @@ export class SessionClient {
         synthesis: frame.speech.synthesis,
         textOnly: frame.speech.text_only,
       });
+      this.rules = frame.proactive ?? [];
+      if (this.#context) this.setContext(this.#context);
+      for (const event of this.#pageEvents.splice(0)) this.#connection.send(event);
       for (const turn of this.#memory.unconfirmed) this.#sendTurn(turn);
       this.#emit({ type: 'ready', conversationId: frame.conversation_id });
       return;

@@ -6,6 +6,8 @@ export interface SentTurn {
   text: string;
   mode: TurnMode;
   language?: string;
+  /** The page it was asked on (README, Greeting visitors first). */
+  page?: { url: string; title: string };
 }
 
 /** What one tab remembers of its conversation with a deployment, across reloads (sessionStorage). */

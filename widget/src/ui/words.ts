@@ -1,6 +1,6 @@
 import { RIGHT_TO_LEFT, WIDGET_LOCALES, type WidgetLocale } from '#protocol/widget-locales';
 import type en from '../../locales/en.json';
-import { close_named, open } from '../../locales/en.json';
+import { close_named, dismiss, open } from '../../locales/en.json';
 
 /** The catalogues' version, set by the build: a catalogue fetched with it is cached for as long as the service serves it. */
 declare const __CATALOGUE_VERSION__: string;
@@ -12,8 +12,8 @@ export type Catalogue = Partial<Record<WordKey, Entry>>;
 
 // One widget runs per page (README, Putting the widget on a site): its words are the page's.
 let locale: WidgetLocale = 'en';
-// Every page carries only the launcher's English; the panel brings the rest (`addEnglish`).
-let english: Catalogue = { open, close_named };
+// Every page carries only the launcher's English (and its teaser's); the panel brings the rest (`addEnglish`).
+let english: Catalogue = { open, close_named, dismiss };
 let words: Catalogue = english;
 let wanted: WidgetLocale = 'en';
 

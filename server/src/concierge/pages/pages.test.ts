@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { deploy, mintToken, postReply, serviceWithCustomer, Widget } from '../../../test/concierge-kit.js';
 import { describeEachStore, expectError, waitFor } from '../../../test/harness.js';
-import { pathGlob } from '#protocol/path-glob';
+import { pathGlob } from '#protocol/page-rules';
 import type { ConversationRow } from '../conversations/conversation.repository.js';
 import type { TurnRow } from '../conversations/turn.repository.js';
 import type { DeploymentContext } from '../deployment-context.js';

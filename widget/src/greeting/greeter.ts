@@ -1,0 +1,197 @@
+import { pathGlob } from '#protocol/page-rules';
+import type { ProactiveRule } from '#protocol/proactive';
+
+export type { ProactiveRule };
+
+/** What the greeter reads of the page: where it is, for how long it was seen, how far it was scrolled. */
+export interface PageSignals {
+  path(): string;
+  now(): number;
+  visible(): boolean;
+  /** How far down the page the visitor sees, in percent (100 on a page that does not scroll). */
+  scrolled(): number;
+  /** Calls `check` on scrolling and visibility changes, and `exit` when the pointer leaves the window's top (desktop only); returns a stop. */
+  watch(check: () => void, exit: () => void): () => void;
+}
+
+export interface GreeterOptions {
+  page: PageSignals;
+  /** The deployment: what is remembered is its own. */
+  deploymentId: string;
+  /** This visit (sessionStorage) and this visitor (localStorage). */
+  session: Storage | undefined;
+  visitor: Storage | undefined;
+  /** A rule holds: its teaser is shown (or the panel opened) and counted. */
+  show(rule: ProactiveRule): void;
+  /** Whether the visitor is busy with the widget already (the panel or a teaser open, a turn asked): nobody is approached then. */
+  busy(): boolean;
+}
+
+/** This visit: whether the visitor closed the widget or a teaser, and the rules already shown. */
+interface VisitMarks {
+  quiet?: 1;
+  shown: string[];
+}
+/** This visitor: per rule, the UTC day it was last shown and how often that day. */
+type VisitorMarks = Record<string, [string, number]>;
+
+const read = <T>(storage: Storage | undefined, key: string, empty: T): T => {
+  try {
+    return (JSON.parse(storage?.getItem(key) ?? 'null') as T | null) ?? empty;
+  } catch {
+    return empty;
+  }
+};
+const write = (storage: Storage | undefined, key: string, value: unknown): void => {
+  try {
+    storage?.setItem(key, JSON.stringify(value));
+  } catch {
+    // storage full or blocked: the rule may show again
+  }
+};
+
+/** The greeter of a page: its rules from `ready`, the page's events, the visitor closing the widget. */
+export interface Greeter {
+  /** The deployment's rules, as `ready` gave them: evaluated from now on. */
+  start(rules: ProactiveRule[]): void;
+  /** The page's event (`Concierge.trigger`): rules waiting for it may hold. */
+  trigger(name: string): void;
+  /** The visitor closed the widget or a teaser: nobody approaches them again in this visit. */
+  quiet(): void;
+  stop(): void;
+}
+
+/**
+ * Greeting visitors first (README, Greeting visitors first): the deployment's rules evaluated on
+ * the page. A rule holds when all its conditions do on the page the visitor is on (the page's
+ * visible seconds, its deepest scroll, an exit intent and the page's events, all counted afresh
+ * when the path changes). It waits on one timer set for the next rule's seconds, never a loop, and
+ * approaches nobody busy with the widget, or who closed it or a teaser in this visit. A closure,
+ * not a class: every page carries it, and its names minify.
+ */
+export function greeter(o: GreeterOptions): Greeter {
+  const { page, session, visitor } = o;
+  const key = `concierge:${o.deploymentId}:greeted`;
+  /** Each rule, and its path as an expression (once, not per check). */
+  let rules: [ProactiveRule, RegExp | undefined][] = [];
+  // The page's time counts from the widget's start, before the rules arrive.
+  let path = page.path();
+  let visibleMs = 0;
+  /** When the page was last seen visible while counting; undefined while hidden. */
+  let since = page.visible() ? page.now() : undefined;
+  let scroll = 0;
+  let exit = false;
+  const events = new Set<string>();
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  let unwatch: (() => void) | undefined;
+  const visit = () => read<VisitMarks>(session, key, { shown: [] });
+
+  const check = (): void => {
+    const now = page.now();
+    if (page.path() !== path) {
+      path = page.path();
+      visibleMs = scroll = 0;
+      since = undefined;
+      exit = false;
+      events.clear();
+    }
+    if (since !== undefined) visibleMs += now - since;
+    since = page.visible() ? now : undefined;
+    scroll = Math.max(scroll, page.scrolled());
+    clearTimeout(timer);
+    const marks = visit();
+    if (marks.quiet || o.busy()) return;
+    const today = new Date(now).toISOString().slice(0, 10);
+    const seen = read<VisitorMarks>(visitor, key, {});
+    let wait = Infinity;
+    for (const [rule, pathMatch] of rules) {
+      const { when } = rule;
+      const [day, times] = seen[rule.id] ?? ['', 0];
+      if (
+        marks.shown.includes(rule.id) ||
+        (rule.once_per !== 'session' && day) ||
+        (day === today && times >= (rule.max_per_day ?? Infinity)) ||
+        (pathMatch && !pathMatch.test(path))
+      )
+        continue;
+      const left = (when.seconds_on_page ?? 0) * 1000 - visibleMs;
+      if (left > 0) {
+        if (since !== undefined) wait = Math.min(wait, left);
+      } else if (
+        scroll >= (when.scroll_percent ?? 0) &&
+        (!when.exit_intent || exit) &&
+        (!when.event || events.has(when.event))
+      ) {
+        write(session, key, { ...marks, shown: [...marks.shown, rule.id] });
+        write(visitor, key, { ...seen, [rule.id]: [today, day === today ? times + 1 : 1] });
+        return o.show(rule);
+      }
+    }
+    if (wait < Infinity) timer = setTimeout(check, wait);
+  };
+  const stop = () => {
+    clearTimeout(timer);
+    unwatch?.();
+    unwatch = undefined;
+  };
+  return {
+    start(given) {
+      rules = given.map((rule) => [rule, rule.when.path === undefined ? undefined : pathGlob(rule.when.path)]);
+      unwatch ??= page.watch(check, () => {
+        exit = true;
+        check();
+      });
+      check();
+    },
+    trigger(name) {
+      events.add(name);
+      check();
+    },
+    quiet() {
+      write(session, key, { ...visit(), quiet: 1 });
+      stop();
+    },
+    stop,
+  };
+}
+
+/** The browser's page as the greeter reads it. */
+export function browserPage(win: Window = window): PageSignals {
+  const doc = win.document;
+  return {
+    path: () => win.location.pathname,
+    now: () => Date.now(),
+    visible: () => doc.visibilityState === 'visible',
+    scrolled: () => {
+      const height = doc.documentElement.scrollHeight;
+      return height <= win.innerHeight ? 100 : ((win.scrollY + win.innerHeight) / height) * 100;
+    },
+    watch(check, exit) {
+      // Leaving through the top of the window, towards the tabs and the address bar: desktop pointers only.
+      const out = (e: MouseEvent) => !e.relatedTarget && e.clientY <= 0 && exit();
+      const desktop = win.matchMedia('(pointer: fine)').matches;
+      win.addEventListener('scroll', check, { passive: true });
+      doc.addEventListener('visibilitychange', check);
+      if (desktop) doc.addEventListener('mouseout', out);
+      return () => {
+        win.removeEventListener('scroll', check);
+        doc.removeEventListener('visibilitychange', check);
+        doc.removeEventListener('mouseout', out);
+      };
+    },
+  };
+}
+
+/** A rule's teaser in the first of `tags` it has words for (the tag itself, else its language), else English, else its first. */
+export function teaserText(teaser: ProactiveRule['teaser'], tags: readonly (string | null | undefined)[]): string {
+  if (typeof teaser === 'string') return teaser;
+  const keys = Object.keys(teaser);
+  const language = (tag: string) => tag.toLowerCase().split('-')[0];
+  for (const tag of [...tags, 'en'])
+    if (tag) {
+      const key =
+        keys.find((k) => k.toLowerCase() === tag.toLowerCase()) ?? keys.find((k) => language(k) === language(tag));
+      if (key) return teaser[key]!;
+    }
+  return teaser[keys[0]!]!;
+}
