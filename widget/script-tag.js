@@ -5,7 +5,7 @@
   var tag = document.currentScript;
   var api = (window.Concierge = window.Concierge || { q: [] });
   if (api.q) {
-    ['init', 'open', 'close', 'destroy', 'on', 'registerAction', 'trigger', 'setContext'].forEach(function (name) {
+    ['init', 'open', 'close', 'destroy', 'on', 'registerAction', 'trigger', 'setContext', 'greet'].forEach(function (name) {
       api[name] = api[name] || function () { api.q.push([name, [].slice.call(arguments)]); };
     });
     var data = tag && tag.dataset;

@@ -3,7 +3,8 @@ import { PAGE_DATA_BYTES } from '#protocol/page-rules';
 import { browserPage, type Greeter, greeter, type ProactiveRule, teaserText } from './greeting/greeter';
 import { type ClientAction, SessionClient, type SessionEvent } from './session/client';
 import { browserSurroundings } from './session/surroundings';
-import { browserSpeech, type Speech } from './speech/speech';
+import { recogniserIn } from './speech/recogniser-here';
+import type { Speech } from './speech/speech';
 import { lazyVoice, type Voice } from './speech/voice';
 import { App } from './ui/app';
 import { loadWords, localeFor } from './ui/words';
@@ -40,111 +41,133 @@ const scriptBase = new URL(import.meta.url).origin;
 
 /** One widget on the page; the public API below drives it and never throws into the host page. */
 class Widget {
-  private readonly host = document.createElement('div');
-  private readonly client: SessionClient;
-  private readonly speech: Speech;
+  readonly #host = document.createElement('div');
+  readonly #client: SessionClient;
+  readonly #speech: Speech | undefined;
   /** The agent's voice: the service's audio, or the browser's voice, with what was heard of it. */
-  private readonly voice: Voice;
-  private readonly handlers = new Map<EventName, Set<Handler>>();
-  private opened = false;
-  private destroyed = false;
+  readonly #voice: Voice;
+  readonly #handlers = new Map<EventName, Set<Handler>>();
+  #opened = false;
+  #destroyed = false;
   /** Greeting visitors first (README, Greeting visitors first): the rules on this page, and the teaser they show. */
-  private readonly greeter: Greeter;
-  private teaser: { rule: ProactiveRule; text: string } | undefined;
+  readonly #greeter: Greeter;
+  #teaser: { rule: ProactiveRule; text: string } | undefined;
+  /** A rule `Concierge.greet` named before the rules arrived. */
+  #asked: string | undefined;
 
-  constructor(private readonly options: InitOptions) {
-    const baseUrl = (this.baseUrl = (options.baseUrl ?? scriptBase).replace(/\/$/, ''));
+  readonly #options: InitOptions;
+
+  constructor(options: InitOptions) {
+    this.#options = options;
+    const baseUrl = (this.#baseUrl = (options.baseUrl ?? scriptBase).replace(/\/$/, ''));
     const getToken =
       options.getToken ?? (options.tokenUrl ? fetchToken(new URL(options.tokenUrl, location.href).href) : undefined);
     if (!options.deploymentId || !getToken) throw new Error('init needs deploymentId and getToken (or tokenUrl)');
-    const speech = (this.speech = options.speech ?? browserSpeech());
-    this.voice = lazyVoice(async () => {
-      const { Player } = await import('./speech/player');
+    // The browser's speech comes with the panel or the player: every page only asks whether it recognises.
+    const speech = (this.#speech = options.speech);
+    this.#voice = lazyVoice(async () => {
+      const [{ Player }, { pageSpeech }] = await Promise.all([import('./speech/player'), import('./speech/speech')]);
       return new Player({
-        speech,
+        speech: speech ?? pageSpeech(),
         voice: () => ({
-          language: this.client.language,
-          voice: this.client.view.agent?.voice ?? undefined,
-          pronunciations: this.client.view.agent?.pronunciations,
+          language: this.#client.language,
+          voice: this.#client.view.agent?.voice ?? undefined,
+          pronunciations: this.#client.view.agent?.pronunciations,
         }),
-        played: (at, state, offsetMs) => this.client.played(at, state, offsetMs),
-        lines: () => this.client.view.lines,
+        played: (at, state, offsetMs) => this.#client.played(at, state, offsetMs),
+        lines: () => this.#client.view.lines,
         begins: (at, text, voice) =>
-          this.dispatch({ type: 'speech', turnId: at.turnId, sentence: at.sentence, text, voice }),
+          this.#dispatch({ type: 'speech', turnId: at.turnId, sentence: at.sentence, text, voice }),
       });
     });
-    this.client = new SessionClient({
+    this.#client = new SessionClient({
       baseUrl,
       deploymentId: options.deploymentId,
       getToken,
       storage: safeStorage('sessionStorage'),
       surroundings: browserSurroundings(),
       page: () => ({ url: location.href.slice(0, 2000), title: document.title.slice(0, 300) }),
-      browserRecognition: speech.canListen,
-      voice: this.voice,
-      act: (action, turnId) => this.runAction(action, turnId),
+      browserRecognition: speech ? speech.canListen : !!recogniserIn(window),
+      voice: this.#voice,
+      act: (action, turnId) => this.#runAction(action, turnId),
     });
-    this.greeter = greeter({
+    this.#greeter = greeter({
       page: browserPage(),
       deploymentId: options.deploymentId,
       session: safeStorage('sessionStorage'),
       visitor: safeStorage('localStorage'),
-      show: (rule) => this.greet(rule),
-      busy: () => this.opened || !!this.teaser || this.client.view.lines.some((l) => l.who === 'user'),
+      show: (rule) => this.#greet(rule),
+      busy: () => this.#opened || !!this.#teaser || this.#client.view.lines.some((l) => l.who === 'user'),
     });
-    this.client.onEvent((event) => {
+    this.#client.onEvent((event) => {
       // The agent's language is known once the session is ready: the words may follow it.
       if (event.type === 'ready') {
-        this.showWords();
-        this.greeter.start(this.client.rules);
+        this.#showWords();
+        this.#greeter.start(this.#client.rules);
+        if (this.#asked) this.greetNow(this.#asked);
       }
-      this.dispatch(event);
+      this.#dispatch(event);
     });
-    this.host.setAttribute('data-concierge', '');
-    adopt(this.host.attachShadow({ mode: 'open' }), css);
+    this.#host.setAttribute('data-concierge', '');
+    adopt(this.#host.attachShadow({ mode: 'open' }), css);
     // The bundle may run (async) before <body> exists: the host joins the page once it does.
-    const mount = () => document.body.appendChild(this.host);
+    const mount = () => document.body.appendChild(this.#host);
     if (document.body) mount();
     else document.addEventListener('DOMContentLoaded', mount, { once: true });
-    this.opened = Boolean(options.open);
-    this.client.start();
-    this.showWords();
-    this.render();
+    this.#opened = Boolean(options.open);
+    this.#client.start();
+    this.#showWords();
+    this.#render();
   }
 
-  private readonly baseUrl: string;
+  readonly #baseUrl: string;
 
   /** The widget's words follow `init({locale})`, the visitor's menu choice, the browser's languages, the agent's language, then English. */
-  private languages() {
-    return [this.options.locale, this.client.chosenLanguage, ...navigator.languages, this.client.view.agent?.language];
+  #languages() {
+    return [
+      this.#options.locale,
+      this.#client.chosenLanguage,
+      ...navigator.languages,
+      this.#client.view.agent?.language,
+    ];
   }
 
-  private showWords(): void {
-    void loadWords(localeFor(this.languages()), this.baseUrl).then(() => this.render());
+  #showWords(): void {
+    void loadWords(localeFor(this.#languages()), this.#baseUrl).then(() => this.#render());
   }
 
   /** A greeting rule holds: its teaser beside the launcher, or the panel opened for it (never a sound before a click). */
-  private greet(rule: ProactiveRule): void {
-    this.client.approached(rule.id, 'shown');
-    this.teaser = { rule, text: teaserText(rule.teaser, this.languages()) };
+  #greet(rule: ProactiveRule): void {
+    this.#client.approached(rule.id, 'shown');
+    this.#teaser = { rule, text: teaserText(rule.teaser, this.#languages()) };
     if (rule.open) this.setOpen(true);
-    else this.render();
+    else this.#render();
+  }
+
+  /** `Concierge.greet(ruleId)`: the rule's teaser now, whatever its conditions (the console's preview). */
+  greetNow(id: string): void {
+    this.#asked = undefined;
+    const rule = this.#client.rules.find((r) => r.id === id);
+    if (rule) return this.#greet(rule);
+    // Before `ready` the rules are not known: the rule is greeted once they are.
+    if (!this.#client.view.agent) this.#asked = id;
+    else this.#dispatch({ type: 'error', code: 'unknown_rule', message: `greet: the deployment has no rule ${id}` });
   }
 
   /** The visitor closed the teaser: nobody approaches them again in this visit. */
-  private dismissTeaser(): void {
-    this.teaser = undefined;
-    this.greeter.quiet();
-    this.render();
+  #dismissTeaser(): void {
+    this.#teaser = undefined;
+    this.#greeter.quiet();
+    this.#render();
   }
 
   setOpen(open: boolean): void {
     // Opened with a teaser showing: the conversation its rule started.
-    if (open && this.teaser) this.client.approached(this.teaser.rule.id, 'opened');
-    if (!open && this.opened) this.greeter.quiet();
-    this.teaser = undefined;
-    this.opened = open;
-    this.render();
+    if (open && this.#teaser) this.#client.approached(this.#teaser.rule.id, 'opened');
+    if (!open && this.#opened) this.#greeter.quiet();
+    this.#teaser = undefined;
+    this.#opened = open;
+    this.#render();
   }
 
   /**
@@ -153,24 +176,24 @@ class Widget {
    * `invalid_message` error.
    */
   trigger(name: string, data?: unknown): void {
-    if (!this.fits('trigger', data)) return;
-    this.greeter.trigger(name);
-    this.client.pageEvent(name, data);
+    if (!this.#fits('trigger', data)) return;
+    this.#greeter.trigger(name);
+    this.#client.pageEvent(name, data);
   }
 
   /** `Concierge.setContext(obj)`: what the agent is told of the visit from now on. */
   setContext(data: Record<string, unknown>): void {
-    if (this.fits('setContext', data)) this.client.setContext(data);
+    if (this.#fits('setContext', data)) this.#client.setContext(data);
   }
 
   /** Whether `data` is JSON of at most PAGE_DATA_BYTES (a cycle is not JSON at all); the page's `error` handlers hear why not. */
-  private fits(call: string, data: unknown): boolean {
+  #fits(call: string, data: unknown): boolean {
     try {
       if (new TextEncoder().encode(JSON.stringify(data) ?? '').length <= PAGE_DATA_BYTES) return true;
     } catch {
       // not JSON
     }
-    this.dispatch({
+    this.#dispatch({
       type: 'error',
       code: 'invalid_page_data',
       message: `${call}: data must be JSON of at most ${PAGE_DATA_BYTES} bytes`,
@@ -179,24 +202,24 @@ class Widget {
   }
 
   on(name: EventName, handler: Handler): void {
-    let set = this.handlers.get(name);
-    if (!set) this.handlers.set(name, (set = new Set()));
+    let set = this.#handlers.get(name);
+    if (!set) this.#handlers.set(name, (set = new Set()));
     set.add(handler);
   }
 
   destroy(): void {
-    this.destroyed = true;
-    this.greeter.stop();
-    this.client.stop();
-    this.voice.stop();
-    render(null, this.host.shadowRoot!);
-    this.host.remove();
+    this.#destroyed = true;
+    this.#greeter.stop();
+    this.#client.stop();
+    this.#voice.stop();
+    render(null, this.#host.shadowRoot!);
+    this.#host.remove();
   }
 
   /** Runs a client action's handler; a missing or failing one is told as `action_failed`, and the widget goes on. */
-  private runAction(action: ClientAction, turnId: string | undefined): void {
+  #runAction(action: ClientAction, turnId: string | undefined): void {
     const failed = (why: unknown) =>
-      this.dispatch({
+      this.#dispatch({
         type: 'error',
         code: 'action_failed',
         name: action.name,
@@ -212,8 +235,8 @@ class Widget {
     }
   }
 
-  private dispatch(event: SessionEvent): void {
-    for (const handler of this.handlers.get(event.type) ?? []) {
+  #dispatch(event: SessionEvent): void {
+    for (const handler of this.#handlers.get(event.type) ?? []) {
       try {
         handler(event);
       } catch (err) {
@@ -222,27 +245,27 @@ class Widget {
     }
   }
 
-  private render(): void {
+  #render(): void {
     // A catalogue that arrives after destroy() draws nothing.
-    if (this.destroyed) return;
-    const onError = (code: string, message: string) => this.dispatch({ type: 'error', code, message });
+    if (this.#destroyed) return;
+    const onError = (code: string, message: string) => this.#dispatch({ type: 'error', code, message });
     const onLanguage = (tag: string) => {
-      this.client.chooseLanguage(tag);
-      this.showWords();
+      this.#client.chooseLanguage(tag);
+      this.#showWords();
     };
     render(
       <App
-        client={this.client}
-        speech={this.speech}
-        voice={this.voice}
-        open={this.opened}
+        client={this.#client}
+        speech={this.#speech}
+        voice={this.#voice}
+        open={this.#opened}
         setOpen={(open) => this.setOpen(open)}
-        teaser={this.teaser?.text}
-        onDismiss={() => this.dismissTeaser()}
+        teaser={this.#teaser?.text}
+        onDismiss={() => this.#dismissTeaser()}
         onError={onError}
         onLanguage={onLanguage}
       />,
-      this.host.shadowRoot!,
+      this.#host.shadowRoot!,
     );
   }
 }
@@ -290,6 +313,7 @@ const api = {
     current = undefined;
   }),
   on: guarded('on', (name: EventName, handler: Handler) => current?.on(name, handler)),
+  greet: guarded('greet', (ruleId: string) => current?.greetNow(ruleId)),
   trigger: guarded('trigger', (name: string, data?: unknown) => current?.trigger(name, data)),
   setContext: guarded('setContext', (data: Record<string, unknown>) => current?.setContext(data)),
   registerAction: guarded('registerAction', (name: string, handler: ActionHandler) => {

@@ -1,5 +1,6 @@
 import { pathGlob } from '#protocol/page-rules';
 import type { ProactiveRule } from '#protocol/proactive';
+import { store, stored } from '../session/memory';
 
 export type { ProactiveRule };
 
@@ -35,21 +36,6 @@ interface VisitMarks {
 /** This visitor: per rule, the UTC day it was last shown and how often that day. */
 type VisitorMarks = Record<string, [string, number]>;
 
-const read = <T>(storage: Storage | undefined, key: string, empty: T): T => {
-  try {
-    return (JSON.parse(storage?.getItem(key) ?? 'null') as T | null) ?? empty;
-  } catch {
-    return empty;
-  }
-};
-const write = (storage: Storage | undefined, key: string, value: unknown): void => {
-  try {
-    storage?.setItem(key, JSON.stringify(value));
-  } catch {
-    // storage full or blocked: the rule may show again
-  }
-};
-
 /** The greeter of a page: its rules from `ready`, the page's events, the visitor closing the widget. */
 export interface Greeter {
   /** The deployment's rules, as `ready` gave them: evaluated from now on. */
@@ -84,7 +70,7 @@ export function greeter(o: GreeterOptions): Greeter {
   const events = new Set<string>();
   let timer: ReturnType<typeof setTimeout> | undefined;
   let unwatch: (() => void) | undefined;
-  const visit = () => read<VisitMarks>(session, key, { shown: [] });
+  const visit = () => stored<VisitMarks>(session, key, { shown: [] });
 
   const check = (): void => {
     const now = page.now();
@@ -102,7 +88,7 @@ export function greeter(o: GreeterOptions): Greeter {
     const marks = visit();
     if (marks.quiet || o.busy()) return;
     const today = new Date(now).toISOString().slice(0, 10);
-    const seen = read<VisitorMarks>(visitor, key, {});
+    const seen = stored<VisitorMarks>(visitor, key, {});
     let wait = Infinity;
     for (const [rule, pathMatch] of rules) {
       const { when } = rule;
@@ -122,8 +108,8 @@ export function greeter(o: GreeterOptions): Greeter {
         (!when.exit_intent || exit) &&
         (!when.event || events.has(when.event))
       ) {
-        write(session, key, { ...marks, shown: [...marks.shown, rule.id] });
-        write(visitor, key, { ...seen, [rule.id]: [today, day === today ? times + 1 : 1] });
+        store(session, key, { ...marks, shown: [...marks.shown, rule.id] });
+        store(visitor, key, { ...seen, [rule.id]: [today, day === today ? times + 1 : 1] });
         return o.show(rule);
       }
     }
@@ -148,7 +134,7 @@ export function greeter(o: GreeterOptions): Greeter {
       check();
     },
     quiet() {
-      write(session, key, { ...visit(), quiet: 1 });
+      store(session, key, { ...visit(), quiet: 1 });
       stop();
     },
     stop,

@@ -37,22 +37,32 @@ export const forgotten = (language?: string): Remembered => ({ unconfirmed: [], 
 
 const keyOf = (deploymentId: string): string => `concierge:${deploymentId}`;
 
-/** What this tab remembers for the deployment; nothing when it is unreadable. */
-export function recall(storage: Storage | undefined, deploymentId: string): Remembered {
+/** JSON kept in `storage` under `key`; `empty` when there is none, or it is unreadable (blocked storage, another's text). */
+export function stored<T>(storage: Storage | undefined, key: string, empty: T): T {
   try {
-    const stored = JSON.parse(storage?.getItem(keyOf(deploymentId)) ?? 'null') as Remembered | null;
-    // Remembered by an older widget: no turns asked.
-    if (stored && Array.isArray(stored.unconfirmed)) return { ...stored, asked: stored.asked ?? {} };
+    return (JSON.parse(storage?.getItem(key) ?? 'null') as T | null) ?? empty;
   } catch {
-    // unreadable: start afresh
+    return empty;
   }
-  return forgotten();
 }
 
-export function remember(storage: Storage | undefined, deploymentId: string, memory: Remembered): void {
+/** Keeps `value` as JSON in `storage`; a full or blocked storage keeps nothing, and says nothing. */
+export function store(storage: Storage | undefined, key: string, value: unknown): void {
   try {
-    storage?.setItem(keyOf(deploymentId), JSON.stringify(memory));
+    storage?.setItem(key, JSON.stringify(value));
   } catch {
-    // storage full or disabled: the conversation just won't survive a reload
+    // the page goes on without it
   }
+}
+
+/** What this tab remembers for the deployment; nothing when it is unreadable. */
+export function recall(storage: Storage | undefined, deploymentId: string): Remembered {
+  const kept = stored<Remembered | null>(storage, keyOf(deploymentId), null);
+  // Remembered by an older widget: no turns asked.
+  return kept && Array.isArray(kept.unconfirmed) ? { ...kept, asked: kept.asked ?? {} } : forgotten();
+}
+
+/** Keeps what this tab remembers; a full or blocked storage only means the conversation won't survive a reload. */
+export function remember(storage: Storage | undefined, deploymentId: string, memory: Remembered): void {
+  store(storage, keyOf(deploymentId), memory);
 }

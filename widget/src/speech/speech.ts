@@ -1,4 +1,5 @@
 import type { AgentVoice } from '../session/protocol';
+import { type RecognitionConstructor, recogniserIn } from './recogniser-here';
 
 /**
  * Why listening failed: the recognition error's name (`not-allowed`, `audio-capture`, `network`,
@@ -32,32 +33,10 @@ export interface Speech {
   silence(): void;
 }
 
-interface RecognitionResultList {
-  length: number;
-  [index: number]: { isFinal: boolean; 0: { transcript: string } };
-}
-
-interface Recognition {
-  lang: string;
-  interimResults: boolean;
-  continuous: boolean;
-  onresult: ((event: { resultIndex: number; results: RecognitionResultList }) => void) | null;
-  onend: (() => void) | null;
-  onerror: ((event: { error: string }) => void) | null;
-  start(): void;
-  stop(): void;
-}
-
-type RecognitionConstructor = new () => Recognition;
-
 export function browserSpeech(win: Window = window): Speech {
-  const w = win as unknown as {
-    SpeechRecognition?: RecognitionConstructor;
-    webkitSpeechRecognition?: RecognitionConstructor;
-  };
-  const Recognizer = w.SpeechRecognition ?? w.webkitSpeechRecognition;
+  const Recognizer = recogniserIn(win);
   const synth = win.speechSynthesis as SpeechSynthesis | undefined;
-  let active: Recognition | undefined;
+  let active: InstanceType<RecognitionConstructor> | undefined;
   return {
     canListen: Boolean(Recognizer),
     listen(language, onInterim) {
@@ -116,6 +95,10 @@ export function browserSpeech(win: Window = window): Speech {
     },
   };
 }
+
+let shared: Speech | undefined;
+/** The page's one browser speech, made when the panel or the player first needs it. */
+export const pageSpeech = (): Speech => (shared ??= browserSpeech());
 
 const tagOf = (lang: string): string => lang.replace('_', '-').toLowerCase();
 

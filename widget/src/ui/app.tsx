@@ -10,7 +10,8 @@ let loadingPanel: Promise<PanelModule> | undefined;
 
 export interface AppProps {
   client: SessionClient;
-  speech: Speech;
+  /** The page's speech when init gave one; else the browser's, with the panel. */
+  speech: Speech | undefined;
   voice: Voice;
   /** Opened and closed from the public API as well as from the launcher. */
   open: boolean;

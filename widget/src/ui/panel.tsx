@@ -4,7 +4,7 @@ import type { SessionClient } from '../session/client';
 import type { FeedbackRating } from '../session/protocol';
 import type { Ending, Line, View } from '../session/transcript';
 import { canCapture, serviceListener } from '../speech/service-listener';
-import { ListenError, type Speech } from '../speech/speech';
+import { ListenError, pageSpeech, type Speech } from '../speech/speech';
 import type { Voice } from '../speech/voice';
 import css from './panel.css?inline';
 import { isWebUrl, ReplyText } from './reply-text';
@@ -35,7 +35,7 @@ const MIC_PROBLEM: Record<string, WordKey> = {
 
 export interface PanelProps {
   client: SessionClient;
-  speech: Speech;
+  speech: Speech | undefined;
   /** The agent's voice: stopped when the visitor speaks or types, muted by them. */
   voice: Voice;
   view: View;
@@ -48,7 +48,8 @@ export interface PanelProps {
 }
 
 /** The open widget: the conversation, its input and its menus. Loaded when the visitor first opens it. */
-export function Panel({ client, speech, voice, view, title, onClose, onError, onLanguage }: PanelProps) {
+export function Panel({ client, speech: given, voice, view, title, onClose, onError, onLanguage }: PanelProps) {
+  const speech = given ?? pageSpeech();
   const [draft, setDraft] = useState('');
   const [listening, setListening] = useState(false);
   const serviceListening = useRef<ReturnType<typeof serviceListener>>(undefined);
