@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
+  teaserLines,
+  teaserOf,
   checklist,
   isLive,
   languageProblems,
@@ -324,5 +326,17 @@ describe("the widget's languages", () => {
     });
     expect(pronunciationsAsLines(pronunciationsOf(lines).list)).toBe('Adlon = Ad-lonn\nSpa = Schpa [de]');
     expect(pronunciationsAsLines(undefined)).toBe('');
+  });
+});
+
+describe("a greeting's teaser in the console's form", () => {
+  it('is one text, or one tag: text line per language, and reads back as it was written', () => {
+    expect(teaserOf('  Questions about our rooms?  ')).toBe('Questions about our rooms?');
+    expect(teaserOf('Ask me: anything\nabout rooms')).toBe('Ask me: anything about rooms');
+    const byLanguage = teaserOf('en: Questions?\nde-DE:  Fragen?\n\nzh-Hans: 有问题吗？');
+    expect(byLanguage).toEqual({ en: 'Questions?', 'de-DE': 'Fragen?', 'zh-Hans': '有问题吗？' });
+    expect(teaserLines(byLanguage)).toBe('en: Questions?\nde-DE: Fragen?\nzh-Hans: 有问题吗？');
+    expect(teaserLines('Hi')).toBe('Hi');
+    expect(teaserOf('')).toBe('');
   });
 });

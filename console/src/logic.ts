@@ -363,3 +363,29 @@ export function toolsOf(text: string, where: 'server' | 'page'): { list: unknown
   });
   return { list: value, problems };
 }
+
+/** A teaser line with its language: `de: Fragen?`. */
+const TAGGED = /^([A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*)\s*:\s*(.+)$/;
+
+/** A greeting rule's teaser as the console's form shows it: its text, or one `tag: text` line per language. */
+export function teaserLines(teaser: string | Record<string, string>): string {
+  return typeof teaser === 'string'
+    ? teaser
+    : Object.entries(teaser)
+        .map(([tag, text]) => `${tag}: ${text}`)
+        .join('\n');
+}
+
+/**
+ * The teaser the form's text says (README, Greeting visitors first): one per language when every
+ * line starts with a language tag, else the text itself, for every language.
+ */
+export function teaserOf(text: string): string | Record<string, string> {
+  const lines = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  const tagged = lines.map((l) => TAGGED.exec(l));
+  if (lines.length && tagged.every(Boolean)) return Object.fromEntries(tagged.map((m) => [m![1]!, m![2]!.trim()]));
+  return lines.join(' ');
+}

@@ -12,6 +12,9 @@ const labelOf = (start: string, interval: Analytics['interval']) =>
   interval === 'day' ? start.slice(0, 10) : `${start.slice(0, 10)} ${start.slice(11, 16)}`;
 
 type Bucket = Analytics['buckets'][number];
+type RuleFigures = Bucket['proactive'][number];
+const sumOf = (b: Bucket, key: 'shown' | 'opened' | 'conversations') =>
+  b.proactive.reduce((total, rule) => total + rule[key], 0);
 const failed = (b: Bucket) => Object.values(b.turns_failed).reduce((a, n) => a + n, 0);
 
 /** The charts, each a title and its series: a name, the number of a bucket, and how it is drawn. */
@@ -44,6 +47,15 @@ const CHARTS: { title: string; unit?: string; series: [string, (b: Bucket) => nu
     series: [
       ['Helpful', (b) => b.feedback_up, 'main'],
       ['Not helpful', (b) => b.feedback_down, 'bad'],
+    ],
+  },
+  {
+    // Every greeting rule together (README, Greeting visitors first); the table below has each one.
+    title: 'Greetings',
+    series: [
+      ['Shown', (b) => sumOf(b, 'shown'), 'alt'],
+      ['Opened', (b) => sumOf(b, 'opened'), 'main'],
+      ['Conversations started', (b) => sumOf(b, 'conversations'), 'warn'],
     ],
   },
   {
@@ -177,8 +189,61 @@ export function AnalyticsPage() {
               />
             ))}
           </div>
+          <GreetingFigures
+            rules={data.totals.proactive}
+            deployments={deployments.data?.data ?? []}
+            oneDeployment={!!deploymentId}
+          />
         </>
       )}
+    </section>
+  );
+}
+
+/** Each greeting rule's figures over the range, its deployment named when several are shown. */
+function GreetingFigures({
+  rules,
+  deployments,
+  oneDeployment,
+}: {
+  rules: RuleFigures[];
+  deployments: Deployment[];
+  oneDeployment: boolean;
+}) {
+  if (!rules.length) return null;
+  const nameOf = (id: string) => deployments.find((d) => d.id === id)?.agent_name ?? id;
+  return (
+    <section class="card">
+      <h2>Greetings by rule</h2>
+      <table>
+        <thead>
+          <tr>
+            <th scope="col">Rule</th>
+            {!oneDeployment && <th scope="col">Deployment</th>}
+            <th scope="col">Shown</th>
+            <th scope="col">Opened</th>
+            <th scope="col">Conversations started</th>
+            <th scope="col">Their turns</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rules.map((r) => (
+            <tr key={`${r.deployment_id}${r.rule_id}`}>
+              <td>
+                <a href={`#/deployments/${r.deployment_id}`}>{r.rule_id}</a>
+              </td>
+              {!oneDeployment && <td>{nameOf(r.deployment_id)}</td>}
+              <td>{r.shown}</td>
+              <td>
+                {r.opened}
+                {r.shown ? ` (${Math.round((r.opened / r.shown) * 100)}%)` : ''}
+              </td>
+              <td>{r.conversations}</td>
+              <td>{r.turns}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
     </section>
   );
 }

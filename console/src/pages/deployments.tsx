@@ -1,5 +1,6 @@
 import { useEffect, useState } from 'preact/hooks';
 import { get, list, post, put, query, path } from '../api';
+import { GreetingRules } from './greetings';
 import {
   languageProblems,
   originProblems,
@@ -566,6 +567,7 @@ export function DeploymentPage({ id }: { id: string }) {
         </div>
       )}
       <Settings dep={dep} onSaved={setDep} />
+      <GreetingRules dep={dep} onSaved={setDep} />
       <TestHook dep={dep} />
       <section class="card">
         <h2>Install</h2>

@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { list, post, path } from '../api';
+import { get, list, post, path } from '../api';
 import type { Deployment, PreviewToken } from '../types';
 import { DeploymentOptions, Empty, ErrorNote, Loading, LocaleOptions, Title, useLoad } from '../ui';
 import { loadConversation, Timeline } from './conversations';
@@ -7,6 +7,8 @@ import { loadConversation, Timeline } from './conversations';
 interface ConciergeApi {
   init(o: { deploymentId: string; getToken(): Promise<string>; open?: boolean; locale?: string }): void;
   on(name: 'ready', handler: (e: { conversationId: string }) => void): void;
+  close(): void;
+  greet(ruleId: string): void;
   destroy(): void;
 }
 declare global {
@@ -43,6 +45,43 @@ function LiveTimeline({ conversationId }: { conversationId: string }) {
       transcript={loaded.data.transcript}
       onRedelivered={loaded.reload}
     />
+  );
+}
+
+/**
+ * A deployment's greeting rules (README, Greeting visitors first), each teaser shown on demand:
+ * the widget closes and greets as it would a visitor whose page meets the rule.
+ */
+function GreetingPreview({ deploymentId }: { deploymentId: string }) {
+  const dep = useLoad(() => get<Deployment>(path`/api/v1/deployments/${deploymentId}`), [deploymentId]);
+  const rules = ((dep.data?.engagement_rules as { proactive?: { id: string }[] } | undefined)?.proactive ?? []).map(
+    (r) => r.id,
+  );
+  const [rule, setRule] = useState('');
+  if (!rules.length) return null;
+  const chosen = rules.includes(rule) ? rule : rules[0]!;
+  return (
+    <div class="filters">
+      <label>
+        Greeting
+        <select value={chosen} onChange={(e) => setRule(e.currentTarget.value)}>
+          {rules.map((id) => (
+            <option key={id} value={id}>
+              {id}
+            </option>
+          ))}
+        </select>
+      </label>
+      <button
+        type="button"
+        onClick={() => {
+          window.Concierge?.close();
+          window.Concierge?.greet(chosen);
+        }}
+      >
+        Show its teaser
+      </button>
+    </div>
   );
 }
 
@@ -109,6 +148,7 @@ export function TryIt({ deploymentId, locale }: { deploymentId: string | undefin
           </label>
         </div>
       )}
+      {chosen && <GreetingPreview deploymentId={chosen} />}
       <h2>Timeline</h2>
       {conversationId ? (
         <LiveTimeline conversationId={conversationId} />
