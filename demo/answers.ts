@@ -8,6 +8,11 @@ export interface Answer {
   handoff?: string;
 }
 
+/** What the turn hook says of the guest's page: its events since their last turn. */
+export interface PageSeen {
+  events: { name: string; data?: unknown }[];
+}
+
 /** The languages the demo hotel answers in: the turn's language (the visitor's menu choice) picks one, else English. */
 type Spoken = 'en' | 'de' | 'fr' | 'es';
 type InEach<T> = Record<Spoken, T>;
@@ -18,8 +23,14 @@ type InEach<T> = Record<Spoken, T>;
  * for at a time is held (the quick replies complete a booking); a question it has no rule for is
  * passed on to the front desk, in the guest's language.
  */
-export function answerFor(question: string, site: string, language = 'en-US'): Answer {
+export function answerFor(question: string, site: string, language = 'en-US', page?: PageSeen): Answer {
   const lang = spokenOf(language);
+  // The booking form refused the guest just before they asked (README, Greeting visitors first).
+  const refused = page?.events.findLast((e) => e.name === 'booking_form_error');
+  if (refused) {
+    const guests = Number((refused.data as { guests?: unknown } | undefined)?.guests) || 9;
+    return { text: WORDS.largeParty[lang](String(guests)), handoff: `A table for ${guests}: more than the form takes` };
+  }
   if (PERSON[lang].test(question) || PERSON.en.test(question)) {
     return { text: WORDS.personJoins[lang], handoff: 'The guest asked for a person' };
   }
@@ -242,6 +253,16 @@ const WORDS = {
     de: 'Alle vierundzwanzig Zimmer blicken auf den Hafen. Ich habe die Seite zu ihnen gescrollt: Die Suiten im obersten Stock haben einen Balkon.',
     fr: 'Les vingt-quatre chambres donnent sur le port. J’ai fait défiler la page jusqu’à elles : les suites du dernier étage ont un balcon.',
     es: 'Las veinticuatro habitaciones dan al puerto. He desplazado la página hasta ellas: las suites de la última planta tienen balcón.',
+  },
+  largeParty: {
+    en: (n: string) =>
+      `I see the booking form would not take a table for ${n}: online bookings stop at eight guests. I have asked the restaurant to arrange it with you here; someone will join in a moment.`,
+    de: (n: string) =>
+      `Ich sehe, das Formular hat einen Tisch für ${n} nicht angenommen: Online geht es bis acht Gäste. Ich habe das Restaurant gebeten, es hier mit Ihnen zu regeln; gleich kommt jemand dazu.`,
+    fr: (n: string) =>
+      `Je vois que le formulaire n’a pas accepté une table pour ${n} : en ligne, c’est huit personnes au plus. J’ai demandé au restaurant de s’en occuper ici avec vous ; quelqu’un arrive.`,
+    es: (n: string) =>
+      `Veo que el formulario no aceptó una mesa para ${n}: en línea se reserva hasta ocho personas. He pedido al restaurante que lo organice aquí con usted; enseguida le atienden.`,
   },
   passedOn: {
     en: (q: string) => `Good question. I have passed "${q}" on to the front desk; they can also help by phone on 9.`,

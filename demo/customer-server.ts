@@ -64,6 +64,7 @@ const PAGES: Record<string, string> = {
   'GET /hostile': 'hostile.html',
   'GET /scripted': 'scripted.html',
   'GET /book': 'book.html',
+  'GET /rooms': 'rooms.html',
   'GET /guide': 'guide.html',
 };
 const ASSETS: Record<string, [file: string, type: string]> = {
@@ -74,6 +75,7 @@ const ASSETS: Record<string, [file: string, type: string]> = {
   'GET /queue.js': ['queue.js', 'text/javascript'],
   'GET /scripted.js': ['scripted.js', 'text/javascript'],
   'GET /site.js': ['site.js', 'text/javascript'],
+  'GET /book.js': ['book.js', 'text/javascript'],
 };
 const MAX_BODY = 256 * 1024;
 const VISITOR_COOKIE = 'demo_visitor';
@@ -180,7 +182,7 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
     if (!checked.verified) return json(res, 401, { error: 'bad signature' });
     if (mode === 'hook_500') return json(res, 500, { error: 'the hotel server is down (QA)' });
     if (mode === 'hook_400') return json(res, 400, { error: 'the hotel server refuses this turn (QA)' });
-    const answer = answerFor(call.text, siteUrl, call.language);
+    const answer = answerFor(call.text, siteUrl, call.language, call.page);
     const reply = { reply_text: answer.text, ...(answer.actions ? { actions: answer.actions } : {}) };
     // A handoff is only ever said in the hook's own answer: whatever the mode, it is answered at once.
     if (answer.handoff) return json(res, 200, { ...reply, handoff: { reason: answer.handoff } });

@@ -54,6 +54,34 @@ const channel = (hooks: DemoHooks) => ({
 });
 
 /**
+ * The hotel greets first (README, Greeting visitors first): a guest who stays on its rooms for 20
+ * seconds, and one whom the booking form refused (its page event).
+ */
+export const DEMO_GREETINGS = [
+  {
+    id: 'rooms',
+    when: { path: '/rooms', seconds_on_page: 20 },
+    teaser: {
+      en: 'Choosing a room? I can tell you which ones have a balcony or a garden.',
+      de: 'Sie suchen ein Zimmer? Ich sage Ihnen, welche einen Balkon oder Garten haben.',
+      fr: 'Vous choisissez une chambre ? Je vous dis lesquelles ont un balcon ou un jardin.',
+      es: '¿Eligiendo habitación? Le digo cuáles tienen balcón o jardín.',
+    },
+  },
+  {
+    id: 'booking-help',
+    when: { path: '/book', event: 'booking_form_error' },
+    teaser: {
+      en: 'The form said no? I can arrange a larger table for you.',
+      de: 'Das Formular sagt nein? Ich kann einen größeren Tisch für Sie arrangieren.',
+      fr: 'Le formulaire refuse ? Je peux vous arranger une plus grande table.',
+      es: '¿El formulario dice que no? Puedo organizarle una mesa más grande.',
+    },
+    once_per: 'session',
+  },
+];
+
+/**
  * The demo customer's agent and deployment, through the management API like any customer.
  * Kept in `statePath` (the signing secret is shown once), and re-pointed at the demo's current
  * URLs on every start.
@@ -70,6 +98,7 @@ export async function provision(
   if (saved && saved.apiKey === apiKey) {
     const found = await api(serviceUrl, apiKey, 'PUT', `/api/v1/deployments/${saved.deploymentId}`, {
       channel_config: channel(hooks),
+      engagement_rules: { proactive: DEMO_GREETINGS },
     });
     if (found.status === 200) {
       await provisionKnowledge(serviceUrl, apiKey, saved.agentId, hooks.guideUrl);
@@ -109,6 +138,7 @@ export async function provision(
     api(serviceUrl, apiKey, 'POST', '/api/v1/deployments', {
       agent_id: agentId,
       channel_config: channel(hooks),
+      engagement_rules: { proactive: DEMO_GREETINGS },
       runtime_config: { reply_timeout_s: 20, hook_timeout_ms: 3000 },
     }),
     'create deployment',
