@@ -57,13 +57,15 @@ describe("the demo hotel's answers", () => {
     expect(answerFor('I want a person', SITE)).toMatchObject({ handoff: 'The guest asked for a person' });
   });
 
-  it('answers what the booking form refused, in the guest's language, whatever they asked (README, Greeting visitors first)', () => {
+  it("answers what the booking form refused, in the guest's language, whatever they asked (README, Greeting visitors first)", () => {
     const page = { events: [{ name: 'booking_form_error', data: { guests: 12, reason: 'more than 8 guests' } }] };
     expect(answerFor('What happened?', SITE, 'en-US', page)).toEqual({
       text: 'I see the booking form would not take a table for 12: online bookings stop at eight guests. I have asked the restaurant to arrange it with you here; someone will join in a moment.',
       handoff: 'A table for 12: more than the form takes',
     });
-    expect(answerFor('Was ist los?', SITE, 'de-DE', page).text).toMatch(/^Ich sehe, das Formular hat einen Tisch für 12/);
+    expect(answerFor('Was ist los?', SITE, 'de-DE', page).text).toMatch(
+      /^Ich sehe, das Formular hat einen Tisch für 12/,
+    );
     // Other events of the page change nothing.
     expect(answerFor('When is breakfast?', SITE, 'en-US', { events: [{ name: 'booking_requested' }] }).text).toMatch(
       /^Breakfast is served/,
