@@ -86,6 +86,7 @@ export function GreetingRules({ dep, onSaved }: { dep: Deployment; onSaved(d: De
   const engagement = dep.engagement_rules as Record<string, unknown>;
   const [drafts, setDrafts] = useState<RuleDraft[]>(((engagement.proactive ?? []) as Rule[]).map(draftOf));
   const figures = useFigures(dep.id);
+  const [saved, setSaved] = useState<number>();
   const change = (i: number, patch: Partial<RuleDraft>) =>
     setDrafts(drafts.map((d, j) => (j === i ? { ...d, ...patch } : d)));
   const save = useAction(async () => {
@@ -93,6 +94,7 @@ export function GreetingRules({ dep, onSaved }: { dep: Deployment; onSaved(d: De
       engagement_rules: { ...engagement, proactive: drafts.map(ruleOf) },
     });
     onSaved(data);
+    setSaved(drafts.length);
     figures.reload();
   });
   const figuresOf = (id: string) => figures.data?.totals.proactive.find((f) => f.rule_id === id);
@@ -180,7 +182,7 @@ export function GreetingRules({ dep, onSaved }: { dep: Deployment; onSaved(d: De
               Teaser: one line, or one line per language as <code>de: Fragen zu unseren Zimmern?</code> (the first line
               is for visitors whose language has none)
               <textarea
-                rows={2}
+                rows={Math.min(8, Math.max(2, d.teaser.split('\n').length))}
                 required
                 value={d.teaser}
                 onInput={(e) => change(i, { teaser: e.currentTarget.value })}
@@ -201,6 +203,12 @@ export function GreetingRules({ dep, onSaved }: { dep: Deployment; onSaved(d: De
         );
       })}
       <ErrorNote error={save.error ?? figures.error} />
+      {saved !== undefined && !save.error && (
+        <p role="status">
+          Saved: {saved === 0 ? 'no greeting' : `${saved} greeting${saved === 1 ? '' : 's'}`}, on the widget from each
+          visitor's next page.
+        </p>
+      )}
       <div class="actions">
         <button
           type="button"
