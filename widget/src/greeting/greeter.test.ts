@@ -7,26 +7,28 @@ class FakePage implements PageSignals {
   at = '/';
   shown = true;
   depth = 10;
-  checks: (() => void) | undefined;
-  exits: (() => void) | undefined;
+  on: { scroll(): void; visible(): void; exit(): void } | undefined;
   watching = 0;
   path = () => this.at;
   now = () => Date.now();
   visible = () => this.shown;
   scrolled = () => this.depth;
-  watch(check: () => void, exit: () => void) {
-    this.checks = check;
-    this.exits = exit;
+  watch(on: { scroll(): void; visible(): void; exit(): void }) {
+    this.on = on;
     this.watching++;
     return () => void this.watching--;
   }
   scroll(to: number) {
     this.depth = to;
-    this.checks?.();
+    this.on?.scroll();
   }
   hide(hidden: boolean) {
     this.shown = !hidden;
-    this.checks?.();
+    this.on?.visible();
+  }
+  /** What makes the greeter look again without scrolling: the page seen again. */
+  look() {
+    this.on?.visible();
   }
 }
 
@@ -68,7 +70,7 @@ describe('the greeter (README, Greeting visitors first)', () => {
     g.start([rule('rooms', { path: '/rooms/*', seconds_on_page: 20 })]);
     page.at = '/rooms/deluxe';
     vi.advanceTimersByTime(1_000);
-    page.checks!(); // the path changed: its time starts now
+    page.look(); // the path changed: its time starts now
     vi.advanceTimersByTime(10_000);
     page.hide(true);
     vi.advanceTimersByTime(60_000); // a hidden tab does not count
@@ -100,7 +102,7 @@ describe('the greeter (README, Greeting visitors first)', () => {
     expect(shown).toEqual(['deep']);
     g.trigger('basket');
     expect(shown).toEqual(['deep']);
-    page.exits!();
+    page.on!.exit();
     expect(shown).toEqual(['deep', 'both']);
   });
 
@@ -109,7 +111,7 @@ describe('the greeter (README, Greeting visitors first)', () => {
     g.start([rule('checkout', { path: '/pay', event: 'card_declined' })]);
     g.trigger('card_declined');
     page.at = '/pay';
-    page.checks!();
+    page.look();
     expect(shown).toEqual([]);
     g.trigger('card_declined');
     expect(shown).toEqual(['checkout']);
@@ -122,6 +124,9 @@ describe('the greeter (README, Greeting visitors first)', () => {
     expect(shown).toEqual([]);
     busy = false;
     page.scroll(20);
+    // Scrolling that passes no rule's depth checks nothing.
+    expect(shown).toEqual([]);
+    page.look();
     expect(shown).toEqual(['now']);
     g.quiet();
     expect(page.watching).toBe(0);

@@ -11,8 +11,8 @@ export interface PageSignals {
   visible(): boolean;
   /** How far down the page the visitor sees, in percent (100 on a page that does not scroll). */
   scrolled(): number;
-  /** Calls `check` on scrolling and visibility changes, and `exit` when the pointer leaves the window's top (desktop only); returns a stop. */
-  watch(check: () => void, exit: () => void): () => void;
+  /** Calls back on scrolling, on visibility changes, and when the pointer leaves the window's top (desktop only); returns a stop. */
+  watch(on: { scroll(): void; visible(): void; exit(): void }): () => void;
 }
 
 export interface GreeterOptions {
@@ -66,6 +66,8 @@ export function greeter(o: GreeterOptions): Greeter {
   /** When the page was last seen visible while counting; undefined while hidden. */
   let since = page.visible() ? page.now() : undefined;
   let scroll = 0;
+  /** The rules' scroll depths: scrolling past the deepest reads nothing more. */
+  let depths: number[] = [];
   let exit = false;
   const events = new Set<string>();
   let timer: ReturnType<typeof setTimeout> | undefined;
@@ -123,9 +125,21 @@ export function greeter(o: GreeterOptions): Greeter {
   return {
     start(given) {
       rules = given.map((rule) => [rule, rule.when.path === undefined ? undefined : pathGlob(rule.when.path)]);
-      unwatch ??= page.watch(check, () => {
-        exit = true;
-        check();
+      depths = given.map((rule) => rule.when.scroll_percent ?? 0);
+      if (!rules.length) return;
+      unwatch ??= page.watch({
+        // Scrolling costs a read of the depth; the rules are checked only when it passes a rule's.
+        scroll() {
+          const before = scroll;
+          if (!depths.some((depth) => depth > before)) return;
+          scroll = Math.max(scroll, page.scrolled());
+          if (depths.some((depth) => depth > before && depth <= scroll)) check();
+        },
+        visible: check,
+        exit() {
+          exit = true;
+          check();
+        },
       });
       check();
     },
@@ -152,16 +166,27 @@ export function browserPage(win: Window = window): PageSignals {
       const height = doc.documentElement.scrollHeight;
       return height <= win.innerHeight ? 100 : ((win.scrollY + win.innerHeight) / height) * 100;
     },
-    watch(check, exit) {
+    watch({ scroll, visible, exit }) {
       // Leaving through the top of the window, towards the tabs and the address bar: desktop pointers only.
       const out = (e: MouseEvent) => !e.relatedTarget && e.clientY <= 0 && exit();
       const desktop = win.matchMedia('(pointer: fine)').matches;
-      win.addEventListener('scroll', check, { passive: true });
-      doc.addEventListener('visibilitychange', check);
+      // A scroll is read a quarter of a second after it starts, the listener away meanwhile: a
+      // visitor scrolling at 60 frames a second costs the page four calls a second, not sixty.
+      let later: ReturnType<typeof setTimeout> | undefined;
+      const scrolling = () => {
+        win.removeEventListener('scroll', scrolling);
+        later = setTimeout(() => {
+          scroll();
+          win.addEventListener('scroll', scrolling, { passive: true });
+        }, 250);
+      };
+      win.addEventListener('scroll', scrolling, { passive: true });
+      doc.addEventListener('visibilitychange', visible);
       if (desktop) doc.addEventListener('mouseout', out);
       return () => {
-        win.removeEventListener('scroll', check);
-        doc.removeEventListener('visibilitychange', check);
+        clearTimeout(later);
+        win.removeEventListener('scroll', scrolling);
+        doc.removeEventListener('visibilitychange', visible);
         doc.removeEventListener('mouseout', out);
       };
     },
