@@ -180,6 +180,7 @@ describe('console view logic', () => {
       feedback: null,
       recognition: null,
       heard: null,
+      page: { url: 'https://hotel.example/rooms', title: 'Our rooms' },
       status: 'resolved',
       failure_reason: null,
       reply_text: 'Yes, 7 to 10.',
@@ -201,6 +202,7 @@ describe('console view logic', () => {
     const items = turnTimeline(turn);
     expect(items.map((i) => i.kind)).toEqual([
       'visitor',
+      'visitor',
       'knowledge',
       'attempt',
       'attempt',
@@ -208,9 +210,10 @@ describe('console view logic', () => {
       'reply',
       'resolved',
     ]);
-    expect(items[1]!.title).toBe('Knowledge: Guest guide (2.4)');
-    expect(items[2]).toMatchObject({ title: 'Hook attempt 1: 500 in 42 ms', ok: false });
-    expect(items[5]!.title).toBe('Reply received (2 duplicates ignored): Yes, 7 to 10.');
+    expect(items[1]!.title).toBe('On the page Our rooms (https://hotel.example/rooms)');
+    expect(items[2]!.title).toBe('Knowledge: Guest guide (2.4)');
+    expect(items[3]).toMatchObject({ title: 'Hook attempt 1: 500 in 42 ms', ok: false });
+    expect(items[6]!.title).toBe('Reply received (2 duplicates ignored): Yes, 7 to 10.');
     const failed = turnTimeline({
       ...turn,
       status: 'failed',

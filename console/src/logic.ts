@@ -204,6 +204,13 @@ export function turnTimeline(turn: Turn): TimelineItem[] {
       title: `Visitor (${turn.mode}${turn.language ? `, ${turn.language}` : ''}): ${turn.text}`,
     },
   ];
+  // Where they asked from (README, Greeting visitors first).
+  if (turn.page)
+    items.push({
+      at: turn.created_at,
+      kind: 'visitor',
+      title: `On the page ${turn.page.title || turn.page.url} (${turn.page.url})`,
+    });
   // The agent's knowledge base passages it was given (README, Answers from your documents).
   if (turn.knowledge)
     items.push({

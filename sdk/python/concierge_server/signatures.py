@@ -25,6 +25,7 @@ TRANSCRIPT_EVENT_TYPES = (
     "conversation.handoff",
     "message.created",
     "conversation.ended",
+    "page.event",
 )
 
 DEFAULT_TOLERANCE_S = 300

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { SessionClient, type SessionEvent } from './client';
+import { SessionClient, type SessionEvent, type SessionOptions } from './client';
 import { FakeSocket, FakeSurroundings, MemoryStorage, reconnectWaits } from './fake-browser';
 import { PONG_WAIT_MS, QUIET_MS } from './connection';
 import type { ServerFrame } from './protocol';
@@ -36,6 +36,20 @@ describe('the session client on unreliable networks', () => {
   /** Lets the token promise and the timers due so far run. */
   const settle = (ms = 0) => vi.advanceTimersByTimeAsync(ms);
 
+  /** A client on fake sockets, started; `more` adds to or replaces its options. */
+  function started(more: Partial<SessionOptions> = {}): SessionClient {
+    const made = new SessionClient({
+      baseUrl: 'http://service.test',
+      deploymentId: 'd1',
+      getToken: async () => token(),
+      storage: undefined,
+      openSocket: (url) => sockets[sockets.push(new FakeSocket(url)) - 1]!,
+      ...more,
+    });
+    made.start();
+    return made;
+  }
+
   async function connected(lastSeq = 0): Promise<FakeSocket> {
     await settle();
     const ws = latest();
@@ -49,20 +63,8 @@ describe('the session client on unreliable networks', () => {
     sockets = [];
     around = new FakeSurroundings();
     events = [];
-    client = new SessionClient({
-      baseUrl: 'http://service.test',
-      deploymentId: 'd1',
-      getToken: async () => token(),
-      storage: undefined,
-      openSocket: (url) => {
-        const ws = new FakeSocket(url);
-        sockets.push(ws);
-        return ws;
-      },
-      surroundings: around,
-    });
+    client = started({ surroundings: around });
     client.onEvent((e) => events.push(e));
-    client.start();
   });
 
   afterEach(() => {
@@ -72,15 +74,7 @@ describe('the session client on unreliable networks', () => {
 
   it('says in hello whether the browser recognises speech, and keeps where ready says speech is recognised', async () => {
     client.stop();
-    client = new SessionClient({
-      baseUrl: 'http://service.test',
-      deploymentId: 'd1',
-      getToken: async () => token(),
-      storage: undefined,
-      browserRecognition: false,
-      openSocket: (url) => sockets[sockets.push(new FakeSocket(url)) - 1]!,
-    });
-    client.start();
+    client = started({ browserRecognition: false });
     await settle();
     const ws = latest();
     ws.open();
@@ -155,19 +149,7 @@ describe('the session client on unreliable networks', () => {
 
   it("tells the page's events and context (README, Greeting visitors first): held until ready, the context again after a reconnect, the page with each turn", async () => {
     client.stop();
-    client = new SessionClient({
-      baseUrl: 'http://service.test',
-      deploymentId: 'd1',
-      getToken: async () => token(),
-      storage: undefined,
-      openSocket: (url) => {
-        const ws = new FakeSocket(url);
-        sockets.push(ws);
-        return ws;
-      },
-      page: () => ({ url: 'https://hotel.test/rooms', title: 'Rooms' }),
-    });
-    client.start();
+    client = started({ page: () => ({ url: 'https://hotel.test/rooms', title: 'Rooms' }) });
     client.setContext({ basket: 1 });
     client.pageEvent('viewed', { room: 'deluxe' });
     const first = await connected();

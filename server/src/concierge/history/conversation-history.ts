@@ -170,6 +170,7 @@ export class ConversationHistory {
           turn.heard_text === null
             ? null
             : { text: turn.heard_text, interrupted: turn.heard_interrupted === 1, at: turn.heard_at! },
+        page: turn.page_url === null ? null : { url: turn.page_url, title: turn.page_title ?? '' },
         created_at: turn.created_at,
         acknowledged_at: turn.acknowledged_at,
         resolved_at: turn.resolved_at,

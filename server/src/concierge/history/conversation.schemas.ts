@@ -99,6 +99,10 @@ const turnSchema = z
       description:
         "What the visitor heard of the spoken reply (README, The agent's own voice): the sentences played, the interrupted one cut at its last word heard, and when the widget last reported; null when it was not spoken",
     }),
+    page: z.object({ url: z.string(), title: z.string() }).nullable().meta({
+      description:
+        'The page the visitor asked from (README, Greeting visitors first); null when the widget did not say',
+    }),
     created_at: timestamp,
     acknowledged_at: timestamp.nullable(),
     resolved_at: timestamp.nullable(),

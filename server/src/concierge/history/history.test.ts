@@ -231,6 +231,7 @@ describeEachStore('conversation history', (kind) => {
         'id',
         'language',
         'mode',
+        'page',
         'parts',
         'recognition',
         'replied_by',

@@ -1,5 +1,5 @@
 import type { Db } from '../../database.js';
-import type { ConversationRow } from '../conversations/conversation.repository.js';
+import { type ConversationRow, lockConversation } from '../conversations/conversation.repository.js';
 import type { TurnRow } from '../conversations/turn.repository.js';
 import type { DeploymentContext } from '../deployment-context.js';
 import type { EventRecorder } from '../events/event.recorder.js';
@@ -30,12 +30,14 @@ export class PageService {
   /** `Concierge.trigger(name, data)` in a conversation: a `page_event`, and `page.event` to the transcript hook. */
   async event(dep: DeploymentContext, conversationId: string, name: string, data: PageData | undefined): Promise<void> {
     const event = { name, ...(data === undefined ? {} : { data }) };
-    await this.parts.events.write(conversationId, (unit) =>
-      unit.record(
+    await this.parts.events.write(conversationId, async (unit) => {
+      // A conversation that ended meanwhile takes nothing more from its page.
+      if ((await lockConversation(unit.trx, conversationId))?.status !== 'open') return;
+      await unit.record(
         { dep, conversationId },
         { events: [{ type: 'page_event', ...event }], transcript: [{ type: 'page.event', data: event }] },
-      ),
-    );
+      );
+    });
   }
 
   /** `Concierge.setContext(data)`: the page's context from now on. */
