@@ -30,14 +30,18 @@ async function figuresOf(stack: Stack, rule: string) {
   return body.data.totals.proactive.find((r) => r.rule_id === rule);
 }
 
+/** The hotel's rooms page, on a clock the test runs forward: twenty seconds without waiting them. */
+async function onTheRooms(page: import('@playwright/test').Page, stack: Stack): Promise<void> {
+  await page.clock.install();
+  await page.goto(`${stack.demoUrl}/rooms`);
+  await expect(launcher(page)).toBeVisible();
+}
+
 test('the hotel greets a guest who stays on its rooms for 20 visible seconds: a polite teaser that opens the conversation it starts, counted for its rule', async ({
   page,
   stack,
 }) => {
-  // The page's clock, run forward: twenty seconds without waiting them.
-  await page.clock.install();
-  await page.goto(`${stack.demoUrl}/rooms`);
-  await expect(launcher(page)).toBeVisible();
+  await onTheRooms(page, stack);
   // The slot the teaser comes into is there before it, so screen readers announce it.
   await expect(page.locator('[data-concierge] [role="status"].teaser-slot')).toBeAttached();
   await page.clock.runFor(18_000);
@@ -75,9 +79,7 @@ test('a teaser is put away with Escape, and nobody approaches that visitor again
   page,
   stack,
 }) => {
-  await page.clock.install();
-  await page.goto(`${stack.demoUrl}/rooms`);
-  await expect(launcher(page)).toBeVisible();
+  await onTheRooms(page, stack);
   await page.clock.runFor(21_000);
   await expect(teaserOf(page)).toBeVisible();
   await page.keyboard.press('Escape');
