@@ -106,7 +106,7 @@ export class App extends Component<AppProps, AppState> {
         <div role="status" class="teaser-slot">
           {teaser && (
             <div class="teaser">
-              <button type="button" class="teaser-text" onClick={() => setOpen(true)}>
+              <button type="button" class="teaser-text" dir="auto" onClick={() => setOpen(true)}>
                 {teaser}
               </button>
               <button type="button" class="teaser-close" aria-label={t('dismiss')} onClick={onDismiss}>
