@@ -104,6 +104,7 @@ async function seed(db: Db): Promise<{ customerId: string; from: string; to: str
         wait_told_at: null,
         page_context: null,
         proactive_rule: null,
+        page_event_at: null,
         created_at: at,
         updated_at: at,
       });

@@ -62,6 +62,7 @@ export class ConversationService {
       wait_told_at: null,
       page_context: null,
       proactive_rule: null,
+      page_event_at: null,
       created_at: now,
       updated_at: now,
     };

@@ -39,6 +39,8 @@ export interface ConversationTable {
   page_context: string | null;
   /** The greeting rule that approached the visitor before their first turn: its turns count for it. */
   proactive_rule: string | null;
+  /** When the page last sent an event; null until it does, and a turn's responder is told none without a read. */
+  page_event_at: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -24,6 +24,7 @@ export type ConversationPatch = Partial<
     | 'handoff_reason'
     | 'handoff_at'
     | 'wait_told_at'
+    | 'page_event_at'
   >
 >;
 

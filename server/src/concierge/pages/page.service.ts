@@ -1,4 +1,5 @@
 import type { Db } from '../../database.js';
+import { isoNow } from '../../shared/time.js';
 import { type ConversationRow, lockConversation } from '../conversations/conversation.repository.js';
 import type { TurnRow } from '../conversations/turn.repository.js';
 import type { DeploymentContext } from '../deployment-context.js';
@@ -35,7 +36,11 @@ export class PageService {
       if ((await lockConversation(unit.trx, conversationId))?.status !== 'open') return;
       await unit.record(
         { dep, conversationId },
-        { events: [{ type: 'page_event', ...event }], transcript: [{ type: 'page.event', data: event }] },
+        {
+          events: [{ type: 'page_event', ...event }],
+          transcript: [{ type: 'page.event', data: event }],
+          conversation: { page_event_at: isoNow() },
+        },
       );
     });
   }
@@ -58,13 +63,15 @@ export class PageService {
     });
   }
 
-  /** The page of a turn as its responder is told it. */
+  /** The page of a turn as its responder is told it; the store is read for events only where the page ever sent one. */
   async pageOf(conversation: ConversationRow, turn: TurnRow): Promise<TurnPage> {
     return {
       url: turn.page_url,
       title: turn.page_title,
       context: conversation.page_context ? JSON.parse(conversation.page_context) : null,
-      events: await pageEventsBefore(this.parts.db, conversation.id, turn.id, PAGE_EVENTS_PER_TURN),
+      events: conversation.page_event_at
+        ? await pageEventsBefore(this.parts.db, conversation.id, turn.id, PAGE_EVENTS_PER_TURN)
+        : [],
     };
   }
 }

@@ -2,14 +2,14 @@ import type { Kysely, Migration } from 'kysely';
 
 /**
  * Greeting visitors first and the page's context (README, Greeting visitors first): the page a
- * turn was taken on, the page's context and the greeting rule that approached the visitor on
- * their conversation, and each rule's figures by the hour.
+ * turn was taken on, the page's context, whether the page sent events and the greeting rule that
+ * approached the visitor on their conversation, and each rule's figures by the hour.
  */
 export const proactive: Migration = {
   async up(db: Kysely<unknown>) {
     for (const column of ['page_url', 'page_title'])
       await db.schema.alterTable('turns').addColumn(column, 'text').execute();
-    for (const column of ['page_context', 'proactive_rule'])
+    for (const column of ['page_context', 'proactive_rule', 'page_event_at'])
       await db.schema.alterTable('conversations').addColumn(column, 'text').execute();
     await db.schema
       .createTable('analytics_proactive')
@@ -33,7 +33,7 @@ export const proactive: Migration = {
 
   async down(db: Kysely<unknown>) {
     await db.schema.dropTable('analytics_proactive').execute();
-    for (const column of ['proactive_rule', 'page_context'])
+    for (const column of ['page_event_at', 'proactive_rule', 'page_context'])
       await db.schema.alterTable('conversations').dropColumn(column).execute();
     for (const column of ['page_title', 'page_url']) await db.schema.alterTable('turns').dropColumn(column).execute();
   },
