@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
-import { get, list, post, path } from '../api';
+import { list, post, path } from '../api';
 import type { Deployment, PreviewToken } from '../types';
 import { DeploymentOptions, Empty, ErrorNote, Loading, LocaleOptions, Title, useLoad } from '../ui';
 import { loadConversation, Timeline } from './conversations';
@@ -52,9 +52,8 @@ function LiveTimeline({ conversationId }: { conversationId: string }) {
  * A deployment's greeting rules (README, Greeting visitors first), each teaser shown on demand:
  * the widget closes and greets as it would a visitor whose page meets the rule.
  */
-function GreetingPreview({ deploymentId }: { deploymentId: string }) {
-  const dep = useLoad(() => get<Deployment>(path`/api/v1/deployments/${deploymentId}`), [deploymentId]);
-  const rules = ((dep.data?.engagement_rules as { proactive?: { id: string }[] } | undefined)?.proactive ?? []).map(
+function GreetingPreview({ deployment }: { deployment: Deployment | undefined }) {
+  const rules = ((deployment?.engagement_rules as { proactive?: { id: string }[] } | undefined)?.proactive ?? []).map(
     (r) => r.id,
   );
   const [rule, setRule] = useState('');
@@ -148,7 +147,7 @@ export function TryIt({ deploymentId, locale }: { deploymentId: string | undefin
           </label>
         </div>
       )}
-      {chosen && <GreetingPreview deploymentId={chosen} />}
+      <GreetingPreview deployment={active.data?.data.find((d) => d.id === chosen)} />
       <h2>Timeline</h2>
       {conversationId ? (
         <LiveTimeline conversationId={conversationId} />
