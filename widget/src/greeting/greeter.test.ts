@@ -135,6 +135,8 @@ describe('the greeter (README, Greeting visitors first)', () => {
     const next = make();
     next.start([rule('later', { scroll_percent: 50 })]);
     expect(shown).toEqual(['now']);
+    // Nor does it watch that page at all.
+    expect(page.watching).toBe(0);
   });
 
   it('shows a rule once per visitor by default, once per visit when asked, and no more than max_per_day a day', () => {

@@ -126,7 +126,8 @@ export function greeter(o: GreeterOptions): Greeter {
     start(given) {
       rules = given.map((rule) => [rule, rule.when.path === undefined ? undefined : pathGlob(rule.when.path)]);
       depths = given.map((rule) => rule.when.scroll_percent ?? 0);
-      if (!rules.length) return;
+      // Nothing to watch without rules, or for a visitor who said no in this visit (a reconnect starts it again).
+      if (!rules.length || visit().quiet) return;
       unwatch ??= page.watch({
         // Scrolling costs a read of the depth; the rules are checked only when it passes a rule's.
         scroll() {
