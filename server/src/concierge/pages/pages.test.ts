@@ -75,7 +75,7 @@ describeEachStore('greeting visitors first and the page (README, Greeting visito
       ],
       [[{ ...rooms, teaser: { 'not a tag!': 'Hi' } }], 'engagement_rules.proactive.0.teaser', 'language tags'],
       [[{ ...rooms, teaser: '' }], 'engagement_rules.proactive.0.teaser', 'must be 1 to 200 characters'],
-      [[{ ...rooms, once_per: 'day' }], 'engagement_rules.proactive.0.once_per', ''],
+      [[{ ...rooms, once_per: 'day' }], 'engagement_rules.proactive.0.once_per', 'expected one of "visitor"|"session"'],
     ];
     for (const [proactive, path, message] of cases) {
       const res = await api.put(`/api/v1/deployments/${deploymentId}`, { engagement_rules: { proactive } });
@@ -170,7 +170,7 @@ describeEachStore('greeting visitors first and the page (README, Greeting visito
     for (const [frame, says] of [
       [{ type: 'page_event', name: 'big', data: big }, 'data must be at most 4096 bytes as JSON'],
       [{ type: 'context', data: big }, 'data must be at most 4096 bytes as JSON'],
-      [{ type: 'context', data: [1, 2] }, 'data'],
+      [{ type: 'context', data: [1, 2] }, 'data Invalid input: expected record, received array'],
       [{ type: 'page_event', name: 'no spaces please' }, 'name must be 1 to 64 of'],
     ] as const) {
       widget.send(frame);
