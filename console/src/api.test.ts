@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startService, type TestService } from '../../server/test/harness.js';
 import { ApiError, api, curlOf, path, query, sentLog, whenSignedOut } from './api';
+import { auditOf } from '../../server/src/audit/audit-trail.js';
 
 describe('the console API client, against a real service', () => {
   let service: TestService;
@@ -36,7 +37,7 @@ describe('the console API client, against a real service', () => {
 
   it('signs in with a welcome link and reads data with the console header', async () => {
     const { customerId } = await service.newCustomer('Harbor Hotel');
-    const { token } = await service.app.consoleAccounts.invite(customerId, 'ana@example.com');
+    const { token } = await service.app.consoleAccounts.invite(customerId, 'ana@example.com', { audit: auditOf(customerId, 'admin') });
     // Node's fetch keeps no cookies: the welcome's answer is checked, then the cookie is sent by hand.
     const res = await fetch(`${service.url}/console/welcome`, {
       method: 'POST',

@@ -7,11 +7,14 @@ import { PasswordHasher } from './console/password-hasher.js';
 import { createCustomer } from './customers/customer.service.js';
 import { openStore, type Store } from './store/db.js';
 import { backupSqlite, restoreSqlite } from './store/sqlite-backup.js';
+import { auditOf } from './audit/audit-trail.js';
+import { isRole, type Role, ROLES } from './teams/roles.js';
 
 const USAGE = `usage:
-  npm run admin -- create-customer --name NAME [--email EMAIL]
-  npm run admin -- create-user --customer CUSTOMER_ID --email EMAIL
-  npm run admin -- create-user --email EMAIL   (a fresh link for an existing user: a forgotten password)
+  npm run admin -- create-customer --name NAME [--email EMAIL [--role ROLE]]
+  npm run admin -- create-user --customer CUSTOMER_ID --email EMAIL [--role ROLE]
+  npm run admin -- create-user --email EMAIL [--role ROLE]   (a fresh link for an existing user: a forgotten password)
+  ROLE: owner (the default for a new user), admin, editor or agent (README, Your team)
   npm run admin -- backup --to FILE            (SQLite: a consistent copy while the service runs)
   npm run admin -- restore --from FILE         (SQLite: with the service stopped)`;
 
@@ -29,12 +32,25 @@ function emailOf(value: string | undefined): string {
   return email;
 }
 
-async function signInLink(store: Store, config: Config, customerId: string, email: string): Promise<string> {
+function roleOf(value: string | undefined): Role | undefined {
+  if (value === undefined) return undefined;
+  if (!isRole(value)) throw new UsageError(`--role must be one of ${ROLES.join(', ')}`);
+  return value;
+}
+
+/** A one-time link for `email` (made their account if new, with `role`): recorded in the audit log as the admin command's. */
+async function signInLink(
+  store: Store,
+  config: Config,
+  customerId: string,
+  email: string,
+  role: Role | undefined,
+): Promise<string> {
   const { token } = await new ConsoleAccounts({
     db: store.db,
     hasher: new PasswordHasher(),
     dialect: store.dialect,
-  }).invite(customerId, email);
+  }).invite(customerId, email, { ...(role ? { role } : {}), audit: auditOf(customerId, 'admin') });
   return `Console sign-in: ${welcomeLink(baseUrlOf(config), token)}\n`;
 }
 
@@ -50,7 +66,7 @@ function sqliteStore(command: string): { dataDir: string; key: string | undefine
 
 async function run(
   command: string,
-  values: { name?: string; email?: string; customer?: string; to?: string; from?: string },
+  values: { name?: string; email?: string; customer?: string; role?: string; to?: string; from?: string },
 ): Promise<string> {
   if (command === 'backup') {
     if (!values.to) throw new UsageError('--to FILE is required');
@@ -68,23 +84,25 @@ async function run(
     const name = values.name?.trim();
     if (!name || name.length > 200) throw new UsageError('--name is required (1..200 characters)');
     const email = values.email === undefined ? undefined : emailOf(values.email);
+    const role = roleOf(values.role);
     return withStore(async (store, config) => {
       const { db } = store;
       // Before anything is created: a refused address must not leave a customer whose key nobody saw.
       if (email && (await findUserByEmail(db, email))) throw new UsageError(`${email} already has a console account`);
       const { customerId, apiKey } = await createCustomer(db, name);
-      const link = email ? await signInLink(store, config, customerId, email) : '';
+      const link = email ? await signInLink(store, config, customerId, email, role) : '';
       return `Customer: ${customerId}\nAPI key: ${apiKey}\n${link}`;
     });
   }
   if (command === 'create-user' && values.customer === undefined) {
     // Nobody remembers their customer's id: an existing user is found by address alone.
     const email = emailOf(values.email);
+    const role = roleOf(values.role);
     return withStore(async (store, config) => {
       const user = await findUserByEmail(store.db, email);
       if (!user)
         throw new UsageError(`${email} has no console account yet: name its customer with --customer CUSTOMER_ID`);
-      return signInLink(store, config, user.customer_id, email);
+      return signInLink(store, config, user.customer_id, email, role);
     });
   }
   if (command === 'create-user') {
@@ -92,6 +110,7 @@ async function run(
     if (!customerId.success)
       throw new UsageError('--customer must be a customer id (the UUID create-customer printed)');
     const email = emailOf(values.email);
+    const role = roleOf(values.role);
     return withStore(async (store, config) => {
       const known = await store.db
         .selectFrom('customers')
@@ -99,7 +118,7 @@ async function run(
         .where('id', '=', customerId.data)
         .executeTakeFirst();
       if (!known) throw new UsageError(`No customer ${customerId.data}`);
-      return signInLink(store, config, customerId.data, email);
+      return signInLink(store, config, customerId.data, email, role);
     });
   }
   throw new UsageError(`unknown command ${command}`);
@@ -124,6 +143,7 @@ async function main(argv: string[]): Promise<number> {
         name: { type: 'string' },
         email: { type: 'string' },
         customer: { type: 'string' },
+        role: { type: 'string' },
         to: { type: 'string' },
         from: { type: 'string' },
       },

@@ -84,6 +84,12 @@ import { openStore, type Store } from './store/db.js';
 import { StoreHealth, storeOutage } from './store/store-health.js';
 import { WriteBatcher } from './store/write-batcher.js';
 import { systemRoutes } from './system.routes.js';
+import { AuditTrail } from './audit/audit-trail.js';
+import { auditRoutes } from './audit/audit.routes.js';
+import { principalKey } from './http/principal.js';
+import { permit } from './teams/route-roles.js';
+import { TeamService } from './teams/team.service.js';
+import { userRoutes } from './teams/user.routes.js';
 import { sdkRoute } from './sdk.route.js';
 import { widgetLocaleRoute, widgetModuleRoute, widgetRoute } from './widget.route.js';
 
@@ -170,7 +176,11 @@ export async function createApp(options: AppOptions): Promise<App> {
   parts.add(
     new RetentionPurge(
       { db, health, dialect },
-      { conversationDays: config.conversationRetentionDays, deliveryDays: config.deliveryRetentionDays },
+      {
+        conversationDays: config.conversationRetentionDays,
+        deliveryDays: config.deliveryRetentionDays,
+        auditDays: config.auditRetentionDays,
+      },
     ),
   );
   const searchIndex = parts.add(new SearchIndex({ db, dialect, health }));
@@ -311,6 +321,15 @@ export async function createApp(options: AppOptions): Promise<App> {
       trustProxy: config.trustProxy,
     },
   );
+  const trail = new AuditTrail({ trustProxy: config.trustProxy });
+  const team = new TeamService({
+    db,
+    dialect,
+    accounts: consoleAccounts,
+    baseUrl: () => address.url,
+    onRemoved: (customerId, userId) =>
+      activity.endStreamsOf(customerId, principalKey({ customerId, keyId: null, userId, role: '' })),
+  });
   const conversationHistory = new ConversationHistory({ db, dialect, searchIndex });
   const replies = new ReplyService({ db, deployments, events, bus });
   let openApiDocument: unknown;
@@ -351,6 +370,8 @@ export async function createApp(options: AppOptions): Promise<App> {
       replies,
     }),
     ...apiKeyRoutes({ db, usage, keys }),
+    ...userRoutes(team, trail),
+    ...auditRoutes(db),
     ...consoleRoutes({ accounts: consoleAccounts, address, trustProxy: config.trustProxy }),
     widgetRoute(),
     widgetModuleRoute(),
@@ -368,6 +389,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       mounts: { '/console': consoleStatic(options.consoleDir), '/favicon.ico': serviceFavicon(options.consoleDir) },
       knownErrors: [storeOutage(health)],
       repeats: idempotency,
+      permit,
     },
     { config, timeouts },
   );

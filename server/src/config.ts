@@ -24,6 +24,7 @@ const envSchema = z.object({
   TRUSTED_PROXIES: z.string().max(4000).default(LOOPBACK_PROXIES),
   CONVERSATION_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
   DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
+  AUDIT_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(365),
   METRICS_TOKEN: z.string().min(32, 'must be at least 32 characters (openssl rand -hex 32)').optional(),
   DRAIN_S: z.coerce.number().int().min(0).max(300).default(5),
   BACKUP_KEY: z.string().min(32, 'must be at least 32 characters (openssl rand -hex 32)').optional(),
@@ -85,6 +86,8 @@ export interface Config {
   readonly conversationRetentionDays: number;
   /** Days a delivered transcript event is kept (0: forever). */
   readonly deliveryRetentionDays: number;
+  /** Audit records are kept this many days (0: forever). */
+  readonly auditRetentionDays: number;
   /** The Bearer token `GET /metrics` asks for; without one the route does not exist. */
   readonly metricsToken: string | undefined;
   /** The key SQLite backups are tagged with (else `backup.key` in DATA_DIR, made by the first backup). */
@@ -172,6 +175,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy,
     conversationRetentionDays: e.CONVERSATION_RETENTION_DAYS,
     deliveryRetentionDays: e.DELIVERY_RETENTION_DAYS,
+    auditRetentionDays: e.AUDIT_RETENTION_DAYS,
     metricsToken: e.METRICS_TOKEN,
     drainSeconds: e.DRAIN_S,
     backupKey: e.BACKUP_KEY,

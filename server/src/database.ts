@@ -19,6 +19,7 @@ import type { IdempotencyKeyTable } from './idempotency/idempotency.table.js';
 import type { JobTable } from './agents/generation/job.table.js';
 import type { ServiceNodeTable } from './nodes/node.table.js';
 import type { ModelEndpointTable } from './model-endpoints/model-endpoint.table.js';
+import type { AuditLogTable } from './audit/audit.table.js';
 import type { KnowledgeBaseTable, KnowledgeChunkTable, KnowledgeDocumentTable } from './knowledge/knowledge.table.js';
 
 export interface ServiceFlagTable {
@@ -50,6 +51,7 @@ export interface Database {
   console_users: ConsoleUserTable;
   console_sessions: ConsoleSessionTable;
   console_sign_in_failures: ConsoleSignInFailureTable;
+  audit_log: AuditLogTable;
   analytics_hours: AnalyticsHourTable;
   analytics_latency: AnalyticsLatencyTable;
   analytics_visitors: AnalyticsVisitorTable;

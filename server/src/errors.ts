@@ -17,6 +17,8 @@ const errorTable = {
   invalid_request: { status: 400 },
   unauthorized: { status: 401 },
   invalid_signature: { status: 401 },
+  // A console user whose role does not reach the route's (README, Your team); on the widget's socket, another's token or conversation.
+  forbidden: { status: 403, close: Close.forbidden },
   not_found: { status: 404, close: Close.unknownConversation },
   turn_not_found: { status: 404 },
   invalid_state: { status: 409 },
@@ -34,7 +36,6 @@ const errorTable = {
   protocol_error: { close: Close.protocol },
   invalid_token: { close: Close.badToken },
   token_expired: { close: Close.badToken },
-  forbidden: { close: Close.forbidden },
   hello_timeout: { close: Close.noHello },
   deployment_inactive: { close: Close.ended },
   too_many_connections: { close: Close.tooMany },

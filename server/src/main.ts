@@ -6,6 +6,7 @@ import { bootstrapCustomer } from './customers/customer.service.js';
 import { createLogger } from './logger.js';
 import { NO_NEW_KEY, nextSteps } from './start-notice.js';
 import { holdStore } from './store/sqlite-backup.js';
+import { auditOf } from './audit/audit-trail.js';
 
 /** The first customer's console user, created with it on an empty store. */
 const OWNER_EMAIL = 'owner@localhost';
@@ -64,7 +65,10 @@ async function main(): Promise<void> {
   if (bootstrap) {
     // The key first: it exists from here on and is never shown again, whatever happens next.
     process.stdout.write(`API key: ${bootstrap.apiKey}\n`);
-    const { token } = await app.consoleAccounts.invite(bootstrap.customerId, OWNER_EMAIL);
+    const { token } = await app.consoleAccounts.invite(bootstrap.customerId, OWNER_EMAIL, {
+      role: 'owner',
+      audit: auditOf(bootstrap.customerId, 'service'),
+    });
     process.stdout.write(`Console sign-in: ${welcomeLink(base, token)}\n`);
   } else process.stdout.write(`${NO_NEW_KEY}\n`);
   // `npm start` says what to do next itself, with the demo's address in it.

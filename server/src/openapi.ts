@@ -13,7 +13,7 @@ import { outboundWebhooks } from './openapi-webhooks.js';
 export const CONTRACT_VERSION = '2026-10-02';
 
 /** Errors any authenticated route can return, whatever it does (each reads the store, if only for the key). */
-const AUTHENTICATED: HttpErrorCode[] = ['unauthorized', 'rate_limited', 'internal_error', 'unavailable'];
+const AUTHENTICATED: HttpErrorCode[] = ['unauthorized', 'forbidden', 'rate_limited', 'internal_error', 'unavailable'];
 const WITH_BODY: HttpErrorCode[] = ['invalid_json', 'invalid_request', 'payload_too_large', 'unsupported_media_type'];
 
 export const toOpenApiPath = (expressPath: string): string => expressPath.replace(/:([A-Za-z_]+)/g, '{$1}');

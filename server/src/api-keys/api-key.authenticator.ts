@@ -4,6 +4,7 @@ import { hashApiKey, isWellFormedApiKey } from './api-key.format.js';
 import { findApiKeyByHash } from './api-key.repository.js';
 import type { Credential } from '../http/auth.js';
 import type { Principal } from '../http/principal.js';
+import { API_KEY_ROLE } from '../teams/roles.js';
 
 const BEARER = /^Bearer +(\S+) *$/i;
 
@@ -37,7 +38,7 @@ export class ApiKeyAuthenticator {
       const row = await findApiKeyByHash(this.db, hash);
       if (!row) return null;
       entry = {
-        principal: { customerId: row.customer_id, keyId: row.id },
+        principal: { customerId: row.customer_id, keyId: row.id, role: API_KEY_ROLE },
         expiresAtMs: row.expires_at === null ? Infinity : Date.parse(row.expires_at),
       };
       this.#remembered.set(hash, entry, now);

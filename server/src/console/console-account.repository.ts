@@ -22,10 +22,16 @@ export async function insertUser(db: Db, row: ConsoleUserRow): Promise<void> {
   await db.insertInto('console_users').values(row).execute();
 }
 
-export async function setWelcome(db: Db, userId: string, welcomeHash: string, expiresAt: string): Promise<void> {
+export async function setWelcome(
+  db: Db,
+  userId: string,
+  welcomeHash: string,
+  expiresAt: string,
+  role?: string,
+): Promise<void> {
   await db
     .updateTable('console_users')
-    .set({ welcome_hash: welcomeHash, welcome_expires_at: expiresAt })
+    .set({ welcome_hash: welcomeHash, welcome_expires_at: expiresAt, ...(role ? { role } : {}) })
     .where('id', '=', userId)
     .execute();
 }
@@ -63,8 +69,18 @@ export async function openSession(db: Db, row: ConsoleSessionRow, now: string): 
   });
 }
 
-export async function findSession(db: Db, tokenHash: string): Promise<ConsoleSessionRow | undefined> {
-  return db.selectFrom('console_sessions').selectAll().where('token_hash', '=', tokenHash).executeTakeFirst();
+/** A session with its user's address and role, read again on every request: a changed role counts at once. */
+export async function findSession(
+  db: Db,
+  tokenHash: string,
+): Promise<(ConsoleSessionRow & { email: string; role: string }) | undefined> {
+  return db
+    .selectFrom('console_sessions')
+    .innerJoin('console_users', 'console_users.id', 'console_sessions.user_id')
+    .selectAll('console_sessions')
+    .select(['console_users.email', 'console_users.role'])
+    .where('token_hash', '=', tokenHash)
+    .executeTakeFirst();
 }
 
 export async function touchSession(db: Db, tokenHash: string, at: string): Promise<void> {

@@ -23,6 +23,7 @@ import {
   touchSession,
 } from './console-account.repository.js';
 import type { PasswordHasher } from './password-hasher.js';
+import type { Audit } from '../audit/audit-trail.js';
 
 const HOUR_MS = 3_600_000;
 const WELCOME_TTL_MS = 24 * HOUR_MS;
@@ -38,6 +39,8 @@ export const MIN_PASSWORD_LENGTH = 12;
 export interface ConsoleIdentity {
   userId: string;
   customerId: string;
+  email: string;
+  role: string;
 }
 
 const newToken = (): string => randomBytes(32).toString('base64url');
@@ -51,33 +54,51 @@ export class ConsoleAccounts {
   constructor(private readonly parts: { db: Db; hasher: PasswordHasher; dialect: Dialect }) {}
 
   /**
-   * Adds a user to a customer and returns a welcome token (24 h, one use). For an address the
-   * customer already has, a fresh link replaces the old one (a forgotten password); another
-   * customer's address is refused.
+   * Adds a user to a customer and returns a welcome token (one use; 24 h from a command, 72 h for
+   * an invitation). For an address the customer already has, a fresh link replaces the old one (a
+   * forgotten password) and `role`, when given, becomes theirs; another customer's address is
+   * refused. The change and its audit record are one transaction.
    */
-  async invite(customerId: string, email: string): Promise<{ userId: string; token: string }> {
+  async invite(
+    customerId: string,
+    email: string,
+    options: { role?: string; ttlMs?: number; audit: Audit },
+  ): Promise<{ userId: string; token: string; expiresAt: string; created: boolean }> {
     const address = email.trim().toLowerCase();
     const token = newToken();
-    const expires = iso(Date.now() + WELCOME_TTL_MS);
+    const expiresAt = iso(Date.now() + (options.ttlMs ?? WELCOME_TTL_MS));
     const existing = await findUserByEmail(this.parts.db, address);
     if (existing && existing.customer_id !== customerId)
-      throw new AppError('invalid_request', `${address} already belongs to another customer`);
-    if (existing) {
-      await setWelcome(this.parts.db, existing.id, secretDigest(token), expires);
-      return { userId: existing.id, token };
-    }
-    const userId = newId();
-    await insertUser(this.parts.db, {
-      id: userId,
-      customer_id: customerId,
-      email: address,
-      password_hash: null,
-      welcome_hash: secretDigest(token),
-      welcome_expires_at: expires,
-      created_at: iso(Date.now()),
-      last_sign_in_at: null,
+      throw new AppError('invalid_state', `${address} already has a console account elsewhere`);
+    return this.parts.db.transaction().execute(async (trx) => {
+      if (existing) {
+        await setWelcome(trx, existing.id, secretDigest(token), expiresAt, options.role);
+        await options.audit(trx, {
+          action: 'user.invited_again',
+          target: { type: 'user', id: existing.id },
+          changes: options.role && options.role !== existing.role ? ['invitation', 'role'] : ['invitation'],
+        });
+        return { userId: existing.id, token, expiresAt, created: false };
+      }
+      const userId = newId();
+      await insertUser(trx, {
+        id: userId,
+        customer_id: customerId,
+        email: address,
+        password_hash: null,
+        welcome_hash: secretDigest(token),
+        welcome_expires_at: expiresAt,
+        created_at: iso(Date.now()),
+        last_sign_in_at: null,
+        role: options.role ?? 'owner',
+      });
+      await options.audit(trx, {
+        action: 'user.invited',
+        target: { type: 'user', id: userId },
+        changes: ['email', 'role'],
+      });
+      return { userId, token, expiresAt, created: true };
     });
-    return { userId, token };
   }
 
   /** Sets the password with a welcome token (once) and signs in; returns the session token. */
@@ -144,7 +165,7 @@ export class ConsoleAccounts {
       return null;
     }
     if (now - lastSeen >= TOUCH_EVERY_MS) await touchSession(this.parts.db, hash, iso(now));
-    return { userId: row.user_id, customerId: row.customer_id };
+    return { userId: row.user_id, customerId: row.customer_id, email: row.email, role: row.role };
   }
 
   /**
@@ -186,7 +207,7 @@ export class ConsoleAccounts {
     await rehashPassword(this.parts.db, userId, from, to);
   }
 
-  private async open(who: ConsoleIdentity): Promise<string> {
+  private async open(who: Pick<ConsoleIdentity, 'userId' | 'customerId'>): Promise<string> {
     const token = newToken();
     const now = Date.now();
     await openSession(

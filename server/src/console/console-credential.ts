@@ -23,7 +23,7 @@ export function consoleSession(accounts: ConsoleAccounts, address: PublicAddress
       const token = readCookie(req, SESSION_COOKIE)!;
       if (!fromTheConsole(req, address)) return null;
       const who = await accounts.identify(token);
-      return who && { customerId: who.customerId, keyId: null, userId: who.userId };
+      return who && { customerId: who.customerId, keyId: null, userId: who.userId, email: who.email, role: who.role };
     },
     holds: (req) => accounts.holds(readCookie(req, SESSION_COOKIE)!),
   };

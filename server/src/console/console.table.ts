@@ -11,6 +11,8 @@ export interface ConsoleUserTable {
   welcome_expires_at: string | null;
   created_at: string;
   last_sign_in_at: string | null;
+  /** What they may do (README, Your team): agent, editor, admin or owner. */
+  role: string;
 }
 
 /** A signed-in browser. Only the SHA-256 of its cookie's token is kept. */

@@ -3,6 +3,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, client, describeEachStore, type StoreKind, startService, type TestService } from '../../test/harness.js';
+import { auditOf } from '../audit/audit-trail.js';
 
 const PASSWORD = 'correct horse battery';
 
@@ -17,7 +18,7 @@ function suite(kind: StoreKind) {
   let service: TestService;
   let customerId: string;
   const welcomed = async (email: string) => {
-    const { token } = await service.app.consoleAccounts.invite(customerId, email);
+    const { token } = await service.app.consoleAccounts.invite(customerId, email, { audit: auditOf(customerId, 'admin') });
     expect((await call(service.url, 'POST', '/console/welcome', { body: { token, password: PASSWORD } })).status).toBe(
       204,
     );

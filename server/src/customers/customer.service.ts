@@ -2,17 +2,27 @@ import { issueApiKey } from '../api-keys/api-key.service.js';
 import { newId } from '../shared/random.js';
 import { isoNow } from '../shared/time.js';
 import type { Db } from '../database.js';
+import { type AuditEntry, auditOf } from '../audit/audit-trail.js';
 
 export interface NewCustomer {
   customerId: string;
   apiKey: string;
 }
 
+/** The first record of every customer's audit log: its key exists from here on. */
+const CUSTOMER_CREATED = (id: string): AuditEntry => ({
+  action: 'customer.created',
+  target: { type: 'customer', id },
+  changes: ['name', 'api_key'],
+});
+
+/** A customer made by `npm run admin -- create-customer`, with its first key. */
 export async function createCustomer(db: Db, name: string): Promise<NewCustomer> {
   return db.transaction().execute(async (trx) => {
     const customerId = newId();
     await trx.insertInto('customers').values({ id: customerId, name, created_at: isoNow() }).execute();
     const { key } = await issueApiKey(trx, customerId);
+    await auditOf(customerId, 'admin')(trx, CUSTOMER_CREATED(customerId));
     return { customerId, apiKey: key };
   });
 }
@@ -34,6 +44,7 @@ export async function bootstrapCustomer(db: Db): Promise<NewCustomer | null> {
     const customerId = newId();
     await trx.insertInto('customers').values({ id: customerId, name: 'Default', created_at: isoNow() }).execute();
     const { key } = await issueApiKey(trx, customerId);
+    await auditOf(customerId, 'service')(trx, CUSTOMER_CREATED(customerId));
     return { customerId, apiKey: key };
   });
 }

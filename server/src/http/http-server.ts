@@ -8,7 +8,7 @@ import { dispatchRoutes } from './dispatch.js';
 import { errorHandler, type KnownError, notFoundRoute } from './error-handler.js';
 import type { Middleware } from './exchange.js';
 import { requestId } from './request-id.js';
-import type { RepeatGuard, RouteDef } from './route.js';
+import type { RepeatGuard, RouteDef, ServeOptions } from './route.js';
 
 /** Conversation exports one customer may run at once on a node (2, README: The management API). */
 const EXPORTS_PER_CUSTOMER = 2;
@@ -27,6 +27,8 @@ export interface HttpServerParts {
   knownErrors: readonly KnownError[];
   /** Keeps and replays the responses of POSTs that carry an Idempotency-Key. */
   repeats: RepeatGuard;
+  /** Refuses an authenticated caller a route is not open to. */
+  permit: NonNullable<ServeOptions['permit']>;
 }
 
 export interface HttpServerSettings {
@@ -44,7 +46,7 @@ export function httpServer(
   parts: HttpServerParts,
   settings: HttpServerSettings,
 ): { server: Server; served: readonly string[] } {
-  const { routes, logger, under, repeats } = parts;
+  const { routes, logger, under, repeats, permit } = parts;
   const { config, timeouts } = settings;
   const before = [requestId, accessLog(logger), ...parts.observe];
   const onError = errorHandler(logger, parts.knownErrors);
@@ -55,6 +57,7 @@ export function httpServer(
     onError,
     bodyTimeoutMs: timeouts.bodyMs,
     repeats,
+    permit,
     streams,
   });
 

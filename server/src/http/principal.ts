@@ -8,6 +8,10 @@ export interface Principal {
   keyId: string | null;
   /** The console user, for a console session. */
   userId?: string;
+  /** Their address, for the record of what they changed. */
+  email?: string;
+  /** What the caller may do, as the management routes' table names it (README, Your team). */
+  role: string;
 }
 
 /** Who made a request, for per-caller limits: the API key, or the console user. */

@@ -196,6 +196,8 @@ export interface ServeOptions {
   bodyLimit?: number;
   /** How long a body may take once the headers are in (10 s, README: Security). */
   bodyTimeoutMs?: number;
+  /** Refuses an authenticated caller the route is not open to (throws), before the request is read. */
+  permit?: (operationId: string, principal: Principal) => void;
   /** Keeps and replays the responses of POSTs that carry an Idempotency-Key (authenticated routes). */
   repeats?: RepeatGuard;
   /** Bounds on streamed responses (the conversation export); without it they are unbounded. */
@@ -222,7 +224,9 @@ export function serveRoute(
 ): (req: RouteRequest, res: RouteResponse) => Promise<void> {
   const bodyLimit = options.bodyLimit ?? MiB;
   const bodyTimeoutMs = options.bodyTimeoutMs ?? BODY_TIMEOUT_MS;
+  const permit = def.auth === false ? undefined : options.permit;
   return async (req, res) => {
+    permit?.(def.operationId, res.locals.principal as Principal);
     let raw: Buffer | undefined;
     if (def.rawBody) {
       // Size, then media type, before anything else looks at the request: the order README, The management API gives.

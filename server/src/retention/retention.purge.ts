@@ -5,6 +5,7 @@ import type { Dialect } from '../store/db.js';
 import type { StoreHealth } from '../store/store-health.js';
 import { deleteConversations } from '../concierge/conversations/conversation.repository.js';
 import { claimExpiredConversations, deleteAged } from './retention.repository.js';
+import { purgeAudit } from '../audit/audit.repository.js';
 
 const DAY_MS = 86_400_000;
 
@@ -13,6 +14,8 @@ export interface RetentionSettings {
   conversationDays: number;
   /** Delivered transcript events, and records of calls outside conversations, are kept this many days; 0 keeps them forever. */
   deliveryDays: number;
+  /** Audit records are kept this many days; 0 (or absent) keeps them forever. */
+  auditDays?: number;
   everyMs?: number;
   /** Rows per transaction: small, so a batch holds the store for milliseconds. */
   batch?: number;
@@ -47,8 +50,8 @@ export class RetentionPurge {
     return this.loop.stop();
   }
 
-  /** One full pass: every batch that is due. Returns how many conversations, events and loose delivery records went. */
-  async purge(): Promise<{ conversations: number; events: number; deliveries: number }> {
+  /** One full pass: every batch that is due. Returns how many conversations, events, loose delivery records and audit records went. */
+  async purge(): Promise<{ conversations: number; events: number; deliveries: number; audit: number }> {
     let conversations = 0;
     let events = 0;
     let deliveries = 0;
@@ -73,7 +76,12 @@ export class RetentionPurge {
         deleteAged(trx, 'testDeliveries', before, this.batch, this.parts.dialect),
       );
     }
-    return { conversations, events, deliveries };
+    const auditDays = this.settings.auditDays ?? 0;
+    const audit =
+      auditDays > 0
+        ? await this.inBatches((trx) => purgeAudit(trx, isoIn(-auditDays * DAY_MS), this.batch, this.parts.dialect))
+        : 0;
+    return { conversations, events, deliveries, audit };
   }
 
   /** Runs a batch delete, one short transaction each, until a batch comes back short; returns the total. */

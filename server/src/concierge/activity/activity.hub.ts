@@ -139,7 +139,11 @@ class ActivityReader {
   /** While it catches up from the store, the live items held back. */
   #held: Item[] | undefined = [];
 
-  constructor(private readonly settings: Pick<ActivitySettings, 'maxUnsentBytes'>) {}
+  constructor(
+    private readonly settings: Pick<ActivitySettings, 'maxUnsentBytes'>,
+    /** Whose stream it is (an API key, or `user:<id>`): a removed user's end at once. */
+    readonly principal: string,
+  ) {}
 
   /** Live items, and the bytes every reader of the feed is sent for them (made once for all). */
   take(items: readonly Item[], bytes: Buffer): void {
@@ -273,6 +277,11 @@ export class ActivityHub {
     for (const feed of this.#feeds.values()) for (const reader of feed.readers) reader.close();
   }
 
+  /** Ends the streams `principal` holds on this node now (a console user removed from the team). */
+  endStreamsOf(customerId: string, principal: string): void {
+    for (const reader of this.#feeds.get(customerId)?.readers ?? []) if (reader.principal === principal) reader.close();
+  }
+
   async stop(): Promise<void> {
     this.endStreams();
     clearInterval(this.#heartbeat);
@@ -340,7 +349,7 @@ export class ActivityHub {
           work: Promise.resolve(),
         }),
       );
-    const reader = new ActivityReader(this.settings);
+    const reader = new ActivityReader(this.settings, principal);
     if (this.#ending) reader.close();
     feed.readers.add(reader);
     // Runs twice (the client leaves, then the stream ends): a later feed of this customer is not this one's to remove.

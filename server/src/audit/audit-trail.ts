@@ -1,0 +1,77 @@
+import type { Trx } from '../database.js';
+import { clientAddress, type ProxyTrust } from '../http/client-address.js';
+import type { RouteRequest, RouteResponse } from '../http/exchange.js';
+import type { Principal } from '../http/principal.js';
+import { newId } from '../shared/random.js';
+import { insertAuditEntry } from './audit.repository.js';
+
+/** Who made a change (README, Your team). */
+export interface Actor {
+  type: 'user' | 'api_key' | 'admin' | 'service';
+  id: string | null;
+  email: string | null;
+}
+
+/** What a change was: `changes` are field names, never their values. */
+export interface AuditEntry {
+  action: string;
+  target: { type: string; id: string | null };
+  changes?: readonly string[];
+}
+
+/**
+ * Records one change of one customer, inside the transaction that makes it: the change and its
+ * record commit together or not at all. Built per request (or per command) with who and whence.
+ */
+export type Audit = (trx: Trx, entry: AuditEntry) => Promise<void>;
+
+interface Origin {
+  actor: Actor;
+  ip: string | null;
+  userAgent: string | null;
+  requestId: string | null;
+}
+
+/** A header's value as kept: bounded, so a client cannot make the log hold megabytes. */
+const bounded = (value: string | undefined): string | null => (value ? value.slice(0, 512) : null);
+
+/** Where the audit records of requests, commands and the service's own changes are made. */
+export class AuditTrail {
+  constructor(private readonly settings: { trustProxy: ProxyTrust }) {}
+
+  /** The change a management request makes, by its caller. */
+  by({ principal, req, res }: { principal: Principal; req: RouteRequest; res: RouteResponse }): Audit {
+    const actor: Actor = principal.userId
+      ? { type: 'user', id: principal.userId, email: principal.email ?? null }
+      : { type: 'api_key', id: principal.keyId, email: null };
+    return auditFor(principal.customerId, {
+      actor,
+      ip: clientAddress(req, this.settings.trustProxy),
+      userAgent: bounded(req.headers['user-agent']),
+      requestId: typeof res.locals.requestId === 'string' ? res.locals.requestId : null,
+    });
+  }
+}
+
+/** A change the service makes by itself (a transcript target it turned off), or an `npm run admin` command. */
+export const auditOf = (customerId: string, type: 'service' | 'admin'): Audit =>
+  auditFor(customerId, { actor: { type, id: null, email: null }, ip: null, userAgent: null, requestId: null });
+
+function auditFor(customerId: string, origin: Origin): Audit {
+  return (trx, entry) =>
+    insertAuditEntry(trx, {
+      id: newId(),
+      customer_id: customerId,
+      at: new Date().toISOString(),
+      actor_type: origin.actor.type,
+      actor_id: origin.actor.id,
+      actor_email: origin.actor.email,
+      action: entry.action,
+      target_type: entry.target.type,
+      target_id: entry.target.id,
+      changes: JSON.stringify([...new Set(entry.changes ?? [])]),
+      ip: origin.ip,
+      user_agent: origin.userAgent,
+      request_id: origin.requestId,
+    });
+}

@@ -1,0 +1,84 @@
+import { type Selectable, sql } from 'kysely';
+import type { Db, Trx } from '../database.js';
+import type { Page } from '../http/pagination.js';
+import type { Dialect } from '../store/db.js';
+import type { AuditLogTable } from './audit.table.js';
+
+export type AuditRow = Selectable<AuditLogTable>;
+
+export interface AuditFilter {
+  /** A user's or key's id, a user's email, or an actor type (`api_key`, `admin`, `service`). */
+  actor?: string | undefined;
+  action?: string | undefined;
+  target_type?: string | undefined;
+  target_id?: string | undefined;
+  from?: string | undefined;
+  to?: string | undefined;
+}
+
+export async function insertAuditEntry(trx: Trx, row: AuditRow): Promise<void> {
+  await trx.insertInto('audit_log').values(row).execute();
+}
+
+function filtered(db: Db, customerId: string, filter: AuditFilter) {
+  let query = db.selectFrom('audit_log').where('customer_id', '=', customerId);
+  const { actor } = filter;
+  if (actor)
+    query = query.where((eb) =>
+      eb.or([eb('actor_id', '=', actor), eb('actor_email', '=', actor.toLowerCase()), eb('actor_type', '=', actor)]),
+    );
+  if (filter.action) query = query.where('action', '=', filter.action);
+  if (filter.target_type) query = query.where('target_type', '=', filter.target_type);
+  if (filter.target_id) query = query.where('target_id', '=', filter.target_id);
+  if (filter.from) query = query.where('at', '>=', filter.from);
+  if (filter.to) query = query.where('at', '<', filter.to);
+  return query;
+}
+
+/** A page of the customer's records, newest first, and how many match. */
+export async function listAudit(
+  db: Db,
+  customerId: string,
+  filter: AuditFilter,
+  page: Page,
+): Promise<{ rows: AuditRow[]; total: number }> {
+  const [rows, count] = await Promise.all([
+    filtered(db, customerId, filter)
+      .selectAll()
+      .orderBy('at', 'desc')
+      .orderBy('id', 'desc')
+      .limit(page.per_page)
+      .offset((page.page - 1) * page.per_page)
+      .execute(),
+    filtered(db, customerId, filter).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
+  ]);
+  return { rows, total: Number(count.n) };
+}
+
+/** The next `limit` records older than `after` (newest first): an export reads step by step. */
+export async function auditAfter(
+  db: Db,
+  customerId: string,
+  filter: AuditFilter,
+  after: Pick<AuditRow, 'at' | 'id'> | undefined,
+  limit: number,
+): Promise<AuditRow[]> {
+  let query = filtered(db, customerId, filter).selectAll();
+  if (after)
+    query = query.where((eb) =>
+      eb.or([eb('at', '<', after.at), eb.and([eb('at', '=', after.at), eb('id', '<', after.id)])]),
+    );
+  return query.orderBy('at', 'desc').orderBy('id', 'desc').limit(limit).execute();
+}
+
+/**
+ * Deletes up to `limit` records older than `before`; returns how many. On PostgreSQL the table
+ * refuses any other DELETE: this transaction says it is the purge.
+ */
+export async function purgeAudit(trx: Trx, before: string, limit: number, dialect: Dialect): Promise<number> {
+  if (dialect === 'postgres') await sql`select set_config('concierge.audit_purge', 'on', true)`.execute(trx);
+  const claim = dialect === 'postgres' ? sql` FOR UPDATE SKIP LOCKED` : sql``;
+  const result = await sql`DELETE FROM audit_log WHERE id IN (
+      SELECT id FROM audit_log WHERE at < ${before} ORDER BY at LIMIT ${limit}${claim})`.execute(trx);
+  return Number(result.numAffectedRows ?? 0);
+}

@@ -1,0 +1,103 @@
+import { z } from 'zod';
+import type { Db } from '../database.js';
+import { defineRoute, type RouteDef } from '../http/route.js';
+import { pageOf, pageQuery } from '../http/pagination.js';
+import { timestamp } from '../shared/schemas.js';
+import { type AuditRow, auditAfter, listAudit } from './audit.repository.js';
+
+/** Records one export streams at most; the next request narrows `to`. */
+export const AUDIT_EXPORT_LIMIT = 100_000;
+const EXPORT_STEP = 500;
+
+const auditFilter = z.object({
+  actor: z
+    .string()
+    .max(320)
+    .optional()
+    .meta({ description: "A user's or API key's id, a user's email, or an actor type: api_key, admin, service" }),
+  action: z.string().max(100).optional().meta({ description: 'As `agent.updated`' }),
+  target_type: z.string().max(100).optional(),
+  target_id: z.string().max(200).optional(),
+  from: timestamp.optional().meta({ description: 'At or after' }),
+  to: timestamp.optional().meta({ description: 'Before' }),
+});
+
+export const auditEntrySchema = z
+  .object({
+    id: z.uuid(),
+    at: timestamp,
+    actor: z.object({
+      type: z.enum(['user', 'api_key', 'admin', 'service']),
+      id: z.string().nullable(),
+      email: z.string().optional(),
+    }),
+    action: z.string(),
+    target: z.object({ type: z.string(), id: z.string().nullable() }),
+    changes: z.array(z.string()).meta({ description: 'The names of the fields that changed: never their values' }),
+    ip: z.string().nullable(),
+    user_agent: z.string().nullable(),
+    request_id: z.string().nullable(),
+  })
+  .meta({ id: 'AuditEntry' });
+
+export const toAuditEntry = (row: AuditRow): z.output<typeof auditEntrySchema> => ({
+  id: row.id,
+  at: row.at,
+  actor: {
+    type: row.actor_type as 'user' | 'api_key' | 'admin' | 'service',
+    id: row.actor_id,
+    ...(row.actor_email ? { email: row.actor_email } : {}),
+  },
+  action: row.action,
+  target: { type: row.target_type, id: row.target_id },
+  changes: JSON.parse(row.changes) as string[],
+  ip: row.ip,
+  user_agent: row.user_agent,
+  request_id: row.request_id,
+});
+
+/** The audit log (README, Your team): read and exported, never changed through the API. */
+export function auditRoutes(db: Db): RouteDef[] {
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/api/v1/audit-log',
+      operationId: 'listAuditLog',
+      summary: 'List who changed what, newest first, filtered; kept AUDIT_RETENTION_DAYS (365)',
+      tag: 'Team',
+      query: pageQuery.extend(auditFilter.shape),
+      success: { status: 200, description: 'A page of records', data: auditEntrySchema.array(), list: true },
+      handler: async ({ principal, query: { page, per_page, ...filter } }) =>
+        pageOf({ page, per_page }, await listAudit(db, principal.customerId, filter, { page, per_page }), toAuditEntry),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/api/v1/audit-log/export',
+      operationId: 'exportAuditLog',
+      summary:
+        'Stream the records as NDJSON, one per line, newest first (the same filters; at most 100,000 a request; 2 at once per customer)',
+      tag: 'Team',
+      query: auditFilter,
+      errors: ['rate_limited'],
+      success: {
+        status: 200,
+        description: 'One AuditEntry per line. Past 100,000, ask again with `to` set to the last line’s `at`',
+        data: auditEntrySchema,
+        contentType: 'application/x-ndjson',
+        stream: true,
+      },
+      handler: ({ principal, query }) => ({ data: exportAudit(db, principal.customerId, query) }),
+    }),
+  ];
+}
+
+async function* exportAudit(db: Db, customerId: string, filter: z.output<typeof auditFilter>): AsyncGenerator<string> {
+  let after: AuditRow | undefined;
+  for (let sent = 0; sent < AUDIT_EXPORT_LIMIT; ) {
+    const rows = await auditAfter(db, customerId, filter, after, Math.min(EXPORT_STEP, AUDIT_EXPORT_LIMIT - sent));
+    if (!rows.length) return;
+    yield rows.map((row) => `${JSON.stringify(toAuditEntry(row))}\n`).join('');
+    sent += rows.length;
+    after = rows[rows.length - 1]!;
+  }
+}
