@@ -8,6 +8,7 @@ import type { Store } from '../../server/src/store/db.js';
 import { corpus, type CorpusDocument, DOC_ROOT, questions } from '../knowledge/corpus.js';
 import { onEachStore } from '../scratch-stores.js';
 import { quantile } from '../stats.js';
+import { auditOf } from '../../server/src/audit/audit-trail.js';
 
 /** The searched base holds at least this many passages (the corpus, then copies of it); each question is asked `rounds` times. */
 export const KNOWLEDGE = { chunks: 50_000, rounds: 5 };
@@ -44,7 +45,8 @@ async function measure(name: string, store: Store): Promise<KnowledgeFigures> {
   const egress = { allowedHosts: parseAllowedHosts(process.env.HOOK_ALLOWED_HOSTS ?? '') };
   const knowledge = new KnowledgeService({ db: store.db, dialect: store.dialect, egress, embeddings: undefined });
   const { customerId } = await createCustomer(store.db, 'Bench documentation');
-  const base = await knowledge.createBase(customerId, { name: 'Debian documentation', language: 'en' });
+  const audit = auditOf(customerId, 'admin');
+  const base = await knowledge.createBase(customerId, { name: 'Debian documentation', language: 'en' }, audit);
   const pathOf = new Map<string, string>();
   const skipped: string[] = [];
   const ingest = async (copy: number) => {
@@ -56,7 +58,7 @@ async function measure(name: string, store: Store): Promise<KnowledgeFigures> {
           text: d.html,
           format: 'html',
           url: `file://${DOC_ROOT}/${d.path}`,
-        });
+        }, audit);
         pathOf.set(doc.id, d.path);
         chunks += doc.chunk_count;
       } catch (err) {

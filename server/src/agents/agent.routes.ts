@@ -4,6 +4,7 @@ import { jobAcceptedSchema, jobSchema } from './generation/job.schemas.js';
 import { getLatestJobForAgent } from './generation/job.service.js';
 import { deletedSchema, idParams } from '../shared/schemas.js';
 import type { Db } from '../database.js';
+import type { AuditTrail } from '../audit/audit-trail.js';
 import { pageQuery } from '../http/pagination.js';
 import {
   agentSchema,
@@ -29,6 +30,8 @@ import {
 
 export interface AgentRouteDeps {
   db: Db;
+  /** Where each change is recorded, in its own transaction. */
+  trail: AuditTrail;
   /** Wakes the generation worker so a new job starts without waiting for the next poll. */
   onJobQueued(): void;
   /**
@@ -38,7 +41,7 @@ export interface AgentRouteDeps {
   onChanged(agentId: string): Promise<void>;
 }
 
-export function agentRoutes({ db, onJobQueued, onChanged }: AgentRouteDeps): RouteDef[] {
+export function agentRoutes({ db, trail, onJobQueued, onChanged }: AgentRouteDeps): RouteDef[] {
   return [
     defineRoute({
       method: 'get',
@@ -71,8 +74,8 @@ export function agentRoutes({ db, onJobQueued, onChanged }: AgentRouteDeps): Rou
         data: jobAcceptedSchema,
         headers: { Location: 'The polling address, /api/v1/jobs/{job_id}/status' },
       },
-      handler: async ({ principal, body }) => {
-        const accepted = await createAgent(db, principal.customerId, body);
+      handler: async (ctx) => {
+        const accepted = await createAgent(db, ctx.principal.customerId, ctx.body, trail.by(ctx));
         onJobQueued();
         return { data: accepted, headers: { Location: accepted.polling_url } };
       },
@@ -100,8 +103,9 @@ export function agentRoutes({ db, onJobQueued, onChanged }: AgentRouteDeps): Rou
       body: updateAgentBody,
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: 'The updated agent', data: agentSchema },
-      handler: async ({ principal, params, body }) => {
-        const data = await updateAgentFields(db, principal.customerId, params.id, body);
+      handler: async (ctx) => {
+        const { principal, params, body } = ctx;
+        const data = await updateAgentFields(db, principal.customerId, params.id, body, trail.by(ctx));
         if (body.knowledge_base_id !== undefined) await onChanged(data.id);
         return { data };
       },
@@ -115,7 +119,9 @@ export function agentRoutes({ db, onJobQueued, onChanged }: AgentRouteDeps): Rou
       params: idParams,
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: 'Deleted', data: deletedSchema },
-      handler: async ({ principal, params }) => ({ data: await removeAgent(db, principal.customerId, params.id) }),
+      handler: async (ctx) => ({
+        data: await removeAgent(db, ctx.principal.customerId, ctx.params.id, trail.by(ctx)),
+      }),
     }),
     defineRoute({
       method: 'get',
@@ -176,8 +182,8 @@ export function agentRoutes({ db, onJobQueued, onChanged }: AgentRouteDeps): Rou
       params: idParams,
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: 'The published agent', data: agentSchema },
-      handler: async ({ principal, params }) => {
-        const agent = await publishAgent(db, principal.customerId, params.id);
+      handler: async (ctx) => {
+        const agent = await publishAgent(db, ctx.principal.customerId, ctx.params.id, trail.by(ctx));
         await onChanged(agent.id);
         return { data: agent };
       },

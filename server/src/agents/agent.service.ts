@@ -6,6 +6,7 @@ import { fromJsonColumn, toJsonColumn } from '../shared/json-column.js';
 import { newId } from '../shared/random.js';
 import { isoNow } from '../shared/time.js';
 import type { Db } from '../database.js';
+import type { Audit } from '../audit/audit-trail.js';
 import { shapeRow } from '../store/json-shape.js';
 import {
   countActiveDeploymentsOfAgent,
@@ -49,7 +50,7 @@ export async function listAgentsPage(db: Db, customerId: string, filter: AgentFi
 }
 
 /** Creates the agent in `generating` with its durable generation job, in one transaction. */
-export async function createAgent(db: Db, customerId: string, input: CreateAgentInput) {
+export async function createAgent(db: Db, customerId: string, input: CreateAgentInput, audit: Audit) {
   const now = isoNow();
   const agentId = newId();
   const jobId = newId();
@@ -85,6 +86,7 @@ export async function createAgent(db: Db, customerId: string, input: CreateAgent
       created_at: now,
       updated_at: now,
     });
+    await audit(trx, { action: 'agent.created', target: { type: 'agent', id: agentId }, changes: Object.keys(input) });
   });
   return { job_id: jobId, agent_id: agentId, status: 'queued' as const, polling_url: pollingUrlOf(jobId) };
 }
@@ -94,6 +96,7 @@ export async function updateAgentFields(
   customerId: string,
   id: string,
   input: UpdateAgentInput,
+  audit: Audit,
 ): Promise<Agent> {
   const row = await requireAgent(db, customerId, id);
   if (row.status === 'generating')
@@ -113,7 +116,10 @@ export async function updateAgentFields(
   if (input.test_mode_enabled !== undefined) patch.test_mode_enabled = input.test_mode_enabled ? 1 : 0;
   if (input.project_id !== undefined) patch.project_id = input.project_id;
   if (input.knowledge_base_id !== undefined) patch.knowledge_base_id = input.knowledge_base_id;
-  await updateAgent(db, customerId, id, patch);
+  await db.transaction().execute(async (trx) => {
+    await updateAgent(trx, customerId, id, patch);
+    await audit(trx, { action: 'agent.updated', target: { type: 'agent', id }, changes: Object.keys(input) });
+  });
   return toAgent({ ...row, ...patch });
 }
 
@@ -131,7 +137,7 @@ async function checkResponderEndpoint(db: Db, customerId: string, draft: Record<
 }
 
 /** `agent_spec := draft_spec`; the version moves only when the published spec changes. */
-export async function publishAgent(db: Db, customerId: string, id: string): Promise<Agent> {
+export async function publishAgent(db: Db, customerId: string, id: string, audit: Audit): Promise<Agent> {
   const row = await requireAgent(db, customerId, id);
   if (row.status !== 'draft' && row.status !== 'published') {
     throw invalidState(`An agent in status '${row.status}' cannot be published; only draft or published agents can`);
@@ -156,6 +162,11 @@ export async function publishAgent(db: Db, customerId: string, id: string): Prom
         agent_spec: row.draft_spec,
         published_at: patch.updated_at!,
       });
+    await audit(trx, {
+      action: 'agent.published',
+      target: { type: 'agent', id },
+      changes: changed ? ['agent_spec', 'version'] : [],
+    });
     return true;
   });
   // Someone else changed the agent between our read and write: report it rather than guess.
@@ -175,7 +186,7 @@ export async function getAgentSpec(db: Db, customerId: string, id: string) {
 }
 
 /** Refused while a deployment of the agent is live; otherwise takes its deployments and jobs with it. */
-export async function removeAgent(db: Db, customerId: string, id: string) {
+export async function removeAgent(db: Db, customerId: string, id: string, audit: Audit) {
   await requireAgent(db, customerId, id);
   return db.transaction().execute(async (trx) => {
     if ((await countActiveDeploymentsOfAgent(trx, id)) > 0) {
@@ -183,6 +194,7 @@ export async function removeAgent(db: Db, customerId: string, id: string) {
     }
     await deleteJobsOfAgent(trx, id);
     await deleteAgent(trx, customerId, id);
+    await audit(trx, { action: 'agent.deleted', target: { type: 'agent', id } });
     return { id, deleted: true as const };
   });
 }

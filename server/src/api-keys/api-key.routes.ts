@@ -1,5 +1,6 @@
 import { type RouteDef, defineRoute } from '../http/route.js';
 import type { Db } from '../database.js';
+import type { AuditTrail } from '../audit/audit-trail.js';
 import type { ApiKeyAuthenticator } from './api-key.authenticator.js';
 import {
   apiKeySettingsSchema,
@@ -16,9 +17,10 @@ export interface ApiKeyRouteDeps {
   db: Db;
   usage: UsageRecorder;
   keys: ApiKeyAuthenticator;
+  trail: AuditTrail;
 }
 
-export function apiKeyRoutes({ db, usage, keys }: ApiKeyRouteDeps): RouteDef[] {
+export function apiKeyRoutes({ db, usage, keys, trail }: ApiKeyRouteDeps): RouteDef[] {
   return [
     defineRoute({
       method: 'get',
@@ -38,9 +40,9 @@ export function apiKeyRoutes({ db, usage, keys }: ApiKeyRouteDeps): RouteDef[] {
       body: rotateApiKeyBody,
       bodyOptional: true,
       success: { status: 200, description: 'The new key, shown once', data: rotatedApiKeySchema },
-      handler: async ({ principal, body }) => {
-        const rotated = await rotateApiKey(db, principal.customerId, body.grace_period_s);
-        keys.forgetCustomer(principal.customerId);
+      handler: async (ctx) => {
+        const rotated = await rotateApiKey(db, ctx.principal.customerId, ctx.body.grace_period_s, trail.by(ctx));
+        keys.forgetCustomer(ctx.principal.customerId);
         return { data: rotated };
       },
     }),

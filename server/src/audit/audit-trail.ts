@@ -1,4 +1,4 @@
-import type { Trx } from '../database.js';
+import type { Db, Trx } from '../database.js';
 import { clientAddress, type ProxyTrust } from '../http/client-address.js';
 import type { RouteRequest, RouteResponse } from '../http/exchange.js';
 import type { Principal } from '../http/principal.js';
@@ -24,6 +24,15 @@ export interface AuditEntry {
  * record commit together or not at all. Built per request (or per command) with who and whence.
  */
 export type Audit = (trx: Trx, entry: AuditEntry) => Promise<void>;
+
+/** A change and its audit record, in one transaction: both commit, or neither. */
+export function recorded<T>(db: Db, audit: Audit, entry: AuditEntry, change: (trx: Trx) => Promise<T>): Promise<T> {
+  return db.transaction().execute(async (trx) => {
+    const result = await change(trx);
+    await audit(trx, entry);
+    return result;
+  });
+}
 
 interface Origin {
   actor: Actor;

@@ -1,4 +1,5 @@
 import { type RouteDef, defineRoute } from '../http/route.js';
+import type { AuditTrail } from '../audit/audit-trail.js';
 import { deletedSchema, idParams } from '../shared/schemas.js';
 import { configWarnings, type ServiceAbilities } from './config-warnings.js';
 import {
@@ -13,7 +14,11 @@ import {
 } from './deployment.schemas.js';
 import type { DeploymentService } from './deployment.service.js';
 
-export function deploymentRoutes(deployments: DeploymentService, abilities: ServiceAbilities): RouteDef[] {
+export function deploymentRoutes(
+  deployments: DeploymentService,
+  abilities: ServiceAbilities,
+  trail: AuditTrail,
+): RouteDef[] {
   return [
     defineRoute({
       method: 'get',
@@ -40,9 +45,9 @@ export function deploymentRoutes(deployments: DeploymentService, abilities: Serv
         data: createdDeploymentSchema,
         meta: configWarningsMetaSchema,
       },
-      handler: async ({ principal, body }) => ({
-        data: await deployments.create(principal.customerId, body),
-        meta: { warnings: configWarnings(body, abilities) },
+      handler: async (ctx) => ({
+        data: await deployments.create(ctx.principal.customerId, ctx.body, trail.by(ctx)),
+        meta: { warnings: configWarnings(ctx.body, abilities) },
       }),
     }),
     defineRoute({
@@ -71,9 +76,9 @@ export function deploymentRoutes(deployments: DeploymentService, abilities: Serv
         data: deploymentSchema,
         meta: configWarningsMetaSchema,
       },
-      handler: async ({ principal, params, body }) => ({
-        data: await deployments.update(principal.customerId, params.id, body),
-        meta: { warnings: configWarnings(body, abilities) },
+      handler: async (ctx) => ({
+        data: await deployments.update(ctx.principal.customerId, ctx.params.id, ctx.body, trail.by(ctx)),
+        meta: { warnings: configWarnings(ctx.body, abilities) },
       }),
     }),
     defineRoute({
@@ -85,7 +90,9 @@ export function deploymentRoutes(deployments: DeploymentService, abilities: Serv
       params: idParams,
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: 'Deleted', data: deletedSchema },
-      handler: async ({ principal, params }) => ({ data: await deployments.remove(principal.customerId, params.id) }),
+      handler: async (ctx) => ({
+        data: await deployments.remove(ctx.principal.customerId, ctx.params.id, trail.by(ctx)),
+      }),
     }),
     defineRoute({
       method: 'post',
@@ -96,7 +103,9 @@ export function deploymentRoutes(deployments: DeploymentService, abilities: Serv
       params: idParams,
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: 'The active deployment', data: deploymentSchema },
-      handler: async ({ principal, params }) => ({ data: await deployments.activate(principal.customerId, params.id) }),
+      handler: async (ctx) => ({
+        data: await deployments.activate(ctx.principal.customerId, ctx.params.id, trail.by(ctx)),
+      }),
     }),
     defineRoute({
       method: 'post',
@@ -107,8 +116,8 @@ export function deploymentRoutes(deployments: DeploymentService, abilities: Serv
       params: idParams,
       errors: ['not_found'],
       success: { status: 200, description: 'The inactive deployment', data: deploymentSchema },
-      handler: async ({ principal, params }) => ({
-        data: await deployments.deactivate(principal.customerId, params.id),
+      handler: async (ctx) => ({
+        data: await deployments.deactivate(ctx.principal.customerId, ctx.params.id, trail.by(ctx)),
       }),
     }),
     defineRoute({
@@ -122,8 +131,8 @@ export function deploymentRoutes(deployments: DeploymentService, abilities: Serv
       bodyOptional: true,
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: 'The deployment, its transcript target active', data: deploymentSchema },
-      handler: async ({ principal, params }) => ({
-        data: await deployments.enableTranscripts(principal.customerId, params.id),
+      handler: async (ctx) => ({
+        data: await deployments.enableTranscripts(ctx.principal.customerId, ctx.params.id, trail.by(ctx)),
       }),
     }),
     defineRoute({
@@ -137,8 +146,8 @@ export function deploymentRoutes(deployments: DeploymentService, abilities: Serv
       bodyOptional: true,
       errors: ['not_found'],
       success: { status: 200, description: 'The new secret, shown once', data: rotatedSecretSchema },
-      handler: async ({ principal, params, body }) => ({
-        data: await deployments.rotateSecret(principal.customerId, params.id, body.grace_period_s),
+      handler: async (ctx) => ({
+        data: await deployments.rotateSecret(ctx.principal.customerId, ctx.params.id, ctx.body.grace_period_s, trail.by(ctx)),
       }),
     }),
   ];

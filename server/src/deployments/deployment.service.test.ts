@@ -1,6 +1,7 @@
 import { expect, it } from 'vitest';
 import { deploy, mintToken, serviceWithCustomer, Widget } from '../../test/concierge-kit.js';
 import { describeEachStore, type StoreKind } from '../../test/harness.js';
+import { auditOf } from '../audit/audit-trail.js';
 
 function suite(kind: StoreKind) {
   const { service, customer } = serviceWithCustomer(kind);
@@ -15,7 +16,7 @@ function suite(kind: StoreKind) {
       .where('id', '=', deploymentId)
       .executeTakeFirstOrThrow();
 
-    const deactivated = await service().app.deployments.deactivate(customer_id, deploymentId);
+    const deactivated = await service().app.deployments.deactivate(customer_id, deploymentId, auditOf(customer_id, 'admin'));
 
     expect(deactivated.status).toBe('inactive');
     expect(await widget.next('conversation_ended')).toMatchObject({ seq: 1, reason: 'deployment_inactive' });

@@ -6,7 +6,8 @@ import { type Page, pageOf } from '../http/pagination.js';
 import { fromJsonColumn, toJsonColumn } from '../shared/json-column.js';
 import { newId } from '../shared/random.js';
 import { isoIn, isoNow } from '../shared/time.js';
-import type { Db } from '../database.js';
+import type { Db, Trx } from '../database.js';
+import { type Audit, recorded } from '../audit/audit-trail.js';
 import {
   type DeploymentFilter,
   type DeploymentPatch,
@@ -105,7 +106,7 @@ export class DeploymentService {
     return toDeployment(await requireDeployment(this.parts.db, customerId, id));
   }
 
-  async create(customerId: string, input: CreateDeploymentInput) {
+  async create(customerId: string, input: CreateDeploymentInput, audit: Audit) {
     const { db } = this.parts;
     const agent = await requireAgent(db, customerId, input.agent_id);
     await requireVersion(db, agent.id, input.agent_version);
@@ -129,11 +130,13 @@ export class DeploymentService {
       created_at: now,
       updated_at: now,
     };
-    await insertDeployment(db, row);
+    await this.#recorded(audit, { action: 'deployment.created', id: row.id, changes: Object.keys(input) }, (trx) =>
+      insertDeployment(trx, row),
+    );
     return { ...toDeployment({ ...row, agent_name: agent.name }), signing_secret: row.signing_secret };
   }
 
-  async update(customerId: string, id: string, input: UpdateDeploymentInput): Promise<Deployment> {
+  async update(customerId: string, id: string, input: UpdateDeploymentInput, audit: Audit): Promise<Deployment> {
     const { db } = this.parts;
     const row = await requireDeployment(db, customerId, id);
     const patch: DeploymentPatch = { updated_at: isoNow() };
@@ -160,19 +163,19 @@ export class DeploymentService {
     ) {
       throw invalidState('An active deployment needs channel_config.hook_url; deactivate it first to remove the hook');
     }
-    return this.#changed(row, patch);
+    return this.#changed(row, patch, audit, { action: 'deployment.updated', changes: Object.keys(input) });
   }
 
-  async remove(customerId: string, id: string) {
+  async remove(customerId: string, id: string, audit: Audit) {
     const { db, listeners } = this.parts;
     const row = await requireDeployment(db, customerId, id);
     if (row.status === 'active') throw invalidState('The deployment is active; deactivate it before deleting it');
-    await deleteDeployment(db, customerId, id);
+    await this.#recorded(audit, { action: 'deployment.deleted', id }, (trx) => deleteDeployment(trx, customerId, id));
     await listeners.conversations.deploymentChanged(id);
     return { id, deleted: true as const };
   }
 
-  async activate(customerId: string, id: string): Promise<Deployment> {
+  async activate(customerId: string, id: string, audit: Audit): Promise<Deployment> {
     const { db } = this.parts;
     const row = await requireDeployment(db, customerId, id);
     if (row.status === 'active') return this.#unchanged(row);
@@ -183,49 +186,81 @@ export class DeploymentService {
       missing.push('channel_config.hook_url (or an agent that answers with a model)');
     if (missing.length) throw invalidState(`Cannot activate: missing ${missing.join(' and ')}`);
     const now = isoNow();
-    return this.#changed(row, { status: 'active', deployed_at: now, updated_at: now });
+    return this.#changed(row, { status: 'active', deployed_at: now, updated_at: now }, audit, {
+      action: 'deployment.activated',
+      changes: ['status'],
+    });
   }
 
-  async deactivate(customerId: string, id: string): Promise<Deployment> {
+  async deactivate(customerId: string, id: string, audit: Audit): Promise<Deployment> {
     const row = await requireDeployment(this.parts.db, customerId, id);
     if (row.status === 'inactive') return this.#unchanged(row);
-    return this.#changed(row, { status: 'inactive', updated_at: isoNow() });
+    return this.#changed(row, { status: 'inactive', updated_at: isoNow() }, audit, {
+      action: 'deployment.deactivated',
+      changes: ['status'],
+    });
   }
 
   /** Delivery to a disabled transcript target resumes, in order, from the event that waited first. */
-  async enableTranscripts(customerId: string, id: string): Promise<Deployment> {
+  async enableTranscripts(customerId: string, id: string, audit: Audit): Promise<Deployment> {
     const { db, listeners } = this.parts;
     const row = await requireDeployment(db, customerId, id);
     if (typeof transcriptUrlOf(row.channel_config) !== 'string')
       throw invalidState('The deployment has no channel_config.transcript_hook_url to enable');
     const disabled = row.transcript_hook_status !== 'active';
     const patch: DeploymentPatch = disabled ? { ...TRANSCRIPT_TARGET_ENABLED, updated_at: isoNow() } : {};
-    if (disabled) await updateDeployment(db, customerId, id, patch);
+    if (disabled)
+      await this.#recorded(
+        audit,
+        { action: 'deployment.transcript_hook_enabled', id, changes: ['transcript_hook_status'] },
+        (trx) => updateDeployment(trx, customerId, id, patch),
+      );
     await listeners.transcripts.resume(id);
     return toDeployment({ ...row, ...patch });
   }
 
   /** New secret now; the previous one keeps verifying for `graceSeconds` (0: at once invalid). */
-  async rotateSecret(customerId: string, id: string, graceSeconds: number) {
+  async rotateSecret(customerId: string, id: string, graceSeconds: number, audit: Audit) {
     const { db, listeners } = this.parts;
     const row = await requireDeployment(db, customerId, id);
     const signingSecret = generateSigningSecret();
     const previousExpiresAt = graceSeconds > 0 ? isoIn(graceSeconds * 1000) : null;
-    await updateDeployment(db, customerId, id, {
-      signing_secret: signingSecret,
-      previous_secret: previousExpiresAt ? row.signing_secret : null,
-      previous_secret_expires_at: previousExpiresAt,
-      updated_at: isoNow(),
-    });
+    await this.#recorded(
+      audit,
+      { action: 'deployment.secret_rotated', id, changes: ['signing_secret', 'previous_secret_expires_at'] },
+      (trx) =>
+        updateDeployment(trx, customerId, id, {
+          signing_secret: signingSecret,
+          previous_secret: previousExpiresAt ? row.signing_secret : null,
+          previous_secret_expires_at: previousExpiresAt,
+          updated_at: isoNow(),
+        }),
+    );
     await listeners.conversations.deploymentChanged(id);
     return { signing_secret: signingSecret, previous_secret_expires_at: previousExpiresAt };
   }
 
-  /** Stores the patch, then announces it. */
-  async #changed(row: DeploymentView, patch: DeploymentPatch): Promise<Deployment> {
-    await updateDeployment(this.parts.db, row.customer_id, row.id, patch);
+  /** Stores the patch with its audit record, then announces it. */
+  async #changed(
+    row: DeploymentView,
+    patch: DeploymentPatch,
+    audit: Audit,
+    entry: { action: string; changes: string[] },
+  ): Promise<Deployment> {
+    await this.#recorded(audit, { ...entry, id: row.id }, (trx) =>
+      updateDeployment(trx, row.customer_id, row.id, patch),
+    );
     await this.parts.listeners.conversations.deploymentChanged(row.id);
     return toDeployment({ ...row, ...patch });
+  }
+
+  #recorded(
+    audit: Audit,
+    entry: { action: string; id: string; changes?: string[] },
+    change: (trx: Trx) => Promise<void>,
+  ): Promise<void> {
+    const target = { type: 'deployment', id: entry.id };
+    return recorded(this.parts.db, audit, { action: entry.action, target, changes: entry.changes ?? [] }, change);
   }
 
   /**

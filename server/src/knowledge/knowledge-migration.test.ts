@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Database as Schema } from '../database.js';
 import { migrate } from '../store/db.js';
 import { KnowledgeService } from './knowledge.service.js';
+import { auditOf } from '../audit/audit-trail.js';
 
 /**
  * A store whose knowledge bases were written before bases had a range of the search index's rowids
@@ -66,9 +67,10 @@ describe('knowledge bases stored before search slots [sqlite]', () => {
     ]);
 
     // A base made now takes the next slot; a document added goes on in its base's range.
-    const made = await knowledge.createBase('c1', { name: 'New', language: 'en' });
-    await knowledge.addDocument('c1', 'b1', { title: 'More', text: 'The garage has a charger.', format: 'text' });
-    await knowledge.addDocument('c1', made.id, { title: 'Spa', text: 'The sauna is warm.', format: 'text' });
+    const audit = auditOf('c1', 'admin');
+    const made = await knowledge.createBase('c1', { name: 'New', language: 'en' }, audit);
+    await knowledge.addDocument('c1', 'b1', { title: 'More', text: 'The garage has a charger.', format: 'text' }, audit);
+    await knowledge.addDocument('c1', made.id, { title: 'Spa', text: 'The sauna is warm.', format: 'text' }, audit);
     expect(await found('b1', 'charger garage')).toHaveLength(2);
     expect(await found(made.id, 'sauna')).toHaveLength(1);
     const rows = await sql<{

@@ -68,11 +68,9 @@ export async function updateBase(db: Db, id: string, patch: Partial<KnowledgeBas
 }
 
 /** A base and everything it holds: its documents and chunks go with it (and, on SQLite, their search rows). */
-export async function deleteBase(db: Db, dialect: Dialect, id: string): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    if (dialect === 'sqlite') await sql`DELETE FROM knowledge_search WHERE base_id = ${id}`.execute(trx);
-    await trx.deleteFrom('knowledge_bases').where('id', '=', id).execute();
-  });
+export async function deleteBase(trx: Trx, dialect: Dialect, id: string): Promise<void> {
+  if (dialect === 'sqlite') await sql`DELETE FROM knowledge_search WHERE base_id = ${id}`.execute(trx);
+  await trx.deleteFrom('knowledge_bases').where('id', '=', id).execute();
 }
 
 export async function findDocument(db: Db, baseId: string, id: string): Promise<KnowledgeDocumentRow | undefined> {
@@ -212,21 +210,19 @@ async function storeChunks(
 
 /** A document, new or changed, and its chunks, in one transaction. */
 export async function saveDocument(
-  db: Db,
+  trx: Trx,
   dialect: Dialect,
   document: KnowledgeDocumentRow,
   language: string,
   chunks: readonly KnowledgeChunkRow[],
 ): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    const { id, ...rest } = document;
-    await trx
-      .insertInto('knowledge_documents')
-      .values(document)
-      .onConflict((oc) => oc.column('id').doUpdateSet(rest))
-      .execute();
-    await storeChunks(trx, dialect, document, language, chunks);
-  });
+  const { id, ...rest } = document;
+  await trx
+    .insertInto('knowledge_documents')
+    .values(document)
+    .onConflict((oc) => oc.column('id').doUpdateSet(rest))
+    .execute();
+  await storeChunks(trx, dialect, document, language, chunks);
 }
 
 /** What a refresh changes when the page is unchanged, or could not be had. */
@@ -260,14 +256,12 @@ export async function claimRefresh(db: Db, document: KnowledgeDocumentRow, next:
   return Number(result.numUpdatedRows) === 1;
 }
 
-export async function deleteDocument(db: Db, dialect: Dialect, id: string): Promise<void> {
-  await db.transaction().execute(async (trx) => {
-    if (dialect === 'sqlite')
-      await sql`DELETE FROM knowledge_search WHERE chunk_id IN (SELECT id FROM knowledge_chunks WHERE document_id = ${id})`.execute(
-        trx,
-      );
-    await trx.deleteFrom('knowledge_documents').where('id', '=', id).execute();
-  });
+export async function deleteDocument(trx: Trx, dialect: Dialect, id: string): Promise<void> {
+  if (dialect === 'sqlite')
+    await sql`DELETE FROM knowledge_search WHERE chunk_id IN (SELECT id FROM knowledge_chunks WHERE document_id = ${id})`.execute(
+      trx,
+    );
+  await trx.deleteFrom('knowledge_documents').where('id', '=', id).execute();
 }
 
 /** Words paired for the narrowing query, at most: 28 pairs. */

@@ -1,3 +1,4 @@
+import type { AuditTrail } from '../audit/audit-trail.js';
 import { type RouteDef, defineRoute } from '../http/route.js';
 import { deletedSchema, idParams } from '../shared/schemas.js';
 import {
@@ -21,7 +22,7 @@ import {
 import type { KnowledgeService } from './knowledge.service.js';
 
 /** README, Answers from your documents. */
-export function knowledgeRoutes(knowledge: KnowledgeService): RouteDef[] {
+export function knowledgeRoutes(knowledge: KnowledgeService, trail: AuditTrail): RouteDef[] {
   const tag = 'Knowledge bases';
   return [
     defineRoute({
@@ -43,7 +44,7 @@ export function knowledgeRoutes(knowledge: KnowledgeService): RouteDef[] {
       body: createKnowledgeBaseBody,
       errors: ['invalid_state'],
       success: { status: 201, description: 'The knowledge base', data: knowledgeBaseSchema },
-      handler: async ({ principal, body }) => ({ data: await knowledge.createBase(principal.customerId, body) }),
+      handler: async (ctx) => ({ data: await knowledge.createBase(ctx.principal.customerId, ctx.body, trail.by(ctx)) }),
     }),
     defineRoute({
       method: 'get',
@@ -66,8 +67,8 @@ export function knowledgeRoutes(knowledge: KnowledgeService): RouteDef[] {
       body: updateKnowledgeBaseBody,
       errors: ['not_found'],
       success: { status: 200, description: 'The knowledge base', data: knowledgeBaseSchema },
-      handler: async ({ principal, params, body }) => ({
-        data: await knowledge.updateBase(principal.customerId, params.id, body),
+      handler: async (ctx) => ({
+        data: await knowledge.updateBase(ctx.principal.customerId, ctx.params.id, ctx.body, trail.by(ctx)),
       }),
     }),
     defineRoute({
@@ -79,7 +80,9 @@ export function knowledgeRoutes(knowledge: KnowledgeService): RouteDef[] {
       params: idParams,
       errors: ['not_found'],
       success: { status: 200, description: 'Deleted', data: deletedSchema },
-      handler: async ({ principal, params }) => ({ data: await knowledge.deleteBase(principal.customerId, params.id) }),
+      handler: async (ctx) => ({
+        data: await knowledge.deleteBase(ctx.principal.customerId, ctx.params.id, trail.by(ctx)),
+      }),
     }),
     defineRoute({
       method: 'get',
@@ -109,10 +112,21 @@ export function knowledgeRoutes(knowledge: KnowledgeService): RouteDef[] {
       },
       errors: ['not_found', 'invalid_state', 'payload_too_large'],
       success: { status: 201, description: 'The document, with how many passages it gave', data: documentSchema },
-      handler: async ({ principal, params, body, file }) => ({
-        data: file
-          ? await knowledge.addFile(principal.customerId, params.id, file, body as UploadDocumentFields)
-          : await knowledge.addDocument(principal.customerId, params.id, body as CreateDocumentInput),
+      handler: async (ctx) => ({
+        data: ctx.file
+          ? await knowledge.addFile(
+              ctx.principal.customerId,
+              ctx.params.id,
+              ctx.file,
+              ctx.body as UploadDocumentFields,
+              trail.by(ctx),
+            )
+          : await knowledge.addDocument(
+              ctx.principal.customerId,
+              ctx.params.id,
+              ctx.body as CreateDocumentInput,
+              trail.by(ctx),
+            ),
       }),
     }),
     defineRoute({
@@ -125,8 +139,8 @@ export function knowledgeRoutes(knowledge: KnowledgeService): RouteDef[] {
       params: documentParams,
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: 'The document after the fetch', data: documentSchema },
-      handler: async ({ principal, params }) => ({
-        data: await knowledge.refreshDocument(principal.customerId, params.id, params.document_id),
+      handler: async (ctx) => ({
+        data: await knowledge.refreshDocument(ctx.principal.customerId, ctx.params.id, ctx.params.document_id, trail.by(ctx)),
       }),
     }),
     defineRoute({
@@ -152,8 +166,14 @@ export function knowledgeRoutes(knowledge: KnowledgeService): RouteDef[] {
       body: updateDocumentBody,
       errors: ['not_found'],
       success: { status: 200, description: 'The document', data: documentSchema },
-      handler: async ({ principal, params, body }) => ({
-        data: await knowledge.updateDocument(principal.customerId, params.id, params.document_id, body),
+      handler: async (ctx) => ({
+        data: await knowledge.updateDocument(
+          ctx.principal.customerId,
+          ctx.params.id,
+          ctx.params.document_id,
+          ctx.body,
+          trail.by(ctx),
+        ),
       }),
     }),
     defineRoute({
@@ -165,8 +185,8 @@ export function knowledgeRoutes(knowledge: KnowledgeService): RouteDef[] {
       params: documentParams,
       errors: ['not_found'],
       success: { status: 200, description: 'Deleted', data: deletedSchema },
-      handler: async ({ principal, params }) => ({
-        data: await knowledge.deleteDocument(principal.customerId, params.id, params.document_id),
+      handler: async (ctx) => ({
+        data: await knowledge.deleteDocument(ctx.principal.customerId, ctx.params.id, ctx.params.document_id, trail.by(ctx)),
       }),
     }),
     defineRoute({

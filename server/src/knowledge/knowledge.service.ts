@@ -1,4 +1,5 @@
-import type { Db } from '../database.js';
+import type { Db, Trx } from '../database.js';
+import { type Audit, type AuditEntry, recorded } from '../audit/audit-trail.js';
 import { AppError, notFound } from '../errors.js';
 import { type Page, pageOf } from '../http/pagination.js';
 import { newId } from '../shared/random.js';
@@ -143,6 +144,19 @@ export interface Passage {
  * Knowledge bases (README, Answers from your documents): a customer's bases, their documents cut
  * into passages as they are stored, and full-text search over them on either store.
  */
+/** Who changed a document, and how: its audit record. */
+interface DocumentRecord {
+  audit: Audit;
+  verb: string;
+  changes: string[];
+}
+
+const baseChange = (verb: string, id: string, input: object): AuditEntry => ({
+  action: `knowledge_base.${verb}`,
+  target: { type: 'knowledge_base', id },
+  changes: Object.keys(input),
+});
+
 export class KnowledgeService {
   readonly #vectors = new VectorIndex();
   /** Documents were stored or deleted on this node since its search index was last tidied. */
@@ -152,7 +166,7 @@ export class KnowledgeService {
     private readonly parts: { db: Db; dialect: Dialect; egress: EgressPolicy; embeddings: Embeddings | undefined },
   ) {}
 
-  async createBase(customerId: string, input: CreateKnowledgeBaseInput): Promise<KnowledgeBase> {
+  async createBase(customerId: string, input: CreateKnowledgeBaseInput, audit: Audit): Promise<KnowledgeBase> {
     if ((await countBases(this.parts.db, customerId)) >= KNOWLEDGE_LIMITS.bases)
       throw new AppError('invalid_state', `A customer has at most ${KNOWLEDGE_LIMITS.bases} knowledge bases`);
     const now = isoNow();
@@ -164,7 +178,7 @@ export class KnowledgeService {
       created_at: now,
       updated_at: now,
     };
-    await insertBase(this.parts.db, row);
+    await recorded(this.parts.db, audit, baseChange('created', row.id, input), (trx) => insertBase(trx, row));
     return toBase(row);
   }
 
@@ -176,26 +190,39 @@ export class KnowledgeService {
     return toBase(await this.#base(customerId, id));
   }
 
-  async updateBase(customerId: string, id: string, input: { name?: string | undefined }): Promise<KnowledgeBase> {
+  async updateBase(
+    customerId: string,
+    id: string,
+    input: { name?: string | undefined },
+    audit: Audit,
+  ): Promise<KnowledgeBase> {
     const row = await this.#base(customerId, id);
     const patch = { ...(input.name !== undefined ? { name: input.name } : {}), updated_at: isoNow() };
-    await updateBase(this.parts.db, id, patch);
+    await recorded(this.parts.db, audit, baseChange('updated', id, input), (trx) => updateBase(trx, id, patch));
     return toBase({ ...row, ...patch });
   }
 
   /** The base and everything it holds. */
-  async deleteBase(customerId: string, id: string): Promise<{ id: string; deleted: true }> {
+  async deleteBase(customerId: string, id: string, audit: Audit): Promise<{ id: string; deleted: true }> {
     await this.#base(customerId, id);
-    await deleteBase(this.parts.db, this.parts.dialect, id);
+    await recorded(this.parts.db, audit, baseChange('deleted', id, {}), (trx) =>
+      deleteBase(trx, this.parts.dialect, id),
+    );
     return { id, deleted: true };
   }
 
   /** A document from JSON: its text, or the page at its `url`, fetched now (a page that cannot be had stores nothing). */
-  async addDocument(customerId: string, baseId: string, input: CreateDocumentInput): Promise<KnowledgeDocument> {
+  async addDocument(
+    customerId: string,
+    baseId: string,
+    input: CreateDocumentInput,
+    audit: Audit,
+  ): Promise<KnowledgeDocument> {
     const base = await this.#roomIn(customerId, baseId);
+    const added = { audit, verb: 'added', changes: Object.keys(input) };
     if (input.text !== undefined) {
       const content = contentOfText(input.format, input.text);
-      return this.#save(base, this.#newDocument(base, 'text', input.url ?? null, null), input.title!, content);
+      return this.#save(base, this.#newDocument(base, 'text', input.url ?? null, null), input.title!, content, added);
     }
     const url = input.url!;
     let page: FetchedPage;
@@ -212,7 +239,7 @@ export class KnowledgeService {
       last_modified: page.validators.lastModified,
       fetched_at: isoNow(),
     };
-    return this.#save(base, document, input.title ?? (content.title || url), content);
+    return this.#save(base, document, input.title ?? (content.title || url), content, added);
   }
 
   /** A document from an uploaded file (`.txt`, `.md`, `.html`, `.pdf`). */
@@ -221,6 +248,7 @@ export class KnowledgeService {
     baseId: string,
     file: UploadedFile,
     fields: UploadDocumentFields,
+    audit: Audit,
   ): Promise<KnowledgeDocument> {
     const base = await this.#roomIn(customerId, baseId);
     const format = formatOf(file.name, file.type);
@@ -230,18 +258,22 @@ export class KnowledgeService {
       ]);
     const content = await contentOfBytes(format, file.bytes, 'file');
     const title = fields.title ?? (content.title || file.name.replace(/\.[a-z]+$/i, '') || 'Untitled');
-    return this.#save(base, this.#newDocument(base, 'file', fields.url ?? null, null), title, content);
+    return this.#save(base, this.#newDocument(base, 'file', fields.url ?? null, null), title, content, {
+      audit,
+      verb: 'added',
+      changes: ['file', ...Object.keys(fields)],
+    });
   }
 
   /**
    * A URL document fetched again now, conditionally: unchanged, it keeps its passages; changed, it
    * is cut again; a failure is kept in `fetch_error`, its passages left as they were.
    */
-  async refreshDocument(customerId: string, baseId: string, id: string): Promise<KnowledgeDocument> {
+  async refreshDocument(customerId: string, baseId: string, id: string, audit: Audit): Promise<KnowledgeDocument> {
     const { base, document } = await this.#document(customerId, baseId, id);
     if (document.source !== 'url' || !document.url)
       throw new AppError('invalid_state', 'Only a document fetched from a URL can be refreshed');
-    return toDocument(await this.#refresh(base, document));
+    return toDocument(await this.#refresh(base, document, audit));
   }
 
   /** The background pass: URL documents whose `refresh_hours` are up, a few at a time, each claimed first so two nodes never fetch one twice. */
@@ -257,7 +289,13 @@ export class KnowledgeService {
     return refreshed;
   }
 
-  async #refresh(base: KnowledgeBaseRow, document: KnowledgeDocumentRow): Promise<KnowledgeDocumentRow> {
+  /** `audit` for a refresh someone asked for; the background pass is the documents' own upkeep and records none. */
+  async #refresh(
+    base: KnowledgeBaseRow,
+    document: KnowledgeDocumentRow,
+    audit?: Audit,
+  ): Promise<KnowledgeDocumentRow> {
+    const refreshed = (changes: string[]): DocumentRecord | undefined => audit && { audit, verb: 'refreshed', changes };
     const fetched_at = isoNow();
     const next_fetch_at = hoursLater(document.refresh_hours);
     try {
@@ -269,7 +307,7 @@ export class KnowledgeService {
       );
       if (!page.changed) {
         const patch = { fetched_at, next_fetch_at, fetch_error: null };
-        await updateDocumentFields(this.parts.db, document.id, patch);
+        await this.#write(document.id, refreshed(['fetched_at']), (trx) => updateDocumentFields(trx, document.id, patch));
         return { ...document, ...patch };
       }
       const content = await this.#pageContent(page, 'url');
@@ -281,12 +319,12 @@ export class KnowledgeService {
         next_fetch_at,
         fetch_error: null,
       };
-      await this.#save(base, changed, document.title, content);
+      await this.#save(base, changed, document.title, content, refreshed(['text', 'fetched_at']));
       return { ...changed, format: content.format, chars: [...content.text].length };
     } catch (err) {
       const reason = err instanceof PageUnavailable ? err.message : errorText(err);
       const patch = { fetched_at, next_fetch_at, fetch_error: reason };
-      await updateDocumentFields(this.parts.db, document.id, patch);
+      await this.#write(document.id, refreshed(['fetch_error']), (trx) => updateDocumentFields(trx, document.id, patch));
       return { ...document, ...patch };
     }
   }
@@ -335,6 +373,7 @@ export class KnowledgeService {
     row: KnowledgeDocumentRow,
     title: string,
     content: DocumentContent,
+    record: DocumentRecord | undefined,
   ): Promise<KnowledgeDocument> {
     const chars = [...content.text].length;
     if (chars > KNOWLEDGE_LIMITS.documentChars)
@@ -355,9 +394,18 @@ export class KnowledgeService {
     const chunks = this.#chunks(document);
     document.chunk_count = chunks.length;
     await this.#embed(chunks);
-    await saveDocument(this.parts.db, this.parts.dialect, document, base.language, chunks);
+    await this.#write(document.id, record, (trx) =>
+      saveDocument(trx, this.parts.dialect, document, base.language, chunks),
+    );
     this.#untidy = true;
     return toDocument(document);
+  }
+
+  /** A document's change in one transaction, with its audit record when someone made it. */
+  #write(id: string, record: DocumentRecord | undefined, change: (trx: Trx) => Promise<void>): Promise<void> {
+    if (!record) return this.parts.db.transaction().execute(change);
+    const entry = { action: `knowledge_document.${record.verb}`, target: { type: 'knowledge_document', id }, changes: record.changes };
+    return recorded(this.parts.db, record.audit, entry, change);
   }
 
   async listDocuments(customerId: string, baseId: string, page: Page) {
@@ -375,6 +423,7 @@ export class KnowledgeService {
     baseId: string,
     id: string,
     input: UpdateDocumentInput,
+    audit: Audit,
   ): Promise<KnowledgeDocument> {
     const { base, document: old } = await this.#document(customerId, baseId, id);
     if (old.source === 'url' && (input.text !== undefined || input.format !== undefined))
@@ -400,12 +449,23 @@ export class KnowledgeService {
       refresh_hours,
       next_fetch_at: input.refresh_hours !== undefined ? hoursLater(refresh_hours) : old.next_fetch_at,
     };
-    return this.#save(base, row, input.title ?? old.title, content);
+    return this.#save(base, row, input.title ?? old.title, content, {
+      audit,
+      verb: 'updated',
+      changes: Object.keys(input),
+    });
   }
 
-  async deleteDocument(customerId: string, baseId: string, id: string): Promise<{ id: string; deleted: true }> {
+  async deleteDocument(
+    customerId: string,
+    baseId: string,
+    id: string,
+    audit: Audit,
+  ): Promise<{ id: string; deleted: true }> {
     await this.#document(customerId, baseId, id);
-    await deleteDocument(this.parts.db, this.parts.dialect, id);
+    await this.#write(id, { audit, verb: 'deleted', changes: [] }, (trx) =>
+      deleteDocument(trx, this.parts.dialect, id),
+    );
     return { id, deleted: true };
   }
 

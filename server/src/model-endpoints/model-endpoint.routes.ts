@@ -1,3 +1,4 @@
+import type { AuditTrail } from '../audit/audit-trail.js';
 import { type RouteDef, defineRoute } from '../http/route.js';
 import { deletedSchema, idParams } from '../shared/schemas.js';
 import {
@@ -8,7 +9,7 @@ import {
 } from './model-endpoint.schemas.js';
 import type { ModelEndpointService } from './model-endpoint.service.js';
 
-export function modelEndpointRoutes(endpoints: ModelEndpointService): RouteDef[] {
+export function modelEndpointRoutes(endpoints: ModelEndpointService, trail: AuditTrail): RouteDef[] {
   const tag = 'Model endpoints';
   return [
     defineRoute({
@@ -29,7 +30,7 @@ export function modelEndpointRoutes(endpoints: ModelEndpointService): RouteDef[]
       tag,
       body: createModelEndpointBody,
       success: { status: 201, description: 'The endpoint', data: modelEndpointSchema },
-      handler: async ({ principal, body }) => ({ data: await endpoints.create(principal.customerId, body) }),
+      handler: async (ctx) => ({ data: await endpoints.create(ctx.principal.customerId, ctx.body, trail.by(ctx)) }),
     }),
     defineRoute({
       method: 'get',
@@ -52,8 +53,8 @@ export function modelEndpointRoutes(endpoints: ModelEndpointService): RouteDef[]
       body: updateModelEndpointBody,
       errors: ['not_found'],
       success: { status: 200, description: 'The updated endpoint', data: modelEndpointSchema },
-      handler: async ({ principal, params, body }) => ({
-        data: await endpoints.update(principal.customerId, params.id, body),
+      handler: async (ctx) => ({
+        data: await endpoints.update(ctx.principal.customerId, ctx.params.id, ctx.body, trail.by(ctx)),
       }),
     }),
     defineRoute({
@@ -65,7 +66,9 @@ export function modelEndpointRoutes(endpoints: ModelEndpointService): RouteDef[]
       params: idParams,
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: 'Deleted', data: deletedSchema },
-      handler: async ({ principal, params }) => ({ data: await endpoints.remove(principal.customerId, params.id) }),
+      handler: async (ctx) => ({
+        data: await endpoints.remove(ctx.principal.customerId, ctx.params.id, trail.by(ctx)),
+      }),
     }),
   ];
 }

@@ -1,3 +1,4 @@
+import { type Audit, type AuditEntry, recorded } from '../audit/audit-trail.js';
 import type { Db } from '../database.js';
 import { invalidState, notFound } from '../errors.js';
 import { type Page, pageOf } from '../http/pagination.js';
@@ -34,10 +35,17 @@ const toModelEndpoint = (row: ModelEndpointRow): ModelEndpoint => ({
  * A customer's model endpoints (README, An agent without a server): the key is sealed as it
  * arrives, bound to the customer, and opened only to call the model.
  */
+/** An endpoint's audit record: the fields given (`api_key` by name only). */
+const changeOf = (verb: string, id: string, input: object): AuditEntry => ({
+  action: `model_endpoint.${verb}`,
+  target: { type: 'model_endpoint', id },
+  changes: Object.keys(input),
+});
+
 export class ModelEndpointService {
   constructor(private readonly parts: { db: Db; secretsKey: () => Buffer }) {}
 
-  async create(customerId: string, input: CreateModelEndpointInput): Promise<ModelEndpoint> {
+  async create(customerId: string, input: CreateModelEndpointInput, audit: Audit): Promise<ModelEndpoint> {
     const now = isoNow();
     const row: ModelEndpointRow = {
       id: newId(),
@@ -48,7 +56,7 @@ export class ModelEndpointService {
       created_at: now,
       updated_at: now,
     };
-    await insertModelEndpoint(this.parts.db, row);
+    await recorded(this.parts.db, audit, changeOf('created', row.id, input), (trx) => insertModelEndpoint(trx, row));
     return toModelEndpoint(row);
   }
 
@@ -60,7 +68,12 @@ export class ModelEndpointService {
     return toModelEndpoint(await this.#require(customerId, id));
   }
 
-  async update(customerId: string, id: string, input: UpdateModelEndpointInput): Promise<ModelEndpoint> {
+  async update(
+    customerId: string,
+    id: string,
+    input: UpdateModelEndpointInput,
+    audit: Audit,
+  ): Promise<ModelEndpoint> {
     const row = await this.#require(customerId, id);
     const patch: Partial<ModelEndpointRow> = {
       ...(input.name !== undefined ? { name: input.name } : {}),
@@ -68,19 +81,21 @@ export class ModelEndpointService {
       ...(input.api_key !== undefined ? this.#keyColumns(customerId, input.api_key) : {}),
       updated_at: isoNow(),
     };
-    await updateModelEndpoint(this.parts.db, customerId, id, patch);
+    await recorded(this.parts.db, audit, changeOf('updated', id, input), (trx) =>
+      updateModelEndpoint(trx, customerId, id, patch),
+    );
     return toModelEndpoint({ ...row, ...patch });
   }
 
   /** Refused while an agent's spec names it: its turns would fail. */
-  async remove(customerId: string, id: string): Promise<{ id: string; deleted: true }> {
+  async remove(customerId: string, id: string, audit: Audit): Promise<{ id: string; deleted: true }> {
     await this.#require(customerId, id);
     const agents = await agentsNamingEndpoint(this.parts.db, customerId, id);
     if (agents.length)
       throw invalidState(
         `The endpoint is named by ${agents.length === 1 ? 'the agent' : 'the agents'} ${agents.map((a) => `'${a}'`).join(', ')}: change their responder first`,
       );
-    await deleteModelEndpoint(this.parts.db, customerId, id);
+    await recorded(this.parts.db, audit, changeOf('deleted', id, {}), (trx) => deleteModelEndpoint(trx, customerId, id));
     return { id, deleted: true };
   }
 

@@ -1,3 +1,4 @@
+import type { Audit } from '../../audit/audit-trail.js';
 import { AppError, invalidState, notFound } from '../../errors.js';
 import { newId } from '../../shared/random.js';
 import { isoIn, isoNow } from '../../shared/time.js';
@@ -128,13 +129,14 @@ export class ConversationService {
    * events not yet sent (a person's right to erasure). An open one first ends (`deleted`), in the
    * same transaction, so its sockets here are told and closed; sockets on other nodes find it gone.
    */
-  async erase(customerId: string, id: string): Promise<{ id: string; deleted: true }> {
+  async erase(customerId: string, id: string, audit: Audit): Promise<{ id: string; deleted: true }> {
     const dep = await this.deploymentOf(customerId, id);
     const erased = await this.parts.events.write(id, async (unit) => {
       const locked = await lockConversation(unit.trx, id);
       if (!locked) return false;
       if (locked.status === 'open') await this.endWithin(unit, { dep, conversationId: id }, 'deleted');
       await deleteConversations(unit.trx, [id]);
+      await audit(unit.trx, { action: 'conversation.deleted', target: { type: 'conversation', id } });
       return true;
     });
     if (!erased) throw notFound('Conversation');
@@ -145,7 +147,7 @@ export class ConversationService {
    * A person closes an open conversation from the inbox (README, A person in the conversation): it
    * ends with `closed`, its waiting turns fail, and the visitor's widget says the team closed it.
    */
-  async close(customerId: string, id: string): Promise<void> {
+  async close(customerId: string, id: string, audit: Audit): Promise<void> {
     const dep = await this.deploymentOf(customerId, id);
     // A refusal is returned from the unit, not thrown: a throw would roll back its whole batch.
     const refused = await this.parts.events.write(id, async (unit) => {
@@ -153,6 +155,7 @@ export class ConversationService {
       if (!locked) return notFound('Conversation');
       if (locked.status !== 'open') return invalidState('The conversation has already ended');
       await this.endWithin(unit, { dep, conversationId: id }, 'closed');
+      await audit(unit.trx, { action: 'conversation.closed', target: { type: 'conversation', id }, changes: ['status'] });
       return undefined;
     });
     if (refused) throw refused;

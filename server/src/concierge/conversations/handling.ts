@@ -1,3 +1,4 @@
+import type { Audit, AuditEntry } from '../../audit/audit-trail.js';
 import { AppError, invalidState, notFound } from '../../errors.js';
 import { isoNow } from '../../shared/time.js';
 import type { Db } from '../../database.js';
@@ -32,7 +33,8 @@ export class ConversationHandling {
   constructor(private readonly parts: { db: Db; deployments: DeploymentDirectory; events: EventRecorder }) {}
 
   /** A person handles the conversation from now on, by this name; a second takeover renames them. It no longer needs a person. */
-  takeOver(customerId: string, id: string, name: string): Promise<void> {
+  takeOver(customerId: string, id: string, name: string, audit: Audit): Promise<void> {
+    const entry = { action: 'conversation.taken_over', target: { type: 'conversation', id }, changes: ['handler'] };
     return this.change(customerId, id, (conversation) => ({
       events: [{ type: 'operator_joined', name }],
       transcript: [handoffEvent({ handler: 'person', name, needs_person: false, reason: null })],
@@ -45,11 +47,12 @@ export class ConversationHandling {
       },
       // A takeover is a handoff (README, Knowing how it goes); a rename is not.
       ...(conversation.handler === 'person' ? {} : { tally: { handoffs: 1 } }),
-    }));
+    }), { audit, entry });
   }
 
   /** The agent handles the conversation again; refused while it already does. */
-  release(customerId: string, id: string): Promise<void> {
+  release(customerId: string, id: string, audit: Audit): Promise<void> {
+    const entry = { action: 'conversation.released', target: { type: 'conversation', id }, changes: ['handler'] };
     return this.change(customerId, id, (conversation) => {
       if (conversation.handler !== 'person') return invalidState('The agent already handles this conversation');
       return {
@@ -64,7 +67,7 @@ export class ConversationHandling {
         ],
         conversation: { handler: 'agent', handler_name: null, handoff_at: isoNow() },
       };
-    });
+    }, { audit, entry });
   }
 
   /**
@@ -92,11 +95,15 @@ export class ConversationHandling {
     }));
   }
 
-  /** One change to an open conversation of this customer's, or the refusal `decide` returns. */
+  /**
+   * One change to an open conversation of this customer's, or the refusal `decide` returns; with
+   * `recorded`, its audit record in the same transaction (a takeover, a release: not what is said).
+   */
   private async change(
     customerId: string,
     id: string,
     decide: (conversation: ConversationRow) => Change | AppError,
+    recorded?: { audit: Audit; entry: AuditEntry },
   ): Promise<void> {
     const found = await findConversation(this.parts.db, id);
     const dep = found?.customer_id === customerId ? await this.parts.deployments.get(found.deployment_id) : undefined;
@@ -109,6 +116,7 @@ export class ConversationHandling {
       const change = decide(conversation);
       if (change instanceof AppError) return change;
       await unit.record({ dep, conversationId: id }, change);
+      await recorded?.audit(unit.trx, recorded.entry);
       return undefined;
     });
     if (refused) throw refused;

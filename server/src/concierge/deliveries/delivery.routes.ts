@@ -1,9 +1,10 @@
+import type { AuditTrail } from '../../audit/audit-trail.js';
 import { defineRoute, type RouteDef } from '../../http/route.js';
 import { idParams } from '../../shared/schemas.js';
 import { deliverySchema, listDeliveriesQuery, testHookBody } from './delivery.schemas.js';
 import type { DeliveryService } from './delivery.service.js';
 
-export function deliveryRoutes(deliveries: DeliveryService): RouteDef[] {
+export function deliveryRoutes(deliveries: DeliveryService, trail: AuditTrail): RouteDef[] {
   return [
     defineRoute({
       method: 'get',
@@ -38,7 +39,9 @@ export function deliveryRoutes(deliveries: DeliveryService): RouteDef[] {
       bodyOptional: true,
       errors: ['not_found', 'invalid_state', 'rate_limited'],
       success: { status: 200, description: 'The new attempt, whatever the receiver answered', data: deliverySchema },
-      handler: async ({ principal, params }) => ({ data: await deliveries.redeliver(principal.customerId, params.id) }),
+      handler: async (ctx) => ({
+        data: await deliveries.redeliver(ctx.principal.customerId, ctx.params.id, trail.by(ctx)),
+      }),
     }),
     defineRoute({
       method: 'post',

@@ -1,3 +1,4 @@
+import type { Audit } from '../../audit/audit-trail.js';
 import { invalidState, notFound } from '../../errors.js';
 import { type Page, pageOf } from '../../http/pagination.js';
 import { newId } from '../../shared/random.js';
@@ -52,7 +53,7 @@ export class DeliveryService {
    * queue: the same body (the same `id`), signed afresh. A dead event that this reaches is
    * delivered. A turn's hook call is never sent again: the visitor asks again, as a new turn.
    */
-  async redeliver(customerId: string, id: string): Promise<Delivery> {
+  async redeliver(customerId: string, id: string, audit: Audit): Promise<Delivery> {
     const original = await this.require(customerId, id);
     if (original.kind === 'turn_hook')
       throw invalidState(
@@ -84,6 +85,7 @@ export class DeliveryService {
     await this.parts.db.transaction().execute(async (trx) => {
       await insertDeliveries(trx, [record]);
       if (record.outcome === 'succeeded') await reviveDeadEvent(trx, event.id);
+      await audit(trx, { action: 'delivery.redelivered', target: { type: 'delivery', id }, changes: [] });
     });
     return toDelivery(record);
   }

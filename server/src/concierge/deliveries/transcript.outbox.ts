@@ -9,6 +9,7 @@ import type { DeploymentContext, DeploymentDirectory } from '../deployment-conte
 import { type DeliverySubject, deliveryRow } from './delivery.record.js';
 import { insertDeliveries, transcriptSucceededSince } from './delivery.repository.js';
 import { disableTranscriptTarget } from '../../deployments/deployment.repository.js';
+import { auditOf } from '../../audit/audit-trail.js';
 import { type EgressPolicy, type EgressResponse, type Exchange, exchange } from '../../shared/egress.js';
 import { signatureOf, standardWebhookHeaders } from '../signature.js';
 import { claimOutboxHeads, headsDueNow, settleOutbox } from './outbox.repository.js';
@@ -161,14 +162,24 @@ export class TranscriptOutbox {
       (gone ||
         (expired && !(await transcriptSucceededSince(this.parts.db, dep.customerId, dep.id, isoIn(-GIVE_UP_AFTER_MS)))))
     ) {
-      await this.disable(dep.id, gone ? `410 Gone from ${url}` : `every attempt to ${url} failed for 72 h`);
+      await this.disable(dep, gone ? `410 Gone from ${url}` : `every attempt to ${url} failed for 72 h`);
     }
     return delivered;
   }
 
-  private async disable(deploymentId: string, reason: string): Promise<void> {
-    if (await disableTranscriptTarget(this.parts.db, deploymentId, isoNow(), reason))
-      this.parts.logger.warn({ deployment_id: deploymentId, reason }, 'transcript target disabled until enabled again');
+  /** The service's own change, recorded in the audit log as the service's with it. */
+  private async disable(dep: { id: string; customerId: string }, reason: string): Promise<void> {
+    const disabled = await this.parts.db.transaction().execute(async (trx) => {
+      if (!(await disableTranscriptTarget(trx, dep.id, isoNow(), reason))) return false;
+      await auditOf(dep.customerId, 'service')(trx, {
+        action: 'deployment.transcript_hook_disabled',
+        target: { type: 'deployment', id: dep.id },
+        changes: ['transcript_hook_status'],
+      });
+      return true;
+    });
+    if (disabled)
+      this.parts.logger.warn({ deployment_id: dep.id, reason }, 'transcript target disabled until enabled again');
   }
 }
 

@@ -1,3 +1,4 @@
+import type { AuditTrail } from '../../audit/audit-trail.js';
 import { defineRoute, type RouteDef } from '../../http/route.js';
 import { deletedSchema, idParams } from '../../shared/schemas.js';
 import type { ConversationHistory } from './conversation-history.js';
@@ -9,7 +10,11 @@ import {
 } from './conversation.schemas.js';
 import type { ConversationService } from '../conversations/conversation.service.js';
 
-export function conversationRoutes(history: ConversationHistory, conversations: ConversationService): RouteDef[] {
+export function conversationRoutes(
+  history: ConversationHistory,
+  conversations: ConversationService,
+  trail: AuditTrail,
+): RouteDef[] {
   return [
     defineRoute({
       method: 'get',
@@ -64,7 +69,9 @@ export function conversationRoutes(history: ConversationHistory, conversations: 
       params: idParams,
       errors: ['not_found'],
       success: { status: 200, description: 'Erased', data: deletedSchema },
-      handler: async ({ principal, params }) => ({ data: await conversations.erase(principal.customerId, params.id) }),
+      handler: async (ctx) => ({
+        data: await conversations.erase(ctx.principal.customerId, ctx.params.id, trail.by(ctx)),
+      }),
     }),
   ];
 }

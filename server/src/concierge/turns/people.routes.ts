@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { AuditTrail } from '../../audit/audit-trail.js';
 import { defineRoute, type RouteDef } from '../../http/route.js';
 import { idParams } from '../../shared/schemas.js';
 import type { ConversationHistory } from '../history/conversation-history.js';
@@ -22,8 +23,9 @@ export function peopleRoutes(parts: {
   conversations: ConversationService;
   history: ConversationHistory;
   replies: ReplyService;
+  trail: AuditTrail;
 }): RouteDef[] {
-  const { handling, conversations, history, replies } = parts;
+  const { handling, conversations, history, replies, trail } = parts;
   /** A change made, then the conversation's list item as it is now. */
   const itemAfter = async (change: Promise<void>, customerId: string, id: string) => {
     await change;
@@ -41,8 +43,12 @@ export function peopleRoutes(parts: {
       body: takeoverBody,
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: "The conversation's list item", data: conversationSchema },
-      handler: ({ principal, params, body }) =>
-        itemAfter(handling.takeOver(principal.customerId, params.id, body.name), principal.customerId, params.id),
+      handler: (ctx) =>
+        itemAfter(
+          handling.takeOver(ctx.principal.customerId, ctx.params.id, ctx.body.name, trail.by(ctx)),
+          ctx.principal.customerId,
+          ctx.params.id,
+        ),
     }),
     defineRoute({
       method: 'post',
@@ -54,8 +60,12 @@ export function peopleRoutes(parts: {
       params: idParams,
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: "The conversation's list item", data: conversationSchema },
-      handler: ({ principal, params }) =>
-        itemAfter(handling.release(principal.customerId, params.id), principal.customerId, params.id),
+      handler: (ctx) =>
+        itemAfter(
+          handling.release(ctx.principal.customerId, ctx.params.id, trail.by(ctx)),
+          ctx.principal.customerId,
+          ctx.params.id,
+        ),
     }),
     defineRoute({
       method: 'post',
@@ -67,8 +77,12 @@ export function peopleRoutes(parts: {
       params: idParams,
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: "The conversation's list item", data: conversationSchema },
-      handler: ({ principal, params }) =>
-        itemAfter(conversations.close(principal.customerId, params.id), principal.customerId, params.id),
+      handler: (ctx) =>
+        itemAfter(
+          conversations.close(ctx.principal.customerId, ctx.params.id, trail.by(ctx)),
+          ctx.principal.customerId,
+          ctx.params.id,
+        ),
     }),
     defineRoute({
       method: 'post',
