@@ -340,7 +340,12 @@ export async function createApp(options: AppOptions): Promise<App> {
       draining: () => draining,
       openApi: () => (openApiDocument ??= buildOpenApiDocument(routes, address.url || undefined)),
     }),
-    ...agentRoutes({ db, trail, onJobQueued: () => jobs.poke(), onChanged: (agentId) => deployments.agentChanged(agentId) }),
+    ...agentRoutes({
+      db,
+      trail,
+      onJobQueued: () => jobs.poke(),
+      onChanged: (agentId) => deployments.agentChanged(agentId),
+    }),
     ...jobRoutes(db),
     voiceSampleRoute({ db, synthesis }),
     ...modelEndpointRoutes(modelEndpoints, trail),

@@ -57,7 +57,7 @@ describe('GET /openapi.json', () => {
       );
       expect(res.body?.error?.message, operation).not.toBe('No such route');
     }
-    expect(served).toHaveLength(73);
+    expect(served).toHaveLength(79);
     expect(Object.keys(doc.paths['/widget/concierge.js'].get.responses['200'].content)).toEqual([
       'text/javascript; charset=utf-8',
     ]);
@@ -87,7 +87,7 @@ describe('GET /openapi.json', () => {
     });
     expect(params.page.schema).toMatchObject({ type: 'integer', minimum: 1, default: 1 });
     expect(params.status.schema.enum).toEqual(['generating', 'draft', 'published', 'failed']);
-    expect(Object.keys(list.responses).sort()).toEqual(['200', '400', '401', '429', '500', '503']);
+    expect(Object.keys(list.responses).sort()).toEqual(['200', '400', '401', '403', '429', '500', '503']);
     expect(list.responses['503'].headers['Retry-After']).toBeDefined();
     expect(list.security).toEqual([{ apiKey: [] }, { consoleSession: [] }]);
 
@@ -96,6 +96,7 @@ describe('GET /openapi.json', () => {
       '202',
       '400',
       '401',
+      '403',
       '409',
       '413',
       '415',

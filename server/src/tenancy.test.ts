@@ -10,6 +10,7 @@ import {
   startService,
   waitFor,
 } from '../test/harness.js';
+import { auditOf } from './audit/audit-trail.js';
 
 /** A valid body for each route that takes one, so that only ownership can make it fail. */
 const validBodies: Record<string, unknown> = {
@@ -24,6 +25,7 @@ const validBodies: Record<string, unknown> = {
   'post /api/v1/conversations/:id/takeover': { name: 'Someone else' },
   'post /api/v1/conversations/:id/messages': { text: 'Hello from elsewhere', name: 'Someone else' },
   'post /api/v1/conversations/:id/turns/:turn_id/reply': { reply_text: 'Not yours' },
+  'put /api/v1/users/:id': { role: 'agent' },
 };
 
 describeEachStore('tenant isolation', (kind) => {
@@ -34,7 +36,14 @@ describeEachStore('tenant isolation', (kind) => {
 
   beforeAll(async () => {
     service = await startService(kind);
-    owner = client(service.url, (await service.newCustomer('Owner')).apiKey);
+    const owning = await service.newCustomer('Owner');
+    owner = client(service.url, owning.apiKey);
+    ids.users = (
+      await service.app.consoleAccounts.invite(owning.customerId, 'desk@owner.example', {
+        role: 'agent',
+        audit: auditOf(owning.customerId, 'admin'),
+      })
+    ).userId;
     intruder = client(service.url, (await service.newCustomer('Intruder')).apiKey);
     ids.agents = await createPublishedAgent(owner, 'Private agent');
     ids.jobs = (await owner.get(`/api/v1/agents/${ids.agents}/generation-status`)).body.data.job_id;
@@ -80,7 +89,7 @@ describeEachStore('tenant isolation', (kind) => {
     };
     // Public routes (the signed reply callback) prove their caller by signature; its tests cover other deployments.
     const withIds = service.app.routes.filter((r) => r.path.includes(':id') && r.auth !== false);
-    expect(withIds).toHaveLength(44);
+    expect(withIds).toHaveLength(46);
     for (const route of withIds) {
       const collection = route.path.split('/')[3]!;
       const id = ids[collection];

@@ -16,7 +16,7 @@ export interface AuditFilter {
   to?: string | undefined;
 }
 
-export async function insertAuditEntry(trx: Trx, row: AuditRow): Promise<void> {
+export async function insertAuditEntry(trx: Db, row: AuditRow): Promise<void> {
   await trx.insertInto('audit_log').values(row).execute();
 }
 
@@ -50,7 +50,9 @@ export async function listAudit(
       .limit(page.per_page)
       .offset((page.page - 1) * page.per_page)
       .execute(),
-    filtered(db, customerId, filter).select((eb) => eb.fn.countAll<number | string>().as('n')).executeTakeFirstOrThrow(),
+    filtered(db, customerId, filter)
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .executeTakeFirstOrThrow(),
   ]);
   return { rows, total: Number(count.n) };
 }

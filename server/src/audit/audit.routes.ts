@@ -93,7 +93,7 @@ export function auditRoutes(db: Db): RouteDef[] {
 
 async function* exportAudit(db: Db, customerId: string, filter: z.output<typeof auditFilter>): AsyncGenerator<string> {
   let after: AuditRow | undefined;
-  for (let sent = 0; sent < AUDIT_EXPORT_LIMIT; ) {
+  for (let sent = 0; sent < AUDIT_EXPORT_LIMIT;) {
     const rows = await auditAfter(db, customerId, filter, after, Math.min(EXPORT_STEP, AUDIT_EXPORT_LIMIT - sent));
     if (!rows.length) return;
     yield rows.map((row) => `${JSON.stringify(toAuditEntry(row))}\n`).join('');

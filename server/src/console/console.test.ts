@@ -33,7 +33,8 @@ function suite(kind: StoreKind) {
     call(service.url, 'GET', '/api/v1/agents', { headers: { cookie: `concierge_session=${cookie}`, ...headers } });
   const signIn = (email: string, password: string) =>
     call(service.url, 'POST', '/console/session', { body: { email, password } });
-  const newUser = async (email: string) => (await service.app.consoleAccounts.invite(customerId, email, { audit: auditOf(customerId, 'admin') })).token;
+  const newUser = async (email: string) =>
+    (await service.app.consoleAccounts.invite(customerId, email, { audit: auditOf(customerId, 'admin') })).token;
   const welcomed = async (email: string) => {
     const reply = await call(service.url, 'POST', '/console/welcome', {
       body: { token: await newUser(email), password: PASSWORD },
@@ -265,7 +266,9 @@ function suite(kind: StoreKind) {
         .where('id', '=', deploymentId)
         .executeTakeFirstOrThrow()
     ).customer_id;
-    const { token: welcome } = await service.app.consoleAccounts.invite(owner, 'gus@example.com', { audit: auditOf(owner, 'admin') });
+    const { token: welcome } = await service.app.consoleAccounts.invite(owner, 'gus@example.com', {
+      audit: auditOf(owner, 'admin'),
+    });
     const session = tokenOf(
       (
         await call(service.url, 'POST', '/console/welcome', { body: { token: welcome, password: PASSWORD } })
@@ -352,7 +355,9 @@ describe('console behind https', () => {
     const service = await startService('sqlite', { env: { PUBLIC_BASE_URL: 'https://concierge.example' } });
     try {
       const { customerId } = await service.newCustomer();
-      const { token } = await service.app.consoleAccounts.invite(customerId, 'ivy@example.com', { audit: auditOf(customerId, 'admin') });
+      const { token } = await service.app.consoleAccounts.invite(customerId, 'ivy@example.com', {
+        audit: auditOf(customerId, 'admin'),
+      });
       const welcome = await call(service.url, 'POST', '/console/welcome', { body: { token, password: PASSWORD } });
       expect(welcome.headers.get('set-cookie')).toMatch(/; Secure$/);
       const cookie = `concierge_session=${tokenOf(welcome.headers.get('set-cookie'))}`;

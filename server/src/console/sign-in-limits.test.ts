@@ -18,7 +18,9 @@ function suite(kind: StoreKind) {
   let service: TestService;
   let customerId: string;
   const welcomed = async (email: string) => {
-    const { token } = await service.app.consoleAccounts.invite(customerId, email, { audit: auditOf(customerId, 'admin') });
+    const { token } = await service.app.consoleAccounts.invite(customerId, email, {
+      audit: auditOf(customerId, 'admin'),
+    });
     expect((await call(service.url, 'POST', '/console/welcome', { body: { token, password: PASSWORD } })).status).toBe(
       204,
     );

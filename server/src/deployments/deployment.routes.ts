@@ -147,7 +147,12 @@ export function deploymentRoutes(
       errors: ['not_found'],
       success: { status: 200, description: 'The new secret, shown once', data: rotatedSecretSchema },
       handler: async (ctx) => ({
-        data: await deployments.rotateSecret(ctx.principal.customerId, ctx.params.id, ctx.body.grace_period_s, trail.by(ctx)),
+        data: await deployments.rotateSecret(
+          ctx.principal.customerId,
+          ctx.params.id,
+          ctx.body.grace_period_s,
+          trail.by(ctx),
+        ),
       }),
     }),
   ];

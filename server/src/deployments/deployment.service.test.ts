@@ -16,7 +16,11 @@ function suite(kind: StoreKind) {
       .where('id', '=', deploymentId)
       .executeTakeFirstOrThrow();
 
-    const deactivated = await service().app.deployments.deactivate(customer_id, deploymentId, auditOf(customer_id, 'admin'));
+    const deactivated = await service().app.deployments.deactivate(
+      customer_id,
+      deploymentId,
+      auditOf(customer_id, 'admin'),
+    );
 
     expect(deactivated.status).toBe('inactive');
     expect(await widget.next('conversation_ended')).toMatchObject({ seq: 1, reason: 'deployment_inactive' });

@@ -69,7 +69,12 @@ describe('knowledge bases stored before search slots [sqlite]', () => {
     // A base made now takes the next slot; a document added goes on in its base's range.
     const audit = auditOf('c1', 'admin');
     const made = await knowledge.createBase('c1', { name: 'New', language: 'en' }, audit);
-    await knowledge.addDocument('c1', 'b1', { title: 'More', text: 'The garage has a charger.', format: 'text' }, audit);
+    await knowledge.addDocument(
+      'c1',
+      'b1',
+      { title: 'More', text: 'The garage has a charger.', format: 'text' },
+      audit,
+    );
     await knowledge.addDocument('c1', made.id, { title: 'Spa', text: 'The sauna is warm.', format: 'text' }, audit);
     expect(await found('b1', 'charger garage')).toHaveLength(2);
     expect(await found(made.id, 'sauna')).toHaveLength(1);

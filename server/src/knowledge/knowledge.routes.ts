@@ -140,7 +140,12 @@ export function knowledgeRoutes(knowledge: KnowledgeService, trail: AuditTrail):
       errors: ['not_found', 'invalid_state'],
       success: { status: 200, description: 'The document after the fetch', data: documentSchema },
       handler: async (ctx) => ({
-        data: await knowledge.refreshDocument(ctx.principal.customerId, ctx.params.id, ctx.params.document_id, trail.by(ctx)),
+        data: await knowledge.refreshDocument(
+          ctx.principal.customerId,
+          ctx.params.id,
+          ctx.params.document_id,
+          trail.by(ctx),
+        ),
       }),
     }),
     defineRoute({
@@ -186,7 +191,12 @@ export function knowledgeRoutes(knowledge: KnowledgeService, trail: AuditTrail):
       errors: ['not_found'],
       success: { status: 200, description: 'Deleted', data: deletedSchema },
       handler: async (ctx) => ({
-        data: await knowledge.deleteDocument(ctx.principal.customerId, ctx.params.id, ctx.params.document_id, trail.by(ctx)),
+        data: await knowledge.deleteDocument(
+          ctx.principal.customerId,
+          ctx.params.id,
+          ctx.params.document_id,
+          trail.by(ctx),
+        ),
       }),
     }),
     defineRoute({

@@ -290,11 +290,7 @@ export class KnowledgeService {
   }
 
   /** `audit` for a refresh someone asked for; the background pass is the documents' own upkeep and records none. */
-  async #refresh(
-    base: KnowledgeBaseRow,
-    document: KnowledgeDocumentRow,
-    audit?: Audit,
-  ): Promise<KnowledgeDocumentRow> {
+  async #refresh(base: KnowledgeBaseRow, document: KnowledgeDocumentRow, audit?: Audit): Promise<KnowledgeDocumentRow> {
     const refreshed = (changes: string[]): DocumentRecord | undefined => audit && { audit, verb: 'refreshed', changes };
     const fetched_at = isoNow();
     const next_fetch_at = hoursLater(document.refresh_hours);
@@ -307,7 +303,9 @@ export class KnowledgeService {
       );
       if (!page.changed) {
         const patch = { fetched_at, next_fetch_at, fetch_error: null };
-        await this.#write(document.id, refreshed(['fetched_at']), (trx) => updateDocumentFields(trx, document.id, patch));
+        await this.#write(document.id, refreshed(['fetched_at']), (trx) =>
+          updateDocumentFields(trx, document.id, patch),
+        );
         return { ...document, ...patch };
       }
       const content = await this.#pageContent(page, 'url');
@@ -324,7 +322,9 @@ export class KnowledgeService {
     } catch (err) {
       const reason = err instanceof PageUnavailable ? err.message : errorText(err);
       const patch = { fetched_at, next_fetch_at, fetch_error: reason };
-      await this.#write(document.id, refreshed(['fetch_error']), (trx) => updateDocumentFields(trx, document.id, patch));
+      await this.#write(document.id, refreshed(['fetch_error']), (trx) =>
+        updateDocumentFields(trx, document.id, patch),
+      );
       return { ...document, ...patch };
     }
   }
@@ -404,7 +404,11 @@ export class KnowledgeService {
   /** A document's change in one transaction, with its audit record when someone made it. */
   #write(id: string, record: DocumentRecord | undefined, change: (trx: Trx) => Promise<void>): Promise<void> {
     if (!record) return this.parts.db.transaction().execute(change);
-    const entry = { action: `knowledge_document.${record.verb}`, target: { type: 'knowledge_document', id }, changes: record.changes };
+    const entry = {
+      action: `knowledge_document.${record.verb}`,
+      target: { type: 'knowledge_document', id },
+      changes: record.changes,
+    };
     return recorded(this.parts.db, record.audit, entry, change);
   }
 

@@ -68,12 +68,7 @@ export class ModelEndpointService {
     return toModelEndpoint(await this.#require(customerId, id));
   }
 
-  async update(
-    customerId: string,
-    id: string,
-    input: UpdateModelEndpointInput,
-    audit: Audit,
-  ): Promise<ModelEndpoint> {
+  async update(customerId: string, id: string, input: UpdateModelEndpointInput, audit: Audit): Promise<ModelEndpoint> {
     const row = await this.#require(customerId, id);
     const patch: Partial<ModelEndpointRow> = {
       ...(input.name !== undefined ? { name: input.name } : {}),
@@ -95,7 +90,9 @@ export class ModelEndpointService {
       throw invalidState(
         `The endpoint is named by ${agents.length === 1 ? 'the agent' : 'the agents'} ${agents.map((a) => `'${a}'`).join(', ')}: change their responder first`,
       );
-    await recorded(this.parts.db, audit, changeOf('deleted', id, {}), (trx) => deleteModelEndpoint(trx, customerId, id));
+    await recorded(this.parts.db, audit, changeOf('deleted', id, {}), (trx) =>
+      deleteModelEndpoint(trx, customerId, id),
+    );
     return { id, deleted: true };
   }
 

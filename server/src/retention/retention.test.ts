@@ -5,6 +5,7 @@ import { createLogger } from '../logger.js';
 import { isoIn } from '../shared/time.js';
 import { StoreHealth } from '../store/store-health.js';
 import { RetentionPurge } from './retention.purge.js';
+import { insertAuditEntry } from '../audit/audit.repository.js';
 
 describeEachStore('retention', (kind) => {
   const suite = serviceWithCustomer(kind);
@@ -97,6 +98,7 @@ describeEachStore('retention', (kind) => {
       conversations: 0,
       events: 0,
       deliveries: 0,
+      audit: 0,
     });
     expect(await count('conversations', 'id', all)).toBe(5);
 
@@ -123,5 +125,45 @@ describeEachStore('retention', (kind) => {
     });
     expect(resumed).toMatchObject({ type: 'ready', resumed: true });
     back.close();
+  });
+});
+
+describeEachStore('audit retention', (kind) => {
+  const suite = serviceWithCustomer(kind);
+
+  it('purges audit records past AUDIT_RETENTION_DAYS and keeps the rest; 0 keeps them all', async () => {
+    const { db } = suite.service().app.store;
+    const customerId = 'audit-retention';
+    const record = (id: string, at: string) =>
+      insertAuditEntry(db, {
+        id,
+        customer_id: customerId,
+        at,
+        actor_type: 'service',
+        actor_id: null,
+        actor_email: null,
+        action: 'deployment.transcript_hook_disabled',
+        target_type: 'deployment',
+        target_id: null,
+        changes: '[]',
+        ip: null,
+        user_agent: null,
+        request_id: null,
+      });
+    for (let i = 0; i < 5; i++) await record(`00000000-0000-4000-8000-00000000000${i}`, isoIn(-(400 + i) * 86_400_000));
+    await record('00000000-0000-4000-8000-000000000010', isoIn(-364 * 86_400_000));
+    const purge = (auditDays: number) =>
+      new RetentionPurge(
+        { db, health: new StoreHealth({ ping: async () => {}, logger: createLogger('silent') }), dialect: kind },
+        { conversationDays: 0, deliveryDays: 0, auditDays, batch: 2 },
+      ).purge();
+    const kept = async () => (await db.selectFrom('audit_log').select('id').execute()).length;
+    const before = await kept();
+    expect((await purge(0)).audit).toBe(0);
+    expect((await purge(365)).audit).toBe(5);
+    expect(await kept()).toBe(before - 5);
+    expect(
+      await db.selectFrom('audit_log').select('id').where('id', '=', '00000000-0000-4000-8000-000000000010').execute(),
+    ).toHaveLength(1);
   });
 });

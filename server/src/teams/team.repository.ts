@@ -3,12 +3,7 @@ import type { ConsoleUserRow } from '../console/console-account.repository.js';
 
 /** A customer's console users, by address. */
 export async function listUsers(db: Db, customerId: string): Promise<ConsoleUserRow[]> {
-  return db
-    .selectFrom('console_users')
-    .selectAll()
-    .where('customer_id', '=', customerId)
-    .orderBy('email')
-    .execute();
+  return db.selectFrom('console_users').selectAll().where('customer_id', '=', customerId).orderBy('email').execute();
 }
 
 export async function findTeamUser(db: Db, customerId: string, id: string): Promise<ConsoleUserRow | undefined> {

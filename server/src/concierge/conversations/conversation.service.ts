@@ -155,7 +155,11 @@ export class ConversationService {
       if (!locked) return notFound('Conversation');
       if (locked.status !== 'open') return invalidState('The conversation has already ended');
       await this.endWithin(unit, { dep, conversationId: id }, 'closed');
-      await audit(unit.trx, { action: 'conversation.closed', target: { type: 'conversation', id }, changes: ['status'] });
+      await audit(unit.trx, {
+        action: 'conversation.closed',
+        target: { type: 'conversation', id },
+        changes: ['status'],
+      });
       return undefined;
     });
     if (refused) throw refused;

@@ -35,39 +35,49 @@ export class ConversationHandling {
   /** A person handles the conversation from now on, by this name; a second takeover renames them. It no longer needs a person. */
   takeOver(customerId: string, id: string, name: string, audit: Audit): Promise<void> {
     const entry = { action: 'conversation.taken_over', target: { type: 'conversation', id }, changes: ['handler'] };
-    return this.change(customerId, id, (conversation) => ({
-      events: [{ type: 'operator_joined', name }],
-      transcript: [handoffEvent({ handler: 'person', name, needs_person: false, reason: null })],
-      conversation: {
-        handler: 'person',
-        handler_name: name,
-        needs_person: 0,
-        handoff_reason: null,
-        handoff_at: isoNow(),
-      },
-      // A takeover is a handoff (README, Knowing how it goes); a rename is not.
-      ...(conversation.handler === 'person' ? {} : { tally: { handoffs: 1 } }),
-    }), { audit, entry });
+    return this.change(
+      customerId,
+      id,
+      (conversation) => ({
+        events: [{ type: 'operator_joined', name }],
+        transcript: [handoffEvent({ handler: 'person', name, needs_person: false, reason: null })],
+        conversation: {
+          handler: 'person',
+          handler_name: name,
+          needs_person: 0,
+          handoff_reason: null,
+          handoff_at: isoNow(),
+        },
+        // A takeover is a handoff (README, Knowing how it goes); a rename is not.
+        ...(conversation.handler === 'person' ? {} : { tally: { handoffs: 1 } }),
+      }),
+      { audit, entry },
+    );
   }
 
   /** The agent handles the conversation again; refused while it already does. */
   release(customerId: string, id: string, audit: Audit): Promise<void> {
     const entry = { action: 'conversation.released', target: { type: 'conversation', id }, changes: ['handler'] };
-    return this.change(customerId, id, (conversation) => {
-      if (conversation.handler !== 'person') return invalidState('The agent already handles this conversation');
-      return {
-        events: [{ type: 'operator_left', name: conversation.handler_name ?? '' }],
-        transcript: [
-          handoffEvent({
-            handler: 'agent',
-            name: null,
-            needs_person: conversation.needs_person === 1,
-            reason: conversation.handoff_reason,
-          }),
-        ],
-        conversation: { handler: 'agent', handler_name: null, handoff_at: isoNow() },
-      };
-    }, { audit, entry });
+    return this.change(
+      customerId,
+      id,
+      (conversation) => {
+        if (conversation.handler !== 'person') return invalidState('The agent already handles this conversation');
+        return {
+          events: [{ type: 'operator_left', name: conversation.handler_name ?? '' }],
+          transcript: [
+            handoffEvent({
+              handler: 'agent',
+              name: null,
+              needs_person: conversation.needs_person === 1,
+              reason: conversation.handoff_reason,
+            }),
+          ],
+          conversation: { handler: 'agent', handler_name: null, handoff_at: isoNow() },
+        };
+      },
+      { audit, entry },
+    );
   }
 
   /**
