@@ -128,7 +128,18 @@ async function demoCustomer(): Promise<{ apiKey: string; receptionLink?: string 
   }
   const made = spawnSync(
     process.execPath,
-    [...TSX, 'server/src/admin.ts', 'create-customer', '--name', 'Harbor Hotel (demo)', '--email', RECEPTION],
+    // Reception answers guests: the agent role (README, Your team) offers it the Inbox, Conversations and Analytics.
+    [
+      ...TSX,
+      'server/src/admin.ts',
+      'create-customer',
+      '--name',
+      'Harbor Hotel (demo)',
+      '--email',
+      RECEPTION,
+      '--role',
+      'agent',
+    ],
     {
       cwd: ROOT,
       // The link must point at the service as it runs (PORT=0 picks its port only at start).

@@ -70,6 +70,8 @@ export class Stack {
       'Harbor Hotel (e2e)',
       '--email',
       'reception@harbor.example',
+      '--role',
+      'agent',
     ]);
     const apiKey = apiKeyIn(made);
     const receptionWelcome = welcomeIn(made);

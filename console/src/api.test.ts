@@ -37,7 +37,9 @@ describe('the console API client, against a real service', () => {
 
   it('signs in with a welcome link and reads data with the console header', async () => {
     const { customerId } = await service.newCustomer('Harbor Hotel');
-    const { token } = await service.app.consoleAccounts.invite(customerId, 'ana@example.com', { audit: auditOf(customerId, 'admin') });
+    const { token } = await service.app.consoleAccounts.invite(customerId, 'ana@example.com', {
+      audit: auditOf(customerId, 'admin'),
+    });
     // Node's fetch keeps no cookies: the welcome's answer is checked, then the cookie is sent by hand.
     const res = await fetch(`${service.url}/console/welcome`, {
       method: 'POST',

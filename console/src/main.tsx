@@ -15,6 +15,9 @@ import { ModelEndpointsPage } from './pages/models';
 import { KnowledgeBasePage, KnowledgeBasesPage } from './pages/knowledge';
 import { GettingStarted, Home } from './pages/start';
 import { TryIt } from './pages/try';
+import { UsersPage } from './pages/users';
+import { AuditPage } from './pages/audit';
+import { can, currentRole, type Role, SECTION_ROLES, signedInAs } from './roles';
 import type { ConsoleUser } from './types';
 import { CodeBlock, ErrorNote, Title } from './ui';
 
@@ -29,6 +32,8 @@ const NAV = [
   ['conversations', 'Conversations'],
   ['analytics', 'Analytics'],
   ['api-key', 'API key'],
+  ['users', 'Users'],
+  ['audit', 'Audit log'],
 ] as const;
 
 function useRoute(): string[] {
@@ -52,6 +57,8 @@ function page(route: string[]) {
   const idOk = id === undefined || isId(id);
   const subOk = sub === undefined || (section === 'try' && LOCALE.test(sub));
   if (!idOk || !subOk || rest.length) return <NotFound />;
+  const needed = SECTION_ROLES[section];
+  if (needed && !can(needed)) return <NotForRole needed={needed} />;
   switch (section) {
     case '':
       return <Home />;
@@ -75,9 +82,25 @@ function page(route: string[]) {
       return <AnalyticsPage />;
     case 'api-key':
       return <ApiKeyPage />;
+    case 'users':
+      return <UsersPage />;
+    case 'audit':
+      return <AuditPage />;
     default:
       return <NotFound />;
   }
+}
+
+function NotForRole({ needed }: { needed: Role }) {
+  return (
+    <section>
+      <Title>Not for your role</Title>
+      <p>
+        This page needs the {needed} role or above; you are an {currentRole()}. An admin of your team can change your
+        role under Users. <a href="#/">Back to the console's home</a>.
+      </p>
+    </section>
+  );
 }
 
 function NotFound() {
@@ -173,6 +196,7 @@ function Console() {
   if (route[0] === 'welcome') return <Welcome token={route[1] ?? ''} onDone={refresh} />;
   if (signedIn === undefined) return <main class="center" aria-busy="true" />;
   if (!signedIn) return <SignIn onDone={refresh} />;
+  signedInAs(user!.role);
   const signOut = async () => {
     try {
       await api('DELETE', path`/console/session`);
@@ -189,7 +213,7 @@ function Console() {
       <header class="top">
         <span class="brand">Concierge</span>
         <nav aria-label="Sections">
-          {NAV.map(([path, label]) => (
+          {NAV.filter(([section]) => can(SECTION_ROLES[section]!)).map(([path, label]) => (
             <a
               key={path}
               href={`#/${path}`}
@@ -202,7 +226,9 @@ function Console() {
         <button type="button" class="small" aria-expanded={showLog} onClick={() => setShowLog(!showLog)}>
           curl
         </button>
-        <span class="muted">{user?.email}</span>
+        <span class="muted">
+          {user?.email} ({user?.role})
+        </span>
         <button type="button" class="small" onClick={signOut}>
           Sign out
         </button>

@@ -26,6 +26,8 @@ import type { jobAcceptedSchema, jobSchema } from '../../server/src/agents/gener
 import type { consoleUserSchema } from '../../server/src/console/console.routes.js';
 import type { previewTokenSchema } from '../../server/src/concierge/sessions/preview-token.routes.js';
 import type { PageMeta as ServerPageMeta } from '../../server/src/http/envelope.js';
+import type { invitationSchema, teamUserSchema } from '../../server/src/teams/user.routes.js';
+import type { auditEntrySchema } from '../../server/src/audit/audit.routes.js';
 import type { modelEndpointSchema } from '../../server/src/model-endpoints/model-endpoint.schemas.js';
 import type {
   chunkSchema,
@@ -67,6 +69,10 @@ export interface ModelTest {
   duration_ms: number;
   error: string | null;
 }
+
+export type TeamUser = z.output<typeof teamUserSchema>;
+export type Invitation = z.output<typeof invitationSchema>;
+export type AuditEntry = z.output<typeof auditEntrySchema>;
 
 export type PageMeta = ServerPageMeta;
 /** A console user, or null when nobody is signed in. */

@@ -207,6 +207,15 @@ export function ActionForm({
   );
 }
 
+/** Hands `body` to the browser as a file to save (an export). */
+export function saveAs(name: string, body: string, type: string): void {
+  const link = document.createElement('a');
+  link.href = URL.createObjectURL(new Blob([body], { type }));
+  link.download = name;
+  link.click();
+  URL.revokeObjectURL(link.href);
+}
+
 /** A secret shown once: copy it now, it is never shown again. */
 export function OnceSecret({ label, value }: { label: string; value: string }) {
   return (

@@ -1,3 +1,4 @@
+import { can } from '../roles';
 import { useState } from 'preact/hooks';
 import { get, list, query, path } from '../api';
 import { type Series, TimeChart } from '../chart';
@@ -229,9 +230,7 @@ function GreetingFigures({
         <tbody>
           {rules.map((r) => (
             <tr key={`${r.deployment_id}${r.rule_id}`}>
-              <td>
-                <a href={`#/deployments/${r.deployment_id}`}>{r.rule_id}</a>
-              </td>
+              <td>{can('editor') ? <a href={`#/deployments/${r.deployment_id}`}>{r.rule_id}</a> : r.rule_id}</td>
               {!oneDeployment && <td>{nameOf(r.deployment_id)}</td>}
               <td>{r.shown}</td>
               <td>

@@ -1,8 +1,9 @@
+import { can } from '../roles';
 import { useState } from 'preact/hooks';
 import { del, get, list, post, query, text, path } from '../api';
 import { partsInWords, startOfDay, turnTimeline, when } from '../logic';
 import type { Conversation, ConversationDetail, Delivery } from '../types';
-import { Badge, DeliveryView, Empty, ErrorNote, ListTable, Loading, Title, useAction, useLoad } from '../ui';
+import { Badge, DeliveryView, Empty, ErrorNote, ListTable, Loading, saveAs, Title, useAction, useLoad } from '../ui';
 
 /** The turns of a conversation as one timeline each, then its transcript deliveries with Redeliver. */
 export function Timeline({
@@ -58,9 +59,11 @@ export function Timeline({
           {transcript.map((d) => (
             <li key={d.id}>
               <DeliveryView d={d} />
-              <button type="button" class="small" disabled={redeliver.busy} onClick={() => redeliver.start(d.id)}>
-                Redeliver {d.event_type}
-              </button>
+              {can('editor') && (
+                <button type="button" class="small" disabled={redeliver.busy} onClick={() => redeliver.start(d.id)}>
+                  Redeliver {d.event_type}
+                </button>
+              )}
             </li>
           ))}
         </ul>
@@ -111,9 +114,11 @@ export function ConversationPage({ id }: { id: string }) {
         <button type="button" onClick={loaded.reload}>
           Refresh
         </button>
-        <button type="button" class="danger" disabled={remove.busy} onClick={() => remove.start()}>
-          Erase
-        </button>
+        {can('editor') && (
+          <button type="button" class="danger" disabled={remove.busy} onClick={() => remove.start()}>
+            Erase
+          </button>
+        )}
       </div>
       <ErrorNote error={remove.error} />
       <Timeline conversation={c} transcript={loaded.data.transcript} onRedelivered={loaded.reload} />
@@ -191,12 +196,11 @@ export function ConversationsPage() {
     [JSON.stringify(params), page],
   );
   const exporting = useAction(async () => {
-    const ndjson = await text(path`/api/v1/conversations/export${query(params)}`);
-    const link = document.createElement('a');
-    link.href = URL.createObjectURL(new Blob([ndjson], { type: 'application/x-ndjson' }));
-    link.download = 'conversations.ndjson';
-    link.click();
-    URL.revokeObjectURL(link.href);
+    saveAs(
+      'conversations.ndjson',
+      await text(path`/api/v1/conversations/export${query(params)}`),
+      'application/x-ndjson',
+    );
   });
   return (
     <section>
@@ -249,7 +253,14 @@ export function ConversationsPage() {
         onPage={setPage}
         empty={
           <>
-            No conversation here yet. <a href="#/try">Try a deployment</a> to have the first one.
+            No conversation here yet.{' '}
+            {can('editor') ? (
+              <>
+                <a href="#/try">Try a deployment</a> to have the first one.
+              </>
+            ) : (
+              'They appear here as visitors talk to the concierge.'
+            )}
           </>
         }
         columns={[

@@ -1,6 +1,7 @@
 import { useEffect } from 'preact/hooks';
 import { type ApiPath, list, path } from '../api';
 import { checklist, type Facts, isLive } from '../logic';
+import { can } from '../roles';
 import { ErrorNote, Loading, Title, useLoad } from '../ui';
 
 const count = async (to: ApiPath) => (await list(to)).meta.total_count;
@@ -21,6 +22,16 @@ const useFacts = () =>
 
 /** `#/`: the Inbox once the concierge is live (the front desk's daily page), else the checklist. */
 export function Home() {
+  return can('editor') ? <BuildersHome /> : <InboxFirst />;
+}
+
+/** Who answers visitors starts where they are waiting. */
+function InboxFirst() {
+  useEffect(() => location.replace('#/inbox'), []);
+  return <Loading what="the inbox" />;
+}
+
+function BuildersHome() {
   const facts = useFacts();
   const live = facts.data !== undefined && isLive(facts.data);
   useEffect(() => {

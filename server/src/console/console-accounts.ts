@@ -183,11 +183,17 @@ export class ConsoleAccounts {
   /** The signed-in user (the fields README, The console lists), for the console's header; null when the session is not valid. */
   async whoIs(
     token: string,
-  ): Promise<{ id: string; email: string; created_at: string; last_sign_in_at: string | null } | null> {
+  ): Promise<{ id: string; email: string; created_at: string; last_sign_in_at: string | null; role: string } | null> {
     const who = await this.identify(token);
     const user = who && (await findUserById(this.parts.db, who.userId));
     return user
-      ? { id: user.id, email: user.email, created_at: user.created_at, last_sign_in_at: user.last_sign_in_at }
+      ? {
+          id: user.id,
+          email: user.email,
+          created_at: user.created_at,
+          last_sign_in_at: user.last_sign_in_at,
+          role: user.role,
+        }
       : null;
   }
 

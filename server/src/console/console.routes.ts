@@ -26,6 +26,9 @@ export const consoleUserSchema = z
     email: z.string(),
     created_at: z.iso.datetime(),
     last_sign_in_at: z.iso.datetime().nullable(),
+    role: z
+      .enum(['agent', 'editor', 'admin', 'owner'])
+      .meta({ description: 'What they may do (README, Your team): the console offers only that' }),
   })
   .nullable()
   .meta({ id: 'ConsoleUser' });

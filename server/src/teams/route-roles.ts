@@ -85,8 +85,5 @@ export function permit(operationId: string, principal: Principal): void {
   const needed = ROUTE_ROLES[operationId];
   if (!needed) throw new AppError('forbidden', `${operationId} is open to no role`);
   if (!reaches(principal.role, needed))
-    throw new AppError(
-      'forbidden',
-      `This needs the ${needed} role or above; you are ${principal.role === 'agent' || principal.role === 'admin' ? 'an' : 'a'} ${principal.role}`,
-    );
+    throw new AppError('forbidden', `This needs the ${needed} role or above; you are an ${principal.role}`);
 }

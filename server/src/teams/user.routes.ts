@@ -24,7 +24,7 @@ export const teamUserSchema = z
   })
   .meta({ id: 'User' });
 
-const invitationSchema = teamUserSchema
+export const invitationSchema = teamUserSchema
   .extend({
     invitation_url: z.url().meta({ description: 'One use, 72 hours: shown only here; send it to the person invited' }),
   })
