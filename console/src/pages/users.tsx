@@ -69,7 +69,7 @@ export function UsersPage() {
             />
           </label>
           <label>
-            Role
+            Their role
             <select value={role} onChange={(e) => setRole(e.currentTarget.value as Role)}>
               <RoleOptions roles={grantable()} />
             </select>
