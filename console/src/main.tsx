@@ -61,6 +61,7 @@ function page(route: string[]) {
   if (needed && !can(needed)) return <NotForRole needed={needed} />;
   switch (section) {
     case '':
+    case 'sign-in':
       return <Home />;
     case 'start':
       return <GettingStarted />;
@@ -195,7 +196,7 @@ function Console() {
 
   if (route[0] === 'welcome') return <Welcome token={route[1] ?? ''} onDone={refresh} />;
   if (signedIn === undefined) return <main class="center" aria-busy="true" />;
-  if (!signedIn) return <SignIn onDone={refresh} />;
+  if (!signedIn) return <SignIn onDone={refresh} refused={route[0] === 'sign-in' ? route[1] : undefined} />;
   signedInAs(user!.role);
   const signOut = async () => {
     try {

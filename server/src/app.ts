@@ -10,6 +10,8 @@ import { ConsoleAccounts } from './console/console-accounts.js';
 import { consoleSession } from './console/console-credential.js';
 import { consoleStatic, serviceFavicon } from './console/console-static.js';
 import { consoleRoutes } from './console/console.routes.js';
+import { SingleSignOn } from './console/single-sign-on.js';
+import { ssoRoutes } from './console/sso.routes.js';
 import { PasswordHasher } from './console/password-hasher.js';
 import { ConversationHistory } from './concierge/history/conversation-history.js';
 import { conversationRoutes } from './concierge/history/conversation.routes.js';
@@ -380,6 +382,11 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...userRoutes(team, trail),
     ...auditRoutes(db),
     ...consoleRoutes({ accounts: consoleAccounts, address, trustProxy: config.trustProxy }),
+    ...ssoRoutes({
+      sso: config.sso && new SingleSignOn(config.sso, () => `${address.url}/console/sso/callback`),
+      accounts: consoleAccounts,
+      address,
+    }),
     widgetRoute(),
     widgetModuleRoute(),
     widgetLocaleRoute(),

@@ -25,6 +25,10 @@ const envSchema = z.object({
   CONVERSATION_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
   DELIVERY_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(30),
   AUDIT_RETENTION_DAYS: z.coerce.number().int().min(0).max(36_500).default(365),
+  OIDC_ISSUER: z.url({ protocol: /^https?$/ }).optional(),
+  OIDC_CLIENT_ID: z.string().max(500).optional(),
+  OIDC_CLIENT_SECRET: z.string().max(2000).optional(),
+  OIDC_NAME: z.string().max(60).optional(),
   METRICS_TOKEN: z.string().min(32, 'must be at least 32 characters (openssl rand -hex 32)').optional(),
   DRAIN_S: z.coerce.number().int().min(0).max(300).default(5),
   BACKUP_KEY: z.string().min(32, 'must be at least 32 characters (openssl rand -hex 32)').optional(),
@@ -88,6 +92,8 @@ export interface Config {
   readonly deliveryRetentionDays: number;
   /** Audit records are kept this many days (0: forever). */
   readonly auditRetentionDays: number;
+  /** Single sign-on to the console through an OpenID Provider (README, Your team); none without OIDC_ISSUER. */
+  readonly sso: { issuer: string; clientId: string; clientSecret: string; name: string } | undefined;
   /** The Bearer token `GET /metrics` asks for; without one the route does not exist. */
   readonly metricsToken: string | undefined;
   /** The key SQLite backups are tagged with (else `backup.key` in DATA_DIR, made by the first backup). */
@@ -152,6 +158,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     : e.SPEECH_TO_TEXT
       ? { engine: e.SPEECH_TO_TEXT }
       : undefined;
+  const oidc = [e.OIDC_ISSUER, e.OIDC_CLIENT_ID, e.OIDC_CLIENT_SECRET];
+  if (oidc.some(Boolean) && !oidc.every(Boolean))
+    throw new ConfigError(
+      'Invalid configuration:\n  OIDC_ISSUER, OIDC_CLIENT_ID and OIDC_CLIENT_SECRET go together: set all three for single sign-on, or none',
+    );
   let hookAllowedHosts: AllowedHost[];
   let trustProxy: ProxyTrust;
   try {
@@ -176,6 +187,14 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     conversationRetentionDays: e.CONVERSATION_RETENTION_DAYS,
     deliveryRetentionDays: e.DELIVERY_RETENTION_DAYS,
     auditRetentionDays: e.AUDIT_RETENTION_DAYS,
+    sso: e.OIDC_ISSUER
+      ? {
+          issuer: e.OIDC_ISSUER,
+          clientId: e.OIDC_CLIENT_ID!,
+          clientSecret: e.OIDC_CLIENT_SECRET!,
+          name: e.OIDC_NAME ?? new URL(e.OIDC_ISSUER).host,
+        }
+      : undefined,
     metricsToken: e.METRICS_TOKEN,
     drainSeconds: e.DRAIN_S,
     backupKey: e.BACKUP_KEY,

@@ -1,10 +1,18 @@
 import { useState } from 'preact/hooks';
-import { api, path } from '../api';
-import { ActionForm, ErrorNote, Title, useAction } from '../ui';
+import { api, get, path } from '../api';
+import { ActionForm, ErrorNote, Title, useAction, useLoad } from '../ui';
 
 const MIN_PASSWORD = 12;
 
-export function SignIn({ onDone }: { onDone(): Promise<void> }) {
+/** Why the identity provider's sign-in was refused, as `/console/sso/callback` names it. */
+const SSO_REFUSALS: Record<string, string> = {
+  not_invited: 'That account is in no team here. Ask an admin of your team to invite its email address under Users.',
+  unverified_email: 'Your identity provider has not verified that email address, so it cannot sign you in here.',
+  failed: 'The sign-in with your identity provider did not complete. Try again; if it keeps failing, tell your admin.',
+};
+
+export function SignIn({ onDone, refused }: { onDone(): Promise<void>; refused?: string | undefined }) {
+  const sso = useLoad(() => get<{ enabled: boolean; name: string | null }>(path`/console/sso`), []);
   const [email, setEmail] = useState('');
   const [password, setPassword] = useState('');
   const action = useAction(async () => {
@@ -15,6 +23,19 @@ export function SignIn({ onDone }: { onDone(): Promise<void> }) {
     <main class="center" id="main">
       <ActionForm class="card narrow" onRun={() => void action.start()}>
         <Title>Sign in to Concierge</Title>
+        {refused && (
+          <p class="warn" role="alert">
+            {SSO_REFUSALS[refused] ?? SSO_REFUSALS.failed}
+          </p>
+        )}
+        {sso.data?.enabled && (
+          <>
+            <a class="button primary" href="/console/sso/start">
+              Sign in with {sso.data.name}
+            </a>
+            <p class="muted or">or with your email and password</p>
+          </>
+        )}
         <label>
           Email
           <input

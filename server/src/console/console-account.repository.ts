@@ -6,6 +6,19 @@ import type { ConsoleSessionTable, ConsoleUserTable } from './console.table.js';
 export type ConsoleUserRow = Selectable<ConsoleUserTable>;
 export type ConsoleSessionRow = Selectable<ConsoleSessionTable>;
 
+/** Invited and not yet in: no password chosen, and the link not used (one who signs in with single sign-on uses none). */
+export const isInvited = (row: Pick<ConsoleUserRow, 'password_hash' | 'welcome_hash'>): boolean =>
+  row.password_hash === null && row.welcome_hash !== null;
+
+/** Someone invited signed in with single sign-on: the invitation is used up, as its link would be. */
+export async function acceptInvitation(db: Db, userId: string): Promise<void> {
+  await db
+    .updateTable('console_users')
+    .set({ welcome_hash: null, welcome_expires_at: null })
+    .where('id', '=', userId)
+    .execute();
+}
+
 export async function findUserByEmail(db: Db, email: string): Promise<ConsoleUserRow | undefined> {
   return db.selectFrom('console_users').selectAll().where('email', '=', email).executeTakeFirst();
 }

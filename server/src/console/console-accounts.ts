@@ -6,6 +6,7 @@ import type { Db } from '../database.js';
 import type { Dialect } from '../store/db.js';
 import { limitAddressOf } from '../http/client-address.js';
 import {
+  acceptInvitation,
   claimWelcome,
   countAttempts,
   deleteSession,
@@ -14,6 +15,7 @@ import {
   findUserById,
   findUserByWelcome,
   insertUser,
+  isInvited,
   forgetAttempt,
   inSignInLedger,
   noteAttempt,
@@ -150,6 +152,20 @@ export class ConsoleAccounts {
     if (!user?.password_hash || !verdict.matches) throw wrongCredentials();
     await forgetAttempt(this.parts.db, attempt.id);
     if (verdict.stale) await this.upgrade(user.id, user.password_hash, password);
+    return this.open({ userId: user.id, customerId: user.customer_id });
+  }
+
+  /**
+   * Signs in the person an identity provider vouched for (README, Your team): a user, or someone
+   * whose invitation still holds (it is used up); null for anyone else. Returns the session token.
+   */
+  async signInVerified(email: string): Promise<string | null> {
+    const user = await findUserByEmail(this.parts.db, email);
+    if (!user) return null;
+    if (isInvited(user)) {
+      if (!user.welcome_expires_at || Date.parse(user.welcome_expires_at) <= Date.now()) return null;
+      await acceptInvitation(this.parts.db, user.id);
+    }
     return this.open({ userId: user.id, customerId: user.customer_id });
   }
 

@@ -12,3 +12,15 @@ export function sessionCookie(token: string, secure: boolean): string {
 export function clearedSessionCookie(secure: boolean): string {
   return `${SESSION_COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0${secure ? '; Secure' : ''}`;
 }
+
+/** What the browser keeps while it signs in with the identity provider: Lax, as the provider's redirect back is another site's. */
+export const SSO_COOKIE = 'concierge_sso';
+const SSO_COOKIE_S = 600;
+
+export function ssoCookie(pending: string, secure: boolean): string {
+  return `${SSO_COOKIE}=${pending}; HttpOnly; SameSite=Lax; Path=/console/sso; Max-Age=${SSO_COOKIE_S}${secure ? '; Secure' : ''}`;
+}
+
+export function clearedSsoCookie(secure: boolean): string {
+  return `${SSO_COOKIE}=; HttpOnly; SameSite=Lax; Path=/console/sso; Max-Age=0${secure ? '; Secure' : ''}`;
+}

@@ -1,5 +1,5 @@
 import type { Audit } from '../audit/audit-trail.js';
-import type { ConsoleUserRow } from '../console/console-account.repository.js';
+import { type ConsoleUserRow, isInvited } from '../console/console-account.repository.js';
 import { type ConsoleAccounts, welcomeLink } from '../console/console-accounts.js';
 import type { Db } from '../database.js';
 import { AppError, invalidState, notFound } from '../errors.js';
@@ -27,8 +27,8 @@ export const toTeamUser = (row: ConsoleUserRow): TeamUser => ({
   id: row.id,
   email: row.email,
   role: row.role,
-  status: row.password_hash === null ? 'invited' : 'active',
-  invitation_expires_at: row.password_hash === null ? row.welcome_expires_at : null,
+  status: isInvited(row) ? 'invited' : 'active',
+  invitation_expires_at: isInvited(row) ? row.welcome_expires_at : null,
   created_at: row.created_at,
   last_sign_in_at: row.last_sign_in_at,
 });
@@ -70,7 +70,7 @@ export class TeamService {
     if (input.role === 'owner' && by.role !== 'owner') throw onlyOwners('invite an owner');
     const email = input.email.trim().toLowerCase();
     const existing = (await listUsers(this.parts.db, by.customerId)).find((u) => u.email === email);
-    if (existing?.password_hash)
+    if (existing && !isInvited(existing))
       throw invalidState(`${email} is already in your team; change their role with PUT /api/v1/users/{id}`);
     if (existing?.role === 'owner' && by.role !== 'owner') throw onlyOwners("renew an owner's invitation");
     const { userId, token } = await this.parts.accounts.invite(by.customerId, email, {

@@ -1,0 +1,138 @@
+import * as oidc from 'openid-client';
+import { AppError } from '../errors.js';
+
+export interface SsoSettings {
+  issuer: string;
+  clientId: string;
+  clientSecret: string;
+  /** What the sign-in page's button says: "Sign in with <name>". */
+  name: string;
+}
+
+/** What the browser keeps between the start and the callback: the PKCE verifier, the state, the nonce. */
+interface Pending {
+  verifier: string;
+  state: string;
+  nonce: string;
+}
+
+/** Why a sign-in with the identity provider was refused, as the sign-in page explains it. */
+export type SsoRefusal = 'not_invited' | 'unverified_email' | 'failed';
+
+export class SsoRefused extends Error {
+  constructor(
+    readonly reason: SsoRefusal,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/**
+ * Single sign-on to the console (README, Your team): OpenID Connect's authorization code flow with
+ * PKCE, through `openid-client` (certified by the OpenID Foundation). The ID token is verified with
+ * the issuer's published keys, for this client, unexpired, with the nonce of this browser's start;
+ * only a verified email is taken.
+ */
+export class SingleSignOn {
+  #configuration: Promise<oidc.Configuration> | undefined;
+
+  constructor(
+    private readonly settings: SsoSettings,
+    /** Where the provider sends the browser back: the service's own public address. */
+    private readonly callbackUrl: () => string,
+  ) {}
+
+  get name(): string {
+    return this.settings.name;
+  }
+
+  /** The provider's address to send the browser to, and what the browser keeps until it comes back. */
+  async start(): Promise<{ location: string; pending: string }> {
+    const configuration = await this.#discovered();
+    const pending: Pending = {
+      verifier: oidc.randomPKCECodeVerifier(),
+      state: oidc.randomState(),
+      nonce: oidc.randomNonce(),
+    };
+    const location = oidc.buildAuthorizationUrl(configuration, {
+      redirect_uri: this.callbackUrl(),
+      scope: 'openid email',
+      code_challenge: await oidc.calculatePKCECodeChallenge(pending.verifier),
+      code_challenge_method: 'S256',
+      state: pending.state,
+      nonce: pending.nonce,
+    });
+    return { location: location.href, pending: Buffer.from(JSON.stringify(pending)).toString('base64url') };
+  }
+
+  /** The verified email the provider signed in, from the callback's query and what the browser kept. */
+  async finish(query: string, pendingCookie: string | undefined): Promise<string> {
+    const pending = pendingOf(pendingCookie);
+    if (!pending)
+      throw new SsoRefused('failed', 'The sign-in was not started in this browser, or took over 10 minutes');
+    const configuration = await this.#discovered();
+    let claims: Record<string, unknown> | undefined;
+    try {
+      const tokens = await oidc.authorizationCodeGrant(
+        configuration,
+        new URL(`${this.callbackUrl()}?${query}`),
+        {
+          pkceCodeVerifier: pending.verifier,
+          expectedState: pending.state,
+          expectedNonce: pending.nonce,
+          idTokenExpected: true,
+        },
+        { redirect_uri: this.callbackUrl() },
+      );
+      const idToken = tokens.claims()!;
+      // Many providers put the email in the ID token; the others give it at their userinfo endpoint, for the same subject.
+      claims =
+        typeof idToken.email === 'string'
+          ? idToken
+          : { ...(await oidc.fetchUserInfo(configuration, tokens.access_token, idToken.sub)) };
+    } catch (err) {
+      throw new SsoRefused('failed', `The identity provider's answer was refused: ${(err as Error).message}`);
+    }
+    const email = typeof claims?.email === 'string' ? claims.email.trim().toLowerCase() : '';
+    if (!email) throw new SsoRefused('unverified_email', 'The identity provider gave no email address');
+    if (claims?.email_verified !== true)
+      throw new SsoRefused('unverified_email', 'The identity provider has not verified this email address');
+    return email;
+  }
+
+  /** The provider's metadata and keys, read once; a failure is asked again next time. */
+  #discovered(): Promise<oidc.Configuration> {
+    const { issuer, clientId, clientSecret } = this.settings;
+    this.#configuration ??= oidc
+      .discovery(
+        new URL(issuer),
+        clientId,
+        clientSecret,
+        undefined,
+        // Plain http only for a provider on this machine (tests, a local one); anything else must be https.
+        isLoopback(issuer) ? { execute: [oidc.allowInsecureRequests] } : undefined,
+      )
+      .catch((err: unknown) => {
+        this.#configuration = undefined;
+        throw new AppError('unavailable', `The identity provider could not be reached: ${(err as Error).message}`);
+      });
+    return this.#configuration;
+  }
+}
+
+function isLoopback(issuer: string): boolean {
+  const { protocol, hostname } = new URL(issuer);
+  return protocol === 'http:' && (hostname === 'localhost' || hostname === '127.0.0.1' || hostname === '[::1]');
+}
+
+function pendingOf(cookie: string | undefined): Pending | undefined {
+  if (!cookie) return undefined;
+  try {
+    const value = JSON.parse(Buffer.from(cookie, 'base64url').toString('utf8')) as Partial<Pending>;
+    const fine = [value.verifier, value.state, value.nonce].every((v) => typeof v === 'string' && v.length <= 200);
+    return fine ? (value as Pending) : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,93 @@
+import { z } from 'zod';
+import { AppError } from '../errors.js';
+import { readCookie } from '../http/cookies.js';
+import type { PublicAddress } from '../http/public-address.js';
+import { defineRoute, type RouteDef } from '../http/route.js';
+import type { ConsoleAccounts } from './console-accounts.js';
+import { clearedSsoCookie, SSO_COOKIE, sessionCookie, ssoCookie } from './console-cookie.js';
+import { type SingleSignOn, SsoRefused } from './single-sign-on.js';
+
+/** Where the console shows why a sign-in with the identity provider was refused. */
+const refusedAt = (reason: string) => `/console/#/sign-in/${reason}`;
+
+/** Single sign-on to the console (README, Your team): whether it is offered, its start, and the provider's way back. */
+export function ssoRoutes(parts: {
+  sso: SingleSignOn | undefined;
+  accounts: ConsoleAccounts;
+  address: PublicAddress;
+}): RouteDef[] {
+  const { sso, accounts, address } = parts;
+  const secure = address.https;
+  const redirect = { Location: 'Where the browser goes next' };
+  return [
+    defineRoute({
+      method: 'get',
+      path: '/console/sso',
+      operationId: 'singleSignOn',
+      summary: 'Whether the console offers single sign-on (OIDC_ISSUER), and the name its button shows',
+      tag: 'Console',
+      auth: false,
+      success: {
+        status: 200,
+        description: 'Offered or not',
+        data: z.object({ enabled: z.boolean(), name: z.string().nullable() }).meta({ id: 'SingleSignOn' }),
+      },
+      handler: () => ({ data: { enabled: sso !== undefined, name: sso?.name ?? null } }),
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/console/sso/start',
+      operationId: 'startSingleSignOn',
+      summary:
+        "Sends the browser to the identity provider (authorization code with PKCE); what it must bring back is kept in an HttpOnly cookie for 10 minutes. 404 when single sign-on is not configured; 503 when the provider's metadata cannot be read",
+      tag: 'Console',
+      auth: false,
+      errors: ['not_found'],
+      success: {
+        status: 302,
+        description: "To the identity provider's sign-in",
+        data: z.null(),
+        empty: true,
+        headers: { ...redirect, 'Set-Cookie': 'concierge_sso: HttpOnly, SameSite=Lax, Path=/console/sso, 10 minutes' },
+      },
+      handler: async () => {
+        if (!sso) throw notConfigured();
+        const { location, pending } = await sso.start();
+        return { data: null, headers: { Location: location, 'Set-Cookie': ssoCookie(pending, secure) } };
+      },
+    }),
+    defineRoute({
+      method: 'get',
+      path: '/console/sso/callback',
+      operationId: 'finishSingleSignOn',
+      summary:
+        "The identity provider's way back: the ID token is verified (the issuer's keys, this client, unexpired, the nonce), and a verified email that is a user's or a standing invitation's is signed in; anyone else goes back to the sign-in page, told why",
+      tag: 'Console',
+      auth: false,
+      errors: ['not_found'],
+      success: {
+        status: 302,
+        description:
+          'Signed in: to the console, with its session cookie. Refused: to /console/#/sign-in/{not_invited|unverified_email|failed}',
+        data: z.null(),
+        empty: true,
+        headers: { ...redirect, 'Set-Cookie': 'concierge_session when signed in' },
+      },
+      handler: async ({ req }) => {
+        if (!sso) throw notConfigured();
+        const query = (req.url ?? '').split('?').slice(1).join('?');
+        try {
+          const email = await sso.finish(query, readCookie(req, SSO_COOKIE));
+          const token = await accounts.signInVerified(email);
+          if (!token) throw new SsoRefused('not_invited', `${email} is not in any team`);
+          return { data: null, headers: { Location: '/console/#/', 'Set-Cookie': sessionCookie(token, secure) } };
+        } catch (err) {
+          if (!(err instanceof SsoRefused)) throw err;
+          return { data: null, headers: { Location: refusedAt(err.reason), 'Set-Cookie': clearedSsoCookie(secure) } };
+        }
+      },
+    }),
+  ];
+}
+
+const notConfigured = () => new AppError('not_found', 'Single sign-on is not configured here (OIDC_ISSUER)');

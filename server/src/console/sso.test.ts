@@ -1,0 +1,224 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { decodeJwt, exportJWK, generateKeyPair, SignJWT } from 'jose';
+import Provider from 'oidc-provider';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { call, startService, type TestService } from '../../test/harness.js';
+import { auditOf } from '../audit/audit-trail.js';
+
+const CLIENT = { id: 'concierge-console', secret: 'a-client-secret-for-the-console-0123456789' };
+
+interface Person {
+  email: string;
+  verified: boolean;
+}
+
+/**
+ * A real OpenID Provider (`oidc-provider`, certified by the OpenID Foundation) on a random port:
+ * whoever `signIn` names signs in at its interaction step, and `tamper` may re-sign the ID token it
+ * issues with its own key (a provider that lies about the audience or the expiry).
+ */
+async function openIdProvider() {
+  const { privateKey } = await generateKeyPair('RS256', { extractable: true });
+  const jwk = { ...(await exportJWK(privateKey)), kid: 'op-key', alg: 'RS256', use: 'sig' };
+  const state: {
+    people: Record<string, Person>;
+    signIn: string;
+    tamper: ((claims: Record<string, unknown>) => Record<string, unknown>) | undefined;
+  } = { people: {}, signIn: '', tamper: undefined };
+  let provider: Provider | undefined;
+  const server: Server = createServer((req: IncomingMessage, res: ServerResponse) => {
+    if (!provider) return void res.writeHead(503).end();
+    if (req.url?.startsWith('/interaction/')) return void finishInteraction(provider, req, res, state.signIn);
+    provider.callback()(req, res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    issuer,
+    state,
+    /** Starts answering, for a console whose way back is `callback`. */
+    serve(callback: string) {
+      provider = new Provider(issuer, {
+        clients: [
+          {
+            client_id: CLIENT.id,
+            client_secret: CLIENT.secret,
+            redirect_uris: [callback],
+            grant_types: ['authorization_code'],
+            response_types: ['code'],
+          },
+        ],
+        jwks: { keys: [jwk] },
+        claims: { openid: ['sub'], email: ['email', 'email_verified'] },
+        findAccount: (_ctx, id) => ({
+          accountId: id,
+          claims: () => ({ sub: id, email: state.people[id]!.email, email_verified: state.people[id]!.verified }),
+        }),
+        interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+        features: { devInteractions: { enabled: false } },
+        cookies: { keys: ['op-cookie-key-for-tests'] },
+      });
+      provider.use(async (ctx, next) => {
+        await next();
+        const body = ctx.body as { id_token?: string } | undefined;
+        if (ctx.path === '/token' && state.tamper && body?.id_token)
+          body.id_token = await new SignJWT(state.tamper(decodeJwt(body.id_token)))
+            .setProtectedHeader({ alg: 'RS256', kid: 'op-key' })
+            .sign(privateKey);
+      });
+    },
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
+/** The person signs in and consents at once: a grant for the console's scopes. */
+async function finishInteraction(provider: Provider, req: IncomingMessage, res: ServerResponse, accountId: string) {
+  const details = await provider.interactionDetails(req, res);
+  const grant = new provider.Grant({ accountId, clientId: String(details.params.client_id) });
+  grant.addOIDCScope('openid email');
+  await provider.interactionFinished(
+    req,
+    res,
+    { login: { accountId }, consent: { grantId: await grant.save() } },
+    { mergeWithLastSubmission: false },
+  );
+}
+
+/**
+ * A browser, as far as redirects and cookies go: follows every redirect, keeping each server's
+ * cookies (by port: the console's link names it `localhost`, the tests reach it as 127.0.0.1),
+ * until the console answers; returns where the console sent it and the cookies it set.
+ */
+async function signInThrough(service: TestService, options: { skipStart?: boolean } = {}) {
+  const jar = new Map<string, Map<string, string>>();
+  const jarOf = (url: URL) => jar.get(url.port) ?? jar.set(url.port, new Map()).get(url.port)!;
+  let url = new URL(`${service.url}/console/sso/start`);
+  const servicePort = url.port;
+  for (let hop = 0; hop < 12; hop++) {
+    const cookies = jarOf(url);
+    const res = await fetch(url, {
+      redirect: 'manual',
+      headers: { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') },
+    });
+    for (const set of res.headers.getSetCookie()) {
+      const [pair] = set.split(';');
+      const eq = pair!.indexOf('=');
+      cookies.set(pair!.slice(0, eq), pair!.slice(eq + 1));
+    }
+    const location = res.headers.get('location');
+    if (url.port === servicePort && url.pathname === '/console/sso/callback')
+      return { status: res.status, location, session: cookies.get('concierge_session') || undefined };
+    if (!location) throw new Error(`stopped at ${url.href} with ${res.status}: ${await res.text()}`);
+    url = new URL(location, url);
+    if (options.skipStart && url.port === servicePort) jarOf(url).clear();
+  }
+  throw new Error('too many redirects');
+}
+
+describe('single sign-on to the console with OpenID Connect (README, Your team)', () => {
+  let op: Awaited<ReturnType<typeof openIdProvider>>;
+  let service: TestService;
+  let customerId: string;
+
+  beforeAll(async () => {
+    op = await openIdProvider();
+    service = await startService('sqlite', {
+      env: {
+        OIDC_ISSUER: op.issuer,
+        OIDC_CLIENT_ID: CLIENT.id,
+        OIDC_CLIENT_SECRET: CLIENT.secret,
+        OIDC_NAME: 'Harbor ID',
+      },
+    });
+    // The console's way back names it as its public address does: localhost, on its port.
+    op.serve(`http://localhost:${new URL(service.url).port}/console/sso/callback`);
+    ({ customerId } = await service.newCustomer('Harbor'));
+    const audit = auditOf(customerId, 'admin');
+    await service.app.consoleAccounts.invite(customerId, 'ana@harbor.example', { role: 'agent', audit });
+    op.state.people = {
+      ana: { email: 'Ana@Harbor.example', verified: true },
+      stranger: { email: 'stranger@elsewhere.example', verified: true },
+      unverified: { email: 'ana@harbor.example', verified: false },
+    };
+  });
+  afterAll(async () => {
+    await service?.close();
+    await op?.close();
+  });
+
+  it('is offered under the name configured', async () => {
+    expect((await call(service.url, 'GET', '/console/sso')).body.data).toEqual({ enabled: true, name: 'Harbor ID' });
+  });
+
+  it('signs in the invited email, verified by the provider, as that user, using the invitation up; then again as a user', async () => {
+    op.state.signIn = 'ana';
+    op.state.tamper = undefined;
+    const first = await signInThrough(service);
+    expect(first).toMatchObject({ status: 302, location: '/console/#/' });
+    const me = await call(service.url, 'GET', '/console/session', {
+      headers: { cookie: `concierge_session=${first.session}` },
+    });
+    expect(me.body.data).toMatchObject({ email: 'ana@harbor.example', role: 'agent' });
+    const user = await service.app.store.db
+      .selectFrom('console_users')
+      .selectAll()
+      .where('email', '=', 'ana@harbor.example')
+      .executeTakeFirstOrThrow();
+    expect([user.welcome_hash, user.password_hash]).toEqual([null, null]);
+    const second = await signInThrough(service);
+    expect(second.location).toBe('/console/#/');
+    expect(second.session).toMatch(/^[\w-]{43}$/);
+  });
+
+  it('refuses, back to the sign-in page with the reason, an email in no team, an unverified email, a wrong audience, an expired token and a callback this browser did not start', async () => {
+    const refusals: Record<string, () => Promise<void>> = {
+      not_invited: async () => void (op.state.signIn = 'stranger'),
+      unverified_email: async () => void (op.state.signIn = 'unverified'),
+    };
+    for (const [reason, arrange] of Object.entries(refusals)) {
+      op.state.tamper = undefined;
+      await arrange();
+      expect(await signInThrough(service), reason).toEqual({
+        status: 302,
+        location: `/console/#/sign-in/${reason}`,
+        session: undefined,
+      });
+    }
+    op.state.signIn = 'ana';
+    // Re-signed by the provider's key with nothing changed, a token is taken: what follows is refused for its claims alone.
+    op.state.tamper = (claims) => claims;
+    expect((await signInThrough(service)).location).toBe('/console/#/');
+    for (const tamper of [
+      (claims: Record<string, unknown>) => ({ ...claims, aud: 'someone-else' }),
+      (claims: Record<string, unknown>) => ({
+        ...claims,
+        iat: Math.floor(Date.now() / 1000) - 7200,
+        exp: Math.floor(Date.now() / 1000) - 3600,
+      }),
+    ]) {
+      op.state.tamper = tamper;
+      expect(await signInThrough(service)).toEqual({
+        status: 302,
+        location: '/console/#/sign-in/failed',
+        session: undefined,
+      });
+    }
+    op.state.tamper = undefined;
+    expect(await signInThrough(service, { skipStart: true })).toEqual({
+      status: 302,
+      location: '/console/#/sign-in/failed',
+      session: undefined,
+    });
+  });
+
+  it('is not offered without OIDC_ISSUER: its routes answer 404', async () => {
+    const plain = await startService('sqlite');
+    try {
+      expect((await call(plain.url, 'GET', '/console/sso')).body.data).toEqual({ enabled: false, name: null });
+      expect((await call(plain.url, 'GET', '/console/sso/start')).status).toBe(404);
+    } finally {
+      await plain.close();
+    }
+  });
+});
