@@ -381,10 +381,11 @@ export async function createApp(options: AppOptions): Promise<App> {
     ...apiKeyRoutes({ db, usage, keys, trail }),
     ...userRoutes(team, trail),
     ...auditRoutes(db),
-    ...consoleRoutes({ accounts: consoleAccounts, address, trustProxy: config.trustProxy }),
+    ...consoleRoutes({ accounts: consoleAccounts, trail, address, trustProxy: config.trustProxy }),
     ...ssoRoutes({
       sso: config.sso && new SingleSignOn(config.sso, () => `${address.url}/console/sso/callback`),
       accounts: consoleAccounts,
+      trail,
       address,
     }),
     widgetRoute(),

@@ -25,6 +25,9 @@ export interface AuditEntry {
  */
 export type Audit = (trx: Trx, entry: AuditEntry) => Promise<void>;
 
+/** The audit of a person known only once their credential is read. */
+export type AuditFor = (who: { customerId: string; userId: string; email: string }) => Audit;
+
 /** A change and its audit record, in one transaction: both commit, or neither. */
 export function recorded<T>(db: Db, audit: Audit, entry: AuditEntry, change: (trx: Trx) => Promise<T>): Promise<T> {
   return db.transaction().execute(async (trx) => {
@@ -53,12 +56,22 @@ export class AuditTrail {
     const actor: Actor = principal.userId
       ? { type: 'user', id: principal.userId, email: principal.email ?? null }
       : { type: 'api_key', id: principal.keyId, email: null };
-    return auditFor(principal.customerId, {
+    return auditFor(principal.customerId, this.#origin(actor, req, res));
+  }
+
+  /** A change a person makes to their own account while signing in (a password chosen, an invitation used). */
+  signingIn(req: RouteRequest, res: RouteResponse): AuditFor {
+    return (who) =>
+      auditFor(who.customerId, this.#origin({ type: 'user', id: who.userId, email: who.email }, req, res));
+  }
+
+  #origin(actor: Actor, req: RouteRequest, res: RouteResponse): Origin {
+    return {
       actor,
       ip: clientAddress(req, this.settings.trustProxy),
       userAgent: bounded(req.headers['user-agent']),
       requestId: typeof res.locals.requestId === 'string' ? res.locals.requestId : null,
-    });
+    };
   }
 }
 

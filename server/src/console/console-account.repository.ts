@@ -11,8 +11,8 @@ export const isInvited = (row: Pick<ConsoleUserRow, 'password_hash' | 'welcome_h
   row.password_hash === null && row.welcome_hash !== null;
 
 /** Someone invited signed in with single sign-on: the invitation is used up, as its link would be. */
-export async function acceptInvitation(db: Db, userId: string): Promise<void> {
-  await db
+export async function acceptInvitation(trx: Trx, userId: string): Promise<void> {
+  await trx
     .updateTable('console_users')
     .set({ welcome_hash: null, welcome_expires_at: null })
     .where('id', '=', userId)
@@ -59,6 +59,7 @@ export async function claimWelcome(
   userId: string,
   welcomeHash: string,
   passwordHash: string,
+  also: (trx: Trx) => Promise<void>,
 ): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     const result = await trx
@@ -69,6 +70,7 @@ export async function claimWelcome(
       .executeTakeFirst();
     if (Number(result.numUpdatedRows) !== 1) return false;
     await trx.deleteFrom('console_sessions').where('user_id', '=', userId).execute();
+    await also(trx);
     return true;
   });
 }

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
 import { newId } from '../shared/random.js';
 import { secretDigest } from '../shared/secret-digest.js';
-import type { Db } from '../database.js';
+import type { Db, Trx } from '../database.js';
 import type { Dialect } from '../store/db.js';
 import { limitAddressOf } from '../http/client-address.js';
 import {
@@ -25,7 +25,7 @@ import {
   touchSession,
 } from './console-account.repository.js';
 import type { PasswordHasher } from './password-hasher.js';
-import type { Audit } from '../audit/audit-trail.js';
+import { type Audit, type AuditFor, recorded } from '../audit/audit-trail.js';
 
 const HOUR_MS = 3_600_000;
 const WELCOME_TTL_MS = 24 * HOUR_MS;
@@ -104,7 +104,7 @@ export class ConsoleAccounts {
   }
 
   /** Sets the password with a welcome token (once) and signs in; returns the session token. */
-  async welcome(token: string, password: string): Promise<string> {
+  async welcome(token: string, password: string, auditFor: AuditFor): Promise<string> {
     const hash = secretDigest(token);
     const user = await findUserByWelcome(this.parts.db, hash);
     const refused = new AppError(
@@ -112,7 +112,11 @@ export class ConsoleAccounts {
       'This welcome link is unknown, used or expired; ask for a new one (npm run admin -- create-user)',
     );
     if (!user?.welcome_expires_at || Date.parse(user.welcome_expires_at) <= Date.now()) throw refused;
-    if (!(await claimWelcome(this.parts.db, user.id, hash, await this.parts.hasher.hash(password)))) throw refused;
+    const audit = auditFor({ customerId: user.customer_id, userId: user.id, email: user.email });
+    const recordIt = (trx: Trx) =>
+      audit(trx, { action: 'user.password_set', target: { type: 'user', id: user.id }, changes: ['password'] });
+    if (!(await claimWelcome(this.parts.db, user.id, hash, await this.parts.hasher.hash(password), recordIt)))
+      throw refused;
     return this.open({ userId: user.id, customerId: user.customer_id });
   }
 
@@ -159,12 +163,18 @@ export class ConsoleAccounts {
    * Signs in the person an identity provider vouched for (README, Your team): a user, or someone
    * whose invitation still holds (it is used up); null for anyone else. Returns the session token.
    */
-  async signInVerified(email: string): Promise<string | null> {
+  async signInVerified(email: string, auditFor: AuditFor): Promise<string | null> {
     const user = await findUserByEmail(this.parts.db, email);
     if (!user) return null;
     if (isInvited(user)) {
       if (!user.welcome_expires_at || Date.parse(user.welcome_expires_at) <= Date.now()) return null;
-      await acceptInvitation(this.parts.db, user.id);
+      const audit = auditFor({ customerId: user.customer_id, userId: user.id, email: user.email });
+      const entry = {
+        action: 'user.invitation_accepted',
+        target: { type: 'user', id: user.id },
+        changes: ['invitation'],
+      };
+      await recorded(this.parts.db, audit, entry, (trx) => acceptInvitation(trx, user.id));
     }
     return this.open({ userId: user.id, customerId: user.customer_id });
   }

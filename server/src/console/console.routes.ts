@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { AuditTrail } from '../audit/audit-trail.js';
 import { clientAddress, type ProxyTrust } from '../http/client-address.js';
 import { readCookie } from '../http/cookies.js';
 import { clearedSessionCookie, SESSION_COOKIE, sessionCookie } from './console-cookie.js';
@@ -8,6 +9,8 @@ import { type ConsoleAccounts, MIN_PASSWORD_LENGTH } from './console-accounts.js
 
 export interface ConsoleRouteDeps {
   accounts: ConsoleAccounts;
+  /** A chosen password is recorded in the audit log as its user's. */
+  trail: AuditTrail;
   /** The cookie gets `Secure` when the service is reached over https. */
   address: PublicAddress;
   trustProxy: ProxyTrust;
@@ -37,7 +40,7 @@ const cookieHeader = {
 };
 
 /** Sign-in, sign-out and the welcome link's first password (README, The console). */
-export function consoleRoutes({ accounts, address, trustProxy }: ConsoleRouteDeps): RouteDef[] {
+export function consoleRoutes({ accounts, trail, address, trustProxy }: ConsoleRouteDeps): RouteDef[] {
   const secure = address.https;
   const signedIn = (token: string) => ({ data: null, headers: { 'Set-Cookie': sessionCookie(token, secure) } });
   return [
@@ -115,7 +118,8 @@ export function consoleRoutes({ accounts, address, trustProxy }: ConsoleRouteDep
         empty: true,
         headers: cookieHeader,
       },
-      handler: async ({ body }) => signedIn(await accounts.welcome(body.token, body.password)),
+      handler: async ({ body, req, res }) =>
+        signedIn(await accounts.welcome(body.token, body.password, trail.signingIn(req, res))),
     }),
   ];
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { AuditTrail } from '../audit/audit-trail.js';
 import { AppError } from '../errors.js';
 import { readCookie } from '../http/cookies.js';
 import type { PublicAddress } from '../http/public-address.js';
@@ -14,9 +15,10 @@ const refusedAt = (reason: string) => `/console/#/sign-in/${reason}`;
 export function ssoRoutes(parts: {
   sso: SingleSignOn | undefined;
   accounts: ConsoleAccounts;
+  trail: AuditTrail;
   address: PublicAddress;
 }): RouteDef[] {
-  const { sso, accounts, address } = parts;
+  const { sso, accounts, trail, address } = parts;
   const secure = address.https;
   const redirect = { Location: 'Where the browser goes next' };
   return [
@@ -73,12 +75,12 @@ export function ssoRoutes(parts: {
         empty: true,
         headers: { ...redirect, 'Set-Cookie': 'concierge_session when signed in' },
       },
-      handler: async ({ req }) => {
+      handler: async ({ req, res }) => {
         if (!sso) throw notConfigured();
         const query = (req.url ?? '').split('?').slice(1).join('?');
         try {
           const email = await sso.finish(query, readCookie(req, SSO_COOKIE));
-          const token = await accounts.signInVerified(email);
+          const token = await accounts.signInVerified(email, trail.signingIn(req, res));
           if (!token) throw new SsoRefused('not_invited', `${email} is not in any team`);
           return { data: null, headers: { Location: '/console/#/', 'Set-Cookie': sessionCookie(token, secure) } };
         } catch (err) {

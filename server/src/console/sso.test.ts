@@ -166,6 +166,12 @@ describe('single sign-on to the console with OpenID Connect (README, Your team)'
       .where('email', '=', 'ana@harbor.example')
       .executeTakeFirstOrThrow();
     expect([user.welcome_hash, user.password_hash]).toEqual([null, null]);
+    const accepted = await service.app.store.db
+      .selectFrom('audit_log')
+      .selectAll()
+      .where('action', '=', 'user.invitation_accepted')
+      .executeTakeFirstOrThrow();
+    expect(accepted).toMatchObject({ actor_type: 'user', actor_id: user.id, target_id: user.id, ip: '127.0.0.1' });
     const second = await signInThrough(service);
     expect(second.location).toBe('/console/#/');
     expect(second.session).toMatch(/^[\w-]{43}$/);

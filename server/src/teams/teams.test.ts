@@ -284,6 +284,7 @@ function suite(kind: StoreKind) {
       'deployment.created',
       'agent.published',
       'agent.created',
+      'user.password_set',
       'user.invited',
       'customer.created',
     ]);
@@ -305,7 +306,7 @@ function suite(kind: StoreKind) {
       changes: ['name', 'base_url', 'api_key'],
     });
     expect(log.body.data.at(-1)).toMatchObject({ actor: { type: 'admin', id: null }, action: 'customer.created' });
-    expect(log.body.meta).toMatchObject({ total_count: 10, page: 1, per_page: 100 });
+    expect(log.body.meta).toMatchObject({ total_count: 11, page: 1, per_page: 100 });
 
     // Filters and pages.
     const byOwner = await call(service.url, 'GET', `/api/v1/audit-log?actor=${owner.userId}`, asOwner);
@@ -313,9 +314,10 @@ function suite(kind: StoreKind) {
       'api_key.rotated',
       'user.invited',
       'deployment.secret_rotated',
+      'user.password_set',
     ]);
     const byEmail = await call(service.url, 'GET', `/api/v1/audit-log?actor=AUDIT-OWNER@${kind}.example`, asOwner);
-    expect(byEmail.body.meta.total_count).toBe(3);
+    expect(byEmail.body.meta.total_count).toBe(4);
     const deploymentRows = await call(
       service.url,
       'GET',
@@ -328,7 +330,7 @@ function suite(kind: StoreKind) {
     ]);
     const second = await call(service.url, 'GET', '/api/v1/audit-log?per_page=4&page=2', asOwner);
     expect(second.body.data.map((e: { action: string }) => e.action)).toEqual(actions.slice(4, 8));
-    expect(second.body.meta).toMatchObject({ total_count: 10, total_pages: 3 });
+    expect(second.body.meta).toMatchObject({ total_count: 11, total_pages: 3 });
     const future = await call(service.url, 'GET', '/api/v1/audit-log?from=2999-01-01T00:00:00.000Z', asOwner);
     expect(future.body.data).toEqual([]);
     const exported = await fetch(`${service.url}/api/v1/audit-log/export?action=user.invited`, asOwner);
