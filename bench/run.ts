@@ -6,6 +6,7 @@ import { RECOGNITION, recognitionFigures } from './concierge/recognition.js';
 import { espeakFigures, firstSampleInChromium, SYNTHESIS, synthesisFigures } from './concierge/synthesis.js';
 import { crossNodeLatency } from './concierge/cross-node.js';
 import { GREETER, greeterCost } from './concierge/greeter.js';
+import { TEAM, teamWriteCost } from './concierge/team.js';
 import { MODELS, modelFigures } from './concierge/models.js';
 import { KNOWLEDGE, knowledgeFigures } from './concierge/knowledge.js';
 import { questions as benchQuestions } from './knowledge/corpus.js';
@@ -460,6 +461,29 @@ const scenarios: Record<string, () => Promise<void>> = {
       { widget: 3, 'all script': 3 },
     );
     console.log('aim: no long task, under 1 ms of script per second on the page');
+  },
+
+  async team() {
+    const f = await teamWriteCost();
+    const row = (target: string, figures: (typeof f)[string], base: (typeof f)[string]) => ({
+      target,
+      'req/s': figures.rps,
+      'p50 ms': figures.p50,
+      'p99 ms': figures.p99,
+      '× before': figures.rps / base.rps,
+      'non-2xx': figures.non2xx,
+    });
+    printTable(
+      `PUT /api/v1/agents/{id}: the service before roles and the audit log (${TEAM.before}) and now, SQLite, ${TEAM.connections} connections, ${TEAM.seconds} s, ${TEAM.runs} runs alternated (medians)`,
+      [
+        row('API key, before', f.before!, f.before!),
+        row('API key, now: role check + audit record', f.key!, f.before!),
+        row('console session, before', f.consoleBefore!, f.consoleBefore!),
+        row('console editor, now', f.console!, f.consoleBefore!),
+      ],
+      { 'req/s': 0, 'p50 ms': 1, 'p99 ms': 1, '× before': 3 },
+    );
+    console.log('aim: within 5% of before (× before at least 0.95); turns are not audited (no change on their path)');
   },
 
   async synthesis() {

@@ -42,3 +42,11 @@ export function consoleErrors(page: Page): string[] {
   page.on('pageerror', (e) => errors.push(e.message));
   return errors;
 }
+
+/** Opens a one-time welcome link (a page's own address for it) and chooses the password: signed in. */
+export async function choosePassword(page: Page, link: string) {
+  await page.goto(link);
+  await page.getByLabel('Password (at least 12 characters)').fill(PASSWORD);
+  await page.getByLabel('The same password again').fill(PASSWORD);
+  await page.getByRole('button', { name: 'Set password and sign in' }).click();
+}

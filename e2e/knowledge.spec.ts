@@ -1,5 +1,5 @@
 import { pdfOf } from '../server/test/pdf-file.js';
-import { audit, consoleErrors, nav, PASSWORD } from './console-kit.js';
+import { audit, choosePassword, consoleErrors, nav } from './console-kit.js';
 import {
   answeredByHotelServer,
   ask,
@@ -79,10 +79,7 @@ test('a customer makes a knowledge base in the console from a page, a PDF and te
   test.setTimeout(90_000);
   const errors = consoleErrors(page);
   const { welcomeToken } = stack.newConsoleCustomer('Harbor Hotel owner', 'owner@harbor-knowledge.example');
-  await page.goto(`${stack.serviceUrl}/console/#/welcome/${welcomeToken}`);
-  await page.getByLabel('Password (at least 12 characters)').fill(PASSWORD);
-  await page.getByLabel('The same password again').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Set password and sign in' }).click();
+  await choosePassword(page, `${stack.serviceUrl}/console/#/welcome/${welcomeToken}`);
   await expect(page.getByRole('heading', { name: 'Getting started' })).toBeVisible();
 
   await nav(page, 'Knowledge').click();

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { expect, type Browser, type Page } from '@playwright/test';
-import { audit, consoleErrors, nav, PASSWORD } from './console-kit.js';
+import { audit, choosePassword, consoleErrors, nav } from './console-kit.js';
 import { test } from './fixtures.js';
 
 /**
@@ -10,10 +10,7 @@ import { test } from './fixtures.js';
 async function welcomed(browser: Browser, link: string, base: string): Promise<{ page: Page; errors: string[] }> {
   const page = await (await browser.newContext()).newPage();
   const errors = consoleErrors(page);
-  await page.goto(link.replace(/^http:\/\/localhost:\d+/, base));
-  await page.getByLabel('Password (at least 12 characters)').fill(PASSWORD);
-  await page.getByLabel('The same password again').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Set password and sign in' }).click();
+  await choosePassword(page, link.replace(/^http:\/\/localhost:\d+/, base));
   return { page, errors };
 }
 
@@ -28,10 +25,7 @@ test('a team in one console: invitations, each role offered only what it may use
   test.setTimeout(120_000);
   const errors = consoleErrors(page);
   const { welcomeToken } = stack.newConsoleCustomer('Team Inn', 'owner@team-inn.example');
-  await page.goto(`${stack.serviceUrl}/console/#/welcome/${welcomeToken}`);
-  await page.getByLabel('Password (at least 12 characters)').fill(PASSWORD);
-  await page.getByLabel('The same password again').fill(PASSWORD);
-  await page.getByRole('button', { name: 'Set password and sign in' }).click();
+  await choosePassword(page, `${stack.serviceUrl}/console/#/welcome/${welcomeToken}`);
   await expect(page.getByRole('heading', { name: 'Getting started' })).toBeVisible();
   expect(await sections(page)).toContain('Users');
   expect(await sections(page)).toContain('Audit log');

@@ -53,12 +53,17 @@ async function measure(name: string, store: Store): Promise<KnowledgeFigures> {
     let chunks = 0;
     for (const d of documents) {
       try {
-        const doc = await knowledge.addDocument(customerId, base.id, {
-          title: copy ? `${titleOf(d)} (copy ${copy})` : titleOf(d),
-          text: d.html,
-          format: 'html',
-          url: `file://${DOC_ROOT}/${d.path}`,
-        }, audit);
+        const doc = await knowledge.addDocument(
+          customerId,
+          base.id,
+          {
+            title: copy ? `${titleOf(d)} (copy ${copy})` : titleOf(d),
+            text: d.html,
+            format: 'html',
+            url: `file://${DOC_ROOT}/${d.path}`,
+          },
+          audit,
+        );
         pathOf.set(doc.id, d.path);
         chunks += doc.chunk_count;
       } catch (err) {

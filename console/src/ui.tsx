@@ -207,6 +207,31 @@ export function ActionForm({
   );
 }
 
+/** A list's day range (local days, the last one included) and its NDJSON export, at the end of its filters. */
+export function DaysAndExport(props: {
+  from: string;
+  to: string;
+  onFrom(e: { currentTarget: HTMLInputElement }): void;
+  onTo(e: { currentTarget: HTMLInputElement }): void;
+  exporting: { busy: boolean; start(): void };
+}) {
+  return (
+    <>
+      <label>
+        From (day)
+        <input type="date" value={props.from} onInput={props.onFrom} />
+      </label>
+      <label>
+        To (day, included)
+        <input type="date" value={props.to} onInput={props.onTo} />
+      </label>
+      <button type="button" disabled={props.exporting.busy} onClick={() => props.exporting.start()}>
+        Export NDJSON
+      </button>
+    </>
+  );
+}
+
 /** Hands `body` to the browser as a file to save (an export). */
 export function saveAs(name: string, body: string, type: string): void {
   const link = document.createElement('a');

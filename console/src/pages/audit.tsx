@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { list, path, query, text } from '../api';
 import { startOfDay, when } from '../logic';
 import type { AuditEntry } from '../types';
-import { ErrorNote, ListTable, saveAs, Title, useAction, useLoad } from '../ui';
+import { DaysAndExport, ErrorNote, ListTable, saveAs, Title, useAction, useLoad } from '../ui';
 
 const FILTERS = [
   ['actor', 'Who (email, user or key id, or api_key, admin, service)'],
@@ -59,17 +59,13 @@ export function AuditPage() {
             <input value={filters[key]} maxLength={200} onInput={set(key)} />
           </label>
         ))}
-        <label>
-          From (day)
-          <input type="date" value={filters.from} onInput={set('from')} />
-        </label>
-        <label>
-          To (day, included)
-          <input type="date" value={filters.to} onInput={set('to')} />
-        </label>
-        <button type="button" disabled={exporting.busy} onClick={() => exporting.start()}>
-          Export NDJSON
-        </button>
+        <DaysAndExport
+          from={filters.from}
+          to={filters.to}
+          onFrom={set('from')}
+          onTo={set('to')}
+          exporting={exporting}
+        />
       </div>
       <ErrorNote error={exporting.error} />
       <ListTable

@@ -3,7 +3,19 @@ import { useState } from 'preact/hooks';
 import { del, get, list, post, query, text, path } from '../api';
 import { partsInWords, startOfDay, turnTimeline, when } from '../logic';
 import type { Conversation, ConversationDetail, Delivery } from '../types';
-import { Badge, DeliveryView, Empty, ErrorNote, ListTable, Loading, saveAs, Title, useAction, useLoad } from '../ui';
+import {
+  Badge,
+  DaysAndExport,
+  DeliveryView,
+  Empty,
+  ErrorNote,
+  ListTable,
+  Loading,
+  saveAs,
+  Title,
+  useAction,
+  useLoad,
+} from '../ui';
 
 /** The turns of a conversation as one timeline each, then its transcript deliveries with Redeliver. */
 export function Timeline({
@@ -234,17 +246,13 @@ export function ConversationsPage() {
           Agent id
           <input value={filters.agent_id} onInput={set('agent_id')} />
         </label>
-        <label>
-          From (day)
-          <input type="date" value={filters.created_after} onInput={set('created_after')} />
-        </label>
-        <label>
-          To (day, included)
-          <input type="date" value={filters.created_before} onInput={set('created_before')} />
-        </label>
-        <button type="button" disabled={exporting.busy} onClick={() => exporting.start()}>
-          Export NDJSON
-        </button>
+        <DaysAndExport
+          from={filters.created_after}
+          to={filters.created_before}
+          onFrom={set('created_after')}
+          onTo={set('created_before')}
+          exporting={exporting}
+        />
       </div>
       <ErrorNote error={exporting.error} />
       <ListTable

@@ -71,7 +71,7 @@ export class ConsoleAccounts {
     const expiresAt = iso(Date.now() + (options.ttlMs ?? WELCOME_TTL_MS));
     const existing = await findUserByEmail(this.parts.db, address);
     if (existing && existing.customer_id !== customerId)
-      throw new AppError('invalid_state', `${address} already has a console account elsewhere`);
+      throw new AppError('invalid_state', `${address} already belongs to another customer`);
     return this.parts.db.transaction().execute(async (trx) => {
       if (existing) {
         await setWelcome(trx, existing.id, secretDigest(token), expiresAt, options.role);
