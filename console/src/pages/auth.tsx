@@ -61,7 +61,7 @@ export function SignIn({ onDone, refused }: { onDone(): Promise<void>; refused?:
           Sign in
         </button>
         <p class="muted">
-          No account yet? Ask for a welcome link:{' '}
+          No account yet? Ask an admin of your team to invite you (Users), or the operator for a welcome link:{' '}
           <code>npm run admin -- create-user --customer ID --email you@example.com</code>
         </p>
       </ActionForm>
