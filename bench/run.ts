@@ -476,10 +476,12 @@ const scenarios: Record<string, () => Promise<void>> = {
     printTable(
       `PUT /api/v1/agents/{id}: the service before roles and the audit log (${TEAM.before}) and now, SQLite, ${TEAM.connections} connections, ${TEAM.seconds} s, ${TEAM.runs} runs alternated (medians)`,
       [
-        row('API key, before', f.before!, f.before!),
-        row('API key, now: role check + audit record', f.key!, f.before!),
-        row('console session, before', f.consoleBefore!, f.consoleBefore!),
-        row('console editor, now', f.console!, f.consoleBefore!),
+        row('one agent, API key: before', f.keyBefore!, f.keyBefore!),
+        row('one agent, API key: now', f.key!, f.keyBefore!),
+        row('an agent per connection, API key: before', f.keyManyBefore!, f.keyManyBefore!),
+        row('an agent per connection, API key: now', f.keyMany!, f.keyManyBefore!),
+        row('an agent per connection, console: before', f.consoleBefore!, f.consoleBefore!),
+        row('an agent per connection, console editor: now', f.console!, f.consoleBefore!),
       ],
       { 'req/s': 0, 'p50 ms': 1, 'p99 ms': 1, '× before': 3 },
     );

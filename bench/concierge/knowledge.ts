@@ -8,7 +8,7 @@ import type { Store } from '../../server/src/store/db.js';
 import { corpus, type CorpusDocument, DOC_ROOT, questions } from '../knowledge/corpus.js';
 import { onEachStore } from '../scratch-stores.js';
 import { quantile } from '../stats.js';
-import { auditOf } from '../../server/src/audit/audit-trail.js';
+import { auditOf, inTransaction } from '../../server/src/audit/audit-trail.js';
 
 /** The searched base holds at least this many passages (the corpus, then copies of it); each question is asked `rounds` times. */
 export const KNOWLEDGE = { chunks: 50_000, rounds: 5 };
@@ -43,7 +43,14 @@ async function measure(name: string, store: Store): Promise<KnowledgeFigures> {
   if (missing.length) console.log(`  ${name}: not on this machine, left out of the corpus: ${missing.join(', ')}`);
   const asked = questions();
   const egress = { allowedHosts: parseAllowedHosts(process.env.HOOK_ALLOWED_HOSTS ?? '') };
-  const knowledge = new KnowledgeService({ db: store.db, dialect: store.dialect, egress, embeddings: undefined });
+  const writes = inTransaction(store.db);
+  const knowledge = new KnowledgeService({
+    db: store.db,
+    writes,
+    dialect: store.dialect,
+    egress,
+    embeddings: undefined,
+  });
   const { customerId } = await createCustomer(store.db, 'Bench documentation');
   const audit = auditOf(customerId, 'admin');
   const base = await knowledge.createBase(customerId, { name: 'Debian documentation', language: 'en' }, audit);
@@ -97,7 +104,7 @@ async function measure(name: string, store: Store): Promise<KnowledgeFigures> {
       },
       egress,
     );
-    const hybrid = new KnowledgeService({ db: store.db, dialect: store.dialect, egress, embeddings });
+    const hybrid = new KnowledgeService({ db: store.db, writes, dialect: store.dialect, egress, embeddings });
     while ((await hybrid.embedMissing()) > 0);
     recall.hybrid = await recallWith(hybrid);
   }

@@ -9,7 +9,7 @@ import { quantile } from '../stats.js';
 export const TEAM = {
   /** The service as it was before roles and the audit log (README, Your team); BENCH_BEFORE names another. */
   before: process.env.BENCH_BEFORE ?? 'eee62c7',
-  connections: 10,
+  connections: 50,
   seconds: 5,
   runs: 3,
 };
@@ -72,13 +72,26 @@ async function readyAgent(url: string, apiKey: string): Promise<string> {
   }
 }
 
-async function updates(url: string, agentId: string, headers: Record<string, string>): Promise<WriteFigures> {
+/**
+ * PUTs for `seconds`: every connection on one agent (`agents` of one), or each connection on an
+ * agent of its own (as several people editing several agents).
+ */
+async function updates(url: string, agents: string[], headers: Record<string, string>): Promise<WriteFigures> {
+  let next = 0;
   const options = {
-    url: `${url}/api/v1/agents/${agentId}`,
-    method: 'PUT' as const,
+    url,
     connections: TEAM.connections,
     headers: { ...headers, 'content-type': 'application/json' },
-    body: JSON.stringify({ description: 'Answers guests of the bench hotel' }),
+    requests: [
+      {
+        method: 'PUT' as const,
+        body: JSON.stringify({ description: 'Answers guests of the bench hotel' }),
+        setupRequest: (req: { path?: string }, context: { agent?: string }) => {
+          context.agent ??= agents[next++ % agents.length]!;
+          return { ...req, path: `/api/v1/agents/${context.agent}` };
+        },
+      },
+    ],
   };
   await autocannon({ ...options, duration: 1 }); // warm-up: JIT and caches
   const r = await autocannon({ ...options, duration: TEAM.seconds });
@@ -89,27 +102,29 @@ async function updates(url: string, agentId: string, headers: Record<string, str
 async function started(root: string, role: string | undefined) {
   const dataDir = mkdtempSync(join(tmpdir(), 'concierge-bench-team-'));
   const { apiKey, welcome } = provision(root, dataDir, role);
-  const target: Target = await startTarget(join(root, SERVICE_ENTRY), {
+  // This checkout's service by the name the bench's profiling flags know it (BENCH_CPU_PROF, BENCH_SQL_PROFILE).
+  const entry = root === resolve('.') ? SERVICE_ENTRY : join(root, SERVICE_ENTRY);
+  const target: Target = await startTarget(entry, {
     PORT: '0',
     DATA_DIR: dataDir,
     DATABASE_URL: '',
     LOG_LEVEL: 'warn',
-    RATE_LIMIT_PER_MINUTE: '10000000',
+    RATE_LIMIT_PER_MINUTE: '1000000',
   });
-  const agentId = await readyAgent(target.url, apiKey);
+  const agents: string[] = [];
+  for (let i = 0; i < TEAM.connections; i++) agents.push(await readyAgent(target.url, apiKey));
   const signedIn = await fetch(`${target.url}/console/welcome`, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ token: welcome, password: 'a bench password 2026' }),
   });
   const session = /concierge_session=([^;]+)/.exec(signedIn.headers.get('set-cookie') ?? '')![1]!;
+  const byKey = { authorization: `Bearer ${apiKey}` };
   return {
-    key: () => updates(target.url, agentId, { authorization: `Bearer ${apiKey}` }),
+    key: () => updates(target.url, agents.slice(0, 1), byKey),
+    keyMany: () => updates(target.url, agents, byKey),
     console: () =>
-      updates(target.url, agentId, {
-        cookie: `concierge_session=${session}`,
-        'x-requested-with': 'concierge-console',
-      }),
+      updates(target.url, agents, { cookie: `concierge_session=${session}`, 'x-requested-with': 'concierge-console' }),
     async stop() {
       await target.stop();
       rmSync(dataDir, { recursive: true, force: true });
@@ -142,16 +157,16 @@ const median = (figures: WriteFigures[]): WriteFigures => ({
 export async function teamWriteCost(): Promise<Record<string, WriteFigures>> {
   const before = buildAt(TEAM.before);
   try {
-    const runs: Record<string, WriteFigures[]> = { before: [], key: [], console: [], consoleBefore: [] };
+    const runs: Record<string, WriteFigures[]> = {};
+    const measure = async (root: string, role: string | undefined, suffix: string) => {
+      const service = await started(root, role);
+      for (const kind of ['key', 'keyMany', 'console'] as const)
+        (runs[`${kind}${suffix}`] ??= []).push(await service[kind]());
+      await service.stop();
+    };
     for (let run = 0; run < TEAM.runs; run++) {
-      const old = await started(before.root, undefined);
-      runs.before!.push(await old.key());
-      runs.consoleBefore!.push(await old.console());
-      await old.stop();
-      const now = await started(resolve('.'), 'editor');
-      runs.key!.push(await now.key());
-      runs.console!.push(await now.console());
-      await now.stop();
+      await measure(before.root, undefined, 'Before');
+      await measure(resolve('.'), 'editor', '');
     }
     return Object.fromEntries(Object.entries(runs).map(([name, figures]) => [name, median(figures)]));
   } finally {

@@ -211,6 +211,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const node = parts.add(new NodeHeartbeat({ db, health }));
   const knowledge = new KnowledgeService({
     db,
+    writes,
     dialect,
     egress,
     embeddings: config.embeddings && new Embeddings(config.embeddings, egress),
@@ -221,7 +222,11 @@ export async function createApp(options: AppOptions): Promise<App> {
       options.knowledgeRefreshMs ? { everyMs: options.knowledgeRefreshMs } : {},
     ),
   );
-  const modelEndpoints = new ModelEndpointService({ db, secretsKey: secretsKey(config.dataDir, config.secretsKey) });
+  const modelEndpoints = new ModelEndpointService({
+    db,
+    writes,
+    secretsKey: secretsKey(config.dataDir, config.secretsKey),
+  });
   const hookResponder = new HookResponder({ db, events, egress, logger, health, address }, timings.hookRetryDelaysMs);
   const modelResponder = new ModelResponder({
     db,
@@ -293,7 +298,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     { concurrency: config.synthesisConcurrency, timeoutMs: timings.synthesisTimeoutMs },
   );
   parts.add({ stop: async () => synthesis.close() });
-  const deploymentService = new DeploymentService({ db, listeners: { conversations, transcripts: outbox } });
+  const deploymentService = new DeploymentService({ db, writes, listeners: { conversations, transcripts: outbox } });
   const history = storedFrames(db);
   const handling = new ConversationHandling({ db, deployments, events });
   const sessions = new SessionGateway(
@@ -344,6 +349,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     }),
     ...agentRoutes({
       db,
+      writes,
       trail,
       onJobQueued: () => jobs.poke(),
       onChanged: (agentId) => deployments.agentChanged(agentId),

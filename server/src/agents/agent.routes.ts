@@ -4,7 +4,7 @@ import { jobAcceptedSchema, jobSchema } from './generation/job.schemas.js';
 import { getLatestJobForAgent } from './generation/job.service.js';
 import { deletedSchema, idParams } from '../shared/schemas.js';
 import type { Db } from '../database.js';
-import type { AuditTrail } from '../audit/audit-trail.js';
+import type { AuditTrail, Writes } from '../audit/audit-trail.js';
 import { pageQuery } from '../http/pagination.js';
 import {
   agentSchema,
@@ -30,7 +30,9 @@ import {
 
 export interface AgentRouteDeps {
   db: Db;
-  /** Where each change is recorded, in its own transaction. */
+  /** Where changes are written with their audit records. */
+  writes: Writes;
+  /** Who makes each change, for its audit record. */
   trail: AuditTrail;
   /** Wakes the generation worker so a new job starts without waiting for the next poll. */
   onJobQueued(): void;
@@ -41,7 +43,7 @@ export interface AgentRouteDeps {
   onChanged(agentId: string): Promise<void>;
 }
 
-export function agentRoutes({ db, trail, onJobQueued, onChanged }: AgentRouteDeps): RouteDef[] {
+export function agentRoutes({ db, writes, trail, onJobQueued, onChanged }: AgentRouteDeps): RouteDef[] {
   return [
     defineRoute({
       method: 'get',
@@ -105,7 +107,7 @@ export function agentRoutes({ db, trail, onJobQueued, onChanged }: AgentRouteDep
       success: { status: 200, description: 'The updated agent', data: agentSchema },
       handler: async (ctx) => {
         const { principal, params, body } = ctx;
-        const data = await updateAgentFields(db, principal.customerId, params.id, body, trail.by(ctx));
+        const data = await updateAgentFields(db, principal.customerId, params.id, body, writes, trail.by(ctx));
         if (body.knowledge_base_id !== undefined) await onChanged(data.id);
         return { data };
       },

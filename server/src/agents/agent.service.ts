@@ -6,7 +6,7 @@ import { fromJsonColumn, toJsonColumn } from '../shared/json-column.js';
 import { newId } from '../shared/random.js';
 import { isoNow } from '../shared/time.js';
 import type { Db } from '../database.js';
-import type { Audit } from '../audit/audit-trail.js';
+import { type Audit, recorded, type Writes } from '../audit/audit-trail.js';
 import { shapeRow } from '../store/json-shape.js';
 import {
   countActiveDeploymentsOfAgent,
@@ -96,6 +96,7 @@ export async function updateAgentFields(
   customerId: string,
   id: string,
   input: UpdateAgentInput,
+  writes: Writes,
   audit: Audit,
 ): Promise<Agent> {
   const row = await requireAgent(db, customerId, id);
@@ -116,10 +117,8 @@ export async function updateAgentFields(
   if (input.test_mode_enabled !== undefined) patch.test_mode_enabled = input.test_mode_enabled ? 1 : 0;
   if (input.project_id !== undefined) patch.project_id = input.project_id;
   if (input.knowledge_base_id !== undefined) patch.knowledge_base_id = input.knowledge_base_id;
-  await db.transaction().execute(async (trx) => {
-    await updateAgent(trx, customerId, id, patch);
-    await audit(trx, { action: 'agent.updated', target: { type: 'agent', id }, changes: Object.keys(input) });
-  });
+  const entry = { action: 'agent.updated', target: { type: 'agent', id }, changes: Object.keys(input) };
+  await recorded(writes, audit, entry, (trx) => updateAgent(trx, customerId, id, patch));
   return toAgent({ ...row, ...patch });
 }
 

@@ -2,6 +2,7 @@ import { type Selectable, sql } from 'kysely';
 import type { Db, Trx } from '../database.js';
 import type { Page } from '../http/pagination.js';
 import type { Dialect } from '../store/db.js';
+import { queryShape } from '../store/query-shape.js';
 import type { AuditLogTable } from './audit.table.js';
 
 export type AuditRow = Selectable<AuditLogTable>;
@@ -16,8 +17,27 @@ export interface AuditFilter {
   to?: string | undefined;
 }
 
+/** Built and compiled once: every management write makes one (`store/query-shape.ts`). */
+const insertShape = queryShape((db, v: AuditRow) =>
+  db.insertInto('audit_log').values({
+    id: v.id,
+    customer_id: v.customer_id,
+    at: v.at,
+    actor_type: v.actor_type,
+    actor_id: v.actor_id,
+    actor_email: v.actor_email,
+    action: v.action,
+    target_type: v.target_type,
+    target_id: v.target_id,
+    changes: v.changes,
+    ip: v.ip,
+    user_agent: v.user_agent,
+    request_id: v.request_id,
+  }),
+);
+
 export async function insertAuditEntry(trx: Db, row: AuditRow): Promise<void> {
-  await trx.insertInto('audit_log').values(row).execute();
+  await insertShape(trx, row);
 }
 
 function filtered(db: Db, customerId: string, filter: AuditFilter) {

@@ -1,6 +1,7 @@
 import { type Selectable, sql } from 'kysely';
 import type { Db, Trx } from '../database.js';
 import type { Dialect } from '../store/db.js';
+import { queryShape } from '../store/query-shape.js';
 import type { ConsoleSessionTable, ConsoleUserTable } from './console.table.js';
 
 export type ConsoleUserRow = Selectable<ConsoleUserTable>;
@@ -85,17 +86,20 @@ export async function openSession(db: Db, row: ConsoleSessionRow, now: string): 
 }
 
 /** A session with its user's address and role, read again on every request: a changed role counts at once. */
-export async function findSession(
-  db: Db,
-  tokenHash: string,
-): Promise<(ConsoleSessionRow & { email: string; role: string }) | undefined> {
-  return db
+const sessionShape = queryShape((db, v: { tokenHash: string }) =>
+  db
     .selectFrom('console_sessions')
     .innerJoin('console_users', 'console_users.id', 'console_sessions.user_id')
     .selectAll('console_sessions')
     .select(['console_users.email', 'console_users.role'])
-    .where('token_hash', '=', tokenHash)
-    .executeTakeFirst();
+    .where('token_hash', '=', v.tokenHash),
+);
+
+export async function findSession(
+  db: Db,
+  tokenHash: string,
+): Promise<(ConsoleSessionRow & { email: string; role: string }) | undefined> {
+  return (await sessionShape(db, { tokenHash }))[0];
 }
 
 export async function touchSession(db: Db, tokenHash: string, at: string): Promise<void> {

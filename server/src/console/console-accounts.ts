@@ -25,7 +25,7 @@ import {
   touchSession,
 } from './console-account.repository.js';
 import type { PasswordHasher } from './password-hasher.js';
-import { type Audit, type AuditFor, recorded } from '../audit/audit-trail.js';
+import { type Audit, type AuditFor, inTransaction, recorded } from '../audit/audit-trail.js';
 
 const HOUR_MS = 3_600_000;
 const WELCOME_TTL_MS = 24 * HOUR_MS;
@@ -174,7 +174,7 @@ export class ConsoleAccounts {
         target: { type: 'user', id: user.id },
         changes: ['invitation'],
       };
-      await recorded(this.parts.db, audit, entry, (trx) => acceptInvitation(trx, user.id));
+      await recorded(inTransaction(this.parts.db), audit, entry, (trx) => acceptInvitation(trx, user.id));
     }
     return this.open({ userId: user.id, customerId: user.customer_id });
   }

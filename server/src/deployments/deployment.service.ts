@@ -7,7 +7,7 @@ import { fromJsonColumn, toJsonColumn } from '../shared/json-column.js';
 import { newId } from '../shared/random.js';
 import { isoIn, isoNow } from '../shared/time.js';
 import type { Db, Trx } from '../database.js';
-import { type Audit, recorded } from '../audit/audit-trail.js';
+import { type Audit, recorded, type Writes } from '../audit/audit-trail.js';
 import {
   type DeploymentFilter,
   type DeploymentPatch,
@@ -96,7 +96,7 @@ export interface DeploymentListeners {
  * for it: a new way to change a deployment cannot forget to end its conversations.
  */
 export class DeploymentService {
-  constructor(private readonly parts: { db: Db; listeners: DeploymentListeners }) {}
+  constructor(private readonly parts: { db: Db; writes: Writes; listeners: DeploymentListeners }) {}
 
   async list(customerId: string, filter: DeploymentFilter, page: Page) {
     return pageOf(page, await listDeployments(this.parts.db, customerId, filter, page), toDeployment);
@@ -260,7 +260,7 @@ export class DeploymentService {
     change: (trx: Trx) => Promise<void>,
   ): Promise<void> {
     const target = { type: 'deployment', id: entry.id };
-    return recorded(this.parts.db, audit, { action: entry.action, target, changes: entry.changes ?? [] }, change);
+    return recorded(this.parts.writes, audit, { action: entry.action, target, changes: entry.changes ?? [] }, change);
   }
 
   /**

@@ -7,7 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { Database as Schema } from '../database.js';
 import { migrate } from '../store/db.js';
 import { KnowledgeService } from './knowledge.service.js';
-import { auditOf } from '../audit/audit-trail.js';
+import { auditOf, inTransaction } from '../audit/audit-trail.js';
 
 /**
  * A store whose knowledge bases were written before bases had a range of the search index's rowids
@@ -48,6 +48,7 @@ describe('knowledge bases stored before search slots [sqlite]', () => {
 
     const knowledge = new KnowledgeService({
       db,
+      writes: inTransaction(db),
       dialect: 'sqlite',
       egress: { allowedHosts: [] },
       embeddings: undefined,

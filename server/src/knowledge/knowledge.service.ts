@@ -1,5 +1,5 @@
 import type { Db, Trx } from '../database.js';
-import { type Audit, type AuditEntry, recorded } from '../audit/audit-trail.js';
+import { type Audit, type AuditEntry, recorded, type Writes } from '../audit/audit-trail.js';
 import { AppError, notFound } from '../errors.js';
 import { type Page, pageOf } from '../http/pagination.js';
 import { newId } from '../shared/random.js';
@@ -163,7 +163,13 @@ export class KnowledgeService {
   #untidy = false;
 
   constructor(
-    private readonly parts: { db: Db; dialect: Dialect; egress: EgressPolicy; embeddings: Embeddings | undefined },
+    private readonly parts: {
+      db: Db;
+      writes: Writes;
+      dialect: Dialect;
+      egress: EgressPolicy;
+      embeddings: Embeddings | undefined;
+    },
   ) {}
 
   async createBase(customerId: string, input: CreateKnowledgeBaseInput, audit: Audit): Promise<KnowledgeBase> {
@@ -178,7 +184,7 @@ export class KnowledgeService {
       created_at: now,
       updated_at: now,
     };
-    await recorded(this.parts.db, audit, baseChange('created', row.id, input), (trx) => insertBase(trx, row));
+    await recorded(this.parts.writes, audit, baseChange('created', row.id, input), (trx) => insertBase(trx, row));
     return toBase(row);
   }
 
@@ -198,14 +204,14 @@ export class KnowledgeService {
   ): Promise<KnowledgeBase> {
     const row = await this.#base(customerId, id);
     const patch = { ...(input.name !== undefined ? { name: input.name } : {}), updated_at: isoNow() };
-    await recorded(this.parts.db, audit, baseChange('updated', id, input), (trx) => updateBase(trx, id, patch));
+    await recorded(this.parts.writes, audit, baseChange('updated', id, input), (trx) => updateBase(trx, id, patch));
     return toBase({ ...row, ...patch });
   }
 
   /** The base and everything it holds. */
   async deleteBase(customerId: string, id: string, audit: Audit): Promise<{ id: string; deleted: true }> {
     await this.#base(customerId, id);
-    await recorded(this.parts.db, audit, baseChange('deleted', id, {}), (trx) =>
+    await recorded(this.parts.writes, audit, baseChange('deleted', id, {}), (trx) =>
       deleteBase(trx, this.parts.dialect, id),
     );
     return { id, deleted: true };
@@ -403,13 +409,13 @@ export class KnowledgeService {
 
   /** A document's change in one transaction, with its audit record when someone made it. */
   #write(id: string, record: DocumentRecord | undefined, change: (trx: Trx) => Promise<void>): Promise<void> {
-    if (!record) return this.parts.db.transaction().execute(change);
+    if (!record) return this.parts.writes.run(`knowledge_document:${id}`, change);
     const entry = {
       action: `knowledge_document.${record.verb}`,
       target: { type: 'knowledge_document', id },
       changes: record.changes,
     };
-    return recorded(this.parts.db, record.audit, entry, change);
+    return recorded(this.parts.writes, record.audit, entry, change);
   }
 
   async listDocuments(customerId: string, baseId: string, page: Page) {

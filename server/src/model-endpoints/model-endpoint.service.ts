@@ -1,4 +1,4 @@
-import { type Audit, type AuditEntry, recorded } from '../audit/audit-trail.js';
+import { type Audit, type AuditEntry, recorded, type Writes } from '../audit/audit-trail.js';
 import type { Db } from '../database.js';
 import { invalidState, notFound } from '../errors.js';
 import { type Page, pageOf } from '../http/pagination.js';
@@ -43,7 +43,7 @@ const changeOf = (verb: string, id: string, input: object): AuditEntry => ({
 });
 
 export class ModelEndpointService {
-  constructor(private readonly parts: { db: Db; secretsKey: () => Buffer }) {}
+  constructor(private readonly parts: { db: Db; writes: Writes; secretsKey: () => Buffer }) {}
 
   async create(customerId: string, input: CreateModelEndpointInput, audit: Audit): Promise<ModelEndpoint> {
     const now = isoNow();
@@ -56,7 +56,9 @@ export class ModelEndpointService {
       created_at: now,
       updated_at: now,
     };
-    await recorded(this.parts.db, audit, changeOf('created', row.id, input), (trx) => insertModelEndpoint(trx, row));
+    await recorded(this.parts.writes, audit, changeOf('created', row.id, input), (trx) =>
+      insertModelEndpoint(trx, row),
+    );
     return toModelEndpoint(row);
   }
 
@@ -76,7 +78,7 @@ export class ModelEndpointService {
       ...(input.api_key !== undefined ? this.#keyColumns(customerId, input.api_key) : {}),
       updated_at: isoNow(),
     };
-    await recorded(this.parts.db, audit, changeOf('updated', id, input), (trx) =>
+    await recorded(this.parts.writes, audit, changeOf('updated', id, input), (trx) =>
       updateModelEndpoint(trx, customerId, id, patch),
     );
     return toModelEndpoint({ ...row, ...patch });
@@ -90,7 +92,7 @@ export class ModelEndpointService {
       throw invalidState(
         `The endpoint is named by ${agents.length === 1 ? 'the agent' : 'the agents'} ${agents.map((a) => `'${a}'`).join(', ')}: change their responder first`,
       );
-    await recorded(this.parts.db, audit, changeOf('deleted', id, {}), (trx) =>
+    await recorded(this.parts.writes, audit, changeOf('deleted', id, {}), (trx) =>
       deleteModelEndpoint(trx, customerId, id),
     );
     return { id, deleted: true };
