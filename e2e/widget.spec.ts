@@ -34,8 +34,10 @@ test('a voice turn: interim words while speaking, the reply spoken in the agent 
   await hearNext(page);
   await expect(conversation(page).getByText('Where can I park the car')).toBeVisible();
   await expect(conversation(page).getByText(/Parking is in the garage/)).toBeVisible();
+  // Read out once shown: the speaking starts a moment after the text (the browser's voice is loaded
+  // with the reply), so it is awaited, not read at once.
+  await expect.poll(async () => (await spoken(page)).length).toBe(1);
   const said = await spoken(page);
-  expect(said).toHaveLength(1);
   expect(said[0]!.text).toMatch(/^Parking is in the garage/);
   expect(said[0]!.lang).not.toBe('');
 
