@@ -1,4 +1,4 @@
-import * as oidc from 'openid-client';
+import type * as Oidc from 'openid-client';
 import { AppError } from '../errors.js';
 
 export interface SsoSettings {
@@ -8,6 +8,13 @@ export interface SsoSettings {
   /** What the sign-in page's button says: "Sign in with <name>". */
   name: string;
 }
+
+/**
+ * The client library, loaded with the first sign-in that needs it: a service without single sign-on
+ * (most) never loads it, and a start or restart does not wait for it.
+ */
+let library: Promise<typeof Oidc> | undefined;
+const openIdClient = (): Promise<typeof Oidc> => (library ??= import('openid-client'));
 
 /** What the browser keeps between the start and the callback: the PKCE verifier, the state, the nonce. */
 interface Pending {
@@ -35,7 +42,7 @@ export class SsoRefused extends Error {
  * only a verified email is taken.
  */
 export class SingleSignOn {
-  #configuration: Promise<oidc.Configuration> | undefined;
+  #configuration: Promise<Oidc.Configuration> | undefined;
 
   constructor(
     private readonly settings: SsoSettings,
@@ -49,6 +56,7 @@ export class SingleSignOn {
 
   /** The provider's address to send the browser to, and what the browser keeps until it comes back. */
   async start(): Promise<{ location: string; pending: string }> {
+    const oidc = await openIdClient();
     const configuration = await this.#discovered();
     const pending: Pending = {
       verifier: oidc.randomPKCECodeVerifier(),
@@ -71,6 +79,7 @@ export class SingleSignOn {
     const pending = pendingOf(pendingCookie);
     if (!pending)
       throw new SsoRefused('failed', 'The sign-in was not started in this browser, or took over 10 minutes');
+    const oidc = await openIdClient();
     const configuration = await this.#discovered();
     let claims: Record<string, unknown> | undefined;
     try {
@@ -102,16 +111,18 @@ export class SingleSignOn {
   }
 
   /** The provider's metadata and keys, read once; a failure is asked again next time. */
-  #discovered(): Promise<oidc.Configuration> {
+  #discovered(): Promise<Oidc.Configuration> {
     const { issuer, clientId, clientSecret } = this.settings;
-    this.#configuration ??= oidc
-      .discovery(
-        new URL(issuer),
-        clientId,
-        clientSecret,
-        undefined,
-        // Plain http only for a provider on this machine (tests, a local one); anything else must be https.
-        isLoopback(issuer) ? { execute: [oidc.allowInsecureRequests] } : undefined,
+    this.#configuration ??= openIdClient()
+      .then((oidc) =>
+        oidc.discovery(
+          new URL(issuer),
+          clientId,
+          clientSecret,
+          undefined,
+          // Plain http only for a provider on this machine (tests, a local one); anything else must be https.
+          isLoopback(issuer) ? { execute: [oidc.allowInsecureRequests] } : undefined,
+        ),
       )
       .catch((err: unknown) => {
         this.#configuration = undefined;
