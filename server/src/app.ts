@@ -70,7 +70,7 @@ import { DeploymentService } from './deployments/deployment.service.js';
 import { previewTokenRoute } from './concierge/sessions/preview-token.routes.js';
 import { type Credential, credentialCheck, perKeyRateLimit, requirePrincipal, resolvePrincipal } from './http/auth.js';
 import type { Middleware } from './http/exchange.js';
-import { httpServer } from './http/http-server.js';
+import { httpServer, lastResponsePerConnection } from './http/http-server.js';
 import { noStore } from './http/no-store.js';
 import { PublicAddress } from './http/public-address.js';
 import type { RouteDef } from './http/route.js';
@@ -422,6 +422,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   const drain = () => {
     draining = true;
+    lastResponsePerConnection(server);
     activity.endStreams();
   };
 
@@ -483,6 +484,7 @@ async function closeServer(
   deadlineMs: number,
 ): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+  lastResponsePerConnection(server);
   activity.endStreams();
   sessions.close();
   server.closeIdleConnections();

@@ -121,6 +121,33 @@ describe('the drain on SIGTERM', () => {
     stuck.destroy();
   }, 30_000);
 
+  it('answers a reader that reconnects at once over its kept-alive connection with that connection’s last response, so it holds no stop until the deadline', async () => {
+    const node = await start('0');
+    const key = await bootstrapKey(node);
+    // An EventSource, or a console left open: as soon as a stream ends it asks again, on the same connection.
+    const closing: string[] = [];
+    let stopping = false;
+    const reader = (async () => {
+      while (node.child.exitCode === null)
+        try {
+          const res = await fetch(`${node.url}/api/v1/activity`, { headers: { authorization: `Bearer ${key}` } });
+          if (stopping) closing.push(res.headers.get('connection') ?? '');
+          for await (const _ of res.body!) void _;
+        } catch {
+          await new Promise((r) => setTimeout(r, 50));
+        }
+    })();
+    await new Promise((r) => setTimeout(r, 300));
+    const signalled = Date.now();
+    stopping = true;
+    node.child.kill('SIGTERM');
+    expect(await node.exited).toBe(0);
+    // Without it, the reader came back to the stopping node ~50 times and held it the whole 5 s deadline.
+    expect(Date.now() - signalled).toBeLessThan(2_500);
+    await reader;
+    expect(closing.every((value) => value === 'close')).toBe(true);
+  }, 30_000);
+
   it('ends the drain at a second signal, and SIGINT stops without one', async () => {
     const node = await start('60');
     node.child.kill('SIGTERM');

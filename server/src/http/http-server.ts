@@ -1,4 +1,4 @@
-import { createServer, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import express, { type RequestHandler } from 'express';
 import type { Logger } from 'pino';
 import type { Config } from '../config.js';
@@ -84,4 +84,18 @@ export function httpServer(
   // Past this many sockets new ones are closed at once, so an exhausted node fails fast, not slowly.
   server.maxConnections = config.maxConnections;
   return { server, served: dispatch.served };
+}
+
+/**
+ * From now on every response is its connection's last (a draining or stopping node): a client that
+ * asks again at once, as a reader of an ended stream does, opens a new connection, which the balancer
+ * gives to a node that stays, instead of coming back over the kept-alive one until the stop's deadline.
+ */
+export function lastResponsePerConnection(server: Server): void {
+  if (server.listeners('request').includes(closingAfter)) return;
+  server.prependListener('request', closingAfter);
+}
+
+function closingAfter(_req: IncomingMessage, res: ServerResponse): void {
+  res.shouldKeepAlive = false;
 }
