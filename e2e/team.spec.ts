@@ -129,4 +129,5 @@ test('a team in one console: invitations, each role offered only what it may use
   ]);
 
   expect([...errors, ...desk.errors, ...admin.errors].filter((e) => !e.includes('403'))).toEqual([]);
+  for (const person of [desk, builder, admin]) await person.page.context().close();
 });
