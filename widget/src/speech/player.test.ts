@@ -16,17 +16,18 @@ function playerWith(lines: Line[] = []) {
   let silenced = 0;
   const reports: unknown[] = [];
   const begun: unknown[] = [];
+  const now = { language: 'en-US' };
   const player = new Player({
     speech: {
       speak: (text, language, _voice, progress) => void spoken.push({ text, language, progress: progress! }),
       silence: () => void silenced++,
     },
-    voice: () => ({ language: 'en-US', voice: undefined, pronunciations: [{ term: 'Adlon', say: 'Ad-lonn' }] }),
+    voice: () => ({ language: now.language, voice: undefined, pronunciations: [{ term: 'Adlon', say: 'Ad-lonn' }] }),
     played: (at, state, offsetMs) => void reports.push({ ...at, state, offsetMs }),
     lines: () => lines,
     begins: (at, text, voice) => void begun.push({ sentence: at.sentence, text, voice }),
   });
-  return { player, spoken, reports, begun, silenced: () => silenced };
+  return { player, spoken, reports, begun, now, silenced: () => silenced };
 }
 
 describe('the widget’s player', () => {
@@ -48,6 +49,21 @@ describe('the widget’s player', () => {
     expect(begun).toEqual([
       { sentence: 0, text: 'Welcome to the Adlon.', voice: 'browser' },
       { sentence: 1, text: 'Breakfast is at seven.', voice: 'browser' },
+    ]);
+  });
+
+  it('says each sentence in the language it came in, though the visitor switches before it is said', () => {
+    const { player, spoken, now } = playerWith();
+    player.say({ turnId: 't1', sentence: 0 }, 'Hello!');
+    player.say({ turnId: 't1', sentence: 1 }, 'How can I help with your stay?');
+    now.language = 'de-DE';
+    spoken[0]!.progress.end(true);
+    player.say({ turnId: 't2', sentence: 0 }, 'Hallo!');
+    spoken[1]!.progress.end(true);
+    expect(spoken.map((s) => [s.text, s.language])).toEqual([
+      ['Hello!', 'en-US'],
+      ['How can I help with your stay?', 'en-US'],
+      ['Hallo!', 'de-DE'],
     ]);
   });
 

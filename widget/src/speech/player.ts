@@ -14,7 +14,7 @@ export interface PlayerParts {
   /** The browser's voice: sentences the service does not say, and any it could not. */
   speech: Pick<Speech, 'speak' | 'silence'>;
   /** How the agent speaks now: the conversation's language, its browser voice, its pronunciations. */
-  voice(): { language: string; voice: AgentVoice | undefined; pronunciations: Pronunciation[] | undefined };
+  voice(): SpeakingAs;
   /** How far the visitor listened to a sentence. */
   played(at: SentenceAt, state: PlaybackState, offsetMs: number): void;
   /** The conversation as shown: where a sentence the service could not say is read from. */
@@ -23,10 +23,18 @@ export interface PlayerParts {
   begins(at: SentenceAt, text: string, voice: 'service' | 'browser'): void;
 }
 
+interface SpeakingAs {
+  language: string;
+  voice: AgentVoice | undefined;
+  pronunciations: Pronunciation[] | undefined;
+}
+
 /** A sentence in the order it is to be heard: the service's audio, or text for the browser's voice. */
 interface Item {
   at: SentenceAt;
   text: string;
+  /** As the agent spoke when it came: a reply is read in its turn's language though the visitor switches meanwhile. */
+  as: SpeakingAs;
   audio: boolean;
   /** Audio not handed to the worklet yet: it waits for the worklet, or for a browser sentence ahead. */
   held: Float32Array[];
@@ -150,6 +158,7 @@ export class Player implements VoiceSink {
     return {
       at,
       text,
+      as: this.parts.voice(),
       audio,
       held: [],
       start: undefined,
@@ -237,7 +246,7 @@ export class Player implements VoiceSink {
   }
 
   #sayWithBrowser(item: Item): void {
-    const { language, voice, pronunciations } = this.parts.voice();
+    const { language, voice, pronunciations } = item.as;
     const spoken = pronounced(item.text, pronunciations, language);
     item.speaking = true;
     item.spokenLength = spoken.length;
