@@ -1,8 +1,6 @@
-import type { ConsoleUser } from './types';
+import { reaches, ROLES, type Role } from '#protocol/roles';
 
-export type Role = ConsoleUser['role'];
-
-const ORDER: readonly Role[] = ['agent', 'editor', 'admin', 'owner'];
+export type { Role };
 
 /**
  * The least role each section of the console needs: the role its requests need (README, Your
@@ -34,7 +32,7 @@ export const signedInAs = (role: Role): void => {
 export const currentRole = (): Role => current;
 
 /** Whether the signed-in user (or `role`) may do what needs `needed`. */
-export const can = (needed: Role, role: Role = current): boolean => ORDER.indexOf(role) >= ORDER.indexOf(needed);
+export const can = (needed: Role, role: Role = current): boolean => reaches(role, needed);
 
 /** The roles the signed-in user may give: an owner any, anyone else up to admin. */
-export const grantable = (role: Role = current): Role[] => ORDER.filter((r) => r !== 'owner' || role === 'owner');
+export const grantable = (role: Role = current): Role[] => ROLES.filter((r) => r !== 'owner' || role === 'owner');

@@ -62,6 +62,7 @@ describe('the wire contract (protocol/, README: Layout)', () => {
       'page-rules.ts',
       'proactive.ts',
       'pronunciations.ts',
+      'roles.ts',
       'sentences.ts',
       'text.ts',
       'transcript-events.ts',

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { ROLES } from '#protocol/roles';
 import type { AuditTrail } from '../audit/audit-trail.js';
 import { clientAddress, type ProxyTrust } from '../http/client-address.js';
 import { readCookie } from '../http/cookies.js';
@@ -29,9 +30,7 @@ export const consoleUserSchema = z
     email: z.string(),
     created_at: z.iso.datetime(),
     last_sign_in_at: z.iso.datetime().nullable(),
-    role: z
-      .enum(['agent', 'editor', 'admin', 'owner'])
-      .meta({ description: 'What they may do (README, Your team): the console offers only that' }),
+    role: z.enum(ROLES).meta({ description: 'What they may do (README, Your team): the console offers only that' }),
   })
   .nullable()
   .meta({ id: 'ConsoleUser' });

@@ -1,13 +1,5 @@
 import { z } from 'zod';
-
-/**
- * A console user's role (README, Your team), least first: each can do what the one before it can.
- * `agent` answers visitors (the inbox, conversations, analytics read); `editor` builds (agents,
- * deployments, knowledge, model endpoints); `admin` also holds the API key, the team and the audit
- * log; `owner` also grants, changes and removes owners. The API key acts as `admin`.
- */
-export const ROLES = ['agent', 'editor', 'admin', 'owner'] as const;
-export type Role = (typeof ROLES)[number];
+import { ROLES, type Role } from '#protocol/roles';
 
 export const roleSchema = z.enum(ROLES).meta({
   id: 'Role',
@@ -17,9 +9,3 @@ export const roleSchema = z.enum(ROLES).meta({
 
 /** What the API key is: everything but owners' affairs. */
 export const API_KEY_ROLE: Role = 'admin';
-
-export const isRole = (value: string): value is Role => (ROLES as readonly string[]).includes(value);
-
-/** Whether `role` may do what needs `needed`. */
-export const reaches = (role: string, needed: Role): boolean =>
-  isRole(role) && ROLES.indexOf(role) >= ROLES.indexOf(needed);

@@ -1,6 +1,6 @@
 import { AppError } from '../errors.js';
 import type { Principal } from '../http/principal.js';
-import { type Role, reaches } from './roles.js';
+import { type Role, reaches } from '#protocol/roles';
 
 /**
  * The least role each management route needs (README, Your team), by its OpenAPI operationId: the

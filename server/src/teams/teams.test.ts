@@ -12,7 +12,7 @@ import {
   type TestService,
 } from '../../test/harness.js';
 import { auditOf } from '../audit/audit-trail.js';
-import { ROLES, type Role } from './roles.js';
+import { ROLES, type Role } from '#protocol/roles';
 import { ROUTE_ROLES } from './route-roles.js';
 
 const PASSWORD = 'correct horse battery';
