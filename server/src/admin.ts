@@ -2,13 +2,13 @@ import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { type Config, ConfigError, loadConfig } from './config.js';
 import { findUserByEmail } from './console/console-account.repository.js';
-import { ConsoleAccounts, welcomeLink } from './console/console-accounts.js';
+import { ConsoleAccounts, EMAIL_ADDRESS, welcomeLink } from './console/console-accounts.js';
 import { PasswordHasher } from './console/password-hasher.js';
 import { createCustomer } from './customers/customer.service.js';
 import { openStore, type Store } from './store/db.js';
 import { backupSqlite, restoreSqlite } from './store/sqlite-backup.js';
 import { auditOf } from './audit/audit-trail.js';
-import { isRole, type Role, ROLES } from './teams/roles.js';
+import { isRole, type Role, ROLES } from '#protocol/roles';
 
 const USAGE = `usage:
   npm run admin -- create-customer --name NAME [--email EMAIL [--role ROLE]]
@@ -23,12 +23,9 @@ class UsageError extends Error {}
 /** Where the printed links point: PUBLIC_BASE_URL, else this machine on the configured port. */
 const baseUrlOf = (config: Config): string => config.publicBaseUrl ?? `http://localhost:${config.port}`;
 
-/** Loose on purpose: `owner@localhost`, the first start's user, must be reachable too. */
-const EMAIL = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
-
 function emailOf(value: string | undefined): string {
   const email = value?.trim().toLowerCase() ?? '';
-  if (!EMAIL.test(email)) throw new UsageError('--email must be an email address');
+  if (!EMAIL_ADDRESS.test(email)) throw new UsageError('--email must be an email address');
   return email;
 }
 

@@ -36,6 +36,8 @@ const TOUCH_EVERY_MS = 60_000;
 const FAILURE_WINDOW_MS = 15 * 60_000;
 const MAX_FAILURES = 10;
 export const MIN_PASSWORD_LENGTH = 12;
+/** An address a console user may have: loose on purpose, so `owner@localhost` (the first start's user) is one too. */
+export const EMAIL_ADDRESS = /^[^\s@]{1,64}@[^\s@]{1,255}$/;
 
 /** Who a console session acts for. */
 export interface ConsoleIdentity {

@@ -1,16 +1,12 @@
 import { z } from 'zod';
 import type { AuditTrail } from '../audit/audit-trail.js';
+import { EMAIL_ADDRESS } from '../console/console-accounts.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { deletedSchema, idParams, timestamp } from '../shared/schemas.js';
 import { roleSchema } from './roles.js';
 import type { TeamService } from './team.service.js';
 
-/** Loose on purpose, as `npm run admin` is: `owner@localhost` is an address too. */
-const email = z
-  .string()
-  .trim()
-  .max(320)
-  .regex(/^[^\s@]{1,64}@[^\s@]{1,255}$/, 'must be an email address');
+const email = z.string().trim().max(320).regex(EMAIL_ADDRESS, 'must be an email address');
 
 export const teamUserSchema = z
   .object({
