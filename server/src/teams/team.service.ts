@@ -1,11 +1,11 @@
 import type { Audit } from '../audit/audit-trail.js';
-import { type ConsoleUserRow, isInvited } from '../console/console-account.repository.js';
+import { type ConsoleUserRow, findUserByEmail, isInvited } from '../console/console-account.repository.js';
 import { type ConsoleAccounts, welcomeLink } from '../console/console-accounts.js';
 import type { Db } from '../database.js';
 import { AppError, invalidState, notFound } from '../errors.js';
 import type { Principal } from '../http/principal.js';
 import type { Dialect } from '../store/db.js';
-import type { Role } from './roles.js';
+import type { Role } from '#protocol/roles';
 import { deleteUser, findTeamUser, listUsers, lockOwners, setRole } from './team.repository.js';
 
 /** How long an invitation's link works (README, Your team). */
@@ -69,7 +69,9 @@ export class TeamService {
   ): Promise<TeamUser & { invitation_url: string }> {
     if (input.role === 'owner' && by.role !== 'owner') throw onlyOwners('invite an owner');
     const email = input.email.trim().toLowerCase();
-    const existing = (await listUsers(this.parts.db, by.customerId)).find((u) => u.email === email);
+    const found = await findUserByEmail(this.parts.db, email);
+    // Another customer's address is the accounts' to refuse (invite, below).
+    const existing = found?.customer_id === by.customerId ? found : undefined;
     if (existing && !isInvited(existing))
       throw invalidState(`${email} is already in your team; change their role with PUT /api/v1/users/{id}`);
     if (existing?.role === 'owner' && by.role !== 'owner') throw onlyOwners("renew an owner's invitation");
@@ -90,7 +92,7 @@ export class TeamService {
     if (target.role === role) return toTeamUser(target);
     await this.parts.db.transaction().execute(async (trx) => {
       const owners = await lockOwners(trx, by.customerId, this.parts.dialect);
-      if (target.role === 'owner' && owners.length <= 1)
+      if (owners.length === 1 && owners[0] === id)
         throw invalidState('The last owner cannot be demoted: make someone else an owner first');
       await setRole(trx, id, role);
       await audit(trx, { action: 'user.role_changed', target: { type: 'user', id }, changes: ['role'] });
@@ -104,7 +106,7 @@ export class TeamService {
     if (target.role === 'owner' && by.role !== 'owner') throw onlyOwners('remove an owner');
     await this.parts.db.transaction().execute(async (trx) => {
       const owners = await lockOwners(trx, by.customerId, this.parts.dialect);
-      if (target.role === 'owner' && owners.length <= 1)
+      if (owners.length === 1 && owners[0] === id)
         throw invalidState('The last owner cannot be removed: make someone else an owner first');
       await deleteUser(trx, id);
       await audit(trx, { action: 'user.removed', target: { type: 'user', id }, changes: ['email', 'role'] });
