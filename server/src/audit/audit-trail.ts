@@ -2,7 +2,7 @@ import type { Db, Trx } from '../database.js';
 import { clientAddress, type ProxyTrust } from '../http/client-address.js';
 import type { RouteRequest, RouteResponse } from '../http/exchange.js';
 import type { Principal } from '../http/principal.js';
-import { newId } from '../shared/random.js';
+import { newTimeOrderedId } from '../shared/random.js';
 import { insertAuditEntry } from './audit.repository.js';
 
 /** Who made a change (README, Your team). */
@@ -101,7 +101,7 @@ export const auditOf = (customerId: string, type: 'service' | 'admin'): Audit =>
 function auditFor(customerId: string, origin: Origin): Audit {
   return (trx, entry) =>
     insertAuditEntry(trx, {
-      id: newId(),
+      id: newTimeOrderedId(),
       customer_id: customerId,
       at: new Date().toISOString(),
       actor_type: origin.actor.type,
