@@ -16,15 +16,18 @@ export async function findTeamUser(db: Db, customerId: string, id: string): Prom
 }
 
 /**
- * The customer's owners, locked to the end of `trx` on PostgreSQL: two owners demoting each other
- * at once cannot both see the other still there. (SQLite runs one transaction at a time.)
+ * The customer's owners who are in (an invited owner may never come, so does not count), locked to
+ * the end of `trx` on PostgreSQL: two owners demoting each other at once cannot both see the other
+ * still there. (SQLite runs one transaction at a time.)
  */
 export async function lockOwners(trx: Trx, customerId: string, dialect: 'sqlite' | 'postgres'): Promise<string[]> {
   let query = trx
     .selectFrom('console_users')
     .select('id')
     .where('customer_id', '=', customerId)
-    .where('role', '=', 'owner');
+    .where('role', '=', 'owner')
+    // Not invited (see isInvited): a password chosen, or no link outstanding.
+    .where((eb) => eb.or([eb('password_hash', 'is not', null), eb('welcome_hash', 'is', null)]));
   if (dialect === 'postgres') query = query.forUpdate();
   return (await query.execute()).map((row) => row.id);
 }
