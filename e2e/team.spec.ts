@@ -48,6 +48,11 @@ test('a team in one console: invitations, each role offered only what it may use
     expect(links[role]).toMatch(/\/console\/#\/welcome\/[\w-]{43}$/);
   }
   await expect(page.getByRole('row', { name: /desk@team-inn\.example/ })).toContainText('invited, link until');
+  // The only owner keeps the role: their own row offers neither a role nor Remove.
+  const ownRow = page.getByRole('row', { name: /owner@team-inn\.example/ });
+  await expect(ownRow).toContainText('owner (the only one)');
+  await expect(ownRow.getByRole('button', { name: /Remove/ })).toHaveCount(0);
+  await expect(ownRow.getByRole('combobox')).toHaveCount(0);
   await audit(page, 'users');
 
   // The agent answers visitors: it lands on the Inbox and is offered nothing else but Conversations and Analytics.

@@ -46,8 +46,11 @@ export function UsersPage() {
     await del(path`/api/v1/users/${user.id}`);
     users.reload();
   });
-  // An owner's role is an owner's to change; nobody else is offered it.
-  const mayChange = (user: TeamUser) => user.role !== 'owner' || can('owner');
+  // An owner's role is an owner's to change; nobody else is offered it. The last owner who is in
+  // keeps the role (the service refuses otherwise), so their row offers nothing.
+  const owners = users.data?.filter((u) => u.role === 'owner' && u.status === 'active') ?? [];
+  const lastOwner = (user: TeamUser) => owners.length === 1 && owners[0]!.id === user.id;
+  const mayChange = (user: TeamUser) => (user.role !== 'owner' || can('owner')) && !lastOwner(user);
   return (
     <section>
       <Title>Users</Title>
@@ -124,6 +127,8 @@ export function UsersPage() {
                         </option>
                       ))}
                     </select>
+                  ) : lastOwner(user) ? (
+                    'owner (the only one)'
                   ) : (
                     user.role
                   )}
