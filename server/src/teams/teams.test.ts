@@ -1,4 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { sql } from 'kysely';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readActivity } from '../../test/activity-reader.js';
 import {
@@ -234,6 +235,38 @@ function suite(kind: StoreKind) {
     const ended = await Promise.race([stream.ended.then(() => 'ended'), sleep(2_000).then(() => 'still open')]);
     expect(ended).toBe('ended');
     expectError(await call(service.url, 'GET', '/api/v1/conversations', as(desk)), 401, 'unauthorized');
+  });
+
+  it('makes no change whose audit record cannot be written, and another change committed with it is made and recorded', async () => {
+    const { apiKey } = await service.newCustomer('Atomic');
+    const api = client(service.url, apiKey);
+    const [kept, changed] = [await createPublishedAgent(api, 'Kept'), await createPublishedAgent(api, 'Changed')];
+    const db = service.app.store.db;
+    // The store refuses the record of one change: the change must not be made without it.
+    if (kind === 'postgres') {
+      await sql`CREATE FUNCTION refuse_audit() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'audit refused'; END $$`.execute(db);
+      await sql`CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_log FOR EACH ROW
+        WHEN (NEW.target_id = ${sql.lit(kept)}) EXECUTE FUNCTION refuse_audit()`.execute(db);
+    } else
+      await sql`CREATE TRIGGER refuse_audit BEFORE INSERT ON audit_log WHEN NEW.target_id = ${sql.lit(kept)}
+        BEGIN SELECT RAISE(ABORT, 'audit refused'); END`.execute(db);
+    try {
+      // Asked together, so the group commit takes them in one batch.
+      const [refused, made] = await Promise.all([
+        api.put(`/api/v1/agents/${kept}`, { name: 'Never renamed' }),
+        api.put(`/api/v1/agents/${changed}`, { name: 'Renamed' }),
+      ]);
+      expectError(refused, 500, 'internal_error');
+      expect(made.status).toBe(200);
+    } finally {
+      await sql`DROP TRIGGER refuse_audit${sql.raw(kind === 'postgres' ? ' ON audit_log' : '')}`.execute(db);
+      if (kind === 'postgres') await sql`DROP FUNCTION refuse_audit()`.execute(db);
+    }
+    expect((await api.get(`/api/v1/agents/${kept}`)).body.data.name).toBe('Kept');
+    expect((await api.get(`/api/v1/agents/${changed}`)).body.data.name).toBe('Renamed');
+    const updated = await api.get('/api/v1/audit-log?action=agent.updated');
+    expect(updated.body.data.map((e: { target: { id: string } }) => e.target.id)).toEqual([changed]);
   });
 
   it('records every change with who, what, where from and the request id, never a secret; filters, pages and exports it; PostgreSQL refuses to change it', async () => {
