@@ -68,6 +68,7 @@ test('single sign-on: the sign-in page offers the provider, an invited email sig
     await expect(stranger.getByRole('alert')).toHaveText(/That account is in no team here\. Ask an admin/);
     expect(stranger.url()).toBe(`${base}/console/#/sign-in/not_invited`);
     await audit(stranger, 'sign-in-sso-refused');
+    await stranger.context().close();
     expect(errors).toEqual([]);
   } finally {
     service.child.kill('SIGTERM');

@@ -393,6 +393,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       accounts: consoleAccounts,
       trail,
       address,
+      logger,
     }),
     widgetRoute(),
     widgetModuleRoute(),

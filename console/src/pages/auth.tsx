@@ -8,6 +8,7 @@ const MIN_PASSWORD = 12;
 const SSO_REFUSALS: Record<string, string> = {
   not_invited: 'That account is in no team here. Ask an admin of your team to invite its email address under Users.',
   unverified_email: 'Your identity provider has not verified that email address, so it cannot sign you in here.',
+  unavailable: 'Your identity provider could not be reached. Try again in a moment, or sign in with your password.',
   failed: 'The sign-in with your identity provider did not complete. Try again; if it keeps failing, tell your admin.',
 };
 

@@ -1,5 +1,4 @@
 import type * as Oidc from 'openid-client';
-import { AppError } from '../errors.js';
 
 export interface SsoSettings {
   issuer: string;
@@ -24,7 +23,7 @@ interface Pending {
 }
 
 /** Why a sign-in with the identity provider was refused, as the sign-in page explains it. */
-export type SsoRefusal = 'not_invited' | 'unverified_email' | 'failed';
+export type SsoRefusal = 'not_invited' | 'unverified_email' | 'unavailable' | 'failed';
 
 export class SsoRefused extends Error {
   constructor(
@@ -126,7 +125,7 @@ export class SingleSignOn {
       )
       .catch((err: unknown) => {
         this.#configuration = undefined;
-        throw new AppError('unavailable', `The identity provider could not be reached: ${(err as Error).message}`);
+        throw new SsoRefused('unavailable', `The identity provider could not be reached: ${(err as Error).message}`);
       });
     return this.#configuration;
   }

@@ -1,15 +1,17 @@
+import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { AuditTrail } from '../audit/audit-trail.js';
 import { AppError } from '../errors.js';
 import { readCookie } from '../http/cookies.js';
 import type { PublicAddress } from '../http/public-address.js';
-import { defineRoute, type RouteDef } from '../http/route.js';
+import { defineRoute, type RouteDef, type RouteResult } from '../http/route.js';
 import type { ConsoleAccounts } from './console-accounts.js';
 import { clearedSsoCookie, SSO_COOKIE, sessionCookie, ssoCookie } from './console-cookie.js';
 import { type SingleSignOn, SsoRefused } from './single-sign-on.js';
 
 /** Where the console shows why a sign-in with the identity provider was refused. */
 const refusedAt = (reason: string) => `/console/#/sign-in/${reason}`;
+const REFUSED_AT = '/console/#/sign-in/{not_invited|unverified_email|unavailable|failed}';
 
 /** Single sign-on to the console (README, Your team): whether it is offered, its start, and the provider's way back. */
 export function ssoRoutes(parts: {
@@ -17,10 +19,22 @@ export function ssoRoutes(parts: {
   accounts: ConsoleAccounts;
   trail: AuditTrail;
   address: PublicAddress;
+  /** Why a sign-in was refused: the person sees the reason, the operator setting it up the detail. */
+  logger: Logger;
 }): RouteDef[] {
-  const { sso, accounts, trail, address } = parts;
+  const { sso, accounts, trail, address, logger } = parts;
   const secure = address.https;
   const redirect = { Location: 'Where the browser goes next' };
+  /** A refusal sends the browser back to the sign-in page, which says why in words. */
+  const refusing = async (signIn: () => Promise<RouteResult>): Promise<RouteResult> => {
+    try {
+      return await signIn();
+    } catch (err) {
+      if (!(err instanceof SsoRefused)) throw err;
+      logger.warn({ reason: err.reason, detail: err.message }, 'single sign-on refused');
+      return { data: null, headers: { Location: refusedAt(err.reason), 'Set-Cookie': clearedSsoCookie(secure) } };
+    }
+  };
   return [
     defineRoute({
       method: 'get',
@@ -41,21 +55,23 @@ export function ssoRoutes(parts: {
       path: '/console/sso/start',
       operationId: 'startSingleSignOn',
       summary:
-        "Sends the browser to the identity provider (authorization code with PKCE); what it must bring back is kept in an HttpOnly cookie for 10 minutes. 404 when single sign-on is not configured; 503 when the provider's metadata cannot be read",
+        'Sends the browser to the identity provider (authorization code with PKCE); what it must bring back is kept in an HttpOnly cookie for 10 minutes. 404 when single sign-on is not configured; when the provider cannot be reached, back to the sign-in page (`unavailable`)',
       tag: 'Console',
       auth: false,
       errors: ['not_found'],
       success: {
         status: 302,
-        description: "To the identity provider's sign-in",
+        description: `To the identity provider's sign-in; or, when it cannot be reached, to ${REFUSED_AT}`,
         data: z.null(),
         empty: true,
         headers: { ...redirect, 'Set-Cookie': 'concierge_sso: HttpOnly, SameSite=Lax, Path=/console/sso, 10 minutes' },
       },
       handler: async () => {
         if (!sso) throw notConfigured();
-        const { location, pending } = await sso.start();
-        return { data: null, headers: { Location: location, 'Set-Cookie': ssoCookie(pending, secure) } };
+        return refusing(async () => {
+          const { location, pending } = await sso.start();
+          return { data: null, headers: { Location: location, 'Set-Cookie': ssoCookie(pending, secure) } };
+        });
       },
     }),
     defineRoute({
@@ -69,8 +85,7 @@ export function ssoRoutes(parts: {
       errors: ['not_found'],
       success: {
         status: 302,
-        description:
-          'Signed in: to the console, with its session cookie. Refused: to /console/#/sign-in/{not_invited|unverified_email|failed}',
+        description: `Signed in: to the console, with its session cookie. Refused: to ${REFUSED_AT}`,
         data: z.null(),
         empty: true,
         headers: { ...redirect, 'Set-Cookie': 'concierge_session when signed in' },
@@ -78,15 +93,12 @@ export function ssoRoutes(parts: {
       handler: async ({ req, res }) => {
         if (!sso) throw notConfigured();
         const query = (req.url ?? '').split('?').slice(1).join('?');
-        try {
+        return refusing(async () => {
           const email = await sso.finish(query, readCookie(req, SSO_COOKIE));
           const token = await accounts.signInVerified(email, trail.signingIn(req, res));
           if (!token) throw new SsoRefused('not_invited', `${email} is not in any team`);
           return { data: null, headers: { Location: '/console/#/', 'Set-Cookie': sessionCookie(token, secure) } };
-        } catch (err) {
-          if (!(err instanceof SsoRefused)) throw err;
-          return { data: null, headers: { Location: refusedAt(err.reason), 'Set-Cookie': clearedSsoCookie(secure) } };
-        }
+        });
       },
     }),
   ];

@@ -136,6 +136,28 @@ describe('single sign-on to the console with OpenID Connect (README, Your team)'
     });
   });
 
+  it('sends the browser back to the sign-in page, told why, when the identity provider cannot be reached', async () => {
+    // A port nothing listens on: the provider's metadata cannot be read.
+    const gone = await startService('sqlite', {
+      env: { OIDC_ISSUER: 'http://127.0.0.1:9/', OIDC_CLIENT_ID: CLIENT.id, OIDC_CLIENT_SECRET: CLIENT.secret },
+    });
+    // What a browser that started before the provider went away brings back.
+    const pending = Buffer.from(JSON.stringify({ verifier: 'v'.repeat(43), state: 'xyz', nonce: 'n' })).toString(
+      'base64url',
+    );
+    try {
+      for (const path of ['/console/sso/start', '/console/sso/callback?code=abc&state=xyz']) {
+        const res = await fetch(gone.url + path, {
+          redirect: 'manual',
+          headers: { cookie: `concierge_sso=${pending}` },
+        });
+        expect([res.status, res.headers.get('location')], path).toEqual([302, '/console/#/sign-in/unavailable']);
+      }
+    } finally {
+      await gone.close();
+    }
+  });
+
   it('is not offered without OIDC_ISSUER: its routes answer 404', async () => {
     const plain = await startService('sqlite');
     try {
