@@ -111,7 +111,7 @@ export class ConsoleAccounts {
     const user = await findUserByWelcome(this.parts.db, hash);
     const refused = new AppError(
       'unauthorized',
-      'This welcome link is unknown, used or expired; ask for a new one (npm run admin -- create-user)',
+      'This link is unknown, used or expired; ask whoever invited you for a new one (an admin sends it from Users)',
     );
     if (!user?.welcome_expires_at || Date.parse(user.welcome_expires_at) <= Date.now()) throw refused;
     const audit = auditFor({ customerId: user.customer_id, userId: user.id, email: user.email });
