@@ -145,6 +145,8 @@ describe('the drain on SIGTERM', () => {
     // Without it, the reader came back to the stopping node ~50 times and held it the whole 5 s deadline.
     expect(Date.now() - signalled).toBeLessThan(2_500);
     await reader;
+    // It did ask again over its kept-alive connection while the node stopped, and was told that was the last.
+    expect(closing.length).toBeGreaterThan(0);
     expect(closing.every((value) => value === 'close')).toBe(true);
   }, 30_000);
 
