@@ -33,6 +33,67 @@ export function anchorOf(heading: string): string {
     .replace(/\s/g, '-');
 }
 
+/** A heading holds at most this many characters (the rest cut with `…`): it is stored with every passage under it. */
+export const HEADING_CHARS = 120;
+/** A passage's heading path (`Rooms › Suites`), at most. */
+export const HEADING_PATH_CHARS = 300;
+/** A section's anchor, at most: a longer one is none (the document's URL alone). */
+export const ANCHOR_CHARS = 100;
+
+const isBlank = (char: string | undefined): boolean => char !== undefined && /\s/.test(char);
+
+/** `text` cut to `max` characters, with `…` where it was cut (never inside a surrogate pair). */
+export function capped(text: string, max: number): string {
+  if (text.length <= max) return text;
+  const cut = /[\uD800-\uDBFF]/.test(text[max - 2] ?? '') ? max - 2 : max - 1;
+  return `${text.slice(0, cut).trimEnd()}…`;
+}
+
+interface Heading {
+  depth: number;
+  title: string;
+  /** The page's own anchor, `{#id}` after the title (kept from an HTML page's heading ids). */
+  id: string | undefined;
+}
+
+/**
+ * An ATX heading as CommonMark reads one (`## Title ##`), by walking the line once: one to six `#`,
+ * a blank, the title, then blanks and a closing run of `#` (after a blank) left out. No regular
+ * expression runs on the line: a document's lines are anyone's (an upload, a fetched page), and a
+ * pattern that backtracks held the node for seconds on one line of blanks.
+ */
+export function headingOf(line: string): Heading | undefined {
+  let depth = 0;
+  while (depth < line.length && line[depth] === '#') depth++;
+  if (depth < 1 || depth > 6 || !isBlank(line[depth])) return undefined;
+  let start = depth;
+  while (isBlank(line[start])) start++;
+  let end = line.length;
+  while (end > start && isBlank(line[end - 1])) end--;
+  let hashes = end;
+  while (hashes > start && line[hashes - 1] === '#') hashes--;
+  if (hashes < end && (hashes === start || isBlank(line[hashes - 1]))) {
+    end = hashes;
+    while (end > start && isBlank(line[end - 1])) end--;
+  }
+  if (end <= start) return undefined;
+  let title = line.slice(start, end);
+  let id: string | undefined;
+  const open = title.endsWith('}') ? title.lastIndexOf('{#') : -1;
+  if (open >= 0) {
+    const candidate = title.slice(open + 2, -1);
+    let plain = candidate.length > 0;
+    for (let i = 0; plain && i < candidate.length; i++) plain = candidate[i] !== '}' && !isBlank(candidate[i]);
+    if (plain) {
+      id = candidate;
+      title = title.slice(0, open).trimEnd();
+    }
+  }
+  if (!title) return undefined;
+  // Blanks inside a heading read as one, as a page shows them.
+  return { depth, title: capped(title.replace(/\s+/g, ' '), HEADING_CHARS), id };
+}
+
 /** Markdown's sections: the text under each heading, its heading path kept. Plain text is one section. */
 function sectionsOf(doc: SourceDocument): Section[] {
   const sections: Section[] = [{ path: [], anchor: null, paragraphs: [] }];
@@ -46,15 +107,17 @@ function sectionsOf(doc: SourceDocument): Section[] {
   let fenced = false;
   for (const line of doc.text.replace(/\r\n?/g, '\n').split('\n')) {
     if (doc.format === 'markdown' && /^\s*(```|~~~)/.test(line)) fenced = !fenced;
-    const heading = doc.format === 'markdown' && !fenced ? /^(#{1,6})\s+(.+?)\s*#*\s*$/.exec(line) : null;
+    const heading = doc.format === 'markdown' && !fenced ? headingOf(line) : undefined;
     if (heading) {
       close();
-      const depth = heading[1]!.length;
-      path.length = Math.min(path.length, depth - 1);
-      // `## Title {#id}`: the page's own anchor for it (kept from an HTML page's heading ids).
-      const [, title, id] = /^(.*?)(?:\s*\{#([^}\s]+)\})?$/.exec(heading[2]!)!;
-      path[depth - 1] = title!;
-      sections.push({ path: path.filter(Boolean), anchor: id ?? anchorOf(title!), paragraphs: [] });
+      path.length = Math.min(path.length, heading.depth - 1);
+      path[heading.depth - 1] = heading.title;
+      const anchor = heading.id ?? anchorOf(heading.title);
+      sections.push({
+        path: path.filter(Boolean),
+        anchor: anchor && anchor.length <= ANCHOR_CHARS ? anchor : null,
+        paragraphs: [],
+      });
     } else if (!line.trim()) close();
     else paragraph.push(doc.format === 'markdown' ? line.trim() : line.trimEnd());
   }
@@ -97,7 +160,13 @@ export function chunksOf(doc: SourceDocument): Chunk[] {
     const url = doc.url && section.anchor ? `${doc.url.replace(/#.*$/, '')}#${section.anchor}` : doc.url;
     let text = '';
     const flush = () => {
-      if (text) chunks.push({ position: chunks.length, heading: section.path.join(' › '), url, text });
+      if (text)
+        chunks.push({
+          position: chunks.length,
+          heading: capped(section.path.join(' › '), HEADING_PATH_CHARS),
+          url,
+          text,
+        });
       text = '';
     };
     for (const piece of section.paragraphs.flatMap(piecesOf)) {

@@ -1,4 +1,5 @@
 import { Parser } from 'htmlparser2';
+import { ANCHOR_CHARS, capped, HEADING_CHARS } from '../chunker.js';
 
 /** What a page says, as Markdown: its headings (with their ids as anchors) and paragraphs. */
 export interface PageText {
@@ -96,10 +97,14 @@ export function textOfHtml(html: string): PageText {
         if (skipping) return;
         if (name === 'title') inTitle = false;
         else if (heading && name === `h${heading.level}`) {
-          const text = heading.text.replace(/\s+/g, ' ').trim();
+          // Headings are stored with every passage under them: kept short, as the chunker keeps Markdown's.
+          const text = capped(heading.text.replace(/\s+/g, ' ').trim(), HEADING_CHARS);
           if (text) {
             if (heading.level === 1 && !firstH1) firstH1 = text;
-            const anchor = heading.id && /^[^\s{}]+$/.test(heading.id) ? ` {#${heading.id}}` : '';
+            const anchor =
+              heading.id && heading.id.length <= ANCHOR_CHARS && /^[^\s{}]+$/.test(heading.id)
+                ? ` {#${heading.id}}`
+                : '';
             lines.push(`${'#'.repeat(heading.level)} ${text}${anchor}`, '');
           }
           heading = undefined;
