@@ -58,7 +58,7 @@ import { ModelEndpointService } from './model-endpoints/model-endpoint.service.j
 import { secretsKey } from './shared/secrets-key.js';
 import { HookResponder } from './concierge/turns/hook-responder.js';
 import { ModelResponder } from './concierge/models/model-responder.js';
-import { ModelCalls } from './concierge/models/model-calls.js';
+import { PerKeyCap } from './shared/per-key-cap.js';
 import { PageService } from './concierge/pages/page.service.js';
 import { KnowledgeResponder } from './concierge/knowledge/knowledge-responder.js';
 import { modelEndpointTestRoute } from './concierge/models/endpoint-test.routes.js';
@@ -236,7 +236,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     health,
     endpoints: modelEndpoints,
     operator: config.model,
-    calls: new ModelCalls(config.modelConcurrency),
+    calls: new PerKeyCap(config.modelConcurrency),
     conversations,
   });
   const knowledgeResponder = new KnowledgeResponder({ events, health });

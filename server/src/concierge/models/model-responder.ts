@@ -23,7 +23,7 @@ import { type ChatExchange, type ChatMessage, type ChatTarget, streamChat } from
 import { citationsOf, withoutMarkers } from '../knowledge/citations.js';
 import { serviceWords } from '../service-words.js';
 import { AgentTools } from './tool-calls.js';
-import type { ModelCalls } from './model-calls.js';
+import type { PerKeyCap } from '../../shared/per-key-cap.js';
 import { conversationMessages, systemMessage } from './model-prompt.js';
 
 /** A model call's whole exchange, its stream included, at most. */
@@ -47,7 +47,8 @@ export interface ModelResponderParts {
   endpoints: { target(customerId: string, id: string): Promise<ModelTarget | undefined> };
   /** MODEL_URL and MODEL_KEY: for agents that name no endpoint. */
   operator: { url: string; key: string | undefined } | undefined;
-  calls: ModelCalls;
+  /** Model calls in flight per customer on this node (MODEL_CONCURRENCY). */
+  calls: PerKeyCap;
   /** Ends a conversation when the model calls `end_conversation`. */
   conversations: Pick<ConversationService, 'endWithin'>;
 }
@@ -137,7 +138,7 @@ export class ModelResponder implements Responder {
     };
     const target = await this.#target(dep, spec);
     if (typeof target === 'string') return { ...said, why: target, written: '' };
-    const release = await this.parts.calls.take(dep.customerId, spec.first_token_timeout_ms, signal);
+    const release = await this.parts.calls.wait(dep.customerId, spec.first_token_timeout_ms, signal);
     if (!release)
       return {
         ...said,
