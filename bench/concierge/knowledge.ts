@@ -1,7 +1,9 @@
 import { createCustomer } from '../../server/src/customers/customer.service.js';
 import { Embeddings } from '../../server/src/knowledge/embeddings.js';
 import { findBase, searchChunks, tidySearchIndex } from '../../server/src/knowledge/knowledge.repository.js';
-import { KnowledgeService } from '../../server/src/knowledge/knowledge.service.js';
+import { FETCHES_PER_CUSTOMER, KnowledgeService } from '../../server/src/knowledge/knowledge.service.js';
+import { DocumentReader } from '../../server/src/knowledge/sources/document-reader.js';
+import { PerKeyCap } from '../../server/src/shared/per-key-cap.js';
 import { searchWords } from '../../server/src/knowledge/knowledge-words.js';
 import { parseAllowedHosts } from '../../server/src/shared/egress.js';
 import type { Store } from '../../server/src/store/db.js';
@@ -44,12 +46,20 @@ async function measure(name: string, store: Store): Promise<KnowledgeFigures> {
   const asked = questions();
   const egress = { allowedHosts: parseAllowedHosts(process.env.HOOK_ALLOWED_HOSTS ?? '') };
   const writes = inTransaction(store.db);
+  const reader = new DocumentReader();
+  // The corpus is copied until the index holds as many passages as the aim: no quota applies.
+  const ingestion = {
+    reader,
+    fetches: new PerKeyCap(FETCHES_PER_CUSTOMER),
+    quota: { chars: Number.MAX_SAFE_INTEGER, documents: Number.MAX_SAFE_INTEGER },
+  };
   const knowledge = new KnowledgeService({
     db: store.db,
     writes,
     dialect: store.dialect,
     egress,
     embeddings: undefined,
+    ...ingestion,
   });
   const { customerId } = await createCustomer(store.db, 'Bench documentation');
   const audit = auditOf(customerId, 'admin');
@@ -104,7 +114,14 @@ async function measure(name: string, store: Store): Promise<KnowledgeFigures> {
       },
       egress,
     );
-    const hybrid = new KnowledgeService({ db: store.db, writes, dialect: store.dialect, egress, embeddings });
+    const hybrid = new KnowledgeService({
+      db: store.db,
+      writes,
+      dialect: store.dialect,
+      egress,
+      embeddings,
+      ...ingestion,
+    });
     while ((await hybrid.embedMissing()) > 0);
     recall.hybrid = await recallWith(hybrid);
   }
@@ -134,6 +151,7 @@ async function measure(name: string, store: Store): Promise<KnowledgeFigures> {
       timings.query.push(t2 - t1);
       timings.turn.push(t3 - t2);
     }
+  await reader.stop();
   return {
     store: name,
     documents: documents.length - skipped.length,

@@ -63,7 +63,8 @@ import { PageService } from './concierge/pages/page.service.js';
 import { KnowledgeResponder } from './concierge/knowledge/knowledge-responder.js';
 import { modelEndpointTestRoute } from './concierge/models/endpoint-test.routes.js';
 import { knowledgeRoutes } from './knowledge/knowledge.routes.js';
-import { KnowledgeService } from './knowledge/knowledge.service.js';
+import { FETCHES_PER_CUSTOMER, KnowledgeService } from './knowledge/knowledge.service.js';
+import { DOCUMENT_READER_DEFAULTS, DocumentReader } from './knowledge/sources/document-reader.js';
 import { KnowledgeRefresh } from './knowledge/knowledge.refresh.js';
 import { Embeddings } from './knowledge/embeddings.js';
 import { DeploymentService } from './deployments/deployment.service.js';
@@ -209,12 +210,17 @@ export async function createApp(options: AppOptions): Promise<App> {
   const events = new EventRecorder({ writes, bus, transcripts: outbox, listeners: [activity, metrics], rollup });
   const conversations = new ConversationService({ db, deployments, events });
   const node = parts.add(new NodeHeartbeat({ db, health }));
+  const reader = new DocumentReader({ ...DOCUMENT_READER_DEFAULTS, deadlineMs: config.documentReadTimeoutMs });
+  parts.add({ stop: () => reader.stop() });
   const knowledge = new KnowledgeService({
     db,
     writes,
     dialect,
     egress,
     embeddings: config.embeddings && new Embeddings(config.embeddings, egress),
+    reader,
+    fetches: new PerKeyCap(FETCHES_PER_CUSTOMER),
+    quota: config.knowledgeQuota,
   });
   parts.add(
     new KnowledgeRefresh(

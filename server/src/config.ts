@@ -36,6 +36,9 @@ const envSchema = z.object({
   MODEL_URL: z.url({ protocol: /^https?$/ }).optional(),
   MODEL_KEY: z.string().min(1).optional(),
   MODEL_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(20),
+  KNOWLEDGE_CHARS_PER_CUSTOMER: z.coerce.number().int().min(1).max(1_000_000_000).default(20_000_000),
+  KNOWLEDGE_DOCUMENTS_PER_CUSTOMER: z.coerce.number().int().min(1).max(1_000_000).default(5_000),
+  DOCUMENT_READ_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
   EMBEDDINGS_URL: z.url({ protocol: /^https?$/ }).optional(),
   EMBEDDINGS_MODEL: z.string().min(1).max(200).default('text-embedding-3-small'),
   EMBEDDINGS_KEY: z.string().min(1).optional(),
@@ -104,6 +107,10 @@ export interface Config {
   readonly model: { url: string; key: string | undefined } | undefined;
   /** Model calls one customer may have in flight on this node; past it a turn waits for a place. */
   readonly modelConcurrency: number;
+  /** What one customer may keep in all their knowledge bases: characters of text, and documents. */
+  readonly knowledgeQuota: { chars: number; documents: number };
+  /** How long a document may take to read before it is refused (its reading thread ended). */
+  readonly documentReadTimeoutMs: number;
   /** An OpenAI-compatible embeddings endpoint: knowledge bases search by meaning as well as by words. */
   readonly embeddings: { url: string; model: string; key: string | undefined } | undefined;
   /** Seconds a SIGTERM keeps the node serving with `/readyz` at 503, so a load balancer moves traffic away before the sockets close. */
@@ -201,6 +208,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretsKey: e.SECRETS_KEY,
     model: e.MODEL_URL ? { url: e.MODEL_URL.replace(/\/+$/, ''), key: e.MODEL_KEY } : undefined,
     modelConcurrency: e.MODEL_CONCURRENCY,
+    knowledgeQuota: { chars: e.KNOWLEDGE_CHARS_PER_CUSTOMER, documents: e.KNOWLEDGE_DOCUMENTS_PER_CUSTOMER },
+    documentReadTimeoutMs: e.DOCUMENT_READ_TIMEOUT_MS,
     embeddings: e.EMBEDDINGS_URL
       ? { url: e.EMBEDDINGS_URL.replace(/\/+$/, ''), model: e.EMBEDDINGS_MODEL, key: e.EMBEDDINGS_KEY }
       : undefined,

@@ -27,6 +27,8 @@ const errorTable = {
   turn_not_pending: { status: 409 },
   turn_already_resolved: { status: 409 },
   part_conflict: { status: 409 },
+  // A customer's stored knowledge at its bound (README, Answers from your documents).
+  quota_exceeded: { status: 409 },
   payload_too_large: { status: 413 },
   unsupported_media_type: { status: 415 },
   rate_limited: { status: 429, close: Close.tooMany },

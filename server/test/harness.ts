@@ -211,6 +211,30 @@ export async function waitFor<T>(
   }
 }
 
+/**
+ * What `work` does to the node's event loop: `/healthz` asked over and over while it runs, and the
+ * worst cycle's time beyond its own 10 ms pause. The service runs in this process, so a loop that
+ * is held shows either as a slow answer or as a pause that ends late.
+ */
+export async function healthWhile<T>(url: string, work: Promise<T>): Promise<{ result: T; worstMs: number }> {
+  let worstMs = 0;
+  let done = false;
+  const probe = (async () => {
+    while (!done) {
+      const started = performance.now();
+      await fetch(`${url}/healthz`).then((r) => r.arrayBuffer());
+      await new Promise((r) => setTimeout(r, 10));
+      worstMs = Math.max(worstMs, performance.now() - started - 10);
+    }
+  })();
+  try {
+    return { result: await work, worstMs };
+  } finally {
+    done = true;
+    await probe;
+  }
+}
+
 /** Creates an agent and waits for its generation to finish; returns the agent id. */
 export async function createReadyAgent(
   api: Client,

@@ -84,6 +84,27 @@ export async function findDocument(db: Db, baseId: string, id: string): Promise<
 
 export const countDocuments = (db: Db, baseId: string) => countOf(db, 'knowledge_documents', 'base_id', baseId);
 
+/** What a customer keeps in all their knowledge bases, but for the document `except` (whether it is kept: a change, not an addition). */
+export async function customerKnowledge(
+  db: Db,
+  customerId: string,
+  except: string,
+): Promise<{ documents: number; chars: number; replacing: boolean }> {
+  const row = await db
+    .selectFrom('knowledge_documents')
+    .where('customer_id', '=', customerId)
+    .select((eb) => [
+      eb.fn.countAll<number | string>().as('documents'),
+      eb.fn
+        .sum<number | string | null>(eb.case().when('id', '!=', except).then(eb.ref('chars')).else(0).end())
+        .as('chars'),
+      eb.fn.sum<number | string | null>(eb.case().when('id', '=', except).then(1).else(0).end()).as('replacing'),
+    ])
+    .executeTakeFirstOrThrow();
+  const replacing = Number(row.replacing ?? 0) > 0;
+  return { documents: Number(row.documents) - (replacing ? 1 : 0), chars: Number(row.chars ?? 0), replacing };
+}
+
 /** A document as listed: everything but its text. */
 export type ListedDocument = Omit<KnowledgeDocumentRow, 'text'>;
 

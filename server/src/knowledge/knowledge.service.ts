@@ -7,13 +7,15 @@ import { isoNow } from '../shared/time.js';
 import type { Dialect } from '../store/db.js';
 import type { UploadedFile } from '../http/route.js';
 import type { EgressPolicy } from '../shared/egress.js';
-import { chunksOf } from './chunker.js';
 import { type Embeddings, encodeVector } from './embeddings.js';
 import { VectorIndex } from './vector-index.js';
 import { contentWords, searchWords, wordsIn } from './knowledge-words.js';
 import type { DocumentSource } from './knowledge.table.js';
-import { contentOfBytes, contentOfText, cutAs, type DocumentContent, formatOf } from './sources/document-content.js';
-import { type FetchedPage, fetchPage, PageUnavailable } from './sources/page-fetch.js';
+import { formatOf } from './sources/document-content.js';
+import type { DocumentReader } from './sources/document-reader.js';
+import type { ReadDocument, ReadJob } from './sources/document-reading.js';
+import { type FetchedPage, fetchPage, PageUnavailable, type Validators } from './sources/page-fetch.js';
+import type { PerKeyCap } from '../shared/per-key-cap.js';
 import {
   chunksByIds,
   chunksOfDocument,
@@ -21,6 +23,7 @@ import {
   claimRefresh,
   countBases,
   countDocuments,
+  customerKnowledge,
   deleteBase,
   deleteDocument,
   dueDocuments,
@@ -119,6 +122,29 @@ const TURN_EMBED_MS = 1_500;
 const SEARCH_EMBED_MS = 5_000;
 const STORE_EMBED_MS = 30_000;
 
+/** Due documents looked at by a refresh pass, and refreshed by it at most. */
+const REFRESH_CANDIDATES = 200;
+const REFRESHED_PER_PASS = 20;
+
+function byCustomer(documents: readonly KnowledgeDocumentRow[]): Map<string, KnowledgeDocumentRow[]> {
+  const groups = new Map<string, KnowledgeDocumentRow[]>();
+  for (const document of documents)
+    groups.set(document.customer_id, [...(groups.get(document.customer_id) ?? []), document]);
+  return groups;
+}
+
+/**
+ * At most `count` of `due` (oldest first), taken in turn from each customer: the first of each,
+ * then the second of each, and so on.
+ */
+function fairly(due: readonly KnowledgeDocumentRow[], count: number): KnowledgeDocumentRow[] {
+  const queues = [...byCustomer(due).values()];
+  const taken: KnowledgeDocumentRow[] = [];
+  for (let round = 0; taken.length < count && queues.some((queue) => queue.length > round); round++)
+    for (const queue of queues) if (queue[round] && taken.length < count) taken.push(queue[round]!);
+  return taken;
+}
+
 /** Merge steps a pass takes at most: a few milliseconds each. */
 const TIDY_STEPS = 20;
 
@@ -157,6 +183,18 @@ const baseChange = (verb: string, id: string, input: object): AuditEntry => ({
   changes: Object.keys(input),
 });
 
+/** What one customer may keep in all their knowledge bases (README, Answers from your documents). */
+export interface KnowledgeQuota {
+  /** Characters of document text. */
+  chars: number;
+  documents: number;
+}
+
+/** Pages of one customer fetched at once on a node, by a request or by the refresh pass. */
+export const FETCHES_PER_CUSTOMER = 2;
+/** How long a page waits for its customer's place to be fetched. */
+const FETCH_WAIT_MS = 30_000;
+
 export class KnowledgeService {
   readonly #vectors = new VectorIndex();
   /** Documents were stored or deleted on this node since its search index was last tidied. */
@@ -169,6 +207,11 @@ export class KnowledgeService {
       dialect: Dialect;
       egress: EgressPolicy;
       embeddings: Embeddings | undefined;
+      /** Reads documents off the event loop, a few per customer at once. */
+      reader: DocumentReader;
+      /** Pages fetched per customer at once ({@link FETCHES_PER_CUSTOMER}). */
+      fetches: PerKeyCap;
+      quota: KnowledgeQuota;
     },
   ) {}
 
@@ -227,25 +270,31 @@ export class KnowledgeService {
     const base = await this.#roomIn(customerId, baseId);
     const added = { audit, verb: 'added', changes: Object.keys(input) };
     if (input.text !== undefined) {
-      const content = contentOfText(input.format, input.text);
-      return this.#save(base, this.#newDocument(base, 'text', input.url ?? null, null), input.title!, content, added);
+      const url = input.url ?? null;
+      const read = await this.#read(customerId, {
+        format: input.format,
+        source: { text: input.text },
+        path: 'text',
+        url,
+      });
+      return this.#save(base, this.#newDocument(base, 'text', url, null), input.title!, read, added);
     }
     const url = input.url!;
     let page: FetchedPage;
     try {
-      page = await fetchPage(url, { etag: null, lastModified: null }, this.parts.egress, KNOWLEDGE_LIMITS.fileBytes);
+      page = await this.#fetch(customerId, url, { etag: null, lastModified: null });
     } catch (err) {
       throw pageRefused(err);
     }
     if (!page.changed) throw pageRefused(new PageUnavailable(`${url} answered 304 to a first fetch`));
-    const content = await this.#pageContent(page, 'url');
+    const read = await this.#readPage(customerId, page, url);
     const document = {
       ...this.#newDocument(base, 'url', url, input.refresh_hours ?? null),
       etag: page.validators.etag,
       last_modified: page.validators.lastModified,
       fetched_at: isoNow(),
     };
-    return this.#save(base, document, input.title ?? (content.title || url), content, added);
+    return this.#save(base, document, input.title ?? (read.content.title || url), read, added);
   }
 
   /** A document from an uploaded file (`.txt`, `.md`, `.html`, `.pdf`). */
@@ -262,9 +311,10 @@ export class KnowledgeService {
       throw new AppError('invalid_request', 'The file is not one a knowledge base reads', [
         { path: 'file', message: 'send a .txt, .md, .html or .pdf file' },
       ]);
-    const content = await contentOfBytes(format, file.bytes, 'file');
-    const title = fields.title ?? (content.title || file.name.replace(/\.[a-z]+$/i, '') || 'Untitled');
-    return this.#save(base, this.#newDocument(base, 'file', fields.url ?? null, null), title, content, {
+    const url = fields.url ?? null;
+    const read = await this.#read(customerId, { format, source: { bytes: file.bytes }, path: 'file', url });
+    const title = fields.title ?? (read.content.title || file.name.replace(/\.[a-z]+$/i, '') || 'Untitled');
+    return this.#save(base, this.#newDocument(base, 'file', url, null), title, read, {
       audit,
       verb: 'added',
       changes: ['file', ...Object.keys(fields)],
@@ -282,16 +332,25 @@ export class KnowledgeService {
     return toDocument(await this.#refresh(base, document, audit));
   }
 
-  /** The background pass: URL documents whose `refresh_hours` are up, a few at a time, each claimed first so two nodes never fetch one twice. */
+  /**
+   * The background pass: URL documents whose `refresh_hours` are up, taken in turn from each
+   * customer with documents due (so one customer's thousand pages never hold up another's one),
+   * each claimed first so two nodes never fetch one twice; at most {@link FETCHES_PER_CUSTOMER}
+   * of a customer's pages are fetched at once, several customers' side by side.
+   */
   async refreshDue(): Promise<number> {
-    const due = await dueDocuments(this.parts.db, isoNow(), 10);
+    const due = fairly(await dueDocuments(this.parts.db, isoNow(), REFRESH_CANDIDATES), REFRESHED_PER_PASS);
     let refreshed = 0;
-    for (const document of due) {
-      if (!(await claimRefresh(this.parts.db, document, hoursLater(document.refresh_hours)!))) continue;
-      const base = await findBase(this.parts.db, document.customer_id, document.base_id);
-      if (base) await this.#refresh(base, document);
-      refreshed++;
-    }
+    await Promise.all(
+      [...byCustomer(due).values()].map(async (documents) => {
+        for (const document of documents) {
+          if (!(await claimRefresh(this.parts.db, document, hoursLater(document.refresh_hours)!))) continue;
+          const base = await findBase(this.parts.db, document.customer_id, document.base_id);
+          if (base) await this.#refresh(base, document);
+          refreshed++;
+        }
+      }),
+    );
     return refreshed;
   }
 
@@ -301,12 +360,10 @@ export class KnowledgeService {
     const fetched_at = isoNow();
     const next_fetch_at = hoursLater(document.refresh_hours);
     try {
-      const page = await fetchPage(
-        document.url!,
-        { etag: document.etag, lastModified: document.last_modified },
-        this.parts.egress,
-        KNOWLEDGE_LIMITS.fileBytes,
-      );
+      const page = await this.#fetch(document.customer_id, document.url!, {
+        etag: document.etag,
+        lastModified: document.last_modified,
+      });
       if (!page.changed) {
         const patch = { fetched_at, next_fetch_at, fetch_error: null };
         await this.#write(document.id, refreshed(['fetched_at']), (trx) =>
@@ -314,7 +371,7 @@ export class KnowledgeService {
         );
         return { ...document, ...patch };
       }
-      const content = await this.#pageContent(page, 'url');
+      const read = await this.#readPage(document.customer_id, page, document.url);
       const changed = {
         ...document,
         etag: page.validators.etag,
@@ -323,8 +380,8 @@ export class KnowledgeService {
         next_fetch_at,
         fetch_error: null,
       };
-      await this.#save(base, changed, document.title, content, refreshed(['text', 'fetched_at']));
-      return { ...changed, format: content.format, chars: [...content.text].length };
+      await this.#save(base, changed, document.title, read, refreshed(['text', 'fetched_at']));
+      return { ...changed, format: read.content.format, chars: read.chars };
     } catch (err) {
       const reason = err instanceof PageUnavailable ? err.message : errorText(err);
       const patch = { fetched_at, next_fetch_at, fetch_error: reason };
@@ -335,13 +392,29 @@ export class KnowledgeService {
     }
   }
 
-  async #pageContent(page: Extract<FetchedPage, { changed: true }>, path: string): Promise<DocumentContent> {
+  /** A page of `customerId`'s, fetched when one of their places is free (FETCHES_PER_CUSTOMER). */
+  async #fetch(customerId: string, url: string, last: Validators): Promise<FetchedPage> {
+    const place = await this.parts.fetches.wait(customerId, FETCH_WAIT_MS, new AbortController().signal);
+    if (!place) throw new PageUnavailable(`${url} waited ${FETCH_WAIT_MS / 1000} s for your other pages being fetched`);
+    try {
+      return await fetchPage(url, last, this.parts.egress, KNOWLEDGE_LIMITS.fileBytes);
+    } finally {
+      place();
+    }
+  }
+
+  /** A document read off the event loop (see DocumentReader), as long as a document may be. */
+  #read(customerId: string, job: Omit<ReadJob, 'maxChars'>): Promise<ReadDocument> {
+    return this.parts.reader.read(customerId, { ...job, maxChars: KNOWLEDGE_LIMITS.documentChars });
+  }
+
+  async #readPage(customerId: string, page: Extract<FetchedPage, { changed: true }>, url: string | null) {
     const format = formatOf('', page.mediaType) ?? formatOf(new URL(page.url).pathname, '');
     if (!format)
       throw pageRefused(
         new PageUnavailable(`${page.url} is ${page.mediaType || 'of no stated type'}: not HTML, Markdown, text or PDF`),
       );
-    return contentOfBytes(format, page.bytes, path);
+    return this.#read(customerId, { format, source: { bytes: page.bytes }, path: 'url', url });
   }
 
   #newDocument(
@@ -373,22 +446,18 @@ export class KnowledgeService {
     };
   }
 
-  /** A document with its content, cut and stored with its passages in one transaction. */
+  /**
+   * A document with its content, read and cut, stored with its passages in one transaction, within
+   * the customer's quota (checked in that transaction: `409 quota_exceeded` stores nothing).
+   */
   async #save(
     base: KnowledgeBaseRow,
     row: KnowledgeDocumentRow,
     title: string,
-    content: DocumentContent,
+    read: ReadDocument,
     record: DocumentRecord | undefined,
   ): Promise<KnowledgeDocument> {
-    const chars = [...content.text].length;
-    if (chars > KNOWLEDGE_LIMITS.documentChars)
-      throw new AppError('invalid_request', 'The document is too long', [
-        {
-          path: row.source === 'file' ? 'file' : row.source === 'url' ? 'url' : 'text',
-          message: `its text is ${chars.toLocaleString('en')} characters; at most ${KNOWLEDGE_LIMITS.documentChars.toLocaleString('en')}`,
-        },
-      ]);
+    const { content, chars } = read;
     const document: KnowledgeDocumentRow = {
       ...row,
       title: title.slice(0, 200),
@@ -397,14 +466,31 @@ export class KnowledgeService {
       chars,
       updated_at: isoNow(),
     };
-    const chunks = this.#chunks(document);
+    const chunks = this.#chunks(document, read);
     document.chunk_count = chunks.length;
     await this.#embed(chunks);
-    await this.#write(document.id, record, (trx) =>
-      saveDocument(trx, this.parts.dialect, document, base.language, chunks),
-    );
+    await this.#write(document.id, record, async (trx) => {
+      await this.#withinQuota(trx, document);
+      await saveDocument(trx, this.parts.dialect, document, base.language, chunks);
+    });
     this.#untidy = true;
     return toDocument(document);
+  }
+
+  /** Refuses a document that would take its customer past their quota of knowledge. */
+  async #withinQuota(trx: Trx, document: KnowledgeDocumentRow): Promise<void> {
+    const { quota } = this.parts;
+    const kept = await customerKnowledge(trx, document.customer_id, document.id);
+    if (!kept.replacing && kept.documents + 1 > quota.documents)
+      throw new AppError(
+        'quota_exceeded',
+        `Your knowledge bases hold ${kept.documents.toLocaleString('en')} documents, the most you may keep: delete some first`,
+      );
+    if (kept.chars + document.chars > quota.chars)
+      throw new AppError(
+        'quota_exceeded',
+        `Your knowledge bases would hold ${(kept.chars + document.chars).toLocaleString('en')} characters; at most ${quota.chars.toLocaleString('en')}: delete documents first`,
+      );
   }
 
   /** A document's change in one transaction, with its audit record when someone made it. */
@@ -448,10 +534,13 @@ export class KnowledgeService {
     if (old.source === 'url' && input.url !== undefined)
       throw new AppError('invalid_state', 'A URL document keeps its URL: add the new page as a new document');
     const format = input.format ?? old.format;
-    const content: DocumentContent =
-      input.text !== undefined
-        ? contentOfText(format === 'pdf' ? 'text' : format, input.text)
-        : { format, text: old.text, title: '' };
+    const url = input.url !== undefined ? input.url : old.url;
+    const read = await this.#read(customerId, {
+      format,
+      source: input.text !== undefined ? { text: input.text } : { kept: old.text },
+      path: 'text',
+      url,
+    });
     const refresh_hours = input.refresh_hours !== undefined ? input.refresh_hours : old.refresh_hours;
     const row: KnowledgeDocumentRow = {
       ...old,
@@ -459,7 +548,7 @@ export class KnowledgeService {
       refresh_hours,
       next_fetch_at: input.refresh_hours !== undefined ? hoursLater(refresh_hours) : old.next_fetch_at,
     };
-    return this.#save(base, row, input.title ?? old.title, content, {
+    return this.#save(base, row, input.title ?? old.title, read, {
       audit,
       verb: 'updated',
       changes: Object.keys(input),
@@ -590,14 +679,9 @@ export class KnowledgeService {
     vectors.forEach((vector, i) => (chunks[i]!.embedding = encodeVector(vector)));
   }
 
-  #chunks(document: KnowledgeDocumentRow): KnowledgeChunkRow[] {
+  #chunks(document: KnowledgeDocumentRow, read: ReadDocument): KnowledgeChunkRow[] {
     const now = isoNow();
-    return chunksOf({
-      title: document.title,
-      text: document.text,
-      format: cutAs(document.format),
-      url: document.url,
-    }).map((chunk) => ({
+    return read.chunks.map((chunk) => ({
       id: newId(),
       document_id: document.id,
       base_id: document.base_id,

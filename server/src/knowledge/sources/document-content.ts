@@ -59,11 +59,21 @@ export function formatOf(name: string, mediaType: string): DocumentFormat | unde
   );
 }
 
-/** A file's or a page's bytes read as `format`; `path` names the field an error is about. */
-export async function contentOfBytes(format: DocumentFormat, bytes: Buffer, path: string): Promise<DocumentContent> {
-  if (format === 'pdf') return { format, ...(await textOfPdf(bytes)) };
+/**
+ * A file's or a page's bytes read as `format`; `path` names the field an error is about. A PDF is
+ * read up to `maxChars` characters: a longer one is refused by its length all the same.
+ */
+export async function contentOfBytes(
+  format: DocumentFormat,
+  bytes: Uint8Array,
+  path: string,
+  maxChars: number,
+): Promise<DocumentContent> {
+  if (format === 'pdf') return { format, ...(await textOfPdf(bytes, maxChars)) };
   if (!isUtf8(bytes)) throw refused(path, 'The file is not UTF-8 text', `a ${format} file must be UTF-8`);
-  const text = bytes.toString('utf8').replace(/^\uFEFF/, '');
+  const text = Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength)
+    .toString('utf8')
+    .replace(/^\uFEFF/, '');
   if (!text.trim()) throw refused(path, 'The file is empty', 'it holds no text');
   return contentOfText(format, text, path);
 }
