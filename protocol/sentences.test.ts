@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { sentencesOf, unspoken } from './sentences.js';
+import { completeSentencesEnd, openSentenceEnd, sentencesOf, unspoken } from './sentences.js';
 
 describe('sentences of a reply', () => {
   it('ends a sentence at . ! ? … followed by whitespace; streamed text keeps its unfinished rest for later', () => {
@@ -38,5 +38,40 @@ describe('sentences of a reply', () => {
     expect(said).toEqual(['Breakfast is from 7.', 'It ends at 10.', 'Enjoy!']);
     // A final reply shorter than what was said adds nothing.
     expect(unspoken('Short.', true, 3)).toEqual({ sentences: [], spoken: 3 });
+  });
+
+  it('finds sentence ends as the pattern it replaced did, in one walk however long a run of marks is', () => {
+    // The rule as a regular expression: the reference, on short texts only (it backtracks on runs of marks).
+    const reference = (text: string) => {
+      let end = 0;
+      for (const m of text.matchAll(/[.!?…]+["'”’)\]]*\s+|[。！？]+[」』”’）]*\s*/g)) {
+        const stop = m.index! + m[0].length;
+        if (stop === text.length && !/\s$/.test(m[0]) && /[。！？]/.test(m[0])) break;
+        end = stop;
+      }
+      return end;
+    };
+    const alphabet = ['a', ' ', '.', '!', '?', '…', '"', ')', '。', '！', '」', '\n', '7'];
+    let seed = 7;
+    const next = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31);
+    for (let n = 0; n < 3_000; n++) {
+      const text = Array.from({ length: next() % 24 }, () => alphabet[next() % alphabet.length]).join('');
+      expect(completeSentencesEnd(text)).toBe(reference(text));
+      // Looking again from where the marks still open begin finds the same end (blanks that came later aside).
+      const cut = next() % (text.length + 1);
+      const head = text.slice(0, cut);
+      const from = Math.max(completeSentencesEnd(head), openSentenceEnd(head));
+      const end = Math.max(completeSentencesEnd(head), completeSentencesEnd(text, from));
+      expect(text.slice(0, end).trimEnd()).toBe(text.slice(0, reference(text)).trimEnd());
+    }
+    // A run of more than 32 marks is text, not a sentence's end.
+    expect(sentencesOf(`Hi${'!'.repeat(32)} there. Then${'!'.repeat(33)} more`, false)).toEqual([
+      `Hi${'!'.repeat(32)}`,
+      'there.',
+    ]);
+    const started = performance.now();
+    expect(completeSentencesEnd(`${'.'.repeat(200_000)}x`)).toBe(0);
+    expect(openSentenceEnd(`Hi${'.'.repeat(200_000)}`)).toBe(200_002);
+    expect(performance.now() - started).toBeLessThan(200);
   });
 });

@@ -8,20 +8,53 @@ export function streamedText(parts: readonly (string | undefined)[]): string {
   return text;
 }
 
-/**
- * Where a reply's sentences end (README, Streaming a reply): at `.`, `!`, `?` or `…` followed by
- * whitespace, and at the CJK `。`, `！`, `？` (written without a space after them). A streamed
- * reply is read out sentence by sentence as each is complete; the final reply completes the rest.
+/*
+ * Where a reply's sentences end (README, Streaming a reply): at `.`, `!`, `?` or `…` (and the
+ * quotes or brackets closing them) followed by whitespace, and at the CJK `。`, `！`, `？` (written
+ * without a space after them). A streamed reply is read out sentence by sentence as each is
+ * complete; the final reply completes the rest. Found by one walk over the text, never a pattern
+ * that could backtrack: a model's or a customer's text is anyone's.
  */
-const SENTENCE_END = /[.!?…]+["'”’)\]]*\s+|[。！？]+[」』”’）]*\s*/g;
+const ENDS = '.!?…';
+const CLOSING = '"\'”’)]';
+const CJK_ENDS = '。！？';
+const CJK_CLOSING = '」』”’）';
+const isBlank = (char: string | undefined) => char !== undefined && /\s/.test(char);
+/**
+ * Marks in a row (`?!…"`) that still end a sentence, at most: a longer run is read as text, so
+ * streamed text that keeps adding marks is never read again from the run's start.
+ */
+const MARKS_IN_A_ROW = 32;
 
-/** Where each complete sentence of `text` ends. */
-function* sentenceStops(text: string): Generator<number> {
-  for (const end of text.matchAll(SENTENCE_END)) {
-    const stop = end.index! + end[0].length;
-    // A CJK end at the very end of streamed text may yet be followed by its closing quote.
-    if (stop === text.length && !/\s$/.test(end[0]) && /[。！？]/.test(end[0])) return;
+/** Where each complete sentence of `text` ends, looking from `from` on. */
+function* sentenceStops(text: string, from = 0): Generator<number> {
+  const skip = (at: number, chars: string) => {
+    while (at < text.length && chars.includes(text[at]!)) at++;
+    return at;
+  };
+  let at = from;
+  while (at < text.length) {
+    const char = text[at]!;
+    const cjk = CJK_ENDS.includes(char);
+    if (!cjk && !ENDS.includes(char)) {
+      at++;
+      continue;
+    }
+    const closed = cjk ? skip(skip(at, CJK_ENDS), CJK_CLOSING) : skip(skip(at, ENDS), CLOSING);
+    if (closed - at > MARKS_IN_A_ROW) {
+      at = closed;
+      continue;
+    }
+    let stop = closed;
+    while (isBlank(text[stop])) stop++;
+    // A Latin end needs a blank after it; a CJK end at the very end of streamed text may yet be followed by its closing quote.
+    if (stop === closed && (!cjk || stop === text.length)) {
+      if (cjk) return;
+      at = closed;
+      continue;
+    }
     yield stop;
+    at = stop;
   }
 }
 
@@ -38,13 +71,29 @@ export function sentencesOf(text: string, final: boolean): string[] {
 }
 
 /**
- * Where the complete sentences of streamed `text` end (0 when none is complete yet): a model's
- * words are handed on as reply parts up to there, so each part ends a sentence.
+ * Where the complete sentences of streamed `text` end (0 when none is complete yet), looking from
+ * `from` (a stop found before, or {@link openSentenceEnd}): a model's words are handed on as reply
+ * parts up to there, so each part ends a sentence.
  */
-export function completeSentencesEnd(text: string): number {
+export function completeSentencesEnd(text: string, from = 0): number {
   let end = 0;
-  for (const stop of sentenceStops(text)) end = stop;
+  for (const stop of sentenceStops(text, from)) end = stop;
   return end;
+}
+
+/**
+ * Where the marks still open at the end of streamed `text` begin (they may yet end a sentence): a
+ * later look starts there. A run longer than {@link MARKS_IN_A_ROW} ends none, and is not looked at again.
+ */
+export function openSentenceEnd(text: string): number {
+  let at = text.length;
+  while (
+    at > 0 &&
+    text.length - at <= MARKS_IN_A_ROW &&
+    (ENDS + CLOSING + CJK_ENDS + CJK_CLOSING).includes(text[at - 1]!)
+  )
+    at--;
+  return text.length - at > MARKS_IN_A_ROW ? text.length : at;
 }
 
 function push(sentences: string[], sentence: string): void {
