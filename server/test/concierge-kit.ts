@@ -102,13 +102,19 @@ export async function deploy(
  * An agent published with `draftSpec` and deployed with no hook, live (README, An agent without a
  * server): `visitor(sub)` opens a widget on it and says hello.
  */
-export async function deployAgent(service: ServiceRef, api: Client, draftSpec: Record<string, unknown>) {
+export async function deployAgent(
+  service: ServiceRef,
+  api: Client,
+  draftSpec: Record<string, unknown>,
+  deployment: Record<string, unknown> = {},
+) {
   const agentId = await createReadyAgent(api);
   const saved = await api.put(`/api/v1/agents/${agentId}`, { draft_spec: draftSpec });
   if (saved.status !== 200) throw new Error(`draft: ${saved.status} ${JSON.stringify(saved.body)}`);
   const published = await api.post(`/api/v1/agents/${agentId}/publish`);
   if (published.status !== 200) throw new Error(`publish: ${published.status} ${JSON.stringify(published.body)}`);
-  const created = await api.post('/api/v1/deployments', { agent_id: agentId, channel_config: {} });
+  const created = await api.post('/api/v1/deployments', { agent_id: agentId, channel_config: {}, ...deployment });
+  if (created.status !== 201) throw new Error(`deploy: ${created.status} ${JSON.stringify(created.body)}`);
   const deploymentId: string = created.body.data.id;
   const secret: string = created.body.data.signing_secret;
   const activated = await api.post(`/api/v1/deployments/${deploymentId}/activate`);
@@ -186,10 +192,16 @@ export class Widget {
   }
 
   /** The first frame of `type` not yet taken by an earlier call. */
-  async next(type: string, timeoutMs = 5_000): Promise<any> {
+  next(type: string, timeoutMs = 5_000): Promise<any> {
+    return this.nextOf([type], timeoutMs);
+  }
+
+  /** The first frame of any of `types` not yet taken by an earlier call. */
+  async nextOf(types: readonly string[], timeoutMs = 5_000): Promise<any> {
+    const type = types.join(' or ');
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const index = this.frames.findIndex((f, i) => f.type === type && !this.taken.has(i));
+      const index = this.frames.findIndex((f, i) => types.includes(f.type) && !this.taken.has(i));
       if (index >= 0) {
         this.taken.add(index);
         return this.frames[index];

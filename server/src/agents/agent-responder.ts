@@ -1,4 +1,4 @@
-import { Ajv } from 'ajv';
+import { Ajv, type ValidateFunction } from 'ajv';
 import { z } from 'zod';
 import { AppError } from '../errors.js';
 import { httpUrl } from '../shared/schemas.js';
@@ -24,8 +24,33 @@ const toolName = z
     message: `must not be a built-in tool's name (${BUILT_IN_TOOLS.join(', ')})`,
   });
 
-// Compiled only to check a schema: the validator itself is made per call site (see toolArguments).
+// Compiled only to check a schema against JSON Schema's own: a tool's validator is its own (compileParameters).
 const schemaChecker = new Ajv({ strict: false, validateSchema: true });
+
+/** Each `$ref` in a schema, wherever it sits. */
+function* refsOf(schema: unknown): Generator<unknown> {
+  if (!schema || typeof schema !== 'object') return;
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === '$ref') yield value;
+    yield* refsOf(value);
+  }
+}
+
+/**
+ * A tool's `parameters` compiled into its validator, in an Ajv of its own: one tool's (one
+ * customer's) `$id` can never clash with another's, and a reference can only point inside the
+ * schema itself (`#/...`), never at another schema or the network. Throws, saying why, when it
+ * cannot be compiled: publish refuses the spec, a call gives the model the error.
+ */
+export function compileParameters(parameters: Record<string, unknown>): ValidateFunction {
+  for (const ref of refsOf(parameters))
+    if (typeof ref !== 'string' || !ref.startsWith('#'))
+      throw new Error(
+        `$ref ${JSON.stringify(ref)} points outside the schema: only references within it (#/...) are followed`,
+      );
+  const ajv = new Ajv({ strict: false, allErrors: false, validateSchema: false, addUsedSchema: false });
+  return ajv.compile(parameters);
+}
 
 /**
  * A tool's `parameters`: a JSON Schema of an object. `pattern` and `patternProperties` are
@@ -41,10 +66,11 @@ const toolParameters = z
   .superRefine((schema, ctx) => {
     try {
       if (!schemaChecker.validateSchema(schema))
-        ctx.addIssue({
+        return ctx.addIssue({
           code: 'custom',
           message: `is not a valid JSON Schema: ${schemaChecker.errorsText(schemaChecker.errors)}`,
         });
+      compileParameters(schema);
     } catch (err) {
       ctx.addIssue({ code: 'custom', message: `is not a valid JSON Schema: ${(err as Error).message}` });
     }

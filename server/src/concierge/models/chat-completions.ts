@@ -26,6 +26,20 @@ export interface ChatRequest {
   tools?: ChatTool[];
 }
 
+/**
+ * What a streamed answer may hold (README, An agent without a server): the reply's characters (the
+ * stream is cut there, what came kept), tool calls in one answer (calls past them are dropped and
+ * counted, however the model numbers them) and each call's arguments (kept one character past
+ * the bound, so the call is refused for its size, never run cut short).
+ */
+export interface StreamBounds {
+  textChars: number;
+  calls: number;
+  argumentChars: number;
+}
+
+export const STREAM_BOUNDS: StreamBounds = { textChars: 10_000, calls: 5, argumentChars: 16 * 1024 };
+
 /** Where the model is, and how long it may take. */
 export interface ChatTarget {
   baseUrl: string;
@@ -52,9 +66,13 @@ export interface ChatExchange {
   request: { headers: Record<string, string>; body: string };
   status: number | undefined;
   responseHeaders: Record<string, string | string[] | undefined>;
-  /** The words written, in order. */
+  /** The words written, in order (at most `textChars`). */
   text: string;
   toolCalls: ToolCall[];
+  /** Tool calls the answer made past `calls`, not kept. */
+  droppedCalls: number;
+  /** The reply reached `textChars`: the stream was cut there. */
+  cut: boolean;
   finishReason: string | undefined;
   /** The stream ended with `data: [DONE]`. */
   done: boolean;
@@ -80,19 +98,24 @@ interface Chunk {
 
 class MalformedStream extends Error {}
 class FirstTokenTimeout extends Error {}
+class ReplyComplete extends Error {}
 
 /**
  * Calls `{baseUrl}/chat/completions` with `stream: true` under the hooks' egress rules and reads
  * its server-sent events as they arrive (OpenAI's documented stream: `data: {chunk}` events, the
- * usage in the last chunk, then `data: [DONE]`). `onText` is given each piece of the reply as it
- * is written. Never rejects: whatever went wrong is in `failure`, with what was said before it.
+ * usage in the last chunk, then `data: [DONE]`), within `bounds`. `onText` is given each piece of
+ * the reply as it is written. Never rejects: whatever went wrong is in `failure`, with what was
+ * said before it.
  */
 export async function streamChat(
   target: ChatTarget,
   request: ChatRequest,
   egress: EgressPolicy,
-  onText: (text: string) => void,
-  signal?: AbortSignal,
+  {
+    onText = () => {},
+    signal,
+    bounds = STREAM_BOUNDS,
+  }: { onText?: (text: string) => void; signal?: AbortSignal | undefined; bounds?: StreamBounds } = {},
 ): Promise<ChatExchange> {
   const url = `${target.baseUrl}/chat/completions`;
   const body = JSON.stringify({ ...request, stream: true, stream_options: { include_usage: true } });
@@ -114,6 +137,8 @@ export async function streamChat(
     responseHeaders: {},
     text: '',
     toolCalls: [],
+    droppedCalls: 0,
+    cut: false,
     finishReason: undefined,
     done: false,
     firstTokenMs: undefined,
@@ -126,7 +151,9 @@ export async function streamChat(
   const firstToken = setTimeout(() => cut.abort(new FirstTokenTimeout()), target.firstTokenTimeoutMs);
   const signals = signal ? AbortSignal.any([signal, cut.signal]) : cut.signal;
   const events = new EventStream();
-  const calls: ToolCall[] = [];
+  // By the index the model gives each call, only those below `bounds.calls`: an index is the model's to make up.
+  const calls = new Map<number, ToolCall>();
+  let dropped = 0;
   const firstWord = () => {
     if (result.firstTokenMs !== undefined) return;
     result.firstTokenMs = Math.round(performance.now() - started);
@@ -147,17 +174,30 @@ export async function streamChat(
     if (chunk.usage) result.usage = chunk.usage;
     for (const choice of chunk.choices ?? []) {
       const content = choice.delta?.content;
-      if (content) {
+      if (typeof content === 'string' && content) {
         firstWord();
-        result.text += content;
-        onText(content);
+        const room = bounds.textChars - result.text.length;
+        const kept = content.length > room ? content.slice(0, room) : content;
+        result.text += kept;
+        if (kept) onText(kept);
+        if (content.length >= room) {
+          result.cut = true;
+          throw new ReplyComplete();
+        }
       }
-      for (const piece of choice.delta?.tool_calls ?? []) {
+      for (const piece of Array.isArray(choice.delta?.tool_calls) ? choice.delta.tool_calls : []) {
         firstWord();
-        const call = (calls[piece.index] ??= { id: '', type: 'function', function: { name: '', arguments: '' } });
-        if (piece.id) call.id = piece.id;
-        if (piece.function?.name) call.function.name += piece.function.name;
-        if (piece.function?.arguments) call.function.arguments += piece.function.arguments;
+        const index = piece?.index;
+        if (!Number.isInteger(index) || index < 0 || index >= bounds.calls) {
+          // A call's first piece names it: each dropped call is counted once.
+          if (piece?.function?.name) dropped++;
+          continue;
+        }
+        const call = calls.get(index) ?? { id: '', type: 'function', function: { name: '', arguments: '' } };
+        calls.set(index, call);
+        if (typeof piece.id === 'string') call.id = piece.id.slice(0, 200);
+        call.function.name = within(call.function.name, piece.function?.name, 65);
+        call.function.arguments = within(call.function.arguments, piece.function?.arguments, bounds.argumentChars + 1);
       }
       if (choice.finish_reason) result.finishReason = choice.finish_reason;
     }
@@ -168,12 +208,15 @@ export async function streamChat(
       wanted: (status, answer) =>
         status >= 200 && status <= 299 && /^text\/event-stream/i.test(answer['content-type'] ?? ''),
       data: (bytes) => {
-        if (broken) return;
+        if (broken || result.cut) return;
         try {
           for (const data of events.push(bytes)) take(data);
         } catch (err) {
-          broken = err as MalformedStream;
-          cut.abort(broken);
+          if (err instanceof ReplyComplete) cut.abort(err);
+          else {
+            broken = err as MalformedStream;
+            cut.abort(broken);
+          }
         }
       },
     });
@@ -199,26 +242,41 @@ export async function streamChat(
     }
   } catch (err) {
     const why = signals.reason ?? err;
-    result.failure =
-      why instanceof FirstTokenTimeout
-        ? { kind: 'first_token_timeout', message: `no first token within ${target.firstTokenTimeoutMs} ms` }
-        : why instanceof MalformedStream
-          ? { kind: 'malformed', message: why.message }
-          : err instanceof EgressRefused
-            ? { kind: 'egress_refused', message: err.message }
-            : err instanceof EgressTimeout
-              ? { kind: 'timeout', message: err.message }
-              : { kind: 'network', message: err instanceof Error ? err.message : String(err) };
+    if (why instanceof ReplyComplete) {
+      // The stream flowed (a 2xx event stream) until it was cut where the reply was long enough.
+      result.status ??= 200;
+      result.finishReason = 'length';
+    } else
+      result.failure =
+        why instanceof FirstTokenTimeout
+          ? { kind: 'first_token_timeout', message: `no first token within ${target.firstTokenTimeoutMs} ms` }
+          : why instanceof MalformedStream
+            ? { kind: 'malformed', message: why.message }
+            : err instanceof EgressRefused
+              ? { kind: 'egress_refused', message: err.message }
+              : err instanceof EgressTimeout
+                ? { kind: 'timeout', message: err.message }
+                : { kind: 'network', message: err instanceof Error ? err.message : String(err) };
   } finally {
     clearTimeout(firstToken);
   }
   if (!result.failure && broken) result.failure = { kind: 'malformed', message: broken.message };
   if (!result.failure && !result.done && !result.finishReason)
     result.failure = { kind: 'malformed', message: 'the stream ended before the model finished (no [DONE])' };
-  result.toolCalls = calls.filter(Boolean);
+  result.toolCalls = [...calls.entries()].sort(([a], [b]) => a - b).map(([, call]) => call);
+  result.droppedCalls = dropped;
   result.durationMs = Math.round(performance.now() - started);
   return result;
 }
+
+/** `text` with `piece` added, kept to `max` characters: what streams in past it is not kept. */
+function within(text: string, piece: unknown, max: number): string {
+  if (typeof piece !== 'string' || text.length >= max) return text;
+  return (text + piece).slice(0, max);
+}
+
+/** One event of the stream, at most: a chunk of a completion is a few hundred characters. */
+const EVENT_CHARS = 1024 * 1024;
 
 /**
  * Server-sent events as bytes arrive: events end at a blank line; an event's `data:` lines are
@@ -230,6 +288,8 @@ class EventStream {
 
   push(bytes: Buffer): string[] {
     this.#pending += this.#decoder.decode(bytes, { stream: true });
+    if (this.#pending.length > EVENT_CHARS)
+      throw new MalformedStream(`the stream sent an event of more than ${EVENT_CHARS} characters`);
     const blocks = this.#pending.split(/\r\n\r\n|\n\n|\r\r/);
     this.#pending = blocks.pop()!;
     return blocks.flatMap(dataOf);

@@ -50,7 +50,6 @@ export function modelEndpointTestRoute(parts: { endpoints: ModelEndpointService;
         { ...target, firstTokenTimeoutMs: TEST_TIMEOUT_MS, timeoutMs: 2 * TEST_TIMEOUT_MS },
         { model: body.model, messages: [{ role: 'user', content: body.question }], max_tokens: 100 },
         parts.egress,
-        () => {},
       );
       return {
         data: {

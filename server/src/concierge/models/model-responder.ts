@@ -4,7 +4,7 @@ import type { Db } from '../../database.js';
 import type { ModelTarget } from '../../model-endpoints/model-endpoint.service.js';
 import { isoIn } from '../../shared/time.js';
 import type { StoreHealth } from '../../store/store-health.js';
-import { completeSentencesEnd } from '#protocol/sentences';
+import { completeSentencesEnd, openSentenceEnd } from '#protocol/sentences';
 import { REPLY_PART_LIMITS, type ReplyAction } from '#protocol/frames';
 import type { ConversationRow } from '../conversations/conversation.repository.js';
 import type { ConversationService } from '../conversations/conversation.service.js';
@@ -19,10 +19,10 @@ import type { EgressPolicy } from '../../shared/egress.js';
 import type { EventRecorder } from '../events/event.recorder.js';
 import { recentTalk } from '../events/event.repository.js';
 import type { Responder, TurnContext } from '../turns/responder.js';
-import { type ChatExchange, type ChatMessage, type ChatTarget, streamChat } from './chat-completions.js';
-import { citationsOf, withoutMarkers } from '../knowledge/citations.js';
+import { type ChatExchange, type ChatMessage, type ChatTarget, STREAM_BOUNDS, streamChat } from './chat-completions.js';
+import { citationsOf, ShownText } from '../knowledge/citations.js';
 import { serviceWords } from '../service-words.js';
-import { AgentTools } from './tool-calls.js';
+import { AgentTools, type ToolOutcome } from './tool-calls.js';
 import type { PerKeyCap } from '../../shared/per-key-cap.js';
 import { conversationMessages, systemMessage } from './model-prompt.js';
 
@@ -30,8 +30,10 @@ import { conversationMessages, systemMessage } from './model-prompt.js';
 export const MODEL_CALL_TIMEOUT_MS = 60_000;
 /** Stored events read back to tell the model the conversation (the budget then keeps the newest). */
 const TALK_READ = 200;
-/** A reply the model writes is kept to the deferred reply's length. */
-const REPLY_CHARS = 10_000;
+/** A reply the model writes is kept to the deferred reply's length: its stream is cut there. */
+const REPLY_CHARS = STREAM_BOUNDS.textChars;
+/** Tool calls one turn runs at most, over all its rounds: a call past it is answered with an error. */
+export const MAX_TOOL_CALLS_PER_TURN = 10;
 /** Actions a reply carries at most. */
 const MAX_ACTIONS = 6;
 /** A tool that has not answered by then has the filler sentence said meanwhile. */
@@ -117,7 +119,11 @@ export class ModelResponder implements Responder {
 
   /**
    * The model's answer, tool rounds and all: each round's words go on as parts; tool calls are run
-   * (at most {@link MAX_TOOL_ROUNDS} rounds, then the model must answer) and their results given back.
+   * and their results given back, within bounds the model cannot talk its way past: at most
+   * {@link MAX_TOOL_ROUNDS} rounds (after the last the model is offered no tools, and a call it
+   * makes anyway is not run: the turn ends with what was said), at most five calls a round (see
+   * STREAM_BOUNDS) and {@link MAX_TOOL_CALLS_PER_TURN} a turn, only the tools offered, and no
+   * longer than the turn's reply timeout.
    */
   async #converse(
     dep: DeploymentContext,
@@ -125,7 +131,7 @@ export class ModelResponder implements Responder {
     turn: TurnRow,
     spec: ModelSpec,
     context: TurnContext,
-    signal: AbortSignal,
+    shutdown: AbortSignal,
   ) {
     const said = {
       text: '',
@@ -138,6 +144,7 @@ export class ModelResponder implements Responder {
     };
     const target = await this.#target(dep, spec);
     if (typeof target === 'string') return { ...said, why: target, written: '' };
+    const signal = AbortSignal.any([shutdown, AbortSignal.timeout(dep.replyTimeoutS * 1000)]);
     const release = await this.parts.calls.wait(dep.customerId, spec.first_token_timeout_ms, signal);
     if (!release)
       return {
@@ -152,7 +159,9 @@ export class ModelResponder implements Responder {
       let model = spec.model;
       let fallback = spec.fallback_model;
       let toolAttempt = 0;
-      for (let round = 0; !signal.aborted;) {
+      for (let round = 0; !signal.aborted && writer.written.length < REPLY_CHARS;) {
+        // Past the last tool round the model is offered none: it must answer.
+        const offered = round < MAX_TOOL_ROUNDS;
         const call = await streamChat(
           { ...target, firstTokenTimeoutMs: spec.first_token_timeout_ms, timeoutMs: MODEL_CALL_TIMEOUT_MS },
           {
@@ -160,12 +169,14 @@ export class ModelResponder implements Responder {
             messages,
             max_tokens: spec.max_output_tokens,
             ...(spec.temperature !== undefined ? { temperature: spec.temperature } : {}),
-            // Past the last tool round the model is offered none: it must answer.
-            ...(round < MAX_TOOL_ROUNDS ? { tools: tools.offered() } : {}),
+            ...(offered ? { tools: tools.offered() } : {}),
           },
           this.parts.egress,
-          (piece) => writer.write(piece),
-          signal,
+          {
+            onText: (piece) => writer.write(piece),
+            signal,
+            bounds: { ...STREAM_BOUNDS, textChars: REPLY_CHARS - writer.written.length },
+          },
         );
         said.calls.push(call);
         said.why = call.failure?.message;
@@ -178,6 +189,10 @@ export class ModelResponder implements Responder {
         }
         // A stream cut midway keeps its words; only a whole answer's tool calls are run.
         if (!call.toolCalls.length || call.failure) break;
+        if (!offered) {
+          said.why = `the model called tools after its last tool round (${MAX_TOOL_ROUNDS}): they were not run`;
+          break;
+        }
         round++;
         writer.pause();
         const toolCalls = call.toolCalls.map((c, i) => ({ ...c, id: c.id || `call_${round}_${i}` }));
@@ -190,9 +205,17 @@ export class ModelResponder implements Responder {
             ),
           FILLER_AFTER_MS,
         );
-        const outcomes = await Promise.all(toolCalls.map((c) => tools.run(c, ++toolAttempt, signal)));
+        const outcomes = await Promise.all(
+          toolCalls.map((c) =>
+            ++toolAttempt > MAX_TOOL_CALLS_PER_TURN
+              ? {
+                  result: JSON.stringify({ error: `at most ${MAX_TOOL_CALLS_PER_TURN} tool calls a turn: answer now` }),
+                }
+              : tools.run(c, toolAttempt, signal),
+          ),
+        );
         clearTimeout(filler);
-        outcomes.forEach((outcome, i) => {
+        outcomes.forEach((outcome: ToolOutcome, i) => {
           messages.push({ role: 'tool', tool_call_id: toolCalls[i]!.id, content: outcome.result });
           if (outcome.record) said.toolRecords.push(outcome.record);
           if (outcome.action) said.actions.push(outcome.action);
@@ -200,6 +223,7 @@ export class ModelResponder implements Responder {
           said.end ||= Boolean(outcome.end);
         });
       }
+      if (signal.aborted && !shutdown.aborted) said.why ??= `the turn's reply timeout (${dep.replyTimeoutS} s) passed`;
       await writer.settled();
     } finally {
       release();
@@ -245,8 +269,10 @@ export class ModelResponder implements Responder {
 class PartWriter {
   /** What the model wrote, its citation markers included. */
   #raw = '';
-  #text = '';
+  readonly #shown = new ShownText();
   #sent = 0;
+  /** Where the sentence marks still open at the end begin: the next look for a sentence's end starts there. */
+  #open = 0;
   #paused = false;
   #next = 0;
   #chain: Promise<unknown> = Promise.resolve();
@@ -259,7 +285,7 @@ class PartWriter {
 
   /** Everything written so far, fillers included, without citation markers: the final reply. */
   get text(): string {
-    return this.#text;
+    return this.#shown.text;
   }
 
   /** The same with its markers: what the citations are read from. */
@@ -267,6 +293,7 @@ class PartWriter {
     return this.#raw;
   }
 
+  /** A piece of the model's words: each sentence it completes goes on as a part (only the new tail is read). */
   write(piece: string): void {
     // A round's words after a tool call continue the reply: apart from the words before them.
     if (this.#paused && piece.trim()) {
@@ -274,28 +301,32 @@ class PartWriter {
       if (this.#raw && !/\s$/.test(this.#raw) && !/^\s/.test(piece)) this.#append(' ');
     }
     this.#append(piece);
-    const end = completeSentencesEnd(this.#text);
+    const text = this.#shown.text;
+    const end = completeSentencesEnd(text, Math.max(this.#sent, this.#open));
+    this.#open = openSentenceEnd(text);
     if (end <= this.#sent) return;
-    const ready = this.#text.slice(this.#sent, end);
+    const ready = text.slice(this.#sent, end);
     this.#sent = end;
-    for (const text of pieces(ready)) this.#store(text);
+    for (const part of pieces(ready)) this.#store(part);
   }
 
   /** The model called a tool: what it wrote so far is complete, and goes on as a part now. */
   pause(): void {
     this.#paused = true;
-    if (this.#text.length <= this.#sent) return;
-    const rest = this.#text.slice(this.#sent);
-    this.#sent = this.#text.length;
-    for (const text of pieces(rest)) this.#store(text);
+    const text = this.#shown.text;
+    if (text.length <= this.#sent) return;
+    const rest = text.slice(this.#sent);
+    this.#sent = this.#open = text.length;
+    for (const part of pieces(rest)) this.#store(part);
   }
 
   /** A sentence of the service's own while a tool works (the filler): said as a part, and kept in the reply. */
   say(sentence: string): void {
     this.pause();
     this.#append(`${this.#raw && !/\s$/.test(this.#raw) ? ' ' : ''}${sentence} `);
-    const said = this.#text.slice(this.#sent);
-    this.#sent = this.#text.length;
+    const text = this.#shown.text;
+    const said = text.slice(this.#sent);
+    this.#sent = this.#open = text.length;
     this.#store(said);
   }
 
@@ -305,7 +336,7 @@ class PartWriter {
    */
   #append(piece: string): void {
     this.#raw += piece;
-    this.#text = withoutMarkers(this.#raw);
+    this.#shown.push(piece);
   }
 
   settled(): Promise<unknown> {

@@ -1,5 +1,10 @@
-import { Ajv, type ValidateFunction } from 'ajv';
-import type { ClientTool, ModelResponder as ModelSpec, ServerTool } from '../../agents/agent-responder.js';
+import type { ValidateFunction } from 'ajv';
+import {
+  type ClientTool,
+  compileParameters,
+  type ModelResponder as ModelSpec,
+  type ServerTool,
+} from '../../agents/agent-responder.js';
 import type { ReplyAction } from '#protocol/frames';
 import { newId } from '../../shared/random.js';
 import type { TurnRow } from '../conversations/turn.repository.js';
@@ -52,20 +57,25 @@ const BUILT_INS: ChatTool[] = [
   },
 ];
 
-// Each tool's schema is compiled once (Ajv's generated code is safe from a schema's contents; the
-// patterns that could be slow are refused on publish), and kept while the process lives.
-const ajv = new Ajv({ strict: false, allErrors: false });
-const compiled = new Map<string, ValidateFunction>();
+// Each tool's schema is compiled once, on its own (compileParameters: Ajv's generated code is safe
+// from a schema's contents; the patterns that could be slow are refused on publish), and kept by
+// its text while the process lives, the least used going first past MAX_COMPILED.
+const compiled = new Map<string, ValidateFunction | Error>();
 const MAX_COMPILED = 1_000;
 
-function validatorOf(parameters: Record<string, unknown>): ValidateFunction {
+function validatorOf(parameters: Record<string, unknown>): ValidateFunction | Error {
   const key = JSON.stringify(parameters);
   let validate = compiled.get(key);
-  if (!validate) {
+  if (validate) compiled.delete(key);
+  else {
     if (compiled.size >= MAX_COMPILED) compiled.delete(compiled.keys().next().value!);
-    validate = ajv.compile(parameters);
-    compiled.set(key, validate);
+    try {
+      validate = compileParameters(parameters);
+    } catch (err) {
+      validate = err as Error;
+    }
   }
+  compiled.set(key, validate);
   return validate;
 }
 
@@ -129,9 +139,13 @@ export class AgentTools {
     const tool = server ?? this.#client.get(name);
     if (!tool) return { result: told({ error: `there is no tool named ${name}` }) };
     const validate = validatorOf(tool.parameters);
+    if (validate instanceof Error)
+      return { result: told({ error: `the tool's parameters cannot be checked: ${validate.message}` }) };
     if (!validate(args))
       return {
-        result: told({ error: `the arguments do not match the tool's parameters: ${ajv.errorsText(validate.errors)}` }),
+        result: told({
+          error: `the arguments do not match the tool's parameters: ${(validate.errors ?? []).map((e) => `data${e.instancePath} ${e.message}`).join(', ')}`,
+        }),
       };
     const checked = args as Record<string, unknown>;
     if (!server)

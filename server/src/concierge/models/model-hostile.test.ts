@@ -1,0 +1,272 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  client,
+  createReadyAgent,
+  describeEachStore,
+  expectError,
+  healthWhile,
+  startService,
+  type StoreKind,
+  type TestService,
+} from '../../../test/harness.js';
+import { deployAgent, startCustomerServer } from '../../../test/concierge-kit.js';
+import { type ModelBehaviour, send, startModelServer, streamOf, toolCallStream } from '../../../test/model-server.js';
+import { parseAllowedHosts } from '../../shared/egress.js';
+import { STREAM_BOUNDS, streamChat } from './chat-completions.js';
+
+type ModelServer = Awaited<ReturnType<typeof startModelServer>>;
+
+/** The node's event loop must answer within this while a model's answer is read (README, Security). */
+const HEALTHY_MS = 100;
+
+/** A `chat.completion.chunk` carrying `delta`, as a server-sent event. */
+const event = (delta: Record<string, unknown>, finish: string | null = null) =>
+  `data: ${JSON.stringify({ id: 'x', object: 'chat.completion.chunk', created: 0, model: 'm', choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+
+/** The whole answer written at once, as one buffer: the service reads every event of it in one go. */
+const all =
+  (events: string[]): ModelBehaviour =>
+  (_call, res) => {
+    res.writeHead(200, { 'content-type': 'text/event-stream' });
+    res.end(events.join(''));
+  };
+
+describeEachStore('what a model streams, and the tools it calls, are bounded whatever it sends', (kind: StoreKind) => {
+  let service: TestService;
+  let model: ModelServer;
+  let tools: Awaited<ReturnType<typeof startCustomerServer>>;
+
+  beforeAll(async () => {
+    model = await startModelServer();
+    tools = await startCustomerServer((_call, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"free":true}'),
+    );
+    service = await startService(kind);
+  });
+  afterAll(async () => {
+    await service?.close();
+    await model?.close();
+    await tools?.close();
+  });
+
+  const tool = (name = 'check_room', parameters: Record<string, unknown> = { type: 'object', properties: {} }) => ({
+    name,
+    description: 'Whether a room is free',
+    parameters,
+    url: tools.hookUrl,
+  });
+
+  /** A customer whose agent answers with the model server, and a visitor ready: `turn()` asks and gives the reply or failure. */
+  const visit = async (responder: Record<string, unknown> = {}, runtime: Record<string, unknown> = {}) => {
+    const { apiKey } = await service.newCustomer('Hotel');
+    const api = client(service.url, apiKey);
+    const endpoint = await api.post('/api/v1/model-endpoints', { name: 'Test', base_url: model.baseUrl });
+    const agent = await deployAgent(
+      service,
+      api,
+      { responder: { type: 'model', endpoint_id: endpoint.body.data.id, model: 'm', ...responder } },
+      { runtime_config: runtime },
+    );
+    const { widget, conversationId } = await agent.visitor();
+    const turn = () => {
+      widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Is a room free?', mode: 'text' });
+      return widget.nextOf(['reply', 'turn_failed'], 30_000);
+    };
+    return { api, widget, conversationId, turn };
+  };
+
+  /** As {@link visit}, the turn asked at once. */
+  const ask = async (responder: Record<string, unknown> = {}, runtime: Record<string, unknown> = {}) => {
+    const visited = await visit(responder, runtime);
+    return { ...visited, answered: visited.turn() };
+  };
+
+  it('drops tool calls at an index past five (index 200,000,000 held the node 11 s), and runs the rest', async () => {
+    const before = tools.calls.length;
+    model.state.behaviour = (call, res, req) =>
+      call.body.messages.some((m) => m.role === 'tool')
+        ? send(res, streamOf('m', 'Room 12 is free.'))
+        : all([
+            event({ tool_calls: [{ index: 200_000_000, id: 'a', function: { name: 'check_room', arguments: '{}' } }] }),
+            event({ tool_calls: [{ index: 0, id: 'b', function: { name: 'check_room', arguments: '{}' } }] }),
+            event({}, 'tool_calls'),
+            'data: [DONE]\n\n',
+          ])(call, res, req);
+    const { turn } = await visit({ tools: [tool()] });
+    const { result, worstMs } = await healthWhile(service.url, turn());
+    expect(result).toMatchObject({ type: 'reply', text: 'Room 12 is free.' });
+    expect(worstMs).toBeLessThan(HEALTHY_MS);
+    expect(tools.calls.length - before).toBe(1);
+  });
+
+  it('reads a reply of 40,000 one-character pieces in time proportional to it, and stops reading at 10,000 characters', async () => {
+    const pieces = Array.from({ length: 40_000 }, (_, i) => event({ content: i % 50 === 49 ? '. ' : 'a' }));
+    model.state.behaviour = all([...pieces, event({}, 'stop'), 'data: [DONE]\n\n']);
+    const { turn } = await visit();
+    const { result, worstMs } = await healthWhile(service.url, turn());
+    expect(result.type).toBe('reply');
+    expect([...result.text].length).toBeLessThanOrEqual(10_000);
+    expect(result.text.length).toBeGreaterThan(9_000);
+    expect(worstMs).toBeLessThan(HEALTHY_MS);
+  });
+
+  it('reads citation markers and sentence ends in one pass over 4,500 blanks and 4,500 dots (60,000 blanks held the node 6 s)', async () => {
+    model.state.behaviour = all([
+      ...Array.from({ length: 1_500 }, () => event({ content: '   ' })),
+      event({ content: 'x [1' }),
+      ...Array.from({ length: 1_500 }, () => event({ content: '...' })),
+      event({ content: ' done.' }),
+      event({}, 'stop'),
+      'data: [DONE]\n\n',
+    ]);
+    const { turn } = await visit();
+    const { result, worstMs } = await healthWhile(service.url, turn());
+    expect(result.type).toBe('reply');
+    expect(result.text.endsWith('done.')).toBe(true);
+    expect(worstMs).toBeLessThan(HEALTHY_MS);
+  });
+
+  it('refuses a call whose arguments stream past 16 KiB without keeping them, telling the model', async () => {
+    const before = tools.calls.length;
+    model.state.behaviour = (call, res, req) => {
+      const told = call.body.messages.find((m) => m.role === 'tool');
+      if (told) return send(res, streamOf('m', `The tool said: ${told.content}`));
+      all([
+        event({ tool_calls: [{ index: 0, id: 'a', function: { name: 'check_room', arguments: '{"x":"' } }] }),
+        ...Array.from({ length: 2_000 }, () =>
+          event({ tool_calls: [{ index: 0, function: { arguments: 'y'.repeat(500) } }] }),
+        ),
+        event({ tool_calls: [{ index: 0, function: { arguments: '"}' } }] }),
+        event({}, 'tool_calls'),
+        'data: [DONE]\n\n',
+      ])(call, res, req);
+    };
+    const { answered } = await ask({ tools: [tool()] });
+    expect((await answered).text).toBe('The tool said: {"error":"the arguments are over 16384 bytes"}');
+    expect(tools.calls.length).toBe(before);
+  });
+
+  it('ends the loop after five tool rounds whatever the model says, and runs at most ten calls a turn', async () => {
+    const before = { tools: tools.calls.length, model: model.calls.length };
+    // A model that calls three tools at once, every time, offered tools or not.
+    model.state.behaviour = (call, res) =>
+      send(
+        res,
+        toolCallStream('m', [
+          { name: 'check_room', arguments: {} },
+          { name: 'check_room', arguments: {} },
+          { name: 'check_room', arguments: {} },
+        ]),
+      );
+    const { answered, api, conversationId } = await ask({ tools: [tool()] });
+    expect(await answered).toMatchObject({ type: 'turn_failed', reason: 'model_failed' });
+    expect(model.calls.length - before.model).toBe(6);
+    expect(model.calls.slice(-6).map((c) => Boolean(c.body.tools))).toEqual([true, true, true, true, true, false]);
+    expect(tools.calls.length - before.tools).toBe(10);
+    // Past the tenth, the model was told to answer instead.
+    const told = model.calls
+      .at(-2)!
+      .body.messages.filter((m) => m.role === 'tool')
+      .map((m) => m.content);
+    expect(told.at(-1)).toBe('{"error":"at most 10 tool calls a turn: answer now"}');
+    const records = (await api.get(`/api/v1/deliveries?conversation_id=${conversationId}&kind=tool`)).body.data;
+    expect(records).toHaveLength(10);
+  });
+
+  it("ends a tool loop at the turn's reply timeout", async () => {
+    model.state.behaviour = (call, res) =>
+      void setTimeout(() => send(res, toolCallStream('m', [{ name: 'check_room', arguments: {} }])), 1_500);
+    const started = Date.now();
+    const before = model.calls.length;
+    const { answered } = await ask({ tools: [tool()] }, { reply_timeout_s: 5 });
+    // The sweep expires the turn as the loop gives up: either says the turn failed.
+    expect(await answered).toMatchObject({
+      type: 'turn_failed',
+      reason: expect.stringMatching(/^(reply_timeout|model_failed)$/),
+    });
+    await new Promise((r) => setTimeout(r, 2_000));
+    // Four calls fit in five seconds; nothing more is asked once the turn is over.
+    expect(model.calls.length - before).toBeLessThanOrEqual(4);
+    expect(Date.now() - started).toBeLessThan(12_000);
+  });
+
+  it("keeps each tool's schema to itself: the same $id in two customers' tools, and a $ref elsewhere refused on publish", async () => {
+    const schema = (max: number) => ({
+      $id: 'https://schemas.example/room',
+      type: 'object',
+      properties: { guests: { type: 'integer', maximum: max } },
+      required: ['guests'],
+    });
+    const before = tools.calls.length;
+    model.state.behaviour = (call, res) => {
+      const told = call.body.messages.find((m) => m.role === 'tool');
+      if (told) return send(res, streamOf('m', `Said: ${told.content}`));
+      send(res, toolCallStream('m', [{ name: 'check_room', arguments: { guests: 3 } }]));
+    };
+    const first = await ask({ tools: [tool('check_room', schema(2))] });
+    expect((await first.answered).text).toBe(
+      'Said: {"error":"the arguments do not match the tool\'s parameters: data/guests must be <= 2"}',
+    );
+    const second = await ask({ tools: [tool('check_room', schema(4))] });
+    expect((await second.answered).text).toBe('Said: {"free":true}');
+    expect(tools.calls.length - before).toBe(1);
+
+    const { apiKey } = await service.newCustomer('Hotel');
+    const api = client(service.url, apiKey);
+    const agentId = await createReadyAgent(api);
+    for (const ref of ['https://schemas.example/other', 'other.json', '#/definitions/missing']) {
+      await api.put(`/api/v1/agents/${agentId}`, {
+        draft_spec: {
+          responder: {
+            type: 'model',
+            model: 'm',
+            tools: [tool('check_room', { type: 'object', properties: { a: { $ref: ref } } })],
+          },
+        },
+      });
+      const refused = await api.post(`/api/v1/agents/${agentId}/publish`);
+      expectError(refused, 400, 'invalid_request');
+      expect(refused.body.error.details).toEqual([
+        {
+          path: 'draft_spec.responder.tools.0.parameters',
+          message: expect.stringMatching(/^is not a valid JSON Schema: /),
+        },
+      ]);
+    }
+  });
+});
+
+describe("a model's stream, read", () => {
+  it('keeps what it holds within its bounds: arguments, calls and text, however much streams in', async () => {
+    const model = await startModelServer(
+      all([
+        event({ tool_calls: [{ index: 0, id: 'a', function: { name: 'x'.repeat(1_000), arguments: '' } }] }),
+        ...Array.from({ length: 100 }, () =>
+          event({ tool_calls: [{ index: 0, function: { arguments: 'y'.repeat(10_000) } }] }),
+        ),
+        ...Array.from({ length: 200 }, (_, i) =>
+          event({ tool_calls: [{ index: 5 + i, id: `c${i}`, function: { name: 'check_room', arguments: '{}' } }] }),
+        ),
+        event({ tool_calls: [{ index: 'one', function: { name: 'check_room' } }] }),
+        ...Array.from({ length: 100 }, () => event({ content: 'z'.repeat(1_000) })),
+        'data: [DONE]\n\n',
+      ]),
+    );
+    try {
+      const call = await streamChat(
+        { baseUrl: model.baseUrl, key: undefined, firstTokenTimeoutMs: 5_000, timeoutMs: 10_000 },
+        { model: 'm', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 10 },
+        { allowedHosts: parseAllowedHosts('127.0.0.1') },
+      );
+      expect(call.failure).toBeUndefined();
+      expect(call.toolCalls).toHaveLength(1);
+      expect(call.toolCalls[0]!.function.name).toHaveLength(65);
+      expect(call.toolCalls[0]!.function.arguments).toHaveLength(STREAM_BOUNDS.argumentChars + 1);
+      expect(call.droppedCalls).toBe(201);
+      expect(call.text).toHaveLength(STREAM_BOUNDS.textChars);
+      expect(call).toMatchObject({ cut: true, finishReason: 'length', status: 200 });
+    } finally {
+      await model.close();
+    }
+  });
+});
