@@ -110,7 +110,7 @@ export function knowledgeRoutes(knowledge: KnowledgeService, trail: AuditTrail):
         fields: uploadDocumentFields,
         description: 'The file: .txt, .md, .html or .pdf, at most 5 MB',
       },
-      errors: ['not_found', 'invalid_state', 'payload_too_large'],
+      errors: ['not_found', 'invalid_state', 'quota_exceeded', 'payload_too_large', 'rate_limited'],
       success: { status: 201, description: 'The document, with how many passages it gave', data: documentSchema },
       handler: async (ctx) => ({
         data: ctx.file
@@ -137,7 +137,7 @@ export function knowledgeRoutes(knowledge: KnowledgeService, trail: AuditTrail):
         "Fetch a URL document's page again now (conditionally): changed, it is cut again; unchanged, it stays; a failure is kept in `fetch_error`",
       tag,
       params: documentParams,
-      errors: ['not_found', 'invalid_state'],
+      errors: ['not_found', 'invalid_state', 'quota_exceeded', 'rate_limited'],
       success: { status: 200, description: 'The document after the fetch', data: documentSchema },
       handler: async (ctx) => ({
         data: await knowledge.refreshDocument(
@@ -169,7 +169,7 @@ export function knowledgeRoutes(knowledge: KnowledgeService, trail: AuditTrail):
       tag,
       params: documentParams,
       body: updateDocumentBody,
-      errors: ['not_found'],
+      errors: ['not_found', 'invalid_state', 'quota_exceeded', 'rate_limited'],
       success: { status: 200, description: 'The document', data: documentSchema },
       handler: async (ctx) => ({
         data: await knowledge.updateDocument(
