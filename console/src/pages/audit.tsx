@@ -85,7 +85,15 @@ export function AuditPage() {
               </>
             ),
           },
-          { label: 'Fields', cell: (e) => e.changes.join(', ') || '—' },
+          {
+            label: 'Fields',
+            cell: (e) => (
+              <>
+                {e.changes.join(', ') || '—'}
+                {e.detail && <div class="muted">{detailOf(e.detail)}</div>}
+              </>
+            ),
+          },
           {
             label: 'From',
             cell: (e) => (e.ip ? <span title={e.user_agent ?? undefined}>{e.ip}</span> : '—'),
@@ -94,4 +102,11 @@ export function AuditPage() {
       />
     </section>
   );
+}
+
+/** What a record says beside its field names (an endpoint's origins, how someone signed in), as words. */
+function detailOf(detail: NonNullable<AuditEntry['detail']>): string {
+  return Object.entries(detail)
+    .map(([name, value]) => `${name.replace(/_/g, ' ')}: ${String(value)}`)
+    .join(' · ');
 }

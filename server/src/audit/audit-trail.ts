@@ -17,7 +17,11 @@ export interface AuditEntry {
   action: string;
   target: { type: string; id: string | null };
   changes?: readonly string[];
+  /** What a name does not say, where it matters (an endpoint's origin before and after); never a secret. */
+  detail?: AuditDetail;
 }
+
+export type AuditDetail = Readonly<Record<string, string | number | boolean | null>>;
 
 /**
  * Records one change of one customer, inside the transaction that makes it: the change and its
@@ -111,6 +115,7 @@ function auditFor(customerId: string, origin: Origin): Audit {
       target_type: entry.target.type,
       target_id: entry.target.id,
       changes: JSON.stringify([...new Set(entry.changes ?? [])]),
+      detail: entry.detail ? JSON.stringify(entry.detail) : null,
       ip: origin.ip,
       user_agent: origin.userAgent,
       request_id: origin.requestId,

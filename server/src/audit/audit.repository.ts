@@ -30,6 +30,7 @@ const insertShape = queryShape((db, v: AuditRow) =>
     target_type: v.target_type,
     target_id: v.target_id,
     changes: v.changes,
+    detail: v.detail,
     ip: v.ip,
     user_agent: v.user_agent,
     request_id: v.request_id,
@@ -94,13 +95,16 @@ export async function auditAfter(
 }
 
 /**
- * Deletes up to `limit` records older than `before`; returns how many. On PostgreSQL the table
- * refuses any other DELETE: this transaction says it is the purge.
+ * Deletes up to `limit` records older than `before`; returns how many. The table refuses any other
+ * DELETE: this transaction says it is the purge (on PostgreSQL a setting of its own, on SQLite a
+ * row of `audit_purge` that it removes again before it commits).
  */
 export async function purgeAudit(trx: Trx, before: string, limit: number, dialect: Dialect): Promise<number> {
   if (dialect === 'postgres') await sql`select set_config('concierge.audit_purge', 'on', true)`.execute(trx);
+  else await sql`INSERT INTO audit_purge (running) VALUES (1)`.execute(trx);
   const claim = dialect === 'postgres' ? sql` FOR UPDATE SKIP LOCKED` : sql``;
   const result = await sql`DELETE FROM audit_log WHERE id IN (
       SELECT id FROM audit_log WHERE at < ${before} ORDER BY at LIMIT ${limit}${claim})`.execute(trx);
+  if (dialect === 'sqlite') await sql`DELETE FROM audit_purge`.execute(trx);
   return Number(result.numAffectedRows ?? 0);
 }

@@ -34,6 +34,13 @@ export const auditEntrySchema = z
     action: z.string(),
     target: z.object({ type: z.string(), id: z.string().nullable() }),
     changes: z.array(z.string()).meta({ description: 'The names of the fields that changed: never their values' }),
+    detail: z
+      .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
+      .nullable()
+      .meta({
+        description:
+          "What the change was where a name does not say it, never a secret: a model endpoint's `from_origin` and `to_origin`, a sign-in's `method`",
+      }),
     ip: z.string().nullable(),
     user_agent: z.string().nullable(),
     request_id: z.string().nullable(),
@@ -51,6 +58,7 @@ export const toAuditEntry = (row: AuditRow): z.output<typeof auditEntrySchema> =
   action: row.action,
   target: { type: row.target_type, id: row.target_id },
   changes: JSON.parse(row.changes) as string[],
+  detail: row.detail === null ? null : (JSON.parse(row.detail) as Record<string, string | number | boolean | null>),
   ip: row.ip,
   user_agent: row.user_agent,
   request_id: row.request_id,

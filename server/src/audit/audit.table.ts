@@ -17,6 +17,8 @@ export interface AuditLogTable {
   target_id: string | null;
   /** JSON array of the field names that changed: names only, never a value. */
   changes: string;
+  /** JSON object saying what the change was, where a name is not enough (an origin before and after, a sign-in method); never a secret. */
+  detail: string | null;
   ip: string | null;
   user_agent: string | null;
   request_id: string | null;

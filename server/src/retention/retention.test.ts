@@ -143,6 +143,7 @@ describeEachStore('audit retention', (kind) => {
         actor_id: null,
         actor_email: null,
         action: 'deployment.transcript_hook_disabled',
+        detail: null,
         target_type: 'deployment',
         target_id: null,
         changes: '[]',

@@ -27,6 +27,7 @@ import { knowledgeSources } from './2026-11-27-05-knowledge-sources.js';
 import { proactive } from './2026-11-27-06-proactive.js';
 import { teams } from './2026-11-28-01-teams.js';
 import { knowledgeQuota } from './2026-11-29-01-knowledge-quota.js';
+import { auditDetail } from './2026-11-29-02-audit-detail.js';
 
 /** Every migration, in order. Names are timestamps so they sort the way they apply. */
 export const migrations: Record<string, Migration> = {
@@ -58,4 +59,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27-06-proactive': proactive,
   '2026-11-28-01-teams': teams,
   '2026-11-29-01-knowledge-quota': knowledgeQuota,
+  '2026-11-29-02-audit-detail': auditDetail,
 };
