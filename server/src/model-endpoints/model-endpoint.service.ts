@@ -1,6 +1,6 @@
 import { type Audit, type AuditEntry, recorded, type Writes } from '../audit/audit-trail.js';
 import type { Db } from '../database.js';
-import { invalidState, notFound } from '../errors.js';
+import { AppError, invalidState, notFound } from '../errors.js';
 import { type Page, pageOf } from '../http/pagination.js';
 import { newId } from '../shared/random.js';
 import { openText, sealText } from '../shared/sealed-text.js';
@@ -35,12 +35,21 @@ const toModelEndpoint = (row: ModelEndpointRow): ModelEndpoint => ({
  * A customer's model endpoints (README, An agent without a server): the key is sealed as it
  * arrives, bound to the customer, and opened only to call the model.
  */
-/** An endpoint's audit record: the fields given (`api_key` by name only). */
-const changeOf = (verb: string, id: string, input: object): AuditEntry => ({
+/** An endpoint's audit record: the fields given (`api_key` by name only), and where it moved from and to. */
+const changeOf = (verb: string, id: string, input: object, moved?: { from: string; to: string }): AuditEntry => ({
   action: `model_endpoint.${verb}`,
   target: { type: 'model_endpoint', id },
   changes: Object.keys(input),
+  ...(moved ? { detail: { from_origin: moved.from, to_origin: moved.to } } : {}),
 });
+
+const originOf = (url: string): string => new URL(url).origin;
+
+/**
+ * What a key is sealed with beside the customer: the origin it is sent to. A key moved (in the
+ * store) to another origin does not open; through the API, moving an endpoint asks for its key again.
+ */
+const sealedFor = (customerId: string, baseUrl: string) => `${customerId} ${originOf(baseUrl)}`;
 
 export class ModelEndpointService {
   constructor(private readonly parts: { db: Db; writes: Writes; secretsKey: () => Buffer }) {}
@@ -52,7 +61,7 @@ export class ModelEndpointService {
       customer_id: customerId,
       name: input.name,
       base_url: input.base_url.replace(/\/+$/, ''),
-      ...this.#keyColumns(customerId, input.api_key ?? null),
+      ...this.#keyColumns(customerId, input.base_url, input.api_key ?? null),
       created_at: now,
       updated_at: now,
     };
@@ -70,15 +79,40 @@ export class ModelEndpointService {
     return toModelEndpoint(await this.#require(customerId, id));
   }
 
+  /**
+   * Moving an endpoint to another origin (scheme, host and port) needs its key given again, or
+   * `api_key: null`: an editor, who can never read the key, must not be able to send it to a server
+   * of theirs. The audit record keeps both origins.
+   */
   async update(customerId: string, id: string, input: UpdateModelEndpointInput, audit: Audit): Promise<ModelEndpoint> {
     const row = await this.#require(customerId, id);
+    const baseUrl = input.base_url !== undefined ? input.base_url.replace(/\/+$/, '') : row.base_url;
+    const moved =
+      originOf(baseUrl) !== originOf(row.base_url)
+        ? { from: originOf(row.base_url), to: originOf(baseUrl) }
+        : undefined;
+    if (moved && row.api_key_sealed && input.api_key === undefined)
+      throw new AppError(
+        'invalid_request',
+        'Moving the endpoint to another server would send its key there: give the key again',
+        [
+          {
+            path: 'api_key',
+            message: `required when base_url moves from ${moved.from} to ${moved.to} (null removes the key)`,
+          },
+        ],
+      );
+    const key = input.api_key !== undefined ? input.api_key : row.api_key_sealed ? await this.#opened(row) : null;
     const patch: Partial<ModelEndpointRow> = {
       ...(input.name !== undefined ? { name: input.name } : {}),
-      ...(input.base_url !== undefined ? { base_url: input.base_url.replace(/\/+$/, '') } : {}),
-      ...(input.api_key !== undefined ? this.#keyColumns(customerId, input.api_key) : {}),
+      ...(input.base_url !== undefined ? { base_url: baseUrl } : {}),
+      // Sealed again for where it now goes (the same origin: a new path keeps it).
+      ...(input.api_key !== undefined || input.base_url !== undefined
+        ? this.#keyColumns(customerId, baseUrl, key)
+        : {}),
       updated_at: isoNow(),
     };
-    await recorded(this.parts.writes, audit, changeOf('updated', id, input), (trx) =>
+    await recorded(this.parts.writes, audit, changeOf('updated', id, input, moved), (trx) =>
       updateModelEndpoint(trx, customerId, id, patch),
     );
     return toModelEndpoint({ ...row, ...patch });
@@ -98,14 +132,33 @@ export class ModelEndpointService {
     return { id, deleted: true };
   }
 
-  /** Where to call, and the key opened; undefined when the customer has no such endpoint. */
+  /** Where to call, and the key opened (only for the origin it was sealed for); undefined when the customer has no such endpoint. */
   async target(customerId: string, id: string): Promise<ModelTarget | undefined> {
     const row = await findModelEndpoint(this.parts.db, customerId, id);
     if (!row) return undefined;
-    return {
-      baseUrl: row.base_url,
-      key: row.api_key_sealed ? openText(this.parts.secretsKey(), row.api_key_sealed, customerId) : undefined,
-    };
+    return { baseUrl: row.base_url, key: row.api_key_sealed ? await this.#opened(row) : undefined };
+  }
+
+  /**
+   * The key of `row`, sealed for its origin. A key sealed before keys were bound to an origin opens
+   * with its customer alone, once: it is sealed for its origin there and then.
+   */
+  async #opened(row: ModelEndpointRow): Promise<string> {
+    const key = this.parts.secretsKey();
+    try {
+      return openText(key, row.api_key_sealed!, sealedFor(row.customer_id, row.base_url));
+    } catch (err) {
+      let text: string;
+      try {
+        text = openText(key, row.api_key_sealed!, row.customer_id);
+      } catch {
+        throw err;
+      }
+      await updateModelEndpoint(this.parts.db, row.customer_id, row.id, {
+        api_key_sealed: sealText(key, text, sealedFor(row.customer_id, row.base_url)),
+      });
+      return text;
+    }
   }
 
   async #require(customerId: string, id: string): Promise<ModelEndpointRow> {
@@ -114,9 +167,9 @@ export class ModelEndpointService {
     return row;
   }
 
-  #keyColumns(customerId: string, key: string | null) {
+  #keyColumns(customerId: string, baseUrl: string, key: string | null) {
     return {
-      api_key_sealed: key === null ? null : sealText(this.parts.secretsKey(), key, customerId),
+      api_key_sealed: key === null ? null : sealText(this.parts.secretsKey(), key, sealedFor(customerId, baseUrl)),
       api_key_last4: key === null ? null : key.slice(-4),
     };
   }

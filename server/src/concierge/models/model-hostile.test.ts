@@ -236,6 +236,66 @@ describeEachStore('what a model streams, and the tools it calls, are bounded wha
   });
 });
 
+describeEachStore("a model endpoint's write-only key", (kind: StoreKind) => {
+  let service: TestService;
+  let model: ModelServer;
+  beforeAll(async () => {
+    model = await startModelServer();
+    service = await startService(kind);
+  });
+  afterAll(async () => {
+    await service?.close();
+    await model?.close();
+  });
+
+  it('goes nowhere but the origin it was given for: moving the endpoint asks for the key again, and the audit log keeps both origins', async () => {
+    const api = client(service.url, (await service.newCustomer('Hotel')).apiKey);
+    const created = await api.post('/api/v1/model-endpoints', {
+      name: 'Provider',
+      base_url: 'https://api.provider.example/v1',
+      api_key: 'sk-owner-secret-4242',
+    });
+    const id = created.body.data.id;
+    // Another path on the same origin keeps the key.
+    const samePlace = await api.put(`/api/v1/model-endpoints/${id}`, { base_url: 'https://api.provider.example/v2' });
+    expect(samePlace.body.data).toMatchObject({ base_url: 'https://api.provider.example/v2', api_key_last4: '4242' });
+    const moved = await api.put(`/api/v1/model-endpoints/${id}`, { base_url: model.baseUrl });
+    expectError(moved, 400, 'invalid_request');
+    expect(moved.body.error.details).toEqual([
+      {
+        path: 'api_key',
+        message: `required when base_url moves from https://api.provider.example to ${new URL(model.baseUrl).origin} (null removes the key)`,
+      },
+    ]);
+    const dropped = await api.put(`/api/v1/model-endpoints/${id}`, { base_url: model.baseUrl, api_key: null });
+    expect(dropped.body.data).toMatchObject({ base_url: model.baseUrl, api_key_last4: null });
+    const log = (await api.get('/api/v1/audit-log?target_type=model_endpoint')).body.data;
+    expect(log[0]).toMatchObject({
+      action: 'model_endpoint.updated',
+      changes: ['base_url', 'api_key'],
+      detail: { from_origin: 'https://api.provider.example', to_origin: new URL(model.baseUrl).origin },
+    });
+    expect(log[1]).toMatchObject({ changes: ['base_url'], detail: null });
+
+    // A key moved to another origin in the store itself does not open there.
+    const keyed = await api.put(`/api/v1/model-endpoints/${id}`, { api_key: 'sk-owner-secret-4242' });
+    expect(keyed.status).toBe(200);
+    await service.app.store.db
+      .updateTable('model_endpoints')
+      .set({ base_url: 'http://127.0.0.2:9/v1' })
+      .where('id', '=', id)
+      .execute();
+    const agent = await deployAgent(service, api, { responder: { type: 'model', endpoint_id: id, model: 'm' } });
+    const before = model.calls.length;
+    const { widget } = await agent.visitor();
+    widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Hello?', mode: 'text' });
+    expect(await widget.next('turn_failed', 10_000)).toMatchObject({ reason: 'model_failed' });
+    expect(model.calls.length).toBe(before);
+    expect(service.logs.join('')).toContain("the model endpoint's key cannot be opened here");
+    expect(service.logs.join('')).not.toContain('sk-owner-secret');
+  });
+});
+
 describe("a model's stream, read", () => {
   it('keeps what it holds within its bounds: arguments, calls and text, however much streams in', async () => {
     const model = await startModelServer(
