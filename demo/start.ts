@@ -24,11 +24,10 @@ const statePath = join(dataDir, 'demo.json');
 // 3000): the service's egress guard lets those two ports through, and nothing else on this machine.
 // DEMO_PORT=0 is settled here, since the guard must know the port first.
 const demoPort = await freePort(Number(process.env.DEMO_PORT ?? 8788));
+// One customer's machine: the ports are opened for every customer and use (`*@`).
 const allowed = [
   process.env.HOOK_ALLOWED_HOSTS,
-  `127.0.0.1:${demoPort}`,
-  `localhost:${demoPort}`,
-  ...FIRST_SERVER_HOSTS,
+  ...[`127.0.0.1:${demoPort}`, `localhost:${demoPort}`, ...FIRST_SERVER_HOSTS].map((host) => `*@${host}`),
 ]
   .filter(Boolean)
   .join(',');

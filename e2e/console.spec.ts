@@ -123,7 +123,7 @@ test('a new customer walks the whole path in the console, under its CSP, without
     await page.getByRole('button', { name: 'Send test hook' }).click();
     await expect(page.locator('.delivery').first()).toContainText('egress_refused');
     await expect(page.locator('.delivery .error-detail')).toHaveText(
-      '10.20.30.40 is not a public address; refused unless its host is listed in HOOK_ALLOWED_HOSTS',
+      '10.20.30.40 is not a public address; refused unless HOOK_ALLOWED_HOSTS opens its host for this customer or use',
     );
     await audit(page, 'test hook refused');
     await page.getByLabel('Target').selectOption('hook');

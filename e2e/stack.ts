@@ -305,7 +305,7 @@ function serviceEnv(dataDir: string, port: string, speech: SpeechUrls): NodeJS.P
     DATA_DIR: dataDir,
     DATABASE_URL: '',
     LOG_LEVEL: 'warn',
-    HOOK_ALLOWED_HOSTS: '127.0.0.1,localhost',
+    HOOK_ALLOWED_HOSTS: '*@127.0.0.1,*@localhost',
     SPEECH_TO_TEXT_URL: speech.transcriber,
     ...(speech.synthesiser === 'espeak-ng'
       ? { TEXT_TO_SPEECH: 'espeak-ng' }

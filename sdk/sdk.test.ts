@@ -49,7 +49,7 @@ describe('the SDKs against a real service', () => {
       DATA_DIR: join(dir, 'data'),
       LOG_LEVEL: 'warn',
       DATABASE_URL: '',
-      HOOK_ALLOWED_HOSTS: '127.0.0.1',
+      HOOK_ALLOWED_HOSTS: '*@127.0.0.1',
       PUBLIC_BASE_URL: publicUrl,
     });
 

@@ -31,7 +31,7 @@ export async function startConcierge(
     DATA_DIR: dataDir,
     DATABASE_URL: o.databaseUrl ?? '',
     RATE_LIMIT_PER_MINUTE: '1000000',
-    HOOK_ALLOWED_HOSTS: '127.0.0.1',
+    HOOK_ALLOWED_HOSTS: '*@127.0.0.1',
     PREHELLO_SOCKETS_PER_ADDRESS: '100000',
     DRAIN_S: '0',
     ...o.env,

@@ -287,11 +287,12 @@ describe('console view logic', () => {
     expect(refused[1]!.title).toBe('Hook attempt 1: 200 in 42 ms, refused: actions.0.url: Invalid URL');
     const unreachable = failedWith({
       error: 'egress_refused',
-      error_detail: '10.0.0.5 is not a public address; refused unless its host is listed in HOOK_ALLOWED_HOSTS',
+      error_detail:
+        '10.0.0.5 is not a public address; refused unless HOOK_ALLOWED_HOSTS opens its host for this customer or use',
       response: null,
     });
     expect(unreachable[1]!.title).toBe(
-      'Hook attempt 1: egress_refused in 42 ms: 10.0.0.5 is not a public address; refused unless its host is listed in HOOK_ALLOWED_HOSTS',
+      'Hook attempt 1: egress_refused in 42 ms: 10.0.0.5 is not a public address; refused unless HOOK_ALLOWED_HOSTS opens its host for this customer or use',
     );
   });
 });

@@ -56,6 +56,7 @@ import { deploymentRoutes } from './deployments/deployment.routes.js';
 import { modelEndpointRoutes } from './model-endpoints/model-endpoint.routes.js';
 import { ModelEndpointService } from './model-endpoints/model-endpoint.service.js';
 import { secretsKey } from './shared/secrets-key.js';
+import { egressFor } from './shared/egress.js';
 import { HookResponder } from './concierge/turns/hook-responder.js';
 import { ModelResponder } from './concierge/models/model-responder.js';
 import { PerKeyCap } from './shared/per-key-cap.js';
@@ -217,7 +218,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     writes,
     dialect,
     egress,
-    embeddings: config.embeddings && new Embeddings(config.embeddings, egress),
+    embeddings: config.embeddings && new Embeddings(config.embeddings, egressFor(egress, 'embeddings')),
     reader,
     fetches: new PerKeyCap(FETCHES_PER_CUSTOMER),
     quota: config.knowledgeQuota,
@@ -291,7 +292,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   );
   const diagnostics = parts.add(new InstallDiagnostics({ db, health }));
   const speech = new SpeechRecognition(
-    { recogniser: recogniserFor(config.speechToText, egress), logger },
+    { recogniser: recogniserFor(config.speechToText, egressFor(egress, 'speech')), logger },
     {
       concurrency: config.speechConcurrency,
       timeoutMs: timings.recognitionTimeoutMs,
@@ -300,7 +301,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   );
   parts.add({ stop: async () => speech.close() });
   const synthesis = new SpeechSynthesis(
-    { synthesiser: synthesiserFor(config.textToSpeech, egress), logger },
+    { synthesiser: synthesiserFor(config.textToSpeech, egressFor(egress, 'speech')), logger },
     { concurrency: config.synthesisConcurrency, timeoutMs: timings.synthesisTimeoutMs },
   );
   parts.add({ stop: async () => synthesis.close() });

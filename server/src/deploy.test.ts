@@ -48,7 +48,7 @@ describe('deploy/', () => {
       DATA_DIR: join(dir, 'data'),
       DATABASE_URL: '',
       LOG_LEVEL: 'warn',
-      HOOK_ALLOWED_HOSTS: '127.0.0.1',
+      HOOK_ALLOWED_HOSTS: '*@127.0.0.1',
       TRUST_PROXY: '1',
       REPLY_SIGNATURE_FAILURES_PER_MINUTE: '2',
     });

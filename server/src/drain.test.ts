@@ -19,7 +19,7 @@ describe('the drain on SIGTERM', () => {
       DATA_DIR: store,
       DATABASE_URL: '',
       LOG_LEVEL: 'warn',
-      HOOK_ALLOWED_HOSTS: '127.0.0.1',
+      HOOK_ALLOWED_HOSTS: '*@127.0.0.1',
       DRAIN_S: drainS,
     });
     running.push(node);

@@ -37,6 +37,6 @@ export function nextSteps({ url, firstStart }: { url: string; firstStart: boolea
   // Where the walkthrough's server may be called: allowed by `npm start`, said to need the setting otherwise.
   const firstServer = demoUrl
     ? `     Its server on port 3000 gets this service's hooks: npm start allows ${FIRST_SERVER_HOSTS.join(' and ')} as it does the demo's port.`
-    : `     Its server on this machine gets hooks once allowed: HOOK_ALLOWED_HOSTS=${FIRST_SERVER_HOSTS[0]} (any address not public needs it).`;
+    : `     Its server on this machine gets hooks once allowed: HOOK_ALLOWED_HOSTS=*@${FIRST_SERVER_HOSTS[0]} (any address not public needs it).`;
   return `\nNext:\n${steps.map((step, i) => `  ${i + 1}. ${step}`).join('\n')}\n${firstServer}\nStop with Ctrl-C. Log lines follow (LOG_LEVEL=warn for fewer).\n\n`;
 }

@@ -85,7 +85,7 @@ async function startOn(place: Place, options: ServiceOptions): Promise<TestServi
     DATA_DIR: place.dataDir,
     LOG_LEVEL: 'info',
     RATE_LIMIT_PER_MINUTE: String(options.rateLimitPerMinute ?? 100_000),
-    HOOK_ALLOWED_HOSTS: options.hookAllowedHosts ?? '127.0.0.1',
+    HOOK_ALLOWED_HOSTS: options.hookAllowedHosts ?? '*@127.0.0.1',
     ...options.env,
   };
   if (place.kind === 'postgres') env.DATABASE_URL = TEST_DATABASE_URL;

@@ -50,7 +50,7 @@ describe.each([
         DATA_DIR: mkdtempSync(join(dataDir, 'store-')),
         DATABASE_URL: databaseUrl,
         LOG_LEVEL: 'warn',
-        HOOK_ALLOWED_HOSTS: '127.0.0.1',
+        HOOK_ALLOWED_HOSTS: '*@127.0.0.1',
       };
       await work(async () => {
         const node = await startServiceProcess(env);

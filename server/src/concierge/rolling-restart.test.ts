@@ -119,7 +119,7 @@ describe('a rolling restart behind HAProxy', () => {
             TRUST_PROXY: '1',
             DRAIN_S,
             LOG_LEVEL: 'warn',
-            HOOK_ALLOWED_HOSTS: '127.0.0.1',
+            HOOK_ALLOWED_HOSTS: '*@127.0.0.1',
             PREHELLO_SOCKETS_PER_ADDRESS: '1000',
           });
           const startNode = async (i: number) => (nodes[i] = await startServiceProcess(env(ports[i]!)));

@@ -105,7 +105,7 @@ describe('console sign-in flood', () => {
     // Connection: close, so no call reuses a socket and each one looks the name up again.
     hookServer = createServer((_req, res) => res.writeHead(200, { connection: 'close' }).end('ok'));
     await new Promise<void>((resolve) => hookServer.listen(0, '127.0.0.1', resolve));
-    service = await startService('sqlite', { env: { TRUST_PROXY: '1' }, hookAllowedHosts: 'localhost' });
+    service = await startService('sqlite', { env: { TRUST_PROXY: '1' }, hookAllowedHosts: '*@localhost' });
   });
   afterAll(async () => {
     await service?.close();

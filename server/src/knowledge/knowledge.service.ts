@@ -6,7 +6,7 @@ import { newId } from '../shared/random.js';
 import { isoNow } from '../shared/time.js';
 import type { Dialect } from '../store/db.js';
 import type { UploadedFile } from '../http/route.js';
-import type { EgressPolicy } from '../shared/egress.js';
+import { type EgressPolicy, egressFor } from '../shared/egress.js';
 import { type Embeddings, encodeVector } from './embeddings.js';
 import { VectorIndex } from './vector-index.js';
 import { contentWords, searchWords, wordsIn } from './knowledge-words.js';
@@ -397,7 +397,12 @@ export class KnowledgeService {
     const place = await this.parts.fetches.wait(customerId, FETCH_WAIT_MS, new AbortController().signal);
     if (!place) throw new PageUnavailable(`${url} waited ${FETCH_WAIT_MS / 1000} s for your other pages being fetched`);
     try {
-      return await fetchPage(url, last, this.parts.egress, KNOWLEDGE_LIMITS.fileBytes);
+      return await fetchPage(
+        url,
+        last,
+        egressFor(this.parts.egress, 'knowledge', customerId),
+        KNOWLEDGE_LIMITS.fileBytes,
+      );
     } finally {
       place();
     }

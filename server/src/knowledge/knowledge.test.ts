@@ -172,7 +172,7 @@ describeEachStore("a knowledge base in an agent's turns", (kind: StoreKind) => {
       res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ reply_text: 'Noted.' })),
     );
     model = await startModelServer(writes('From the guide.'));
-    service = await startService(kind, { env: { HOOK_ALLOWED_HOSTS: '127.0.0.1' } });
+    service = await startService(kind, { env: { HOOK_ALLOWED_HOSTS: '*@127.0.0.1' } });
   });
   afterAll(async () => {
     await service?.close();

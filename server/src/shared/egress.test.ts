@@ -2,8 +2,8 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deploy, mintToken, startCustomerServer, Widget } from '../../test/concierge-kit.js';
-import { startService } from '../../test/harness.js';
-import { type EgressPolicy, exchange, isForbiddenAddress, parseAllowedHosts } from './egress.js';
+import { client, startService } from '../../test/harness.js';
+import { type EgressPolicy, egressFor, exchange, isForbiddenAddress, parseAllowedHosts } from './egress.js';
 
 /** Why a POST through the guard got no answer, or its status and body. */
 async function outcome(url: string, policy: EgressPolicy): Promise<string> {
@@ -79,19 +79,19 @@ describe('the egress guard', () => {
   });
 
   it('lets through hosts listed in HOOK_ALLOWED_HOSTS, and names that variable when it refuses', async () => {
-    expect(await outcome(`http://localhost:${port}/hook`, { allowedHosts: parseAllowedHosts('localhost') })).toBe(
+    expect(await outcome(`http://localhost:${port}/hook`, { allowedHosts: parseAllowedHosts('*@localhost') })).toBe(
       '202 ""',
     );
-    expect(await outcome(`http://127.0.0.1:${port}/hook`, { allowedHosts: parseAllowedHosts('127.0.0.1') })).toBe(
+    expect(await outcome(`http://127.0.0.1:${port}/hook`, { allowedHosts: parseAllowedHosts('*@127.0.0.1') })).toBe(
       '202 ""',
     );
-    expect(await outcome(`http://127.0.0.1:${port}/hook`, { allowedHosts: parseAllowedHosts('localhost') })).toBe(
-      'egress_refused: 127.0.0.1 is not a public address; refused unless its host is listed in HOOK_ALLOWED_HOSTS',
+    expect(await outcome(`http://127.0.0.1:${port}/hook`, { allowedHosts: parseAllowedHosts('*@localhost') })).toBe(
+      'egress_refused: 127.0.0.1 is not a public address; refused unless HOOK_ALLOWED_HOSTS opens its host for this customer or use',
     );
   });
 
   it('never calls a URL with a user name or password, allowed host or not: Node would send them as a header the record does not show', async () => {
-    const allowed = { allowedHosts: parseAllowedHosts('127.0.0.1') };
+    const allowed = { allowedHosts: parseAllowedHosts('*@127.0.0.1') };
     for (const credentials of ['user:pass@', 'token@', ':secret@']) {
       expect(await outcome(`http://${credentials}127.0.0.1:${port}/hook`, allowed)).toBe(
         'egress_refused: a URL with a user name or password is never called; put a token in the path',
@@ -100,7 +100,7 @@ describe('the egress guard', () => {
   });
 
   it('lets a host:port entry through on that port only, however the address is spelled', async () => {
-    const demoOnly = { allowedHosts: parseAllowedHosts(` 127.0.0.1:${port} , LocalHost:${port}`) };
+    const demoOnly = { allowedHosts: parseAllowedHosts(` *@127.0.0.1:${port} , *@LocalHost:${port}`) };
     expect(await outcome(`http://127.0.0.1:${port}/hook`, demoOnly)).toBe('202 ""');
     expect(await outcome(`http://localhost:${port}/hook`, demoOnly)).toBe('202 ""');
     const other = port === 65535 ? port - 1 : port + 1;
@@ -109,14 +109,33 @@ describe('the egress guard', () => {
       expect(await outcome(`http://${spelling}:${other}/secret`, demoOnly)).toMatch(/^egress_refused: /);
     }
     expect(await outcome(`http://127.0.0.1/secret`, demoOnly)).toMatch(/^egress_refused: /);
-    expect(parseAllowedHosts('[::1]:8788,::1,hooks.internal:443,10.0.0.5')).toEqual([
-      { host: '[::1]', port: 8788 },
-      { host: '[::1]' },
-      { host: 'hooks.internal', port: 443 },
-      { host: '10.0.0.5' },
+    const customer = '0b0e9a8e-6f1c-4a55-9a55-2a3c4d5e6f70';
+    expect(
+      parseAllowedHosts(`*@[::1]:8788,speech@::1,${customer.toUpperCase()}@hooks.internal:443,knowledge@10.0.0.5`),
+    ).toEqual([
+      { host: '[::1]', port: 8788, opens: 'all' },
+      { host: '[::1]', opens: { use: 'speech' } },
+      { host: 'hooks.internal', port: 443, opens: { customer } },
+      { host: '10.0.0.5', opens: { use: 'knowledge' } },
     ]);
-    for (const bad of ['host:0', 'host:65536', 'host:http', ':80', '[::1'])
+    for (const bad of ['*@host:0', '*@host:65536', '*@host:http', '*@:80', '*@[::1', 'nobody@host', '127.0.0.1:3000'])
       expect(() => parseAllowedHosts(bad)).toThrow(/HOOK_ALLOWED_HOSTS/);
+    expect(() => parseAllowedHosts('127.0.0.1:3000')).toThrow(
+      'HOOK_ALLOWED_HOSTS: "127.0.0.1:3000" does not say whom it opens: write CUSTOMER_ID@127.0.0.1:3000 for one customer, hooks@, models@, knowledge@, speech@, embeddings@ for one use, or *@127.0.0.1:3000 for everything',
+    );
+  });
+
+  it('opens a host for the customer or the use an entry names, and for no one else', async () => {
+    const a = '0b0e9a8e-6f1c-4a55-9a55-2a3c4d5e6f70';
+    const b = '1c1f0b9f-7a2d-4b66-8b66-3b4d5e6f7a81';
+    const policy = { allowedHosts: parseAllowedHosts(`${a}@127.0.0.1:${port},speech@localhost:${port}`) };
+    const url = (host: string) => `http://${host}:${port}/hook`;
+    expect(await outcome(url('127.0.0.1'), egressFor(policy, 'hooks', a))).toBe('202 ""');
+    expect(await outcome(url('127.0.0.1'), egressFor(policy, 'knowledge', a))).toBe('202 ""');
+    expect(await outcome(url('127.0.0.1'), egressFor(policy, 'knowledge', b))).toMatch(/^egress_refused: /);
+    expect(await outcome(url('127.0.0.1'), egressFor(policy, 'speech'))).toMatch(/^egress_refused: /);
+    expect(await outcome(url('localhost'), egressFor(policy, 'speech'))).toBe('202 ""');
+    expect(await outcome(url('localhost'), egressFor(policy, 'hooks', b))).toMatch(/^egress_refused: /);
   });
 });
 
@@ -138,7 +157,7 @@ describe('a service with no HOOK_ALLOWED_HOSTS, in the default mode', () => {
       expect([customer.calls.length, customer.transcript.length]).toEqual([0, 0]);
       const refusal = service.logs.find((l) => l.includes('turn hook failed'));
       expect(refusal).toContain(
-        '127.0.0.1 is not a public address; refused unless its host is listed in HOOK_ALLOWED_HOSTS',
+        '127.0.0.1 is not a public address; refused unless HOOK_ALLOWED_HOSTS opens its host for this customer or use',
       );
       widget.close();
     } finally {
@@ -146,4 +165,34 @@ describe('a service with no HOOK_ALLOWED_HOSTS, in the default mode', () => {
       await customer.close();
     }
   }, 15_000);
+});
+
+describe('a host HOOK_ALLOWED_HOSTS opens for one customer', () => {
+  it("is that customer's alone: another customer cannot fetch it as a knowledge page, nor call it as a hook", async () => {
+    const site = createServer((_req, res) =>
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('Internal wiki: the safe code is 1234.'),
+    );
+    await new Promise<void>((resolve) => site.listen(0, '127.0.0.1', resolve));
+    const page = `http://127.0.0.1:${(site.address() as AddressInfo).port}/wiki`;
+    let service = await startService('sqlite', { hookAllowedHosts: '' });
+    try {
+      const a = await service.newCustomer('A');
+      const b = await service.newCustomer('B');
+      service = await service.restart({ hookAllowedHosts: `${a.customerId}@${new URL(page).host}` });
+      const addPage = async (apiKey: string) => {
+        const api = client(service.url, apiKey);
+        const base = (await api.post('/api/v1/knowledge-bases', { name: 'Wiki' })).body.data.id;
+        return api.post(`/api/v1/knowledge-bases/${base}/documents`, { url: page });
+      };
+      expect((await addPage(a.apiKey)).status).toBe(201);
+      const refused = await addPage(b.apiKey);
+      expect(refused.status).toBe(400);
+      expect(refused.body.error.details[0].message).toContain(
+        'is not a public address; refused unless HOOK_ALLOWED_HOSTS opens its host for this customer or use',
+      );
+    } finally {
+      await service.close();
+      await new Promise((resolve) => site.close(resolve));
+    }
+  });
 });

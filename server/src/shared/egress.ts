@@ -13,17 +13,34 @@ export interface EgressPolicy {
   allowedHosts: readonly AllowedHost[];
 }
 
-/** A host as the URL parser writes it (lower case, IPv4 in dotted form, IPv6 in brackets), and the one port allowed, or every port. */
+/**
+ * What the service calls out for: customers' hooks, transcript targets and tools (`hooks`), model
+ * endpoints and MODEL_URL (`models`), knowledge bases' pages (`knowledge`), and the operator's
+ * speech and embeddings servers.
+ */
+export const EGRESS_USES = ['hooks', 'models', 'knowledge', 'speech', 'embeddings'] as const;
+export type EgressUse = (typeof EGRESS_USES)[number];
+
+/** Whose calls an allowed host takes: one customer's, every customer's calls of one use, or all (`*`). */
+export type Opens = { customer: string } | { use: EgressUse } | 'all';
+
+/** A host as the URL parser writes it (lower case, IPv4 in dotted form, IPv6 in brackets), the one port allowed (or every port), and whose calls it takes. */
 export interface AllowedHost {
   host: string;
   port?: number;
+  opens: Opens;
 }
 
+const CUSTOMER_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 /**
- * HOOK_ALLOWED_HOSTS: comma-separated `host`, `host:port`, `[ipv6]:port` or bare IPv6 entries.
- * Hosts are normalised as URLs normalise them, so `127.1` or `0x7f000001` in a hook URL is the
- * entry `127.0.0.1`; a `port` limits the entry to that port, so allowing the demo does not open
- * every other service on its host. Throws, naming the variable, on an entry it cannot read.
+ * HOOK_ALLOWED_HOSTS: comma-separated `WHO@host`, `WHO@host:port`, `WHO@[ipv6]:port` or `WHO@ipv6`
+ * entries, WHO being a customer's id (that customer's calls, every use), a use of {@link EGRESS_USES}
+ * (that use, for every customer: a speech server of the operator's) or `*` (everything: one
+ * customer on a machine of one's own). An entry must say whom it opens: on a service of many
+ * customers, a host opened for one is not a door for the others. Hosts are normalised as URLs
+ * normalise them, so `127.1` or `0x7f000001` in a hook URL is the entry `127.0.0.1`; a `port`
+ * limits the entry to that port. Throws, naming the variable, on an entry it cannot read.
  */
 export function parseAllowedHosts(value: string): AllowedHost[] {
   return value
@@ -31,19 +48,53 @@ export function parseAllowedHosts(value: string): AllowedHost[] {
     .map((entry) => entry.trim())
     .filter(Boolean)
     .map((entry) => {
-      const bracketed = /^(\[[^\]]+\])(?::(\d+))?$/.exec(entry);
+      const at = entry.indexOf('@');
+      if (at < 0)
+        throw new Error(
+          `HOOK_ALLOWED_HOSTS: "${entry}" does not say whom it opens: write CUSTOMER_ID@${entry} for one customer, ${EGRESS_USES.map((use) => `${use}@`).join(', ')} for one use, or *@${entry} for everything`,
+        );
+      const who = entry.slice(0, at);
+      const opens: Opens | undefined =
+        who === '*'
+          ? 'all'
+          : (EGRESS_USES as readonly string[]).includes(who)
+            ? { use: who as EgressUse }
+            : CUSTOMER_ID.test(who)
+              ? { customer: who.toLowerCase() }
+              : undefined;
+      if (!opens)
+        throw new Error(
+          `HOOK_ALLOWED_HOSTS: "${entry}" opens "${who}", which is neither a customer id, nor ${EGRESS_USES.join(', ')}, nor *`,
+        );
+      const place = entry.slice(at + 1);
+      const bracketed = /^(\[[^\]]+\])(?::(\d+))?$/.exec(place);
       const [host, port] = bracketed
         ? [bracketed[1]!, bracketed[2]]
-        : entry.split(':').length > 2
-          ? [`[${entry}]`, undefined]
-          : (entry.split(':') as [string, string?]);
+        : place.split(':').length > 2
+          ? [`[${place}]`, undefined]
+          : (place.split(':') as [string, string?]);
       const normalised = hostOf(host);
       const number = port === undefined ? undefined : Number(port);
       if (!normalised || (number !== undefined && !(/^\d+$/.test(port!) && number >= 1 && number <= 65_535))) {
-        throw new Error(`HOOK_ALLOWED_HOSTS: "${entry}" is not a host, host:port or [IPv6]:port entry`);
+        throw new Error(`HOOK_ALLOWED_HOSTS: "${entry}" is not a WHO@host, WHO@host:port or WHO@[IPv6]:port entry`);
       }
-      return number === undefined ? { host: normalised } : { host: normalised, port: number };
+      return number === undefined ? { host: normalised, opens } : { host: normalised, port: number, opens };
     });
+}
+
+/**
+ * The policy one call goes out under: the allowed hosts that open it, for `use` on behalf of
+ * `customerId` (none: the operator's own, as a speech server).
+ */
+export function egressFor(policy: EgressPolicy, use: EgressUse, customerId?: string): EgressPolicy {
+  return {
+    allowedHosts: policy.allowedHosts.filter(
+      ({ opens }) =>
+        opens === 'all' ||
+        ('use' in opens && opens.use === use) ||
+        ('customer' in opens && customerId !== undefined && opens.customer === customerId.toLowerCase()),
+    ),
+  };
 }
 
 function hostOf(host: string): string | undefined {
@@ -92,7 +143,7 @@ export function isForbiddenAddress(address: string): boolean {
 
 /** A target the guard refused; the message says how it could be allowed. */
 export class EgressRefused extends Error {
-  constructor(what: string, remedy = 'refused unless its host is listed in HOOK_ALLOWED_HOSTS') {
+  constructor(what: string, remedy = 'refused unless HOOK_ALLOWED_HOSTS opens its host for this customer or use') {
     super(`${what}; ${remedy}`);
     this.name = 'EgressRefused';
   }
@@ -132,7 +183,16 @@ export class EgressTimeout extends Error {
 }
 
 const RESPONSE_LIMIT = 64 * 1024;
-const agents = { 'http:': new http.Agent({ keepAlive: true }), 'https:': new https.Agent({ keepAlive: true }) };
+const keptAlive = () => ({
+  'http:': new http.Agent({ keepAlive: true }),
+  'https:': new https.Agent({ keepAlive: true }),
+});
+/**
+ * Connections kept alive apart for allowed hosts and for checked ones: a socket opened to a host
+ * that HOOK_ALLOWED_HOSTS opens for one customer must never carry another's request, which the
+ * address check would have refused.
+ */
+const agents = { allowed: keptAlive(), checked: keptAlive() };
 
 /** Every header a POST carries, ours and the caller's, exactly as sent. */
 function requestHeaders(body: string, headers: Record<string, string>): Record<string, string> {
@@ -246,7 +306,7 @@ function guardedRequest(
       target,
       {
         method,
-        agent: agents[target.protocol as 'http:' | 'https:'],
+        agent: agents[exempt ? 'allowed' : 'checked'][target.protocol as 'http:' | 'https:'],
         headers,
         ...(exempt ? {} : { lookup: guardedLookup() }),
         ...(signal ? { signal } : {}),

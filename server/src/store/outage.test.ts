@@ -69,7 +69,7 @@ describe.skipIf(!TEST_DATABASE_URL)('a PostgreSQL outage [postgres]', () => {
         DATA_DIR: dataDir,
         DATABASE_URL: url,
         LOG_LEVEL: 'warn',
-        HOOK_ALLOWED_HOSTS: '127.0.0.1',
+        HOOK_ALLOWED_HOSTS: '*@127.0.0.1',
       };
       const nodeA = await startServiceProcess(env);
       running.push(nodeA);

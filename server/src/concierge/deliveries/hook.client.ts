@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import { isoNow } from '../../shared/time.js';
 import { hookHandoff, type ToolCallBody, type turnCreatedBody } from '../outbound.schemas.js';
 import type { DeploymentContext } from '../deployment-context.js';
-import { type EgressPolicy, type EgressResponse, type Exchange, exchange } from '../../shared/egress.js';
+import { type EgressPolicy, egressFor, type EgressResponse, type Exchange, exchange } from '../../shared/egress.js';
 import { type ReplyAction, replyActions } from '#protocol/frames';
 import { signatureOf, standardWebhookHeaders } from '../signature.js';
 
@@ -109,7 +109,14 @@ export function sendTurnCreated(
     ...(how.mark === 'test' ? { test: true } : {}),
     ...about,
   });
-  return exchange(url, body, signedHeaders(dep, delivery_id, body), dep.hookTimeoutMs, egress, how.signal);
+  return exchange(
+    url,
+    body,
+    signedHeaders(dep, delivery_id, body),
+    dep.hookTimeoutMs,
+    egressFor(egress, 'hooks', dep.customerId),
+    how.signal,
+  );
 }
 
 /** Both signatures of a body sent to the customer's server (README, Verifying our signatures), and its delivery id. */
@@ -130,5 +137,12 @@ export function sendToolCall(
 ): Promise<Exchange> {
   const { call_id, ...about } = call;
   const body = JSON.stringify({ type: 'tool.call', call_id, sent_at: isoNow(), ...about });
-  return exchange(url, body, signedHeaders(dep, call_id, body), timeoutMs, egress, signal);
+  return exchange(
+    url,
+    body,
+    signedHeaders(dep, call_id, body),
+    timeoutMs,
+    egressFor(egress, 'hooks', dep.customerId),
+    signal,
+  );
 }

@@ -10,7 +10,7 @@ import { type DeliverySubject, deliveryRow } from './delivery.record.js';
 import { insertDeliveries, transcriptSucceededSince } from './delivery.repository.js';
 import { disableTranscriptTarget } from '../../deployments/deployment.repository.js';
 import { auditOf } from '../../audit/audit-trail.js';
-import { type EgressPolicy, type EgressResponse, type Exchange, exchange } from '../../shared/egress.js';
+import { type EgressPolicy, egressFor, type EgressResponse, type Exchange, exchange } from '../../shared/egress.js';
 import { signatureOf, standardWebhookHeaders } from '../signature.js';
 import { claimOutboxHeads, headsDueNow, settleOutbox } from './outbox.repository.js';
 import type { TranscriptOutboxTable } from './outbox.table.js';
@@ -198,7 +198,7 @@ export function sendTranscriptEvent(
     'X-Service-Event-Id': eventId,
     ...standardWebhookHeaders(eventId, body, dep.secrets),
   };
-  return exchange(url, body, headers, timeoutMs, egress, signal);
+  return exchange(url, body, headers, timeoutMs, egressFor(egress, 'hooks', dep.customerId), signal);
 }
 
 /** What a transcript event's delivery record is about. */

@@ -3,7 +3,7 @@ import { notFound } from '../../errors.js';
 import { defineRoute, type RouteDef } from '../../http/route.js';
 import type { ModelEndpointService } from '../../model-endpoints/model-endpoint.service.js';
 import { idParams } from '../../shared/schemas.js';
-import type { EgressPolicy } from '../../shared/egress.js';
+import { type EgressPolicy, egressFor } from '../../shared/egress.js';
 import { streamChat } from './chat-completions.js';
 
 /** A test waits this long for the first token, and the whole answer at most twice as long. */
@@ -49,7 +49,7 @@ export function modelEndpointTestRoute(parts: { endpoints: ModelEndpointService;
       const call = await streamChat(
         { ...target, firstTokenTimeoutMs: TEST_TIMEOUT_MS, timeoutMs: 2 * TEST_TIMEOUT_MS },
         { model: body.model, messages: [{ role: 'user', content: body.question }], max_tokens: 100 },
-        parts.egress,
+        egressFor(parts.egress, 'models', principal.customerId),
       );
       return {
         data: {

@@ -316,7 +316,7 @@ describe("a model's stream, read", () => {
       const call = await streamChat(
         { baseUrl: model.baseUrl, key: undefined, firstTokenTimeoutMs: 5_000, timeoutMs: 10_000 },
         { model: 'm', messages: [{ role: 'user', content: 'Hi' }], max_tokens: 10 },
-        { allowedHosts: parseAllowedHosts('127.0.0.1') },
+        { allowedHosts: parseAllowedHosts('*@127.0.0.1') },
       );
       expect(call.failure).toBeUndefined();
       expect(call.toolCalls).toHaveLength(1);

@@ -215,7 +215,7 @@ describeEachStore("a model agent's tools", (kind: StoreKind) => {
   beforeAll(async () => {
     model = await startModelServer();
     tools = await startCustomerServer();
-    service = await startService(kind, { env: { HOOK_ALLOWED_HOSTS: '127.0.0.1' } });
+    service = await startService(kind, { env: { HOOK_ALLOWED_HOSTS: '*@127.0.0.1' } });
   });
   afterAll(async () => {
     await service?.close();
@@ -535,8 +535,13 @@ describe("the README's agent without a server", () => {
     ].map((m) => ({ name: m[1]!, base: new URL(m[2]!), model: m[3]!, also: m[4]! }));
     expect(rows.map((r) => [r.name, r.base.href, r.model, r.also])).toEqual([
       ['OpenAI', 'https://api.openai.com/v1', 'gpt-4o-mini', 'nothing'],
-      ['Ollama (`ollama serve`)', 'http://127.0.0.1:11434/v1', 'llama3.2', '`HOOK_ALLOWED_HOSTS=127.0.0.1:11434`'],
-      ["llama.cpp's `llama-server`", 'http://127.0.0.1:8080/v1', 'local', '`HOOK_ALLOWED_HOSTS=127.0.0.1:8080`'],
+      [
+        'Ollama (`ollama serve`)',
+        'http://127.0.0.1:11434/v1',
+        'llama3.2',
+        '`HOOK_ALLOWED_HOSTS=models@127.0.0.1:11434`',
+      ],
+      ["llama.cpp's `llama-server`", 'http://127.0.0.1:8080/v1', 'local', '`HOOK_ALLOWED_HOSTS=models@127.0.0.1:8080`'],
     ]);
     const model = await startModelServer(writes('Hello from the model.'));
     const service = await startService('sqlite');
@@ -577,7 +582,7 @@ describe("the README's agent without a server", () => {
         return send(res, toolCallStream(call.body.model, [{ name: 'check_room', arguments: { night: '2026-12-24' } }]));
       send(res, streamOf(call.body.model, `Yes: ${result.content}`));
     });
-    const service = await startService('sqlite', { env: { HOOK_ALLOWED_HOSTS: '127.0.0.1' } });
+    const service = await startService('sqlite', { env: { HOOK_ALLOWED_HOSTS: '*@127.0.0.1' } });
     try {
       const { apiKey } = await service.newCustomer('Hotel');
       const api = client(service.url, apiKey);

@@ -15,7 +15,7 @@ import type { DeploymentContext } from '../deployment-context.js';
 import { deliveryRow, unreadableAnswer } from '../deliveries/delivery.record.js';
 import { insertDeliveries } from '../deliveries/delivery.repository.js';
 import type { DeliveryTable } from '../deliveries/delivery.table.js';
-import type { EgressPolicy } from '../../shared/egress.js';
+import { type EgressPolicy, egressFor } from '../../shared/egress.js';
 import type { EventRecorder } from '../events/event.recorder.js';
 import { recentTalk } from '../events/event.repository.js';
 import type { Responder, TurnContext } from '../turns/responder.js';
@@ -171,7 +171,7 @@ export class ModelResponder implements Responder {
             ...(spec.temperature !== undefined ? { temperature: spec.temperature } : {}),
             ...(offered ? { tools: tools.offered() } : {}),
           },
-          this.parts.egress,
+          egressFor(this.parts.egress, 'models', dep.customerId),
           {
             onText: (piece) => writer.write(piece),
             signal,

@@ -563,7 +563,8 @@ describe('a recogniser the egress guard refuses', () => {
       expect(JSON.parse(said[0]!)).toMatchObject({
         level: 40,
         engine: 'openai-compatible',
-        reason: '10.255.255.1 is not a public address; refused unless its host is listed in HOOK_ALLOWED_HOSTS',
+        reason:
+          '10.255.255.1 is not a public address; refused unless HOOK_ALLOWED_HOSTS opens its host for this customer or use',
       });
       widget.close();
     } finally {

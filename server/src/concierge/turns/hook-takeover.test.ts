@@ -30,7 +30,7 @@ describe('a node killed in the middle of a hook call', () => {
       PORT: '0',
       HOST: '127.0.0.1',
       LOG_LEVEL: 'warn',
-      HOOK_ALLOWED_HOSTS: '127.0.0.1',
+      HOOK_ALLOWED_HOSTS: '*@127.0.0.1',
       ...env,
     });
     running.push(node);
