@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
 import { CLIENT, openIdProvider } from '../server/test/openid-provider.js';
 import { freePort, startServiceProcess } from '../server/test/service-process.js';
-import { audit, choosePassword, consoleErrors, nav } from './console-kit.js';
+import { audit, choosePassword, consoleErrors, nav, PASSWORD } from './console-kit.js';
 
 /**
  * README, Your team: a console with single sign-on, in Chromium. A service of its own (the shared
@@ -24,6 +24,7 @@ test('single sign-on: the sign-in page offers the provider, an invited email sig
   op.state.people = {
     desk: { email: 'desk@harbor-sso.example', verified: true },
     stranger: { email: 'stranger@elsewhere.example', verified: true },
+    owner: { email: 'owner@localhost', verified: true },
   };
   const dataDir = mkdtempSync(join(tmpdir(), 'concierge-e2e-sso-'));
   const service = await startServiceProcess({
@@ -42,8 +43,15 @@ test('single sign-on: the sign-in page offers the provider, an invited email sig
     await expect.poll(() => /#\/welcome\/\S+/.exec(service.stdout())?.[0]).toBeTruthy();
     const welcome = /(http\S+#\/welcome\/\S+)/.exec(service.stdout())![1]!;
     await choosePassword(page, welcome);
+    // The owner turns single sign-on on for the team's domains (off until then), and links the
+    // provider to their own account, which signed in with its password.
     await nav(page, 'Users').click();
-    await page.getByLabel('Email').fill('desk@harbor-sso.example');
+    await expect(page.getByRole('heading', { name: 'Single sign-on with Harbor ID' })).toBeVisible();
+    await page.getByLabel('Email domains').fill('harbor-sso.example, localhost');
+    await page.getByRole('button', { name: 'Turn on' }).click();
+    await expect(page.getByText(/^On for harbor-sso\.example, localhost:/)).toBeVisible();
+    await audit(page, 'users-single-sign-on');
+    await page.getByLabel('Email', { exact: true }).fill('desk@harbor-sso.example');
     await page.getByLabel(/^Their role/).selectOption('agent');
     await page.getByRole('button', { name: 'Invite' }).click();
     await expect(page.getByRole('status').filter({ hasText: 'Invitation link for desk@' })).toBeVisible();
@@ -65,10 +73,28 @@ test('single sign-on: the sign-in page offers the provider, an invited email sig
     op.state.signIn = 'stranger';
     await stranger.goto(`${base}/console/`);
     await stranger.getByRole('link', { name: 'Sign in with Harbor ID' }).click();
-    await expect(stranger.getByRole('alert')).toHaveText(/That account is in no team here\. Ask an admin/);
+    await expect(stranger.getByRole('alert')).toHaveText(
+      /That account is in no team here that signs in with it\. Ask an admin/,
+    );
     expect(stranger.url()).toBe(`${base}/console/#/sign-in/not_invited`);
     await audit(stranger, 'sign-in-sso-refused');
     await stranger.context().close();
+
+    // The owner, signed in with their password in a browser of their own, links the provider: it
+    // signs them in from then on.
+    const owner = await (await browser.newContext()).newPage();
+    await owner.goto(`${base}/console/`);
+    await owner.getByLabel('Email').fill('owner@localhost');
+    await owner.getByLabel('Password').fill(PASSWORD);
+    await owner.getByRole('button', { name: 'Sign in', exact: true }).click();
+    op.state.signIn = 'owner';
+    await owner.getByRole('link', { name: 'Link Harbor ID' }).click();
+    await expect(owner.getByText('owner@localhost (owner)')).toBeVisible();
+    await expect(owner.getByRole('link', { name: 'Link Harbor ID' })).toHaveCount(0);
+    await owner.getByRole('button', { name: 'Sign out' }).click();
+    await owner.getByRole('link', { name: 'Sign in with Harbor ID' }).click();
+    await expect(owner.getByText('owner@localhost (owner)')).toBeVisible();
+    await owner.context().close();
     expect(errors).toEqual([]);
   } finally {
     service.child.kill('SIGTERM');

@@ -19,7 +19,7 @@ import { UsersPage } from './pages/users';
 import { AuditPage } from './pages/audit';
 import { can, currentRole, type Role, SECTION_ROLES, signedInAs } from './roles';
 import type { ConsoleUser } from './types';
-import { CodeBlock, ErrorNote, Title } from './ui';
+import { CodeBlock, ErrorNote, Title, useLoad } from './ui';
 
 const NAV = [
   ['start', 'Getting started'],
@@ -230,6 +230,7 @@ function Console() {
         <span class="muted">
           {user?.email} ({user?.role})
         </span>
+        {user?.single_sign_on === 'linkable' && <LinkProvider />}
         <button type="button" class="small" onClick={signOut}>
           Sign out
         </button>
@@ -241,6 +242,17 @@ function Console() {
       </main>
       {showLog && <RequestLog onClose={() => setShowLog(false)} />}
     </>
+  );
+}
+
+/** A signed-in person whose team takes single sign-on for their address links the identity provider: it signs them in from then on. */
+function LinkProvider() {
+  const sso = useLoad(() => get<{ enabled: boolean; name: string | null }>(path`/console/sso`), []);
+  if (!sso.data?.name) return null;
+  return (
+    <a class="button small" href="/console/sso/start?link=1">
+      Link {sso.data.name}
+    </a>
   );
 }
 

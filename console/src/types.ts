@@ -28,6 +28,7 @@ import type { previewTokenSchema } from '../../server/src/concierge/sessions/pre
 import type { PageMeta as ServerPageMeta } from '../../server/src/http/envelope.js';
 import type { invitationSchema, teamUserSchema } from '../../server/src/teams/user.routes.js';
 import type { auditEntrySchema } from '../../server/src/audit/audit.routes.js';
+import type { singleSignOnSettingsSchema } from '../../server/src/customers/single-sign-on.routes.js';
 import type { modelEndpointSchema } from '../../server/src/model-endpoints/model-endpoint.schemas.js';
 import type {
   chunkSchema,
@@ -77,6 +78,7 @@ export type AuditEntry = z.output<typeof auditEntrySchema>;
 export type PageMeta = ServerPageMeta;
 /** A console user, or null when nobody is signed in. */
 export type ConsoleUser = NonNullable<z.output<typeof consoleUserSchema>>;
+export type SingleSignOnSettings = z.output<typeof singleSignOnSettingsSchema>;
 export type PreviewToken = z.output<typeof previewTokenSchema>;
 /** What a deployment's PUT may add to `meta` (README, Field reference): keys the service does not read. */
 export type SaveMeta = { warnings?: { path: string; message: string }[] };

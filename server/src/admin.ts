@@ -1,7 +1,7 @@
 import { parseArgs } from 'node:util';
 import { z } from 'zod';
 import { type Config, ConfigError, loadConfig } from './config.js';
-import { findUserByEmail } from './console/console-account.repository.js';
+import { findUsersByEmail } from './console/console-account.repository.js';
 import { ConsoleAccounts, EMAIL_ADDRESS, welcomeLink } from './console/console-accounts.js';
 import { PasswordHasher } from './console/password-hasher.js';
 import { createCustomer } from './customers/customer.service.js';
@@ -83,10 +83,7 @@ async function run(
     const email = values.email === undefined ? undefined : emailOf(values.email);
     const role = roleOf(values.role);
     return withStore(async (store, config) => {
-      const { db } = store;
-      // Before anything is created: a refused address must not leave a customer whose key nobody saw.
-      if (email && (await findUserByEmail(db, email))) throw new UsageError(`${email} already has a console account`);
-      const { customerId, apiKey } = await createCustomer(db, name);
+      const { customerId, apiKey } = await createCustomer(store.db, name);
       const link = email ? await signInLink(store, config, customerId, email, role) : '';
       return `Customer: ${customerId}\nAPI key: ${apiKey}\n${link}`;
     });
@@ -96,9 +93,13 @@ async function run(
     const email = emailOf(values.email);
     const role = roleOf(values.role);
     return withStore(async (store, config) => {
-      const user = await findUserByEmail(store.db, email);
+      const [user, ...others] = await findUsersByEmail(store.db, email);
       if (!user)
         throw new UsageError(`${email} has no console account yet: name its customer with --customer CUSTOMER_ID`);
+      if (others.length)
+        throw new UsageError(
+          `${email} is in ${others.length + 1} teams: name one with --customer (${[user, ...others].map((u) => u.customer_id).join(', ')})`,
+        );
       return signInLink(store, config, user.customer_id, email, role);
     });
   }

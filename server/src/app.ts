@@ -94,6 +94,7 @@ import { principalKey } from './http/principal.js';
 import { permit } from './teams/route-roles.js';
 import { TeamService } from './teams/team.service.js';
 import { userRoutes } from './teams/user.routes.js';
+import { singleSignOnRoutes } from './customers/single-sign-on.routes.js';
 import { sdkRoute } from './sdk.route.js';
 import { widgetLocaleRoute, widgetModuleRoute, widgetRoute } from './widget.route.js';
 
@@ -169,7 +170,12 @@ export async function createApp(options: AppOptions): Promise<App> {
     : new LocalBus();
   parts.add({ stop: () => bus.close() });
   const passwords = parts.add(new PasswordHasher());
-  const consoleAccounts = new ConsoleAccounts({ db, hasher: passwords, dialect });
+  const consoleAccounts = new ConsoleAccounts({
+    db,
+    hasher: passwords,
+    dialect,
+    issuer: config.sso?.issuer.replace(/\/+$/, ''),
+  });
   const usage = parts.add(new UsageRecorder({ db, health }));
   const keys = new ApiKeyAuthenticator(db);
   const credentials = [bearerKey(keys), consoleSession(consoleAccounts, address)];
@@ -393,6 +399,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     }),
     ...apiKeyRoutes({ db, usage, keys, trail }),
     ...userRoutes(team, trail),
+    ...singleSignOnRoutes({ db, writes, trail, provider: config.sso?.name }),
     ...auditRoutes(db),
     ...consoleRoutes({ accounts: consoleAccounts, trail, address, trustProxy: config.trustProxy }),
     ...ssoRoutes({

@@ -12,7 +12,12 @@ import type { DeploymentDiagnosticTable } from './concierge/diagnostics/diagnost
 import type { DeliveryTable } from './concierge/deliveries/delivery.table.js';
 import type { ConversationEventTable } from './concierge/events/event.table.js';
 import type { TranscriptOutboxTable } from './concierge/deliveries/outbox.table.js';
-import type { ConsoleSessionTable, ConsoleSignInFailureTable, ConsoleUserTable } from './console/console.table.js';
+import type {
+  ConsoleIdentityTable,
+  ConsoleSessionTable,
+  ConsoleSignInFailureTable,
+  ConsoleUserTable,
+} from './console/console.table.js';
 import type { CustomerTable } from './customers/customer.table.js';
 import type { DeploymentTable } from './deployments/deployment.table.js';
 import type { IdempotencyKeyTable } from './idempotency/idempotency.table.js';
@@ -50,6 +55,7 @@ export interface Database {
   idempotency_keys: IdempotencyKeyTable;
   console_users: ConsoleUserTable;
   console_sessions: ConsoleSessionTable;
+  console_identities: ConsoleIdentityTable;
   console_sign_in_failures: ConsoleSignInFailureTable;
   audit_log: AuditLogTable;
   analytics_hours: AnalyticsHourTable;

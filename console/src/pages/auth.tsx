@@ -6,7 +6,12 @@ const MIN_PASSWORD = 12;
 
 /** Why the identity provider's sign-in was refused, as `/console/sso/callback` names it. */
 const SSO_REFUSALS: Record<string, string> = {
-  not_invited: 'That account is in no team here. Ask an admin of your team to invite its email address under Users.',
+  not_invited:
+    'That account is in no team here that signs in with it. Ask an admin of your team to invite its email address under Users, and an owner to turn single sign-on on for its domain.',
+  not_linked:
+    'Your account here signs in with its password. Sign in with it once, then link your identity provider with the button beside your address, top right.',
+  other_email:
+    'Your identity provider signed in another address than this account’s. Sign in to it there with the address you use here.',
   unverified_email: 'Your identity provider has not verified that email address, so it cannot sign you in here.',
   unavailable: 'Your identity provider could not be reached. Try again in a moment, or sign in with your password.',
   failed: 'The sign-in with your identity provider did not complete. Try again; if it keeps failing, tell your admin.',

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { del, get, path, post, put } from '../api';
 import { when } from '../logic';
 import { can, currentRole, grantable, type Role } from '../roles';
-import type { Invitation, TeamUser } from '../types';
+import type { Invitation, SingleSignOnSettings, TeamUser } from '../types';
 import { ActionForm, Copy, Empty, ErrorNote, Loading, Title, useAction, useLoad } from '../ui';
 
 /** What each role is for, in the words the invitation form shows. */
@@ -158,6 +158,60 @@ export function UsersPage() {
       <p class="muted">
         You are an {currentRole()}. Only an owner makes, changes or removes an owner, and a team always keeps one.
       </p>
+      <SingleSignOn />
     </section>
+  );
+}
+
+/**
+ * Whether the service's identity provider signs people in to this team, and for which email
+ * domains: offered only where the service has one, changed only by an owner.
+ */
+function SingleSignOn() {
+  const settings = useLoad(() => get<SingleSignOnSettings>(path`/api/v1/settings/single-sign-on`), []);
+  const [domains, setDomains] = useState<string>();
+  const save = useAction(async (enabled: boolean) => {
+    const list = (domains ?? settings.data?.domains.join(', ') ?? '').split(/[\s,]+/).filter(Boolean);
+    await put(path`/api/v1/settings/single-sign-on`, { enabled, domains: list });
+    setDomains(undefined);
+    settings.reload();
+  });
+  const data = settings.data;
+  if (!data?.provider) return null;
+  const owner = can('owner');
+  return (
+    <ActionForm onRun={() => save.start(true)}>
+      <h2>Single sign-on with {data.provider}</h2>
+      <p>
+        {data.enabled
+          ? `On for ${data.domains.join(', ')}: people of your team with such an address sign in with ${data.provider}, once invited, or once they link it after signing in with their password (the button beside their address, top right).`
+          : `Off: everyone signs in with their password. Turned on, ${data.provider} signs in people of your team whose address is in the domains you name, and no one else.`}
+      </p>
+      <div class="filters">
+        <label class="grow">
+          Email domains
+          <input
+            value={domains ?? data.domains.join(', ')}
+            placeholder="harbor.example"
+            disabled={!owner}
+            onInput={(e) => setDomains(e.currentTarget.value)}
+          />
+        </label>
+        {owner && (
+          <>
+            <button type="submit" disabled={save.busy}>
+              {data.enabled ? 'Save' : 'Turn on'}
+            </button>
+            {data.enabled && (
+              <button type="button" class="danger" disabled={save.busy} onClick={() => save.start(false)}>
+                Turn off
+              </button>
+            )}
+          </>
+        )}
+      </div>
+      {!owner && <p class="muted">Only an owner turns single sign-on on or off.</p>}
+      <ErrorNote error={save.error ?? settings.error} />
+    </ActionForm>
   );
 }

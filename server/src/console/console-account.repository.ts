@@ -20,8 +20,65 @@ export async function acceptInvitation(trx: Trx, userId: string): Promise<void> 
     .execute();
 }
 
-export async function findUserByEmail(db: Db, email: string): Promise<ConsoleUserRow | undefined> {
-  return db.selectFrom('console_users').selectAll().where('email', '=', email).executeTakeFirst();
+/** Console accounts one address may have, at most: one per team it is in. */
+export const ACCOUNTS_PER_ADDRESS = 10;
+
+/** The accounts an address has (one per team it is in), the most recently signed in first. */
+export async function findUsersByEmail(db: Db, email: string): Promise<ConsoleUserRow[]> {
+  return db
+    .selectFrom('console_users')
+    .selectAll()
+    .where('email', '=', email)
+    .orderBy((eb) => eb.fn.coalesce('last_sign_in_at', 'created_at'), 'desc')
+    .orderBy('id')
+    .limit(ACCOUNTS_PER_ADDRESS)
+    .execute();
+}
+
+/** A customer's console user with this address. */
+export async function findTeamUserByEmail(
+  db: Db,
+  customerId: string,
+  email: string,
+): Promise<ConsoleUserRow | undefined> {
+  return db
+    .selectFrom('console_users')
+    .selectAll()
+    .where('customer_id', '=', customerId)
+    .where('email', '=', email)
+    .executeTakeFirst();
+}
+
+/** The console users an identity provider's subject is linked to. */
+export async function linkedUsers(db: Db, issuer: string, subject: string): Promise<ConsoleUserRow[]> {
+  return db
+    .selectFrom('console_identities')
+    .innerJoin('console_users', 'console_users.id', 'console_identities.user_id')
+    .selectAll('console_users')
+    .where('console_identities.issuer', '=', issuer)
+    .where('console_identities.subject', '=', subject)
+    .orderBy((eb) => eb.fn.coalesce('console_users.last_sign_in_at', 'console_users.created_at'), 'desc')
+    .execute();
+}
+
+/** Links a subject of the identity provider to a console user, once. */
+export async function linkIdentity(trx: Trx, link: { issuer: string; subject: string; userId: string }): Promise<void> {
+  await trx
+    .insertInto('console_identities')
+    .values({ issuer: link.issuer, subject: link.subject, user_id: link.userId, created_at: new Date().toISOString() })
+    .onConflict((oc) => oc.columns(['issuer', 'subject', 'user_id']).doNothing())
+    .execute();
+}
+
+/** Whether a console user has a subject of `issuer` linked. */
+export async function hasIdentity(db: Db, userId: string, issuer: string): Promise<boolean> {
+  const row = await db
+    .selectFrom('console_identities')
+    .select('user_id')
+    .where('user_id', '=', userId)
+    .where('issuer', '=', issuer)
+    .executeTakeFirst();
+  return row !== undefined;
 }
 
 export async function findUserById(db: Db, id: string): Promise<ConsoleUserRow | undefined> {
@@ -77,11 +134,18 @@ export async function claimWelcome(
 }
 
 /** Opens a session and notes the sign-in; expired sessions of anyone go at the same time (they are few). */
-export async function openSession(db: Db, row: ConsoleSessionRow, now: string): Promise<void> {
+/** A new session, in one transaction with what else the sign-in does (its audit record, a subject linked). */
+export async function openSession(
+  db: Db,
+  row: ConsoleSessionRow,
+  now: string,
+  also: (trx: Trx) => Promise<void>,
+): Promise<void> {
   await db.transaction().execute(async (trx) => {
     await trx.deleteFrom('console_sessions').where('expires_at', '<', now).execute();
     await trx.insertInto('console_sessions').values(row).execute();
     await trx.updateTable('console_users').set({ last_sign_in_at: now }).where('id', '=', row.user_id).execute();
+    await also(trx);
   });
 }
 

@@ -31,6 +31,10 @@ export const consoleUserSchema = z
     created_at: z.iso.datetime(),
     last_sign_in_at: z.iso.datetime().nullable(),
     role: z.enum(ROLES).meta({ description: 'What they may do (README, Your team): the console offers only that' }),
+    single_sign_on: z.enum(['linked', 'linkable', 'off']).meta({
+      description:
+        'Whether the identity provider signs them in: `linked`; `linkable` (their team takes it for their domain: sign in with it once while signed in here); `off`',
+    }),
   })
   .nullable()
   .meta({ id: 'ConsoleUser' });
@@ -60,8 +64,10 @@ export function consoleRoutes({ accounts, trail, address, trustProxy }: ConsoleR
         empty: true,
         headers: cookieHeader,
       },
-      handler: async ({ body, req }) =>
-        signedIn(await accounts.signIn(body.email, body.password, clientAddress(req, trustProxy))),
+      handler: async ({ body, req, res }) =>
+        signedIn(
+          await accounts.signIn(body.email, body.password, clientAddress(req, trustProxy), trail.signingIn(req, res)),
+        ),
     }),
     defineRoute({
       method: 'get',

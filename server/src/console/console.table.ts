@@ -2,7 +2,7 @@
 export interface ConsoleUserTable {
   id: string;
   customer_id: string;
-  /** Lower-cased: one account per address. */
+  /** Lower-cased: one account per address in a customer (a person may be in several teams). */
   email: string;
   /** `scrypt$N$r$p$salt$hash` (base64url), or null until the welcome link is used. */
   password_hash: string | null;
@@ -13,6 +13,14 @@ export interface ConsoleUserTable {
   last_sign_in_at: string | null;
   /** What they may do (README, Your team): agent, editor, admin or owner. */
   role: string;
+}
+
+/** An identity provider's subject (`iss` + `sub`), linked once to a console user it signs in as (README, Your team). */
+export interface ConsoleIdentityTable {
+  issuer: string;
+  subject: string;
+  user_id: string;
+  created_at: string;
 }
 
 /** A signed-in browser. Only the SHA-256 of its cookie's token is kept. */

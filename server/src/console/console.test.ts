@@ -88,6 +88,7 @@ function suite(kind: StoreKind) {
       created_at: stored.created_at,
       last_sign_in_at: stored.last_sign_in_at,
       role: 'owner',
+      single_sign_on: 'off',
     });
     expect(stored.last_sign_in_at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     expect((await call(service.url, 'GET', '/console/session')).body).toMatchObject({ success: true, data: null });

@@ -15,15 +15,24 @@ export interface SsoSettings {
 let library: Promise<typeof Oidc> | undefined;
 const openIdClient = (): Promise<typeof Oidc> => (library ??= import('openid-client'));
 
-/** What the browser keeps between the start and the callback: the PKCE verifier, the state, the nonce. */
+/** What the browser keeps between the start and the callback: the PKCE verifier, the state, the nonce, and whether it links. */
 interface Pending {
   verifier: string;
   state: string;
   nonce: string;
+  /** Started by someone signed in, to link the provider to their account rather than to sign in. */
+  link?: true;
+}
+
+/** Who an identity provider signed in (README, Your team): its subject, and the verified email it gave. */
+export interface ProviderIdentity {
+  issuer: string;
+  subject: string;
+  email: string;
 }
 
 /** Why a sign-in with the identity provider was refused, as the sign-in page explains it. */
-export type SsoRefusal = 'not_invited' | 'unverified_email' | 'unavailable' | 'failed';
+export type SsoRefusal = 'not_invited' | 'not_linked' | 'other_email' | 'unverified_email' | 'unavailable' | 'failed';
 
 export class SsoRefused extends Error {
   constructor(
@@ -53,14 +62,15 @@ export class SingleSignOn {
     return this.settings.name;
   }
 
-  /** The provider's address to send the browser to, and what the browser keeps until it comes back. */
-  async start(): Promise<{ location: string; pending: string }> {
+  /** The provider's address to send the browser to, and what the browser keeps until it comes back; `link` to link, not sign in. */
+  async start(link = false): Promise<{ location: string; pending: string }> {
     const oidc = await openIdClient();
     const configuration = await this.#discovered();
     const pending: Pending = {
       verifier: oidc.randomPKCECodeVerifier(),
       state: oidc.randomState(),
       nonce: oidc.randomNonce(),
+      ...(link ? { link: true as const } : {}),
     };
     const location = oidc.buildAuthorizationUrl(configuration, {
       redirect_uri: this.callbackUrl(),
@@ -73,14 +83,18 @@ export class SingleSignOn {
     return { location: location.href, pending: Buffer.from(JSON.stringify(pending)).toString('base64url') };
   }
 
-  /** The verified email the provider signed in, from the callback's query and what the browser kept. */
-  async finish(query: string, pendingCookie: string | undefined): Promise<string> {
+  /** Whom the provider signed in (its subject and verified email), from the callback's query and what the browser kept, and whether it was to link. */
+  async finish(
+    query: string,
+    pendingCookie: string | undefined,
+  ): Promise<{ identity: ProviderIdentity; link: boolean }> {
     const pending = pendingOf(pendingCookie);
     if (!pending)
       throw new SsoRefused('failed', 'The sign-in was not started in this browser, or took over 10 minutes');
     const oidc = await openIdClient();
     const configuration = await this.#discovered();
     let claims: Record<string, unknown> | undefined;
+    let subject: { issuer: string; subject: string };
     try {
       const tokens = await oidc.authorizationCodeGrant(
         configuration,
@@ -94,6 +108,8 @@ export class SingleSignOn {
         { redirect_uri: this.callbackUrl() },
       );
       const idToken = tokens.claims()!;
+      // Kept as the configuration names it (no trailing slash): one provider, however its issuer is spelt.
+      subject = { issuer: idToken.iss.replace(/\/+$/, ''), subject: idToken.sub };
       // Many providers put the email in the ID token; the others give it at their userinfo endpoint, for the same subject.
       claims =
         typeof idToken.email === 'string'
@@ -106,7 +122,7 @@ export class SingleSignOn {
     if (!email) throw new SsoRefused('unverified_email', 'The identity provider gave no email address');
     if (claims?.email_verified !== true)
       throw new SsoRefused('unverified_email', 'The identity provider has not verified this email address');
-    return email;
+    return { identity: { ...subject, email }, link: pending.link === true };
   }
 
   /** The provider's metadata and keys, read once; a failure is asked again next time. */
@@ -141,7 +157,14 @@ function pendingOf(cookie: string | undefined): Pending | undefined {
   try {
     const value = JSON.parse(Buffer.from(cookie, 'base64url').toString('utf8')) as Partial<Pending>;
     const fine = [value.verifier, value.state, value.nonce].every((v) => typeof v === 'string' && v.length <= 200);
-    return fine ? (value as Pending) : undefined;
+    return fine
+      ? {
+          verifier: value.verifier!,
+          state: value.state!,
+          nonce: value.nonce!,
+          ...(value.link === true ? { link: true } : {}),
+        }
+      : undefined;
   } catch {
     return undefined;
   }

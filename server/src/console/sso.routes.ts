@@ -6,12 +6,12 @@ import { readCookie } from '../http/cookies.js';
 import type { PublicAddress } from '../http/public-address.js';
 import { defineRoute, type RouteDef, type RouteResult } from '../http/route.js';
 import type { ConsoleAccounts } from './console-accounts.js';
-import { clearedSsoCookie, SSO_COOKIE, sessionCookie, ssoCookie } from './console-cookie.js';
+import { clearedSsoCookie, SESSION_COOKIE, SSO_COOKIE, sessionCookie, ssoCookie } from './console-cookie.js';
 import { type SingleSignOn, SsoRefused } from './single-sign-on.js';
 
 /** Where the console shows why a sign-in with the identity provider was refused. */
 const refusedAt = (reason: string) => `/console/#/sign-in/${reason}`;
-const REFUSED_AT = '/console/#/sign-in/{not_invited|unverified_email|unavailable|failed}';
+const REFUSED_AT = '/console/#/sign-in/{not_invited|not_linked|other_email|unverified_email|unavailable|failed}';
 
 /** Single sign-on to the console (README, Your team): whether it is offered, its start, and the provider's way back. */
 export function ssoRoutes(parts: {
@@ -55,9 +55,12 @@ export function ssoRoutes(parts: {
       path: '/console/sso/start',
       operationId: 'startSingleSignOn',
       summary:
-        'Sends the browser to the identity provider (authorization code with PKCE); what it must bring back is kept in an HttpOnly cookie for 10 minutes. 404 when single sign-on is not configured; when the provider cannot be reached, back to the sign-in page (`unavailable`)',
+        'Sends the browser to the identity provider (authorization code with PKCE); what it must bring back is kept in an HttpOnly cookie for 10 minutes. With `link=1`, a signed-in user links the provider to their account instead (their team must take single sign-on for their domain). 404 when single sign-on is not configured; when the provider cannot be reached, back to the sign-in page (`unavailable`)',
       tag: 'Console',
       auth: false,
+      query: z.object({
+        link: z.enum(['1']).optional().meta({ description: 'Link the provider to the signed-in account, not sign in' }),
+      }),
       errors: ['not_found'],
       success: {
         status: 302,
@@ -66,10 +69,10 @@ export function ssoRoutes(parts: {
         empty: true,
         headers: { ...redirect, 'Set-Cookie': 'concierge_sso: HttpOnly, SameSite=Lax, Path=/console/sso, 10 minutes' },
       },
-      handler: async () => {
+      handler: async ({ query }) => {
         if (!sso) throw notConfigured();
         return refusing(async () => {
-          const { location, pending } = await sso.start();
+          const { location, pending } = await sso.start(query.link === '1');
           return { data: null, headers: { Location: location, 'Set-Cookie': ssoCookie(pending, secure) } };
         });
       },
@@ -79,7 +82,7 @@ export function ssoRoutes(parts: {
       path: '/console/sso/callback',
       operationId: 'finishSingleSignOn',
       summary:
-        "The identity provider's way back: the ID token is verified (the issuer's keys, this client, unexpired, the nonce), and a verified email that is a user's or a standing invitation's is signed in; anyone else goes back to the sign-in page, told why",
+        "The identity provider's way back: the ID token is verified (the issuer's keys, this client, unexpired, the nonce); in a team that takes single sign-on for the email's domain, the console user the subject is linked to, or a standing invitation of that verified email (linked from then on), is signed in; anyone else goes back to the sign-in page, told why. A link started by a signed-in user links the subject to them",
       tag: 'Console',
       auth: false,
       errors: ['not_found'],
@@ -94,9 +97,12 @@ export function ssoRoutes(parts: {
         if (!sso) throw notConfigured();
         const query = (req.url ?? '').split('?').slice(1).join('?');
         return refusing(async () => {
-          const email = await sso.finish(query, readCookie(req, SSO_COOKIE));
-          const token = await accounts.signInVerified(email, trail.signingIn(req, res));
-          if (!token) throw new SsoRefused('not_invited', `${email} is not in any team`);
+          const { identity, link } = await sso.finish(query, readCookie(req, SSO_COOKIE));
+          if (link) {
+            await accounts.linkProvider(readCookie(req, SESSION_COOKIE) ?? '', identity, trail.signingIn(req, res));
+            return { data: null, headers: { Location: '/console/#/', 'Set-Cookie': clearedSsoCookie(secure) } };
+          }
+          const token = await accounts.signInWithProvider(identity, trail.signingIn(req, res));
           return { data: null, headers: { Location: '/console/#/', 'Set-Cookie': sessionCookie(token, secure) } };
         });
       },

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startService, type TestService } from '../../test/harness.js';
-import { auditOf } from '../audit/audit-trail.js';
+import { auditOf, inTransaction } from '../audit/audit-trail.js';
+import { setSingleSignOn } from '../customers/customer.repository.js';
 import { CLIENT, openIdProvider } from '../../test/openid-provider.js';
 
 /**
@@ -8,11 +9,12 @@ import { CLIENT, openIdProvider } from '../../test/openid-provider.js';
  * cookies (by port: the console's link names it `localhost`, the tests reach it as 127.0.0.1),
  * until the console answers; returns where the console sent it and the cookies it set.
  */
-async function signInThrough(service: TestService, options: { skipStart?: boolean } = {}) {
+async function signInThrough(service: TestService, options: { skipStart?: boolean; linkWith?: string } = {}) {
   const jar = new Map<string, Map<string, string>>();
   const jarOf = (url: URL) => jar.get(url.port) ?? jar.set(url.port, new Map()).get(url.port)!;
-  let url = new URL(`${service.url}/console/sso/start`);
+  let url = new URL(`${service.url}/console/sso/start${options.linkWith ? '?link=1' : ''}`);
   const servicePort = url.port;
+  if (options.linkWith) jarOf(url).set('concierge_session', options.linkWith);
   for (let hop = 0; hop < 12; hop++) {
     const cookies = jarOf(url);
     const res = await fetch(url, {
@@ -26,7 +28,12 @@ async function signInThrough(service: TestService, options: { skipStart?: boolea
     }
     const location = res.headers.get('location');
     if (url.port === servicePort && url.pathname === '/console/sso/callback')
-      return { status: res.status, location, session: cookies.get('concierge_session') || undefined };
+      return {
+        status: res.status,
+        location,
+        session:
+          (cookies.get('concierge_session') !== options.linkWith && cookies.get('concierge_session')) || undefined,
+      };
     if (!location) throw new Error(`stopped at ${url.href} with ${res.status}: ${await res.text()}`);
     url = new URL(location, url);
     if (options.skipStart && url.port === servicePort) jarOf(url).clear();
@@ -53,6 +60,9 @@ describe('single sign-on to the console with OpenID Connect (README, Your team)'
     op.serve(`http://localhost:${new URL(service.url).port}/console/sso/callback`);
     ({ customerId } = await service.newCustomer('Harbor'));
     const audit = auditOf(customerId, 'admin');
+    await inTransaction(service.app.store.db).run('', (trx) =>
+      setSingleSignOn(trx, customerId, { enabled: true, domains: ['harbor.example'] }),
+    );
     await service.app.consoleAccounts.invite(customerId, 'ana@harbor.example', { role: 'agent', audit });
     op.state.people = {
       ana: { email: 'Ana@Harbor.example', verified: true },
@@ -156,6 +166,79 @@ describe('single sign-on to the console with OpenID Connect (README, Your team)'
     } finally {
       await gone.close();
     }
+  });
+
+  it("signs in to no other customer's team: only a team that takes it for the domain, a linked account or a standing invitation, and an account with a password once it linked the provider", async () => {
+    const db = service.app.store.db;
+    const ssoFor = (id: string, enabled: boolean, domains: string[]) =>
+      inTransaction(db).run('', (trx) => setSingleSignOn(trx, id, { enabled, domains }));
+    // Two other customers with an owner of the same address, each with a password.
+    const withPassword = async (name: string) => {
+      const { customerId: id } = await service.newCustomer(name);
+      const { token } = await service.app.consoleAccounts.invite(id, 'bo@harbor.example', {
+        role: 'owner',
+        audit: auditOf(id, 'admin'),
+      });
+      await call(service.url, 'POST', '/console/welcome', { body: { token, password: `${name} password 1` } });
+      return id;
+    };
+    const quiet = await withPassword('Quiet');
+    const open = await withPassword('Open');
+    await ssoFor(open, true, ['harbor.example']);
+    op.state.people.bo = { email: 'bo@harbor.example', verified: true };
+    op.state.signIn = 'bo';
+    op.state.tamper = undefined;
+    // Open takes single sign-on, but Bo's account there proved no link yet: no sign-in anywhere.
+    expect(await signInThrough(service)).toEqual({
+      status: 302,
+      location: '/console/#/sign-in/not_linked',
+      session: undefined,
+    });
+
+    // Signed in with the password of Open's account (each account its own password), Bo links the provider.
+    const passwordSession = await call(service.url, 'POST', '/console/session', {
+      body: { email: 'bo@harbor.example', password: 'Open password 1' },
+    });
+    const cookie = /concierge_session=([^;]+)/.exec(passwordSession.headers.get('set-cookie')!)![1]!;
+    const me = async (session: string) =>
+      (await call(service.url, 'GET', '/console/session', { headers: { cookie: `concierge_session=${session}` } })).body
+        .data;
+    expect(await me(cookie)).toMatchObject({ email: 'bo@harbor.example', role: 'owner', single_sign_on: 'linkable' });
+    expect(await signInThrough(service, { linkWith: cookie })).toMatchObject({ status: 302, location: '/console/#/' });
+    expect(await me(cookie)).toMatchObject({ single_sign_on: 'linked' });
+
+    // From now on the provider signs Bo in to Open, never to Quiet.
+    const signedIn = await signInThrough(service);
+    expect(signedIn.location).toBe('/console/#/');
+    const session = await db
+      .selectFrom('console_sessions')
+      .selectAll()
+      .where('token_hash', '=', (await import('../shared/secret-digest.js')).secretDigest(signedIn.session!))
+      .executeTakeFirstOrThrow();
+    expect(session.customer_id).toBe(open);
+    expect(session.customer_id).not.toBe(quiet);
+    const methods = await db
+      .selectFrom('audit_log')
+      .select(['action', 'detail'])
+      .where('customer_id', '=', open)
+      .where('action', 'in', ['user.signed_in', 'user.single_sign_on_linked'])
+      .orderBy('id')
+      .execute();
+    expect(methods).toEqual([
+      { action: 'user.signed_in', detail: '{"method":"password"}' },
+      { action: 'user.signed_in', detail: '{"method":"password"}' },
+      { action: 'user.single_sign_on_linked', detail: null },
+      { action: 'user.signed_in', detail: '{"method":"single_sign_on"}' },
+    ]);
+
+    // Turned off, or the domain no longer listed, and the link no longer signs in.
+    await ssoFor(open, true, ['other.example']);
+    expect((await signInThrough(service)).location).toBe('/console/#/sign-in/not_invited');
+    await ssoFor(open, true, ['harbor.example']);
+
+    // The provider vouching for another address cannot link it to Bo's account.
+    op.state.signIn = 'ana';
+    expect((await signInThrough(service, { linkWith: cookie })).location).toBe('/console/#/sign-in/other_email');
   });
 
   it('is not offered without OIDC_ISSUER: its routes answer 404', async () => {

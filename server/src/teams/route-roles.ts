@@ -78,6 +78,9 @@ export const ROUTE_ROLES: Readonly<Record<string, Role>> = {
   removeUser: 'admin',
   listAuditLog: 'admin',
   exportAuditLog: 'admin',
+  getSingleSignOn: 'admin',
+  // Whom an identity provider may sign in as anyone of the team, owners included: an owner's to say.
+  updateSingleSignOn: 'owner',
 };
 
 /** Refuses a caller whose role does not reach the route's: `403 forbidden`, naming the role needed. */

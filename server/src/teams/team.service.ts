@@ -1,5 +1,5 @@
 import type { Audit } from '../audit/audit-trail.js';
-import { type ConsoleUserRow, findUserByEmail, isInvited } from '../console/console-account.repository.js';
+import { type ConsoleUserRow, findTeamUserByEmail, isInvited } from '../console/console-account.repository.js';
 import { type ConsoleAccounts, welcomeLink } from '../console/console-accounts.js';
 import type { Db } from '../database.js';
 import { AppError, invalidState, notFound } from '../errors.js';
@@ -60,7 +60,8 @@ export class TeamService {
   /**
    * Invites `email` with `role`: a one-time link for 72 hours. Asking again for someone still
    * invited sends a fresh link; someone already in the team keeps their password (their role
-   * changes with `update`), and an address another customer has is refused.
+   * changes with `update`). Whether the address is in another customer's team is neither asked
+   * nor said: it becomes an account of this team alone.
    */
   async invite(
     by: Principal,
@@ -69,9 +70,7 @@ export class TeamService {
   ): Promise<TeamUser & { invitation_url: string }> {
     if (input.role === 'owner' && by.role !== 'owner') throw onlyOwners('invite an owner');
     const email = input.email.trim().toLowerCase();
-    const found = await findUserByEmail(this.parts.db, email);
-    // Another customer's address is the accounts' to refuse (invite, below).
-    const existing = found?.customer_id === by.customerId ? found : undefined;
+    const existing = await findTeamUserByEmail(this.parts.db, by.customerId, email);
     if (existing && !isInvited(existing))
       throw invalidState(`${email} is already in your team; change their role with PUT /api/v1/users/{id}`);
     if (existing?.role === 'owner' && by.role !== 'owner') throw onlyOwners("renew an owner's invitation");

@@ -205,12 +205,9 @@ function suite(kind: StoreKind) {
     await expectOwnerKept();
     const withdrawn = await call(service.url, 'DELETE', `/api/v1/users/${nextOwner.body.data.id}`, as(owner.headers));
     expect(withdrawn.status).toBe(200);
-    // Someone in the team keeps their password: no second link for them; another customer's address is refused.
-    const elsewhere = await service.newCustomer('Elsewhere');
-    await member(service, elsewhere.customerId, `taken@${kind}.example`, 'owner');
+    // Someone in the team keeps their password: no second link for them.
     for (const [email, role, status, code] of [
       ['desk@team.example', 'agent', 409, 'invalid_state'],
-      [`taken@${kind}.example`, 'agent', 409, 'invalid_state'],
       ['not an address', 'chief', 400, 'invalid_request'],
     ] as const)
       expectError(
@@ -218,6 +215,24 @@ function suite(kind: StoreKind) {
         status,
         code,
       );
+    // An address in another customer's team is invited as any other: whether it is says nothing here.
+    const elsewhere = await service.newCustomer('Elsewhere');
+    await member(service, elsewhere.customerId, `taken@${kind}.example`, 'owner');
+    const taken = await call(service.url, 'POST', '/api/v1/users', {
+      ...as(owner.headers),
+      body: { email: `taken@${kind}.example`, role: 'agent' },
+    });
+    const fresh = await call(service.url, 'POST', '/api/v1/users', {
+      ...as(owner.headers),
+      body: { email: `fresh@${kind}.example`, role: 'agent' },
+    });
+    expect([taken.status, fresh.status]).toEqual([201, 201]);
+    expect(Object.keys(taken.body.data)).toEqual(Object.keys(fresh.body.data));
+    expect(taken.body.data).toMatchObject({ email: `taken@${kind}.example`, role: 'agent', status: 'invited' });
+    for (const invited of [taken, fresh])
+      expect(
+        (await call(service.url, 'DELETE', `/api/v1/users/${invited.body.data.id}`, as(owner.headers))).status,
+      ).toBe(200);
     // Another customer's user is not found.
     const stranger = await member(service, elsewhere.customerId, `stranger@${kind}.example`, 'agent');
     expectError(
@@ -316,6 +331,7 @@ function suite(kind: StoreKind) {
       'deployment.created',
       'agent.published',
       'agent.created',
+      'user.signed_in',
       'user.password_set',
       'user.invited',
       'customer.created',
@@ -339,7 +355,7 @@ function suite(kind: StoreKind) {
       changes: ['name', 'base_url', 'api_key'],
     });
     expect(log.body.data.at(-1)).toMatchObject({ actor: { type: 'admin', id: null }, action: 'customer.created' });
-    expect(log.body.meta).toMatchObject({ total_count: 11, page: 1, per_page: 100 });
+    expect(log.body.meta).toMatchObject({ total_count: 12, page: 1, per_page: 100 });
 
     // Filters and pages.
     const byOwner = await call(service.url, 'GET', `/api/v1/audit-log?actor=${owner.userId}`, asOwner);
@@ -347,10 +363,11 @@ function suite(kind: StoreKind) {
       'api_key.rotated',
       'user.invited',
       'deployment.secret_rotated',
+      'user.signed_in',
       'user.password_set',
     ]);
     const byEmail = await call(service.url, 'GET', `/api/v1/audit-log?actor=AUDIT-OWNER@${kind}.example`, asOwner);
-    expect(byEmail.body.meta.total_count).toBe(4);
+    expect(byEmail.body.meta.total_count).toBe(5);
     const deploymentRows = await call(
       service.url,
       'GET',
@@ -363,7 +380,7 @@ function suite(kind: StoreKind) {
     ]);
     const second = await call(service.url, 'GET', '/api/v1/audit-log?per_page=4&page=2', asOwner);
     expect(second.body.data.map((e: { action: string }) => e.action)).toEqual(actions.slice(4, 8));
-    expect(second.body.meta).toMatchObject({ total_count: 11, total_pages: 3 });
+    expect(second.body.meta).toMatchObject({ total_count: 12, total_pages: 3 });
     const future = await call(service.url, 'GET', '/api/v1/audit-log?from=2999-01-01T00:00:00.000Z', asOwner);
     expect(future.body.data).toEqual([]);
     const exported = await fetch(`${service.url}/api/v1/audit-log/export?action=user.invited`, asOwner);
