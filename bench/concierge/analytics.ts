@@ -105,6 +105,7 @@ async function seed(db: Db): Promise<{ customerId: string; from: string; to: str
         page_context: null,
         proactive_rule: null,
         page_event_at: null,
+        tool_confirmation: null,
         created_at: at,
         updated_at: at,
       });

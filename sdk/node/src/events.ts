@@ -75,9 +75,18 @@ export interface ToolCallHook {
   deployment_id: string;
   conversation_id: string;
   turn_id: string;
+  /** The visitor the call is made for, as your server vouched for them in the user token. The arguments are the model's, which the visitor's words steer: authorise what the call does against this visitor, never against the arguments alone */
+  user: {
+    /** The user token's `sub`: whom to authorise the call for */
+    sub: string;
+    /** The user token's `name`, if it had one */
+    name: string | null;
+    /** The user token's `ctx` claim as your server put it there, or null */
+    ctx: unknown;
+  };
   /** The tool's `name` in the agent's spec */
   tool: string;
-  /** The model's arguments, already checked against the tool's `parameters` JSON Schema */
+  /** The model's arguments, already checked against the tool's `parameters` JSON Schema; written by a model that read the visitor's words: check them as you would a visitor's input */
   arguments: {
     [key: string]: unknown;
   };

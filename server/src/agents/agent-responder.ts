@@ -84,6 +84,10 @@ export const serverTool = z.strictObject({
   url: httpUrl,
   timeout_ms: z.number().int().min(100).max(TOOL_TIMEOUT_MS.max).default(TOOL_TIMEOUT_MS.default),
   filler: z.string().trim().min(1).max(200).optional(),
+  confirm: z.boolean().default(false).meta({
+    description:
+      "Needs the visitor's word: the first call is not sent, the model is told to ask the visitor; the same call in a later turn (after the visitor answered) is",
+  }),
 });
 export type ServerTool = z.infer<typeof serverTool>;
 

@@ -113,10 +113,21 @@ export const toolCallBody = z
     deployment_id: z.uuid(),
     conversation_id: z.uuid(),
     turn_id: z.uuid(),
+    user: z
+      .strictObject({
+        sub: z.string().meta({ description: "The user token's `sub`: whom to authorise the call for" }),
+        name: z.string().nullable().meta({ description: "The user token's `name`, if it had one" }),
+        ctx: z.unknown().meta({ description: "The user token's `ctx` claim as your server put it there, or null" }),
+      })
+      .meta({
+        description:
+          "The visitor the call is made for, as your server vouched for them in the user token. The arguments are the model's, which the visitor's words steer: authorise what the call does against this visitor, never against the arguments alone",
+      }),
     tool: z.string().meta({ description: "The tool's `name` in the agent's spec" }),
-    arguments: z
-      .record(z.string(), z.unknown())
-      .meta({ description: "The model's arguments, already checked against the tool's `parameters` JSON Schema" }),
+    arguments: z.record(z.string(), z.unknown()).meta({
+      description:
+        "The model's arguments, already checked against the tool's `parameters` JSON Schema; written by a model that read the visitor's words: check them as you would a visitor's input",
+    }),
   })
   .meta({ id: 'ToolCallHook' });
 export type ToolCallBody = z.infer<typeof toolCallBody>;

@@ -260,12 +260,21 @@ describeEachStore("a knowledge base in an agent's turns", (kind: StoreKind) => {
     return (await agent.visitor()).widget;
   };
 
-  it("puts the passages in a model agent's system message, to answer from", async () => {
+  it("gives a model agent the passages to answer from, as data beside the visitor's message", async () => {
     const widget = await modelAgentVisitor(model.baseUrl);
     widget.send({ type: 'user_turn', client_turn_id: 'k1', text: 'Are there towels at the spa?', mode: 'text' });
     expect((await widget.next('reply')).text).toBe('From the guide.');
-    const system = model.calls.at(-1)!.body.messages[0]!.content!;
-    expect(system).toContain('[1] Guest guide › Spa: The sauna and the pool are open from 9 to 21.');
+    const messages = model.calls.at(-1)!.body.messages;
+    expect(messages.map((m) => m.role)).toEqual(['system', 'user', 'user']);
+    expect(messages[0]!.content).toContain("Answer from the passages of the agent's knowledge base");
+    expect(messages[0]!.content).not.toContain('sauna');
+    const data = JSON.parse(messages[1]!.content!.replace(/^\[Data\] /, ''));
+    expect(data.passages[0]).toEqual({
+      number: 1,
+      source: 'Guest guide › Spa',
+      text: expect.stringContaining('The sauna and the pool are open from 9 to 21.'),
+    });
+    expect(messages[2]!.content).toBe('Are there towels at the spa?');
   });
 
   it("links a model's reply to the passages it cites, and the visitor never sees or hears the numbers", async () => {
@@ -277,9 +286,16 @@ describeEachStore("a knowledge base in an agent's turns", (kind: StoreKind) => {
       widget.send({ type: 'user_turn', client_turn_id: 'k1', text: 'Towels at the spa, and parking?', mode: 'text' });
       const reply = await widget.next('reply');
       expect(reply.text).toBe('Towels wait at the spa desk. The garage costs 18 euros a night. Anything else?');
-      const system = citing.calls.at(-1)!.body.messages[0]!.content!;
-      const numbered = (n: number) => new RegExp(`\\[${n}\\] Guest guide › (\\w+)`).exec(system)![1];
-      expect([numbered(1), numbered(2)]).toEqual(['Spa', 'Parking']);
+      const data = JSON.parse(
+        citing.calls
+          .at(-1)!
+          .body.messages.at(-2)!
+          .content!.replace(/^\[Data\] /, ''),
+      );
+      expect(data.passages.slice(0, 2).map((p: { source: string }) => p.source)).toEqual([
+        'Guest guide › Spa',
+        'Guest guide › Parking',
+      ]);
       expect(reply.actions).toEqual([
         { type: 'link', label: 'Guest guide', url: 'https://harbor.example/guide#spa' },
         { type: 'link', label: 'Guest guide', url: 'https://harbor.example/guide#parking' },

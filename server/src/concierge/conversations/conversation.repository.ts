@@ -116,3 +116,8 @@ export async function setWaitAside(db: Db, id: string, handoffAt: string, at: st
     .where('handoff_at', '=', handoffAt)
     .execute();
 }
+
+/** The call of a tool that needs the visitor's word, as the model proposed it (JSON), or none once it ran. */
+export async function setToolConfirmation(trx: Trx, id: string, proposed: string | null): Promise<void> {
+  await trx.updateTable('conversations').set({ tool_confirmation: proposed }).where('id', '=', id).execute();
+}

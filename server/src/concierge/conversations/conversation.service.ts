@@ -64,6 +64,7 @@ export class ConversationService {
       page_context: null,
       proactive_rule: null,
       page_event_at: null,
+      tool_confirmation: null,
       created_at: now,
       updated_at: now,
     };

@@ -41,6 +41,11 @@ export interface ConversationTable {
   proactive_rule: string | null;
   /** When the page last sent an event; null until it does, and a turn's responder is told none without a read. */
   page_event_at: string | null;
+  /**
+   * JSON `{tool, args, turn_id}`: a call of a tool that needs the visitor's word (`confirm`), as the
+   * model proposed it in that turn; it runs when the model makes it again in a later turn.
+   */
+  tool_confirmation: string | null;
   created_at: string;
   updated_at: string;
 }

@@ -190,6 +190,40 @@ describeEachStore('what a model streams, and the tools it calls, are bounded wha
     expect(Date.now() - started).toBeLessThan(12_000);
   });
 
+  it("runs a tool that needs the visitor's word only when the model calls it again after the visitor answered, and tells the tool who the visitor is", async () => {
+    const before = tools.calls.length;
+    const booking = {
+      ...tool('book_table', {
+        type: 'object',
+        properties: { guests: { type: 'integer' }, time: { type: 'string' } },
+        required: ['guests', 'time'],
+      }),
+      confirm: true,
+    };
+    // A model that books at once, and again however often it is told anything.
+    model.state.behaviour = (call, res) => {
+      const told = call.body.messages.filter((m) => m.role === 'tool').map((m) => m.content);
+      if (told.length && told.length < 3 && told.at(-1)!.includes('needs_confirmation'))
+        return send(res, toolCallStream('m', [{ name: 'book_table', arguments: { time: '19:00', guests: 2 } }]));
+      if (told.length) return send(res, streamOf('m', `Tool: ${told.at(-1)}`));
+      send(res, toolCallStream('m', [{ name: 'book_table', arguments: { guests: 2, time: '19:00' } }]));
+    };
+    const { widget } = await visit({ tools: [booking] });
+    widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'A table for two at seven', mode: 'text' });
+    // Within the turn it proposed the call in, a second call is not sent either.
+    expect((await widget.next('reply')).text).toMatch(/^Tool: \{"status":"needs_confirmation"/);
+    expect(tools.calls.length).toBe(before);
+    widget.send({ type: 'user_turn', client_turn_id: 'c2', text: 'Yes, please', mode: 'text' });
+    expect((await widget.next('reply')).text).toBe('Tool: {"free":true}');
+    expect(tools.calls.length).toBe(before + 1);
+    expect(tools.calls.at(-1)!.body).toMatchObject({
+      type: 'tool.call',
+      tool: 'book_table',
+      user: { sub: 'guest-1', name: null, ctx: null },
+      arguments: { time: '19:00', guests: 2 },
+    });
+  });
+
   it("keeps each tool's schema to itself: the same $id in two customers' tools, and a $ref elsewhere refused on publish", async () => {
     const schema = (max: number) => ({
       $id: 'https://schemas.example/room',

@@ -6,7 +6,7 @@ import { isoIn } from '../../shared/time.js';
 import type { StoreHealth } from '../../store/store-health.js';
 import { completeSentencesEnd, openSentenceEnd } from '#protocol/sentences';
 import { REPLY_PART_LIMITS, type ReplyAction } from '#protocol/frames';
-import type { ConversationRow } from '../conversations/conversation.repository.js';
+import { type ConversationRow, setToolConfirmation } from '../conversations/conversation.repository.js';
 import type { ConversationService } from '../conversations/conversation.service.js';
 import { turnLifecycle } from '../conversations/turn.lifecycle.js';
 import { heardOfTurns, setTurnKnowledge, turnExists, type TurnRow } from '../conversations/turn.repository.js';
@@ -24,7 +24,7 @@ import { citationsOf, ShownText } from '../knowledge/citations.js';
 import { serviceWords } from '../service-words.js';
 import { AgentTools, type ToolOutcome } from './tool-calls.js';
 import type { PerKeyCap } from '../../shared/per-key-cap.js';
-import { conversationMessages, systemMessage } from './model-prompt.js';
+import { conversationMessages, dataMessage, systemMessage } from './model-prompt.js';
 
 /** A model call's whole exchange, its stream included, at most. */
 export const MODEL_CALL_TIMEOUT_MS = 60_000;
@@ -110,6 +110,12 @@ export class ModelResponder implements Responder {
         // What the built-in tools asked for follows the reply that says so.
         if (moved && said.text && said.handoff) await turnLifecycle.handOff(unit, at, said.handoff);
         if (moved && said.text && said.end) await this.parts.conversations.endWithin(unit, at, 'agent_ended');
+        if (moved && said.confirmation)
+          await setToolConfirmation(
+            unit.trx,
+            turn.conversation_id,
+            'proposed' in said.confirmation ? JSON.stringify(said.confirmation.proposed) : null,
+          );
         // A turn ended meanwhile still shows its calls; an erased one keeps nothing.
         if (records.length && (moved || (await turnExists(unit.trx, turn.id))))
           await insertDeliveries(unit.trx, records);
@@ -141,6 +147,7 @@ export class ModelResponder implements Responder {
       actions: [] as ReplyAction[],
       handoff: undefined as string | undefined,
       end: false,
+      confirmation: undefined as ToolOutcome['confirmation'],
     };
     const target = await this.#target(dep, spec);
     if (typeof target === 'string') return { ...said, why: target, written: '' };
@@ -153,7 +160,7 @@ export class ModelResponder implements Responder {
         why: `${this.parts.calls.limit} model calls of this customer already in flight on this node (MODEL_CONCURRENCY)`,
       };
     const writer = new PartWriter(this.parts, dep, turn);
-    const tools = new AgentTools(this.parts, dep, turn, spec);
+    const tools = new AgentTools(this.parts, dep, conversation, turn, spec);
     try {
       const messages: ChatMessage[] = await this.#messages(dep, conversation, turn, context);
       let model = spec.model;
@@ -221,6 +228,7 @@ export class ModelResponder implements Responder {
           if (outcome.action) said.actions.push(outcome.action);
           said.handoff ??= outcome.handoff;
           said.end ||= Boolean(outcome.end);
+          said.confirmation = outcome.confirmation ?? said.confirmation;
         });
       }
       if (signal.aborted && !shutdown.aborted) said.why ??= `the turn's reply timeout (${dep.replyTimeoutS} s) passed`;
@@ -254,9 +262,14 @@ export class ModelResponder implements Responder {
       .filter((t) => t.type === 'reply')
       .map((t) => (JSON.parse(t.frame) as { turn_id: string }).turn_id);
     const heard = new Map((await heardOfTurns(this.parts.db, replied)).map((row) => [row.id, row]));
+    const said = conversationMessages(talk, heard);
+    const data = dataMessage(context);
+    // The data of this turn comes right before the visitor's message it goes with.
     return [
       { role: 'system' as const, content: systemMessage(dep, conversation, turn, new Date(), context) },
-      ...conversationMessages(talk, heard),
+      ...said.slice(0, -1),
+      ...(data ? [data] : []),
+      ...said.slice(-1),
     ];
   }
 }

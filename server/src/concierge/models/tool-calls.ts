@@ -8,6 +8,7 @@ import {
 import type { ReplyAction } from '#protocol/frames';
 import { newId } from '../../shared/random.js';
 import type { TurnRow } from '../conversations/turn.repository.js';
+import type { ConversationRow } from '../conversations/conversation.repository.js';
 import type { DeploymentContext } from '../deployment-context.js';
 import { deliveryRow } from '../deliveries/delivery.record.js';
 import type { DeliveryTable } from '../deliveries/delivery.table.js';
@@ -31,6 +32,35 @@ export interface ToolOutcome {
   /** The built-ins: hand the conversation to a person for this reason, or end it after the reply. */
   handoff?: string;
   end?: boolean;
+  /** A call that needs the visitor's word, proposed (kept for a later turn) or made (forgotten). */
+  confirmation?: { proposed: ToolConfirmation } | { made: true };
+}
+
+/** A proposed call of a tool that needs the visitor's word, kept on its conversation (`tool_confirmation`). */
+export interface ToolConfirmation {
+  tool: string;
+  /** The arguments as canonical JSON (keys sorted): the same call, however the model orders them. */
+  args: string;
+  turn_id: string;
+}
+
+/** JSON with every object's keys sorted: one text for one value. */
+const canonical = (value: unknown): string =>
+  JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(
+          Object.entries(v as Record<string, unknown>).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)),
+        )
+      : v,
+  );
+
+function proposedOf(stored: string | null): ToolConfirmation | undefined {
+  if (!stored) return undefined;
+  try {
+    return JSON.parse(stored) as ToolConfirmation;
+  } catch {
+    return undefined;
+  }
 }
 
 const BUILT_INS: ChatTool[] = [
@@ -89,15 +119,19 @@ const told = (value: unknown): string => JSON.stringify(value);
 export class AgentTools {
   readonly #server: Map<string, ServerTool>;
   readonly #client: Map<string, ClientTool>;
+  /** The call the model proposed in an earlier turn, awaiting the visitor's word. */
+  readonly #proposed: ToolConfirmation | undefined;
 
   constructor(
     private readonly parts: { egress: EgressPolicy },
     private readonly dep: DeploymentContext,
+    private readonly conversation: ConversationRow,
     private readonly turn: TurnRow,
     spec: ModelSpec,
   ) {
     this.#server = new Map(spec.tools.map((t) => [t.name, t]));
     this.#client = new Map(spec.client_tools.map((t) => [t.name, t]));
+    this.#proposed = proposedOf(conversation.tool_confirmation);
   }
 
   /** The tools as the model is offered them. */
@@ -153,6 +187,21 @@ export class AgentTools {
         result: told({ ok: true, note: "The visitor's page does it as you reply." }),
         action: { type: 'client', name: tool.name, args: checked },
       };
+    if (server.confirm) {
+      // Sent only when the model makes the very call it proposed in an earlier turn: the visitor has
+      // since answered it. The model cannot confirm for them within one turn.
+      const args = canonical(checked);
+      const proposed = this.#proposed;
+      if (!proposed || proposed.tool !== name || proposed.args !== args || proposed.turn_id === this.turn.id)
+        return {
+          result: told({
+            status: 'needs_confirmation',
+            note: 'Nothing was done yet. Tell the visitor exactly what you will do, and ask them to confirm. When they agree in their next message, call the tool again with the same arguments.',
+          }),
+          confirmation: { proposed: { tool: name, args, turn_id: this.turn.id } },
+        };
+      return { ...(await this.#post(server, checked, attempt, signal)), confirmation: { made: true } };
+    }
     return this.#post(server, checked, attempt, signal);
   }
 
@@ -173,6 +222,11 @@ export class AgentTools {
         deployment_id: dep.id,
         conversation_id: turn.conversation_id,
         turn_id: turn.id,
+        user: {
+          sub: this.conversation.user_sub,
+          name: this.conversation.user_name,
+          ctx: this.conversation.user_ctx ? JSON.parse(this.conversation.user_ctx) : null,
+        },
         tool: tool.name,
         arguments: args,
       },

@@ -5,7 +5,7 @@ import { pathGlob } from '#protocol/page-rules';
 import type { ConversationRow } from '../conversations/conversation.repository.js';
 import type { TurnRow } from '../conversations/turn.repository.js';
 import type { DeploymentContext } from '../deployment-context.js';
-import { systemMessage } from '../models/model-prompt.js';
+import { dataMessage, systemMessage } from '../models/model-prompt.js';
 import { PAGE_MESSAGES_PER_MINUTE } from '../sessions/session.js';
 
 const rooms = {
@@ -31,30 +31,31 @@ describe('a path glob (README, Greeting visitors first)', () => {
 });
 
 describe('the model is told the page (README, Greeting visitors first)', () => {
-  it('names the page, its context and the events since the last turn in the system message', () => {
+  it('names the page, its context and the events since the last turn in a message of data, never in the system message', () => {
     const dep = {
       agent: { language: 'en-US' },
       prompt: { persona: 'You are the front desk.', instructions: '' },
     } as unknown as DeploymentContext;
-    const message = systemMessage(
+    const page = {
+      url: 'https://hotel.example/book',
+      title: 'Book a room',
+      context: { basket: ['deluxe'] },
+      events: [{ name: 'dates_chosen', data: { nights: 3 }, at: '2026-11-27T09:59:00.000Z' }],
+    };
+    const system = systemMessage(
       dep,
       { user_name: null, user_ctx: null } as ConversationRow,
       { language: 'en-US' } as TurnRow,
       new Date('2026-11-27T10:00:00Z'),
-      {
-        page: {
-          url: 'https://hotel.example/book',
-          title: 'Book a room',
-          context: { basket: ['deluxe'] },
-          events: [{ name: 'dates_chosen', data: { nights: 3 }, at: '2026-11-27T09:59:00.000Z' }],
-        },
-      },
     );
-    expect(message).toContain('The visitor is on the page "Book a room" (https://hotel.example/book).');
-    expect(message).toContain('What the page tells about the visit (JSON): {"basket":["deluxe"]}');
-    expect(message).toContain(
-      'What the visitor did on the page since their last message (JSON, oldest first): [{"name":"dates_chosen","data":{"nights":3}}]',
-    );
+    expect(system).not.toContain('hotel.example');
+    expect(system).toContain('A message that starts with [Data] holds what the visitor');
+    expect(dataMessage({ page })).toEqual({
+      role: 'user',
+      content:
+        '[Data] {"page":{"url":"https://hotel.example/book","title":"Book a room","context":{"basket":["deluxe"]},"events_since_last_message":[{"name":"dates_chosen","data":{"nights":3}}]}}',
+    });
+    expect(dataMessage({ page: { url: null, title: null, context: null, events: [] } })).toBeUndefined();
   });
 });
 
