@@ -1,4 +1,4 @@
-import { pathGlob } from '#protocol/page-rules';
+import { pathGlob, type PathMatcher } from '#protocol/page-rules';
 import type { ProactiveRule } from '#protocol/proactive';
 import { store, stored } from '../session/memory';
 
@@ -59,7 +59,7 @@ export function greeter(o: GreeterOptions): Greeter {
   const { page, session, visitor } = o;
   const key = `concierge:${o.deploymentId}:greeted`;
   /** Each rule, and its path as an expression (once, not per check). */
-  let rules: [ProactiveRule, RegExp | undefined][] = [];
+  let rules: [ProactiveRule, PathMatcher | undefined][] = [];
   // The page's time counts from the widget's start, before the rules arrive.
   let path = page.path();
   let visibleMs = 0;

@@ -27,6 +27,17 @@ describe('a path glob (README, Greeting visitors first)', () => {
     expect(match('/(x)', '/(x)')).toBe(true);
     for (const bad of ['rooms/*', '/rooms?x=1', '/a b', '/***', '', `/${'a'.repeat(200)}`])
       expect(pathGlob(bad), bad).toBeUndefined();
+    expect(match('/**a**b', '/xaybz')).toBe(false);
+    expect(match('/**a**b', '/xayb')).toBe(true);
+    expect(match('/*/*.html', '/rooms/deluxe.html')).toBe(true);
+    expect(match('/*/*.html', '/rooms/a/deluxe.html')).toBe(false);
+  });
+
+  it('reads a path once whatever stars the glob holds (ten ** held a tab 9 s)', () => {
+    const glob = pathGlob(`/${'**a'.repeat(10)}b`)!;
+    const started = performance.now();
+    expect(glob.test(`/${'a'.repeat(2_000)}`)).toBe(false);
+    expect(performance.now() - started).toBeLessThan(200);
   });
 });
 
