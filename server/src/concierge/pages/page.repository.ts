@@ -66,3 +66,21 @@ export async function pageEventsBefore(
   }
   return events;
 }
+
+/** How many page events a conversation holds, and how many of them came since `since`. */
+export async function pageEventLoad(
+  trx: Trx,
+  conversationId: string,
+  since: string,
+): Promise<{ total: number; recent: number }> {
+  const row = await trx
+    .selectFrom('conversation_events')
+    .where('conversation_id', '=', conversationId)
+    .where('type', '=', 'page_event')
+    .select((eb) => [
+      eb.fn.countAll<number | string>().as('total'),
+      eb.fn.sum<number | string | null>(eb.case().when('created_at', '>', since).then(1).else(0).end()).as('recent'),
+    ])
+    .executeTakeFirstOrThrow();
+  return { total: Number(row.total), recent: Number(row.recent ?? 0) };
+}

@@ -1,14 +1,26 @@
 import type { Db } from '../../database.js';
-import { isoNow } from '../../shared/time.js';
+import { AppError } from '../../errors.js';
+import { isoIn, isoNow } from '../../shared/time.js';
 import { type ConversationRow, lockConversation } from '../conversations/conversation.repository.js';
 import type { TurnRow } from '../conversations/turn.repository.js';
 import type { DeploymentContext } from '../deployment-context.js';
 import type { EventRecorder } from '../events/event.recorder.js';
 import type { PageData, ProactiveEvent } from '#protocol/proactive';
-import { type PageEvent, pageEventsBefore, setPageContext, setProactiveRule } from './page.repository.js';
+import {
+  type PageEvent,
+  pageEventLoad,
+  pageEventsBefore,
+  setPageContext,
+  setProactiveRule,
+} from './page.repository.js';
 
 /** The page events a turn is given: the newest of those since the turn before. */
 export const PAGE_EVENTS_PER_TURN = 20;
+/**
+ * Page events one conversation takes, in all and a minute, whatever sockets and reconnects its page
+ * uses: past them `Concierge.trigger` is refused (`rate_limited`), nothing is stored.
+ */
+export const PAGE_EVENTS_PER_CONVERSATION = { total: 1_000, perMinute: 60 };
 
 /** Where the visitor is as the turn's responder is told (README, Greeting visitors first). */
 export interface TurnPage {
@@ -28,12 +40,19 @@ export interface TurnPage {
 export class PageService {
   constructor(private readonly parts: { db: Db; events: EventRecorder }) {}
 
-  /** `Concierge.trigger(name, data)` in a conversation: a `page_event`, and `page.event` to the transcript hook. */
+  /**
+   * `Concierge.trigger(name, data)` in a conversation: a `page_event`, and `page.event` to the
+   * transcript hook; refused (`rate_limited`) past {@link PAGE_EVENTS_PER_CONVERSATION}.
+   */
   async event(dep: DeploymentContext, conversationId: string, name: string, data: PageData | undefined): Promise<void> {
     const event = { name, ...(data === undefined ? {} : { data }) };
-    await this.parts.events.write(conversationId, async (unit) => {
+    const refused = await this.parts.events.write(conversationId, async (unit) => {
       // A conversation that ended meanwhile takes nothing more from its page.
-      if ((await lockConversation(unit.trx, conversationId))?.status !== 'open') return;
+      if ((await lockConversation(unit.trx, conversationId))?.status !== 'open') return undefined;
+      const load = await pageEventLoad(unit.trx, conversationId, isoIn(-60_000));
+      const { total, perMinute } = PAGE_EVENTS_PER_CONVERSATION;
+      if (load.total >= total) return `A conversation takes at most ${total} page events`;
+      if (load.recent >= perMinute) return `A conversation takes at most ${perMinute} page events a minute`;
       await unit.record(
         { dep, conversationId },
         {
@@ -42,7 +61,9 @@ export class PageService {
           conversation: { page_event_at: isoNow() },
         },
       );
+      return undefined;
     });
+    if (refused) throw new AppError('rate_limited', refused);
   }
 
   /** `Concierge.setContext(data)`: the page's context from now on. */

@@ -6,6 +6,7 @@ import type { ConversationRow } from '../conversations/conversation.repository.j
 import type { TurnRow } from '../conversations/turn.repository.js';
 import type { DeploymentContext } from '../deployment-context.js';
 import { dataMessage, systemMessage } from '../models/model-prompt.js';
+import { PAGE_EVENTS_PER_CONVERSATION } from './page.service.js';
 import { PAGE_MESSAGES_PER_MINUTE } from '../sessions/session.js';
 
 const rooms = {
@@ -209,5 +210,37 @@ describeEachStore('greeting visitors first and the page (README, Greeting visito
       events: [{ name: 'basket.added', data: { sku: 'deluxe', nights: 2 }, at: expect.any(String) }],
     });
     widget.close();
+  });
+
+  it('bounds the page events of a conversation, however many sockets its page opens', async () => {
+    const { deploymentId, secret } = await deploy(service(), { hook_url: customer().hookUrl });
+    const token = await mintToken(secret, deploymentId);
+    const first = await Widget.open(service(), deploymentId);
+    const { conversation_id } = await first.hello(token);
+    const sockets = [first];
+    for (let i = 1; i < 3; i++) {
+      const widget = await Widget.open(service(), deploymentId);
+      await widget.hello(token, { conversation_id });
+      sockets.push(widget);
+    }
+    // 30 from each of three sockets: each stays within its own 60 a minute, the conversation does not.
+    for (const widget of sockets) for (let i = 0; i < 30; i++) widget.send({ type: 'page_event', name: `e${i}` });
+    const refusals = await waitFor(async () => {
+      const errors = sockets.flatMap((w) => w.frames.filter((f) => f.type === 'error'));
+      return errors.length === 30 ? errors : undefined;
+    }, 10_000);
+    expect(new Set(refusals.map((e) => `${e.code}: ${e.message}`))).toEqual(
+      new Set([
+        `rate_limited: A conversation takes at most ${PAGE_EVENTS_PER_CONVERSATION.perMinute} page events a minute`,
+      ]),
+    );
+    const stored = await service()
+      .app.store.db.selectFrom('conversation_events')
+      .select((eb) => eb.fn.countAll<number | string>().as('n'))
+      .where('conversation_id', '=', conversation_id)
+      .where('type', '=', 'page_event')
+      .executeTakeFirstOrThrow();
+    expect(Number(stored.n)).toBe(PAGE_EVENTS_PER_CONVERSATION.perMinute);
+    for (const widget of sockets) widget.close();
   });
 });

@@ -396,7 +396,11 @@ export class Session implements CursorOwner {
     if (this.pageMessages.refuse('page'))
       return this.tell(new AppError('rate_limited', `At most ${PAGE_MESSAGES_PER_MINUTE} page events a minute`));
     const { pages } = this.services;
-    if (message.type === 'page_event') return pages.event(this.dep, this.conversationId!, message.name, message.data);
+    if (message.type === 'page_event')
+      return pages.event(this.dep, this.conversationId!, message.name, message.data).catch((err: unknown) => {
+        if (!(err instanceof AppError) || err.code !== 'rate_limited') throw err;
+        this.tell(err);
+      });
     if (message.type === 'context') return pages.setContext(this.dep, this.conversationId!, message.data);
     return pages.approached(this.dep, this.conversationId!, message.rule_id, message.event);
   }
