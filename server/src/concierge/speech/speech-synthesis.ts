@@ -7,6 +7,11 @@ import { SYNTHESIS_TIMEOUT_MS } from './synthesisers.js';
 const CACHE_BYTES = 64 * 1024 * 1024;
 /** A sentence longer than this (about 20 s of audio) is said afresh each time rather than crowd the cache. */
 const LARGEST_CACHED_BYTES = 1024 * 1024;
+/**
+ * Audio of one sentence, at most: 90 s at the synthesiser's rate. What an engine says past it (a
+ * sentence at half speed, an engine that does not stop) is not sent; the sentence counts as said.
+ */
+export const SENTENCE_AUDIO_S = 90;
 
 /**
  * The service's side of synthesis (README, The agent's own voice): at most `concurrency` sentences
@@ -68,18 +73,25 @@ export class SpeechSynthesis {
     }
     const chunks: Buffer[] = [];
     let bytes = 0;
+    const most = SENTENCE_AUDIO_S * synthesiser.sampleRate * 2;
+    const full = new AbortController();
+    const going = AbortSignal.any([ended, full.signal]);
     try {
       await synthesiser.synthesise(
         request,
         (pcm) => {
-          if (ended.aborted) return;
-          if (bytes <= LARGEST_CACHED_BYTES) chunks.push(pcm);
-          bytes += pcm.length;
-          audio(pcm);
+          if (going.aborted) return;
+          // Whole samples only, up to the sentence's most.
+          const kept = bytes + pcm.length > most ? pcm.subarray(0, (most - bytes) & ~1) : pcm;
+          if (bytes <= LARGEST_CACHED_BYTES) chunks.push(kept);
+          bytes += kept.length;
+          if (kept.length) audio(kept);
+          if (bytes >= most) full.abort();
         },
-        ended,
+        going,
       );
     } catch (err) {
+      if (full.signal.aborted && !ended.aborted) return true;
       if (!signal.aborted)
         this.#failures.report(
           synthesiser.engine,

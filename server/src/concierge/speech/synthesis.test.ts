@@ -11,6 +11,7 @@ import {
   waitFor,
 } from '../../../test/harness.js';
 import { installed } from '../../../test/service-process.js';
+import { SENTENCE_AUDIO_S } from './speech-synthesis.js';
 import { pcmOf, SPEECH_SAMPLE_RATE, speaks, startSpeechServer } from '../../../test/speech-server.js';
 import { espeakNg } from './espeak-ng.js';
 
@@ -364,6 +365,49 @@ describeEachStore("the agent's own voice", (kind: StoreKind) => {
       400,
       'invalid_request',
     );
+  });
+
+  it('says at most 1,000 characters of a sentence, pronunciations applied, and at most 90 s of its audio (one request built 130 MB)', async () => {
+    const d = await open();
+    const agentId = (await d.api.get(`/api/v1/deployments/${d.deploymentId}`)).body.data.agent_id;
+    const calls = speech.calls.length;
+    const letters = 'abcdefghijklmnopqrstuvwxyz'.split('');
+    const sample = await fetch(`${service.url}/api/v1/agents/${agentId}/voice-sample`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${d.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({
+        text: letters.join(' ').repeat(5).slice(0, 300),
+        voice: { voice: 'am_adam', speed: 0.5 },
+        pronunciations: letters.map((term) => ({ term, say: 'z'.repeat(200) })),
+      }),
+    });
+    expect(sample.status).toBe(200);
+    const wav = Buffer.from(await sample.arrayBuffer());
+    expect(String(speech.calls[calls]!.body.input).length).toBe(1_000);
+    // 1,000 characters are 20 s of the scripted server's audio: within the 90 s a sentence may have.
+    expect(wav.length - 44).toBe(pcmOf('x'.repeat(1_000)).length);
+    expect(SENTENCE_AUDIO_S * 24_000 * 2).toBeGreaterThan(wav.length);
+
+    // An engine that never stops: cut at 90 s, the connection to it closed.
+    speech.state.behaviour = (_call, res) => {
+      res.writeHead(200, { 'content-type': 'audio/pcm' });
+      const more = () => !res.destroyed && res.write(Buffer.alloc(48_000, 1), () => setImmediate(more));
+      more();
+    };
+    try {
+      const wav = Buffer.from(
+        await (
+          await fetch(`${service.url}/api/v1/agents/${agentId}/voice-sample`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${d.apiKey}`, 'content-type': 'application/json' },
+            body: '{"text":"And on and on."}',
+          })
+        ).arrayBuffer(),
+      );
+      expect(wav.length - 44).toBe(SENTENCE_AUDIO_S * 24_000 * 2);
+    } finally {
+      speech.state.behaviour = speaks;
+    }
   });
 
   it("speaks in the browser's voice where the deployment says so, and not at all when off", async () => {
