@@ -348,7 +348,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     accounts: consoleAccounts,
     baseUrl: () => address.url,
     onRemoved: (customerId, userId) =>
-      activity.endStreamsOf(customerId, principalKey({ customerId, keyId: null, userId, role: '' })),
+      activity.endStreamsOf(customerId, principalKey({ customerId, keyId: null, userId, role: 'agent' })),
   });
   const conversationHistory = new ConversationHistory({ db, dialect, searchIndex });
   const replies = new ReplyService({ db, deployments, events, bus });

@@ -7,6 +7,7 @@ import type { Db } from '../database.js';
 import type { AuditTrail, Writes } from '../audit/audit-trail.js';
 import { pageQuery } from '../http/pagination.js';
 import {
+  type Agent,
   agentSchema,
   agentSpecSchema,
   agentVersionParams,
@@ -16,6 +17,7 @@ import {
   updateAgentBody,
 } from './agent.schemas.js';
 import {
+  agentSeenBy,
   createAgent,
   getAgentSpec,
   getAgentVersion,
@@ -60,6 +62,9 @@ export function agentRoutes({ db, writes, trail, onJobQueued, onChanged }: Agent
           { status, search },
           { page, per_page },
         );
+        // Read as stored for every role but the one that sees less.
+        if (principal.role === 'agent')
+          return { data: (JSON.parse(itemsJson) as Agent[]).map(agentSeenBy(principal.role)), meta };
         return { data: new JsonText(itemsJson), meta };
       },
     }),
@@ -92,7 +97,7 @@ export function agentRoutes({ db, writes, trail, onJobQueued, onChanged }: Agent
       errors: ['not_found'],
       success: { status: 200, description: 'The agent', data: agentSchema },
       handler: async ({ principal, params }) => ({
-        data: toAgent(await requireAgent(db, principal.customerId, params.id)),
+        data: agentSeenBy(principal.role)(toAgent(await requireAgent(db, principal.customerId, params.id))),
       }),
     }),
     defineRoute({

@@ -1,3 +1,4 @@
+import type { Role } from '#protocol/roles';
 import { AppError, invalidState, notFound } from '../errors.js';
 import { type Page, pageMeta, pageOf } from '../http/pagination.js';
 import { deleteJobsOfAgent, insertJob } from './generation/job.repository.js';
@@ -34,6 +35,16 @@ import { findModelEndpoint } from '../model-endpoints/model-endpoint.repository.
 import { findBase } from '../knowledge/knowledge.repository.js';
 
 export const toAgent = (row: AgentRow): Agent => shapeRow(AGENT_SHAPE, row);
+
+/**
+ * An agent as `role` may read it (README, Your team): the agent role, which answers visitors, reads
+ * an agent's name and state, never its specs (its instructions, and the URLs of its tools, which
+ * may carry the customer's tokens).
+ */
+export function agentSeenBy(role: Role): (agent: Agent) => Agent {
+  if (role !== 'agent') return (agent) => agent;
+  return (agent) => ({ ...agent, agent_spec: null, draft_spec: null, generated_spec: null });
+}
 
 const searchTextOf = (name: string, description: string | null): string =>
   `${name}\n${description ?? ''}`.toLowerCase();

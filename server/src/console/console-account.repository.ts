@@ -1,3 +1,4 @@
+import type { Role } from '#protocol/roles';
 import { type Selectable, sql } from 'kysely';
 import type { Db, Trx } from '../database.js';
 import type { Dialect } from '../store/db.js';
@@ -98,7 +99,7 @@ export async function setWelcome(
   userId: string,
   welcomeHash: string,
   expiresAt: string,
-  role?: string,
+  role?: Role,
 ): Promise<void> {
   await db
     .updateTable('console_users')
@@ -162,7 +163,7 @@ const sessionShape = queryShape((db, v: { tokenHash: string }) =>
 export async function findSession(
   db: Db,
   tokenHash: string,
-): Promise<(ConsoleSessionRow & { email: string; role: string }) | undefined> {
+): Promise<(ConsoleSessionRow & { email: string; role: Role }) | undefined> {
   return (await sessionShape(db, { tokenHash }))[0];
 }
 

@@ -1,3 +1,4 @@
+import type { Role } from '#protocol/roles';
 import { randomBytes } from 'node:crypto';
 import { AppError } from '../errors.js';
 import { newId } from '../shared/random.js';
@@ -58,7 +59,7 @@ export interface ConsoleIdentity {
   userId: string;
   customerId: string;
   email: string;
-  role: string;
+  role: Role;
 }
 
 const newToken = (): string => randomBytes(32).toString('base64url');
@@ -86,7 +87,7 @@ export class ConsoleAccounts {
   async invite(
     customerId: string,
     email: string,
-    options: { role?: string; ttlMs?: number; audit: Audit },
+    options: { role?: Role; ttlMs?: number; audit: Audit },
   ): Promise<{ userId: string; token: string; expiresAt: string; created: boolean }> {
     const address = email.trim().toLowerCase();
     const token = newToken();
@@ -304,7 +305,7 @@ export class ConsoleAccounts {
     email: string;
     created_at: string;
     last_sign_in_at: string | null;
-    role: string;
+    role: Role;
     single_sign_on: SingleSignOnState;
   } | null> {
     const who = await this.identify(token);

@@ -1,3 +1,5 @@
+import type { Role } from '#protocol/roles';
+
 /** A person who signs in to the console; belongs to one customer. */
 export interface ConsoleUserTable {
   id: string;
@@ -12,7 +14,7 @@ export interface ConsoleUserTable {
   created_at: string;
   last_sign_in_at: string | null;
   /** What they may do (README, Your team): agent, editor, admin or owner. */
-  role: string;
+  role: Role;
 }
 
 /** An identity provider's subject (`iss` + `sub`), linked once to a console user it signs in as (README, Your team). */

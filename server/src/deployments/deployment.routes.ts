@@ -12,7 +12,7 @@ import {
   rotateSecretBody,
   updateDeploymentBody,
 } from './deployment.schemas.js';
-import type { DeploymentService } from './deployment.service.js';
+import { deploymentSeenBy, type DeploymentService } from './deployment.service.js';
 
 export function deploymentRoutes(
   deployments: DeploymentService,
@@ -28,8 +28,10 @@ export function deploymentRoutes(
       tag: 'Deployments',
       query: listDeploymentsQuery,
       success: { status: 200, description: 'A page of deployments', data: deploymentSchema.array(), list: true },
-      handler: ({ principal, query: { page, per_page, ...filter } }) =>
-        deployments.list(principal.customerId, filter, { page, per_page }),
+      handler: async ({ principal, query: { page, per_page, ...filter } }) => {
+        const listed = await deployments.list(principal.customerId, filter, { page, per_page });
+        return { ...listed, data: listed.data.map(deploymentSeenBy(principal.role)) };
+      },
     }),
     defineRoute({
       method: 'post',
@@ -59,7 +61,9 @@ export function deploymentRoutes(
       params: idParams,
       errors: ['not_found'],
       success: { status: 200, description: 'The deployment', data: deploymentSchema },
-      handler: async ({ principal, params }) => ({ data: await deployments.get(principal.customerId, params.id) }),
+      handler: async ({ principal, params }) => ({
+        data: deploymentSeenBy(principal.role)(await deployments.get(principal.customerId, params.id)),
+      }),
     }),
     defineRoute({
       method: 'put',

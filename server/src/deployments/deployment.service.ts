@@ -1,3 +1,5 @@
+import type { Role } from '#protocol/roles';
+import { urlSeenBy } from '../shared/seen-by-role.js';
 import { requireAgent } from '../agents/agent.service.js';
 import { responderOf } from '../agents/agent-responder.js';
 import { findAgentVersion } from '../agents/agent-version.repository.js';
@@ -39,6 +41,22 @@ export function toDeployment(row: DeploymentView): Deployment {
     transcript_hook_disabled_reason: row.transcript_hook_disabled_reason,
     created_at: row.created_at,
     updated_at: row.updated_at,
+  };
+}
+
+/**
+ * A deployment as `role` may read it (README, Your team): the agent role sees its hook and
+ * transcript hook as origins only (a path or query may carry the customer's token).
+ */
+export function deploymentSeenBy(role: Role): (deployment: Deployment) => Deployment {
+  if (role !== 'agent') return (deployment) => deployment;
+  return (deployment) => {
+    const channel = deployment.channel_config as Record<string, unknown> | null;
+    if (!channel) return deployment;
+    const seen = { ...channel };
+    for (const key of ['hook_url', 'transcript_hook_url'])
+      if (typeof seen[key] === 'string') seen[key] = urlSeenBy(role, seen[key]);
+    return { ...deployment, channel_config: seen };
   };
 }
 

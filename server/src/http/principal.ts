@@ -1,3 +1,5 @@
+import type { Role } from '#protocol/roles';
+
 /**
  * Who a management request acts for: an API key, or a console user signed in with a session. The
  * transport only carries it; the middleware `app.ts` builds decides who it is.
@@ -11,7 +13,7 @@ export interface Principal {
   /** Their address, for the record of what they changed. */
   email?: string;
   /** What the caller may do, as the management routes' table names it (README, Your team). */
-  role: string;
+  role: Role;
 }
 
 /** Who made a request, for per-caller limits: the API key, or the console user. */

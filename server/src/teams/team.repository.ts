@@ -1,3 +1,4 @@
+import type { Role } from '#protocol/roles';
 import type { Db, Trx } from '../database.js';
 import type { ConsoleUserRow } from '../console/console-account.repository.js';
 
@@ -32,7 +33,7 @@ export async function lockOwners(trx: Trx, customerId: string, dialect: 'sqlite'
   return (await query.execute()).map((row) => row.id);
 }
 
-export async function setRole(trx: Trx, id: string, role: string): Promise<void> {
+export async function setRole(trx: Trx, id: string, role: Role): Promise<void> {
   await trx.updateTable('console_users').set({ role }).where('id', '=', id).execute();
 }
 

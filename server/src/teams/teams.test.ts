@@ -15,21 +15,7 @@ import {
 import { auditOf } from '../audit/audit-trail.js';
 import { ROLES, type Role } from '#protocol/roles';
 import { ROUTE_ROLES } from './route-roles.js';
-
-const PASSWORD = 'correct horse battery';
-const CONSOLE = { 'x-requested-with': 'concierge-console' };
-const tokenOf = (setCookie: string | null): string => /^concierge_session=([^;]*)/.exec(setCookie ?? '')?.[1] ?? '';
-
-/** A console user of `customerId` with `role`, signed in: the headers their console's requests carry. */
-async function member(service: TestService, customerId: string, email: string, role: Role) {
-  const { token, userId } = await service.app.consoleAccounts.invite(customerId, email, {
-    role,
-    audit: auditOf(customerId, 'admin'),
-  });
-  const welcome = await call(service.url, 'POST', '/console/welcome', { body: { token, password: PASSWORD } });
-  expect(welcome.status).toBe(204);
-  return { userId, headers: { cookie: `concierge_session=${tokenOf(welcome.headers.get('set-cookie'))}`, ...CONSOLE } };
-}
+import { CONSOLE, member, PASSWORD, tokenOf } from '../../test/console-users.js';
 
 /** A request to `path` (its ids made up) as `headers`: only the role check can refuse it with 403. */
 async function attempt(service: TestService, method: string, path: string, headers: Record<string, string>) {

@@ -3,6 +3,7 @@ import { defineRoute, type RouteDef } from '../../http/route.js';
 import { idParams } from '../../shared/schemas.js';
 import { deliverySchema, listDeliveriesQuery, testHookBody } from './delivery.schemas.js';
 import type { DeliveryService } from './delivery.service.js';
+import { deliverySeenBy } from './delivery.view.js';
 
 export function deliveryRoutes(deliveries: DeliveryService, trail: AuditTrail): RouteDef[] {
   return [
@@ -14,8 +15,10 @@ export function deliveryRoutes(deliveries: DeliveryService, trail: AuditTrail): 
       tag: 'Deliveries',
       query: listDeliveriesQuery,
       success: { status: 200, description: 'A page of delivery attempts', data: deliverySchema.array(), list: true },
-      handler: ({ principal, query: { page, per_page, ...filter } }) =>
-        deliveries.list(principal.customerId, filter, { page, per_page }),
+      handler: async ({ principal, query: { page, per_page, ...filter } }) => {
+        const listed = await deliveries.list(principal.customerId, filter, { page, per_page });
+        return { ...listed, data: listed.data.map(deliverySeenBy(principal.role)) };
+      },
     }),
     defineRoute({
       method: 'get',
@@ -26,7 +29,9 @@ export function deliveryRoutes(deliveries: DeliveryService, trail: AuditTrail): 
       params: idParams,
       errors: ['not_found'],
       success: { status: 200, description: 'The attempt', data: deliverySchema },
-      handler: async ({ principal, params }) => ({ data: await deliveries.get(principal.customerId, params.id) }),
+      handler: async ({ principal, params }) => ({
+        data: deliverySeenBy(principal.role)(await deliveries.get(principal.customerId, params.id)),
+      }),
     }),
     defineRoute({
       method: 'post',

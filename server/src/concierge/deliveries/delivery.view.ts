@@ -1,4 +1,6 @@
 import type { DeliveryRow } from './delivery.repository.js';
+import type { Role } from '#protocol/roles';
+import { urlSeenBy } from '../../shared/seen-by-role.js';
 import type { Delivery } from './delivery.schemas.js';
 
 /** A delivery record as the API shows it. */
@@ -26,3 +28,20 @@ export function toDelivery(row: DeliveryRow): Delivery {
         : null,
   };
 }
+
+/**
+ * A delivery record as `role` may read it (README, Your team): the agent role sees where it went
+ * as an origin only, and no model call's request body (the agent's instructions and prompt).
+ */
+export function deliverySeenBy(role: Role): (delivery: Delivery) => Delivery {
+  if (role !== 'agent') return (delivery) => delivery;
+  return (delivery) => ({
+    ...delivery,
+    url: urlSeenBy(role, delivery.url),
+    request:
+      delivery.kind === 'model' ? { headers: delivery.request.headers, body: HIDDEN_FOR_AGENTS } : delivery.request,
+  });
+}
+
+/** Said in place of what the agent role does not read. */
+export const HIDDEN_FOR_AGENTS = '(not shown to the agent role)';

@@ -4,6 +4,10 @@ import type { Db } from '../../database.js';
 import type { Dialect } from '../../store/db.js';
 import { answerCallsOf } from '../deliveries/delivery.repository.js';
 import { toDelivery } from '../deliveries/delivery.view.js';
+import type { Delivery } from '../deliveries/delivery.schemas.js';
+
+/** A delivery record as its reader may read it. */
+type DeliveryView = (delivery: Delivery) => Delivery;
 import {
   conversationsAfter,
   eventsOf,
@@ -95,15 +99,16 @@ export class ConversationHistory {
     return toConversation(row);
   }
 
-  async get(customerId: string, id: string): Promise<ConversationDetail> {
+  /** A conversation in full; `seen` shows each delivery record as its reader may read it (README, Your team). */
+  async get(customerId: string, id: string, seen: DeliveryView = (d) => d): Promise<ConversationDetail> {
     const row = await findHistoryRow(this.parts.db, this.parts.dialect, customerId, id);
     if (!row) throw notFound('Conversation');
-    const [detail] = await this.details([row]);
+    const [detail] = await this.details([row], seen);
     return detail!;
   }
 
   /** One NDJSON line per conversation, newest first, read a step at a time: memory stays flat however many there are. */
-  async *export(customerId: string, filter: ConversationFilter): AsyncGenerator<string> {
+  async *export(customerId: string, filter: ConversationFilter, seen: DeliveryView = (d) => d): AsyncGenerator<string> {
     if (filter.search) await this.parts.searchIndex.catchUp();
     let after: HistoryCursor | undefined;
     for (let sent = 0; sent < EXPORT_LIMIT;) {
@@ -116,14 +121,14 @@ export class ConversationHistory {
         Math.min(EXPORT_STEP, EXPORT_LIMIT - sent),
       );
       if (!rows.length) return;
-      yield (await this.details(rows)).map((d) => `${JSON.stringify(d)}\n`).join('');
+      yield (await this.details(rows, seen)).map((d) => `${JSON.stringify(d)}\n`).join('');
       sent += rows.length;
       after = rows[rows.length - 1]!;
     }
   }
 
   /** Conversations in full, in four reads whatever their number: turns, hook attempts, events, then the turns' reply parts. */
-  private async details(rows: readonly HistoryRow[]): Promise<ConversationDetail[]> {
+  private async details(rows: readonly HistoryRow[], seen: DeliveryView): Promise<ConversationDetail[]> {
     const ids = rows.map((r) => r.id);
     const [turns, events, hookCalls] = await Promise.all([
       turnsOf(this.parts.db, ids),
@@ -180,9 +185,9 @@ export class ConversationHistory {
             : turn.replied_by
               ? { type: 'person', name: turn.replied_by }
               : { type: 'agent' },
-        hook_attempts: attempts.get(turn.id) ?? [],
+        hook_attempts: (attempts.get(turn.id) ?? []).map(seen),
         knowledge: turn.knowledge ? JSON.parse(turn.knowledge) : null,
-        model_calls: modelCalls.get(turn.id) ?? [],
+        model_calls: (modelCalls.get(turn.id) ?? []).map(seen),
         reply_received: turn.reply_received_at
           ? { at: turn.reply_received_at, duplicates: turn.reply_duplicates }
           : null,

@@ -1,3 +1,4 @@
+import { deliverySeenBy } from '../deliveries/delivery.view.js';
 import type { AuditTrail } from '../../audit/audit-trail.js';
 import { defineRoute, type RouteDef } from '../../http/route.js';
 import { deletedSchema, idParams } from '../../shared/schemas.js';
@@ -45,7 +46,9 @@ export function conversationRoutes(
         contentType: 'application/x-ndjson',
         stream: true,
       },
-      handler: ({ principal, query }) => ({ data: history.export(principal.customerId, query) }),
+      handler: ({ principal, query }) => ({
+        data: history.export(principal.customerId, query, deliverySeenBy(principal.role)),
+      }),
     }),
     defineRoute({
       method: 'get',
@@ -57,7 +60,9 @@ export function conversationRoutes(
       params: idParams,
       errors: ['not_found'],
       success: { status: 200, description: 'The conversation in full', data: conversationDetailSchema },
-      handler: async ({ principal, params }) => ({ data: await history.get(principal.customerId, params.id) }),
+      handler: async ({ principal, params }) => ({
+        data: await history.get(principal.customerId, params.id, deliverySeenBy(principal.role)),
+      }),
     }),
     defineRoute({
       method: 'delete',
