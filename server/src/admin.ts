@@ -7,7 +7,9 @@ import { PasswordHasher } from './console/password-hasher.js';
 import { createCustomer } from './customers/customer.service.js';
 import { openStore, type Store } from './store/db.js';
 import { backupSqlite, restoreSqlite } from './store/sqlite-backup.js';
-import { auditOf } from './audit/audit-trail.js';
+import { auditOf, inTransaction } from './audit/audit-trail.js';
+import { ModelEndpointService } from './model-endpoints/model-endpoint.service.js';
+import { secretsKeys } from './shared/secrets-key.js';
 import { isRole, type Role, ROLES } from '#protocol/roles';
 
 const USAGE = `usage:
@@ -16,7 +18,8 @@ const USAGE = `usage:
   npm run admin -- create-user --email EMAIL [--role ROLE]   (a fresh link for an existing user: a forgotten password)
   ROLE: owner (the default for a new user), admin, editor or agent (README, Your team)
   npm run admin -- backup --to FILE            (SQLite: a consistent copy while the service runs)
-  npm run admin -- restore --from FILE         (SQLite: with the service stopped)`;
+  npm run admin -- restore --from FILE         (SQLite: with the service stopped)
+  npm run admin -- reseal-secrets              (after SECRETS_KEY changed, the old one in SECRETS_KEY_PREVIOUS)`;
 
 class UsageError extends Error {}
 
@@ -77,6 +80,19 @@ async function run(
     await restoreSqlite(dataDir, values.from, { key });
     return `Restored ${values.from}; start the service to use it\n`;
   }
+  if (command === 'reseal-secrets')
+    return withStore(async (store, config) => {
+      const endpoints = new ModelEndpointService({
+        db: store.db,
+        writes: inTransaction(store.db),
+        keys: secretsKeys(config.dataDir, config.secretsKey, config.previousSecretsKeys),
+      });
+      const { resealed, unopened } = await endpoints.resealAll();
+      const left = unopened
+        ? `${unopened} could be opened by none of the keys given (SECRETS_KEY, SECRETS_KEY_PREVIOUS): their endpoints need their API keys again\n`
+        : 'SECRETS_KEY_PREVIOUS may be removed now\n';
+      return `Sealed ${resealed} secrets under the current SECRETS_KEY\n${left}`;
+    });
   if (command === 'create-customer') {
     const name = values.name?.trim();
     if (!name || name.length > 200) throw new UsageError('--name is required (1..200 characters)');

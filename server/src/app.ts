@@ -55,7 +55,7 @@ import { WaitNotices } from './concierge/conversations/wait-notices.js';
 import { deploymentRoutes } from './deployments/deployment.routes.js';
 import { modelEndpointRoutes } from './model-endpoints/model-endpoint.routes.js';
 import { ModelEndpointService } from './model-endpoints/model-endpoint.service.js';
-import { secretsKey } from './shared/secrets-key.js';
+import { secretsKeys } from './shared/secrets-key.js';
 import { egressFor } from './shared/egress.js';
 import { HookResponder } from './concierge/turns/hook-responder.js';
 import { ModelResponder } from './concierge/models/model-responder.js';
@@ -238,7 +238,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const modelEndpoints = new ModelEndpointService({
     db,
     writes,
-    secretsKey: secretsKey(config.dataDir, config.secretsKey),
+    keys: secretsKeys(config.dataDir, config.secretsKey, config.previousSecretsKeys),
   });
   const hookResponder = new HookResponder({ db, events, egress, logger, health, address }, timings.hookRetryDelaysMs);
   const modelResponder = new ModelResponder({

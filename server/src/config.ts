@@ -33,6 +33,13 @@ const envSchema = z.object({
   DRAIN_S: z.coerce.number().int().min(0).max(300).default(5),
   BACKUP_KEY: z.string().min(32, 'must be at least 32 characters (openssl rand -hex 32)').optional(),
   SECRETS_KEY: z.string().min(32, 'must be at least 32 characters (openssl rand -hex 32)').optional(),
+  SECRETS_KEY_PREVIOUS: z
+    .string()
+    .refine(
+      (keys) => keys.split(',').every((key) => key.trim().length >= 32),
+      'must be comma-separated keys of at least 32 characters each (the SECRETS_KEY values being rotated away)',
+    )
+    .optional(),
   MODEL_URL: z.url({ protocol: /^https?$/ }).optional(),
   MODEL_KEY: z.string().min(1).optional(),
   MODEL_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(20),
@@ -103,6 +110,8 @@ export interface Config {
   readonly backupKey: string | undefined;
   /** The key customers' secrets are sealed with (else `secrets.key` in DATA_DIR, made at first need). */
   readonly secretsKey: string | undefined;
+  /** Keys that sealed secrets before SECRETS_KEY (a rotation): they still open them, until `reseal-secrets`. */
+  readonly previousSecretsKeys: readonly string[];
   /** The operator's model endpoint for agents that name none (README, An agent without a server). */
   readonly model: { url: string; key: string | undefined } | undefined;
   /** Model calls one customer may have in flight on this node; past it a turn waits for a place. */
@@ -206,6 +215,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     drainSeconds: e.DRAIN_S,
     backupKey: e.BACKUP_KEY,
     secretsKey: e.SECRETS_KEY,
+    previousSecretsKeys: e.SECRETS_KEY_PREVIOUS?.split(',').map((key) => key.trim()) ?? [],
     model: e.MODEL_URL ? { url: e.MODEL_URL.replace(/\/+$/, ''), key: e.MODEL_KEY } : undefined,
     modelConcurrency: e.MODEL_CONCURRENCY,
     knowledgeQuota: { chars: e.KNOWLEDGE_CHARS_PER_CUSTOMER, documents: e.KNOWLEDGE_DOCUMENTS_PER_CUSTOMER },

@@ -57,7 +57,7 @@ describe('GET /openapi.json', () => {
       );
       expect(res.body?.error?.message, operation).not.toBe('No such route');
     }
-    expect(served).toHaveLength(82);
+    expect(served).toHaveLength(84);
     expect(Object.keys(doc.paths['/widget/concierge.js'].get.responses['200'].content)).toEqual([
       'text/javascript; charset=utf-8',
     ]);
@@ -112,7 +112,8 @@ describe('GET /openapi.json', () => {
     expect(create.requestBody.required).toBe(true);
 
     const rotate = doc.paths['/api/v1/settings/api-key/rotate'].post;
-    expect(rotate.requestBody.required).toBe(false);
+    // A destructive action takes an explicit body: a bare POST does nothing.
+    expect(rotate.requestBody.required).toBe(true);
     expect(Object.keys(doc.paths['/api/v1/deployments/{id}/activate'].post.responses)).toContain('409');
     expect(doc.paths['/api/v1/deployments'].post.responses['201']).toBeDefined();
 

@@ -22,6 +22,7 @@ const validBodies: Record<string, unknown> = {
   'post /api/v1/knowledge-bases/:id/documents': { title: 'Planted', text: 'Planted text' },
   'put /api/v1/knowledge-bases/:id/documents/:document_id': { text: 'Changed by someone else' },
   'post /api/v1/deployments/:id/rotate-secret': { grace_period_s: 0 },
+  'post /api/v1/deployments/:id/deactivate': {},
   'post /api/v1/conversations/:id/takeover': { name: 'Someone else' },
   'post /api/v1/conversations/:id/messages': { text: 'Hello from elsewhere', name: 'Someone else' },
   'post /api/v1/conversations/:id/turns/:turn_id/reply': { reply_text: 'Not yours' },

@@ -517,6 +517,7 @@ export function DeploymentPage({ id }: { id: string }) {
         dep?.status === 'active'
           ? path`/api/v1/deployments/${id}/deactivate`
           : path`/api/v1/deployments/${id}/activate`,
+        {},
       ),
     ),
   );

@@ -63,9 +63,21 @@ describeEachStore('API key', (kind) => {
       expect(JSON.stringify(res.body)).not.toContain(apiKey);
     });
 
+    it('rotates nothing on a bare POST, and keeps the old key an hour by default', async () => {
+      const { apiKey } = await service.newCustomer();
+      const api = client(service.url, apiKey);
+      const bare = await api.post('/api/v1/settings/api-key/rotate');
+      expectError(bare, 400, 'invalid_request');
+      expect(bare.body.error.details).toEqual([{ path: 'body', message: 'a JSON body is required ({} will do)' }]);
+      const before = Date.now();
+      const res = await api.post('/api/v1/settings/api-key/rotate', {});
+      expect(Date.parse(res.body.data.previous_key_expires_at) - before).toBeGreaterThanOrEqual(3600_000 - 1000);
+      expect((await api.get('/api/v1/agents')).status).toBe(200);
+    });
+
     it('rotates without grace: the old key fails at once, the new one works', async () => {
       const { apiKey } = await service.newCustomer();
-      const res = await client(service.url, apiKey).post('/api/v1/settings/api-key/rotate');
+      const res = await client(service.url, apiKey).post('/api/v1/settings/api-key/rotate', { grace_period_s: 0 });
       expect(res.status).toBe(200);
       const { key, previous_key_expires_at, prefix, last4 } = res.body.data;
       expect(key).toMatch(/^vak_[0-9A-Za-z]{38}$/);

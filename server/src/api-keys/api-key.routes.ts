@@ -35,10 +35,10 @@ export function apiKeyRoutes({ db, usage, keys, trail }: ApiKeyRouteDeps): Route
       method: 'post',
       path: '/api/v1/settings/api-key/rotate',
       operationId: 'rotateApiKey',
-      summary: 'Issue a new API key; the old one works for grace_period_s (default 0: fails at once)',
+      summary:
+        'Issue a new API key; the old one works for grace_period_s (default 3600; 0: it fails at once). A JSON body is required (`{}` will do): a bare POST rotates nothing',
       tag: 'API key',
       body: rotateApiKeyBody,
-      bodyOptional: true,
       success: { status: 200, description: 'The new key, shown once', data: rotatedApiKeySchema },
       handler: async (ctx) => {
         const rotated = await rotateApiKey(db, ctx.principal.customerId, ctx.body.grace_period_s, trail.by(ctx));

@@ -17,7 +17,7 @@ export const rotatedApiKeySchema = apiKeySettingsSchema
   .meta({ id: 'RotatedApiKey' });
 
 export const rotateApiKeyBody = z
-  .strictObject({ grace_period_s: z.number().int().min(0).max(604_800).default(0) })
+  .strictObject({ grace_period_s: z.number().int().min(0).max(604_800).default(3600) })
   .meta({ id: 'RotateApiKey' });
 
 export const usageQuery = z.object({ days: z.coerce.number().int().min(1).max(90).default(30) });

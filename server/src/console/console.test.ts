@@ -315,7 +315,7 @@ function suite(kind: StoreKind) {
     expect(await ids('preview=false')).toEqual([]);
     previewed.close();
 
-    expect((await api.post(`/api/v1/deployments/${deploymentId}/deactivate`)).status).toBe(200);
+    expect((await api.post(`/api/v1/deployments/${deploymentId}/deactivate`, {})).status).toBe(200);
     expectError(await api.post(`/api/v1/deployments/${deploymentId}/preview-token`), 409, 'invalid_state');
     const stranger = client(service.url, (await service.newCustomer('Other')).apiKey);
     expectError(await stranger.post(`/api/v1/deployments/${deploymentId}/preview-token`), 404, 'not_found');

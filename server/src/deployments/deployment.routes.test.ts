@@ -290,10 +290,13 @@ describeEachStore('deployments', (kind) => {
       expectError(await api.del(`/api/v1/agents/${published}`), 409, 'invalid_state');
       expectError(await api.put(`/api/v1/deployments/${d.id}`, { channel_config: {} }), 409, 'invalid_state');
 
-      const off = await api.post(`/api/v1/deployments/${d.id}/deactivate`);
+      // A bare POST deactivates nothing: the action takes `{}`.
+      expectError(await api.post(`/api/v1/deployments/${d.id}/deactivate`), 400, 'invalid_request');
+      expect((await api.get(`/api/v1/deployments/${d.id}`)).body.data.status).toBe('active');
+      const off = await api.post(`/api/v1/deployments/${d.id}/deactivate`, {});
       expect(off.status).toBe(200);
       expect(off.body.data.status).toBe('inactive');
-      expect((await api.post(`/api/v1/deployments/${d.id}/deactivate`)).body.data.status).toBe('inactive');
+      expect((await api.post(`/api/v1/deployments/${d.id}/deactivate`, {})).body.data.status).toBe('inactive');
 
       const gone = await api.del(`/api/v1/deployments/${d.id}`);
       expect(gone.body).toEqual({ success: true, data: { id: d.id, deleted: true }, meta: {} });
@@ -364,7 +367,8 @@ describeEachStore('deployments', (kind) => {
     it('issues a new secret with a default grace of one hour, or none with 0', async () => {
       const d = (await create({ agent_id: published })).body.data;
       const before = Date.now();
-      const res = await api.post(`/api/v1/deployments/${d.id}/rotate-secret`);
+      expectError(await api.post(`/api/v1/deployments/${d.id}/rotate-secret`), 400, 'invalid_request');
+      const res = await api.post(`/api/v1/deployments/${d.id}/rotate-secret`, {});
       expect(res.status).toBe(200);
       expect(res.body.data.signing_secret).toMatch(SECRET);
       expect(res.body.data.signing_secret).not.toBe(d.signing_secret);
@@ -387,7 +391,7 @@ describeEachStore('deployments', (kind) => {
       expectError(await api.put(`/api/v1/deployments/${bad}`, { environment: 'staging' }), 404, 'not_found');
       expectError(await api.del(`/api/v1/deployments/${bad}`), 404, 'not_found');
       for (const action of ['activate', 'deactivate', 'rotate-secret']) {
-        expectError(await api.post(`/api/v1/deployments/${bad}/${action}`), 404, 'not_found');
+        expectError(await api.post(`/api/v1/deployments/${bad}/${action}`, {}), 404, 'not_found');
       }
     }
   });

@@ -1,6 +1,6 @@
 import { type RouteDef, defineRoute } from '../http/route.js';
 import type { AuditTrail } from '../audit/audit-trail.js';
-import { deletedSchema, idParams } from '../shared/schemas.js';
+import { deletedSchema, explicitBody, idParams } from '../shared/schemas.js';
 import { configWarnings, type ServiceAbilities } from './config-warnings.js';
 import {
   configWarningsMetaSchema,
@@ -115,9 +115,11 @@ export function deploymentRoutes(
       method: 'post',
       path: '/api/v1/deployments/:id/deactivate',
       operationId: 'deactivateDeployment',
-      summary: 'Deactivate; open widget sessions are ended',
+      summary:
+        'Deactivate; open widget sessions are ended. A JSON body is required (`{}` will do): a bare POST deactivates nothing',
       tag: 'Deployments',
       params: idParams,
+      body: explicitBody,
       errors: ['not_found'],
       success: { status: 200, description: 'The inactive deployment', data: deploymentSchema },
       handler: async (ctx) => ({
@@ -143,11 +145,11 @@ export function deploymentRoutes(
       method: 'post',
       path: '/api/v1/deployments/:id/rotate-secret',
       operationId: 'rotateDeploymentSecret',
-      summary: 'Issue a new signing secret (beyond the specification); the old one verifies during the grace period',
+      summary:
+        'Issue a new signing secret (beyond the specification); the old one verifies during the grace period (default 3600 s). A JSON body is required (`{}` will do)',
       tag: 'Deployments',
       params: idParams,
       body: rotateSecretBody,
-      bodyOptional: true,
       errors: ['not_found'],
       success: { status: 200, description: 'The new secret, shown once', data: rotatedSecretSchema },
       handler: async (ctx) => ({

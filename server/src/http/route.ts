@@ -252,6 +252,13 @@ export function serveRoute(
     } else if (!def.rawBody && (def.method === 'post' || def.method === 'put')) {
       const read = await readJsonBody(req, def.upload?.limit ?? bodyLimit, bodyTimeoutMs);
       bodyBytes = read?.raw;
+      if (read === undefined && def.body && !def.bodyOptional)
+        throw new AppError('invalid_request', 'Invalid body', [
+          {
+            path: 'body',
+            message: `a JSON body is required${def.body.safeParse({}).success ? ' ({} will do)' : ''}`,
+          },
+        ]);
       body = validate(
         def.body ?? NO_BODY.optional(),
         read === undefined && def.bodyOptional ? {} : read?.value,

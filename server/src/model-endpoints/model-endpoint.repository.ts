@@ -56,3 +56,8 @@ export async function agentsNamingEndpoint(db: Db, customerId: string, id: strin
     .execute();
   return rows.map((r) => r.name);
 }
+
+/** Every endpoint with a sealed key, of every customer: what a rotation of the secrets key seals again. */
+export async function sealedEndpoints(db: Db): Promise<ModelEndpointRow[]> {
+  return db.selectFrom('model_endpoints').selectAll().where('api_key_sealed', 'is not', null).execute();
+}

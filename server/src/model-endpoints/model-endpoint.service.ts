@@ -4,6 +4,7 @@ import { AppError, invalidState, notFound } from '../errors.js';
 import { type Page, pageOf } from '../http/pagination.js';
 import { newId } from '../shared/random.js';
 import { openText, sealText } from '../shared/sealed-text.js';
+import type { SecretsKeys } from '../shared/secrets-key.js';
 import { isoNow } from '../shared/time.js';
 import {
   agentsNamingEndpoint,
@@ -12,6 +13,7 @@ import {
   insertModelEndpoint,
   listModelEndpoints,
   type ModelEndpointRow,
+  sealedEndpoints,
   updateModelEndpoint,
 } from './model-endpoint.repository.js';
 import type { CreateModelEndpointInput, ModelEndpoint, UpdateModelEndpointInput } from './model-endpoint.schemas.js';
@@ -45,6 +47,19 @@ const changeOf = (verb: string, id: string, input: object, moved?: { from: strin
 
 const originOf = (url: string): string => new URL(url).origin;
 
+/** The text `sealed` holds, opened with the first of `keys` and `contexts` that opens it; undefined when none does. */
+function openedWithAny(keys: readonly Buffer[], sealed: string, contexts: readonly string[]): string | undefined {
+  for (const key of keys)
+    for (const context of contexts) {
+      try {
+        return openText(key, sealed, context);
+      } catch {
+        // Not this key, or not this context: the next.
+      }
+    }
+  return undefined;
+}
+
 /**
  * What a key is sealed with beside the customer: the origin it is sent to. A key moved (in the
  * store) to another origin does not open; through the API, moving an endpoint asks for its key again.
@@ -52,7 +67,7 @@ const originOf = (url: string): string => new URL(url).origin;
 const sealedFor = (customerId: string, baseUrl: string) => `${customerId} ${originOf(baseUrl)}`;
 
 export class ModelEndpointService {
-  constructor(private readonly parts: { db: Db; writes: Writes; secretsKey: () => Buffer }) {}
+  constructor(private readonly parts: { db: Db; writes: Writes; keys: SecretsKeys }) {}
 
   async create(customerId: string, input: CreateModelEndpointInput, audit: Audit): Promise<ModelEndpoint> {
     const now = isoNow();
@@ -140,25 +155,42 @@ export class ModelEndpointService {
   }
 
   /**
-   * The key of `row`, sealed for its origin. A key sealed before keys were bound to an origin opens
-   * with its customer alone, once: it is sealed for its origin there and then.
+   * The key of `row`, sealed for its origin under the current secrets key. One sealed otherwise (under
+   * a key of SECRETS_KEY_PREVIOUS, or before keys were bound to an origin, with its customer alone)
+   * opens once, and is sealed again as a new one would be there and then.
    */
   async #opened(row: ModelEndpointRow): Promise<string> {
-    const key = this.parts.secretsKey();
+    const [current, ...previous] = this.parts.keys.all();
+    const bound = sealedFor(row.customer_id, row.base_url);
     try {
-      return openText(key, row.api_key_sealed!, sealedFor(row.customer_id, row.base_url));
+      return openText(current!, row.api_key_sealed!, bound);
     } catch (err) {
-      let text: string;
-      try {
-        text = openText(key, row.api_key_sealed!, row.customer_id);
-      } catch {
-        throw err;
-      }
+      const text = openedWithAny([current!, ...previous], row.api_key_sealed!, [bound, row.customer_id]);
+      if (text === undefined) throw err;
       await updateModelEndpoint(this.parts.db, row.customer_id, row.id, {
-        api_key_sealed: sealText(key, text, sealedFor(row.customer_id, row.base_url)),
+        api_key_sealed: sealText(current!, text, bound),
       });
       return text;
     }
+  }
+
+  /**
+   * Seals every stored key again under the current secrets key (`npm run admin -- reseal-secrets`,
+   * README, Security): after it, SECRETS_KEY_PREVIOUS may go. Returns how many were sealed again, and
+   * how many could be opened by none of the keys given.
+   */
+  async resealAll(): Promise<{ resealed: number; unopened: number }> {
+    let resealed = 0;
+    let unopened = 0;
+    for (const row of await sealedEndpoints(this.parts.db)) {
+      try {
+        await this.#opened(row);
+        resealed++;
+      } catch {
+        unopened++;
+      }
+    }
+    return { resealed, unopened };
   }
 
   async #require(customerId: string, id: string): Promise<ModelEndpointRow> {
@@ -169,7 +201,7 @@ export class ModelEndpointService {
 
   #keyColumns(customerId: string, baseUrl: string, key: string | null) {
     return {
-      api_key_sealed: key === null ? null : sealText(this.parts.secretsKey(), key, sealedFor(customerId, baseUrl)),
+      api_key_sealed: key === null ? null : sealText(this.parts.keys.current(), key, sealedFor(customerId, baseUrl)),
       api_key_last4: key === null ? null : key.slice(-4),
     };
   }

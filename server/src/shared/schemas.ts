@@ -29,3 +29,10 @@ export const httpUrl = z
     const url = URL.parse(value);
     return !url || (!url.username && !url.password);
   }, 'must not carry a user name or password (user:pass@): the signature authenticates the call; put a token in the path if you need one');
+
+/**
+ * The body of an action that takes nothing but cannot be undone lightly (deactivating a
+ * deployment): `{}`. Required all the same, so that a bare POST (a link followed, a form another
+ * site sends) does nothing: a JSON body cannot be sent across sites without the browser asking.
+ */
+export const explicitBody = z.strictObject({}).meta({ id: 'Confirm', description: 'Send `{}`' });

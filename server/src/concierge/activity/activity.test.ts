@@ -85,7 +85,7 @@ describeEachStore('the activity stream', (kind) => {
     void reader.ended.then(() => (ended = true));
     await new Promise((r) => setTimeout(r, 500));
     expect(ended).toBe(false);
-    expect((await mine.api.post('/api/v1/settings/api-key/rotate')).status).toBe(200);
+    expect((await mine.api.post('/api/v1/settings/api-key/rotate', { grace_period_s: 0 })).status).toBe(200);
     await waitFor(async () => ended, 3_000, 'the stream to end');
     expect(
       (await fetch(`${service().url}/api/v1/activity`, { headers: { authorization: `Bearer ${mine.apiKey}` } })).status,

@@ -40,7 +40,7 @@ describeEachStore('install diagnostics', (kind) => {
       await widget.hello(await mintToken(secret, deploymentId, { sub: `guest-${i}` }));
       widget.close();
     }
-    expect((await api.post(`/api/v1/deployments/${deploymentId}/deactivate`)).status).toBe(200);
+    expect((await api.post(`/api/v1/deployments/${deploymentId}/deactivate`, {})).status).toBe(200);
     const late = await Widget.open(service, deploymentId, { origin: hotel });
     expect((await late.closed).code).toBe(4410);
 

@@ -568,7 +568,7 @@ describeEachStore('concierge sessions', (kind) => {
     await widget.next('turn_accepted');
     widget.send({ type: 'user_turn', client_turn_id: 'b', text: 'Two', mode: 'text' });
     expect(await widget.next('error')).toMatchObject({ code: 'too_many_pending_turns' });
-    expect((await api.post(`/api/v1/deployments/${deploymentId}/deactivate`)).status).toBe(200);
+    expect((await api.post(`/api/v1/deployments/${deploymentId}/deactivate`, {})).status).toBe(200);
     // The turn still waiting fails first, in the same commit: no reply can resolve it any more.
     expect(await widget.next('turn_failed')).toMatchObject({ seq: 2, reason: 'conversation_ended' });
     expect(await widget.next('conversation_ended')).toMatchObject({ seq: 3, reason: 'deployment_inactive' });
