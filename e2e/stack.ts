@@ -226,7 +226,8 @@ export class Stack {
   async deployment(action: 'activate' | 'deactivate'): Promise<void> {
     const res = await fetch(`${this.serviceUrl}/api/v1/deployments/${this.deploymentId}/${action}`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${this.apiKey}` },
+      headers: { authorization: `Bearer ${this.apiKey}`, 'content-type': 'application/json' },
+      body: '{}',
     });
     if (res.status !== 200) throw new Error(`${action}: ${res.status}`);
   }
