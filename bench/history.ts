@@ -111,6 +111,7 @@ export async function seedConversations(dataDir: string, count: number): Promise
           part_chars: 0,
           reply_actions: null,
           replied_by: null,
+          answering: 0,
           created_at: at(50 + n * 300),
           updated_at: at(200 + n * 300),
         }));

@@ -145,6 +145,7 @@ async function seed(db: Db): Promise<{ customerId: string; from: string; to: str
           heard_at: null,
           knowledge: null,
           hook_node: null,
+          answering: 0,
           page_url: null,
           page_title: null,
           created_at: created,

@@ -91,6 +91,8 @@ export interface TurnTable {
   knowledge: string | null;
   /** The node that calls (or called) the turn's hook (see `service_nodes`); null for a turn no hook is called for. */
   hook_node: string | null;
+  /** 1 while `hook_node` answers the acknowledged turn itself (a model's reply): taken over if that node goes silent. */
+  answering: number;
   /** The page the turn was taken on (README, Greeting visitors first); null when the widget did not say. */
   page_url: string | null;
   page_title: string | null;

@@ -126,6 +126,7 @@ export const turnLifecycle = {
       heard_at: null,
       knowledge: null,
       hook_node: byPerson ? null : hookNode,
+      answering: 0,
       page_url: input.page?.url ?? null,
       page_title: input.page?.title ?? null,
       created_at: now,

@@ -297,14 +297,16 @@ export async function claimTurn(trx: Trx, id: string, status: TurnStatus, dialec
 }
 
 /**
- * Pending turns whose hook call a node other than `me` was making and that node has been silent
- * since `silentSince` (or is not known any more): it died mid-call. Oldest first.
+ * Turns a silent node left half done: pending (their hook called, or their responder started) or
+ * acknowledged and being answered by that node itself (a model's reply), oldest first.
  */
-export async function orphanedPendingTurns(db: Db, me: string, silentSince: string, limit: number): Promise<TurnRow[]> {
+export async function orphanedTurns(db: Db, me: string, silentSince: string, limit: number): Promise<TurnRow[]> {
   return db
     .selectFrom('turns')
     .selectAll()
-    .where('status', '=', 'pending')
+    .where((eb) =>
+      eb.or([eb('status', '=', 'pending'), eb.and([eb('status', '=', 'acknowledged'), eb('answering', '=', 1)])]),
+    )
     .where('hook_node', 'is not', null)
     .where('hook_node', '!=', me)
     .where(({ not, exists, selectFrom }) =>
@@ -322,16 +324,23 @@ export async function orphanedPendingTurns(db: Db, me: string, silentSince: stri
     .execute();
 }
 
-/** Moves a pending turn's hook call from the silent node `from` to `to`; false when another node took it first, or it was answered. */
-export async function takeOverHookCall(db: Db, id: string, from: string, to: string): Promise<boolean> {
+/** Moves a half-done turn from the silent node `from` to `to`; false when another node took it first, or it was answered. */
+export async function takeOverTurn(db: Db, id: string, from: string, to: string): Promise<boolean> {
   const moved = await db
     .updateTable('turns')
     .set({ hook_node: to })
     .where('id', '=', id)
-    .where('status', '=', 'pending')
+    .where((eb) =>
+      eb.or([eb('status', '=', 'pending'), eb.and([eb('status', '=', 'acknowledged'), eb('answering', '=', 1)])]),
+    )
     .where('hook_node', '=', from)
     .executeTakeFirst();
   return Number(moved.numUpdatedRows) === 1;
+}
+
+/** The node that acknowledged the turn answers it itself (a model's reply): another takes it over if it goes silent. */
+export async function markAnswering(trx: Trx, id: string): Promise<void> {
+  await trx.updateTable('turns').set({ answering: 1 }).where('id', '=', id).execute();
 }
 
 /** What the visitor heard of these turns' spoken replies, where the widget said. */

@@ -9,7 +9,13 @@ import { REPLY_PART_LIMITS, type ReplyAction } from '#protocol/frames';
 import { type ConversationRow, setToolConfirmation } from '../conversations/conversation.repository.js';
 import type { ConversationService } from '../conversations/conversation.service.js';
 import { turnLifecycle } from '../conversations/turn.lifecycle.js';
-import { heardOfTurns, setTurnKnowledge, turnExists, type TurnRow } from '../conversations/turn.repository.js';
+import {
+  heardOfTurns,
+  markAnswering,
+  setTurnKnowledge,
+  turnExists,
+  type TurnRow,
+} from '../conversations/turn.repository.js';
 import type { Passage } from '../../knowledge/knowledge.service.js';
 import type { DeploymentContext } from '../deployment-context.js';
 import { deliveryRow, unreadableAnswer } from '../deliveries/delivery.record.js';
@@ -76,17 +82,29 @@ export class ModelResponder implements Responder {
     const { events, health } = this.parts;
     const spec = dep.responder as ModelSpec;
     const at = { dep, conversationId: turn.conversation_id };
-    const acknowledged = await health.persist(
-      'acknowledging a turn for the model',
-      () =>
-        events.write(turn.conversation_id, (unit) =>
-          turnLifecycle.answer(unit, at, turn.id, { kind: 'acknowledged' }, isoIn(dep.replyTimeoutS * 1000)),
-        ),
-      signal,
-    );
+    // A turn taken over from a node that went silent while its model wrote was acknowledged there.
+    const resumed = turn.status === 'acknowledged';
+    const acknowledged =
+      resumed ||
+      (await health.persist(
+        'acknowledging a turn for the model',
+        () =>
+          events.write(turn.conversation_id, async (unit) => {
+            const moved = await turnLifecycle.answer(
+              unit,
+              at,
+              turn.id,
+              { kind: 'acknowledged' },
+              isoIn(dep.replyTimeoutS * 1000),
+            );
+            if (moved) await markAnswering(unit.trx, turn.id);
+            return moved;
+          }),
+        signal,
+      ));
     // Ended, erased or answered meanwhile: nothing to ask.
     if (!acknowledged) return;
-    const said = await this.#converse(dep, conversation, turn, spec, context, signal);
+    const said = await this.#converse(dep, conversation, turn, spec, context, signal, resumed);
     if (said.why)
       this.parts.logger.warn(
         { turn_id: turn.id, deployment_id: dep.id, cause: said.why, answered: Boolean(said.text) },
@@ -138,6 +156,7 @@ export class ModelResponder implements Responder {
     spec: ModelSpec,
     context: TurnContext,
     shutdown: AbortSignal,
+    resumed: boolean,
   ) {
     const said = {
       text: '',
@@ -159,7 +178,8 @@ export class ModelResponder implements Responder {
         written: '',
         why: `${this.parts.calls.limit} model calls of this customer already in flight on this node (MODEL_CONCURRENCY)`,
       };
-    const writer = new PartWriter(this.parts, dep, turn);
+    // Taken over, the parts the silent node stored stand; the reply replaces them whole.
+    const writer = new PartWriter(this.parts, dep, turn, { quiet: resumed });
     const tools = new AgentTools(this.parts, dep, conversation, turn, spec);
     try {
       const messages: ChatMessage[] = await this.#messages(dep, conversation, turn, context);
@@ -294,6 +314,8 @@ class PartWriter {
     private readonly parts: Pick<ModelResponderParts, 'events' | 'health'>,
     private readonly dep: DeploymentContext,
     private readonly turn: TurnRow,
+    /** Stores no parts: only the final reply says what was written. */
+    private readonly settings: { quiet: boolean },
   ) {}
 
   /** Everything written so far, fillers included, without citation markers: the final reply. */
@@ -359,7 +381,7 @@ class PartWriter {
   #store(text: string): void {
     const { dep, turn } = this;
     const part = this.#next++;
-    if (part >= REPLY_PART_LIMITS.parts) return;
+    if (part >= REPLY_PART_LIMITS.parts || this.settings.quiet) return;
     const scope = { turnId: turn.id, conversationId: turn.conversation_id, deploymentId: dep.id };
     this.#chain = this.#chain.then(() =>
       this.parts.events

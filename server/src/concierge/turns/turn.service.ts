@@ -11,8 +11,8 @@ import type { Heard } from '../conversations/heard.js';
 import { type Feedback, type TurnInput, turnLifecycle } from '../conversations/turn.lifecycle.js';
 import {
   findTurnByClientId,
-  orphanedPendingTurns,
-  takeOverHookCall,
+  orphanedTurns,
+  takeOverTurn,
   textBefore,
   turnLoad,
   type TurnRow,
@@ -126,23 +126,25 @@ export class TurnService {
   }
 
   /**
-   * Takes over the hook calls of nodes gone silent (README, Running several nodes): a node killed
-   * between a hook call's start and its answer left its turns pending. Each is claimed from the
-   * silent node (so of several live nodes one calls it) and called again with its own
-   * `delivery_id`, so the customer's deduplication holds. Returns how many were taken over.
+   * Takes over the turns of nodes gone silent (README, Running several nodes): a node killed
+   * between a hook call's start and its answer left its turns pending, one killed while its model
+   * wrote a reply left it acknowledged. Each is claimed from the silent node (so of several live
+   * nodes one answers it) and answered again: a hook with the turn's own `delivery_id`, so the
+   * customer's deduplication holds; a model from the start, its reply resolving the turn once.
+   * Returns how many were taken over.
    */
   async takeOverSilentNodes(limit = 50): Promise<number> {
     const { db, nodeId, deployments, logger } = this.parts;
     if (this.#stopping.signal.aborted) return 0;
     let taken = 0;
-    for (const turn of await orphanedPendingTurns(db, nodeId, isoIn(-SILENT_AFTER_MS), limit)) {
-      if (!(await takeOverHookCall(db, turn.id, turn.hook_node!, nodeId))) continue;
+    for (const turn of await orphanedTurns(db, nodeId, isoIn(-SILENT_AFTER_MS), limit)) {
+      if (!(await takeOverTurn(db, turn.id, turn.hook_node!, nodeId))) continue;
       const conversation = await findConversation(db, turn.conversation_id);
       const dep = conversation && (await deployments.get(conversation.deployment_id));
       if (!conversation || !dep) continue;
       logger.info(
         { turn_id: turn.id, deployment_id: dep.id, silent_node: turn.hook_node },
-        'calling the hook of a turn whose node went silent',
+        'answering a turn whose node went silent',
       );
       this.#track(this.#respond(dep, conversation, { ...turn, hook_node: nodeId }));
       taken++;

@@ -30,6 +30,7 @@ import { knowledgeQuota } from './2026-11-29-01-knowledge-quota.js';
 import { auditDetail } from './2026-11-29-02-audit-detail.js';
 import { singleSignOn } from './2026-11-29-03-single-sign-on.js';
 import { toolConfirmation } from './2026-11-29-04-tool-confirmation.js';
+import { answering } from './2026-11-29-05-answering.js';
 
 /** Every migration, in order. Names are timestamps so they sort the way they apply. */
 export const migrations: Record<string, Migration> = {
@@ -64,4 +65,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29-02-audit-detail': auditDetail,
   '2026-11-29-03-single-sign-on': singleSignOn,
   '2026-11-29-04-tool-confirmation': toolConfirmation,
+  '2026-11-29-05-answering': answering,
 };
