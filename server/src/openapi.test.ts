@@ -111,6 +111,26 @@ describe('GET /openapi.json', () => {
     expect(create.responses['202'].headers.Location).toBeDefined();
     expect(create.requestBody.required).toBe(true);
 
+    // The agent spec the service checks on publish is described, not a bare object.
+    const spec = doc.components.schemas.AgentSpecDocument;
+    expect(Object.keys(spec.properties)).toEqual([
+      'greeting',
+      'language',
+      'persona',
+      'instructions',
+      'voice',
+      'pronunciations',
+      'responder',
+    ]);
+    expect(spec.properties.responder.oneOf.map((r: any) => r.properties.type.const)).toEqual([
+      'knowledge',
+      'hook',
+      'model',
+    ]);
+    expect(doc.components.schemas.Agent.properties.agent_spec.anyOf[0]).toEqual({
+      $ref: '#/components/schemas/AgentSpecDocument',
+    });
+
     const rotate = doc.paths['/api/v1/settings/api-key/rotate'].post;
     // A destructive action takes an explicit body: a bare POST does nothing.
     expect(rotate.requestBody.required).toBe(true);

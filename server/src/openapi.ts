@@ -9,6 +9,7 @@ import { type HttpErrorCode, errorStatus } from './errors.js';
 import { envelopeOf, errorEnvelopeSchema } from './http/envelope.js';
 import type { RouteDef } from './http/route.js';
 import { outboundWebhooks } from './openapi-webhooks.js';
+import { agentSpecDocument } from './agents/agent-spec.js';
 
 export const CONTRACT_VERSION = '2026-10-02';
 
@@ -136,6 +137,7 @@ export function buildOpenApiDocument(routes: readonly RouteDef[], serverUrl?: st
     },
     ...(serverUrl ? { servers: [{ url: serverUrl }] } : {}),
     components: {
+      schemas: { AgentSpecDocument: agentSpecDocument },
       securitySchemes: {
         apiKey: { type: 'http', scheme: 'bearer', description: 'The customer API key (vak_...)' },
         consoleSession: {

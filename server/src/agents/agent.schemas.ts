@@ -1,6 +1,18 @@
 import { z } from 'zod';
 import { pageQuery } from '../http/pagination.js';
 import { atLeastOneField, specObject, timestamp } from '../shared/schemas.js';
+import { AGENT_SPEC_REF } from './agent-spec.js';
+
+/**
+ * An agent's spec: free-form JSON (at most 64 KiB), described in the document by the keys the
+ * service reads (AgentSpecDocument); a draft is saved as sent, publishing checks those keys.
+ */
+const agentSpec = specObject.meta({
+  override: ({ jsonSchema }: { jsonSchema: Record<string, unknown> }) => {
+    for (const key of Object.keys(jsonSchema)) delete jsonSchema[key];
+    Object.assign(jsonSchema, AGENT_SPEC_REF);
+  },
+});
 
 export const agentStatuses = ['generating', 'draft', 'published', 'failed'] as const;
 
@@ -18,9 +30,9 @@ export const agentSchema = z
     description: z.string().nullable(),
     status: z.enum(agentStatuses),
     version: z.number().int().meta({ description: '0 until the first publish' }),
-    agent_spec: specObject.nullable().meta({ description: 'The published spec' }),
-    draft_spec: specObject.nullable(),
-    generated_spec: specObject.nullable(),
+    agent_spec: agentSpec.nullable().meta({ description: 'The published spec' }),
+    draft_spec: agentSpec.nullable(),
+    generated_spec: agentSpec.nullable(),
     test_mode_enabled: z.boolean(),
     created_at: timestamp,
     updated_at: timestamp,
@@ -44,7 +56,7 @@ export const updateAgentBody = z
   .strictObject({
     name: name.optional(),
     description: description.optional(),
-    draft_spec: specObject.optional().meta({ description: 'Replaces the whole draft (no merge)' }),
+    draft_spec: agentSpec.optional().meta({ description: 'Replaces the whole draft (no merge); checked on publish' }),
     test_mode_enabled: z.boolean().optional(),
     project_id: z.string().max(200).nullable().optional(),
     knowledge_base_id: z.string().max(200).nullable().optional().meta({

@@ -1,0 +1,40 @@
+import { z } from 'zod';
+import { languageTag, pronunciation } from '#protocol/frames';
+import { responderSpec } from './agent-responder.js';
+import { MAX_PRONUNCIATIONS, serviceVoice } from './agent-speech.js';
+
+const prompt = z
+  .union([z.string(), z.array(z.string()), z.record(z.string(), z.string())])
+  .meta({ description: 'Text, a list of lines, or named sections: told to the model as text' });
+
+/**
+ * The keys of an agent's spec the service reads (README, The agent's spec), as the served OpenAPI
+ * describes them. A spec is otherwise the customer's: other keys are kept as sent. A draft is
+ * saved as given; publishing checks these keys and refuses, naming each field, what it could not use.
+ */
+export const agentSpecDocument = z
+  .looseObject({
+    greeting: z.string().optional().meta({ description: "The agent's first words: the widget's welcome line" }),
+    language: languageTag.optional().meta({ description: 'BCP 47; default en-US' }),
+    persona: prompt.optional(),
+    instructions: prompt.optional(),
+    voice: z
+      .union([
+        z.string(),
+        z.looseObject({
+          name: z.string().optional().meta({ description: "The browser's voice, by name" }),
+          rate: z.number().min(0.1).max(10).optional(),
+          pitch: z.number().min(0).max(2).optional(),
+          service: serviceVoice.optional().meta({ description: "The service's voice (README, The agent's own voice)" }),
+        }),
+      ])
+      .optional(),
+    pronunciations: pronunciation.array().max(MAX_PRONUNCIATIONS).optional(),
+    responder: responderSpec
+      .optional()
+      .meta({ description: 'Who answers: the hook (default), a model, or the knowledge base' }),
+  })
+  .meta({ id: 'AgentSpecDocument' });
+
+/** Where a spec field of the Agent points in the served document. */
+export const AGENT_SPEC_REF = { $ref: '#/components/schemas/AgentSpecDocument' };
