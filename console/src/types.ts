@@ -28,7 +28,7 @@ import type { previewTokenSchema } from '../../server/src/concierge/sessions/pre
 import type { PageMeta as ServerPageMeta } from '../../server/src/http/envelope.js';
 import type { invitationSchema, teamUserSchema } from '../../server/src/teams/user.routes.js';
 import type { auditEntrySchema } from '../../server/src/audit/audit.routes.js';
-import type { singleSignOnSettingsSchema } from '../../server/src/customers/single-sign-on.routes.js';
+import type { singleSignOnSettingsSchema } from '../../server/src/console/single-sign-on-settings.routes.js';
 import type { modelEndpointSchema } from '../../server/src/model-endpoints/model-endpoint.schemas.js';
 import type {
   chunkSchema,

@@ -94,7 +94,7 @@ import { principalKey } from './http/principal.js';
 import { permit } from './teams/route-roles.js';
 import { TeamService } from './teams/team.service.js';
 import { userRoutes } from './teams/user.routes.js';
-import { singleSignOnRoutes } from './customers/single-sign-on.routes.js';
+import { singleSignOnRoutes } from './console/single-sign-on-settings.routes.js';
 import { sdkRoute } from './sdk.route.js';
 import { widgetLocaleRoute, widgetModuleRoute, widgetRoute } from './widget.route.js';
 

@@ -16,6 +16,7 @@ import type {
   ConsoleIdentityTable,
   ConsoleSessionTable,
   ConsoleSignInFailureTable,
+  ConsoleSingleSignOnTable,
   ConsoleUserTable,
 } from './console/console.table.js';
 import type { CustomerTable } from './customers/customer.table.js';
@@ -56,6 +57,7 @@ export interface Database {
   console_users: ConsoleUserTable;
   console_sessions: ConsoleSessionTable;
   console_identities: ConsoleIdentityTable;
+  console_single_sign_on: ConsoleSingleSignOnTable;
   console_sign_in_failures: ConsoleSignInFailureTable;
   audit_log: AuditLogTable;
   analytics_hours: AnalyticsHourTable;

@@ -146,6 +146,7 @@ describe('calls to the customer server, as described', () => {
       'deployment_id',
       'conversation_id',
       'turn_id',
+      'user',
       'tool',
       'arguments',
     ]);

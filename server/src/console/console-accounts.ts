@@ -33,7 +33,7 @@ import {
 } from './console-account.repository.js';
 import type { PasswordHasher } from './password-hasher.js';
 import { type Audit, type AuditFor, inTransaction, recorded } from '../audit/audit-trail.js';
-import { singleSignOnOf, singleSignOnOfEach } from '../customers/customer.repository.js';
+import { singleSignOnOf, singleSignOnOfEach } from './single-sign-on.repository.js';
 import { type ProviderIdentity, SsoRefused } from './single-sign-on.js';
 
 /** How someone signed in: recorded in the audit log with every sign-in. */

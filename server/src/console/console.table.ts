@@ -25,6 +25,14 @@ export interface ConsoleIdentityTable {
   created_at: string;
 }
 
+/** Whether a customer's console takes single sign-on (README, Your team), and for which email domains; no row: off. */
+export interface ConsoleSingleSignOnTable {
+  customer_id: string;
+  enabled: number;
+  /** JSON array of the email domains the identity provider may sign in for this customer. */
+  domains: string;
+}
+
 /** A signed-in browser. Only the SHA-256 of its cookie's token is kept. */
 export interface ConsoleSessionTable {
   token_hash: string;

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { call, startService, type TestService } from '../../test/harness.js';
 import { auditOf, inTransaction } from '../audit/audit-trail.js';
-import { setSingleSignOn } from '../customers/customer.repository.js';
+import { setSingleSignOn } from './single-sign-on.repository.js';
 import { CLIENT, openIdProvider } from '../../test/openid-provider.js';
 
 /**

@@ -308,7 +308,9 @@ class PartWriter {
   #open = 0;
   #paused = false;
   #next = 0;
-  #chain: Promise<unknown> = Promise.resolve();
+  /** Complete sentences waiting for the part being written to be stored. */
+  #unsent = '';
+  #writing: Promise<void> | undefined;
 
   constructor(
     private readonly parts: Pick<ModelResponderParts, 'events' | 'health'>,
@@ -342,7 +344,7 @@ class PartWriter {
     if (end <= this.#sent) return;
     const ready = text.slice(this.#sent, end);
     this.#sent = end;
-    for (const part of pieces(ready)) this.#store(part);
+    this.#store(ready);
   }
 
   /** The model called a tool: what it wrote so far is complete, and goes on as a part now. */
@@ -352,7 +354,7 @@ class PartWriter {
     if (text.length <= this.#sent) return;
     const rest = text.slice(this.#sent);
     this.#sent = this.#open = text.length;
-    for (const part of pieces(rest)) this.#store(part);
+    this.#store(rest);
   }
 
   /** A sentence of the service's own while a tool works (the filler): said as a part, and kept in the reply. */
@@ -374,28 +376,50 @@ class PartWriter {
     this.#shown.push(piece);
   }
 
+  /** Resolves once every part handed on so far is stored (or given up on). */
   settled(): Promise<unknown> {
-    return this.#chain;
+    return this.#writing ?? Promise.resolve();
   }
 
+  /**
+   * Sentences are stored one part at a time: while a part is being written, what completes meanwhile
+   * waits and goes as the next part, so a model that writes faster than the store takes its parts
+   * costs a few writes, not one per sentence. A part the store did not take is left out; the final
+   * reply carries the whole text anyway.
+   */
   #store(text: string): void {
+    if (this.settings.quiet) return;
+    this.#unsent += text;
+    this.#writing ??= this.#drain();
+  }
+
+  async #drain(): Promise<void> {
     const { dep, turn } = this;
-    const part = this.#next++;
-    if (part >= REPLY_PART_LIMITS.parts || this.settings.quiet) return;
     const scope = { turnId: turn.id, conversationId: turn.conversation_id, deploymentId: dep.id };
-    this.#chain = this.#chain.then(() =>
-      this.parts.events
-        .write(turn.conversation_id, (unit) =>
-          turnLifecycle.part(
-            unit,
-            { dep, conversationId: turn.conversation_id },
-            scope,
-            { part, text },
-            isoIn(dep.replyTimeoutS * 1000),
-          ),
-        )
-        .catch((err) => void this.parts.health.failed(err, "storing a part of the model's reply")),
-    );
+    try {
+      while (this.#unsent.trim()) {
+        const [first = '', ...rest] = pieces(this.#unsent);
+        this.#unsent = rest.join('');
+        const part = this.#next++;
+        if (part >= REPLY_PART_LIMITS.parts) {
+          this.#unsent = '';
+          return;
+        }
+        await this.parts.events
+          .write(turn.conversation_id, (unit) =>
+            turnLifecycle.part(
+              unit,
+              { dep, conversationId: turn.conversation_id },
+              scope,
+              { part, text: first },
+              isoIn(dep.replyTimeoutS * 1000),
+            ),
+          )
+          .catch((err) => void this.parts.health.failed(err, "storing a part of the model's reply"));
+      }
+    } finally {
+      this.#writing = undefined;
+    }
   }
 }
 

@@ -11,12 +11,10 @@ import { type Kysely, type Migration, SqliteAdapter, sql } from 'kysely';
 export const singleSignOn: Migration = {
   async up(db: Kysely<unknown>) {
     await db.schema
-      .alterTable('customers')
-      .addColumn('sso_enabled', 'integer', (c) => c.notNull().defaultTo(0))
-      .execute();
-    await db.schema
-      .alterTable('customers')
-      .addColumn('sso_domains', 'text', (c) => c.notNull().defaultTo('[]'))
+      .createTable('console_single_sign_on')
+      .addColumn('customer_id', 'text', (c) => c.primaryKey().references('customers.id').onDelete('cascade'))
+      .addColumn('enabled', 'integer', (c) => c.notNull())
+      .addColumn('domains', 'text', (c) => c.notNull())
       .execute();
     if (onSqlite(db)) {
       await sql`CREATE TABLE console_users_next (
@@ -57,8 +55,7 @@ export const singleSignOn: Migration = {
   async down(db: Kysely<unknown>) {
     await db.schema.dropTable('console_identities').execute();
     await db.schema.dropIndex('console_users_email').execute();
-    await db.schema.alterTable('customers').dropColumn('sso_domains').execute();
-    await db.schema.alterTable('customers').dropColumn('sso_enabled').execute();
+    await db.schema.dropTable('console_single_sign_on').execute();
   },
 };
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { type AuditTrail, recorded, type Writes } from '../audit/audit-trail.js';
 import type { Db } from '../database.js';
 import { type RouteDef, defineRoute } from '../http/route.js';
-import { setSingleSignOn, type SingleSignOnSettings, singleSignOnOf } from './customer.repository.js';
+import { setSingleSignOn, type SingleSignOnSettings, singleSignOnOf } from './single-sign-on.repository.js';
 
 /** A domain as an email address ends: labels of letters, digits and hyphens, lower case. */
 const domain = z
