@@ -1,3 +1,4 @@
+import { type ModelBehaviour, type ModelServer, startModelServer } from './model-server.js';
 import { createHmac } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -268,4 +269,22 @@ export function serviceWithCustomer(
     await customer?.close();
   });
   return { service: () => service!, customer: () => customer! };
+}
+
+/** A real service of `kind` and a model server, for the suite: started before its tests, closed after. */
+export function serviceWithModel(
+  kind: StoreKind,
+  behaviour?: ModelBehaviour,
+): { service(): TestService; model(): ModelServer } {
+  let service: TestService | undefined;
+  let model: ModelServer | undefined;
+  beforeAll(async () => {
+    model = await startModelServer(behaviour);
+    service = await startService(kind);
+  });
+  afterAll(async () => {
+    await service?.close();
+    await model?.close();
+  });
+  return { service: () => service!, model: () => model! };
 }

@@ -235,6 +235,23 @@ export async function healthWhile<T>(url: string, work: Promise<T>): Promise<{ r
   }
 }
 
+/** A file sent to a knowledge base as a browser's form sends it (`multipart/form-data`), with optional fields. */
+export function uploadDocument(
+  base: { url: string; key: string; baseId: string },
+  file: { name: string; bytes: Buffer | string; type: string },
+  fields: Record<string, string> = {},
+): Promise<Reply> {
+  const form = new FormData();
+  for (const [k, v] of Object.entries(fields)) form.set(k, v);
+  const bytes = typeof file.bytes === 'string' ? file.bytes : new Uint8Array(file.bytes);
+  form.set('file', new Blob([bytes], { type: file.type }), file.name);
+  return fetch(`${base.url}/api/v1/knowledge-bases/${base.baseId}/documents`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${base.key}` },
+    body: form,
+  }).then(async (r) => ({ status: r.status, headers: r.headers, body: (await r.json()) as any }));
+}
+
 /** Creates an agent and waits for its generation to finish; returns the agent id. */
 export async function createReadyAgent(
   api: Client,

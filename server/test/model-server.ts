@@ -131,3 +131,5 @@ export async function startModelServer(behaviour: ModelBehaviour = writes('Break
   });
   return { ...endpoint, baseUrl: endpoint.url.replace(/\/chat\/completions$/, ''), calls };
 }
+
+export type ModelServer = Awaited<ReturnType<typeof startModelServer>>;

@@ -10,6 +10,7 @@ import {
   startService,
   type StoreKind,
   type TestService,
+  uploadDocument,
   waitFor,
 } from '../../test/harness.js';
 import { pdfOf } from '../../test/pdf-file.js';
@@ -100,16 +101,7 @@ describeEachStore('documents from HTML, files and URLs', (kind: StoreKind) => {
     bytes: Buffer | string,
     type: string,
     fields: Record<string, string> = {},
-  ) => {
-    const form = new FormData();
-    for (const [k, v] of Object.entries(fields)) form.set(k, v);
-    form.set('file', new Blob([bytes], { type }), name);
-    return fetch(`${service.url}/api/v1/knowledge-bases/${base}/documents`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${key}` },
-      body: form,
-    }).then(async (r) => ({ status: r.status, body: (await r.json()) as any }));
-  };
+  ) => uploadDocument({ url: service.url, key, baseId: base }, { name, bytes, type }, fields);
 
   it("reads an HTML page as its reader does: its sections with the page's own anchors, no scripts, menus or footer", async () => {
     const base = await newBase();

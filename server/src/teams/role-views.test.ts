@@ -1,22 +1,14 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
-import { deployAgent } from '../../test/concierge-kit.js';
+import { expect, it } from 'vitest';
+import { deployAgent, serviceWithModel } from '../../test/concierge-kit.js';
 import { member } from '../../test/console-users.js';
-import { call, client, describeEachStore, startService, type StoreKind, type TestService } from '../../test/harness.js';
-import { startModelServer, writes } from '../../test/model-server.js';
+import { call, client, describeEachStore, type StoreKind } from '../../test/harness.js';
+import { writes } from '../../test/model-server.js';
 
 describeEachStore('what the agent role reads (README, Your team)', (kind: StoreKind) => {
-  let service: TestService;
-  let model: Awaited<ReturnType<typeof startModelServer>>;
-  beforeAll(async () => {
-    model = await startModelServer(writes('We open at seven.'));
-    service = await startService(kind);
-  });
-  afterAll(async () => {
-    await service?.close();
-    await model?.close();
-  });
+  const suite = serviceWithModel(kind, writes('We open at seven.'));
 
   it("sees the URLs the service calls as their origins, no agent's spec and no model call's request body; an editor sees them whole", async () => {
+    const [service, model] = [suite.service(), suite.model()];
     const { apiKey, customerId } = await service.newCustomer('Hotel');
     const api = client(service.url, apiKey);
     const endpoint = await api.post('/api/v1/model-endpoints', { name: 'M', base_url: model.baseUrl });

@@ -9,12 +9,17 @@ import {
   type StoreKind,
   type TestService,
 } from '../../../test/harness.js';
-import { deployAgent, startCustomerServer } from '../../../test/concierge-kit.js';
-import { type ModelBehaviour, send, startModelServer, streamOf, toolCallStream } from '../../../test/model-server.js';
+import { deployAgent, serviceWithModel, startCustomerServer } from '../../../test/concierge-kit.js';
+import {
+  type ModelBehaviour,
+  type ModelServer,
+  send,
+  startModelServer,
+  streamOf,
+  toolCallStream,
+} from '../../../test/model-server.js';
 import { parseAllowedHosts } from '../../shared/egress.js';
 import { STREAM_BOUNDS, streamChat } from './chat-completions.js';
-
-type ModelServer = Awaited<ReturnType<typeof startModelServer>>;
 
 /** The node's event loop must answer within this while a model's answer is read (README, Security). */
 const HEALTHY_MS = 100;
@@ -271,18 +276,10 @@ describeEachStore('what a model streams, and the tools it calls, are bounded wha
 });
 
 describeEachStore("a model endpoint's write-only key", (kind: StoreKind) => {
-  let service: TestService;
-  let model: ModelServer;
-  beforeAll(async () => {
-    model = await startModelServer();
-    service = await startService(kind);
-  });
-  afterAll(async () => {
-    await service?.close();
-    await model?.close();
-  });
+  const suite = serviceWithModel(kind);
 
   it('goes nowhere but the origin it was given for: moving the endpoint asks for the key again, and the audit log keeps both origins', async () => {
+    const [service, model] = [suite.service(), suite.model()];
     const api = client(service.url, (await service.newCustomer('Hotel')).apiKey);
     const created = await api.post('/api/v1/model-endpoints', {
       name: 'Provider',

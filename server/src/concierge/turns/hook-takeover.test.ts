@@ -43,6 +43,30 @@ describe('a node killed in the middle of a hook call', () => {
     newCustomer: async () => ({ customerId: '', apiKey: key }),
   });
 
+  /** Kills `first` (mid-answer), and waits for `survivor()` to resolve the conversation's turn: within 15 s. */
+  async function killedThenAnswered(
+    first: NodeProcess,
+    key: string,
+    conversationId: string,
+    survivor: () => Promise<NodeProcess>,
+  ) {
+    const killedAt = Date.now();
+    first.child.kill('SIGKILL');
+    await first.exited;
+    const node = await survivor();
+    const turn = await waitFor(
+      async () => {
+        const detail = await client(node.url, key).get(`/api/v1/conversations/${conversationId}`);
+        const found = detail.body.data?.turns?.[0];
+        return found?.status === 'resolved' && found;
+      },
+      15_000,
+      'the turn answered by a live node',
+    );
+    expect(Date.now() - killedAt).toBeLessThan(15_000);
+    return { node, turn };
+  }
+
   /** Takes a turn on `first`, kills it while its hook call waits, and shows `survivor()` answering it within 15 s. */
   async function killedMidCall(first: NodeProcess, key: string, survivor: () => Promise<NodeProcess>) {
     // The first call is held unanswered; any later one is answered at once.
@@ -59,20 +83,7 @@ describe('a node killed in the middle of a hook call', () => {
       const accepted = await widget.next('turn_accepted');
       await waitFor(async () => customer.calls.length === 1, 5_000, 'the hook call');
 
-      const killedAt = Date.now();
-      first.child.kill('SIGKILL');
-      await first.exited;
-      const node = await survivor();
-      const turn = await waitFor(
-        async () => {
-          const detail = await client(node.url, key).get(`/api/v1/conversations/${ready.conversation_id}`);
-          const found = detail.body.data?.turns?.[0];
-          return found?.status === 'resolved' && found;
-        },
-        15_000,
-        'the turn answered by a live node',
-      );
-      expect(Date.now() - killedAt).toBeLessThan(15_000);
+      const { node, turn } = await killedThenAnswered(first, key, ready.conversation_id, survivor);
       expect(turn).toMatchObject({ id: accepted.turn_id, status: 'resolved', reply_text: 'Until 2 pm.' });
       // The same delivery, twice: the customer's deduplication holds.
       expect(customer.calls).toHaveLength(2);
@@ -134,20 +145,7 @@ describe('a node killed in the middle of a hook call', () => {
       const accepted = await widget.next('turn_accepted');
       await widget.next('reply_part', 5_000);
 
-      const killedAt = Date.now();
-      first.child.kill('SIGKILL');
-      await first.exited;
-      const node = await survivor();
-      const turn = await waitFor(
-        async () => {
-          const detail = await client(node.url, key).get(`/api/v1/conversations/${ready.conversation_id}`);
-          const found = detail.body.data?.turns?.[0];
-          return found?.status === 'resolved' && found;
-        },
-        15_000,
-        'the turn answered by a live node',
-      );
-      expect(Date.now() - killedAt).toBeLessThan(15_000);
+      const { node, turn } = await killedThenAnswered(first, key, ready.conversation_id, survivor);
       expect(turn).toMatchObject({ id: accepted.turn_id, status: 'resolved', reply_text: 'Checkout is until 2 pm.' });
       expect(model.calls).toHaveLength(2);
       const back = await Widget.open(node, agent.deploymentId);

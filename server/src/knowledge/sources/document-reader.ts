@@ -67,6 +67,9 @@ class ReadingThread {
   reading: Reading | undefined;
   idle: NodeJS.Timeout | undefined;
   ended = false;
+  /** Resolves once the thread has loaded what it reads with; false when it ended first. */
+  readonly ready: Promise<boolean>;
+  #isReady: (ready: boolean) => void = () => {};
 
   constructor(
     heapMb: number,
@@ -79,7 +82,9 @@ class ReadingThread {
       stdout: false,
       stderr: false,
     });
-    this.worker.on('message', (message: { id: number; read?: ReadDocument; refused?: RefusalData }) => {
+    this.ready = new Promise((resolve) => (this.#isReady = resolve));
+    this.worker.on('message', (message: { id: number; read?: ReadDocument; refused?: RefusalData; ready?: true }) => {
+      if (message.ready) return this.#isReady(true);
       const reading = this.reading;
       if (!reading || reading.id !== message.id) return;
       this.reading = undefined;
@@ -104,6 +109,7 @@ class ReadingThread {
   #end(why: AppError | undefined): void {
     if (this.ended) return;
     this.ended = true;
+    this.#isReady(false);
     clearTimeout(this.idle);
     const reading = this.reading;
     this.reading = undefined;
@@ -168,6 +174,8 @@ export class DocumentReader {
 
   async #readIn(thread: ReadingThread, job: ReadJob): Promise<ReadDocument> {
     if (this.#stopped) throw new AppError('unavailable', 'The service is stopping; retry shortly', undefined, 1);
+    // A new thread's start is not the document's: its deadline counts from when the thread can read.
+    if (!(await thread.ready)) throw unreadable('its reader stopped');
     const bytes = 'bytes' in job.source ? job.source.bytes : undefined;
     // The thread gets its own copy of the bytes: a Buffer may share its memory with others.
     const sent = bytes ? { ...job, source: { bytes: new Uint8Array(bytes) } } : job;

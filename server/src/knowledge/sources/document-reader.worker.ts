@@ -24,3 +24,7 @@ parentPort!.on('message', async ({ id, job }: { id: number; job: ReadJob }) => {
     });
   }
 });
+
+// pdf.js is loaded now, while no document waits: a document's deadline counts its reading only.
+await import('unpdf');
+parentPort!.postMessage({ ready: true });
