@@ -589,7 +589,7 @@ const scenarios: Record<string, () => Promise<void>> = {
     );
     for (const f of figures) {
       console.log(
-        `${f.store}: ${f.documents} documents stored as ${f.corpusChunks} passages at ${f.chunksPerSecond.toFixed(0)} passages/s (HTML read, cut, indexed; one document at a time); recall@5 of ${questions} questions: full text ${(f.recall.fullText * 100).toFixed(0)}%` +
+        `${f.store}: ${f.documents} documents stored as ${f.corpusChunks} passages at ${f.chunksPerSecond.toFixed(0)} passages/s (HTML read, cut, indexed; one document at a time); recall@5 of ${questions} questions: full text ${(f.recall.fullText * 100).toFixed(0)}% (a turn's ${(f.recall.turn * 100).toFixed(0)}%)` +
           (f.recall.hybrid === undefined
             ? ' (hybrid: set BENCH_EMBEDDINGS_URL)'
             : `, hybrid ${(f.recall.hybrid * 100).toFixed(0)}%`),

@@ -27,7 +27,8 @@ export interface KnowledgeFigures {
   corpusChunks: number;
   /** Passages stored a second, HTML read and cut included, one document at a time. */
   chunksPerSecond: number;
-  recall: { fullText: number; hybrid?: number };
+  /** Of the questions, the share whose top five hold a document that answers: the search route's, a turn's (`passagesFor`), and hybrid. */
+  recall: { fullText: number; turn: number; hybrid?: number };
   /** Passages in the base the timings searched. */
   searched: number;
   /** The search route's work (words, search, the words each passage holds), the store's query alone, and a turn's retrieval. */
@@ -95,15 +96,18 @@ async function measure(name: string, store: Store): Promise<KnowledgeFigures> {
   while ((await tidySearchIndex(store.db, store.dialect, 50)) > 0);
   console.log(`  ${name}: ${documents.length - skipped.length} documents, ${corpusChunks} passages`);
 
-  const recallWith = async (service: KnowledgeService) => {
+  const recallOf = async (find: (question: string) => Promise<readonly { document_id: string }[]>) => {
     let found = 0;
-    for (const question of asked) {
-      const { found: passages } = await service.search(customerId, base.id, question.q, 5);
-      if (passages.some((p) => question.docs.includes(pathOf.get(p.document_id) ?? ''))) found++;
-    }
+    for (const question of asked)
+      if ((await find(question.q)).some((p) => question.docs.includes(pathOf.get(p.document_id) ?? ''))) found++;
     return found / asked.length;
   };
-  const recall: KnowledgeFigures['recall'] = { fullText: await recallWith(knowledge) };
+  const recallWith = async (service: KnowledgeService) =>
+    recallOf(async (q) => (await service.search(customerId, base.id, q, 5)).found);
+  const recall: KnowledgeFigures['recall'] = {
+    fullText: await recallWith(knowledge),
+    turn: await recallOf((q) => knowledge.passagesFor(customerId, base.id, q)),
+  };
   const embeddingsUrl = process.env.BENCH_EMBEDDINGS_URL;
   if (embeddingsUrl) {
     const embeddings = new Embeddings(

@@ -316,12 +316,17 @@ export async function searchChunks(
     const narrowed = await rank(db, base, pairsOf(words), limit);
     if (narrowed.length >= limit) return narrowed;
   }
-  return rank(
-    db,
-    base,
-    words.map((w) => [w]),
-    limit,
-  );
+  return rank(db, base, words.flatMap(spellings), limit);
+}
+
+/**
+ * A word as a document may write it: whole, or in two parts ("wifi" as "Wi-Fi", "checkout" as
+ * "check-out"), each of two letters at least, which the index holds as two words.
+ */
+function spellings(word: string): string[][] {
+  const parts: string[][] = [[word]];
+  if (/^\p{L}+$/u.test(word)) for (let at = 2; at <= word.length - 2; at++) parts.push([word.slice(0, at), word.slice(at)]);
+  return parts;
 }
 
 /** Chunks holding every word of any one group, by bm25. */

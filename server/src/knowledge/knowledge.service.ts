@@ -9,7 +9,7 @@ import type { UploadedFile } from '../http/route.js';
 import { type EgressPolicy, egressFor } from '../shared/egress.js';
 import { type Embeddings, encodeVector } from './embeddings.js';
 import { VectorIndex } from './vector-index.js';
-import { contentWords, searchWords, wordsIn } from './knowledge-words.js';
+import { contentWords, languageOf, searchWords, subjectWords, wordsIn } from './knowledge-words.js';
 import type { DocumentSource } from './knowledge.table.js';
 import { formatOf } from './sources/document-content.js';
 import type { DocumentReader } from './sources/document-reader.js';
@@ -152,8 +152,14 @@ const rounded = (score: number) => Math.round(score * 10_000) / 10_000;
 /** What a passage's vector is made of: where it sits, and what it says. */
 const embeddingText = (c: KnowledgeChunkRow) => [c.title, c.heading, c.text].filter(Boolean).join('\n');
 
-/** A turn with at most this many meaningful words is read as a follow-up of the one before. */
-export const FOLLOW_UP_WORDS = 2;
+/** Two lists of numbers in the order of their first difference. */
+const inOrder = (a: readonly number[], b: readonly number[]): number => {
+  const at = a.findIndex((value, i) => value !== b[i]);
+  return at < 0 ? 0 : a[at]! - b[at]!;
+};
+
+/** Passages a turn's search finds before they are ranked by the question's own words: a turn gets the best {@link MAX_PASSAGES}. */
+const CANDIDATES = 20;
 
 /** A passage handed to whoever answers a turn: the hook (`knowledge`), the model, or the knowledge responder. */
 export interface Passage {
@@ -592,24 +598,43 @@ export class KnowledgeService {
   }
 
   /**
-   * The passages of an agent's knowledge base that best match the visitor's words, best first (at
-   * most {@link MAX_PASSAGES}); none without a base, or when the base is gone. A short follow-up
-   * ("and on weekends?": at most {@link FOLLOW_UP_WORDS} meaningful words) is searched together with
-   * the visitor's turn before it (`before`, read only then), which says what it follows up.
+   * The passages of an agent's knowledge base that answer a visitor's question, best first (at most
+   * {@link MAX_PASSAGES}); none without a base, or when the base is gone. A follow-up ("how much is
+   * it?") is searched with the questions it leans on (`leansOn`, newest first), but the question's
+   * own words always rank first: what came before helps a question that cannot stand alone, it never
+   * outranks what is asked now. Passages in the question's `language` come before others.
    */
   async passagesFor(
     customerId: string,
     baseId: string | null,
-    words: string,
-    before?: () => Promise<string | undefined>,
+    question: string,
+    about: { leansOn?: readonly string[]; language?: string | undefined } = {},
   ): Promise<Passage[]> {
     const base = baseId ? await findBase(this.parts.db, customerId, baseId) : undefined;
     if (!base) return [];
-    // The turn before is read only for a follow-up: most turns stand on their own words.
-    const previous = before && contentWords(words).length <= FOLLOW_UP_WORDS ? await before() : undefined;
-    const query = previous ? `${words} ${previous}` : words;
-    const { rows } = await this.#find(base, query, MAX_PASSAGES, TURN_EMBED_MS);
-    return rows.map((row) => ({
+    const leansOn = about.leansOn ?? [];
+    const query = leansOn.length ? [question, ...leansOn].join(' ') : question;
+    const { rows } = await this.#find(base, query, CANDIDATES, TURN_EMBED_MS);
+    const own = leansOn.length ? subjectWords(question) : contentWords(question);
+    const earlier = leansOn.flatMap(contentWords);
+    const wanted = about.language?.split('-')[0]?.toLowerCase();
+    const ranked = rows
+      .map((row, rank) => {
+        const text = `${row.title} ${row.heading} ${row.text}`;
+        const language = languageOf(row.text);
+        return {
+          row,
+          key: [
+            wanted && language && language !== wanted ? 1 : 0,
+            -wordsIn(text, own).length,
+            -wordsIn(text, earlier).length,
+            rank,
+          ],
+        };
+      })
+      .sort((a, b) => inOrder(a.key, b.key))
+      .slice(0, MAX_PASSAGES);
+    return ranked.map(({ row }) => ({
       chunk_id: row.id,
       document_id: row.document_id,
       title: row.title,

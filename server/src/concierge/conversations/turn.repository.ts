@@ -174,20 +174,22 @@ export async function heardBefore(
 }
 
 /** The visitor's words in the turn before `turn` in its conversation, if there was one. */
-export async function textBefore(
+/** What the visitor asked in the `count` turns before `turn`, the newest first. */
+export async function textsBefore(
   db: Db,
   turn: Pick<TurnRow, 'conversation_id' | 'created_at' | 'id'>,
-): Promise<string | undefined> {
-  const previous = await db
+  count: number,
+): Promise<string[]> {
+  const earlier = await db
     .selectFrom('turns')
     .select('text')
     .where('conversation_id', '=', turn.conversation_id)
     .where('id', '!=', turn.id)
     .where('created_at', '<=', turn.created_at)
     .orderBy('created_at', 'desc')
-    .limit(1)
-    .executeTakeFirst();
-  return previous?.text;
+    .limit(count)
+    .execute();
+  return earlier.map((t) => t.text);
 }
 
 export async function countDuplicateReply(trx: Trx, id: string): Promise<void> {

@@ -24,12 +24,12 @@ export class KnowledgeResponder implements Responder {
     dep: DeploymentContext,
     _conversation: ConversationRow,
     turn: TurnRow,
-    { passages }: TurnContext,
+    { passages, leansOn }: TurnContext,
     signal: AbortSignal,
   ): Promise<void> {
     const spec = dep.responder as KnowledgeSpec;
     const words = serviceWords(turn.language ?? dep.agent.language);
-    const found = answerFrom(turn.text, passages ?? [], spec.min_match);
+    const found = answerFrom(turn.text, passages ?? [], spec.min_match, leansOn);
     const outcome: HookOutcome =
       turn.text.trim() === words.ask
         ? { kind: 'replied', text: words.handedOver, actions: [], handoff: 'The visitor asked for a person' }

@@ -10,6 +10,8 @@ export interface TurnContext {
   passages: Passage[] | undefined;
   /** Where the visitor is: the turn's page, the page's context and events (README, Greeting visitors first). */
   page: TurnPage;
+  /** For a follow-up ("how much is it?"): the questions it leans on, newest first; empty for a question that stands alone. */
+  leansOn: string[];
 }
 
 /**

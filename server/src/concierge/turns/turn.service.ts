@@ -13,7 +13,7 @@ import {
   findTurnByClientId,
   orphanedTurns,
   takeOverTurn,
-  textBefore,
+  textsBefore,
   turnLoad,
   type TurnRow,
 } from '../conversations/turn.repository.js';
@@ -22,6 +22,7 @@ import type { EventRecorder } from '../events/event.recorder.js';
 import { HOOK_RETRY_DELAYS_MS } from '../deliveries/hook.client.js';
 import type { ResponderFor } from './responder.js';
 import type { KnowledgeService } from '../../knowledge/knowledge.service.js';
+import { followsUp } from '../../knowledge/knowledge-words.js';
 import type { PageService } from '../pages/page.service.js';
 
 export type { TurnInput };
@@ -56,6 +57,9 @@ export interface TurnServiceSettings {
 }
 
 export const TURN_DEFAULTS = { hookRetryDelaysMs: HOOK_RETRY_DELAYS_MS, shutdownGraceMs: 5_000 };
+
+/** Turns a follow-up may lean on, back to the last question that stood on its own. */
+const LEANS_ON_TURNS = 3;
 
 /**
  * A turn from the visitor to the customer's answer: a turn is taken within the deployment's
@@ -202,17 +206,43 @@ export class TurnService {
    * (a search that fails leaves the turn without them, never unanswered); a stop cuts the call off.
    */
   async #respond(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow): Promise<void> {
-    const passages = dep.knowledgeBaseId
-      ? await this.parts.knowledge
-          .passagesFor(dep.customerId, dep.knowledgeBaseId, turn.text, () => textBefore(this.parts.db, turn))
-          .catch((err) => (this.parts.health.failed(err, 'searching the knowledge base'), []))
-      : undefined;
+    const earlier = () =>
+      this.#leansOn(turn).catch((err) => (this.parts.health.failed(err, 'reading the turns before'), []));
+    const search = (leansOn: string[]) =>
+      this.parts.knowledge
+        .passagesFor(dep.customerId, dep.knowledgeBaseId, turn.text, {
+          leansOn,
+          language: turn.language ?? dep.agent.language,
+        })
+        .catch((err) => (this.parts.health.failed(err, 'searching the knowledge base'), []));
+    let leansOn = followsUp(turn.text) ? await earlier() : [];
+    let passages = dep.knowledgeBaseId ? await search(leansOn) : undefined;
+    // A question whose own words find nothing ("do I need to tell you before?") leans on the ones before.
+    if (passages && !passages.length && !leansOn.length) {
+      leansOn = await earlier();
+      if (leansOn.length) passages = await search(leansOn);
+    }
     // The page's events are read back from the store: one that cannot say sends the page without them.
     const page = await this.parts.pages.pageOf(conversation, turn).catch((err) => {
       this.parts.health.failed(err, "reading the page's events");
       return { url: turn.page_url, title: turn.page_title, context: null, events: [] };
     });
-    return this.parts.responderFor(dep).answer(dep, conversation, turn, { passages, page }, this.#stopping.signal);
+    return this.parts
+      .responderFor(dep)
+      .answer(dep, conversation, turn, { passages, page, leansOn }, this.#stopping.signal);
+  }
+
+  /**
+   * The questions a follow-up leans on (README, Answers from your documents), newest first: the
+   * turns before it back to the last one that stood on its own (three at most).
+   */
+  async #leansOn(turn: TurnRow): Promise<string[]> {
+    const leansOn: string[] = [];
+    for (const text of await textsBefore(this.parts.db, turn, LEANS_ON_TURNS)) {
+      leansOn.push(text);
+      if (!followsUp(text)) break;
+    }
+    return leansOn;
   }
 }
 
