@@ -66,6 +66,9 @@ const PAGES: Record<string, string> = {
   'GET /book': 'book.html',
   'GET /rooms': 'rooms.html',
   'GET /guide': 'guide.html',
+  'GET /guide/de': 'guide.de.html',
+  'GET /guide/fr': 'guide.fr.html',
+  'GET /guide/es': 'guide.es.html',
 };
 const ASSETS: Record<string, [file: string, type: string]> = {
   'GET /site.css': ['site.css', 'text/css'],

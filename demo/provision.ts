@@ -53,6 +53,14 @@ const channel = (hooks: DemoHooks) => ({
   },
 });
 
+/** The hotel's welcome line in the languages it answers in (README, The widget in your visitors' languages). */
+export const DEMO_GREETING = {
+  en: 'Hello, this is the Harbor Hotel concierge. How can I help you today?',
+  de: 'Hallo, hier ist der Concierge des Harbor Hotels. Wie kann ich Ihnen helfen?',
+  fr: 'Bonjour, ici le concierge du Harbor Hotel. Comment puis-je vous aider ?',
+  es: 'Hola, le atiende el conserje del Harbor Hotel. ¿En qué puedo ayudarle?',
+};
+
 /**
  * The hotel greets first (README, Greeting visitors first): a guest who stays on its rooms for 20
  * seconds, and one whom the booking form refused (its page event).
@@ -124,15 +132,17 @@ export async function provision(
   }
   const agentId: string = created.agent_id;
   await provisionKnowledge(serviceUrl, apiKey, agentId, hooks.guideUrl);
-  if (answeredBy === 'knowledge') {
-    const spec = await expect2xx(api(serviceUrl, apiKey, 'GET', `/api/v1/agents/${agentId}/spec`), 'agent spec');
-    await expect2xx(
-      api(serviceUrl, apiKey, 'PUT', `/api/v1/agents/${agentId}`, {
-        draft_spec: { ...spec.draft_spec, responder: { type: 'knowledge' } },
-      }),
-      'save draft',
-    );
-  }
+  const spec = await expect2xx(api(serviceUrl, apiKey, 'GET', `/api/v1/agents/${agentId}/spec`), 'agent spec');
+  await expect2xx(
+    api(serviceUrl, apiKey, 'PUT', `/api/v1/agents/${agentId}`, {
+      draft_spec: {
+        ...spec.draft_spec,
+        greeting: DEMO_GREETING,
+        ...(answeredBy === 'knowledge' ? { responder: { type: 'knowledge' } } : {}),
+      },
+    }),
+    'save draft',
+  );
   await expect2xx(api(serviceUrl, apiKey, 'POST', `/api/v1/agents/${agentId}/publish`), 'publish');
   const deployment = await expect2xx(
     api(serviceUrl, apiKey, 'POST', '/api/v1/deployments', {
@@ -151,32 +161,33 @@ export async function provision(
 
 const KNOWLEDGE_BASE = "Harbor Hotel's pages";
 
+/** The guest guide's translations, beside the English one: a guest asking in German is answered from the German guide. */
+const GUIDE_TRANSLATIONS = ['de', 'fr', 'es'];
+
 /**
  * The hotel's pages as a knowledge base of the demo customer (README, Answers from your documents):
- * its guest guide, fetched by the service from the demo site and refreshed daily, at the site's
- * current address. The agent reads it whoever answers: the hotel's server gets the passages too.
+ * its guest guide in English, German, French and Spanish, fetched by the service from the demo site
+ * and refreshed daily, at the site's current address. The agent reads it whoever answers: the
+ * hotel's server gets the passages too.
  */
 async function provisionKnowledge(serviceUrl: string, apiKey: string, agentId: string, guideUrl: string) {
   const bases = await expect2xx(api(serviceUrl, apiKey, 'GET', '/api/v1/knowledge-bases?per_page=100'), 'bases');
   const baseId: string =
     bases.find((b: { name: string }) => b.name === KNOWLEDGE_BASE)?.id ??
     (await expect2xx(api(serviceUrl, apiKey, 'POST', '/api/v1/knowledge-bases', { name: KNOWLEDGE_BASE }), 'base')).id;
-  const documents = await expect2xx(
+  const documents: { id: string; url: string | null; source: string }[] = await expect2xx(
     api(serviceUrl, apiKey, 'GET', `/api/v1/knowledge-bases/${baseId}/documents?per_page=100`),
     'documents',
   );
-  if (!documents.some((d: { url: string | null }) => d.url === guideUrl)) {
-    // The site moved (another DEMO_PORT): the guide at its old address goes.
-    for (const stale of documents.filter((d: { source: string }) => d.source === 'url'))
-      await api(serviceUrl, apiKey, 'DELETE', `/api/v1/knowledge-bases/${baseId}/documents/${stale.id}`);
+  const guides = [guideUrl, ...GUIDE_TRANSLATIONS.map((language) => `${guideUrl}/${language}`)];
+  // The site moved (another DEMO_PORT): the guide at its old address goes.
+  for (const stale of documents.filter((d) => d.source === 'url' && !guides.includes(d.url ?? '')))
+    await api(serviceUrl, apiKey, 'DELETE', `/api/v1/knowledge-bases/${baseId}/documents/${stale.id}`);
+  for (const url of guides.filter((url) => !documents.some((d) => d.url === url)))
     await expect2xx(
-      api(serviceUrl, apiKey, 'POST', `/api/v1/knowledge-bases/${baseId}/documents`, {
-        url: guideUrl,
-        refresh_hours: 24,
-      }),
-      'add the guest guide',
+      api(serviceUrl, apiKey, 'POST', `/api/v1/knowledge-bases/${baseId}/documents`, { url, refresh_hours: 24 }),
+      `add the guest guide at ${url}`,
     );
-  }
   await expect2xx(
     api(serviceUrl, apiKey, 'PUT', `/api/v1/agents/${agentId}`, { knowledge_base_id: baseId }),
     'agent knowledge base',

@@ -80,7 +80,13 @@ test('a new customer walks the whole path in the console, under its CSP, without
     await page.getByRole('button', { name: 'Create agent' }).click();
     await expect(page.getByRole('status')).toContainText('Generation succeeded');
     await page.getByRole('link', { name: 'Seaside desk' }).click();
-    await page.getByLabel('Greeting').fill('Hello, I am the Seaside Inn concierge.');
+    // A greeting per language: the voice sample says the one in the agent's language.
+    await page
+      .getByLabel(/^Greeting/)
+      .fill('en: Hello, I am the Seaside Inn concierge.\nde: Hallo, hier ist der Concierge des Seaside Inn.');
+    await expect(page.getByLabel('Draft as JSON')).toHaveValue(
+      /"de": "Hallo, hier ist der Concierge des Seaside Inn."/,
+    );
     // The agent's own voice: an id on the service's speech server, and a word said differently, heard before saving.
     await page.getByLabel(/^Service voice \(/).fill('bf_emma');
     await page.getByLabel(/^Pronunciations/).fill('Seaside = See-side\nInn = Inne [de]');

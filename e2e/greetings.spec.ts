@@ -224,7 +224,15 @@ test('a customer writes a greeting in the console, previews its teaser on Try it
   await added.getByLabel('After this many seconds on the page (visible)').fill('');
   await added.getByLabel('After scrolling this far, %').fill('80');
   await added.getByLabel('How often').selectOption('session');
+  // A line with no language beside one with a language could be read two ways: refused, saying so.
+  await added.getByLabel(/^Teaser/).fill('Still looking?\nde: Noch auf der Suche?');
+  await expect(added.getByLabel(/^Teaser/)).toHaveAttribute('aria-invalid', 'true');
+  await expect(added.getByText('Line 1 has no language, but line 2 has (de:).')).toBeVisible();
+  await page.screenshot({ path: 'test-results/console/greeting-languages-refused.png', fullPage: true });
+  await greetings.getByRole('button', { name: 'Save greetings' }).click();
+  await expect(greetings.getByRole('alert')).toContainText("still-looking's teaser: Line 1 has no language");
   await added.getByLabel(/^Teaser/).fill('en: Still looking?\nde: Noch auf der Suche?');
+  await expect(added.getByLabel(/^Teaser/)).toHaveAttribute('aria-invalid', 'false');
   await greetings.getByRole('button', { name: 'Save greetings' }).click();
   await expect(greetings.getByRole('status')).toHaveText(
     "Saved: 2 greetings, on the widget from each visitor's next page.",

@@ -72,6 +72,44 @@ test("Chromium: the hotel's pages answer a guest, the source is linked (shown, n
   await page.screenshot({ path: 'test-results/widget/knowledge-unknown.png' });
 });
 
+test('a guest who chooses Deutsch is welcomed in German and answered from the German guide, a follow-up too', async ({
+  page,
+  stack,
+}) => {
+  await page.goto(`${stack.demoUrl}/qa`);
+  await page.getByRole('combobox', { name: 'Who answers' }).selectOption({
+    label: "The hotel's pages (its guest guide: no server, no model)",
+  });
+  await page.getByRole('button', { name: 'Switch' }).click();
+  await expect(page.locator('#qa-responder-applied')).toHaveText("Now: the hotel's pages");
+
+  await launcher(page).click();
+  await expect(conversation(page).locator('.msg.agent').first()).toHaveText(
+    'Hello, this is the Harbor Hotel concierge. How can I help you today?',
+  );
+  await page.getByRole('combobox', { name: 'Language of the conversation' }).selectOption('de-DE');
+  // The widget's words are German now, and so is the agent's welcome.
+  const log = page.getByRole('list', { name: 'Unterhaltung' });
+  await expect(log.locator('.msg.agent').first()).toHaveText(
+    'Hallo, hier ist der Concierge des Harbor Hotels. Wie kann ich Ihnen helfen?',
+  );
+  const askInGerman = async (question: string) => {
+    await page.getByRole('textbox', { name: 'Ihre Nachricht' }).fill(question);
+    await page.getByRole('button', { name: 'Senden' }).click();
+  };
+  await askInGerman('Wo kann ich parken?');
+  await expect(log.locator('.msg.agent').last()).toContainText(
+    'Die Garage unter dem Hotel hat vierzig Stellplätze, Einfahrt in der Quay Street.',
+  );
+  const source = page.getByRole('group', { name: 'Vorgeschlagene Aktionen' }).getByRole('link');
+  await expect(source).toHaveAttribute('href', `${stack.demoUrl}/guide/de#parking`);
+  await askInGerman('Was kostet das?');
+  await expect(log.locator('.msg.agent').last()).toContainText('Parken kostet 18 Euro pro Nacht');
+  await askInGerman('Wann gibt es Frühstück?');
+  await expect(log.locator('.msg.agent').last()).toContainText('Frühstück gibt es von 7 bis 10:30 Uhr im Gartensaal');
+  await page.screenshot({ path: 'test-results/widget/knowledge-german.png' });
+});
+
 test('a customer makes a knowledge base in the console from a page, a PDF and text, sees what a question finds and why, and gives it to an agent', async ({
   page,
   stack,

@@ -81,6 +81,8 @@ export const clientMessage = z.discriminatedUnion('type', [
     last_seq: z.number().int().min(0).optional(),
     // Whether this browser recognises speech itself; absent counts as true.
     browser_recognition: z.boolean().optional(),
+    // The visitor's choice in the language menu: an outbound greeting is stored in it.
+    language: languageTag.optional(),
   }),
   z.strictObject({
     type: z.literal('user_turn'),
@@ -255,7 +257,9 @@ export type Pronunciation = z.infer<typeof pronunciation>;
 
 const agentInfo = z.strictObject({
   name: z.string(),
+  // In the agent's language; `greetings` holds it in each language the agent has one for.
   greeting: z.string().nullable(),
+  greetings: z.record(z.string(), z.string()).optional(),
   language: z.string(),
   voice: agentVoice.nullable(),
   // Said by the browser's voice as by the service's; absent when the agent has none.

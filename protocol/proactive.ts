@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { PAGE_DATA_BYTES, PAGE_EVENT_NAME, pathGlob } from './page-rules.js';
-import { codePoints } from './text.js';
+import { codePoints, inLanguages } from './text.js';
 
 /**
  * Greeting visitors first, and what the page tells the agent (README, Greeting visitors first):
@@ -26,8 +26,6 @@ export const pageContext = withinPageBytes(z.record(z.string(), z.json()));
 
 /** The page a turn was taken on. */
 export const pageOf = z.strictObject({ url: z.string().max(2000), title: z.string().max(300) });
-
-const teaserText = codePoints(1, 200);
 
 /** One greeting rule: when all of `when` holds on a page, its teaser shows beside the launcher (or the panel opens). */
 export const proactiveRule = z
@@ -65,21 +63,9 @@ export const proactiveRule = z
         event: pageEventName.optional().meta({ description: 'The page called `Concierge.trigger(event)`' }),
       })
       .refine((when) => Object.keys(when).length > 0, 'must hold at least one condition'),
-    teaser: z
-      .union([
-        teaserText,
-        z
-          .record(z.string().max(35), teaserText)
-          .refine((byLocale) => Object.keys(byLocale).length > 0, 'must hold at least one language')
-          .refine(
-            (byLocale) => Object.keys(byLocale).every(isLanguageTag),
-            'keys must be language tags such as de or de-DE',
-          ),
-      ])
-      .meta({
-        description:
-          "The teaser's text, or one per language tag (the visitor's language, else English, else the first)",
-      }),
+    teaser: inLanguages(codePoints(1, 200)).meta({
+      description: "The teaser's text, or one per language tag (the visitor's language, else English, else the first)",
+    }),
     open: z.boolean().optional().meta({ description: 'Open the panel instead of showing the teaser; default false' }),
     once_per: z.enum(['visitor', 'session']).optional().meta({ description: 'Default `visitor`' }),
     max_per_day: z
@@ -101,11 +87,3 @@ export const proactiveRules = proactiveRule
 /** What the widget reports of a rule, for its analytics. */
 export const proactiveEvents = ['shown', 'opened'] as const;
 export type ProactiveEvent = (typeof proactiveEvents)[number];
-
-function isLanguageTag(tag: string): boolean {
-  try {
-    return Intl.getCanonicalLocales(tag).length === 1;
-  } catch {
-    return false;
-  }
-}

@@ -20,3 +20,24 @@ export const languageTag = z
     }
   })
   .meta({ description: 'A BCP 47 language tag such as `de-DE`' });
+
+function isLanguageTag(tag: string): boolean {
+  try {
+    return Intl.getCanonicalLocales(tag).length === 1;
+  } catch {
+    return false;
+  }
+}
+
+/** Words once for all, or once per language tag (protocol/in-language.ts picks a visitor's). */
+export const inLanguages = (text: z.ZodType<string>) =>
+  z.union([
+    text,
+    z
+      .record(z.string().max(35), text)
+      .refine((byLanguage) => Object.keys(byLanguage).length > 0, 'must hold at least one language')
+      .refine(
+        (byLanguage) => Object.keys(byLanguage).every(isLanguageTag),
+        'keys must be language tags such as de or de-DE',
+      ),
+  ]);

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
-  teaserLines,
-  teaserOf,
+  inLanguagesLines,
+  inLanguagesOf,
   checklist,
   isLive,
   languageProblems,
@@ -333,14 +333,28 @@ describe("the widget's languages", () => {
   });
 });
 
-describe("a greeting's teaser in the console's form", () => {
+describe("words in several languages in the console's form (a teaser, an agent's greeting)", () => {
   it('is one text, or one tag: text line per language, and reads back as it was written', () => {
-    expect(teaserOf('  Questions about our rooms?  ')).toBe('Questions about our rooms?');
-    expect(teaserOf('Ask me: anything\nabout rooms')).toBe('Ask me: anything about rooms');
-    const byLanguage = teaserOf('en: Questions?\nde-DE:  Fragen?\n\nzh-Hans: 有问题吗？');
-    expect(byLanguage).toEqual({ en: 'Questions?', 'de-DE': 'Fragen?', 'zh-Hans': '有问题吗？' });
-    expect(teaserLines(byLanguage)).toBe('en: Questions?\nde-DE: Fragen?\nzh-Hans: 有问题吗？');
-    expect(teaserLines('Hi')).toBe('Hi');
-    expect(teaserOf('')).toBe('');
+    expect(inLanguagesOf('  Questions about our rooms?  ')).toEqual({ value: 'Questions about our rooms?' });
+    expect(inLanguagesOf('Ask me: anything\nabout rooms')).toEqual({ value: 'Ask me: anything about rooms' });
+    const byLanguage = inLanguagesOf('en: Questions?\nde-DE:  Fragen?\n\nzh-Hans: 有问题吗？');
+    expect(byLanguage).toEqual({ value: { en: 'Questions?', 'de-DE': 'Fragen?', 'zh-Hans': '有问题吗？' } });
+    expect(inLanguagesLines({ en: 'Questions?', 'de-DE': 'Fragen?', 'zh-Hans': '有问题吗？' })).toBe(
+      'en: Questions?\nde-DE: Fragen?\nzh-Hans: 有问题吗？',
+    );
+    expect(inLanguagesLines('Hi')).toBe('Hi');
+    expect(inLanguagesOf('')).toEqual({ value: '' });
+    // Words that only look like a tag ("FAQ:", "Note:") are text.
+    expect(inLanguagesOf('FAQ: ask me anything')).toEqual({ value: 'FAQ: ask me anything' });
+  });
+
+  it('refuses what could be read two ways: a line without a language beside lines with one, or a language twice', () => {
+    expect(inLanguagesOf('Questions about our rooms?\nde: Fragen zu unseren Zimmern?')).toEqual({
+      problem:
+        'Line 1 has no language, but line 2 has (de:). Start every line with its language (en: …), or write one text for every visitor.',
+    });
+    expect(inLanguagesOf('en: Hello\nde: Hallo\nde: Guten Tag')).toEqual({
+      problem: 'de: is there twice (lines 2 and 3); keep one.',
+    });
   });
 });

@@ -1,3 +1,4 @@
+import type { InLanguages } from '#protocol/in-language';
 import type { Delivery, Turn } from './types';
 
 /** `#/agents/123` → `['agents', '123']`; empty for the home page. */
@@ -371,28 +372,42 @@ export function toolsOf(text: string, where: 'server' | 'page'): { list: unknown
   return { list: value, problems };
 }
 
-/** A teaser line with its language: `de: Fragen?`. */
-const TAGGED = /^([A-Za-z]{2,3}(?:-[A-Za-z0-9]{2,8})*)\s*:\s*(.+)$/;
+/** A line with its language: `de: Fragen?` (a lower-case language first, so "FAQ:" is text). */
+const TAGGED = /^([a-z]{2,3}(?:-[A-Za-z0-9]{2,8})*)\s*:\s*(.+)$/;
 
-/** A greeting rule's teaser as the console's form shows it: its text, or one `tag: text` line per language. */
-export function teaserLines(teaser: string | Record<string, string>): string {
-  return typeof teaser === 'string'
-    ? teaser
-    : Object.entries(teaser)
+/** Words in several languages as the console's form shows them: the text, or one `tag: text` line per language. */
+export function inLanguagesLines(words: InLanguages): string {
+  return typeof words === 'string'
+    ? words
+    : Object.entries(words)
         .map(([tag, text]) => `${tag}: ${text}`)
         .join('\n');
 }
 
 /**
- * The teaser the form's text says (README, Greeting visitors first): one per language when every
- * line starts with a language tag, else the text itself, for every language.
+ * What the form's text says (README, The widget in your visitors' languages): one text per
+ * language when every line starts with a language tag, one text for every visitor when none does.
+ * A mix, or a language twice, could be read two ways and is refused, saying which lines.
  */
-export function teaserOf(text: string): string | Record<string, string> {
+export function inLanguagesOf(text: string): { value: InLanguages } | { problem: string } {
   const lines = text
     .split('\n')
     .map((l) => l.trim())
     .filter(Boolean);
   const tagged = lines.map((l) => TAGGED.exec(l));
-  if (lines.length && tagged.every(Boolean)) return Object.fromEntries(tagged.map((m) => [m![1]!, m![2]!.trim()]));
-  return lines.join(' ');
+  if (!tagged.some(Boolean)) return { value: lines.join(' ') };
+  const bare = tagged.findIndex((m) => !m);
+  if (bare >= 0) {
+    const other = tagged.findIndex(Boolean);
+    return {
+      problem: `Line ${bare + 1} has no language, but line ${other + 1} has (${tagged[other]![1]}:). Start every line with its language (en: …), or write one text for every visitor.`,
+    };
+  }
+  const tags = tagged.map((m) => m![1]!);
+  const twice = tags.findIndex((tag, i) => tags.indexOf(tag) !== i);
+  if (twice >= 0)
+    return {
+      problem: `${tags[twice]}: is there twice (lines ${tags.indexOf(tags[twice]!) + 1} and ${twice + 1}); keep one.`,
+    };
+  return { value: Object.fromEntries(tagged.map((m) => [m![1]!, m![2]!.trim()])) };
 }

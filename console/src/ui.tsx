@@ -2,7 +2,7 @@ import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { ApiError, file, path } from './api';
 import { WIDGET_LOCALES } from '#protocol/widget-locales';
-import { duration, localeLabel, when } from './logic';
+import { duration, inLanguagesOf, localeLabel, when } from './logic';
 import type { Delivery, Deployment, PageMeta } from './types';
 
 export interface Loaded<T> {
@@ -204,6 +204,44 @@ export function ActionForm({
     >
       {children}
     </form>
+  );
+}
+
+/**
+ * Words a visitor reads in their language (a greeting rule's teaser, an agent's greeting): one text
+ * for everyone, or one line per language; what could be read two ways is marked and explained.
+ */
+export function InLanguagesField({
+  label,
+  value,
+  onInput,
+  required,
+  disabled,
+}: {
+  label: string;
+  value: string;
+  onInput(text: string): void;
+  required?: boolean;
+  disabled?: boolean;
+}) {
+  const read = inLanguagesOf(value);
+  return (
+    <label>
+      {label}
+      <span class="hint">
+        One text for every visitor, or a line per language: <code>en: Questions?</code>, <code>de: Fragen?</code>. A
+        visitor sees their language, else English, else the first line.
+      </span>
+      <textarea
+        rows={Math.min(8, Math.max(2, value.split('\n').length))}
+        required={required}
+        disabled={disabled}
+        value={value}
+        aria-invalid={'problem' in read}
+        onInput={(e) => onInput(e.currentTarget.value)}
+      />
+      {'problem' in read && <span class="warn">{read.problem}</span>}
+    </label>
   );
 }
 

@@ -186,7 +186,7 @@ describe('the README', () => {
       ).token;
       const widget = await Widget.open(service, deploymentId, { origin: `http://localhost:${port}` });
       await widget.hello(token);
-      expect((await widget.next('greeting')).text).toBe("Hello, I'm the Front desk. How can I help you today?");
+      expect((await widget.next('greeting')).text).toBe('Hello, this is the front desk. How can I help you today?');
       widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'When is breakfast?', mode: 'text' });
       const reply = await widget.next('reply');
       expect(reply.text).toBe('You asked: "When is breakfast?". Breakfast is from 7 to 10.');

@@ -187,8 +187,12 @@ export class Widget {
     this.ws.send(typeof frame === 'string' ? frame : JSON.stringify(frame));
   }
 
-  async hello(token: string, resume: { conversation_id?: string; last_seq?: number } = {}): Promise<any> {
-    this.send({ type: 'hello', token, ...resume });
+  /** Says hello with `token`, and where it resumes or in what language (`language`), as the widget does. */
+  async hello(
+    token: string,
+    said: { conversation_id?: string; last_seq?: number; language?: string } = {},
+  ): Promise<any> {
+    this.send({ type: 'hello', token, ...said });
     return this.next('ready');
   }
 

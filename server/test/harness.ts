@@ -212,6 +212,13 @@ export async function waitFor<T>(
 }
 
 /**
+ * How long a held event loop may take to answer while hostile input is handled (README, Security).
+ * The stalls the security review found held it 10 to 31 s; a loaded 2-core CI runner, the test's
+ * own scripted servers in the same process, pauses a healthy loop for a few hundred ms at worst.
+ */
+export const HEALTHY_LOOP_MS = 500;
+
+/**
  * What `work` does to the node's event loop: `/healthz` asked over and over while it runs, and the
  * worst cycle's time beyond its own 10 ms pause. The service runs in this process, so a loop that
  * is held shows either as a slow answer or as a pause that ends late.

@@ -1,6 +1,7 @@
 import { render } from 'preact';
 import { PAGE_DATA_BYTES } from '#protocol/page-rules';
-import { browserPage, type Greeter, greeter, type ProactiveRule, teaserText } from './greeting/greeter';
+import { browserPage, type Greeter, greeter, type ProactiveRule } from './greeting/greeter';
+import { inLanguage } from '#protocol/in-language';
 import { type ClientAction, SessionClient, type SessionEvent } from './session/client';
 import { browserSurroundings } from './session/surroundings';
 import { recogniserIn } from './speech/recogniser-here';
@@ -139,7 +140,7 @@ class Widget {
   /** A greeting rule holds: its teaser beside the launcher, or the panel opened for it (never a sound before a click). */
   #greet(rule: ProactiveRule): void {
     this.#client.approached(rule.id, 'shown');
-    this.#teaser = { rule, text: teaserText(rule.teaser, this.#languages()) };
+    this.#teaser = { rule, text: inLanguage(rule.teaser, this.#languages()) };
     if (rule.open) this.setOpen(true);
     else this.#render();
   }

@@ -1,8 +1,29 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, del, get, list, post, put, query, path } from '../api';
-import { lineDiff, pronunciationsAsLines, pronunciationsOf, toolsOf, when } from '../logic';
+import { inLanguage, type InLanguages } from '#protocol/in-language';
+import {
+  inLanguagesLines,
+  inLanguagesOf,
+  lineDiff,
+  pronunciationsAsLines,
+  pronunciationsOf,
+  toolsOf,
+  when,
+} from '../logic';
 import type { Agent, AgentVersion, Job, JobAccepted, KnowledgeBase, ModelEndpoint } from '../types';
-import { ActionForm, Badge, Empty, ErrorNote, ListTable, Loading, Title, useAction, useLoad, VoiceSample } from '../ui';
+import {
+  ActionForm,
+  Badge,
+  Empty,
+  ErrorNote,
+  InLanguagesField,
+  ListTable,
+  Loading,
+  Title,
+  useAction,
+  useLoad,
+  VoiceSample,
+} from '../ui';
 
 const STATUSES = ['generating', 'draft', 'published', 'failed'] as const;
 
@@ -257,6 +278,12 @@ function ResponderEditor({ spec, set }: { spec: Spec | undefined; set(key: strin
   );
 }
 
+/** A spec's greeting as the form shows it: its text, or a line per language. */
+const greetingLines = (spec: Spec | null | undefined) =>
+  typeof spec?.greeting === 'string' || (spec?.greeting && typeof spec.greeting === 'object')
+    ? inLanguagesLines(spec.greeting as InLanguages)
+    : '';
+
 /** The draft: the fields the concierge reads as a form, the whole object as JSON; each edits the other. */
 function DraftEditor({ agent, onSaved }: { agent: Agent; onSaved(a: Agent): void }) {
   const [raw, setRaw] = useState(pretty(agent.draft_spec));
@@ -278,6 +305,7 @@ function DraftEditor({ agent, onSaved }: { agent: Agent; onSaved(a: Agent): void
     set('voice', { ...voice, service: next.voice || next.speed ? next : undefined });
   };
   const [sayings, setSayings] = useState(pronunciationsAsLines(spec?.pronunciations));
+  const [greeting, setGreeting] = useState(greetingLines(spec));
   // Another version of the agent (saved, published) resets the form; the first render is already it, and an
   // edit made before the effect runs (a fast hand, a busy machine) is kept.
   const shown = useRef(`${agent.id} ${agent.updated_at}`);
@@ -287,6 +315,7 @@ function DraftEditor({ agent, onSaved }: { agent: Agent; onSaved(a: Agent): void
     shown.current = version;
     setRaw(pretty(agent.draft_spec));
     setSayings(pronunciationsAsLines(agent.draft_spec?.pronunciations));
+    setGreeting(greetingLines(agent.draft_spec));
   }, [agent.id, agent.updated_at]);
   const read = pronunciationsOf(sayings);
   const save = useAction(async () =>
@@ -297,10 +326,16 @@ function DraftEditor({ agent, onSaved }: { agent: Agent; onSaved(a: Agent): void
     <ActionForm onRun={() => void save.start()}>
       <h2>Draft</h2>
       <div class="grid">
-        <label>
-          Greeting
-          <input value={text('greeting')} disabled={!spec} onInput={(e) => set('greeting', e.currentTarget.value)} />
-        </label>
+        <InLanguagesField
+          label="Greeting (the widget's welcome line; said first when the deployment's conversations are outbound)"
+          value={greeting}
+          disabled={!spec}
+          onInput={(text) => {
+            setGreeting(text);
+            const read = inLanguagesOf(text);
+            if ('value' in read) set('greeting', read.value || undefined);
+          }}
+        />
         <label>
           Language (BCP 47)
           <input
@@ -363,7 +398,7 @@ function DraftEditor({ agent, onSaved }: { agent: Agent; onSaved(a: Agent): void
       <VoiceSample
         agentId={agent.id}
         trying={{
-          ...(text('greeting') ? { text: text('greeting') } : {}),
+          ...(spec?.greeting ? { text: inLanguage(spec.greeting as InLanguages, [text('language')]) } : {}),
           ...(service.voice ? { voice: service } : {}),
           pronunciations: read.list,
         }}

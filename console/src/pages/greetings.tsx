@@ -1,8 +1,9 @@
 import { useState } from 'preact/hooks';
 import { get, put, path, query } from '../api';
-import { teaserLines, teaserOf } from '../logic';
+import type { InLanguages } from '#protocol/in-language';
+import { inLanguagesLines, inLanguagesOf } from '../logic';
 import type { Analytics, Deployment } from '../types';
-import { ActionForm, ErrorNote, useAction, useLoad } from '../ui';
+import { ActionForm, ErrorNote, InLanguagesField, useAction, useLoad } from '../ui';
 
 /** A rule as the form edits it: every field text, as typed. */
 interface RuleDraft {
@@ -27,7 +28,7 @@ const draftOf = (rule: Rule): RuleDraft => ({
   scroll: rule.when.scroll_percent === undefined ? '' : String(rule.when.scroll_percent),
   exit: rule.when.exit_intent === true,
   event: String(rule.when.event ?? ''),
-  teaser: teaserLines(rule.teaser as string | Record<string, string>),
+  teaser: inLanguagesLines(rule.teaser as InLanguages),
   open: rule.open === true,
   oncePer: rule.once_per === 'session' ? 'session' : 'visitor',
   perDay: rule.max_per_day === undefined ? '' : String(rule.max_per_day),
@@ -36,20 +37,24 @@ const draftOf = (rule: Rule): RuleDraft => ({
 const number = (text: string) => (text.trim() === '' ? undefined : Number(text));
 
 /** The rule the API takes: what the form left empty is left out, so the service's defaults apply. */
-const ruleOf = (d: RuleDraft) => ({
-  id: d.id.trim(),
-  when: {
-    path: d.path.trim() || undefined,
-    seconds_on_page: number(d.seconds),
-    scroll_percent: number(d.scroll),
-    exit_intent: d.exit || undefined,
-    event: d.event.trim() || undefined,
-  },
-  teaser: teaserOf(d.teaser),
-  open: d.open || undefined,
-  once_per: d.oncePer === 'session' ? 'session' : undefined,
-  max_per_day: number(d.perDay),
-});
+const ruleOf = (d: RuleDraft) => {
+  const teaser = inLanguagesOf(d.teaser);
+  if ('problem' in teaser) throw new Error(`${d.id || 'A new rule'}'s teaser: ${teaser.problem}`);
+  return {
+    id: d.id.trim(),
+    when: {
+      path: d.path.trim() || undefined,
+      seconds_on_page: number(d.seconds),
+      scroll_percent: number(d.scroll),
+      exit_intent: d.exit || undefined,
+      event: d.event.trim() || undefined,
+    },
+    teaser: teaser.value,
+    open: d.open || undefined,
+    once_per: d.oncePer === 'session' ? 'session' : undefined,
+    max_per_day: number(d.perDay),
+  };
+};
 
 const blank = (n: number): RuleDraft => ({
   id: `greeting-${n}`,
@@ -178,16 +183,7 @@ export function GreetingRules({ dep, onSaved }: { dep: Deployment; onSaved(d: De
               <input type="checkbox" checked={d.open} onChange={(e) => change(i, { open: e.currentTarget.checked })} />
               Open the panel instead of showing the teaser
             </label>
-            <label>
-              Teaser: one line, or one line per language as <code>de: Fragen zu unseren Zimmern?</code> (the first line
-              is for visitors whose language has none)
-              <textarea
-                rows={Math.min(8, Math.max(2, d.teaser.split('\n').length))}
-                required
-                value={d.teaser}
-                onInput={(e) => change(i, { teaser: e.currentTarget.value })}
-              />
-            </label>
+            <InLanguagesField label="Teaser" required value={d.teaser} onInput={(teaser) => change(i, { teaser })} />
             <div class="rule-foot">
               <p class="muted">
                 {f

@@ -143,22 +143,6 @@ export type ResponderSpec = z.infer<typeof responderSpec>;
 
 const HOOK: ResponderSpec = { type: 'hook' };
 
-/** Refuses a spec whose responder the service could not run, naming each field and why. */
-export function checkSpecResponder(spec: unknown): void {
-  const responder = (spec as { responder?: unknown } | null)?.responder;
-  if (responder === undefined) return;
-  const parsed = responderSpec.safeParse(responder);
-  if (parsed.success) return;
-  throw new AppError(
-    'invalid_request',
-    "The draft's responder cannot be used; nothing was published",
-    parsed.error.issues.map((issue) => ({
-      path: ['draft_spec', 'responder', ...issue.path].join('.'),
-      message: issue.message,
-    })),
-  );
-}
-
 /** The published spec's responder; a spec without one (or one published before it was checked) answers through the hook. */
 export function responderOf(spec: Record<string, unknown>): ResponderSpec {
   const parsed = responderSpec.safeParse(spec.responder ?? HOOK);

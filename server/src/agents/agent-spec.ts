@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { AppError } from '../errors.js';
 import { languageTag, pronunciation } from '#protocol/frames';
+import { inLanguages } from '#protocol/text';
 import { responderSpec } from './agent-responder.js';
 import { MAX_PRONUNCIATIONS, serviceVoice } from './agent-speech.js';
 
@@ -14,7 +16,10 @@ const prompt = z
  */
 export const agentSpecDocument = z
   .looseObject({
-    greeting: z.string().optional().meta({ description: "The agent's first words: the widget's welcome line" }),
+    greeting: inLanguages(z.string()).optional().meta({
+      description:
+        "The agent's first words, the widget's welcome line: one text, or one per language tag (the conversation's language, else English, else the first)",
+    }),
     language: languageTag.optional().meta({ description: 'BCP 47; default en-US' }),
     persona: prompt.optional(),
     instructions: prompt.optional(),
@@ -29,7 +34,10 @@ export const agentSpecDocument = z
         }),
       ])
       .optional(),
-    pronunciations: pronunciation.array().max(MAX_PRONUNCIATIONS).optional(),
+    pronunciations: pronunciation
+      .array()
+      .max(MAX_PRONUNCIATIONS, `must have at most ${MAX_PRONUNCIATIONS} entries`)
+      .optional(),
     responder: responderSpec
       .optional()
       .meta({ description: 'Who answers: the hook (default), a model, or the knowledge base' }),
@@ -38,3 +46,18 @@ export const agentSpecDocument = z
 
 /** Where a spec field of the Agent points in the served document. */
 export const AGENT_SPEC_REF = { $ref: '#/components/schemas/AgentSpecDocument' };
+
+/**
+ * Refuses a draft the service could not use as it reads it (its greeting, language, voice,
+ * pronunciations or responder), naming each field and why; nothing is published.
+ */
+export function checkPublishable(spec: unknown): void {
+  const parsed = agentSpecDocument.safeParse(spec ?? {});
+  if (parsed.success) return;
+  const fields = [...new Set(parsed.error.issues.map((issue) => String(issue.path[0] ?? 'spec')))];
+  throw new AppError(
+    'invalid_request',
+    `The draft's ${fields.join(' and ')} cannot be used; nothing was published`,
+    parsed.error.issues.map((issue) => ({ path: ['draft_spec', ...issue.path].join('.'), message: issue.message })),
+  );
+}

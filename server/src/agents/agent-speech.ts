@@ -1,5 +1,4 @@
 import { z } from 'zod';
-import { AppError } from '../errors.js';
 import { pronunciation } from '#protocol/frames';
 
 /** At most this many pronunciations per agent. */
@@ -16,36 +15,6 @@ export const serviceVoice = z.strictObject({
   by_language: z.record(languageKey, voiceId).optional(),
 });
 export type ServiceVoice = z.infer<typeof serviceVoice>;
-
-/** What a published spec says of how the agent sounds; the rest of the spec is the customer's, unread here. */
-const specSpeech = z.looseObject({
-  voice: z
-    .union([
-      z.string(),
-      z.looseObject({
-        name: z.string().optional(),
-        rate: z.number().min(0.1).max(10).optional(),
-        pitch: z.number().min(0).max(2).optional(),
-        service: serviceVoice.optional(),
-      }),
-    ])
-    .optional(),
-  pronunciations: pronunciation
-    .array()
-    .max(MAX_PRONUNCIATIONS, `must have at most ${MAX_PRONUNCIATIONS} entries`)
-    .optional(),
-});
-
-/** Refuses a spec whose voice or pronunciations the service could not use, naming each field and why. */
-export function checkSpecSpeech(spec: unknown): void {
-  const parsed = specSpeech.safeParse(spec ?? {});
-  if (parsed.success) return;
-  throw new AppError(
-    'invalid_request',
-    "The draft's voice or pronunciations cannot be used; nothing was published",
-    parsed.error.issues.map((issue) => ({ path: ['draft_spec', ...issue.path].join('.'), message: issue.message })),
-  );
-}
 
 /** How an agent sounds on the service's synthesiser: its voice, and how it says words (README, The agent's own voice). */
 export interface AgentSpeech {

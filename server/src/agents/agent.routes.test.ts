@@ -71,7 +71,7 @@ describeEachStore('agents', (kind) => {
         test_mode_enabled: false,
       });
       expect(agent.generated_spec).toEqual(agent.draft_spec);
-      expect(agent.draft_spec.greeting).toContain('Front desk');
+      expect(agent.draft_spec.greeting).toBe('Hello, this is the front desk. How can I help you today?');
       expect(agent.created_at).toMatch(ISO_MS);
 
       const latest = await api.get(`/api/v1/agents/${agent_id}/generation-status`);

@@ -29,8 +29,8 @@ import {
   type AgentVersionRow,
 } from './agent-version.repository.js';
 import type { Agent, AgentVersion, CreateAgentInput, UpdateAgentInput } from './agent.schemas.js';
-import { checkSpecSpeech } from './agent-speech.js';
-import { checkSpecResponder, responderOf } from './agent-responder.js';
+import { responderOf } from './agent-responder.js';
+import { checkPublishable } from './agent-spec.js';
 import { findModelEndpoint } from '../model-endpoints/model-endpoint.repository.js';
 import { findBase } from '../knowledge/knowledge.repository.js';
 
@@ -153,8 +153,7 @@ export async function publishAgent(db: Db, customerId: string, id: string, audit
     throw invalidState(`An agent in status '${row.status}' cannot be published; only draft or published agents can`);
   }
   const draft = fromJsonColumn<Record<string, unknown>>(row.draft_spec) ?? {};
-  checkSpecSpeech(draft);
-  checkSpecResponder(draft);
+  checkPublishable(draft);
   await checkResponderEndpoint(db, customerId, draft);
   const changed = row.agent_spec !== row.draft_spec || row.version === 0;
   const patch: AgentPatch = {

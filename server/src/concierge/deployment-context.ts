@@ -12,7 +12,10 @@ import {
 import type { CallDirection, DeploymentStatus } from '../deployments/deployment.table.js';
 import { type AgentSpeech, speechOf } from '../agents/agent-speech.js';
 import { promptOf, responderOf, type ResponderSpec } from '../agents/agent-responder.js';
+import { z } from 'zod';
+import { inLanguage, type InLanguages } from '#protocol/in-language';
 import type { ProactiveRule } from '#protocol/proactive';
+import { inLanguages } from '#protocol/text';
 import { type AgentInfo, type AgentVoice, languageTag, type WidgetTheme } from '#protocol/frames';
 
 /** What a session, a turn or a reply needs to know about its deployment, defaults applied. */
@@ -129,10 +132,13 @@ export async function loadDeploymentContext(db: Db, id: string): Promise<Deploym
 export function agentInfo(name: string, specText: string | null): AgentInfo {
   const spec = fromJsonColumn<Record<string, unknown>>(specText) ?? {};
   const { pronunciations } = speechOf(spec);
+  const language = languageOf(spec.language);
+  const greetings = greetingsOf(spec.greeting);
   return {
     name,
-    greeting: typeof spec.greeting === 'string' ? spec.greeting : null,
-    language: languageOf(spec.language),
+    greeting: greetings === null ? null : inLanguage(greetings, [language]),
+    ...(greetings && typeof greetings === 'object' ? { greetings } : {}),
+    language,
     voice: voiceOf(spec.voice),
     ...(pronunciations.length ? { pronunciations } : {}),
   };
@@ -205,6 +211,18 @@ export class DeploymentDirectory {
 }
 
 /** The agent's `language` (README, Field reference): a BCP 47 tag in its canonical case, `en-US` when it has none or no valid one. */
+/** The spec's `greeting`: one text, or one per language tag (a published spec's were checked; an older one's may be anything). */
+function greetingsOf(greeting: unknown): InLanguages | null {
+  if (typeof greeting === 'string') return greeting;
+  const parsed = inLanguages(z.string()).safeParse(greeting);
+  return parsed.success ? parsed.data : null;
+}
+
+/** What an agent says first in a conversation in `language` (README, The widget in your visitors' languages). */
+export function greetingIn(agent: AgentInfo, language: string | undefined): string | null {
+  return agent.greetings ? inLanguage(agent.greetings, [language, agent.language]) : agent.greeting;
+}
+
 function languageOf(language: unknown): string {
   const parsed = languageTag.safeParse(language);
   return parsed.success ? parsed.data : 'en-US';

@@ -35,6 +35,9 @@ describe("a visitor's question, as the knowledge responder reads it", () => {
     expect(askedFor('How much is it?')).toContain('euros');
     expect(askedFor('Until when?')).toContain('pm');
     expect(askedFor('Wo kann ich parken?')).toContain('eingang');
+    // Words that end in a letter past ASCII are whole words too.
+    expect(askedFor('Où est le parking ?')).toContain('entrée');
+    expect(askedFor('Il coûte combien ?')).toContain('euros');
     expect(askedFor('Is there a sauna?')).toEqual([]);
     // A word of another language's list that means something in English is kept.
     expect(contentWords('Does my van fit?')).toEqual(['van', 'fit']);
@@ -45,7 +48,7 @@ describe("a visitor's question, as the knowledge responder reads it", () => {
     expect(wordsIn('Check-in from 3 pm.', ['checkin'])).toEqual(['checkin']);
   });
 
-  it("tells the language of a passage by its function words, or says it cannot", () => {
+  it('tells the language of a passage by its function words, or says it cannot', () => {
     expect(languageOf('The garage under the hotel has forty spaces, and a night costs 18 euros.')).toBe('en');
     expect(languageOf('Die Garage unter dem Hotel hat vierzig Plätze, und eine Nacht kostet 18 Euro.')).toBe('de');
     expect(languageOf("Le garage sous l'hôtel a quarante places, et une nuit coûte 18 euros.")).toBe('fr');

@@ -53,7 +53,8 @@ export function subjectWords(question: string): string[] {
 }
 
 /** "Is there …?", "gibt es …?": a "there" or "es" that points at nothing before. */
-const THERE_IS = /\b(is there|are there|was there|were there|gibt es|il y a|y a-t-il|hay|c'è|ci sono|er is|er zijn)\b/gi;
+const THERE_IS =
+  /\b(is there|are there|was there|were there|gibt es|il y a|y a-t-il|hay|c'è|ci sono|er is|er zijn)\b/gi;
 
 /** Words that point back at what was said before, per language. */
 const POINTING_BACK = new Set(
@@ -86,17 +87,24 @@ export function followsUp(question: string): boolean {
  * much"), a time ("when", "until when"), a place ("where"). They pick the sentence of a passage
  * that answers; they never find a passage on their own.
  */
+/** Any of `words` standing whole (`\b` knows no letter past ASCII: "où" would never match). */
+const anyWhole = (words: string): RegExp => new RegExp(`(?<![\\p{L}\\p{N}])(${words})(?![\\p{L}\\p{N}])`, 'iu');
+
 const ASKS_FOR: readonly (readonly [RegExp, string])[] = [
   [
-    /\b(how much|cost|costs|price|prices|pay|fee|charge|wie ?viel|kostet|kosten|preis|combien|prix|coûte|cuánto|cuanto|precio|cuesta|quanto|costa|prezzo|hoeveel|kost)\b/i,
+    anyWhole(
+      'how much|cost|costs|price|prices|pay|fee|charge|wie ?viel|kostet|kosten|preis|combien|prix|coûte|cuánto|cuanto|precio|cuesta|quanto|costa|prezzo|hoeveel|kost',
+    ),
     'cost costs euro euros € price free pay paid charge kostet kostenlos euro coûte gratuit prix cuesta gratis precio costa gratuito kost gratis',
   ],
   [
-    /\b(when|what time|until|till|open|opens|hours|wann|bis wann|uhr|geöffnet|quand|heure|jusqu|ouvert|cuándo|cuando|hora|hasta|abierto|quando|orario|wanneer|open)\b/i,
+    anyWhole(
+      'when|what time|until|till|open|opens|hours|wann|bis wann|uhr|geöffnet|quand|heure|jusqu|ouvert|cuándo|cuando|hora|hasta|abierto|quando|orario|wanneer',
+    ),
     'am pm from until open opens daily every weekends uhr ab bis täglich geöffnet heures h à partir ouvert tous desde hasta abierto todos dalle alle aperto vanaf tot',
   ],
   [
-    /\b(where|wo|wohin|où|dónde|donde|dove|onde|waar)\b/i,
+    anyWhole('where|wo|wohin|où|dónde|donde|dove|onde|waar'),
     'on at in under behind next near entrance floor street quay across minutes unter neben eingang straße sous devant entrée rue bajo junto entrada calle sotto ingresso via onder ingang straat',
   ],
 ];

@@ -325,7 +325,8 @@ export async function searchChunks(
  */
 function spellings(word: string): string[][] {
   const parts: string[][] = [[word]];
-  if (/^\p{L}+$/u.test(word)) for (let at = 2; at <= word.length - 2; at++) parts.push([word.slice(0, at), word.slice(at)]);
+  if (/^\p{L}+$/u.test(word))
+    for (let at = 2; at <= word.length - 2; at++) parts.push([word.slice(0, at), word.slice(at)]);
   return parts;
 }
 

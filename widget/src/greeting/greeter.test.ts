@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { MemoryStorage } from '../session/fake-browser';
-import { greeter, type PageSignals, type ProactiveRule, teaserText } from './greeter';
+import { greeter, type PageSignals, type ProactiveRule } from './greeter';
 
 /** A page the test plays: its path, clock, visibility and scroll, and the events it fires. */
 class FakePage implements PageSignals {
@@ -180,16 +180,5 @@ describe('the greeter (README, Greeting visitors first)', () => {
     const g = make();
     g.start([rule('now', { seconds_on_page: 0 })]);
     expect(shown).toEqual(['now']);
-  });
-});
-
-describe("a teaser's words", () => {
-  const teaser = { en: 'Questions?', de: 'Fragen?', 'pt-BR': 'Dúvidas?' };
-  it("follow the visitor's languages by tag, then by language, then English, then the first", () => {
-    expect(teaserText('Hi', ['de-DE'])).toBe('Hi');
-    expect(teaserText(teaser, ['de-AT', 'en'])).toBe('Fragen?');
-    expect(teaserText(teaser, ['pt-PT'])).toBe('Dúvidas?');
-    expect(teaserText(teaser, [undefined, 'fr-FR'])).toBe('Questions?');
-    expect(teaserText({ fr: 'Des questions ?', de: 'Fragen?' }, ['ja'])).toBe('Des questions ?');
   });
 });

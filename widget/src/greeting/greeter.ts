@@ -193,17 +193,3 @@ export function browserPage(win: Window = window): PageSignals {
     },
   };
 }
-
-/** A rule's teaser in the first of `tags` it has words for (the tag itself, else its language), else English, else its first. */
-export function teaserText(teaser: ProactiveRule['teaser'], tags: readonly (string | null | undefined)[]): string {
-  if (typeof teaser === 'string') return teaser;
-  const keys = Object.keys(teaser);
-  const language = (tag: string) => tag.toLowerCase().split('-')[0];
-  for (const tag of [...tags, 'en'])
-    if (tag) {
-      const key =
-        keys.find((k) => k.toLowerCase() === tag.toLowerCase()) ?? keys.find((k) => language(k) === language(tag));
-      if (key) return teaser[key]!;
-    }
-  return teaser[keys[0]!]!;
-}

@@ -112,10 +112,12 @@ export class SessionClient {
     this.#o = o;
     this.#memory = recall(o.storage, o.deploymentId);
     this.#connection = new Connection(o, {
-      resume: () =>
-        this.#memory.conversation_id
+      hello: () => ({
+        ...(this.#memory.conversation_id
           ? { conversation_id: this.#memory.conversation_id, last_seq: this.#lastSeq }
-          : undefined,
+          : {}),
+        ...(this.#memory.language ? { language: this.#memory.language } : {}),
+      }),
       frame: (frame) => this.#receive(frame),
       audio: (pcm) => this.#o.voice?.audio(pcm),
       status: (status) => this.#setView({ ...this.view, status }),

@@ -10,7 +10,7 @@ describe('the connection: one socket, backoff with jitter, heartbeat, token refr
   let sockets: FakeSocket[];
   let around: FakeSurroundings;
   let told: { statuses: Status[]; frames: ServerFrame[]; closed: number[]; errors: string[] };
-  let resume: ReturnType<ConnectionOwner['resume']>;
+  let hello: ReturnType<ConnectionOwner['hello']>;
   let tokens: number;
   let ttlS: number;
   let connection: Connection;
@@ -23,7 +23,7 @@ describe('the connection: one socket, backoff with jitter, heartbeat, token refr
     sockets = [];
     around = new FakeSurroundings();
     told = { statuses: [], frames: [], closed: [], errors: [] };
-    resume = undefined;
+    hello = {};
     tokens = 0;
     ttlS = 3600;
     onClosed = () => {};
@@ -44,7 +44,7 @@ describe('the connection: one socket, backoff with jitter, heartbeat, token refr
         browserRecognition: false,
       },
       {
-        resume: () => resume,
+        hello: () => hello,
         frame: (frame) => told.frames.push(frame),
         audio: () => {},
         status: (status) => told.statuses.push(status),
@@ -64,7 +64,7 @@ describe('the connection: one socket, backoff with jitter, heartbeat, token refr
   });
 
   it('opens wss:// on the deployment path and says hello with the token, where to resume and whether the browser recognises speech', async () => {
-    resume = { conversation_id: 'c1', last_seq: 7 };
+    hello = { conversation_id: 'c1', last_seq: 7 };
     connection.start();
     await settle();
     const ws = latest();
@@ -103,7 +103,7 @@ describe('the connection: one socket, backoff with jitter, heartbeat, token refr
     await settle(PONG_WAIT_MS);
     expect(first.closedByWidget).toBe(1005);
     expect(told.closed).toEqual([0]);
-    resume = { conversation_id: 'c1', last_seq: 3 };
+    hello = { conversation_id: 'c1', last_seq: 3 };
     await settle(1_000);
     latest().open();
     expect(latest().sentOf('hello')[0]).toMatchObject({ conversation_id: 'c1', last_seq: 3 });

@@ -32,8 +32,12 @@ export interface ConnectionOptions {
 
 /** What a connection asks of its session, and tells it. */
 export interface ConnectionOwner {
-  /** Where `hello` resumes: the conversation and the last event this page has, or nothing for a new one. */
-  resume(): { conversation_id: string; last_seq: number } | undefined;
+  /**
+   * What `hello` says beside the token: where it resumes (the conversation and the last event this
+   * page has; nothing for a new one) and the language the visitor chose, which an agent's greeting
+   * follows.
+   */
+  hello(): { conversation_id?: string; last_seq?: number; language?: string };
   frame(frame: ServerFrame): void;
   /** A binary frame: the agent's voice, between its `speech` and `speech_end` (README, The agent's own voice). */
   audio(pcm: ArrayBuffer): void;
@@ -182,7 +186,7 @@ export class Connection {
     ws.onopen = () => {
       const browser =
         this.#o.browserRecognition === undefined ? {} : { browser_recognition: this.#o.browserRecognition };
-      ws.send(JSON.stringify({ type: 'hello', token, ...this.#owner.resume(), ...browser } satisfies ClientFrame));
+      ws.send(JSON.stringify({ type: 'hello', token, ...this.#owner.hello(), ...browser } satisfies ClientFrame));
     };
     ws.onmessage = (message) => {
       if (this.#ws !== ws) return;

@@ -9,6 +9,7 @@ import type { Voice } from '../speech/voice';
 import css from './panel.css?inline';
 import { isWebUrl, ReplyText } from './reply-text';
 import { adopt } from './styles';
+import { inLanguage } from '#protocol/in-language';
 import { addEnglish, languageName, rightToLeft, t, type WordKey } from './words';
 
 addEnglish(en);
@@ -83,6 +84,9 @@ export function Panel({ client, speech: given, voice, view, title, onClose, onEr
   // The menu always shows the language turns are sent in, listed or not.
   const listed = view.theme.languages ?? [];
   const languages = listed.includes(client.language) ? listed : [client.language, ...listed];
+  const greeting = view.agent?.greetings
+    ? inLanguage(view.agent.greetings, [client.language, view.agent.language])
+    : view.agent?.greeting;
 
   const send = (event: Event) => {
     event.preventDefault();
@@ -190,9 +194,9 @@ export function Panel({ client, speech: given, voice, view, title, onClose, onEr
             : t(view.status === 'offline' && queued ? 'queued' : view.status, { count: queued })}
       </p>
       <ol class="log" ref={log} aria-live="polite" aria-label={t('log')}>
-        {view.agent?.greeting && !view.lines.some((l) => l.key === 's1' && l.who === 'agent') && (
+        {greeting && !view.lines.some((l) => l.key === 's1' && l.who === 'agent') && (
           <li class="msg agent" dir="auto">
-            {view.agent.greeting}
+            {greeting}
           </li>
         )}
         {view.lines.map((line, i) => (

@@ -22,7 +22,7 @@ export const templateGenerator: AgentGenerator = {
     const purpose = description?.trim() || `help visitors on behalf of ${name}`;
     await reportProgress(50);
     return {
-      greeting: `Hello, I'm ${spoken(name)}. How can I help you today?`,
+      greeting: `Hello, ${ROLE.test(name) ? 'this is' : "I'm"} ${spoken(name)}. How can I help you today?`,
       language: 'en-US',
       voice: { rate: 1, pitch: 1 },
       persona: { name, purpose },
@@ -35,9 +35,17 @@ export const templateGenerator: AgentGenerator = {
   },
 };
 
-/** A role ("Harbor Hotel concierge", "Front desk") is introduced with "the"; a persona's name ("Ava") as it is. */
+/**
+ * A role ("Harbor Hotel concierge", "Front desk") is introduced with "the", in the case a sentence
+ * reads it ("the front desk"; a name's own capitals, "Harbor Hotel", "IT", stay); a persona's name
+ * ("Ava") as it is.
+ */
 function spoken(name: string): string {
-  return ROLE.test(name) && !/^the\s/i.test(name) ? `the ${name}` : name;
+  if (!ROLE.test(name)) return name;
+  const role = name.replace(/^the\s+/i, '');
+  const [first = '', ...rest] = role.split(/\s+/);
+  const sentenceCase = rest.every((word) => word === word.toLowerCase()) && /^\p{Lu}\p{Ll}*$/u.test(first);
+  return `the ${sentenceCase ? first.toLowerCase() + role.slice(first.length) : role}`;
 }
 
 const ROLE = /\b(?:concierge|desk|assistant|agent|bot|team|helper|guide|support|reception|service|host)$/i;

@@ -4,7 +4,7 @@ import { newId } from '../../shared/random.js';
 import { isoIn, isoNow } from '../../shared/time.js';
 import type { Db } from '../../database.js';
 import { findAgentVersion } from '../../agents/agent-version.repository.js';
-import { agentInfo, type DeploymentContext, type DeploymentDirectory } from '../deployment-context.js';
+import { agentInfo, type DeploymentContext, type DeploymentDirectory, greetingIn } from '../deployment-context.js';
 import type { ConversationAt, EventRecorder, UnitOfWork } from '../events/event.recorder.js';
 import type { AgentInfo, EndReason } from '#protocol/frames';
 import { joined, turnLifecycle } from './turn.lifecycle.js';
@@ -33,12 +33,18 @@ export class ConversationService {
   constructor(private readonly parts: { db: Db; deployments: DeploymentDirectory; events: EventRecorder }) {}
 
   /**
-   * Starts a conversation for the token's user; `outbound` stores the greeting as its first event.
+   * Starts a conversation for the token's user; `outbound` stores the greeting as its first event,
+   * in the `language` the visitor chose (else the agent's).
    * Refused (`rate_limited`) when the user has started `perTenMinutes` on this deployment in the
    * last 10 minutes: each start costs the customer's server a conversation, so one token may not
    * mint them freely.
    */
-  async start(dep: DeploymentContext, claims: ConversationUser, perTenMinutes: number): Promise<ConversationRow> {
+  async start(
+    dep: DeploymentContext,
+    claims: ConversationUser,
+    perTenMinutes: number,
+    language?: string,
+  ): Promise<ConversationRow> {
     const now = isoNow();
     const row: ConversationRow = {
       id: newId(),
@@ -68,7 +74,7 @@ export class ConversationService {
       created_at: now,
       updated_at: now,
     };
-    const greeting = dep.callDirection === 'outbound' && dep.agent.greeting ? dep.agent.greeting : null;
+    const greeting = dep.callDirection === 'outbound' ? greetingIn(dep.agent, language) || null : null;
     // Keyed by the user, not the new id: one user's starts on this node are counted one at a time.
     // A refusal is returned, not thrown, from the unit: a throw would roll back its whole batch.
     const started = await this.parts.events.write(`start:${dep.id}:${claims.sub}`, async (unit) => {

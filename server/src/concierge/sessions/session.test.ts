@@ -2,8 +2,16 @@ import type { IncomingHttpHeaders } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import WebSocket from 'ws';
-import { Widget, deploy, mintToken, postReply, sign, startCustomerServer } from '../../../test/concierge-kit.js';
-import { deepJson, describeEachStore, type TestService, startService, waitFor } from '../../../test/harness.js';
+import {
+  Widget,
+  deploy,
+  deployAgent,
+  mintToken,
+  postReply,
+  sign,
+  startCustomerServer,
+} from '../../../test/concierge-kit.js';
+import { client, deepJson, describeEachStore, type TestService, startService, waitFor } from '../../../test/harness.js';
 
 describeEachStore('concierge sessions', (kind) => {
   let service: TestService;
@@ -799,7 +807,7 @@ describeEachStore('concierge sessions', (kind) => {
     expect(await widget.next('greeting')).toEqual({
       type: 'greeting',
       seq: 1,
-      text: "Hello, I'm the Front desk. How can I help you today?",
+      text: 'Hello, this is the front desk. How can I help you today?',
     });
     widget.send({ type: 'end' });
     expect(await widget.next('conversation_ended')).toEqual({
@@ -808,6 +816,42 @@ describeEachStore('concierge sessions', (kind) => {
       reason: 'user_ended',
     });
     expect((await widget.closed).code).toBe(4410);
+  });
+
+  it("greets in the visitor's language: `ready` carries the greeting in each, an outbound one is stored in the one `hello` chose", async () => {
+    accept();
+    const api = client(service.url, (await service.newCustomer('Hotel')).apiKey);
+    const greeting = { en: 'Welcome to the hotel.', de: 'Willkommen im Hotel.', 'fr-CA': 'Bienvenue à l’hôtel.' };
+    const agent = await deployAgent(
+      service,
+      api,
+      { greeting, language: 'en-GB' },
+      { channel_config: { hook_url: customer.hookUrl }, call_direction: 'outbound' },
+    );
+    const greeted = async (language?: string) => {
+      const widget = await Widget.open(service, agent.deploymentId);
+      const ready = await widget.hello(await mintToken(agent.secret, agent.deploymentId), language ? { language } : {});
+      const first = await widget.next('greeting');
+      widget.close();
+      return { agent: ready.agent, first };
+    };
+    const english = await greeted();
+    expect(english.agent).toMatchObject({ greeting: 'Welcome to the hotel.', greetings: greeting, language: 'en-GB' });
+    expect(english.first).toEqual({ type: 'greeting', seq: 1, text: 'Welcome to the hotel.' });
+    expect((await greeted('de-AT')).first.text).toBe('Willkommen im Hotel.');
+    expect((await greeted('fr-FR')).first.text).toBe('Bienvenue à l’hôtel.');
+    expect((await greeted('ja-JP')).first.text).toBe('Welcome to the hotel.');
+
+    // A greeting per language is checked on publish like any spec field.
+    const refused = await api.put(`/api/v1/agents/${agent.agentId}`, {
+      draft_spec: { greeting: { 'not a tag!': 'Hi' } },
+    });
+    expect(refused.status).toBe(200);
+    const publish = await api.post(`/api/v1/agents/${agent.agentId}/publish`);
+    expect(publish.status).toBe(400);
+    expect(publish.body.error.details).toEqual([
+      { path: 'draft_spec.greeting', message: 'keys must be language tags such as de or de-DE' },
+    ]);
   });
 
   it("signs hook calls and transcript events the Standard Webhooks way too: the specification's library verifies them, under both secrets while a rotation's grace runs", async () => {

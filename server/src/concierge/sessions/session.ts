@@ -286,7 +286,12 @@ export class Session implements CursorOwner {
       conversation = await this.services.conversations.resume(this.dep, message.conversation_id, claims.sub);
       sentSeq = Math.min(message.last_seq ?? 0, conversation.last_seq);
     } else {
-      conversation = await this.services.conversations.start(this.dep, claims, this.settings.newConversationsPerSub);
+      conversation = await this.services.conversations.start(
+        this.dep,
+        claims,
+        this.settings.newConversationsPerSub,
+        message.language,
+      );
     }
     const agent = message.conversation_id
       ? await this.services.conversations.agentOf(this.dep, conversation)
@@ -297,7 +302,7 @@ export class Session implements CursorOwner {
     this.conversationId = conversation.id;
     this.sub = claims.sub;
     this.browserRecognition = message.browser_recognition ?? true;
-    this.language = agent.language;
+    this.language = message.language ?? agent.language;
     this.helloSaid();
     this.send({
       type: 'ready',

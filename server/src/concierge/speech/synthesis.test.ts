@@ -345,7 +345,7 @@ describeEachStore("the agent's own voice", (kind: StoreKind) => {
     });
     expect([sample.status, sample.headers.get('content-type')]).toEqual([200, 'audio/wav']);
     const wav = Buffer.from(await sample.arrayBuffer());
-    const greeting = "Hello, I'm the Front desk. How can I help you today?";
+    const greeting = 'Hello, this is the front desk. How can I help you today?';
     expect([wav.subarray(0, 4).toString(), wav.readUInt32LE(24), wav.readUInt16LE(34)]).toEqual(['RIFF', 24_000, 16]);
     expect(wav.subarray(44).equals(pcmOf(greeting))).toBe(true);
     const calls = speech.calls.length;

@@ -4,7 +4,7 @@ import { MAX_PRONUNCIATIONS, serviceVoice, speechOf } from '../../agents/agent-s
 import type { Db } from '../../database.js';
 import { AppError, notFound } from '../../errors.js';
 import { fromJsonColumn } from '../../shared/json-column.js';
-import { agentInfo } from '../deployment-context.js';
+import { agentInfo, greetingIn } from '../deployment-context.js';
 import { speechRequestFor } from './agent-voice.js';
 import { wavOf } from './recogniser.js';
 import type { SpeechSynthesis } from './speech-synthesis.js';
@@ -54,7 +54,7 @@ export async function voiceSample(
   const specText = agent.draft_spec ?? agent.agent_spec;
   const info = agentInfo(agent.name, specText);
   const speech = speechOf(fromJsonColumn<Record<string, unknown>>(specText) ?? {});
-  const text = input.text ?? info.greeting ?? `Hello, I'm ${agent.name}. How can I help you today?`;
+  const text = input.text ?? greetingIn(info, input.language) ?? `Hello, I'm ${agent.name}. How can I help you today?`;
   const request = speechRequestFor(
     text,
     input.language ?? info.language,
