@@ -151,9 +151,19 @@ describe('npm start and npm run service, started and stopped as a person does', 
       type: 'knowledge',
     });
     const agent = await get(`/api/v1/agents/${demo.agentId}`);
-    const [guide] = await get(`/api/v1/knowledge-bases/${agent.knowledge_base_id}/documents`);
-    expect(guide).toMatchObject({ url: `${demoUrl}/guide`, source: 'url', format: 'html', fetch_error: null });
-    expect(guide.chunk_count).toBeGreaterThanOrEqual(8);
+    // The guide in English, German, French and Spanish: each guest is answered in their language.
+    const guides = await get(`/api/v1/knowledge-bases/${agent.knowledge_base_id}/documents`);
+    expect(guides.map((g: { url: string }) => g.url).sort()).toEqual(
+      ['', '/de', '/es', '/fr'].map((language) => `${demoUrl}/guide${language}`),
+    );
+    for (const guide of guides) {
+      expect(guide).toMatchObject({ source: 'url', format: 'html', fetch_error: null });
+      expect(guide.chunk_count).toBeGreaterThanOrEqual(8);
+    }
+    expect((await get(`/api/v1/agents/${demo.agentId}/spec`)).agent_spec.greeting).toMatchObject({
+      en: 'Hello, this is the Harbor Hotel concierge. How can I help you today?',
+      de: 'Hallo, hier ist der Concierge des Harbor Hotels. Wie kann ich Ihnen helfen?',
+    });
 
     started.child.kill('SIGTERM');
     await freedWithin5s([portOf(serviceUrl), portOf(demoUrl)]);
