@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type ServerResponse } from 'node:ht
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { ConciergeClient, type HookEvent, mintUserToken, type TurnHook, verifyHook } from '../sdk/node/src/index.js';
+import { localBaseUrl } from '../server/src/http/public-address.js';
 import { answerFor, partsOf } from './answers.js';
 import { type DemoDefault, demoResponder, type Provisioned, provision, switchDemoResponder } from './provision.js';
 
@@ -345,8 +346,9 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
     server.listen(o.port, o.host, resolve);
   });
   const { port } = server.address() as AddressInfo;
-  // Served as localhost while the service is 127.0.0.1: two origins, so CORS and the Origin check are real.
-  const url = `http://${o.host === '0.0.0.0' || o.host === '127.0.0.1' ? 'localhost' : o.host}:${port}`;
+  // The service's host on another port: another origin (CORS and the Origin check are real), and the
+  // same name as every link the service prints.
+  const url = localBaseUrl(o.host, port);
   siteUrl = url;
   const close = () =>
     new Promise<void>((resolve) => {

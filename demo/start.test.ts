@@ -110,7 +110,7 @@ describe('npm start and npm run service, started and stopped as a person does', 
     const serviceUrl = /^Listening on (http:\/\/\S+)$/m.exec(out)![1]!;
     // The block, in one piece: where things run, the key and link shown once, the next steps; logs only after it.
     expect(out).toMatch(
-      /^Listening on \S+\nConsole at \S+\/console\/\nAPI key: vak_\S+\nConsole sign-in: \S+\nDemo at \S+\nDemo console sign-in \(reception@harbor\.demo, the hotel's Inbox\): \S+\/console\/#\/welcome\/\S+\nVoice: .+\n\nNext:\n {2}1\. .+\n {2}2\. .+\n {2}3\. .+\n {5}Its server on port 3000 gets this service's hooks: npm start allows 127\.0\.0\.1:3000 and localhost:3000 as it does the demo's port\.\nStop with Ctrl-C\. .+\n\n/,
+      /^Listening on \S+\nConsole at \S+\/console\/\nAPI key: vak_\S+\nConsole sign-in: \S+\nDemo at \S+\nDemo console sign-in \(reception@harbor\.demo, the hotel's Inbox\): \S+\/console\/#\/welcome\/\S+\nSpeech recognition: .+\nVoice: .+\n\nNext:\n {2}1\. .+\n {2}2\. .+\n {2}3\. .+\n {5}Its server on port 3000 gets this service's hooks: npm start allows 127\.0\.0\.1:3000 and localhost:3000 as it does the demo's port\.\nStop with Ctrl-C\. .+\n\n/,
     );
     expect(out.slice(0, out.indexOf('Next:'))).not.toContain('{"level"');
     // The hotel speaks with espeak-ng where it is installed, and the block says so plainly.
@@ -118,6 +118,17 @@ describe('npm start and npm run service, started and stopped as a person does', 
       installed('espeak-ng')
         ? 'Voice: espeak-ng, robotic but the same in every browser; for a natural voice, set TEXT_TO_SPEECH_URL to a Kokoro or Piper server (README, "The agent\'s own voice")'
         : "Voice: the browser's (install espeak-ng, or set TEXT_TO_SPEECH_URL, for the service's own: README, \"The agent's own voice\")",
+    );
+    // And hears with PocketSphinx where it is installed (Firefox has a microphone), saying how good it is.
+    expect(/^Speech recognition: .+$/m.exec(out)![0]).toBe(
+      installed('pocketsphinx_continuous')
+        ? 'Speech recognition: PocketSphinx on this machine, English only and often wrong, in browsers that cannot recognise speech themselves (Firefox); for a good one, set SPEECH_TO_TEXT_URL to a Whisper server (README, "Voice in every browser")'
+        : 'Speech recognition: only where the browser has its own (Chrome); install pocketsphinx pocketsphinx-en-us, or set SPEECH_TO_TEXT_URL, for every browser (README, "Voice in every browser")',
+    );
+    // One host in every link: a console link opened from one line is signed in on the next.
+    const block = out.slice(0, out.indexOf('Stop with Ctrl-C'));
+    expect(new Set([...block.matchAll(/http:\/\/[^\s/]+/g)].map(([origin]) => new URL(origin).hostname))).toEqual(
+      new Set(['127.0.0.1']),
     );
     expect(out).toContain(`Talk to the demo hotel's concierge at ${demoUrl}`);
     expect((await fetch(`${serviceUrl}/healthz`)).status).toBe(200);

@@ -2,7 +2,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
-import { FIRST_SERVER_HOSTS, nextSteps, voiceLine } from '../server/src/start-notice.js';
+import { FIRST_SERVER_HOSTS, hearingLine, nextSteps, voiceLine } from '../server/src/start-notice.js';
 import { startDemo } from './customer-server.js';
 import type { Provisioned } from './provision.js';
 
@@ -18,6 +18,8 @@ const ROOT = join(import.meta.dirname, '..');
 const TSX = ['--import', 'tsx'];
 const dataDir = process.env.DATA_DIR ?? './data';
 const statePath = join(dataDir, 'demo.json');
+/** Debian's `pocketsphinx-en-us`: PocketSphinx hears nothing without it. */
+const POCKETSPHINX_ENGLISH = '/usr/share/pocketsphinx/model/en-us';
 
 // The demo hotel's hooks are on loopback (and its guest guide, fetched for the agent's knowledge
 // base at the address visitors use), and so is the server of README, "Your first concierge" (port
@@ -31,12 +33,21 @@ const allowed = [
 ]
   .filter(Boolean)
   .join(',');
-// The hotel speaks in the service's own voice where espeak-ng is installed, unless another is set.
+// The hotel speaks in the service's own voice where espeak-ng is installed, and hears with
+// PocketSphinx where it is (so Firefox, which recognises nothing itself, has a microphone), unless
+// the operator chose others.
 const voice =
-  process.env.TEXT_TO_SPEECH || process.env.TEXT_TO_SPEECH_URL || !espeakInstalled()
+  process.env.TEXT_TO_SPEECH || process.env.TEXT_TO_SPEECH_URL || !installed('espeak-ng')
     ? {}
     : { TEXT_TO_SPEECH: 'espeak-ng' };
-const serviceEnv = { DRAIN_S: '0', ...voice, ...process.env, HOOK_ALLOWED_HOSTS: allowed };
+const hearing =
+  process.env.SPEECH_TO_TEXT ||
+  process.env.SPEECH_TO_TEXT_URL ||
+  !installed('pocketsphinx_continuous') ||
+  !existsSync(POCKETSPHINX_ENGLISH)
+    ? {}
+    : { SPEECH_TO_TEXT: 'pocketsphinx' };
+const serviceEnv = { DRAIN_S: '0', ...voice, ...hearing, ...process.env, HOOK_ALLOWED_HOSTS: allowed };
 const service = spawn(process.execPath, [...TSX, 'server/src/main.ts', '--no-next-steps'], {
   cwd: ROOT,
   // One node on a laptop: nothing balances traffic away from it, so a stop need not wait.
@@ -77,8 +88,8 @@ const serviceUrl = await new Promise<string>((resolve) => {
   });
 });
 
-function espeakInstalled(): boolean {
-  return spawnSync('sh', ['-c', 'command -v espeak-ng']).status === 0;
+function installed(command: string): boolean {
+  return spawnSync('sh', ['-c', `command -v ${command}`]).status === 0;
 }
 
 /** `port` itself, or for 0 a port that is free now (the demo binds it a moment later). */
@@ -170,7 +181,7 @@ try {
     ? `Demo console sign-in (${RECEPTION}, the hotel's Inbox): ${customer.receptionLink}\n`
     : '';
   release(
-    `Demo at ${demo.url}\n${reception}${voiceLine(serviceEnv)}\n${nextSteps({ url: serviceUrl, firstStart }, demo.url)}`,
+    `Demo at ${demo.url}\n${reception}${hearingLine(serviceEnv)}\n${voiceLine(serviceEnv)}\n${nextSteps({ url: serviceUrl, firstStart }, demo.url)}`,
   );
 } catch (err) {
   release('');

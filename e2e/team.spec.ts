@@ -5,12 +5,12 @@ import { test } from './fixtures.js';
 
 /**
  * Opens a one-time link in a browser of its own (another person's), chooses the password: signed
- * in. The link names the service as `localhost` (no PUBLIC_BASE_URL here); the tests reach it as 127.0.0.1.
+ * in. The link is followed as it was given: it names the service as the console does.
  */
-async function welcomed(browser: Browser, link: string, base: string): Promise<{ page: Page; errors: string[] }> {
+async function welcomed(browser: Browser, link: string): Promise<{ page: Page; errors: string[] }> {
   const page = await (await browser.newContext()).newPage();
   const errors = consoleErrors(page);
-  await choosePassword(page, link.replace(/^http:\/\/localhost:\d+/, base));
+  await choosePassword(page, link);
   return { page, errors };
 }
 
@@ -56,7 +56,7 @@ test('a team in one console: invitations, each role offered only what it may use
   await audit(page, 'users');
 
   // The agent answers visitors: it lands on the Inbox and is offered nothing else but Conversations and Analytics.
-  const desk = await welcomed(browser, links.agent!, stack.serviceUrl);
+  const desk = await welcomed(browser, links.agent!);
   await expect(desk.page.getByRole('heading', { name: 'Inbox' })).toBeVisible();
   expect(await sections(desk.page)).toEqual(['Inbox', 'Conversations', 'Analytics']);
   await audit(desk.page, 'agent-inbox');
@@ -68,7 +68,7 @@ test('a team in one console: invitations, each role offered only what it may use
   await audit(desk.page, 'agent-not-for-role');
 
   // The editor builds, but holds neither the key nor the team.
-  const builder = await welcomed(browser, links.editor!, stack.serviceUrl);
+  const builder = await welcomed(browser, links.editor!);
   await expect(builder.page.getByRole('heading', { name: 'Getting started' })).toBeVisible();
   expect(await sections(builder.page)).toEqual([
     'Getting started',
@@ -84,7 +84,7 @@ test('a team in one console: invitations, each role offered only what it may use
   await audit(builder.page, 'editor-start');
 
   // The admin holds the team, but not its owner: no role to change, no remove button on the owner's row.
-  const admin = await welcomed(browser, links.admin!, stack.serviceUrl);
+  const admin = await welcomed(browser, links.admin!);
   await nav(admin.page, 'Users').click();
   const ownerRow = admin.page.getByRole('row', { name: /owner@team-inn\.example/ });
   await expect(ownerRow).toContainText('owner');

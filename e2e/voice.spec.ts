@@ -68,6 +68,40 @@ test('Chromium forced to the service: the mic press streams the question, the se
   expect(upload.wav.dataBytes).toBeLessThan(32_000 * 5);
 });
 
+test("Chromium's own recognition beside a fake microphone: its audio-capture failure hands the press to the service, which hears it; never 'No microphone was found'", async ({
+  page,
+  stack,
+}) => {
+  await stack.behave('sync');
+  // Debian's Chromium recognises through its maker's service, which it cannot reach, and captures
+  // its own audio apart from getUserMedia: it fails with audio-capture though the fake microphone works.
+  const uploads = stack.transcriber.uploads.length;
+  await page.goto(stack.demoUrl);
+  await launcher(page).click();
+  await page.getByRole('button', { name: 'Speak' }).click();
+  await expect(conversation(page).getByText(HEARD)).toBeVisible({ timeout: 15_000 });
+  expect(stack.transcriber.uploads.length).toBeGreaterThan(uploads);
+  await expect(page.getByText('No microphone was found')).toHaveCount(0);
+  await page.screenshot({ path: 'test-results/widget/voice-fallback.png' });
+});
+
+test("Chromium's own recognition failing where the deployment takes the browser's only: voice is said not to work here, not that there is no microphone", async ({
+  page,
+  stack,
+}) => {
+  await stack.recogniseSpeech('browser');
+  await page.goto(stack.demoUrl);
+  await launcher(page).click();
+  await page.getByRole('button', { name: 'Speak' }).click();
+  await expect(page.getByRole('alert')).toHaveText('Voice input is not working right now. Type your message instead.');
+  await expect(page.getByText('No microphone was found')).toHaveCount(0);
+  // Said in the language the visitor chooses next, as the rest of the panel is.
+  await page.getByRole('combobox', { name: 'Language of the conversation' }).selectOption('de-DE');
+  await expect(page.getByRole('alert')).toHaveText(
+    'Die Spracheingabe funktioniert gerade nicht. Schreiben Sie Ihre Nachricht stattdessen.',
+  );
+});
+
 test('Chromium with recognition off: no mic, text still works', async ({ page, stack }) => {
   await stack.recogniseSpeech('off');
   await scriptedSpeech(page, {});

@@ -171,8 +171,8 @@ test('a page whose origin the deployment does not allow says so in plain words a
 }) => {
   let sockets = 0;
   page.on('websocket', () => sockets++);
-  // The demo is served as localhost, which the deployment allows; the same page as 127.0.0.1 is another origin.
-  await page.goto(stack.demoUrl.replace('localhost', '127.0.0.1'));
+  // The demo is served as 127.0.0.1, which the deployment allows; the same page as localhost is another origin.
+  await page.goto(stack.demoUrl.replace('127.0.0.1', 'localhost'));
   await page.getByRole('button', { name: /^Chat with/ }).click();
   await expect(page.getByRole('status')).toHaveText('This chat cannot be opened on this website.');
   await expect(page.getByRole('textbox')).toHaveCount(0);

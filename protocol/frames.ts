@@ -84,6 +84,8 @@ export const clientMessage = z.discriminatedUnion('type', [
     // The visitor's choice in the language menu: an outbound greeting is stored in it.
     language: languageTag.optional(),
   }),
+  // The browser's own recognition cannot work here: its speech goes to the service's from now on.
+  z.strictObject({ type: z.literal('recognition_fallback') }),
   z.strictObject({
     type: z.literal('user_turn'),
     client_turn_id: clientTurnId,
@@ -280,6 +282,9 @@ const readyFrame = z.strictObject({
     // With `none`: the deployment chose text only, so the widget shows no microphone (else it
     // explains why this browser cannot talk).
     text_only: z.literal(true).optional(),
+    // With `browser` under `auto`: the service recognises too, so a browser whose own recognition
+    // fails here sends `recognition_fallback` and streams its audio instead.
+    fallback: z.literal('service').optional(),
     // Whose voice reads replies out: `service` sends `speech` frames and PCM.
     synthesis: z.enum(synthesisSites),
   }),

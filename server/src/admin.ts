@@ -10,6 +10,7 @@ import { backupSqlite, restoreSqlite } from './store/sqlite-backup.js';
 import { auditOf, inTransaction } from './audit/audit-trail.js';
 import { ModelEndpointService } from './model-endpoints/model-endpoint.service.js';
 import { secretsKeys } from './shared/secrets-key.js';
+import { localBaseUrl } from './http/public-address.js';
 import { isRole, type Role, ROLES } from '#protocol/roles';
 
 const USAGE = `usage:
@@ -23,8 +24,8 @@ const USAGE = `usage:
 
 class UsageError extends Error {}
 
-/** Where the printed links point: PUBLIC_BASE_URL, else this machine on the configured port. */
-const baseUrlOf = (config: Config): string => config.publicBaseUrl ?? `http://localhost:${config.port}`;
+/** Where the printed links point: PUBLIC_BASE_URL, else where the service itself links to on this machine. */
+const baseUrlOf = (config: Config): string => config.publicBaseUrl ?? localBaseUrl(config.host, config.port);
 
 function emailOf(value: string | undefined): string {
   const email = value?.trim().toLowerCase() ?? '';

@@ -163,7 +163,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   parts.add({ stop: () => store.close() });
   const health = new StoreHealth({ ping: store.ping, logger });
   parts.add({ stop: () => health.close() });
-  const address = new PublicAddress(config.publicBaseUrl);
+  const address = new PublicAddress(config.publicBaseUrl, config.host);
   const egress = { allowedHosts: config.hookAllowedHosts };
   const bus: ConversationBus = store.openChannel
     ? await PgBus.open({ db, openChannel: store.openChannel, logger, health })

@@ -6,6 +6,7 @@ import { bootstrapCustomer } from './customers/customer.service.js';
 import { createLogger } from './logger.js';
 import { NO_NEW_KEY, nextSteps } from './start-notice.js';
 import { holdStore } from './store/sqlite-backup.js';
+import { localBaseUrl } from './http/public-address.js';
 import { auditOf } from './audit/audit-trail.js';
 
 /** The first customer's console user, created with it on an empty store. */
@@ -59,7 +60,7 @@ async function main(): Promise<void> {
   process.on('SIGINT', () => void stop('SIGINT', 0));
   // After listening: a key created for a start that then fails would never be shown.
   const bootstrap = await bootstrapCustomer(app.store.db);
-  const base = config.publicBaseUrl ?? url;
+  const base = config.publicBaseUrl ?? localBaseUrl(config.host, Number(new URL(url).port));
   // Plain lines on stdout whatever the log level: scripts and people wait for them.
   process.stdout.write(`Listening on ${url}\nConsole at ${base}/console/\n`);
   if (bootstrap) {

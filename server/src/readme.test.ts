@@ -139,7 +139,7 @@ describe('the README', () => {
       const ours = (text: string) =>
         text
           .replaceAll('http://127.0.0.1:8787', service.url)
-          .replaceAll('http://localhost:8788', demo)
+          .replaceAll('http://127.0.0.1:8788', demo)
           .replaceAll('vak_paste_yours_here', key);
       for (const file of blocks.filter((b) => b.tags[0]?.startsWith('file=')))
         writeFileSync(join(dir, file.tags[0]!.slice(5)), ours(file.body));

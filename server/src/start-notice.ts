@@ -12,6 +12,18 @@ export const NO_NEW_KEY =
 export const FIRST_SERVER_HOSTS = ['127.0.0.1:3000', 'localhost:3000'];
 
 /**
+ * Who recognises visitors' speech (README, "Voice in every browser"), from the service's settings:
+ * a speech server, PocketSphinx (said plainly to be poor), or only the browsers that can.
+ */
+export function hearingLine(env: NodeJS.ProcessEnv): string {
+  if (env.SPEECH_TO_TEXT_URL)
+    return `Speech recognition: the speech server at ${new URL(env.SPEECH_TO_TEXT_URL).origin} (SPEECH_TO_TEXT_URL)`;
+  if (env.SPEECH_TO_TEXT === 'pocketsphinx')
+    return 'Speech recognition: PocketSphinx on this machine, English only and often wrong, in browsers that cannot recognise speech themselves (Firefox); for a good one, set SPEECH_TO_TEXT_URL to a Whisper server (README, "Voice in every browser")';
+  return 'Speech recognition: only where the browser has its own (Chrome); install pocketsphinx pocketsphinx-en-us, or set SPEECH_TO_TEXT_URL, for every browser (README, "Voice in every browser")';
+}
+
+/**
  * Whose voice the agents speak with (README, "The agent's own voice"), from the service's
  * settings: a speech server, espeak-ng (said plainly to be robotic), or the browser's.
  */

@@ -106,6 +106,8 @@ export class SessionClient {
   rules: ProactiveRule[] = [];
   /** The page's context, sent again on every `ready`; and its events sent before a conversation was there. */
   #context: Record<string, unknown> | undefined;
+  /** This browser's recognition failed here and the service's took over: later `hello`s say it recognises nothing. */
+  #fellBack = false;
   #pageEvents: ClientFrame[] = [];
 
   constructor(o: SessionOptions) {
@@ -117,6 +119,7 @@ export class SessionClient {
           ? { conversation_id: this.#memory.conversation_id, last_seq: this.#lastSeq }
           : {}),
         ...(this.#memory.language ? { language: this.#memory.language } : {}),
+        ...(o.browserRecognition === undefined ? {} : { browser_recognition: o.browserRecognition && !this.#fellBack }),
       }),
       frame: (frame) => this.#receive(frame),
       audio: (pcm) => this.#o.voice?.audio(pcm),
@@ -212,6 +215,19 @@ export class SessionClient {
     this.#sendTurn(turn);
   }
 
+  /**
+   * The browser's own recognition cannot work here (README, Voice in every browser): where `ready`
+   * offered the service's as a fallback, this widget's speech goes to it from now on (and says so
+   * in every later `hello`); false when there is none to fall back to, or the socket is not open.
+   */
+  fallBackToServiceRecognition(): boolean {
+    if (this.view.recognitionFallback !== 'service' || !this.#connection.send({ type: 'recognition_fallback' }))
+      return false;
+    this.#fellBack = true;
+    this.#setView({ ...this.view, recognition: 'service', recognitionFallback: undefined });
+    return true;
+  }
+
   /** Sends a frame of the service's speech recognition (README, Voice in every browser); false when the socket is not open. */
   sendSpeech(frame: ClientFrame | ArrayBuffer): boolean {
     return this.#connection.send(frame);
@@ -276,6 +292,7 @@ export class SessionClient {
         agent: frame.agent,
         theme: frame.widget ?? {},
         recognition: frame.speech.recognition,
+        recognitionFallback: frame.speech.fallback,
         synthesis: frame.speech.synthesis,
         textOnly: frame.speech.text_only,
       });

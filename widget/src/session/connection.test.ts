@@ -41,7 +41,6 @@ describe('the connection: one socket, backoff with jitter, heartbeat, token refr
           return ws;
         },
         surroundings: around,
-        browserRecognition: false,
       },
       {
         hello: () => hello,
@@ -64,7 +63,7 @@ describe('the connection: one socket, backoff with jitter, heartbeat, token refr
   });
 
   it('opens wss:// on the deployment path and says hello with the token, where to resume and whether the browser recognises speech', async () => {
-    hello = { conversation_id: 'c1', last_seq: 7 };
+    hello = { conversation_id: 'c1', last_seq: 7, browser_recognition: false };
     connection.start();
     await settle();
     const ws = latest();

@@ -26,18 +26,16 @@ export interface ConnectionOptions {
   getToken(): Promise<string>;
   openSocket?: (url: string) => Socket;
   surroundings?: Surroundings;
-  /** Whether this browser recognises speech itself: `hello` says so. */
-  browserRecognition?: boolean;
 }
 
 /** What a connection asks of its session, and tells it. */
 export interface ConnectionOwner {
   /**
    * What `hello` says beside the token: where it resumes (the conversation and the last event this
-   * page has; nothing for a new one) and the language the visitor chose, which an agent's greeting
-   * follows.
+   * page has; nothing for a new one), the language the visitor chose (an agent's greeting follows
+   * it), and whether this browser recognises speech itself.
    */
-  hello(): { conversation_id?: string; last_seq?: number; language?: string };
+  hello(): { conversation_id?: string; last_seq?: number; language?: string; browser_recognition?: boolean };
   frame(frame: ServerFrame): void;
   /** A binary frame: the agent's voice, between its `speech` and `speech_end` (README, The agent's own voice). */
   audio(pcm: ArrayBuffer): void;
@@ -184,9 +182,7 @@ export class Connection {
     this.#watch(ws);
     ws.binaryType = 'arraybuffer';
     ws.onopen = () => {
-      const browser =
-        this.#o.browserRecognition === undefined ? {} : { browser_recognition: this.#o.browserRecognition };
-      ws.send(JSON.stringify({ type: 'hello', token, ...this.#owner.hello(), ...browser } satisfies ClientFrame));
+      ws.send(JSON.stringify({ type: 'hello', token, ...this.#owner.hello() } satisfies ClientFrame));
     };
     ws.onmessage = (message) => {
       if (this.#ws !== ws) return;

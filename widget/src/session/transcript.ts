@@ -48,6 +48,8 @@ export interface View {
   theme: WidgetTheme;
   /** Where the visitor's speech is recognised, as `ready` said (README, Voice in every browser). */
   recognition: RecognitionSite | undefined;
+  /** Where speech goes when the browser's own recognition fails here: the service's, when `ready` offered it. */
+  recognitionFallback?: 'service' | undefined;
   /** Whose voice reads replies out, as `ready` said (README, The agent's own voice). */
   synthesis?: SynthesisSite;
   /** The deployment takes text only: no microphone is shown. */

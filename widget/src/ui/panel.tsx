@@ -34,6 +34,21 @@ const MIC_PROBLEM: Record<string, WordKey> = {
   speech_too_long: 'speech_too_long',
 };
 
+/** The browser's own recognition failed for want of something here (its maker's service, its own audio path), not the visitor's refusal. */
+const brokenHere = (err: unknown): boolean =>
+  err instanceof ListenError &&
+  ['audio-capture', 'network', 'service-not-allowed', 'language-not-supported', 'unavailable'].includes(err.reason);
+
+/**
+ * What to tell the visitor: a recogniser that could not capture audio says "no microphone" only
+ * when the browser lists none (Chromium's own recogniser fails so beside a working microphone).
+ */
+async function micProblemOf(reason: string): Promise<WordKey> {
+  if (reason !== 'audio-capture') return MIC_PROBLEM[reason] ?? 'mic_failed';
+  const devices = await navigator.mediaDevices?.enumerateDevices().catch(() => []);
+  return devices?.some((d) => d.kind === 'audioinput') ? 'mic_failed' : 'mic_missing';
+}
+
 export interface PanelProps {
   client: SessionClient;
   speech: Speech | undefined;
@@ -55,7 +70,8 @@ export function Panel({ client, speech: given, voice, view, title, onClose, onEr
   const [listening, setListening] = useState(false);
   const serviceListening = useRef<ReturnType<typeof serviceListener>>(undefined);
   const [interim, setInterim] = useState('');
-  const [micProblem, setMicProblem] = useState('');
+  // A word key, not its text: said in the visitor's language when they switch after it.
+  const [micProblem, setMicProblem] = useState<WordKey | ''>('');
   const [muted, setMuted] = useState(voice.muted);
   const input = useRef<HTMLTextAreaElement>(null);
   const log = useRef<HTMLOListElement>(null);
@@ -105,7 +121,7 @@ export function Panel({ client, speech: given, voice, view, title, onClose, onEr
 
   const talk = async () => {
     if (!canTalk) {
-      setMicProblem(t('no_voice'));
+      setMicProblem('no_voice');
       return input.current?.focus();
     }
     if (listening) return listener.stopListening();
@@ -114,12 +130,20 @@ export function Panel({ client, speech: given, voice, view, title, onClose, onEr
     setInterim('');
     setMicProblem('');
     try {
-      const words = await listener.listen(client.language, setInterim);
+      let words: string;
+      try {
+        words = await listener.listen(client.language, setInterim);
+      } catch (err) {
+        // The browser's own recognition cannot work here: the service's hears this press and the next.
+        if (!(listener === speech && brokenHere(err) && canCapture() && client.fallBackToServiceRecognition()))
+          throw err;
+        words = await (serviceListening.current ??= serviceListener(client)).listen(client.language, setInterim);
+      }
       if (words) client.say(words, 'voice');
     } catch (err) {
       // Said in the panel (an alert, so screen readers hear it), told to the page, and typing stays ready.
       const reason = err instanceof ListenError ? err.reason : 'unavailable';
-      setMicProblem(t(MIC_PROBLEM[reason] ?? 'mic_failed'));
+      setMicProblem(await micProblemOf(reason));
       onError('mic_unavailable', `The microphone cannot be used: ${reason}`);
       input.current?.focus();
     } finally {
@@ -238,7 +262,7 @@ export function Panel({ client, speech: given, voice, view, title, onClose, onEr
       </ol>
       {micProblem && (
         <p class="problem" role="alert">
-          {micProblem}
+          {t(micProblem)}
         </p>
       )}
       {listening && (

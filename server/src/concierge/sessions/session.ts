@@ -24,7 +24,7 @@ import { type CursorOwner, type CursorSource, EventCursor } from './event-cursor
 import type { SessionSocket } from './session-socket.js';
 import { type UserClaims, verifyUserToken } from './user-token.js';
 import type { InstallDiagnostics } from '../diagnostics/install-diagnostics.js';
-import { recognitionSite, synthesisSite } from '../speech/speech-sites.js';
+import { recognitionFallback, recognitionSite, synthesisSite } from '../speech/speech-sites.js';
 import type { SpeechRecognition } from '../speech/speech-recognition.js';
 import type { SpeechSynthesis } from '../speech/speech-synthesis.js';
 import type { SpeechRequest } from '../speech/synthesiser.js';
@@ -255,11 +255,12 @@ export class Session implements CursorOwner {
         new AppError(
           'invalid_message',
           problem ??
-            'Expected user_turn, feedback, playback, ask_for_person, page_event, context, proactive, refresh_token, end, ping or audio_start as a JSON text frame',
+            'Expected user_turn, feedback, playback, ask_for_person, page_event, context, proactive, refresh_token, end, ping, audio_start or recognition_fallback as a JSON text frame',
         ),
       );
     if (message.type === 'ping') return this.send({ type: 'pong' });
     if (message.type === 'user_turn') return this.userTurn(message);
+    if (message.type === 'recognition_fallback') return this.fallBackToServiceRecognition();
     if (message.type === 'audio_start') {
       this.voiceOut.asked(message.client_turn_id, 'voice');
       return this.voice.start(message);
@@ -315,6 +316,7 @@ export class Session implements CursorOwner {
       speech: {
         recognition: this.recognitionSite(),
         ...(this.dep.speechRecognition === 'off' ? { text_only: true } : {}),
+        ...(this.recognitionFallback() ? { fallback: this.recognitionFallback() } : {}),
         synthesis: this.synthesisSite(),
       },
       ...(this.dep.proactive.length ? { proactive: this.dep.proactive } : {}),
@@ -357,6 +359,19 @@ export class Session implements CursorOwner {
   /** Where this widget's speech is recognised, under the deployment's settings as they are now. */
   private recognitionSite(): RecognitionSite {
     return recognitionSite(this.dep.speechRecognition, this.browserRecognition, this.services.speech.available);
+  }
+
+  private recognitionFallback(): 'service' | undefined {
+    return recognitionFallback(this.dep.speechRecognition, this.browserRecognition, this.services.speech.available);
+  }
+
+  /** The browser's own recognition failed here (README, Voice in every browser): the service's hears this widget from now on. */
+  private fallBackToServiceRecognition(): void {
+    if (!this.recognitionFallback())
+      return this.tell(
+        new AppError('invalid_message', "This widget's speech has no fallback: ready.speech.fallback names none"),
+      );
+    this.browserRecognition = false;
   }
 
   /** Whose voice reads this widget's replies out, under the deployment's settings as they are now. */

@@ -19,6 +19,18 @@ export function recognitionSite(
   return browserRecognition ? 'browser' : serviceRecognises ? 'service' : 'none';
 }
 
+/**
+ * Whether a widget whose browser recognises may fall back to the service's recogniser when the
+ * browser's fails (README, Voice in every browser): only under `auto`, and only where there is one.
+ */
+export function recognitionFallback(
+  setting: RecognitionSetting,
+  browserRecognition: boolean,
+  serviceRecognises: boolean,
+): 'service' | undefined {
+  return setting === 'auto' && browserRecognition && serviceRecognises ? 'service' : undefined;
+}
+
 /** A deployment's `runtime_config.speech_synthesis`. */
 export type SynthesisSetting = 'auto' | 'service' | 'browser' | 'off';
 

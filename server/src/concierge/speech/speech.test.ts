@@ -148,21 +148,21 @@ describeEachStore('speech recognised by the service', (kind: StoreKind) => {
   });
 
   it('says where speech is recognised in ready.speech, and refuses audio_start elsewhere with speech_unavailable, ignoring its frames', async () => {
-    const sites: [string, Record<string, unknown>, string][] = [
-      ['auto', {}, 'browser'],
-      ['auto', { browser_recognition: true }, 'browser'],
-      ['auto', { browser_recognition: false }, 'service'],
-      ['browser', { browser_recognition: false }, 'none'],
-      ['service', { browser_recognition: true }, 'service'],
-      ['off', { browser_recognition: false }, 'none'],
+    const sites: [string, Record<string, unknown>, string, Record<string, unknown>][] = [
+      ['auto', {}, 'browser', { fallback: 'service' }],
+      ['auto', { browser_recognition: true }, 'browser', { fallback: 'service' }],
+      ['auto', { browser_recognition: false }, 'service', {}],
+      ['browser', { browser_recognition: false }, 'none', {}],
+      ['browser', { browser_recognition: true }, 'browser', {}],
+      ['service', { browser_recognition: true }, 'service', {}],
+      ['off', { browser_recognition: false }, 'none', { text_only: true }],
     ];
-    for (const [setting, hello, site] of sites) {
+    for (const [setting, hello, site, more] of sites) {
       const { widget, ready } = await open(setting, hello);
-      const textOnly = setting === 'off' ? { text_only: true } : {};
       expect([setting, hello, ready.speech]).toEqual([
         setting,
         hello,
-        { recognition: site, ...textOnly, synthesis: 'browser' },
+        { recognition: site, ...more, synthesis: 'browser' },
       ]);
       widget.close();
     }
@@ -177,6 +177,37 @@ describeEachStore('speech recognised by the service', (kind: StoreKind) => {
     widget.send({ type: 'ping' });
     expect(await nextFrame(widget)).toEqual({ type: 'pong' });
     widget.close();
+  });
+
+  it("falls back to the service's recognition under auto when the browser's cannot work here (Chromium without its maker's speech service): recognition_fallback, then the next utterance is heard", async () => {
+    const { widget, ready } = await open('auto', { browser_recognition: true });
+    expect(ready.speech).toMatchObject({ recognition: 'browser', fallback: 'service' });
+    speak(widget, 'b1', 500);
+    expect(await nextFrame(widget)).toMatchObject({ type: 'error', code: 'speech_unavailable' });
+    widget.send({ type: 'recognition_fallback' });
+    speak(widget, 'b2', 1_000);
+    expect(await widget.next('transcribing')).toEqual({ type: 'transcribing', client_turn_id: 'b2' });
+    expect(await widget.next('turn_accepted')).toMatchObject({
+      client_turn_id: 'b2',
+      text: '1000 ms in en',
+      mode: 'voice',
+    });
+    widget.close();
+
+    // Where the deployment chose the browser's, or the browser already uses the service's, there is nothing to fall back to.
+    for (const [setting, hello] of [
+      ['browser', { browser_recognition: true }],
+      ['auto', { browser_recognition: false }],
+    ] as const) {
+      const other = await open(setting, hello);
+      other.widget.send({ type: 'recognition_fallback' });
+      expect(await nextFrame(other.widget)).toEqual({
+        type: 'error',
+        code: 'invalid_message',
+        message: "This widget's speech has no fallback: ready.speech.fallback names none",
+      });
+      other.widget.close();
+    }
   });
 
   it('answers every limit with its error and keeps the socket: one utterance at a time, 30 s, unknown ends, cancels', async () => {
