@@ -1,7 +1,7 @@
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { expect, test as base } from './fixtures.js';
 import { HEARD } from './stack.js';
-import { seriousViolations } from './widget-audit.js';
+import { fittingLayout, PANEL_SCREENS, panelLayout, seriousViolations } from './widget-audit.js';
 
 /**
  * The same widget in Debian's Firefox ESR, driven over WebDriver BiDi by puppeteer-core (Playwright
@@ -364,4 +364,18 @@ test('Firefox: a Hebrew browser gets the panel right to left where the deploymen
   await tab.waitForSelector(widget('textarea'), { visible: true });
   expect([await shown(tab, '.panel', 'dir'), await shown(tab, 'button[type=submit]')]).toEqual(['rtl', 'שליחה']);
   expect(await seriousViolations(tab), 'Hebrew, open').toEqual([]);
+});
+
+test('Firefox: the open panel at 1280 and 390 px: Send inside the panel, the title on one line beside the whole language, a sheet over the whole phone', async ({
+  tab,
+  stack,
+}) => {
+  for (const screen of PANEL_SCREENS) {
+    await tab.setViewport(screen);
+    await openPanel(tab, stack.demoUrl);
+    await waitForReady(tab);
+    const { width } = screen;
+    expect(await panelLayout(tab), `${width} px`).toEqual(fittingLayout(width));
+    await tab.screenshot({ path: `test-results/widget/panel-firefox-${width}.png` });
+  }
 });

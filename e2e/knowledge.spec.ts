@@ -69,6 +69,13 @@ test("Chromium: the hotel's pages answer a guest, the source is linked (shown, n
   await expect(conversation(page).locator('.msg.agent').last()).toHaveText(
     'A person from the team will answer you here.',
   );
+  // A notice that hands over, not an answer: nothing to rate on it.
+  await expect(
+    conversation(page).locator('.msg.agent').last().getByRole('group', { name: 'Rate this answer' }),
+  ).toHaveCount(0);
+  await expect(
+    conversation(page).locator('.msg.agent').nth(-2).getByRole('group', { name: 'Rate this answer' }),
+  ).toHaveCount(1);
   await page.screenshot({ path: 'test-results/widget/knowledge-unknown.png' });
 });
 

@@ -110,7 +110,9 @@ test.describe('on a phone', () => {
         viewport: window.innerWidth,
         panel: { left: panel.left, right: panel.right, top: panel.top, bottom: panel.bottom },
         height: window.innerHeight,
+        // What is on the screen: the launcher steps aside under the phone's sheet.
         small: [...root.querySelectorAll('button, textarea')]
+          .filter((el) => el.getClientRects().length > 0)
           .map((el) => ({
             name: el.getAttribute('aria-label') ?? el.textContent?.trim(),
             w: box(el).width,

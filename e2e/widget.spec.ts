@@ -11,7 +11,7 @@ import {
   spoken,
   test,
 } from './fixtures.js';
-import { seriousViolations } from './widget-audit.js';
+import { fittingLayout, PANEL_SCREENS, panelLayout, seriousViolations } from './widget-audit.js';
 
 test('a typed question shows the thinking state, then the reply', async ({ page, stack }, testInfo) => {
   await askPending(page, stack, 'When is breakfast?', 1500);
@@ -302,4 +302,60 @@ test('the demo pages have their icon and no failed request', async ({ page, stac
   await page.goto(`${stack.serviceUrl}/openapi.json`);
   expect((await page.request.get(`${stack.serviceUrl}/favicon.ico`)).status()).toBe(200);
   expect(failed).toEqual([]);
+});
+
+test("the launcher never shows in another colour before the deployment's: unseen until ready on a tab's first page, at once in its colour on the next", async ({
+  page,
+  stack,
+}) => {
+  // A slow token: the session, and the deployment's look with it, comes 1.5 s after the page.
+  let tokens = 0;
+  await page.route('**/token', async (route) => {
+    await new Promise((r) => setTimeout(r, 1_500));
+    tokens++;
+    await route.continue();
+  });
+  const colours: string[] = [];
+  await page.exposeFunction('seen', (colour: string) => colours.push(colour));
+  // Every frame until the launcher is there, what a visitor would see of it.
+  await page.addInitScript(() => {
+    const look = () => {
+      const launcher = document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('.launcher');
+      if (launcher && getComputedStyle(launcher).visibility === 'visible')
+        (window as unknown as { seen(c: string): void }).seen(getComputedStyle(launcher).backgroundColor);
+      requestAnimationFrame(look);
+    };
+    requestAnimationFrame(look);
+  });
+  await page.goto(stack.demoUrl);
+  await expect(launcher(page)).toBeVisible();
+  expect(new Set(colours)).toEqual(new Set(['rgb(11, 110, 79)']));
+
+  colours.length = 0;
+  const before = tokens;
+  await page.reload();
+  await expect(launcher(page)).toBeVisible();
+  // Shown while its token is still on the way.
+  expect(tokens).toBe(before);
+  expect(new Set(colours)).toEqual(new Set(['rgb(11, 110, 79)']));
+});
+
+test('the open panel at 1280 and 390 px: its composer whole, its title on one line beside a menu that shows its language whole, and a sheet over the whole phone', async ({
+  page,
+  stack,
+}) => {
+  for (const screen of PANEL_SCREENS) {
+    await page.setViewportSize(screen);
+    await page.goto(stack.demoUrl);
+    await launcher(page).click();
+    await expect(conversation(page).locator('.msg.agent').first()).toBeVisible();
+    const { width } = screen;
+    expect(await panelLayout(page), `${width} px`).toEqual(fittingLayout(width));
+    await page.screenshot({ path: `test-results/widget/panel-chromium-${width}.png` });
+    // The sheet closes from its own header, and the launcher is back.
+    if (width <= 480) {
+      await page.getByRole('button', { name: 'Close' }).click();
+      await expect(launcher(page)).toBeVisible();
+    }
+  }
 });

@@ -223,6 +223,8 @@ export const storedEvent = z.discriminatedUnion('type', [
     text: z.string(),
     actions: replyAction.array(),
     name: z.string().optional(),
+    // The reply hands the conversation to a person: a notice, which the widget offers no rating for.
+    handoff: z.literal(true).optional(),
   }),
   z.strictObject({ type: z.literal('message'), seq, text: z.string(), actions: replyAction.array(), name: z.string() }),
   z.strictObject({ type: z.literal('operator_joined'), seq, name: z.string() }),

@@ -113,6 +113,7 @@ export class SessionClient {
   constructor(o: SessionOptions) {
     this.#o = o;
     this.#memory = recall(o.storage, o.deploymentId);
+    if (this.#memory.theme) this.view = { ...this.view, theme: this.#memory.theme, styled: true };
     this.#connection = new Connection(o, {
       hello: () => ({
         ...(this.#memory.conversation_id
@@ -271,7 +272,7 @@ export class SessionClient {
   /** After an ended conversation: forget it and start a new one. */
   restart(): void {
     this.stop();
-    this.#memory = forgotten(this.#memory.language);
+    this.#memory = forgotten(this.#memory.language, this.#memory.theme);
     this.#remember();
     this.#lastSeq = 0;
     this.#historySeq = undefined;
@@ -283,6 +284,7 @@ export class SessionClient {
   #receive(frame: ServerFrame): void {
     if (frame.type === 'ready') {
       this.#memory.conversation_id = frame.conversation_id;
+      this.#memory.theme = frame.widget ?? {};
       this.#remember();
       this.#historySeq ??= frame.resumed ? frame.last_seq : 0;
       this.#connection.opened();
@@ -291,6 +293,7 @@ export class SessionClient {
         status: this.#connection.shown,
         agent: frame.agent,
         theme: frame.widget ?? {},
+        styled: true,
         recognition: frame.speech.recognition,
         recognitionFallback: frame.speech.fallback,
         synthesis: frame.speech.synthesis,
@@ -368,7 +371,7 @@ export class SessionClient {
   }
 
   #finish(reason: string): void {
-    this.#memory = forgotten(this.#memory.language);
+    this.#memory = forgotten(this.#memory.language, this.#memory.theme);
     this.#remember();
     this.#connection.link = 'ended';
     this.#setView({ ...this.view, status: 'ended', ended: this.view.ended ?? (reason as Ending) });

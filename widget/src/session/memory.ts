@@ -1,4 +1,4 @@
-import type { TurnMode } from './protocol';
+import type { TurnMode, WidgetTheme } from './protocol';
 
 /** A visitor's turn as sent, and as resent after a reconnect until `turn_accepted` confirms it. */
 export interface SentTurn {
@@ -25,6 +25,8 @@ export interface Remembered {
   mode?: TurnMode;
   /** The visitor's choice in the language menu: kept for a new conversation too. */
   language?: string;
+  /** The deployment's look as the tab's last `ready` gave it: the launcher shows it at once on the next page. */
+  theme?: WidgetTheme;
 }
 
 export interface Asked {
@@ -32,8 +34,13 @@ export interface Asked {
   spoken: number;
 }
 
-/** A tab that remembers no conversation, only the visitor's language. */
-export const forgotten = (language?: string): Remembered => ({ unconfirmed: [], asked: {}, language });
+/** A tab that remembers no conversation, only the visitor's language and the deployment's look. */
+export const forgotten = (language?: string, theme?: WidgetTheme): Remembered => ({
+  unconfirmed: [],
+  asked: {},
+  language,
+  ...(theme ? { theme } : {}),
+});
 
 const keyOf = (deploymentId: string): string => `concierge:${deploymentId}`;
 

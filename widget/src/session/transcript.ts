@@ -40,12 +40,16 @@ export interface Line {
   note?: 'joined' | 'left' | 'requested' | 'still_waiting';
   /** On a reply: the visitor's rating of it. */
   rating?: FeedbackRating;
+  /** On a reply: it handed the conversation to a person, a notice not to rate. */
+  handoff?: true | undefined;
 }
 
 export interface View {
   status: Status;
   agent: AgentInfo | undefined;
   theme: WidgetTheme;
+  /** The deployment's look is known (`ready` said it, now or on the tab's last page): until then the launcher waits unseen. */
+  styled: boolean;
   /** Where the visitor's speech is recognised, as `ready` said (README, Voice in every browser). */
   recognition: RecognitionSite | undefined;
   /** Where speech goes when the browser's own recognition fails here: the service's, when `ready` offered it. */
@@ -64,6 +68,7 @@ export const emptyView = (): View => ({
   status: 'connecting',
   agent: undefined,
   theme: {},
+  styled: false,
   recognition: undefined,
   lines: [],
   ended: undefined,
@@ -111,7 +116,8 @@ export function applyEvent(view: View, frame: ServerFrame): View {
       const key = replyKey(frame.turn_id);
       const shown = lines.find((l) => l.key === key);
       const line: Line = { key, who: 'agent', text: frame.text, turnId: frame.turn_id };
-      if (frame.type === 'reply') Object.assign(line, { actions: frame.actions ?? [], name: frame.name });
+      if (frame.type === 'reply')
+        Object.assign(line, { actions: frame.actions ?? [], name: frame.name, handoff: frame.handoff });
       // A part after the final reply (never sent, but a replay must not undo it) changes nothing.
       else if (shown && !shown.parts) return view;
       else {

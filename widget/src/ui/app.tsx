@@ -25,8 +25,13 @@ export interface AppProps {
   onDismiss(): void;
 }
 
+/** How long the launcher waits unseen for the deployment's look before it shows in the default one. */
+const UNSTYLED_WAIT_MS = 3_000;
+
 interface AppState {
   view: View;
+  /** The deployment's look took too long to come (a slow or refused connection): the launcher shows anyway. */
+  waited?: boolean;
   /** The panel's code, once fetched. */
   Panel?: PanelModule['Panel'];
 }
@@ -44,8 +49,11 @@ export class App extends Component<AppProps, AppState> {
   // Escape puts a teaser away wherever focus is: it came unasked (WCAG 1.4.13).
   readonly #escape = (e: KeyboardEvent) => e.key === 'Escape' && this.props.onDismiss();
 
+  #unstyled: ReturnType<typeof setTimeout> | undefined;
+
   override componentDidMount(): void {
     this.#unview = this.props.client.onView((view) => this.setState({ view }));
+    if (!this.state.view.styled) this.#unstyled = setTimeout(() => this.setState({ waited: true }), UNSTYLED_WAIT_MS);
     this.#follow();
   }
 
@@ -56,6 +64,7 @@ export class App extends Component<AppProps, AppState> {
   }
 
   override componentWillUnmount(): void {
+    clearTimeout(this.#unstyled);
     this.#unview?.();
     document.removeEventListener('keydown', this.#escape);
   }
@@ -79,8 +88,12 @@ export class App extends Component<AppProps, AppState> {
   }
 
   override render({ client, speech, voice, open, setOpen, onError, onLanguage, teaser, onDismiss }: AppProps) {
-    const { view, Panel } = this.state;
+    const { view, Panel, waited } = this.state;
     const title = view.theme.title ?? view.agent?.name ?? 'Concierge';
+    // Never a launcher in another colour, or on the other side, before the deployment's own: it
+    // waits unseen for `ready` (remembered from the tab's last page), a connection that failed, or
+    // a few seconds.
+    const unseen = !view.styled && !waited && !open && view.status === 'connecting';
     // Where `position` names, in every language: a visitor switching to Arabic must not see it jump
     // across the page (only the panel's inside is laid out right to left).
     const left = view.theme.position === 'bottom-left';
@@ -117,7 +130,7 @@ export class App extends Component<AppProps, AppState> {
         </div>
         <button
           ref={this.#launcher}
-          class="launcher"
+          class={unseen ? 'launcher unseen' : 'launcher'}
           type="button"
           aria-expanded={open}
           aria-label={t(open ? 'close_named' : 'open', { title })}

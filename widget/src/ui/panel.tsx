@@ -10,7 +10,8 @@ import css from './panel.css?inline';
 import { isWebUrl, ReplyText } from './reply-text';
 import { adopt } from './styles';
 import { inLanguage } from '#protocol/in-language';
-import { addEnglish, languageName, rightToLeft, t, type WordKey } from './words';
+import { languageName } from './language-name';
+import { addEnglish, rightToLeft, t, type WordKey } from './words';
 
 addEnglish(en);
 
@@ -172,7 +173,7 @@ export function Panel({ client, speech: given, voice, view, title, onClose, onEr
           >
             {languages.map((tag) => (
               <option key={tag} value={tag} lang={tag}>
-                {languageName(tag)}
+                {languageName(tag, languages)}
               </option>
             ))}
           </select>
@@ -358,7 +359,7 @@ function Message({ line, client, current, rateable, newest, onQuickReply }: Mess
   const failure = `failed_${line.reason}`;
   // A note's own text is the customer's words (`still_waiting`); else the widget's, in the visitor's language.
   if (line.note) return <li class="note">{line.text || t(line.note, { name: line.name! })}</li>;
-  const rating = rateable && line.turnId && line.who === 'agent' && !line.parts;
+  const rating = rateable && line.turnId && line.who === 'agent' && !line.parts && !line.handoff;
   return (
     <>
       <li class={`msg ${line.who}${line.state === 'sending' ? ' sending' : ''}`}>

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { WIDGET_LOCALES } from '#protocol/widget-locales';
+import { languageName } from './language-name';
 import { addEnglish, loadWords, localeFor, rightToLeft, t, wordsLocale } from './words';
 
 type Entry = string | Record<string, string>;
@@ -113,5 +114,21 @@ describe('the words shown', () => {
     expect([wordsLocale(), t('close')]).toEqual(['en', 'Close']);
     await Promise.all([loadWords('de', base), loadWords('ru', base)]);
     expect([wordsLocale(), t('close'), rightToLeft()]).toEqual(['ru', 'Закрыть', false]);
+  });
+});
+
+describe("the language menu's names", () => {
+  it('names each language in itself, with its region only when another of the menu shares its language', () => {
+    const menu = ['en-US', 'de-DE', 'fr-FR', 'es-ES', 'ar-SA', 'he-IL'];
+    expect(menu.map((tag) => languageName(tag, menu))).toEqual([
+      'English',
+      'Deutsch',
+      'Français',
+      'Español',
+      'العربية',
+      'עברית',
+    ]);
+    const both = ['en-US', 'en-GB', 'pt-BR'];
+    expect(both.map((tag) => languageName(tag, both))).toEqual(['American English', 'British English', 'Português']);
   });
 });

@@ -39,12 +39,6 @@ export function t(key: WordKey, vars: Record<string, string | number> = {}): str
 export const wordsLocale = (): WidgetLocale => locale;
 export const rightToLeft = (): boolean => RIGHT_TO_LEFT.includes(locale);
 
-/** A language's name for itself, as its menu shows it: `de-DE` is "Deutsch (Deutschland)". */
-export function languageName(tag: string): string {
-  const name = new Intl.DisplayNames([tag], { type: 'language' }).of(tag) ?? tag;
-  return name.charAt(0).toLocaleUpperCase(tag) + name.slice(1);
-}
-
 /** The first of `tags` the widget has words for, matched by language, then script (`zh-TW` is not `zh-Hans`); else English. */
 export function localeFor(tags: readonly (string | null | undefined)[]): WidgetLocale {
   for (const tag of tags) {

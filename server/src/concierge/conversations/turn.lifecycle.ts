@@ -40,6 +40,8 @@ export interface Reply {
   text: string;
   actions: ReplyAction[];
   by?: string;
+  /** The reply hands the conversation to a person: a notice, which the widget offers no rating for. */
+  handoff?: true;
 }
 
 /** A visitor's rating of a reply, and what they said of it. */
@@ -183,7 +185,11 @@ export const turnLifecycle = {
         ? change
         : withHandoff(change, outcome.handoff);
     if (outcome.kind === 'replied') {
-      const reply = { text: outcome.text, actions: outcome.actions };
+      const reply: Reply = {
+        text: outcome.text,
+        actions: outcome.actions,
+        ...(outcome.handoff === undefined ? {} : { handoff: true as const }),
+      };
       return move(
         unit,
         at,
@@ -402,8 +408,10 @@ const told = {
     events: [{ type: 'turn_acknowledged', turn_id: turnId }],
     transcript: [{ type: 'turn.acknowledged', data: { turn_id: turnId } }],
   }),
-  resolved: (turnId: string, { text, actions, by }: Reply): Change => ({
-    events: [{ type: 'reply', turn_id: turnId, text, actions, ...(by ? { name: by } : {}) }],
+  resolved: (turnId: string, { text, actions, by, handoff }: Reply): Change => ({
+    events: [
+      { type: 'reply', turn_id: turnId, text, actions, ...(by ? { name: by } : {}), ...(handoff ? { handoff } : {}) },
+    ],
     transcript: [
       {
         type: 'turn.resolved',

@@ -190,7 +190,8 @@ describeEachStore('a person in the conversation', (kind) => {
       );
     };
     widget.send({ type: 'user_turn', client_turn_id: 'h1', text: 'I want to talk to a person', mode: 'text' });
-    expect(await widget.next('reply')).toMatchObject({ text: 'I am fetching someone from reception.' });
+    // The reply that hands over says so: a notice, which the widget offers no rating for.
+    expect(await widget.next('reply')).toMatchObject({ text: 'I am fetching someone from reception.', handoff: true });
     await widget.next('turn_acknowledged');
     const listed = await api.get('/api/v1/conversations?needs_person=true');
     expect(listed.body.data.map((c: { id: string }) => c.id)).toEqual([conversation_id]);
