@@ -110,7 +110,7 @@ describe('npm start and npm run service, started and stopped as a person does', 
     const serviceUrl = /^Listening on (http:\/\/\S+)$/m.exec(out)![1]!;
     // The block, in one piece: where things run, the key and link shown once, the next steps; logs only after it.
     expect(out).toMatch(
-      /^Listening on \S+\nConsole at \S+\/console\/\nAPI key: vak_\S+\nConsole sign-in: \S+\nDemo at \S+\nDemo console sign-in \(reception@harbor\.demo, the hotel's Inbox\): \S+\/console\/#\/welcome\/\S+\nSpeech recognition: .+\nVoice: .+\n\nNext:\n {2}1\. .+\n {2}2\. .+\n {2}3\. .+\n {5}Its server on port 3000 gets this service's hooks: npm start allows 127\.0\.0\.1:3000 and localhost:3000 as it does the demo's port\.\nStop with Ctrl-C\. .+\n\n/,
+      /^Listening on \S+\nConsole at \S+\/console\/\nAPI key: vak_\S+\nConsole sign-in: \S+\nDemo at \S+\nDemo console sign-in \(reception@harbor\.demo, the hotel's Inbox\): \S+\/console\/#\/welcome\/\S+\nSpeech recognition: .+\nVoice: .+\n\nNext:\n {2}1\. .+\n {2}2\. .+\n {2}3\. .+\n {5}Its server on port 3000 gets this service's hooks: npm start allows 127\.0\.0\.1:3000 and localhost:3000 as it does the demo's port,\n {5}and a model on this machine \(Ollama 11434, llama\.cpp 8080, vLLM 8000\) may answer as a model endpoint\.\nStop with Ctrl-C\. .+\n\n/,
     );
     expect(out.slice(0, out.indexOf('Next:'))).not.toContain('{"level"');
     // The hotel speaks with espeak-ng where it is installed, and the block says so plainly.
@@ -150,6 +150,28 @@ describe('npm start and npm run service, started and stopped as a person does', 
     };
     expect(await testHook(`http://127.0.0.1:${portOf(demoUrl)}/hook`)).toBeNull();
     expect(await testHook(`http://127.0.0.1:${portOf(serviceUrl)}/healthz`)).toBe('egress_refused');
+
+    // A model on this machine at Ollama's port may be a model endpoint; another port is refused, naming the setting.
+    const modelTest = async (baseUrl: string) => {
+      const headers = { authorization: `Bearer ${demo.apiKey}`, 'content-type': 'application/json' };
+      const endpoint = (await (
+        await fetch(`${serviceUrl}/api/v1/model-endpoints`, {
+          method: 'POST',
+          headers,
+          body: JSON.stringify({ name: baseUrl, base_url: baseUrl }),
+        })
+      ).json()) as { data: { id: string } };
+      const tested = await fetch(`${serviceUrl}/api/v1/model-endpoints/${endpoint.data.id}/test`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ model: 'llama3' }),
+      });
+      return ((await tested.json()) as { data: { error: string } }).data.error;
+    };
+    expect(await modelTest('http://127.0.0.1:11434/v1')).not.toMatch(/public address/);
+    expect(await modelTest('http://127.0.0.1:11435/v1')).toMatch(
+      /^127\.0\.0\.1 is not a public address; the service calls only public addresses unless its operator allows this one in HOOK_ALLOWED_HOSTS: models@127\.0\.0\.1:11435 \(every customer's model endpoints\) or [0-9a-f-]{36}@127\.0\.0\.1:11435 \(this customer's alone\)$/,
+    );
 
     // The hotel's concierge answers from its guest guide, fetched from the demo site: no model, no server.
     const get = async (path: string) =>

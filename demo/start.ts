@@ -2,7 +2,13 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readFileSync, rmSync } from 'node:fs';
 import { type AddressInfo, createServer } from 'node:net';
 import { join } from 'node:path';
-import { FIRST_SERVER_HOSTS, hearingLine, nextSteps, voiceLine } from '../server/src/start-notice.js';
+import {
+  FIRST_SERVER_HOSTS,
+  hearingLine,
+  LOCAL_MODEL_PORTS,
+  nextSteps,
+  voiceLine,
+} from '../server/src/start-notice.js';
 import { startDemo } from './customer-server.js';
 import type { Provisioned } from './provision.js';
 
@@ -22,14 +28,16 @@ const statePath = join(dataDir, 'demo.json');
 const POCKETSPHINX_ENGLISH = '/usr/share/pocketsphinx/model/en-us';
 
 // The demo hotel's hooks are on loopback (and its guest guide, fetched for the agent's knowledge
-// base at the address visitors use), and so is the server of README, "Your first concierge" (port
-// 3000): the service's egress guard lets those two ports through, and nothing else on this machine.
+// base at the address visitors use), and so are the server of README, "Your first concierge" (port
+// 3000) and a language model run on this machine (Ollama's, llama.cpp's and vLLM's ports): the
+// service's egress guard lets those ports through, and nothing else on this machine.
 // DEMO_PORT=0 is settled here, since the guard must know the port first.
 const demoPort = await freePort(Number(process.env.DEMO_PORT ?? 8788));
+const loopback = (port: number) => [`127.0.0.1:${port}`, `localhost:${port}`];
 // One customer's machine: the ports are opened for every customer and use (`*@`).
 const allowed = [
   process.env.HOOK_ALLOWED_HOSTS,
-  ...[`127.0.0.1:${demoPort}`, `localhost:${demoPort}`, ...FIRST_SERVER_HOSTS].map((host) => `*@${host}`),
+  ...[...loopback(demoPort), ...FIRST_SERVER_HOSTS, ...LOCAL_MODEL_PORTS.flatMap(loopback)].map((host) => `*@${host}`),
 ]
   .filter(Boolean)
   .join(',');

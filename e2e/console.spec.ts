@@ -129,7 +129,7 @@ test('a new customer walks the whole path in the console, under its CSP, without
     await page.getByRole('button', { name: 'Send test hook' }).click();
     await expect(page.locator('.delivery').first()).toContainText('egress_refused');
     await expect(page.locator('.delivery .error-detail')).toHaveText(
-      '10.20.30.40 is not a public address; refused unless HOOK_ALLOWED_HOSTS opens its host for this customer or use',
+      /^10\.20\.30\.40 is not a public address; the service calls only public addresses unless its operator allows this one in HOOK_ALLOWED_HOSTS: hooks@10\.20\.30\.40:80 \(every customer's hooks, transcript targets and tools\) or [0-9a-f-]{36}@10\.20\.30\.40:80 \(this customer's alone\)$/,
     );
     await audit(page, 'test hook refused');
     await page.getByLabel('Target').selectOption('hook');

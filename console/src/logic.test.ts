@@ -288,11 +288,11 @@ describe('console view logic', () => {
     const unreachable = failedWith({
       error: 'egress_refused',
       error_detail:
-        '10.0.0.5 is not a public address; refused unless HOOK_ALLOWED_HOSTS opens its host for this customer or use',
+        '10.0.0.5 is not a public address; the service calls only public addresses unless HOOK_ALLOWED_HOSTS allows WHO@10.0.0.5:80',
       response: null,
     });
     expect(unreachable[1]!.title).toBe(
-      'Hook attempt 1: egress_refused in 42 ms: 10.0.0.5 is not a public address; refused unless HOOK_ALLOWED_HOSTS opens its host for this customer or use',
+      'Hook attempt 1: egress_refused in 42 ms: 10.0.0.5 is not a public address; the service calls only public addresses unless HOOK_ALLOWED_HOSTS allows WHO@10.0.0.5:80',
     );
   });
 });

@@ -11,6 +11,9 @@ export const NO_NEW_KEY =
 /** Where the server of README, "Your first concierge" listens: the addresses its hook URL may name. */
 export const FIRST_SERVER_HOSTS = ['127.0.0.1:3000', 'localhost:3000'];
 
+/** Where a language model on this machine listens by default: Ollama, llama.cpp's server, vLLM (README, An agent without a server). */
+export const LOCAL_MODEL_PORTS = [11434, 8080, 8000];
+
 /**
  * Who recognises visitors' speech (README, "Voice in every browser"), from the service's settings:
  * a speech server, PocketSphinx (said plainly to be poor), or only the browsers that can.
@@ -48,7 +51,7 @@ export function nextSteps({ url, firstStart }: { url: string; firstStart: boolea
   ];
   // Where the walkthrough's server may be called: allowed by `npm start`, said to need the setting otherwise.
   const firstServer = demoUrl
-    ? `     Its server on port 3000 gets this service's hooks: npm start allows ${FIRST_SERVER_HOSTS.join(' and ')} as it does the demo's port.`
+    ? `     Its server on port 3000 gets this service's hooks: npm start allows ${FIRST_SERVER_HOSTS.join(' and ')} as it does the demo's port,\n     and a model on this machine (Ollama ${LOCAL_MODEL_PORTS[0]}, llama.cpp ${LOCAL_MODEL_PORTS[1]}, vLLM ${LOCAL_MODEL_PORTS[2]}) may answer as a model endpoint.`
     : `     Its server on this machine gets hooks once allowed: HOOK_ALLOWED_HOSTS=*@${FIRST_SERVER_HOSTS[0]} (any address not public needs it).`;
   return `\nNext:\n${steps.map((step, i) => `  ${i + 1}. ${step}`).join('\n')}\n${firstServer}\nStop with Ctrl-C. Log lines follow (LOG_LEVEL=warn for fewer).\n\n`;
 }

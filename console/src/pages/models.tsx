@@ -23,7 +23,9 @@ function AddEndpoint({ onAdded }: { onAdded(): void }) {
       <h2>Add a model endpoint</h2>
       <p class="muted">
         Any server that speaks OpenAI's chat completions: OpenAI, Azure OpenAI, Ollama, llama.cpp's server, vLLM,
-        LiteLLM. A server on your own network needs its host in the service's HOOK_ALLOWED_HOSTS.
+        LiteLLM. The service calls only public addresses unless its operator allows a host in HOOK_ALLOWED_HOSTS (npm
+        start allows Ollama's, llama.cpp's and vLLM's ports on its own machine); Test says which entry a refused one
+        needs.
       </p>
       <div class="grid">
         <label>

@@ -1,7 +1,8 @@
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { deploy, mintToken, startCustomerServer, Widget } from '../../test/concierge-kit.js';
+import { deploy, deployAgent, mintToken, startCustomerServer, Widget } from '../../test/concierge-kit.js';
+import { send, startModelServer, streamOf, toolCallStream } from '../../test/model-server.js';
 import { client, startService } from '../../test/harness.js';
 import { type EgressPolicy, egressFor, exchange, isForbiddenAddress, parseAllowedHosts } from './egress.js';
 
@@ -86,7 +87,7 @@ describe('the egress guard', () => {
       '202 ""',
     );
     expect(await outcome(`http://127.0.0.1:${port}/hook`, { allowedHosts: parseAllowedHosts('*@localhost') })).toBe(
-      'egress_refused: 127.0.0.1 is not a public address; refused unless HOOK_ALLOWED_HOSTS opens its host for this customer or use',
+      `egress_refused: 127.0.0.1 is not a public address; the service calls only public addresses unless HOOK_ALLOWED_HOSTS allows WHO@127.0.0.1:${port}`,
     );
   });
 
@@ -156,8 +157,9 @@ describe('a service with no HOOK_ALLOWED_HOSTS, in the default mode', () => {
       await new Promise((r) => setTimeout(r, 1_500));
       expect([customer.calls.length, customer.transcript.length]).toEqual([0, 0]);
       const refusal = service.logs.find((l) => l.includes('turn hook failed'));
+      // The refusal names the entries that would allow it: for every customer's hooks, or this one's.
       expect(refusal).toContain(
-        '127.0.0.1 is not a public address; refused unless HOOK_ALLOWED_HOSTS opens its host for this customer or use',
+        `127.0.0.1 is not a public address; the service calls only public addresses unless its operator allows this one in HOOK_ALLOWED_HOSTS: hooks@127.0.0.1:${new URL(customer.hookUrl).port} (every customer's hooks, transcript targets and tools) or `,
       );
       widget.close();
     } finally {
@@ -165,6 +167,60 @@ describe('a service with no HOOK_ALLOWED_HOSTS, in the default mode', () => {
       await customer.close();
     }
   }, 15_000);
+});
+
+describe("a customer's tools", () => {
+  it("go out as that customer's hooks: a host opened for another customer, or for the models, is refused to them", async () => {
+    const tools = await startCustomerServer((_call, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"free":true}'),
+    );
+    const model = await startModelServer((call, res) =>
+      send(
+        res,
+        call.body.messages.some((m) => m.role === 'tool')
+          ? streamOf('m', `Told: ${call.body.messages.at(-1)!.content}`)
+          : toolCallStream('m', [{ name: 'check_room', arguments: {} }]),
+      ),
+    );
+    const toolsHost = new URL(tools.hookUrl).host;
+    let service = await startService('sqlite', { hookAllowedHosts: '' });
+    try {
+      const a = await service.newCustomer('A');
+      const b = await service.newCustomer('B');
+      // The model server is open to every customer's model endpoints; the tools' server to A alone, and to every model endpoint.
+      service = await service.restart({
+        hookAllowedHosts: `models@${new URL(model.baseUrl).host},${a.customerId}@${toolsHost},models@${toolsHost}`,
+      });
+      const toolReply = async (apiKey: string) => {
+        const api = client(service.url, apiKey);
+        const endpoint = (await api.post('/api/v1/model-endpoints', { name: 'Test', base_url: model.baseUrl })).body
+          .data;
+        const tool = {
+          name: 'check_room',
+          description: 'Whether a room is free',
+          parameters: { type: 'object', properties: {} },
+          url: tools.hookUrl,
+        };
+        const agent = await deployAgent(service, api, {
+          responder: { type: 'model', endpoint_id: endpoint.id, model: 'm', tools: [tool] },
+        });
+        const { widget } = await agent.visitor();
+        widget.send({ type: 'user_turn', client_turn_id: 'c1', text: 'Is a room free?', mode: 'text' });
+        const reply = await widget.next('reply', 15_000);
+        widget.close();
+        return reply.text as string;
+      };
+      const before = tools.calls.length;
+      expect(await toolReply(a.apiKey)).toContain('free');
+      expect(tools.calls.length - before).toBe(1);
+      expect(await toolReply(b.apiKey)).toContain('not a public address');
+      expect(tools.calls.length - before).toBe(1);
+    } finally {
+      await service.close();
+      await tools.close();
+      await model.close();
+    }
+  }, 30_000);
 });
 
 describe('a host HOOK_ALLOWED_HOSTS opens for one customer', () => {
@@ -188,7 +244,7 @@ describe('a host HOOK_ALLOWED_HOSTS opens for one customer', () => {
       const refused = await addPage(b.apiKey);
       expect(refused.status).toBe(400);
       expect(refused.body.error.details[0].message).toContain(
-        'is not a public address; refused unless HOOK_ALLOWED_HOSTS opens its host for this customer or use',
+        `is not a public address; the service calls only public addresses unless its operator allows this one in HOOK_ALLOWED_HOSTS: knowledge@${new URL(page).host} (every customer's knowledge pages) or ${b.customerId}@${new URL(page).host} (this customer's alone)`,
       );
     } finally {
       await service.close();

@@ -11,6 +11,8 @@ import ipaddr from 'ipaddr.js';
 export interface EgressPolicy {
   /** Targets the guard lets through (HOOK_ALLOWED_HOSTS: a customer's hook on the same private network, the demo). */
   allowedHosts: readonly AllowedHost[];
+  /** Whose call this is, for a refusal to name the entry that would allow it ({@link egressFor}). */
+  caller?: { use: EgressUse; customerId?: string | undefined };
 }
 
 /**
@@ -88,6 +90,7 @@ export function parseAllowedHosts(value: string): AllowedHost[] {
  */
 export function egressFor(policy: EgressPolicy, use: EgressUse, customerId?: string): EgressPolicy {
   return {
+    caller: { use, customerId },
     allowedHosts: policy.allowedHosts.filter(
       ({ opens }) =>
         opens === 'all' ||
@@ -143,22 +146,44 @@ export function isForbiddenAddress(address: string): boolean {
 
 /** A target the guard refused; the message says how it could be allowed. */
 export class EgressRefused extends Error {
-  constructor(what: string, remedy = 'refused unless HOOK_ALLOWED_HOSTS opens its host for this customer or use') {
+  constructor(what: string, remedy: string) {
     super(`${what}; ${remedy}`);
     this.name = 'EgressRefused';
   }
+}
+
+/** What each use's calls are, as a refusal names them. */
+const USE_NAMES: Record<EgressUse, string> = {
+  hooks: 'hooks, transcript targets and tools',
+  models: 'model endpoints',
+  knowledge: 'knowledge pages',
+  speech: 'speech servers',
+  embeddings: 'embeddings servers',
+};
+
+/**
+ * How the operator would allow a refused target (README, Configuration): the HOOK_ALLOWED_HOSTS
+ * entry for this use, and for this customer alone, at the target's host and port.
+ */
+function remedyFor(policy: EgressPolicy, target: URL): string {
+  const place = `${target.hostname}:${target.port || DEFAULT_PORTS[target.protocol]}`;
+  const caller = policy.caller;
+  if (!caller) return `the service calls only public addresses unless HOOK_ALLOWED_HOSTS allows WHO@${place}`;
+  const alone = caller.customerId ? ` or ${caller.customerId}@${place} (this customer's alone)` : '';
+  return `the service calls only public addresses unless its operator allows this one in HOOK_ALLOWED_HOSTS: ${caller.use}@${place} (every customer's ${USE_NAMES[caller.use]})${alone}`;
 }
 
 /**
  * Checks the address the socket will really connect to, after DNS: a name that resolves to a
  * private address is refused however it is spelled, and a second lookup cannot swap it.
  */
-function guardedLookup(): LookupFunction {
+function guardedLookup(remedy: string): LookupFunction {
   return (hostname, options, callback) => {
     dnsLookup(hostname, { ...options, all: true }, (err, addresses: LookupAddress[]) => {
       if (err) return callback(err, '', 0);
       const allowed = addresses.filter((a) => !isForbiddenAddress(a.address));
-      if (!allowed.length) return callback(new EgressRefused(`${hostname} resolves to a non-public address`), '', 0);
+      if (!allowed.length)
+        return callback(new EgressRefused(`${hostname} resolves to a non-public address`, remedy), '', 0);
       if (options.all) return (callback as unknown as (e: null, a: LookupAddress[]) => void)(null, allowed);
       callback(null, allowed[0]!.address, allowed[0]!.family);
     });
@@ -298,7 +323,7 @@ function guardedRequest(
     const literal = target.hostname.replace(/^\[|\]$/g, '');
     // Node skips the lookup for IP literals, so those are checked here.
     if (!exempt && isIP(literal) && isForbiddenAddress(literal)) {
-      reject(new EgressRefused(`${literal} is not a public address`));
+      reject(new EgressRefused(`${literal} is not a public address`, remedyFor(policy, target)));
       return;
     }
     const transport = target.protocol === 'https:' ? https : http;
@@ -308,7 +333,7 @@ function guardedRequest(
         method,
         agent: agents[exempt ? 'allowed' : 'checked'][target.protocol as 'http:' | 'https:'],
         headers,
-        ...(exempt ? {} : { lookup: guardedLookup() }),
+        ...(exempt ? {} : { lookup: guardedLookup(remedyFor(policy, target)) }),
         ...(signal ? { signal } : {}),
       },
       (res) => {

@@ -595,7 +595,7 @@ describe('a recogniser the egress guard refuses', () => {
         level: 40,
         engine: 'openai-compatible',
         reason:
-          '10.255.255.1 is not a public address; refused unless HOOK_ALLOWED_HOSTS opens its host for this customer or use',
+          "10.255.255.1 is not a public address; the service calls only public addresses unless its operator allows this one in HOOK_ALLOWED_HOSTS: speech@10.255.255.1:80 (every customer's speech servers)",
       });
       widget.close();
     } finally {
