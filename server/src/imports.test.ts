@@ -59,6 +59,7 @@ describe('the wire contract (protocol/, README: Layout)', () => {
       'close-codes.ts',
       'frames.ts',
       'handoff.ts',
+      'in-language.ts',
       'page-rules.ts',
       'proactive.ts',
       'pronunciations.ts',

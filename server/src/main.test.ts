@@ -67,7 +67,7 @@ describe('the service process', () => {
       { cwd: ROOT, env: { ...process.env, ...env() }, encoding: 'utf8' },
     );
     expect(user.status).toBe(0);
-    expect(user.stdout).toMatch(/^Console sign-in: http:\/\/localhost:0\/console\/#\/welcome\/[A-Za-z0-9_-]{43}\n$/);
+    expect(user.stdout).toMatch(/^Console sign-in: http:\/\/127\.0\.0\.1:0\/console\/#\/welcome\/[A-Za-z0-9_-]{43}\n$/);
     const foreign = spawnSync(
       process.execPath,
       [...TSX, 'server/src/admin.ts', 'create-user', '--customer', customerId, '--email', 'owner@localhost'],
@@ -92,7 +92,7 @@ describe('the service process', () => {
     );
     expect([again.status, again.stdout]).toEqual([
       0,
-      expect.stringMatching(/^Console sign-in: http:\/\/localhost:0\/console\/#\/welcome\/[A-Za-z0-9_-]{43}\n$/),
+      expect.stringMatching(/^Console sign-in: http:\/\/127\.0\.0\.1:0\/console\/#\/welcome\/[A-Za-z0-9_-]{43}\n$/),
     ]);
     expect(again.stdout).not.toBe(user.stdout);
     const unknown = spawnSync(

@@ -56,6 +56,91 @@ function filtered(db: Db, customerId: string, filter: AuditFilter) {
   return query;
 }
 
+/** A record's target, by kind and id. */
+export interface AuditTarget {
+  type: string;
+  id: string | null;
+}
+
+/**
+ * What each kind of target is called now, read from its own table within the customer: an agent,
+ * a knowledge base or a model endpoint by its name, a deployment by its agent's and environment, a
+ * console user by address, a document by title. Keyed `type:id`; a kind with no name (a key, a
+ * conversation) or a thing since deleted has none.
+ */
+export async function targetNames(
+  db: Db,
+  customerId: string,
+  targets: readonly AuditTarget[],
+): Promise<Map<string, string>> {
+  const idsOf = (type: string) => [...new Set(targets.filter((t) => t.type === type && t.id).map((t) => t.id!))];
+  const named = async (type: string, rows: (ids: string[]) => Promise<{ id: string; name: string }[]>) => {
+    const ids = idsOf(type);
+    return ids.length ? (await rows(ids)).map(({ id, name }) => [`${type}:${id}`, name] as const) : [];
+  };
+  const pairs = await Promise.all([
+    named('agent', (ids) =>
+      db
+        .selectFrom('agents')
+        .select(['id', 'name'])
+        .where('customer_id', '=', customerId)
+        .where('id', 'in', ids)
+        .execute(),
+    ),
+    named('deployment', async (ids) =>
+      (
+        await db
+          .selectFrom('deployments')
+          .innerJoin('agents', 'agents.id', 'deployments.agent_id')
+          .select(['deployments.id', 'agents.name', 'deployments.environment'])
+          .where('deployments.customer_id', '=', customerId)
+          .where('deployments.id', 'in', ids)
+          .execute()
+      ).map((d) => ({ id: d.id, name: `${d.name} (${d.environment})` })),
+    ),
+    named('user', async (ids) =>
+      (
+        await db
+          .selectFrom('console_users')
+          .select(['id', 'email'])
+          .where('customer_id', '=', customerId)
+          .where('id', 'in', ids)
+          .execute()
+      ).map((u) => ({ id: u.id, name: u.email })),
+    ),
+    named('knowledge_base', (ids) =>
+      db
+        .selectFrom('knowledge_bases')
+        .select(['id', 'name'])
+        .where('customer_id', '=', customerId)
+        .where('id', 'in', ids)
+        .execute(),
+    ),
+    named('knowledge_document', async (ids) =>
+      (
+        await db
+          .selectFrom('knowledge_documents')
+          .select(['id', 'title'])
+          .where('customer_id', '=', customerId)
+          .where('id', 'in', ids)
+          .execute()
+      ).map((d) => ({ id: d.id, name: d.title })),
+    ),
+    named('model_endpoint', (ids) =>
+      db
+        .selectFrom('model_endpoints')
+        .select(['id', 'name'])
+        .where('customer_id', '=', customerId)
+        .where('id', 'in', ids)
+        .execute(),
+    ),
+    named('customer', (ids) =>
+      db.selectFrom('customers').select(['id', 'name']).where('id', '=', customerId).where('id', 'in', ids).execute(),
+    ),
+  ]);
+  return new Map(pairs.flat());
+}
+
 /** A page of the customer's records, newest first, and how many match. */
 export async function listAudit(
   db: Db,

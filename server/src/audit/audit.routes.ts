@@ -3,7 +3,7 @@ import type { Db } from '../database.js';
 import { defineRoute, type RouteDef } from '../http/route.js';
 import { pageOf, pageQuery } from '../http/pagination.js';
 import { timestamp } from '../shared/schemas.js';
-import { type AuditRow, auditAfter, listAudit } from './audit.repository.js';
+import { type AuditRow, auditAfter, listAudit, targetNames } from './audit.repository.js';
 
 /** Records one export streams at most; the next request narrows `to`. */
 export const AUDIT_EXPORT_LIMIT = 100_000;
@@ -32,7 +32,14 @@ export const auditEntrySchema = z
       email: z.string().optional(),
     }),
     action: z.string(),
-    target: z.object({ type: z.string(), id: z.string().nullable() }),
+    target: z.object({
+      type: z.string(),
+      id: z.string().nullable(),
+      name: z.string().nullable().meta({
+        description:
+          "What it is called now (an agent's or a model endpoint's name, a user's address, a deployment's agent and environment); null for a key, a conversation, or one since deleted",
+      }),
+    }),
     changes: z.array(z.string()).meta({ description: 'The names of the fields that changed: never their values' }),
     detail: z
       .record(z.string(), z.union([z.string(), z.number(), z.boolean(), z.null()]))
@@ -47,7 +54,7 @@ export const auditEntrySchema = z
   })
   .meta({ id: 'AuditEntry' });
 
-export const toAuditEntry = (row: AuditRow): z.output<typeof auditEntrySchema> => ({
+export const toAuditEntry = (row: AuditRow, names: ReadonlyMap<string, string>): z.output<typeof auditEntrySchema> => ({
   id: row.id,
   at: row.at,
   actor: {
@@ -56,13 +63,21 @@ export const toAuditEntry = (row: AuditRow): z.output<typeof auditEntrySchema> =
     ...(row.actor_email ? { email: row.actor_email } : {}),
   },
   action: row.action,
-  target: { type: row.target_type, id: row.target_id },
+  target: { type: row.target_type, id: row.target_id, name: names.get(`${row.target_type}:${row.target_id}`) ?? null },
   changes: JSON.parse(row.changes) as string[],
   detail: row.detail === null ? null : (JSON.parse(row.detail) as Record<string, string | number | boolean | null>),
   ip: row.ip,
   user_agent: row.user_agent,
   request_id: row.request_id,
 });
+
+/** What the records' targets are called now: one query per kind of target among them. */
+const namesOf = (db: Db, customerId: string, rows: readonly AuditRow[]) =>
+  targetNames(
+    db,
+    customerId,
+    rows.map((row) => ({ type: row.target_type, id: row.target_id })),
+  );
 
 /** The audit log (README, Your team): read and exported, never changed through the API. */
 export function auditRoutes(db: Db): RouteDef[] {
@@ -75,8 +90,11 @@ export function auditRoutes(db: Db): RouteDef[] {
       tag: 'Team',
       query: pageQuery.extend(auditFilter.shape),
       success: { status: 200, description: 'A page of records', data: auditEntrySchema.array(), list: true },
-      handler: async ({ principal, query: { page, per_page, ...filter } }) =>
-        pageOf({ page, per_page }, await listAudit(db, principal.customerId, filter, { page, per_page }), toAuditEntry),
+      handler: async ({ principal, query: { page, per_page, ...filter } }) => {
+        const listed = await listAudit(db, principal.customerId, filter, { page, per_page });
+        const names = await namesOf(db, principal.customerId, listed.rows);
+        return pageOf({ page, per_page }, listed, (row) => toAuditEntry(row, names));
+      },
     }),
     defineRoute({
       method: 'get',
@@ -104,7 +122,8 @@ async function* exportAudit(db: Db, customerId: string, filter: z.output<typeof 
   for (let sent = 0; sent < AUDIT_EXPORT_LIMIT;) {
     const rows = await auditAfter(db, customerId, filter, after, Math.min(EXPORT_STEP, AUDIT_EXPORT_LIMIT - sent));
     if (!rows.length) return;
-    yield rows.map((row) => `${JSON.stringify(toAuditEntry(row))}\n`).join('');
+    const names = await namesOf(db, customerId, rows);
+    yield rows.map((row) => `${JSON.stringify(toAuditEntry(row, names))}\n`).join('');
     sent += rows.length;
     after = rows[rows.length - 1]!;
   }

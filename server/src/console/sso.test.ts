@@ -6,8 +6,8 @@ import { CLIENT, openIdProvider } from '../../test/openid-provider.js';
 
 /**
  * A browser, as far as redirects and cookies go: follows every redirect, keeping each server's
- * cookies (by port: the console's link names it `localhost`, the tests reach it as 127.0.0.1),
- * until the console answers; returns where the console sent it and the cookies it set.
+ * cookies (by port), until the console answers; returns where the console sent it and the cookies
+ * it set.
  */
 async function signInThrough(service: TestService, options: { skipStart?: boolean; linkWith?: string } = {}) {
   const jar = new Map<string, Map<string, string>>();
@@ -56,8 +56,8 @@ describe('single sign-on to the console with OpenID Connect (README, Your team)'
         OIDC_NAME: 'Harbor ID',
       },
     });
-    // The console's way back names it as its public address does: localhost, on its port.
-    op.serve(`http://localhost:${new URL(service.url).port}/console/sso/callback`);
+    // The console's way back names it as its public address does: its host as it listens.
+    op.serve(`${service.url}/console/sso/callback`);
     ({ customerId } = await service.newCustomer('Harbor'));
     const audit = auditOf(customerId, 'admin');
     await inTransaction(service.app.store.db).run('', (trx) =>

@@ -81,7 +81,7 @@ describeEachStore('concierge sessions', (kind) => {
       user: { sub: 'guest-1', name: 'Ada', ctx: { room: 12 } },
       text: 'When is breakfast?',
       mode: 'text',
-      reply_url: `${service.url.replace('127.0.0.1', 'localhost')}/embed/concierge/${deploymentId}/replies`,
+      reply_url: `${service.url}/embed/concierge/${deploymentId}/replies`,
     });
 
     const reply = { conversation_id: ready.conversation_id, turn_id: accepted.turn_id, reply_text: 'From 7 to 10.' };
