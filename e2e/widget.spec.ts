@@ -282,13 +282,14 @@ test('the QA page stays usable beside the open widget at 1280×800, its JSON wit
   // A click only lands when nothing covers the button: the open widget must not.
   await page.getByLabel('Hook behaviour').selectOption('sync');
   await page.getByRole('button', { name: 'Apply' }).click({ timeout: 2_000 });
-  await expect(page.getByRole('status').filter({ hasText: 'Now: sync' })).toBeVisible();
+  await expect(page.getByRole('status').filter({ hasText: 'Now: At once, 800 ms' })).toBeVisible();
   const hook = page.locator('#qa-wire li[data-kind="hook"]').first();
   await hook.getByText('details').click();
   const panel = (await page.locator('#qa').boundingBox())!;
   const json = (await hook.locator('pre').boundingBox())!;
   expect(json.x + json.width).toBeLessThanOrEqual(panel.x + panel.width);
   expect(await page.locator('#qa').evaluate((el) => el.scrollWidth <= el.clientWidth)).toBe(true);
+  await page.screenshot({ path: 'test-results/widget/qa-panel.png' });
 });
 
 test('the demo pages have their icon and no failed request', async ({ page, stack }) => {

@@ -6,6 +6,17 @@
   var select = document.getElementById('qa-mode');
   var delay = document.getElementById('qa-delay');
   var applied = document.getElementById('qa-applied');
+  // What each way of answering does, as QA reads it in the menu.
+  var MODE_WORDS = {
+    deferred: 'Deferred: acknowledges, replies after the delay',
+    stream: 'Streamed: the reply in parts, 150 ms apart',
+    sync: "At once: the reply in the hook's own answer",
+    hook_500: 'Fails: answers 500 (retried, then failed)',
+    hook_400: 'Refuses: answers 400 (failed at once)',
+    duplicate: 'Twice: posts the same reply again',
+    bad_signature: 'Bad signature: its reply is refused',
+    no_reply: 'Silent: never replies (the turn times out)',
+  };
 
   fetch('/qa/behaviour')
     .then(function (r) {
@@ -15,7 +26,7 @@
       b.modes.forEach(function (mode) {
         var option = document.createElement('option');
         option.value = mode;
-        option.textContent = mode;
+        option.textContent = MODE_WORDS[mode] || mode;
         select.appendChild(option);
       });
       select.value = b.mode;
@@ -33,7 +44,9 @@
         return r.json();
       })
       .then(function (b) {
-        applied.textContent = b.error ? b.error : 'Now: ' + b.mode + ', ' + b.delayMs + ' ms';
+        applied.textContent = b.error
+          ? b.error
+          : 'Now: ' + (MODE_WORDS[b.mode] || b.mode).split(':')[0] + ', ' + b.delayMs + ' ms';
       });
   });
 
