@@ -14,5 +14,7 @@ export default defineConfig({
     target: 'es2020',
     assetsInlineLimit: 0,
     modulePreload: { polyfill: false },
+    // size-check.ts reads which files the first page loads, and which come later (the charts).
+    manifest: true,
   },
 });

@@ -110,7 +110,7 @@ test('a customer adds a model endpoint, tests it, and sets an agent to answer wi
     await expect(page.getByRole('status')).toContainText('Generation succeeded');
     await page.getByRole('link', { name: 'Lodge desk' }).click();
     await page.getByLabel('Answers come from').selectOption('model');
-    await page.getByLabel('Model endpoint').selectOption({ label: `Lodge model (${model.baseUrl})` });
+    await page.getByLabel('Model endpoint').selectOption({ label: 'Lodge model' });
     await page.getByLabel('Model', { exact: true }).fill('lodge-model');
     await page.getByLabel(/^Instructions/).fill('You are the Lakeside Lodge concierge.\nDinner is at 7 pm.');
     await page.getByLabel(/^Tools your server runs/).fill('[{"name": "check room"}]');
@@ -119,14 +119,26 @@ test('a customer adds a model endpoint, tests it, and sets an agent to answer wi
     await page.getByRole('button', { name: 'Save draft' }).click();
     await page.getByRole('button', { name: 'Publish the draft' }).click();
     await expect(page.getByText('published', { exact: true }).first()).toBeVisible();
+    // Nothing left to publish: deploying is the next step.
+    await expect(page.getByRole('button', { name: 'Publish the draft' })).toBeDisabled();
+    await expect(page.getByRole('link', { name: 'Deploy it' })).toHaveClass(/primary/);
+    await expect(page.getByText('The saved draft is what version 1 published.')).toBeVisible();
     await audit(page, 'agent-model');
 
     // A deployment with no hook: the model answers, and Try it's timeline shows the model's call.
     await page.getByRole('link', { name: 'Deploy it' }).click();
     await page.getByRole('button', { name: 'Create deployment' }).click();
+    // No hook comes to the customer's server: its secret only signs the visitors' tokens, and the console says so.
+    await expect(page.locator('.secret')).toContainText(
+      'Your agent answers on its own, so no hook comes to your server',
+    );
     await page.getByRole('link', { name: 'Open the new deployment' }).click();
+    await expect(page.getByRole('figure', { name: /^Your server \(Node\)/ })).not.toContainText('nodeHandler');
+    await expect(page.getByRole('figure', { name: /^Your server \(Node\)/ })).toContainText('mintUserToken');
     await page.getByRole('button', { name: 'Activate' }).click();
-    await expect(page.getByRole('button', { name: 'Deactivate' })).toBeVisible();
+    // Live, trying it is the next step; taking it off the site is not the primary button.
+    await expect(page.getByRole('button', { name: 'Deactivate' })).toHaveClass(/danger/);
+    await expect(page.getByRole('main').getByRole('link', { name: 'Try it', exact: true })).toHaveClass(/primary/);
     await page.getByRole('main').getByRole('link', { name: 'Try it', exact: true }).click();
     await page.getByRole('textbox', { name: 'Your message' }).fill('When is dinner?');
     await page.getByRole('button', { name: 'Send' }).click();

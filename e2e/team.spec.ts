@@ -113,11 +113,14 @@ test('a team in one console: invitations, each role offered only what it may use
   // Every change, by whom, is in the audit log, and it exports as NDJSON.
   await nav(page, 'Audit log').click();
   await expect(page.getByRole('heading', { name: 'Audit log' })).toBeVisible();
+  // Said in words and names: the action, and whom it was about (one removed is no longer named).
   const rows = page.getByRole('row');
-  await expect(rows.nth(1)).toContainText('user.removed');
+  await expect(rows.nth(1)).toContainText('User removed');
   await expect(rows.nth(1)).toContainText('owner@team-inn.example');
-  await expect(rows.nth(2)).toContainText('user.role_changed');
-  await expect(page.getByRole('cell', { name: 'customer.created' })).toBeVisible();
+  await expect(rows.nth(1)).toContainText('user (since deleted or unnamed)');
+  await expect(rows.nth(2)).toContainText('User role changed');
+  await expect(rows.nth(2)).toContainText('desk@team-inn.example user');
+  await expect(page.getByRole('cell', { name: 'Customer created' })).toBeVisible();
   await audit(page, 'audit-log');
   await page.getByLabel(/^Action/).fill('user.invited');
   // The owner's own invitation (by npm run admin) and the three above.

@@ -17,8 +17,8 @@ const COUNT_STEPS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10
 
 /**
  * A time series chart drawn by uPlot (README, The console): a UTC date or hour axis, a value axis
- * in the series' unit, each bucket's numbers in the legend as the pointer moves over it, and the
- * same numbers as a table that screen readers read instead.
+ * in the series' unit, each bucket's numbers in the legend as the pointer moves over it (the last
+ * bucket's when it is elsewhere), and the same numbers as a table that screen readers read instead.
  */
 export function TimeChart({
   title,
@@ -47,6 +47,7 @@ export function TimeChart({
     void import('uplot').then(({ default: Plot }) => {
       if (gone) return;
       const drawn = (plot = draw(Plot, el));
+      drawn.setLegend({ idx: starts.length - 1 });
       resized = new ResizeObserver(() => gone || drawn.setSize({ width: el.clientWidth, height: HEIGHT }));
       resized.observe(el);
     });
@@ -92,6 +93,8 @@ export function TimeChart({
         ],
         cursor: { drag: { x: false, y: false } },
         legend: { live: true },
+        // Away from the pointer the legend reads the last bucket, never a row of dashes.
+        hooks: { setCursor: [(u) => u.cursor.idx == null && u.setLegend({ idx: xs.length - 1 })] },
       },
       [xs, ...series.map((s) => s.values)],
       el,

@@ -114,7 +114,7 @@ export function languageProblems(tags: string[]): string[] {
     try {
       canonical = Intl.getCanonicalLocales(tag)[0];
     } catch {
-      problems.push(`${tag} is not a BCP 47 language tag (such as de-DE)`);
+      problems.push(`${tag} is not a language tag such as de-DE or en-GB`);
       continue;
     }
     if (seen.has(canonical!)) problems.push(`${tag} is named twice`);

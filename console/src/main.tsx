@@ -213,17 +213,6 @@ function Console() {
       </a>
       <header class="top">
         <span class="brand">Concierge</span>
-        <nav aria-label="Sections">
-          {NAV.filter(([section]) => can(SECTION_ROLES[section]!)).map(([path, label]) => (
-            <a
-              key={path}
-              href={`#/${path}`}
-              aria-current={route[0] === path || (!route[0] && path === 'start') ? 'page' : undefined}
-            >
-              {label}
-            </a>
-          ))}
-        </nav>
         <button type="button" class="small" aria-expanded={showLog} onClick={() => setShowLog(!showLog)}>
           curl
         </button>
@@ -235,11 +224,27 @@ function Console() {
           Sign out
         </button>
       </header>
-      <NeedsPersonNotice />
-      <main id="main" tabIndex={-1}>
-        <ErrorNote error={signOutError} />
-        {page(route)}
-      </main>
+      {/* The sections down the side, each on one line however many there are; along the top on a narrow screen. */}
+      <div class="shell">
+        <nav aria-label="Sections" class="side">
+          {NAV.filter(([section]) => can(SECTION_ROLES[section]!)).map(([path, label]) => (
+            <a
+              key={path}
+              href={`#/${path}`}
+              aria-current={route[0] === path || (!route[0] && path === 'start') ? 'page' : undefined}
+            >
+              {label}
+            </a>
+          ))}
+        </nav>
+        <div>
+          <NeedsPersonNotice />
+          <main id="main" tabIndex={-1}>
+            <ErrorNote error={signOutError} />
+            {page(route)}
+          </main>
+        </div>
+      </div>
       {showLog && <RequestLog onClose={() => setShowLog(false)} />}
     </>
   );

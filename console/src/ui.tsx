@@ -217,16 +217,19 @@ export function InLanguagesField({
   onInput,
   required,
   disabled,
+  wide,
 }: {
   label: string;
   value: string;
   onInput(text: string): void;
   required?: boolean;
   disabled?: boolean;
+  /** The whole row of a grid of fields: its hint needs the room. */
+  wide?: boolean;
 }) {
   const read = inLanguagesOf(value);
   return (
-    <label>
+    <label class={wide ? 'wide' : undefined}>
       {label}
       <span class="hint">
         One text for every visitor, or a line per language: <code>en: Questions?</code>, <code>de: Fragen?</code>. A
@@ -280,11 +283,20 @@ export function saveAs(name: string, body: string, type: string): void {
 }
 
 /** A secret shown once: copy it now, it is never shown again. */
-export function OnceSecret({ label, value }: { label: string; value: string }) {
+export function OnceSecret({
+  label,
+  value,
+  use = "Copy it into your server's configuration.",
+}: {
+  label: string;
+  value: string;
+  /** Where it goes, and what it does there. */
+  use?: string;
+}) {
   return (
     <div class="secret" role="status">
       <p>
-        <strong>{label}</strong>: shown only now. Copy it into your server's configuration.
+        <strong>{label}</strong>: shown only now. {use}
       </p>
       <code>{value}</code> <Copy text={value} />
     </div>

@@ -214,8 +214,8 @@ function ResponderEditor({ spec, set }: { spec: Spec | undefined; set(key: strin
               <select value={str('endpoint_id')} onChange={(e) => setField('endpoint_id', e.currentTarget.value)}>
                 <option value="">The service's model (MODEL_URL)</option>
                 {endpoints.data?.data.map((endpoint) => (
-                  <option key={endpoint.id} value={endpoint.id}>
-                    {endpoint.name} ({endpoint.base_url})
+                  <option key={endpoint.id} value={endpoint.id} title={endpoint.base_url}>
+                    {endpoint.name}
                   </option>
                 ))}
               </select>
@@ -327,6 +327,7 @@ function DraftEditor({ agent, onSaved }: { agent: Agent; onSaved(a: Agent): void
       <h2>Draft</h2>
       <div class="grid">
         <InLanguagesField
+          wide
           label="Greeting (the widget's welcome line; said first when the deployment's conversations are outbound)"
           value={greeting}
           disabled={!spec}
@@ -337,7 +338,7 @@ function DraftEditor({ agent, onSaved }: { agent: Agent; onSaved(a: Agent): void
           }}
         />
         <label>
-          Language (BCP 47)
+          Language it speaks and listens in (such as en-US or de-DE)
           <input
             value={text('language')}
             placeholder="en-US"
@@ -346,7 +347,7 @@ function DraftEditor({ agent, onSaved }: { agent: Agent; onSaved(a: Agent): void
           />
         </label>
         <label>
-          Browser voice name
+          Browser voice (one the visitor's browser has, by name; empty: its best for the language)
           <input
             value={typeof voice.name === 'string' ? voice.name : ''}
             disabled={!spec}
@@ -354,7 +355,7 @@ function DraftEditor({ agent, onSaved }: { agent: Agent; onSaved(a: Agent): void
           />
         </label>
         <label>
-          Service voice (an id your speech server knows, e.g. af_heart; espeak-ng: en-us)
+          Service voice (its name on your speech server, such as af_heart; for espeak-ng a language, such as en-us)
           <input
             value={typeof service.voice === 'string' ? service.voice : ''}
             disabled={!spec}
@@ -521,6 +522,7 @@ export function AgentPage({ id }: { id: string }) {
   if (loaded.error) return <ErrorNote error={loaded.error} />;
   if (!agent) return <Loading what="the agent" />;
   const inUse = remove.error instanceof ApiError && remove.error.code === 'invalid_state';
+  const unpublished = agent.version === 0 || JSON.stringify(agent.draft_spec) !== JSON.stringify(agent.agent_spec);
   return (
     <section>
       <p>
@@ -531,22 +533,24 @@ export function AgentPage({ id }: { id: string }) {
         <Badge value={agent.status} /> version {agent.version || 'none yet'} · updated {when(agent.updated_at)}
       </p>
       {agent.description && <p>{agent.description}</p>}
+      {/* The next step is the primary one: publishing a draft that differs, else deploying what is published. */}
       <div class="actions">
         <button
           type="button"
-          class="primary"
-          disabled={publish.busy || agent.status === 'generating' || agent.status === 'failed'}
+          class={unpublished ? 'primary' : undefined}
+          disabled={publish.busy || !unpublished || agent.status === 'generating' || agent.status === 'failed'}
           onClick={() => publish.start()}
         >
           Publish the draft
         </button>
-        <a class="button" href={`#/deployments?agent=${agent.id}`}>
+        <a class={unpublished ? 'button' : 'button primary'} href={`#/deployments?agent=${agent.id}`}>
           Deploy it
         </a>
         <button type="button" class="danger" disabled={remove.busy} onClick={() => remove.start()}>
           Delete
         </button>
       </div>
+      {!unpublished && <p class="muted">The saved draft is what version {agent.version} published.</p>}
       <ErrorNote error={publish.error} />
       <ErrorNote error={remove.error} />
       {inUse && (

@@ -6,7 +6,7 @@ import { DaysAndExport, ErrorNote, ListTable, saveAs, Title, useAction, useLoad 
 
 const FILTERS = [
   ['actor', 'Who (email, user or key id, or api_key, admin, service)'],
-  ['action', 'Action (as agent.updated)'],
+  ['action', 'Action code (such as agent.updated)'],
   ['target_type', 'Kind of thing (agent, deployment, user…)'],
   ['target_id', 'Its id'],
 ] as const;
@@ -76,13 +76,15 @@ export function AuditPage() {
         columns={[
           { label: 'When', cell: (e) => when(e.at) },
           { label: 'Who', cell: actorOf },
-          { label: 'Action', cell: (e) => <code>{e.action}</code> },
+          // In words; the code (what the Action filter takes) on hover.
+          { label: 'Action', cell: (e) => <span title={e.action}>{actionWords(e.action)}</span> },
           {
             label: 'What',
             cell: (e) => (
-              <>
-                {e.target.type} <code class="muted">{e.target.id ?? ''}</code>
-              </>
+              <span title={e.target.id ?? undefined}>
+                {e.target.name ?? (e.target.id ? `${kindWords(e.target.type)} (since deleted or unnamed)` : '—')}
+                {e.target.name && <span class="muted"> {kindWords(e.target.type)}</span>}
+              </span>
             ),
           },
           {
@@ -102,6 +104,15 @@ export function AuditPage() {
       />
     </section>
   );
+}
+
+/** A kind of thing as a reader says it: `model_endpoint` is "model endpoint", `api_key` "API key". */
+const kindWords = (kind: string): string => kind.replace(/_/g, ' ').replace(/\bapi\b/, 'API');
+
+/** An action as a reader says it: `deployment.secret_rotated` is "Deployment secret rotated". */
+function actionWords(action: string): string {
+  const words = kindWords(action.replace('.', ' '));
+  return words.charAt(0).toUpperCase() + words.slice(1);
 }
 
 /** What a record says beside its field names (an endpoint's origins, how someone signed in), as words. */

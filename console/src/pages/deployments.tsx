@@ -36,6 +36,16 @@ import {
   useLoad,
 } from '../ui';
 
+/** Whether the deployment's agent answers through the customer's server (its hook), or on its own (its knowledge base, a model). */
+const hooked = (d: Pick<Deployment, 'channel_config'>) =>
+  Boolean((d.channel_config as Record<string, unknown>).hook_url);
+
+/** What the customer does with a deployment's signing secret: their server verifies hooks with it only when there are hooks. */
+const secretUse = (d: Pick<Deployment, 'channel_config'>) =>
+  hooked(d)
+    ? "Copy it into your server's configuration: it verifies each turn hook and signs each visitor's token with it."
+    : "Your agent answers on its own, so no hook comes to your server; your site's server signs each visitor's token with it. Copy it into that server's configuration.";
+
 export function DeploymentsPage() {
   const preset = new URLSearchParams(location.hash.split('?')[1]).get('agent') ?? '';
   const [page, setPage] = useState(1);
@@ -90,7 +100,7 @@ export function DeploymentsPage() {
         <ErrorNote error={create.error} />
         {created && (
           <>
-            <OnceSecret label="Signing secret" value={created.signing_secret} />
+            <OnceSecret label="Signing secret" value={created.signing_secret} use={secretUse(created)} />
             <p>
               <a href={`#/deployments/${created.id}`}>Open the new deployment</a> to finish its settings and activate
               it.
@@ -220,7 +230,7 @@ function Settings({ dep, onSaved }: { dep: Deployment; onSaved(d: Deployment): v
         <label>
           Agent version
           <select value={version} onChange={(e) => setVersion(e.currentTarget.value)}>
-            <option value="">Latest published (follows each publish)</option>
+            <option value="">Latest published</option>
             {versions.data?.data.map((v) => (
               <option key={v.version} value={v.version}>
                 Pinned to v{v.version}
@@ -258,8 +268,8 @@ function Settings({ dep, onSaved }: { dep: Deployment; onSaved(d: Deployment): v
           </label>
         </div>
         <label>
-          Languages in the widget's menu (BCP 47 tags such as de-DE, one per line; two or more show the menu, and the
-          visitor's choice is each turn's language)
+          Languages in the widget's menu (such as de-DE, one per line; two or more show the menu, and the visitor's
+          choice is each turn's language)
           <textarea rows={3} value={languages} onInput={(e) => setLanguages(e.currentTarget.value)} />
         </label>
         {languageProblems(languageList).map((p) => (
@@ -320,25 +330,26 @@ function Settings({ dep, onSaved }: { dep: Deployment; onSaved(d: Deployment): v
           <label>
             Speech recognition
             <select value={recognition} onChange={(e) => setRecognition(e.currentTarget.value)}>
-              <option value="auto">Automatic: the browser's, else the service's</option>
+              <option value="auto">Automatic</option>
               <option value="browser">The browser's only</option>
-              <option value="service">The service's recogniser (audio streamed to it)</option>
+              <option value="service">The service's</option>
               <option value="off">Off: text only</option>
             </select>
           </label>
           <label>
             The agent's voice
             <select value={synthesis} onChange={(e) => setSynthesis(e.currentTarget.value)}>
-              <option value="auto">Automatic: the service's voice where it has one, else the browser's</option>
-              <option value="service">The service's voice (the same in every browser)</option>
-              <option value="browser">The browser's voice</option>
-              <option value="off">Off: replies shown, never spoken</option>
+              <option value="auto">Automatic</option>
+              <option value="service">The service's</option>
+              <option value="browser">The browser's</option>
+              <option value="off">Off: shown, never spoken</option>
             </select>
           </label>
         </div>
         <p class="muted">
-          The service's voice is the one its operator set up (espeak-ng, or a speech server such as Kokoro or Piper), in
-          the agent's voice from its page. It knows what each visitor heard before they spoke over it.
+          Automatic recognition is the browser's where it has its own (Chrome), else the service's (the visitor's audio
+          streamed to it). The automatic voice is the service's where it has one (espeak-ng, or a speech server such as
+          Kokoro or Piper, the same in every browser, and it knows what each visitor heard), else the browser's.
         </p>
         <VoiceSample agentId={dep.agent_id} />
       </fieldset>
@@ -511,16 +522,16 @@ export function DeploymentPage({ id }: { id: string }) {
   useEffect(() => setDep(loaded.data), [loaded.data]);
   const [secret, setSecret] = useState<RotatedSecret>();
   const [grace, setGrace] = useState('3600');
-  const toggle = useAction(async () =>
+  const toggle = useAction(async () => {
+    const live = dep?.status === 'active';
+    if (live && !confirm(`Take ${dep.agent_name} off your site? Its open conversations end.`)) return;
     setDep(
       await post<Deployment>(
-        dep?.status === 'active'
-          ? path`/api/v1/deployments/${id}/deactivate`
-          : path`/api/v1/deployments/${id}/activate`,
+        live ? path`/api/v1/deployments/${id}/deactivate` : path`/api/v1/deployments/${id}/activate`,
         {},
       ),
-    ),
-  );
+    );
+  });
   const rotate = useAction(async () =>
     setSecret(
       await post<RotatedSecret>(path`/api/v1/deployments/${id}/rotate-secret`, { grace_period_s: Number(grace) }),
@@ -540,15 +551,21 @@ export function DeploymentPage({ id }: { id: string }) {
       <p>
         <Badge value={dep.status} /> {dep.environment} · {dep.call_direction} · deployed {when(dep.deployed_at)}
       </p>
+      {/* Live, the next step is trying it, and taking it off the site is the button to think twice about. */}
       <div class="actions">
-        <button type="button" class="primary" disabled={toggle.busy} onClick={() => toggle.start()}>
-          {dep.status === 'active' ? 'Deactivate' : 'Activate'}
-        </button>
         {dep.status === 'active' && (
-          <a class="button" href={`#/try/${dep.id}`}>
+          <a class="button primary" href={`#/try/${dep.id}`}>
             Try it
           </a>
         )}
+        <button
+          type="button"
+          class={dep.status === 'active' ? 'danger' : 'primary'}
+          disabled={toggle.busy}
+          onClick={() => toggle.start()}
+        >
+          {dep.status === 'active' ? 'Deactivate' : 'Activate'}
+        </button>
         <a class="button" href={`#/conversations?deployment_id=${dep.id}`}>
           Conversations
         </a>
@@ -575,10 +592,12 @@ export function DeploymentPage({ id }: { id: string }) {
         <p>Paste this on your pages; your server's token endpoint mints the visitor's token with the signing secret.</p>
         <CodeBlock label="Snippet" code={snippetOf(location.origin, dep.id)} />
         <p>
-          Your server, on the Node SDK: it verifies each turn hook, answers it, and mints the tokens (Python:{' '}
-          <code>sdk/python</code>; any other language: the README's recipe).
+          {hooked(dep)
+            ? 'Your server, on the Node SDK: it verifies each turn hook, answers it, and mints the tokens'
+            : 'Your agent answers on its own (no hook URL), so your server only mints the tokens, on the Node SDK'}{' '}
+          (Python: <code>sdk/python</code>; any other language: the README's recipe).
         </p>
-        <CodeBlock label="Your server (Node)" code={serverSnippetOf(location.origin, dep.id)} />
+        <CodeBlock label="Your server (Node)" code={serverSnippetOf(location.origin, dep.id, { hook: hooked(dep) })} />
         <InstallDiagnostics dep={dep} />
       </section>
       <section class="card">
@@ -601,7 +620,7 @@ export function DeploymentPage({ id }: { id: string }) {
         <ErrorNote error={rotate.error} />
         {secret && (
           <>
-            <OnceSecret label="New signing secret" value={secret.signing_secret} />
+            <OnceSecret label="New signing secret" value={secret.signing_secret} use={secretUse(dep)} />
             <p>The previous secret works until {when(secret.previous_secret_expires_at)}.</p>
           </>
         )}

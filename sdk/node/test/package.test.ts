@@ -102,6 +102,21 @@ const server = createServer(hook).listen(0, '127.0.0.1', async () => {
       env: { ...process.env, SIGNING_SECRET: 'whsec_' + Buffer.alloc(30, 8).toString('base64') },
     });
     expect(snippet.trim()).toBe('200 You asked: Hi 3');
+    // For an agent that answers on its own, the token endpoint alone, which runs as shown too.
+    writeFileSync(
+      join(project, 'tokens.mjs'),
+      serverSnippetOf('http://unused', 'dep-1', { hook: false }).split('\n').slice(2).join('\n'),
+    );
+    writeFileSync(
+      join(project, 'tokens-check.mjs'),
+      `import * as server from './tokens.mjs';\nconsole.log(Object.keys(server).join(','), server.tokenFor({ id: 'u1', name: 'Ana' }).split('.').length);`,
+    );
+    const tokensOnly = execFileSync(process.execPath, ['tokens-check.mjs'], {
+      cwd: project,
+      encoding: 'utf8',
+      env: { ...process.env, SIGNING_SECRET: 'whsec_' + Buffer.alloc(30, 8).toString('base64') },
+    });
+    expect(tokensOnly.trim()).toBe('tokenFor 3');
     const types = readFileSync(join(project, 'node_modules', 'concierge-server', 'dist', 'index.d.ts'), 'utf8');
     expect(types).toContain('verifyHook');
   }, 60_000);
