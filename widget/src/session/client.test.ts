@@ -96,11 +96,17 @@ describe('the session client on unreliable networks', () => {
     await settle();
     latest().open();
     latest().receive({ ...ready(), widget: { accent_color: '#0b6e4f', position: 'bottom-left' } });
-    expect([client.view.styled, client.view.theme]).toEqual([true, { accent_color: '#0b6e4f', position: 'bottom-left' }]);
+    expect([client.view.styled, client.view.theme]).toEqual([
+      true,
+      { accent_color: '#0b6e4f', position: 'bottom-left' },
+    ]);
     client.stop();
     // The next page of the tab: the look at once, before its socket opens; a new conversation keeps it.
     client = started({ storage });
-    expect([client.view.styled, client.view.theme]).toEqual([true, { accent_color: '#0b6e4f', position: 'bottom-left' }]);
+    expect([client.view.styled, client.view.theme]).toEqual([
+      true,
+      { accent_color: '#0b6e4f', position: 'bottom-left' },
+    ]);
   });
 
   it('streams an utterance to the service: audio_start, the audio as binary frames, audio_end at the quiet; the turn comes back from the service', async () => {
