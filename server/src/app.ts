@@ -58,6 +58,7 @@ import { ModelEndpointService } from './model-endpoints/model-endpoint.service.j
 import { secretsKeys } from './shared/secrets-key.js';
 import { egressFor } from './shared/egress.js';
 import { HookResponder } from './concierge/turns/hook-responder.js';
+import type { Responders } from './concierge/turns/responder.js';
 import { ModelResponder } from './concierge/models/model-responder.js';
 import { PerKeyCap } from './shared/per-key-cap.js';
 import { PageService } from './concierge/pages/page.service.js';
@@ -240,19 +241,18 @@ export async function createApp(options: AppOptions): Promise<App> {
     writes,
     keys: secretsKeys(config.dataDir, config.secretsKey, config.previousSecretsKeys),
   });
-  const hookResponder = new HookResponder({ db, events, egress, logger, health, address }, timings.hookRetryDelaysMs);
-  const modelResponder = new ModelResponder({
-    db,
-    events,
-    egress,
-    logger,
-    health,
-    endpoints: modelEndpoints,
-    operator: config.model,
-    calls: new PerKeyCap(config.modelConcurrency),
-    conversations,
-  });
-  const knowledgeResponder = new KnowledgeResponder({ events, health });
+  const responders: Responders = {
+    hook: new HookResponder({ db, egress, logger, health, address }, timings.hookRetryDelaysMs),
+    model: new ModelResponder({
+      db,
+      egress,
+      logger,
+      endpoints: modelEndpoints,
+      operator: config.model,
+      calls: new PerKeyCap(config.modelConcurrency),
+    }),
+    knowledge: new KnowledgeResponder(),
+  };
   const pages = new PageService({ db, events });
   const turns = new TurnService(
     {
@@ -263,12 +263,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       events,
       logger,
       health,
-      responderFor: (dep) =>
-        dep.responder.type === 'model'
-          ? modelResponder
-          : dep.responder.type === 'knowledge'
-            ? knowledgeResponder
-            : hookResponder,
+      responders,
       knowledge,
       pages,
     },

@@ -1,4 +1,4 @@
-import type { Audit, AuditEntry } from '../../audit/audit-trail.js';
+import { type Audit, type AuditEntry, auditEntry } from '../../audit/audit-trail.js';
 import { AppError, invalidState, notFound } from '../../errors.js';
 import { isoNow } from '../../shared/time.js';
 import type { Db } from '../../database.js';
@@ -34,7 +34,7 @@ export class ConversationHandling {
 
   /** A person handles the conversation from now on, by this name; a second takeover renames them. It no longer needs a person. */
   takeOver(customerId: string, id: string, name: string, audit: Audit): Promise<void> {
-    const entry = { action: 'conversation.taken_over', target: { type: 'conversation', id }, changes: ['handler'] };
+    const entry = auditEntry('conversation.taken_over', id, { changes: ['handler'] });
     return this.change(
       customerId,
       id,
@@ -57,7 +57,7 @@ export class ConversationHandling {
 
   /** The agent handles the conversation again; refused while it already does. */
   release(customerId: string, id: string, audit: Audit): Promise<void> {
-    const entry = { action: 'conversation.released', target: { type: 'conversation', id }, changes: ['handler'] };
+    const entry = auditEntry('conversation.released', id, { changes: ['handler'] });
     return this.change(
       customerId,
       id,

@@ -1,6 +1,5 @@
 import { newId } from '../../shared/random.js';
 import { isoIn, isoNow } from '../../shared/time.js';
-import type { HookOutcome } from '../deliveries/hook.client.js';
 import type { Tally } from '../analytics/tally.js';
 import type { Change, ConversationAt, UnitOfWork } from '../events/event.recorder.js';
 import type { Heard } from './heard.js';
@@ -11,6 +10,7 @@ import {
   REPLY_PART_LIMITS,
   type ReplyAction,
 } from '#protocol/frames';
+import type { Answer } from './answer.js';
 import type { ConversationRow } from './conversation.repository.js';
 import type { TurnFailure, TurnStatus } from './conversation.table.js';
 import { handoffEvent } from './handling.js';
@@ -168,50 +168,69 @@ export const turnLifecycle = {
   },
 
   /**
-   * The hook's answer moves a pending turn: a reply resolves it, a 2xx acknowledges it (its reply
-   * due by `replyDueAt`), anything else fails it. A handoff in the answer marks the conversation
-   * as needing a person, in the same change.
+   * An answer moves a turn on from `from`: a pending one (the hook called, a knowledge base read)
+   * or one acknowledged by whoever writes its reply (a model). A reply resolves it, a promise of one
+   * acknowledges it (its reply due by `replyDueAt`), a failure fails it; a handoff in the answer marks
+   * the conversation as needing a person, in the same change, after the reply.
    */
   answer(
     unit: UnitOfWork,
     at: ConversationAt,
     turnId: string,
-    outcome: HookOutcome,
+    from: 'pending' | 'acknowledged',
+    answer: Answer,
     replyDueAt: string,
   ): Promise<TurnRow | undefined> {
     const now = isoNow();
     const handoff = (change: Change): Change =>
-      outcome.kind === 'failed' || outcome.kind === 'rejected' || outcome.handoff === undefined
-        ? change
-        : withHandoff(change, outcome.handoff);
-    if (outcome.kind === 'replied') {
-      const reply: Reply = {
-        text: outcome.text,
-        actions: outcome.actions,
-        ...(outcome.handoff === undefined ? {} : { handoff: true as const }),
-      };
+      answer.kind === 'failed' || answer.handoff === undefined ? change : withHandoff(change, answer.handoff);
+    if (answer.kind === 'failed')
       return move(
         unit,
         at,
         turnId,
-        'pending',
-        'resolved',
-        { ...replyColumns(reply), acknowledged_at: now, resolved_at: now },
-        handoff(joined(told.acknowledged(turnId), told.resolved(turnId, reply))),
+        from,
+        'failed',
+        { failure_reason: answer.reason },
+        told.failed(turnId, answer.reason),
       );
-    }
-    if (outcome.kind === 'acknowledged')
-      return move(
-        unit,
-        at,
-        turnId,
-        'pending',
-        'acknowledged',
-        { expires_at: replyDueAt, acknowledged_at: now },
-        handoff(told.acknowledged(turnId)),
-      );
-    const reason = outcome.kind === 'rejected' ? 'hook_rejected' : 'hook_failed';
-    return move(unit, at, turnId, 'pending', 'failed', { failure_reason: reason }, told.failed(turnId, reason));
+    if (answer.kind === 'acknowledged')
+      return from === 'pending'
+        ? move(
+            unit,
+            at,
+            turnId,
+            'pending',
+            'acknowledged',
+            { expires_at: replyDueAt, acknowledged_at: now },
+            handoff(told.acknowledged(turnId)),
+          )
+        : Promise.resolve(undefined);
+    const reply: Reply = {
+      text: answer.text,
+      actions: answer.actions,
+      ...(answer.handoff === undefined ? {} : { handoff: true as const }),
+    };
+    const resolved = told.resolved(turnId, reply);
+    return from === 'pending'
+      ? move(
+          unit,
+          at,
+          turnId,
+          'pending',
+          'resolved',
+          { ...replyColumns(reply), acknowledged_at: now, resolved_at: now },
+          handoff(joined(told.acknowledged(turnId), resolved)),
+        )
+      : move(
+          unit,
+          at,
+          turnId,
+          'acknowledged',
+          'resolved',
+          { ...replyColumns(reply), resolved_at: now, reply_received_at: now },
+          handoff(resolved),
+        );
   },
 
   /**
@@ -323,27 +342,6 @@ export const turnLifecycle = {
         transcript: [{ type: 'turn.interrupted', data: { turn_id: turnId, heard_text: heard.text } }],
       });
     return true;
-  },
-
-  /**
-   * The agent's model gave no answer (README, An agent without a server): the turn it acknowledged
-   * fails with `model_failed`.
-   */
-  modelFailed(unit: UnitOfWork, at: ConversationAt, turnId: string): Promise<TurnRow | undefined> {
-    return move(
-      unit,
-      at,
-      turnId,
-      'acknowledged',
-      'failed',
-      { failure_reason: 'model_failed' },
-      told.failed(turnId, 'model_failed'),
-    );
-  },
-
-  /** The agent's model handed the conversation to a person with its built-in tool (README, An agent without a server). */
-  handOff(unit: UnitOfWork, at: ConversationAt, reason: string): Promise<void> {
-    return unit.record(at, told.handedOff(reason));
   },
 
   /**

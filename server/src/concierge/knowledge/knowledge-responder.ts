@@ -1,14 +1,8 @@
 import type { KnowledgeResponder as KnowledgeSpec } from '../../agents/agent-responder.js';
-import { isoIn } from '../../shared/time.js';
-import type { StoreHealth } from '../../store/store-health.js';
-import type { ConversationRow } from '../conversations/conversation.repository.js';
-import { turnLifecycle } from '../conversations/turn.lifecycle.js';
-import { setTurnKnowledge, type TurnRow } from '../conversations/turn.repository.js';
-import type { HookOutcome } from '../deliveries/hook.client.js';
-import type { DeploymentContext } from '../deployment-context.js';
-import type { EventRecorder } from '../events/event.recorder.js';
+import type { Answer } from '../conversations/answer.js';
 import { serviceWords } from '../service-words.js';
-import type { Responder, TurnContext } from '../turns/responder.js';
+import type { Answering } from '../turns/answering.js';
+import type { Responder } from '../turns/responder.js';
 import { answerFrom } from './knowledge-answer.js';
 
 /**
@@ -17,20 +11,12 @@ import { answerFrom } from './knowledge-answer.js';
  * question; else "I don't know" in the conversation's language, with a quick reply that asks for a
  * person, which hands the conversation over when the visitor sends it.
  */
-export class KnowledgeResponder implements Responder {
-  constructor(private readonly parts: { events: EventRecorder; health: StoreHealth }) {}
-
-  async answer(
-    dep: DeploymentContext,
-    _conversation: ConversationRow,
-    turn: TurnRow,
-    { passages, leansOn }: TurnContext,
-    signal: AbortSignal,
-  ): Promise<void> {
-    const spec = dep.responder as KnowledgeSpec;
+export class KnowledgeResponder implements Responder<KnowledgeSpec> {
+  async answer(answering: Answering, spec: KnowledgeSpec): Promise<void> {
+    const { dep, turn, context } = answering;
     const words = serviceWords(turn.language ?? dep.agent.language);
-    const found = answerFrom(turn.text, passages ?? [], spec.min_match, leansOn);
-    const outcome: HookOutcome =
+    const found = answerFrom(turn.text, context.passages ?? [], spec.min_match, context.leansOn);
+    const answer: Answer =
       turn.text.trim() === words.ask
         ? { kind: 'replied', text: words.handedOver, actions: [], handoff: 'The visitor asked for a person' }
         : found
@@ -40,15 +26,6 @@ export class KnowledgeResponder implements Responder {
               text: words.unknown,
               actions: [{ type: 'quick_reply', label: words.askLabel, text: words.ask }],
             };
-    const at = { dep, conversationId: turn.conversation_id };
-    await this.parts.health.persist(
-      'storing the knowledge base’s answer',
-      () =>
-        this.parts.events.write(turn.conversation_id, async (unit) => {
-          const moved = await turnLifecycle.answer(unit, at, turn.id, outcome, isoIn(dep.replyTimeoutS * 1000));
-          if (moved && passages) await setTurnKnowledge(unit.trx, turn.id, passages);
-        }),
-      signal,
-    );
+    await answering.settle(answer, []);
   }
 }

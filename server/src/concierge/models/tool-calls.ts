@@ -7,10 +7,7 @@ import {
 } from '../../agents/agent-responder.js';
 import type { ReplyAction } from '#protocol/frames';
 import { newId } from '../../shared/random.js';
-import type { TurnRow } from '../conversations/turn.repository.js';
-import type { ConversationRow } from '../conversations/conversation.repository.js';
-import type { DeploymentContext } from '../deployment-context.js';
-import { deliveryRow } from '../deliveries/delivery.record.js';
+import type { Answering } from '../turns/answering.js';
 import type { DeliveryTable } from '../deliveries/delivery.table.js';
 import { sendToolCall } from '../deliveries/hook.client.js';
 import type { EgressPolicy } from '../../shared/egress.js';
@@ -124,14 +121,12 @@ export class AgentTools {
 
   constructor(
     private readonly parts: { egress: EgressPolicy },
-    private readonly dep: DeploymentContext,
-    private readonly conversation: ConversationRow,
-    private readonly turn: TurnRow,
+    private readonly answering: Pick<Answering, 'dep' | 'conversation' | 'turn' | 'record'>,
     spec: ModelSpec,
   ) {
     this.#server = new Map(spec.tools.map((t) => [t.name, t]));
     this.#client = new Map(spec.client_tools.map((t) => [t.name, t]));
-    this.#proposed = proposedOf(conversation.tool_confirmation);
+    this.#proposed = proposedOf(answering.conversation.tool_confirmation);
   }
 
   /** The tools as the model is offered them. */
@@ -192,13 +187,13 @@ export class AgentTools {
       // since answered it. The model cannot confirm for them within one turn.
       const args = canonical(checked);
       const proposed = this.#proposed;
-      if (!proposed || proposed.tool !== name || proposed.args !== args || proposed.turn_id === this.turn.id)
+      if (!proposed || proposed.tool !== name || proposed.args !== args || proposed.turn_id === this.answering.turn.id)
         return {
           result: told({
             status: 'needs_confirmation',
             note: 'Nothing was done yet. Tell the visitor exactly what you will do, and ask them to confirm. When they agree in their next message, call the tool again with the same arguments.',
           }),
-          confirmation: { proposed: { tool: name, args, turn_id: this.turn.id } },
+          confirmation: { proposed: { tool: name, args, turn_id: this.answering.turn.id } },
         };
       return { ...(await this.#post(server, checked, attempt, signal)), confirmation: { made: true } };
     }
@@ -212,7 +207,7 @@ export class AgentTools {
     attempt: number,
     signal: AbortSignal,
   ): Promise<ToolOutcome> {
-    const { dep, turn } = this;
+    const { dep, turn, conversation } = this.answering;
     const callId = newId();
     const ex = await sendToolCall(
       dep,
@@ -223,9 +218,9 @@ export class AgentTools {
         conversation_id: turn.conversation_id,
         turn_id: turn.id,
         user: {
-          sub: this.conversation.user_sub,
-          name: this.conversation.user_name,
-          ctx: this.conversation.user_ctx ? JSON.parse(this.conversation.user_ctx) : null,
+          sub: conversation.user_sub,
+          name: conversation.user_name,
+          ctx: conversation.user_ctx ? JSON.parse(conversation.user_ctx) : null,
         },
         tool: tool.name,
         arguments: args,
@@ -234,19 +229,7 @@ export class AgentTools {
       this.parts.egress,
       signal,
     );
-    const record = deliveryRow(
-      {
-        kind: 'tool',
-        customerId: dep.customerId,
-        deploymentId: dep.id,
-        conversationId: turn.conversation_id,
-        turnId: turn.id,
-        eventId: null,
-        eventType: 'tool.call',
-        attempt,
-      },
-      ex,
-    );
+    const record = this.answering.record('tool', 'tool.call', attempt, ex);
     const res = ex.response;
     if (!res)
       return { record, result: told({ error: `the tool gave no answer: ${ex.error?.message ?? 'no answer'}` }) };

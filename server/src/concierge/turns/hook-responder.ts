@@ -1,47 +1,50 @@
 import type { Logger } from 'pino';
 import type { Db } from '../../database.js';
 import type { PublicAddress } from '../../http/public-address.js';
-import { isoIn } from '../../shared/time.js';
 import type { StoreHealth } from '../../store/store-health.js';
 import type { ConversationRow } from '../conversations/conversation.repository.js';
-import { turnLifecycle } from '../conversations/turn.lifecycle.js';
-import { heardBefore, setTurnKnowledge, turnExists, type TurnRow } from '../conversations/turn.repository.js';
+import type { Answer } from '../conversations/answer.js';
+import { heardBefore, type TurnRow } from '../conversations/turn.repository.js';
 import type { TurnPage } from '../pages/page.service.js';
 import type { DeploymentContext } from '../deployment-context.js';
-import { deliveryRow, unreadableAnswer } from '../deliveries/delivery.record.js';
-import { insertDeliveries } from '../deliveries/delivery.repository.js';
-import { callTurnHook, type HookCall, sendTurnCreated } from '../deliveries/hook.client.js';
+import { unreadableAnswer } from '../deliveries/delivery.record.js';
+import { callTurnHook, type HookCall, type HookOutcome, sendTurnCreated } from '../deliveries/hook.client.js';
 import type { EgressPolicy } from '../../shared/egress.js';
-import type { EventRecorder } from '../events/event.recorder.js';
+import type { ResponderSpec } from '../../agents/agent-responder.js';
+import type { Answering } from './answering.js';
 import type { Responder, TurnContext } from './responder.js';
+
+type HookSpec = Extract<ResponderSpec, { type: 'hook' }>;
 
 export interface HookResponderParts {
   db: Db;
-  events: EventRecorder;
   egress: EgressPolicy;
   logger: Logger;
-  /** The hook's answer is retried through it while the store is down. */
+  /** A read of what was heard that meets a store outage is logged through it. */
   health: StoreHealth;
   /** Base of the `reply_url` in hook calls. */
   address: PublicAddress;
 }
 
+/** How the hook's answer tells the turn core: a refusal, or a call that never got an answer, is a failure. */
+const answerOf = (outcome: HookOutcome): Answer =>
+  outcome.kind === 'rejected'
+    ? { kind: 'failed', reason: 'hook_rejected' }
+    : outcome.kind === 'failed'
+      ? { kind: 'failed', reason: 'hook_failed' }
+      : outcome;
+
 /** The customer's turn hook answers (README, Concierge sessions): called signed, retried, its answer moving the turn. */
-export class HookResponder implements Responder {
+export class HookResponder implements Responder<HookSpec> {
   constructor(
     private readonly parts: HookResponderParts,
     /** Waits before the second and third hook attempts. */
     private readonly retryDelaysMs: readonly number[],
   ) {}
 
-  async answer(
-    dep: DeploymentContext,
-    conversation: ConversationRow,
-    turn: TurnRow,
-    { passages, page }: TurnContext,
-    signal: AbortSignal,
-  ) {
-    const { events, egress, logger, health, address } = this.parts;
+  async answer(answering: Answering) {
+    const { dep, conversation, turn, context, signal } = answering;
+    const { egress, logger, health, address } = this.parts;
     const replyUrl = `${address.url}/embed/concierge/${dep.id}/replies`;
     // What the visitor heard of the reply before, read once: every attempt carries the same body. A
     // store that cannot say does not hold the turn back; the hook is called without it.
@@ -50,7 +53,7 @@ export class HookResponder implements Responder {
       : undefined;
     const { outcome, exchanges }: HookCall = dep.hookUrl
       ? await callTurnHook(
-          () => postTurn(dep, conversation, turn, { replyUrl, previous, passages, page }, egress, signal),
+          () => postTurn(dep, conversation, turn, { replyUrl, previous, ...context }, egress, signal),
           this.retryDelaysMs,
           signal,
         )
@@ -58,36 +61,14 @@ export class HookResponder implements Responder {
     if (outcome.kind === 'failed')
       logger.warn({ turn_id: turn.id, deployment_id: dep.id, cause: outcome.cause }, 'turn hook failed');
     const attempts = exchanges.map((ex, i) => {
-      const row = deliveryRow(
-        {
-          kind: 'turn_hook',
-          customerId: dep.customerId,
-          deploymentId: dep.id,
-          conversationId: turn.conversation_id,
-          turnId: turn.id,
-          eventId: null,
-          eventType: 'turn.created',
-          attempt: i + 1,
-        },
-        ex,
-      );
+      const row = answering.record('turn_hook', 'turn.created', i + 1, ex);
       // The last attempt's 2xx could not be read (a reply with invalid actions): its record says why.
       return outcome.kind === 'rejected' && outcome.why && i === exchanges.length - 1
         ? unreadableAnswer(row, outcome.why)
         : row;
     });
-    // The customer has answered: its answer, and the record of each attempt, are stored in one
-    // change, kept through a store outage, not left to the sweep.
-    const store = () =>
-      events.write(turn.conversation_id, async (unit) => {
-        const at = { dep, conversationId: turn.conversation_id };
-        const moved = await turnLifecycle.answer(unit, at, turn.id, outcome, isoIn(dep.replyTimeoutS * 1000));
-        if (attempts.length) unit.count(at, { at: turn.created_at, hookMs: attempts.map((a) => a.duration_ms) });
-        if (moved && passages) await setTurnKnowledge(unit.trx, turn.id, passages);
-        // A turn ended meanwhile still shows its calls; an erased one keeps nothing.
-        if (moved || (await turnExists(unit.trx, turn.id))) await insertDeliveries(unit.trx, attempts);
-      });
-    await health.persist("storing the hook's answer", store, signal);
+    // The customer has answered: its answer, and the record of each attempt, are stored in one change.
+    await answering.settle(answerOf(outcome), attempts);
   }
 }
 

@@ -1,8 +1,11 @@
-import type { ConversationRow } from '../conversations/conversation.repository.js';
-import type { TurnRow } from '../conversations/turn.repository.js';
-import type { DeploymentContext } from '../deployment-context.js';
+import type {
+  KnowledgeResponder as KnowledgeSpec,
+  ModelResponder as ModelSpec,
+  ResponderSpec,
+} from '../../agents/agent-responder.js';
 import type { Passage } from '../../knowledge/knowledge.service.js';
 import type { TurnPage } from '../pages/page.service.js';
+import type { Answering } from './answering.js';
 
 /** What the turn core found for a turn before it is answered. */
 export interface TurnContext {
@@ -15,20 +18,31 @@ export interface TurnContext {
 }
 
 /**
- * What answers a pending turn (README, An agent without a server): the customer's hook, or the
- * agent's model. Either moves the turn through the same lifecycle (acknowledged, parts, resolved
- * or failed) and stores the record of every call it made; the turn core does not know which runs.
+ * What answers a pending turn (README, An agent without a server): the customer's hook, the
+ * agent's model, or its knowledge base, each under its part of the agent's spec. It answers through
+ * {@link Answering}, and the turn core records each move; the core does not know which runs.
  */
-export interface Responder {
-  /** Resolves once the turn's answer (or failure) is stored; `signal` is a shutdown cutting it off. */
-  answer(
-    dep: DeploymentContext,
-    conversation: ConversationRow,
-    turn: TurnRow,
-    context: TurnContext,
-    signal: AbortSignal,
-  ): Promise<void>;
+export interface Responder<S extends ResponderSpec> {
+  /** Resolves once the turn's answer (or failure) is stored. */
+  answer(answering: Answering, spec: S): Promise<void>;
 }
 
-/** The responder for a deployment's turns, from its agent's published spec. */
-export type ResponderFor = (dep: DeploymentContext) => Responder;
+/** Who answers, by the `type` of the agent's responder spec. */
+export interface Responders {
+  hook: Responder<Extract<ResponderSpec, { type: 'hook' }>>;
+  model: Responder<ModelSpec>;
+  knowledge: Responder<KnowledgeSpec>;
+}
+
+/** Hands the turn to whoever the deployment's agent names, with its part of the spec. */
+export function answerWith(responders: Responders, answering: Answering): Promise<void> {
+  const spec = answering.dep.responder;
+  switch (spec.type) {
+    case 'model':
+      return responders.model.answer(answering, spec);
+    case 'knowledge':
+      return responders.knowledge.answer(answering, spec);
+    case 'hook':
+      return responders.hook.answer(answering, spec);
+  }
+}

@@ -20,7 +20,8 @@ import {
 import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
 import type { EventRecorder } from '../events/event.recorder.js';
 import { HOOK_RETRY_DELAYS_MS } from '../deliveries/hook.client.js';
-import type { ResponderFor } from './responder.js';
+import { answerWith, type Responders } from './responder.js';
+import { TurnAnswering } from './answering.js';
 import type { KnowledgeService } from '../../knowledge/knowledge.service.js';
 import { followsUp } from '../../knowledge/knowledge-words.js';
 import type { PageService } from '../pages/page.service.js';
@@ -43,8 +44,8 @@ export interface TurnServiceParts {
   logger: Logger;
   /** Work that meets a store outage is logged through it. */
   health: StoreHealth;
-  /** Who answers a deployment's turns: its hook or its agent's model. */
-  responderFor: ResponderFor;
+  /** Who answers a deployment's turns: its hook, its agent's model or its knowledge base. */
+  responders: Responders;
   /** Finds the agent's knowledge base passages for a turn (README, Answers from your documents). */
   knowledge: Pick<KnowledgeService, 'passagesFor'>;
   /** Where the visitor is (README, Greeting visitors first). */
@@ -227,9 +228,16 @@ export class TurnService {
       this.parts.health.failed(err, "reading the page's events");
       return { url: turn.page_url, title: turn.page_title, context: null, events: [] };
     });
-    return this.parts
-      .responderFor(dep)
-      .answer(dep, conversation, turn, { passages, page, leansOn }, this.#stopping.signal);
+    const { events, health, conversations, responders } = this.parts;
+    const answering = new TurnAnswering(
+      { events, health, conversations },
+      dep,
+      conversation,
+      turn,
+      { passages, page, leansOn },
+      this.#stopping.signal,
+    );
+    return answerWith(responders, answering);
   }
 
   /**
