@@ -7,7 +7,7 @@ import { fromJsonColumn, toJsonColumn } from '../shared/json-column.js';
 import { newId } from '../shared/random.js';
 import { isoNow } from '../shared/time.js';
 import type { Db } from '../database.js';
-import { type Audit, recorded, type Writes } from '../audit/audit-trail.js';
+import { type Audit, auditEntry, recorded, type Writes } from '../audit/audit-trail.js';
 import { shapeRow } from '../store/json-shape.js';
 import {
   countActiveDeploymentsOfAgent,
@@ -128,8 +128,9 @@ export async function updateAgentFields(
   if (input.test_mode_enabled !== undefined) patch.test_mode_enabled = input.test_mode_enabled ? 1 : 0;
   if (input.project_id !== undefined) patch.project_id = input.project_id;
   if (input.knowledge_base_id !== undefined) patch.knowledge_base_id = input.knowledge_base_id;
-  const entry = { action: 'agent.updated', target: { type: 'agent', id }, changes: Object.keys(input) };
-  await recorded(writes, audit, entry, (trx) => updateAgent(trx, customerId, id, patch));
+  await recorded(writes, audit, auditEntry('agent.updated', id, { changes: Object.keys(input) }), (trx) =>
+    updateAgent(trx, customerId, id, patch),
+  );
   return toAgent({ ...row, ...patch });
 }
 

@@ -12,13 +12,68 @@ export interface Actor {
   email: string | null;
 }
 
+/** Every change the audit log records (README, Your team): the kind of thing changed, and how. */
+export const AUDIT_ACTIONS = [
+  'agent.created',
+  'agent.updated',
+  'agent.published',
+  'agent.deleted',
+  'api_key.rotated',
+  'conversation.closed',
+  'conversation.deleted',
+  'conversation.released',
+  'conversation.taken_over',
+  'customer.created',
+  'customer.single_sign_on_changed',
+  'delivery.redelivered',
+  'deployment.created',
+  'deployment.updated',
+  'deployment.activated',
+  'deployment.deactivated',
+  'deployment.deleted',
+  'deployment.secret_rotated',
+  'deployment.transcript_hook_disabled',
+  'deployment.transcript_hook_enabled',
+  'knowledge_base.created',
+  'knowledge_base.updated',
+  'knowledge_base.deleted',
+  'knowledge_document.added',
+  'knowledge_document.updated',
+  'knowledge_document.refreshed',
+  'knowledge_document.deleted',
+  'model_endpoint.created',
+  'model_endpoint.updated',
+  'model_endpoint.deleted',
+  'user.invited',
+  'user.invited_again',
+  'user.invitation_accepted',
+  'user.password_set',
+  'user.signed_in',
+  'user.single_sign_on_linked',
+  'user.role_changed',
+  'user.removed',
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/** What an action changes: the part of its name before the dot (`deployment` of `deployment.created`). */
+type TargetOf<A extends AuditAction> = A extends `${infer T}.${string}` ? T : never;
+
 /** What a change was: `changes` are field names, never their values. */
 export interface AuditEntry {
-  action: string;
-  target: { type: string; id: string | null };
+  action: AuditAction;
+  target: { type: TargetOf<AuditAction>; id: string | null };
   changes?: readonly string[];
   /** What a name does not say, where it matters (an endpoint's origin before and after); never a secret. */
   detail?: AuditDetail;
+}
+
+/** The record of `action` on the thing `id` names, the kind of thing read from the action. */
+export function auditEntry(
+  action: AuditAction,
+  id: string | null,
+  more: { changes?: readonly string[]; detail?: AuditDetail } = {},
+): AuditEntry {
+  return { action, target: { type: action.slice(0, action.indexOf('.')) as TargetOf<AuditAction>, id }, ...more };
 }
 
 export type AuditDetail = Readonly<Record<string, string | number | boolean | null>>;

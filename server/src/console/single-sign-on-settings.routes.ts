@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { type AuditTrail, recorded, type Writes } from '../audit/audit-trail.js';
+import { auditEntry, type AuditTrail, recorded, type Writes } from '../audit/audit-trail.js';
 import type { Db } from '../database.js';
 import { type RouteDef, defineRoute } from '../http/route.js';
 import { setSingleSignOn, type SingleSignOnSettings, singleSignOnOf } from './single-sign-on.repository.js';
@@ -73,12 +73,10 @@ export function singleSignOnRoutes(parts: {
       success: { status: 200, description: 'The settings', data: singleSignOnSettingsSchema },
       handler: async (ctx) => {
         const settings = { enabled: ctx.body.enabled, domains: [...new Set(ctx.body.domains)] };
-        const entry = {
-          action: 'customer.single_sign_on_changed',
-          target: { type: 'customer', id: ctx.principal.customerId },
+        const entry = auditEntry('customer.single_sign_on_changed', ctx.principal.customerId, {
           changes: ['enabled', 'domains'],
           detail: { enabled: settings.enabled, domains: settings.domains.join(' ') },
-        };
+        });
         await recorded(writes, trail.by(ctx), entry, (trx) => setSingleSignOn(trx, ctx.principal.customerId, settings));
         return { data: shown(settings) };
       },

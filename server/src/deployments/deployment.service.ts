@@ -8,8 +8,8 @@ import { type Page, pageOf } from '../http/pagination.js';
 import { fromJsonColumn, toJsonColumn } from '../shared/json-column.js';
 import { newId } from '../shared/random.js';
 import { isoIn, isoNow } from '../shared/time.js';
-import type { Db, Trx } from '../database.js';
-import { type Audit, recorded, type Writes } from '../audit/audit-trail.js';
+import type { Db } from '../database.js';
+import { type Audit, type AuditAction, auditEntry, recorded, type Writes } from '../audit/audit-trail.js';
 import {
   type DeploymentFilter,
   type DeploymentPatch,
@@ -148,8 +148,11 @@ export class DeploymentService {
       created_at: now,
       updated_at: now,
     };
-    await this.#recorded(audit, { action: 'deployment.created', id: row.id, changes: Object.keys(input) }, (trx) =>
-      insertDeployment(trx, row),
+    await recorded(
+      this.parts.writes,
+      audit,
+      auditEntry('deployment.created', row.id, { changes: Object.keys(input) }),
+      (trx) => insertDeployment(trx, row),
     );
     return { ...toDeployment({ ...row, agent_name: agent.name }), signing_secret: row.signing_secret };
   }
@@ -188,7 +191,9 @@ export class DeploymentService {
     const { db, listeners } = this.parts;
     const row = await requireDeployment(db, customerId, id);
     if (row.status === 'active') throw invalidState('The deployment is active; deactivate it before deleting it');
-    await this.#recorded(audit, { action: 'deployment.deleted', id }, (trx) => deleteDeployment(trx, customerId, id));
+    await recorded(this.parts.writes, audit, auditEntry('deployment.deleted', id, { changes: [] }), (trx) =>
+      deleteDeployment(trx, customerId, id),
+    );
     await listeners.conversations.deploymentChanged(id);
     return { id, deleted: true as const };
   }
@@ -228,9 +233,10 @@ export class DeploymentService {
     const disabled = row.transcript_hook_status !== 'active';
     const patch: DeploymentPatch = disabled ? { ...TRANSCRIPT_TARGET_ENABLED, updated_at: isoNow() } : {};
     if (disabled)
-      await this.#recorded(
+      await recorded(
+        this.parts.writes,
         audit,
-        { action: 'deployment.transcript_hook_enabled', id, changes: ['transcript_hook_status'] },
+        auditEntry('deployment.transcript_hook_enabled', id, { changes: ['transcript_hook_status'] }),
         (trx) => updateDeployment(trx, customerId, id, patch),
       );
     await listeners.transcripts.resume(id);
@@ -243,9 +249,10 @@ export class DeploymentService {
     const row = await requireDeployment(db, customerId, id);
     const signingSecret = generateSigningSecret();
     const previousExpiresAt = graceSeconds > 0 ? isoIn(graceSeconds * 1000) : null;
-    await this.#recorded(
+    await recorded(
+      this.parts.writes,
       audit,
-      { action: 'deployment.secret_rotated', id, changes: ['signing_secret', 'previous_secret_expires_at'] },
+      auditEntry('deployment.secret_rotated', id, { changes: ['signing_secret', 'previous_secret_expires_at'] }),
       (trx) =>
         updateDeployment(trx, customerId, id, {
           signing_secret: signingSecret,
@@ -263,22 +270,13 @@ export class DeploymentService {
     row: DeploymentView,
     patch: DeploymentPatch,
     audit: Audit,
-    entry: { action: string; changes: string[] },
+    entry: { action: AuditAction; changes: string[] },
   ): Promise<Deployment> {
-    await this.#recorded(audit, { ...entry, id: row.id }, (trx) =>
+    await recorded(this.parts.writes, audit, auditEntry(entry.action, row.id, { changes: entry.changes }), (trx) =>
       updateDeployment(trx, row.customer_id, row.id, patch),
     );
     await this.parts.listeners.conversations.deploymentChanged(row.id);
     return toDeployment({ ...row, ...patch });
-  }
-
-  #recorded(
-    audit: Audit,
-    entry: { action: string; id: string; changes?: string[] },
-    change: (trx: Trx) => Promise<void>,
-  ): Promise<void> {
-    const target = { type: 'deployment', id: entry.id };
-    return recorded(this.parts.writes, audit, { action: entry.action, target, changes: entry.changes ?? [] }, change);
   }
 
   /**

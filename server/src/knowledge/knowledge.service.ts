@@ -1,5 +1,5 @@
 import type { Db, Trx } from '../database.js';
-import { type Audit, type AuditEntry, recorded, type Writes } from '../audit/audit-trail.js';
+import { type Audit, auditEntry, recorded, type Writes } from '../audit/audit-trail.js';
 import { AppError, notFound } from '../errors.js';
 import { type Page, pageOf } from '../http/pagination.js';
 import { newId } from '../shared/random.js';
@@ -179,15 +179,9 @@ export interface Passage {
 /** Who changed a document, and how: its audit record. */
 interface DocumentRecord {
   audit: Audit;
-  verb: string;
+  verb: 'added' | 'updated' | 'refreshed' | 'deleted';
   changes: string[];
 }
-
-const baseChange = (verb: string, id: string, input: object): AuditEntry => ({
-  action: `knowledge_base.${verb}`,
-  target: { type: 'knowledge_base', id },
-  changes: Object.keys(input),
-});
 
 /** What one customer may keep in all their knowledge bases (README, Answers from your documents). */
 export interface KnowledgeQuota {
@@ -233,7 +227,12 @@ export class KnowledgeService {
       created_at: now,
       updated_at: now,
     };
-    await recorded(this.parts.writes, audit, baseChange('created', row.id, input), (trx) => insertBase(trx, row));
+    await recorded(
+      this.parts.writes,
+      audit,
+      auditEntry('knowledge_base.created', row.id, { changes: Object.keys(input) }),
+      (trx) => insertBase(trx, row),
+    );
     return toBase(row);
   }
 
@@ -253,14 +252,19 @@ export class KnowledgeService {
   ): Promise<KnowledgeBase> {
     const row = await this.#base(customerId, id);
     const patch = { ...(input.name !== undefined ? { name: input.name } : {}), updated_at: isoNow() };
-    await recorded(this.parts.writes, audit, baseChange('updated', id, input), (trx) => updateBase(trx, id, patch));
+    await recorded(
+      this.parts.writes,
+      audit,
+      auditEntry('knowledge_base.updated', id, { changes: Object.keys(input) }),
+      (trx) => updateBase(trx, id, patch),
+    );
     return toBase({ ...row, ...patch });
   }
 
   /** The base and everything it holds. */
   async deleteBase(customerId: string, id: string, audit: Audit): Promise<{ id: string; deleted: true }> {
     await this.#base(customerId, id);
-    await recorded(this.parts.writes, audit, baseChange('deleted', id, {}), (trx) =>
+    await recorded(this.parts.writes, audit, auditEntry('knowledge_base.deleted', id, { changes: [] }), (trx) =>
       deleteBase(trx, this.parts.dialect, id),
     );
     return { id, deleted: true };
@@ -274,7 +278,7 @@ export class KnowledgeService {
     audit: Audit,
   ): Promise<KnowledgeDocument> {
     const base = await this.#roomIn(customerId, baseId);
-    const added = { audit, verb: 'added', changes: Object.keys(input) };
+    const added: DocumentRecord = { audit, verb: 'added', changes: Object.keys(input) };
     if (input.text !== undefined) {
       const url = input.url ?? null;
       const read = await this.#read(customerId, {
@@ -507,11 +511,7 @@ export class KnowledgeService {
   /** A document's change in one transaction, with its audit record when someone made it. */
   #write(id: string, record: DocumentRecord | undefined, change: (trx: Trx) => Promise<void>): Promise<void> {
     if (!record) return this.parts.writes.run(`knowledge_document:${id}`, change);
-    const entry = {
-      action: `knowledge_document.${record.verb}`,
-      target: { type: 'knowledge_document', id },
-      changes: record.changes,
-    };
+    const entry = auditEntry(`knowledge_document.${record.verb}`, id, { changes: record.changes });
     return recorded(this.parts.writes, record.audit, entry, change);
   }
 

@@ -1,4 +1,4 @@
-import { type Audit, type AuditEntry, recorded, type Writes } from '../audit/audit-trail.js';
+import { type Audit, auditEntry, recorded, type Writes } from '../audit/audit-trail.js';
 import type { Db } from '../database.js';
 import { AppError, invalidState, notFound } from '../errors.js';
 import { type Page, pageOf } from '../http/pagination.js';
@@ -37,13 +37,9 @@ const toModelEndpoint = (row: ModelEndpointRow): ModelEndpoint => ({
  * A customer's model endpoints (README, An agent without a server): the key is sealed as it
  * arrives, bound to the customer, and opened only to call the model.
  */
-/** An endpoint's audit record: the fields given (`api_key` by name only), and where it moved from and to. */
-const changeOf = (verb: string, id: string, input: object, moved?: { from: string; to: string }): AuditEntry => ({
-  action: `model_endpoint.${verb}`,
-  target: { type: 'model_endpoint', id },
-  changes: Object.keys(input),
-  ...(moved ? { detail: { from_origin: moved.from, to_origin: moved.to } } : {}),
-});
+/** Where an endpoint moved from and to, as its audit record says it (never its key). */
+const movedDetail = (moved: { from: string; to: string } | undefined) =>
+  moved ? { detail: { from_origin: moved.from, to_origin: moved.to } } : {};
 
 const originOf = (url: string): string => new URL(url).origin;
 
@@ -80,8 +76,11 @@ export class ModelEndpointService {
       created_at: now,
       updated_at: now,
     };
-    await recorded(this.parts.writes, audit, changeOf('created', row.id, input), (trx) =>
-      insertModelEndpoint(trx, row),
+    await recorded(
+      this.parts.writes,
+      audit,
+      auditEntry('model_endpoint.created', row.id, { changes: Object.keys(input) }),
+      (trx) => insertModelEndpoint(trx, row),
     );
     return toModelEndpoint(row);
   }
@@ -127,8 +126,11 @@ export class ModelEndpointService {
         : {}),
       updated_at: isoNow(),
     };
-    await recorded(this.parts.writes, audit, changeOf('updated', id, input, moved), (trx) =>
-      updateModelEndpoint(trx, customerId, id, patch),
+    await recorded(
+      this.parts.writes,
+      audit,
+      auditEntry('model_endpoint.updated', id, { changes: Object.keys(input), ...movedDetail(moved) }),
+      (trx) => updateModelEndpoint(trx, customerId, id, patch),
     );
     return toModelEndpoint({ ...row, ...patch });
   }
@@ -141,7 +143,7 @@ export class ModelEndpointService {
       throw invalidState(
         `The endpoint is named by ${agents.length === 1 ? 'the agent' : 'the agents'} ${agents.map((a) => `'${a}'`).join(', ')}: change their responder first`,
       );
-    await recorded(this.parts.writes, audit, changeOf('deleted', id, {}), (trx) =>
+    await recorded(this.parts.writes, audit, auditEntry('model_endpoint.deleted', id, { changes: [] }), (trx) =>
       deleteModelEndpoint(trx, customerId, id),
     );
     return { id, deleted: true };
