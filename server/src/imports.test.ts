@@ -134,3 +134,35 @@ describe("the server's imports", () => {
     expect(folders.get('concierge/conversations')).not.toContain('concierge/history');
   });
 });
+
+describe('who writes what (README, Layout)', () => {
+  const graph = importGraph();
+
+  it("leaves a turn's moves to the turn core: no responder reaches the turn lifecycle, even through another module", () => {
+    const responders = [...graph.keys()].filter((f) =>
+      /^concierge\/(turns|models|knowledge)\/.*responder\.ts$/.test(f),
+    );
+    expect(responders.sort()).toEqual([
+      'concierge/knowledge/knowledge-responder.ts',
+      'concierge/models/model-responder.ts',
+      'concierge/turns/hook-responder.ts',
+      'concierge/turns/responder.ts',
+    ]);
+    // Everything a responder reaches, through its helpers and their types alike.
+    const reached = new Set<string>(responders);
+    for (const file of reached) for (const to of graph.get(file) ?? []) reached.add(to);
+    expect(reached).toContain('concierge/turns/answering.ts');
+    expect(reached).toContain('concierge/conversations/turn.repository.ts'); // the turn's row, as a type
+    expect(reached).not.toContain('concierge/turns/turn-answering.ts');
+    expect(reached).not.toContain('concierge/conversations/turn.lifecycle.ts');
+  });
+
+  it('writes console users in one module', () => {
+    const writers = [...graph.keys()].filter(
+      (f) =>
+        !f.startsWith('store/migrations/') &&
+        /(insertInto|updateTable|deleteFrom)\('console_users'\)/.test(readFileSync(join(root, f), 'utf8')),
+    );
+    expect(writers).toEqual(['console/console-account.repository.ts']);
+  });
+});

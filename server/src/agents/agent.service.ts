@@ -97,7 +97,7 @@ export async function createAgent(db: Db, customerId: string, input: CreateAgent
       created_at: now,
       updated_at: now,
     });
-    await audit(trx, { action: 'agent.created', target: { type: 'agent', id: agentId }, changes: Object.keys(input) });
+    await audit(trx, auditEntry('agent.created', agentId, { changes: Object.keys(input) }));
   });
   return { job_id: jobId, agent_id: agentId, status: 'queued' as const, polling_url: pollingUrlOf(jobId) };
 }
@@ -172,11 +172,7 @@ export async function publishAgent(db: Db, customerId: string, id: string, audit
         agent_spec: row.draft_spec,
         published_at: patch.updated_at!,
       });
-    await audit(trx, {
-      action: 'agent.published',
-      target: { type: 'agent', id },
-      changes: changed ? ['agent_spec', 'version'] : [],
-    });
+    await audit(trx, auditEntry('agent.published', id, { changes: changed ? ['agent_spec', 'version'] : [] }));
     return true;
   });
   // Someone else changed the agent between our read and write: report it rather than guess.
@@ -204,7 +200,7 @@ export async function removeAgent(db: Db, customerId: string, id: string, audit:
     }
     await deleteJobsOfAgent(trx, id);
     await deleteAgent(trx, customerId, id);
-    await audit(trx, { action: 'agent.deleted', target: { type: 'agent', id } });
+    await audit(trx, auditEntry('agent.deleted', id));
     return { id, deleted: true as const };
   });
 }

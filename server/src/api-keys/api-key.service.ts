@@ -2,7 +2,7 @@ import { AppError } from '../errors.js';
 import { newId } from '../shared/random.js';
 import { isoIn, isoNow } from '../shared/time.js';
 import type { Db } from '../database.js';
-import type { Audit } from '../audit/audit-trail.js';
+import { type Audit, auditEntry } from '../audit/audit-trail.js';
 import { generateApiKey, hashApiKey, keyLast4, keyPrefix } from './api-key.format.js';
 import { findCurrentApiKey, findPreviousKeyExpiry, insertApiKey, retireApiKeys } from './api-key.repository.js';
 
@@ -55,7 +55,7 @@ export async function rotateApiKey(
   const { key } = await db.transaction().execute(async (trx) => {
     await retireApiKeys(trx, customerId, graceSeconds > 0 ? isoIn(graceSeconds * 1000) : isoNow());
     const issued = await issueApiKey(trx, customerId);
-    await audit(trx, { action: 'api_key.rotated', target: { type: 'api_key', id: issued.id }, changes: ['key'] });
+    await audit(trx, auditEntry('api_key.rotated', issued.id, { changes: ['key'] }));
     return issued;
   });
   return { ...(await getApiKeySettings(db, customerId)), key };

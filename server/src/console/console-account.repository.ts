@@ -234,3 +234,14 @@ export async function rehashPassword(db: Db, userId: string, from: string, to: s
     .where('password_hash', '=', from)
     .execute();
 }
+
+/** A team member's role (README, Your team): the team service decides who may change it. */
+export async function setRole(trx: Trx, id: string, role: Role): Promise<void> {
+  await trx.updateTable('console_users').set({ role }).where('id', '=', id).execute();
+}
+
+/** Removes the user; their sessions end in the same step. */
+export async function deleteUser(trx: Trx, id: string): Promise<void> {
+  await trx.deleteFrom('console_sessions').where('user_id', '=', id).execute();
+  await trx.deleteFrom('console_users').where('id', '=', id).execute();
+}

@@ -32,7 +32,7 @@ import {
   touchSession,
 } from './console-account.repository.js';
 import type { PasswordHasher } from './password-hasher.js';
-import { type Audit, type AuditFor, inTransaction, recorded } from '../audit/audit-trail.js';
+import { type Audit, type AuditFor, auditEntry, inTransaction, recorded } from '../audit/audit-trail.js';
 import { singleSignOnOf, singleSignOnOfEach } from './single-sign-on.repository.js';
 import { type ProviderIdentity, SsoRefused } from './single-sign-on.js';
 
@@ -98,11 +98,8 @@ export class ConsoleAccounts {
     return this.parts.db.transaction().execute(async (trx) => {
       if (existing) {
         await setWelcome(trx, existing.id, secretDigest(token), expiresAt, options.role);
-        await options.audit(trx, {
-          action: 'user.invited_again',
-          target: { type: 'user', id: existing.id },
-          changes: options.role && options.role !== existing.role ? ['invitation', 'role'] : ['invitation'],
-        });
+        const changes = options.role && options.role !== existing.role ? ['invitation', 'role'] : ['invitation'];
+        await options.audit(trx, auditEntry('user.invited_again', existing.id, { changes }));
         return { userId: existing.id, token, expiresAt, created: false };
       }
       const userId = newId();
@@ -117,11 +114,7 @@ export class ConsoleAccounts {
         last_sign_in_at: null,
         role: options.role ?? 'owner',
       });
-      await options.audit(trx, {
-        action: 'user.invited',
-        target: { type: 'user', id: userId },
-        changes: ['email', 'role'],
-      });
+      await options.audit(trx, auditEntry('user.invited', userId, { changes: ['email', 'role'] }));
       return { userId, token, expiresAt, created: true };
     });
   }
@@ -136,8 +129,7 @@ export class ConsoleAccounts {
     );
     if (!user?.welcome_expires_at || Date.parse(user.welcome_expires_at) <= Date.now()) throw refused;
     const audit = auditFor({ customerId: user.customer_id, userId: user.id, email: user.email });
-    const recordIt = (trx: Trx) =>
-      audit(trx, { action: 'user.password_set', target: { type: 'user', id: user.id }, changes: ['password'] });
+    const recordIt = (trx: Trx) => audit(trx, auditEntry('user.password_set', user.id, { changes: ['password'] }));
     if (!(await claimWelcome(this.parts.db, user.id, hash, await this.parts.hasher.hash(password), recordIt)))
       throw refused;
     return this.open(user, 'password', audit);
@@ -229,11 +221,10 @@ export class ConsoleAccounts {
       return this.open(invited, 'single_sign_on', audit, async (trx) => {
         await acceptInvitation(trx, invited.id);
         await linkIdentity(trx, { issuer: identity.issuer, subject: identity.subject, userId: invited.id });
-        await audit(trx, {
-          action: 'user.invitation_accepted',
-          target: { type: 'user', id: invited.id },
-          changes: ['invitation', 'single_sign_on'],
-        });
+        await audit(
+          trx,
+          auditEntry('user.invitation_accepted', invited.id, { changes: ['invitation', 'single_sign_on'] }),
+        );
       });
     }
     if (accounts.length)
@@ -264,11 +255,7 @@ export class ConsoleAccounts {
     const audit = auditFor({ customerId: who.customerId, userId: who.userId, email: who.email });
     await this.parts.db.transaction().execute(async (trx) => {
       await linkIdentity(trx, { issuer: identity.issuer, subject: identity.subject, userId: who.userId });
-      await audit(trx, {
-        action: 'user.single_sign_on_linked',
-        target: { type: 'user', id: who.userId },
-        changes: ['single_sign_on'],
-      });
+      await audit(trx, auditEntry('user.single_sign_on_linked', who.userId, { changes: ['single_sign_on'] }));
     });
   }
 
@@ -369,7 +356,7 @@ export class ConsoleAccounts {
       iso(now),
       async (trx) => {
         await also?.(trx);
-        await audit(trx, { action: 'user.signed_in', target: { type: 'user', id: user.id }, detail: { method } });
+        await audit(trx, auditEntry('user.signed_in', user.id, { detail: { method } }));
       },
     );
     return token;

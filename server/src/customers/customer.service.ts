@@ -2,19 +2,15 @@ import { issueApiKey } from '../api-keys/api-key.service.js';
 import { newId } from '../shared/random.js';
 import { isoNow } from '../shared/time.js';
 import type { Db } from '../database.js';
-import { type AuditEntry, auditOf } from '../audit/audit-trail.js';
+import { auditEntry, auditOf } from '../audit/audit-trail.js';
+
+/** The first record of every customer's audit log: its key exists from here on. */
+const customerCreated = (id: string) => auditEntry('customer.created', id, { changes: ['name', 'api_key'] });
 
 export interface NewCustomer {
   customerId: string;
   apiKey: string;
 }
-
-/** The first record of every customer's audit log: its key exists from here on. */
-const CUSTOMER_CREATED = (id: string): AuditEntry => ({
-  action: 'customer.created',
-  target: { type: 'customer', id },
-  changes: ['name', 'api_key'],
-});
 
 /** A customer made by `npm run admin -- create-customer`, with its first key. */
 export async function createCustomer(db: Db, name: string): Promise<NewCustomer> {
@@ -22,7 +18,7 @@ export async function createCustomer(db: Db, name: string): Promise<NewCustomer>
     const customerId = newId();
     await trx.insertInto('customers').values({ id: customerId, name, created_at: isoNow() }).execute();
     const { key } = await issueApiKey(trx, customerId);
-    await auditOf(customerId, 'admin')(trx, CUSTOMER_CREATED(customerId));
+    await auditOf(customerId, 'admin')(trx, customerCreated(customerId));
     return { customerId, apiKey: key };
   });
 }
@@ -44,7 +40,7 @@ export async function bootstrapCustomer(db: Db): Promise<NewCustomer | null> {
     const customerId = newId();
     await trx.insertInto('customers').values({ id: customerId, name: 'Default', created_at: isoNow() }).execute();
     const { key } = await issueApiKey(trx, customerId);
-    await auditOf(customerId, 'service')(trx, CUSTOMER_CREATED(customerId));
+    await auditOf(customerId, 'service')(trx, customerCreated(customerId));
     return { customerId, apiKey: key };
   });
 }

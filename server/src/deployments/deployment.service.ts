@@ -9,7 +9,7 @@ import { fromJsonColumn, toJsonColumn } from '../shared/json-column.js';
 import { newId } from '../shared/random.js';
 import { isoIn, isoNow } from '../shared/time.js';
 import type { Db } from '../database.js';
-import { type Audit, type AuditAction, auditEntry, recorded, type Writes } from '../audit/audit-trail.js';
+import { type Audit, type AuditEntry, auditEntry, recorded, type Writes } from '../audit/audit-trail.js';
 import {
   type DeploymentFilter,
   type DeploymentPatch,
@@ -184,7 +184,7 @@ export class DeploymentService {
     ) {
       throw invalidState('An active deployment needs channel_config.hook_url; deactivate it first to remove the hook');
     }
-    return this.#changed(row, patch, audit, { action: 'deployment.updated', changes: Object.keys(input) });
+    return this.#changed(row, patch, audit, auditEntry('deployment.updated', id, { changes: Object.keys(input) }));
   }
 
   async remove(customerId: string, id: string, audit: Audit) {
@@ -209,19 +209,23 @@ export class DeploymentService {
       missing.push('channel_config.hook_url (or an agent that answers with a model)');
     if (missing.length) throw invalidState(`Cannot activate: missing ${missing.join(' and ')}`);
     const now = isoNow();
-    return this.#changed(row, { status: 'active', deployed_at: now, updated_at: now }, audit, {
-      action: 'deployment.activated',
-      changes: ['status'],
-    });
+    return this.#changed(
+      row,
+      { status: 'active', deployed_at: now, updated_at: now },
+      audit,
+      auditEntry('deployment.activated', id, { changes: ['status'] }),
+    );
   }
 
   async deactivate(customerId: string, id: string, audit: Audit): Promise<Deployment> {
     const row = await requireDeployment(this.parts.db, customerId, id);
     if (row.status === 'inactive') return this.#unchanged(row);
-    return this.#changed(row, { status: 'inactive', updated_at: isoNow() }, audit, {
-      action: 'deployment.deactivated',
-      changes: ['status'],
-    });
+    return this.#changed(
+      row,
+      { status: 'inactive', updated_at: isoNow() },
+      audit,
+      auditEntry('deployment.deactivated', id, { changes: ['status'] }),
+    );
   }
 
   /** Delivery to a disabled transcript target resumes, in order, from the event that waited first. */
@@ -266,15 +270,8 @@ export class DeploymentService {
   }
 
   /** Stores the patch with its audit record, then announces it. */
-  async #changed(
-    row: DeploymentView,
-    patch: DeploymentPatch,
-    audit: Audit,
-    entry: { action: AuditAction; changes: string[] },
-  ): Promise<Deployment> {
-    await recorded(this.parts.writes, audit, auditEntry(entry.action, row.id, { changes: entry.changes }), (trx) =>
-      updateDeployment(trx, row.customer_id, row.id, patch),
-    );
+  async #changed(row: DeploymentView, patch: DeploymentPatch, audit: Audit, entry: AuditEntry): Promise<Deployment> {
+    await recorded(this.parts.writes, audit, entry, (trx) => updateDeployment(trx, row.customer_id, row.id, patch));
     await this.parts.listeners.conversations.deploymentChanged(row.id);
     return toDeployment({ ...row, ...patch });
   }

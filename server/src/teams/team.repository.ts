@@ -1,4 +1,3 @@
-import type { Role } from '#protocol/roles';
 import type { Db, Trx } from '../database.js';
 import type { ConsoleUserRow } from '../console/console-account.repository.js';
 
@@ -31,14 +30,4 @@ export async function lockOwners(trx: Trx, customerId: string, dialect: 'sqlite'
     .where((eb) => eb.or([eb('password_hash', 'is not', null), eb('welcome_hash', 'is', null)]));
   if (dialect === 'postgres') query = query.forUpdate();
   return (await query.execute()).map((row) => row.id);
-}
-
-export async function setRole(trx: Trx, id: string, role: Role): Promise<void> {
-  await trx.updateTable('console_users').set({ role }).where('id', '=', id).execute();
-}
-
-/** Removes the user; their sessions end in the same step. */
-export async function deleteUser(trx: Trx, id: string): Promise<void> {
-  await trx.deleteFrom('console_sessions').where('user_id', '=', id).execute();
-  await trx.deleteFrom('console_users').where('id', '=', id).execute();
 }

@@ -1,12 +1,18 @@
-import type { Audit } from '../audit/audit-trail.js';
-import { type ConsoleUserRow, findTeamUserByEmail, isInvited } from '../console/console-account.repository.js';
+import { type Audit, auditEntry } from '../audit/audit-trail.js';
+import {
+  type ConsoleUserRow,
+  deleteUser,
+  findTeamUserByEmail,
+  isInvited,
+  setRole,
+} from '../console/console-account.repository.js';
 import { type ConsoleAccounts, welcomeLink } from '../console/console-accounts.js';
 import type { Db } from '../database.js';
 import { AppError, invalidState, notFound } from '../errors.js';
 import type { Principal } from '../http/principal.js';
 import type { Dialect } from '../store/db.js';
 import type { Role } from '#protocol/roles';
-import { deleteUser, findTeamUser, listUsers, lockOwners, setRole } from './team.repository.js';
+import { findTeamUser, listUsers, lockOwners } from './team.repository.js';
 
 /** How long an invitation's link works (README, Your team). */
 export const INVITATION_TTL_MS = 72 * 3_600_000;
@@ -94,7 +100,7 @@ export class TeamService {
       if (owners.length === 1 && owners[0] === id)
         throw invalidState('The last owner cannot be demoted: make someone else an owner first');
       await setRole(trx, id, role);
-      await audit(trx, { action: 'user.role_changed', target: { type: 'user', id }, changes: ['role'] });
+      await audit(trx, auditEntry('user.role_changed', id, { changes: ['role'] }));
     });
     return toTeamUser({ ...target, role });
   }
@@ -108,7 +114,7 @@ export class TeamService {
       if (owners.length === 1 && owners[0] === id)
         throw invalidState('The last owner cannot be removed: make someone else an owner first');
       await deleteUser(trx, id);
-      await audit(trx, { action: 'user.removed', target: { type: 'user', id }, changes: ['email', 'role'] });
+      await audit(trx, auditEntry('user.removed', id, { changes: ['email', 'role'] }));
     });
     this.parts.onRemoved(by.customerId, id);
     return { id, deleted: true };

@@ -1,4 +1,4 @@
-import type { Audit } from '../../audit/audit-trail.js';
+import { type Audit, auditEntry } from '../../audit/audit-trail.js';
 import { AppError, invalidState, notFound } from '../../errors.js';
 import { newId } from '../../shared/random.js';
 import { isoIn, isoNow } from '../../shared/time.js';
@@ -143,7 +143,7 @@ export class ConversationService {
       if (!locked) return false;
       if (locked.status === 'open') await this.endWithin(unit, { dep, conversationId: id }, 'deleted');
       await deleteConversations(unit.trx, [id]);
-      await audit(unit.trx, { action: 'conversation.deleted', target: { type: 'conversation', id } });
+      await audit(unit.trx, auditEntry('conversation.deleted', id));
       return true;
     });
     if (!erased) throw notFound('Conversation');
@@ -162,11 +162,7 @@ export class ConversationService {
       if (!locked) return notFound('Conversation');
       if (locked.status !== 'open') return invalidState('The conversation has already ended');
       await this.endWithin(unit, { dep, conversationId: id }, 'closed');
-      await audit(unit.trx, {
-        action: 'conversation.closed',
-        target: { type: 'conversation', id },
-        changes: ['status'],
-      });
+      await audit(unit.trx, auditEntry('conversation.closed', id, { changes: ['status'] }));
       return undefined;
     });
     if (refused) throw refused;

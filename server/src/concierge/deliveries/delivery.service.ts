@@ -1,4 +1,4 @@
-import type { Audit } from '../../audit/audit-trail.js';
+import { type Audit, auditEntry } from '../../audit/audit-trail.js';
 import { invalidState, notFound } from '../../errors.js';
 import { type Page, pageOf } from '../../http/pagination.js';
 import { newId } from '../../shared/random.js';
@@ -85,7 +85,7 @@ export class DeliveryService {
     await this.parts.db.transaction().execute(async (trx) => {
       await insertDeliveries(trx, [record]);
       if (record.outcome === 'succeeded') await reviveDeadEvent(trx, event.id);
-      await audit(trx, { action: 'delivery.redelivered', target: { type: 'delivery', id }, changes: [] });
+      await audit(trx, auditEntry('delivery.redelivered', id));
     });
     return toDelivery(record);
   }

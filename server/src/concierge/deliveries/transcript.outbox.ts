@@ -9,7 +9,7 @@ import type { DeploymentContext, DeploymentDirectory } from '../deployment-conte
 import { type DeliverySubject, deliveryRow } from './delivery.record.js';
 import { insertDeliveries, transcriptSucceededSince } from './delivery.repository.js';
 import { disableTranscriptTarget } from '../../deployments/deployment.repository.js';
-import { auditOf } from '../../audit/audit-trail.js';
+import { auditEntry, auditOf } from '../../audit/audit-trail.js';
 import { type EgressPolicy, egressFor, type EgressResponse, type Exchange, exchange } from '../../shared/egress.js';
 import { signatureOf, standardWebhookHeaders } from '../signature.js';
 import { claimOutboxHeads, headsDueNow, settleOutbox } from './outbox.repository.js';
@@ -171,11 +171,8 @@ export class TranscriptOutbox {
   private async disable(dep: { id: string; customerId: string }, reason: string): Promise<void> {
     const disabled = await this.parts.db.transaction().execute(async (trx) => {
       if (!(await disableTranscriptTarget(trx, dep.id, isoNow(), reason))) return false;
-      await auditOf(dep.customerId, 'service')(trx, {
-        action: 'deployment.transcript_hook_disabled',
-        target: { type: 'deployment', id: dep.id },
-        changes: ['transcript_hook_status'],
-      });
+      const entry = auditEntry('deployment.transcript_hook_disabled', dep.id, { changes: ['transcript_hook_status'] });
+      await auditOf(dep.customerId, 'service')(trx, entry);
       return true;
     });
     if (disabled)

@@ -4,7 +4,7 @@ import type { DeploymentContext } from '../deployment-context.js';
 import type { StoredFrame } from '../events/event.repository.js';
 import type { ChatMessage } from './chat-completions.js';
 import type { Passage } from '../../knowledge/knowledge.service.js';
-import type { TurnContext } from '../turns/responder.js';
+import type { TurnContext } from '../turns/answering.js';
 
 /** The conversation so far is given to the model within this many characters, the oldest dropped first. */
 export const HISTORY_BUDGET_CHARS = 16_000;

@@ -12,7 +12,8 @@ import { callTurnHook, type HookCall, type HookOutcome, sendTurnCreated } from '
 import type { EgressPolicy } from '../../shared/egress.js';
 import type { ResponderSpec } from '../../agents/agent-responder.js';
 import type { Answering } from './answering.js';
-import type { Responder, TurnContext } from './responder.js';
+import type { TurnContext } from './answering.js';
+import type { Responder } from './responder.js';
 
 type HookSpec = Extract<ResponderSpec, { type: 'hook' }>;
 

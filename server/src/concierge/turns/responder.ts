@@ -3,19 +3,7 @@ import type {
   ModelResponder as ModelSpec,
   ResponderSpec,
 } from '../../agents/agent-responder.js';
-import type { Passage } from '../../knowledge/knowledge.service.js';
-import type { TurnPage } from '../pages/page.service.js';
 import type { Answering } from './answering.js';
-
-/** What the turn core found for a turn before it is answered. */
-export interface TurnContext {
-  /** The agent's knowledge base's best passages for the visitor's words; undefined when the agent has no base. */
-  passages: Passage[] | undefined;
-  /** Where the visitor is: the turn's page, the page's context and events (README, Greeting visitors first). */
-  page: TurnPage;
-  /** For a follow-up ("how much is it?"): the questions it leans on, newest first; empty for a question that stands alone. */
-  leansOn: string[];
-}
 
 /**
  * What answers a pending turn (README, An agent without a server): the customer's hook, the

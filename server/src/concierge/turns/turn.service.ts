@@ -21,7 +21,7 @@ import type { DeploymentContext, DeploymentDirectory } from '../deployment-conte
 import type { EventRecorder } from '../events/event.recorder.js';
 import { HOOK_RETRY_DELAYS_MS } from '../deliveries/hook.client.js';
 import { answerWith, type Responders } from './responder.js';
-import { TurnAnswering } from './answering.js';
+import { TurnAnswering } from './turn-answering.js';
 import type { KnowledgeService } from '../../knowledge/knowledge.service.js';
 import { followsUp } from '../../knowledge/knowledge-words.js';
 import type { PageService } from '../pages/page.service.js';
