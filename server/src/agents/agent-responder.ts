@@ -1,6 +1,5 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import { z } from 'zod';
-import { AppError } from '../errors.js';
 import { httpUrl } from '../shared/schemas.js';
 
 /** How long the model may take to say its first word, by default (README, An agent without a server). */
@@ -102,23 +101,26 @@ export const clientTool = z.strictObject({
 });
 export type ClientTool = z.infer<typeof clientTool>;
 
+/** A tool call names its tool: two tools of one name, server or client, could not be told apart. */
 const uniqueNames = (spec: { tools: { name: string }[]; client_tools: { name: string }[] }) => {
   const names = [...spec.tools, ...spec.client_tools].map((t) => t.name);
   return new Set(names).size === names.length;
 };
 
 /** The model responder's settings in a published spec (README, An agent without a server). */
-export const modelResponder = z.strictObject({
-  type: z.literal('model'),
-  endpoint_id: z.uuid().optional().meta({ description: "One of the customer's model endpoints; else MODEL_URL" }),
-  model: modelName,
-  fallback_model: modelName.optional(),
-  temperature: z.number().min(0, 'must be from 0 to 2').max(2, 'must be from 0 to 2').optional(),
-  max_output_tokens: z.number().int().min(1).max(4_000).default(MAX_OUTPUT_TOKENS),
-  first_token_timeout_ms: z.number().int().min(500).max(60_000).default(FIRST_TOKEN_TIMEOUT_MS),
-  tools: serverTool.array().max(32).default([]),
-  client_tools: clientTool.array().max(32).default([]),
-});
+export const modelResponder = z
+  .strictObject({
+    type: z.literal('model'),
+    endpoint_id: z.uuid().optional().meta({ description: "One of the customer's model endpoints; else MODEL_URL" }),
+    model: modelName,
+    fallback_model: modelName.optional(),
+    temperature: z.number().min(0, 'must be from 0 to 2').max(2, 'must be from 0 to 2').optional(),
+    max_output_tokens: z.number().int().min(1).max(4_000).default(MAX_OUTPUT_TOKENS),
+    first_token_timeout_ms: z.number().int().min(500).max(60_000).default(FIRST_TOKEN_TIMEOUT_MS),
+    tools: serverTool.array().max(32).default([]),
+    client_tools: clientTool.array().max(32).default([]),
+  })
+  .refine(uniqueNames, { message: 'each tool needs a name of its own, among tools and client_tools', path: ['tools'] });
 export type ModelResponder = z.infer<typeof modelResponder>;
 
 /** Who answers an agent's turns: the customer's hook (the default) or a model. */

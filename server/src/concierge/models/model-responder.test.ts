@@ -369,6 +369,23 @@ describeEachStore("a model agent's tools", (kind: StoreKind) => {
       expectError(refused, 400, 'invalid_request');
       expect(refused.body.error.details.map((d: any) => d.path)).toContain(path);
     }
+    // A call names its tool: two of one name could not be told apart.
+    await api.put(`/api/v1/agents/${agentId}`, {
+      draft_spec: {
+        responder: {
+          type: 'model',
+          model: 'm',
+          tools: [roomTool()],
+          client_tools: [{ name: roomTool().name, description: 'Shows the room', parameters: { type: 'object' } }],
+        },
+      },
+    });
+    const twice = await api.post(`/api/v1/agents/${agentId}/publish`);
+    expectError(twice, 400, 'invalid_request');
+    expect(twice.body.error.details).toContainEqual({
+      path: 'draft_spec.responder.tools',
+      message: 'each tool needs a name of its own, among tools and client_tools',
+    });
   });
 });
 
