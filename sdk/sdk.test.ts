@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { transcriptEventTypes } from '#protocol/transcript-events';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -32,7 +32,7 @@ import {
   touchSession,
 } from './console-account.repository.js';
 import type { PasswordHasher } from './password-hasher.js';
-import { type Audit, type AuditFor, auditEntry, inTransaction, recorded } from '../audit/audit-trail.js';
+import { type Audit, type AuditFor, auditEntry } from '../audit/audit-trail.js';
 import { singleSignOnOf, singleSignOnOfEach } from './single-sign-on.repository.js';
 import { type ProviderIdentity, SsoRefused } from './single-sign-on.js';
 

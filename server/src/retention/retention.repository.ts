@@ -1,5 +1,5 @@
 import { sql } from 'kysely';
-import type { Db, Trx } from '../database.js';
+import type { Trx } from '../database.js';
 import type { Dialect } from '../store/db.js';
 
 /**

@@ -12,7 +12,6 @@ import {
   startService,
   type TestService,
 } from '../../test/harness.js';
-import { auditOf } from '../audit/audit-trail.js';
 import { ROLES, type Role } from '#protocol/roles';
 import { ROUTE_ROLES } from './route-roles.js';
 import { CONSOLE, member, PASSWORD, tokenOf } from '../../test/console-users.js';

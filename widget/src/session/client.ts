@@ -11,7 +11,7 @@ import {
   type TurnMode,
 } from './protocol';
 import type { ProactiveRule } from '#protocol/proactive';
-import { applyEvent, emptyView, type Ending, type Line, type Status, type View } from './transcript';
+import { applyEvent, emptyView, type Ending, type Line, type View } from './transcript';
 
 export type { ClientAction, Socket, Surroundings };
 

@@ -8,6 +8,8 @@ export interface StoredFrame {
   seq: number;
   type: StoredEvent['type'];
   frame: string;
+  /** The event itself, where this node wrote it: a socket's voice reads it without parsing `frame` again. */
+  event?: StoredEvent;
 }
 
 /** The conversation's columns a change may set with its events. */
@@ -48,11 +50,10 @@ export async function appendEvents(
   if (!row) throw new Error(`appendEvents: no conversation ${conversationId}`);
   const { last_seq } = row;
   const first = last_seq - events.length + 1;
-  const frames = events.map(({ type, ...body }, i) => ({
-    seq: first + i,
-    type,
-    frame: JSON.stringify({ type, seq: first + i, ...body }),
-  }));
+  const frames = events.map(({ type, ...body }, i): StoredFrame => {
+    const event = { type, seq: first + i, ...body } as StoredEvent;
+    return { seq: event.seq, type, frame: JSON.stringify(event), event };
+  });
   if (frames.length) {
     const rows: Record<string, unknown> = { conversationId, now };
     frames.forEach((f, i) => Object.assign(rows, { [`seq${i}`]: f.seq, [`type${i}`]: f.type, [`frame${i}`]: f.frame }));

@@ -92,7 +92,7 @@ export class ModelResponder implements Responder<ModelSpec> {
    * longer than the turn's reply timeout.
    */
   async #converse(answering: Answering, spec: ModelSpec, resumed: boolean) {
-    const { dep, conversation, turn, context, signal: shutdown } = answering;
+    const { dep, turn, signal: shutdown } = answering;
     const said = {
       text: '',
       why: undefined as string | undefined,

@@ -7,7 +7,7 @@ import type { TurnRow } from '../conversations/turn.repository.js';
 import type { DeploymentContext } from '../deployment-context.js';
 import { dataMessage, systemMessage } from '../models/model-prompt.js';
 import { PAGE_EVENTS_PER_CONVERSATION } from './page.service.js';
-import { PAGE_MESSAGES_PER_MINUTE } from '../sessions/session.js';
+import { PAGE_MESSAGES_PER_MINUTE } from '../sessions/page-messages.js';
 
 const rooms = {
   id: 'rooms',

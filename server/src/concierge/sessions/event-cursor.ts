@@ -126,7 +126,8 @@ export class EventCursor {
   }
 
   /** Sends one stored frame if this socket has not sent it yet; false once the session is over. */
-  private send({ seq, type, frame }: StoredFrame, onSent?: () => void): boolean {
+  private send(stored: StoredFrame, onSent?: () => void): boolean {
+    const { seq, type, frame } = stored;
     if (this.parts.owner.isClosed()) return false;
     if (seq <= this.sentSeq) {
       onSent?.();
@@ -134,7 +135,7 @@ export class EventCursor {
     }
     this.parts.socket.send(frame, onSent);
     this.sentSeq = seq;
-    this.parts.owner.sent({ seq, type, frame });
+    this.parts.owner.sent(stored);
     if (type !== 'conversation_ended') return true;
     this.parts.owner.conversationEnded();
     return false;

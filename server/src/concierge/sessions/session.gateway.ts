@@ -7,7 +7,8 @@ import { PerKeyCap } from '../../shared/per-key-cap.js';
 import { Close, type CloseCode, CloseReason } from '#protocol/close-codes';
 import type { DeploymentContext } from '../deployment-context.js';
 import { DRAIN_TIMEOUT_MS } from './event-cursor.js';
-import { Session, type SessionServices, type SessionSettings, type SessionShared } from './session.js';
+import { Session, type SessionShared } from './session.js';
+import type { SessionServices, SessionSettings } from './session-services.js';
 
 const PATH = /^\/embed\/concierge\/([0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12})\/ws$/;
 const MAX_FRAME_BYTES = 16 * 1024;

@@ -4,7 +4,9 @@ import { StoreHealth } from '../../store/store-health.js';
 import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
 import { LocalBus } from '../events/conversation-bus.js';
 import { Close } from '#protocol/close-codes';
-import { MAX_QUEUED_BYTES, MAX_QUEUED_MESSAGES, Session, type SessionServices, type SessionShared } from './session.js';
+import { Session, type SessionShared } from './session.js';
+import type { SessionServices } from './session-services.js';
+import { MAX_QUEUED_BYTES, MAX_QUEUED_MESSAGES } from './socket-inbox.js';
 import type { SessionSocket } from './session-socket.js';
 import { DRAIN_TIMEOUT_MS } from './event-cursor.js';
 

@@ -1,8 +1,8 @@
-import { AUDIO_SAMPLE_RATE, type ClientMessage, type RecognitionSite, type ServerFrame } from '#protocol/frames';
+import { AUDIO_SAMPLE_RATE, type ClientMessage, type RecognitionSite } from '#protocol/frames';
 import { AppError } from '../../errors.js';
 import type { SpeechRecognition } from '../speech/speech-recognition.js';
-import type { TurnInput } from '../turns/turn.service.js';
 import { IncomingUtterance } from './incoming-utterance.js';
+import type { SessionLine } from './session-line.js';
 
 /** Who speaks on a socket now, under the deployment's settings as they are now. */
 export interface Speaker {
@@ -13,23 +13,6 @@ export interface Speaker {
   language: string;
   /** Where this widget's speech is recognised. */
   site: RecognitionSite;
-}
-
-/**
- * What the utterance path needs of its session, and how it hands a recognised turn back: the
- * seam between a socket's text protocol and its audio.
- */
-export interface VoiceSession {
-  speaker(): Speaker;
-  send(frame: ServerFrame): void;
-  /** Answers with an `error` frame; the socket stays open. */
-  tell(err: AppError): void;
-  /** Tells and closes: the peer broke the protocol. */
-  end(err: AppError): void;
-  /** A recognised utterance, to be taken exactly as a `user_turn` would (idempotent on `client_turn_id`). */
-  turn(turn: TurnInput): void;
-  failed(err: unknown): void;
-  isClosed(): boolean;
 }
 
 type AudioStart = Extract<ClientMessage, { type: 'audio_start' }>;
@@ -48,21 +31,23 @@ export class VoiceInput {
   private readonly recognitions = new Set<AbortController>();
 
   constructor(
-    private readonly session: VoiceSession,
+    private readonly line: SessionLine,
+    /** Who speaks on the socket now. */
+    private readonly speaker: () => Speaker,
     private readonly speech: SpeechRecognition,
   ) {}
 
   /** An utterance begins; one recognition at a time per socket, and the speech budgets, are checked here. */
   start(message: AudioStart): void {
     if (this.utterance)
-      return this.session.tell(
+      return this.line.tell(
         new AppError(
           'invalid_message',
           `Utterance ${this.utterance.clientTurnId} is still in progress: end or cancel it first`,
         ),
       );
     const { speech } = this;
-    const { site, ...speaker } = this.session.speaker();
+    const { site, ...speaker } = this.speaker();
     const refusal =
       site !== 'service'
         ? new AppError(
@@ -77,21 +62,21 @@ export class VoiceInput {
       release: (bytes: number) => speech.budget.release(bytes),
     };
     this.utterance = new IncomingUtterance(message.client_turn_id, message.language, budget, Boolean(refusal));
-    if (refusal) return this.session.tell(refusal);
+    if (refusal) return this.line.tell(refusal);
     this.idle = setTimeout(() => this.idleUtterance(), speech.budget.limits.utteranceIdleMs);
   }
 
   frame(frame: Buffer): void {
     if (!this.utterance)
-      return this.session.end(new AppError('protocol_error', 'Binary frames belong between audio_start and audio_end'));
+      return this.line.end(new AppError('protocol_error', 'Binary frames belong between audio_start and audio_end'));
     this.idle?.refresh();
     const added = this.utterance.add(frame);
     if (added === 'too_long')
-      this.session.tell(
+      this.line.tell(
         new AppError('speech_too_long', 'An utterance may be at most 30 seconds long; this one was dropped'),
       );
     if (added === 'no_room')
-      this.session.tell(
+      this.line.tell(
         new AppError(
           'speech_busy',
           'Too many visitors are speaking right now; this utterance was dropped: try again in a moment, or type',
@@ -101,10 +86,10 @@ export class VoiceInput {
 
   end(clientTurnId: string): void {
     if (this.utterance?.clientTurnId !== clientTurnId)
-      return this.session.tell(new AppError('invalid_message', `No utterance ${clientTurnId} is in progress`));
+      return this.line.tell(new AppError('invalid_message', `No utterance ${clientTurnId} is in progress`));
     const utterance = this.finish()!;
     if (utterance.dropped) return;
-    this.session.send({ type: 'transcribing', client_turn_id: clientTurnId });
+    this.line.send({ type: 'transcribing', client_turn_id: clientTurnId });
     // Not in the session's message queue: the socket goes on (pings, a cancel) while the recogniser works.
     void this.recognise(utterance);
   }
@@ -124,7 +109,7 @@ export class VoiceInput {
   private idleUtterance(): void {
     if (!this.utterance || this.utterance.dropped) return;
     this.utterance.drop();
-    this.session.tell(
+    this.line.tell(
       new AppError(
         'speech_unavailable',
         `No audio came for ${this.speech.budget.limits.utteranceIdleMs / 1000} s; this utterance was dropped`,
@@ -144,7 +129,7 @@ export class VoiceInput {
     const controller = new AbortController();
     this.recognitions.add(controller);
     try {
-      const { deploymentId, language } = this.session.speaker();
+      const { deploymentId, language } = this.speaker();
       const heard = await this.speech.recognise(
         utterance.pcm(),
         AUDIO_SAMPLE_RATE,
@@ -152,12 +137,12 @@ export class VoiceInput {
         deploymentId,
         controller.signal,
       );
-      if (this.session.isClosed()) return;
+      if (this.line.isClosed()) return;
       if (!heard.text)
-        return this.session.tell(
+        return this.line.tell(
           new AppError('speech_unrecognized', 'Nothing could be made out; please try again, or type'),
         );
-      this.session.turn({
+      this.line.turn({
         client_turn_id: utterance.clientTurnId,
         text: heard.text.slice(0, 4000),
         mode: 'voice',
@@ -165,9 +150,9 @@ export class VoiceInput {
         recognition: { engine: heard.engine, durationMs: heard.durationMs, audioMs: utterance.audioMs },
       });
     } catch (err) {
-      if (this.session.isClosed()) return;
-      if (err instanceof AppError) this.session.tell(err);
-      else this.session.failed(err);
+      if (this.line.isClosed()) return;
+      if (err instanceof AppError) this.line.tell(err);
+      else this.line.failed(err);
     } finally {
       this.recognitions.delete(controller);
     }

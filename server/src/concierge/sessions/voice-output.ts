@@ -2,9 +2,9 @@ import { type Heard, heardOf, type SaidSentence } from '../conversations/heard.j
 import type { StoredFrame } from '../events/event.repository.js';
 import type { SpeechSynthesis } from '../speech/speech-synthesis.js';
 import type { SpeechRequest } from '../speech/synthesiser.js';
+import type { SessionLine } from './session-line.js';
 import type { SessionSocket } from './session-socket.js';
 import { MAX_AUDIO_FRAME_BYTES, type ServerFrame, type SynthesisSite, type TurnMode } from '#protocol/frames';
-import { pronounced } from '#protocol/pronunciations';
 import { sentencesOf, streamedText, unspoken } from '#protocol/sentences';
 
 /** Unsent audio past which the next frame waits for the socket to hand it to the network. */
@@ -14,16 +14,16 @@ const REMEMBERED_REPLIES = 20;
 /** Sentences synthesised ahead of the one being sent: n+1 is made while n goes out. */
 const AHEAD = 1;
 
-/** What the session tells its voice. */
+/** What the agent's voice on one socket is given. */
 export interface VoiceOutputParts {
+  line: SessionLine;
+  /** Where the audio goes, as binary frames at the pace the socket drains. */
   socket: SessionSocket;
   synthesis: SpeechSynthesis;
   /** Whose voice reads this socket's replies out, under the deployment's settings now. */
   site(): SynthesisSite;
   /** How a sentence in `language` is said: the agent's voice for it, its pace, its pronunciations applied. */
   request(text: string, language: string): SpeechRequest;
-  isClosed(): boolean;
-  sendFrame(frame: ServerFrame): void;
 }
 
 /** Where a sentence belongs: a reply's turn, or a person's message (by its seq). */
@@ -87,10 +87,10 @@ export class VoiceOutput {
   }
 
   /** A stored frame this socket just sent: a voice turn of its own, and its reply's text as it comes. */
-  sent({ type, frame }: StoredFrame): void {
+  sent({ type, frame, event: written }: StoredFrame): void {
     if (type !== 'turn_accepted' && type !== 'reply_part' && type !== 'reply' && type !== 'message') return;
     if (type !== 'message' && !this.#asked.size) return;
-    const event = JSON.parse(frame) as Extract<
+    const event = (written ?? JSON.parse(frame)) as Extract<
       ServerFrame,
       { type: 'turn_accepted' | 'reply_part' | 'reply' | 'message' }
     >;
@@ -158,7 +158,7 @@ export class VoiceOutput {
     if (this.#sending) return;
     this.#sending = true;
     try {
-      while (this.#queue.length && !this.parts.isClosed()) {
+      while (this.#queue.length && !this.parts.line.isClosed()) {
         for (const ahead of this.#queue.slice(0, AHEAD + 1)) if (!ahead.started) this.#start(ahead);
         const sentence = this.#queue[0]!;
         await this.#send(sentence);
@@ -190,15 +190,15 @@ export class VoiceOutput {
   /** Sends one sentence's frames as its audio comes; resolves once it is all sent, or cut short. */
   async #send(sentence: Sentence): Promise<void> {
     const { socket, synthesis } = this.parts;
-    const cut = () => sentence.stop.signal.aborted || this.parts.isClosed();
+    const cut = () => sentence.stop.signal.aborted || this.parts.line.isClosed();
     await this.#more(sentence);
     if (cut()) return;
     const address = { ...sentence.address };
     if (!sentence.chunks.length) {
-      this.parts.sendFrame({ type: 'speech_unavailable', ...address });
+      this.parts.line.send({ type: 'speech_unavailable', ...address });
       return;
     }
-    this.parts.sendFrame({ type: 'speech', ...address, text: sentence.said.text, sample_rate: synthesis.sampleRate });
+    this.parts.line.send({ type: 'speech', ...address, text: sentence.said.text, sample_rate: synthesis.sampleRate });
     let carry: Buffer | undefined;
     let bytes = 0;
     for (;;) {
@@ -218,10 +218,10 @@ export class VoiceOutput {
       if (cut() || sentence.done) break;
       await this.#more(sentence);
     }
-    if (this.parts.isClosed()) return;
+    if (this.parts.line.isClosed()) return;
     sentence.said.durationMs = Math.round((bytes / 2 / synthesis.sampleRate) * 1000);
     // Cut short, or complete: the widget has all of it. A synthesiser failing midway leaves the rest to the browser's voice.
-    this.parts.sendFrame(
+    this.parts.line.send(
       cut() || sentence.ok ? { type: 'speech_end', ...address } : { type: 'speech_unavailable', ...address },
     );
   }
