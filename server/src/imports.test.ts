@@ -166,3 +166,14 @@ describe('who writes what (README, Layout)', () => {
     expect(writers).toEqual(['console/console-account.repository.ts']);
   });
 });
+
+describe("the session backend's files", () => {
+  it('are each at most 300 lines: a part that grows past it is split by what it does', () => {
+    const dir = join(root, 'concierge');
+    const long = readdirSync(dir, { recursive: true, encoding: 'utf8' })
+      .filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'))
+      .map((f) => ({ f, lines: readFileSync(join(dir, f), 'utf8').split('\n').length }))
+      .filter(({ lines }) => lines > 301);
+    expect(long).toEqual([]);
+  });
+});

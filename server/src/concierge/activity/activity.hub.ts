@@ -6,50 +6,18 @@ import type { Db } from '../../database.js';
 import type { StoreHealth } from '../../store/store-health.js';
 import type { ConversationBus } from '../events/conversation-bus.js';
 import type { Committed } from '../events/event.recorder.js';
+import type { ActivitySettings } from './activity-settings.js';
+import { activitySince, conversationOwner, handoffsSince } from './activity.repository.js';
 import {
-  type ActivityEventRow,
-  activitySince,
-  conversationOwner,
-  type HandoffRow,
-  handoffsSince,
-} from './activity.repository.js';
-
-/** One message of the stream: the conversation event it carries (`seq`), or a handoff (`handoffAt`, ms). */
-interface Item {
-  conversationId: string;
-  seq?: number;
-  handoffAt?: number;
-  text: string;
-}
-
-export interface ActivitySettings {
-  /** Other nodes store events too (PostgreSQL): their notifications are followed, and the store read periodically. */
-  otherNodes: boolean;
-  /** How often a feed asks the store what other nodes stored (PostgreSQL; a lost notification costs this much delay). */
-  catchUpEveryMs: number;
-  /** A reader that has this much unsent is dropped; it resumes with Last-Event-ID. */
-  maxUnsentBytes: number;
-  /** At most this long passes between two things a reader is sent: a comment keeps proxies from closing a quiet stream. */
-  heartbeatMs: number;
-  /** Streams one customer may hold open on this node at once; past it `429`. */
-  streamsPerCustomer: number;
-  /** Streams one API key or console user may hold open on this node at once; past it `429`. */
-  streamsPerPrincipal: number;
-  /**
-   * What reaches a feed within this window goes to each reader in one write: with a hundred
-   * readers, a write per event would cost the turns a quarter of their throughput (docs/performance.md).
-   */
-  flushEveryMs: number;
-}
-
-export const ACTIVITY_DEFAULTS: Omit<ActivitySettings, 'otherNodes'> = {
-  catchUpEveryMs: 2_000,
-  maxUnsentBytes: 1024 * 1024,
-  heartbeatMs: 15_000,
-  flushEveryMs: 25,
-  streamsPerCustomer: 50,
-  streamsPerPrincipal: 10,
-};
+  ActivityReader,
+  eventItem,
+  handoffItem,
+  handoffOf,
+  type Item,
+  LAST_EVENT_ID,
+  piece,
+  resyncItem,
+} from './activity-reader.js';
 
 /** How far before a Last-Event-ID a resumed stream reads again: events committed out of their time order are not missed (some are sent twice). */
 const RESUME_MARGIN_MS = 5_000;
@@ -63,147 +31,6 @@ const STREAMS_RETRY_AFTER_S = 5;
 const BEATS_PER_HEARTBEAT = 5;
 /** Remote conversations whose owner is remembered, at most. */
 const OWNERS_KEPT = 10_000;
-
-/**
- * `{ms}-{conversation}-{seq}`, `-h` for a handoff, or `{ms}-resync`: the stream's ids, which
- * Last-Event-ID brings back.
- */
-const LAST_EVENT_ID = /^(\d{1,15})-(?:([0-9a-f-]{36})-(\d+|h)|resync)$/;
-
-const sse = (id: string, data: string, event?: string) =>
-  `id: ${id}\n${event ? `event: ${event}\n` : ''}data: ${data}\n\n`;
-
-function eventItem(
-  row: Pick<ActivityEventRow, 'conversation_id' | 'deployment_id' | 'seq' | 'frame'>,
-  atMs: number,
-): Item {
-  // The frame is stored as JSON text: spliced in, not parsed and serialised again.
-  const data = `{"conversation_id":${JSON.stringify(row.conversation_id)},"deployment_id":${JSON.stringify(row.deployment_id)},"event":${row.frame}}`;
-  return {
-    conversationId: row.conversation_id,
-    seq: row.seq,
-    text: sse(`${atMs}-${row.conversation_id}-${row.seq}`, data),
-  };
-}
-
-function handoffItem(
-  conversationId: string,
-  deploymentId: string,
-  handoff: Record<string, unknown>,
-  atMs: number,
-): Item {
-  return {
-    conversationId,
-    handoffAt: atMs,
-    text: sse(
-      `${atMs}-${conversationId}-h`,
-      JSON.stringify({ conversation_id: conversationId, deployment_id: deploymentId, ...handoff }),
-      'handoff',
-    ),
-  };
-}
-
-const handoffOf = (row: HandoffRow) =>
-  handoffItem(
-    row.id,
-    row.deployment_id,
-    { handler: row.handler, name: row.handler_name, needs_person: row.needs_person === 1, reason: row.handoff_reason },
-    Date.parse(row.handoff_at!),
-  );
-
-/**
- * Said instead of a catch-up larger than a reader may hold: what happened meanwhile must be read
- * from the API again. Its id lets a reconnect resume from here, not from the old place again.
- */
-const resyncItem = (atMs: number): Item => ({
-  conversationId: '',
-  text: sse(`${atMs}-resync`, JSON.stringify({ reason: 'too_far_behind' }), 'resync'),
-});
-
-const RETRY = Buffer.from('retry: 2000\n\n');
-const KEEP_ALIVE = Buffer.from(': keep-alive\n\n');
-const piece = (items: readonly Item[]): Buffer => Buffer.from(items.map((i) => i.text).join(''));
-
-/**
- * One reader of the stream: what the hub hands it waits in its queue until the client takes it.
- * Past `maxUnsentBytes` it is closed (the client resumes with Last-Event-ID), so a reader that
- * stops reading costs bounded memory, like a slow widget socket.
- */
-class ActivityReader {
-  readonly #queue: Buffer[] = [];
-  #bytes = 0;
-  #wake: (() => void) | undefined;
-  #closed = false;
-  /** When the client was last handed something (ms). */
-  #spokeAt = Date.now();
-  /** While it catches up from the store, the live items held back. */
-  #held: Item[] | undefined = [];
-
-  constructor(
-    private readonly settings: Pick<ActivitySettings, 'maxUnsentBytes'>,
-    /** Whose stream it is (an API key, or `user:<id>`): a removed user's end at once. */
-    readonly principal: string,
-  ) {}
-
-  /** Live items, and the bytes every reader of the feed is sent for them (made once for all). */
-  take(items: readonly Item[], bytes: Buffer): void {
-    if (this.#held) this.#held.push(...items);
-    else this.#send(bytes);
-    this.#flush();
-  }
-
-  /** The store's items first, then what came live meanwhile that the store's did not already hold. */
-  caughtUp(items: readonly Item[]): void {
-    const sent = new Map<string, number>();
-    for (const item of items)
-      if (item.seq !== undefined) sent.set(item.conversationId, Math.max(item.seq, sent.get(item.conversationId) ?? 0));
-    const held = (this.#held ?? []).filter(
-      (item) => item.seq === undefined || item.seq > (sent.get(item.conversationId) ?? 0),
-    );
-    this.#held = undefined;
-    if (items.length + held.length) this.#send(piece([...items, ...held]));
-    this.#flush();
-  }
-
-  #send(bytes: Buffer): void {
-    if (this.#closed) return;
-    this.#queue.push(bytes);
-    this.#bytes += bytes.length;
-    if (this.#bytes > this.settings.maxUnsentBytes) this.close();
-  }
-
-  #flush(): void {
-    if (this.#queue.length) this.#wake?.();
-  }
-
-  /** A comment when nothing will have gone out for `quietMs` by the next look, so proxies keep a quiet stream open. */
-  beat(now: number, quietMs: number): void {
-    if (now - this.#spokeAt < quietMs || this.#queue.length) return;
-    this.#send(KEEP_ALIVE);
-    this.#flush();
-  }
-
-  close(): void {
-    this.#closed = true;
-    this.#wake?.();
-  }
-
-  /** The stream's bytes as the client can take them: a retry hint first, then what each flush handed over. */
-  async *chunks(): AsyncGenerator<Buffer> {
-    yield RETRY;
-    for (;;) {
-      if (!this.#queue.length && !this.#closed) await new Promise<void>((resolve) => (this.#wake = resolve));
-      this.#wake = undefined;
-      if (this.#closed) return;
-      if (!this.#queue.length) continue;
-      const bytes = this.#queue.length === 1 ? this.#queue[0]! : Buffer.concat(this.#queue);
-      this.#queue.length = 0;
-      this.#bytes = 0;
-      this.#spokeAt = Date.now();
-      yield bytes;
-    }
-  }
-}
 
 /** A customer's readers on this node, and how far it has told them each conversation (its events' seq, its handoffs' time). */
 interface Feed {

@@ -3,7 +3,8 @@ import { readActivity } from '../../../test/activity-reader.js';
 import { deploy, mintToken, serviceWithCustomer, Widget } from '../../../test/concierge-kit.js';
 import { describeEachStore, waitFor } from '../../../test/harness.js';
 import { LocalBus } from '../events/conversation-bus.js';
-import { ACTIVITY_DEFAULTS, ActivityHub } from './activity.hub.js';
+import { ActivityHub } from './activity.hub.js';
+import { ACTIVITY_DEFAULTS } from './activity-settings.js';
 
 /** README, A person in the conversation: the activity stream. */
 describeEachStore('the activity stream', (kind) => {

@@ -7,7 +7,8 @@ import { findAgentVersion } from '../../agents/agent-version.repository.js';
 import { agentInfo, type DeploymentContext, type DeploymentDirectory, greetingIn } from '../deployment-context.js';
 import type { ConversationAt, EventRecorder, UnitOfWork } from '../events/event.recorder.js';
 import type { AgentInfo, EndReason } from '#protocol/frames';
-import { joined, turnLifecycle } from './turn.lifecycle.js';
+import { turnLifecycle } from './turn.lifecycle.js';
+import { joined } from './turn-moves.js';
 import {
   conversationsStartedSince,
   type ConversationRow,

@@ -1,19 +1,10 @@
-import { newId } from '../../shared/random.js';
-import { isoIn, isoNow } from '../../shared/time.js';
-import type { Tally } from '../analytics/tally.js';
+import { isoNow } from '../../shared/time.js';
 import type { Change, ConversationAt, UnitOfWork } from '../events/event.recorder.js';
 import type { Heard } from './heard.js';
-import {
-  type ClientMessage,
-  type FeedbackRating,
-  type RecognitionEngine,
-  REPLY_PART_LIMITS,
-  type ReplyAction,
-} from '#protocol/frames';
+import { REPLY_PART_LIMITS } from '#protocol/frames';
 import type { Answer } from './answer.js';
 import type { ConversationRow } from './conversation.repository.js';
 import type { TurnFailure, TurnStatus } from './conversation.table.js';
-import { handoffEvent } from './handling.js';
 import {
   addReplyPart,
   countDuplicateReply,
@@ -24,45 +15,11 @@ import {
   OPEN_TURN_STATUSES,
   rateTurn,
   setHeard,
-  transitionTurn,
   type TurnRow,
   type TurnScope,
 } from './turn.repository.js';
-
-/** A visitor's turn as the widget sends it. */
-export type TurnInput = Omit<Extract<ClientMessage, { type: 'user_turn' }>, 'type'> & {
-  /** How the service heard a spoken turn (README, Voice in every browser). */
-  recognition?: { engine: RecognitionEngine; durationMs: number; audioMs: number };
-};
-
-/** A reply: its text and actions, and the name of the person who wrote it (none when the agent did). */
-export interface Reply {
-  text: string;
-  actions: ReplyAction[];
-  by?: string;
-  /** The reply hands the conversation to a person: a notice, which the widget offers no rating for. */
-  handoff?: true;
-}
-
-/** A visitor's rating of a reply, and what they said of it. */
-export interface Feedback {
-  rating: FeedbackRating;
-  comment?: string;
-}
-
-/** One part of a reply as it is written (README, Streaming a reply). */
-export interface ReplyPart {
-  part: number;
-  text: string;
-}
-
-/**
- * What became of a reply or a part: `stored`; an identical repeat (`duplicate`); a part's number
- * taken by other text (`conflict`); parts past their total (`too_long`); or no such turn, or a
- * turn in a state that takes none.
- */
-export type ReplyTaken =
-  'stored' | 'duplicate' | 'conflict' | 'too_long' | 'not_found' | Exclude<TurnStatus, 'acknowledged'>;
+import { joined, move, newTurnRow, replyColumns, told, withHandoff } from './turn-moves.js';
+import type { Feedback, Reply, ReplyPart, ReplyTaken, TurnInput } from './turn.types.js';
 
 /**
  * A turn's life, in one place: the states it moves through, and what each move tells the widget
@@ -94,46 +51,8 @@ export const turnLifecycle = {
     input: TurnInput,
     hookNode: string,
   ): Promise<TurnRow> {
-    const now = isoNow();
     const byPerson = conversation.handler === 'person';
-    const turn: TurnRow = {
-      id: newId(),
-      conversation_id: conversation.id,
-      client_turn_id: input.client_turn_id,
-      text: input.text,
-      mode: input.mode,
-      // The conversation's language unless the visitor chose another (README, The widget in your visitors' languages).
-      language: input.language ?? at.dep.agent.language,
-      status: byPerson ? 'acknowledged' : 'pending',
-      delivery_id: newId(),
-      reply_text: null,
-      failure_reason: null,
-      expires_at: byPerson ? isoIn(at.dep.personReplyTimeoutS * 1000) : null,
-      acknowledged_at: byPerson ? now : null,
-      resolved_at: null,
-      reply_received_at: null,
-      reply_duplicates: 0,
-      first_part_at: null,
-      part_chars: 0,
-      reply_actions: null,
-      replied_by: null,
-      feedback_rating: null,
-      feedback_comment: null,
-      feedback_at: null,
-      recognition_engine: input.recognition?.engine ?? null,
-      recognition_ms: input.recognition?.durationMs ?? null,
-      recognition_audio_ms: input.recognition?.audioMs ?? null,
-      heard_text: null,
-      heard_interrupted: null,
-      heard_at: null,
-      knowledge: null,
-      hook_node: byPerson ? null : hookNode,
-      answering: 0,
-      page_url: input.page?.url ?? null,
-      page_title: input.page?.title ?? null,
-      created_at: now,
-      updated_at: now,
-    };
+    const turn = newTurnRow(at, conversation, input, hookNode);
     await insertTurn(unit.trx, turn);
     const accepted = {
       turn_id: turn.id,
@@ -372,88 +291,3 @@ export const turnLifecycle = {
     };
   },
 };
-
-async function move(
-  unit: UnitOfWork,
-  at: ConversationAt,
-  turn: string | TurnScope,
-  from: TurnStatus,
-  to: TurnStatus,
-  patch: Partial<TurnRow>,
-  change: Change,
-): Promise<TurnRow | undefined> {
-  const moved = await transitionTurn(unit.trx, turn, from, to, patch);
-  if (moved) await unit.record(at, { ...change, tally: { ...change.tally, ...tallyOf(moved) } });
-  return moved;
-}
-
-/** What a turn's move counts: an answer, with how long it took; a failure, with its reason. */
-function tallyOf(turn: TurnRow): Tally {
-  const after = (at: string | null) => (at ? Date.parse(at) - Date.parse(turn.created_at) : undefined);
-  if (turn.status === 'resolved')
-    return {
-      at: turn.created_at,
-      resolvedAfterMs: after(turn.resolved_at),
-      firstPartAfterMs: after(turn.first_part_at),
-    };
-  if (turn.failure_reason) return { at: turn.created_at, failed: [turn.failure_reason] };
-  return {};
-}
-
-/** What each move tells, to the widget and the transcript alike. */
-const told = {
-  acknowledged: (turnId: string): Change => ({
-    events: [{ type: 'turn_acknowledged', turn_id: turnId }],
-    transcript: [{ type: 'turn.acknowledged', data: { turn_id: turnId } }],
-  }),
-  resolved: (turnId: string, { text, actions, by, handoff }: Reply): Change => ({
-    events: [
-      { type: 'reply', turn_id: turnId, text, actions, ...(by ? { name: by } : {}), ...(handoff ? { handoff } : {}) },
-    ],
-    transcript: [
-      {
-        type: 'turn.resolved',
-        data: {
-          turn_id: turnId,
-          reply_text: text,
-          actions,
-          replied_by: by ? { type: 'person', name: by } : { type: 'agent' },
-        },
-      },
-    ],
-  }),
-  /** The agent hands the conversation to a person: it needs one, for this reason (README, A person in the conversation). */
-  handedOff: (reason: string): Change => ({
-    events: [],
-    transcript: [handoffEvent({ handler: 'agent', name: null, needs_person: true, reason })],
-    conversation: { needs_person: 1, handoff_reason: reason, handoff_at: isoNow() },
-    tally: { handoffs: 1 },
-  }),
-  failed: (turnId: string, reason: TurnFailure): Change => ({
-    events: [{ type: 'turn_failed', turn_id: turnId, reason }],
-    transcript: [{ type: 'turn.failed', data: { turn_id: turnId, reason } }],
-  }),
-};
-
-/** A reply as its turn keeps it: the actions as JSON text, none as null; the person who wrote it, or null for the agent. */
-const replyColumns = ({ text, actions, by }: Reply) => ({
-  reply_text: text,
-  reply_actions: actions.length ? JSON.stringify(actions) : null,
-  replied_by: by ?? null,
-});
-
-/** A change that also hands the conversation to a person, for `reason`, in the same unit of work. */
-const withHandoff = (change: Change, reason: string): Change => {
-  const handoff = told.handedOff(reason);
-  return {
-    ...joined(change, handoff),
-    conversation: { ...change.conversation, ...handoff.conversation },
-    tally: { ...change.tally, ...handoff.tally },
-  };
-};
-
-/** Changes told as one, in order. */
-export const joined = (...changes: Change[]): Change => ({
-  events: changes.flatMap((c) => c.events),
-  transcript: changes.flatMap((c) => c.transcript),
-});

@@ -8,15 +8,10 @@ import { SILENT_AFTER_MS } from '../../nodes/node-heartbeat.js';
 import type { Db } from '../../database.js';
 import { type ConversationRow, findConversation, lockConversation } from '../conversations/conversation.repository.js';
 import type { Heard } from '../conversations/heard.js';
-import { type Feedback, type TurnInput, turnLifecycle } from '../conversations/turn.lifecycle.js';
-import {
-  findTurnByClientId,
-  orphanedTurns,
-  takeOverTurn,
-  textsBefore,
-  turnLoad,
-  type TurnRow,
-} from '../conversations/turn.repository.js';
+import { turnLifecycle } from '../conversations/turn.lifecycle.js';
+import type { Feedback, TurnInput } from '../conversations/turn.types.js';
+import { findTurnByClientId, textsBefore, turnLoad, type TurnRow } from '../conversations/turn.repository.js';
+import { orphanedTurns, takeOverTurn } from '../conversations/turn-sweep.repository.js';
 import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
 import type { EventRecorder } from '../events/event.recorder.js';
 import { HOOK_RETRY_DELAYS_MS } from '../deliveries/hook.client.js';

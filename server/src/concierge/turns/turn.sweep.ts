@@ -2,7 +2,7 @@ import { isoIn, isoNow } from '../../shared/time.js';
 import type { Db } from '../../database.js';
 import type { Dialect } from '../../store/db.js';
 import { turnLifecycle } from '../conversations/turn.lifecycle.js';
-import { claimTurn, type DueTurns, dueTurns } from '../conversations/turn.repository.js';
+import { claimTurn, type DueTurns, dueTurns } from '../conversations/turn-sweep.repository.js';
 import type { DeploymentDirectory } from '../deployment-context.js';
 import type { EventRecorder } from '../events/event.recorder.js';
 
