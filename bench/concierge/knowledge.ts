@@ -1,7 +1,8 @@
 import { createCustomer } from '../../server/src/customers/customer.service.js';
 import { Embeddings } from '../../server/src/knowledge/embeddings.js';
 import { findBase, searchChunks, tidySearchIndex } from '../../server/src/knowledge/knowledge.repository.js';
-import { FETCHES_PER_CUSTOMER, KnowledgeService } from '../../server/src/knowledge/knowledge.service.js';
+import { FETCHES_PER_CUSTOMER } from '../../server/src/knowledge/knowledge-ingestion.js';
+import { KnowledgeService } from '../../server/src/knowledge/knowledge.service.js';
 import { DocumentReader } from '../../server/src/knowledge/sources/document-reader.js';
 import { PerKeyCap } from '../../server/src/shared/per-key-cap.js';
 import { searchWords } from '../../server/src/knowledge/knowledge-words.js';
@@ -103,10 +104,10 @@ async function measure(name: string, store: Store): Promise<KnowledgeFigures> {
     return found / asked.length;
   };
   const recallWith = async (service: KnowledgeService) =>
-    recallOf(async (q) => (await service.search(customerId, base.id, q, 5)).found);
+    recallOf(async (q) => (await service.retrieval.search(customerId, base.id, q, 5)).found);
   const recall: KnowledgeFigures['recall'] = {
     fullText: await recallWith(knowledge),
-    turn: await recallOf((q) => knowledge.passagesFor(customerId, base.id, q)),
+    turn: await recallOf((q) => knowledge.retrieval.passagesFor(customerId, base.id, q)),
   };
   const embeddingsUrl = process.env.BENCH_EMBEDDINGS_URL;
   if (embeddingsUrl) {
@@ -126,7 +127,7 @@ async function measure(name: string, store: Store): Promise<KnowledgeFigures> {
       embeddings,
       ...ingestion,
     });
-    while ((await hybrid.embedMissing()) > 0);
+    while ((await hybrid.ingestion.embedMissing()) > 0);
     recall.hybrid = await recallWith(hybrid);
   }
 
@@ -143,11 +144,11 @@ async function measure(name: string, store: Store): Promise<KnowledgeFigures> {
   for (let round = 0; round <= KNOWLEDGE.rounds; round++)
     for (const question of asked) {
       const t0 = performance.now();
-      await knowledge.search(customerId, base.id, question.q, 5);
+      await knowledge.retrieval.search(customerId, base.id, question.q, 5);
       const t1 = performance.now();
       await searchChunks(store.db, store.dialect, row, searchWords(question.q), 5);
       const t2 = performance.now();
-      await knowledge.passagesFor(customerId, base.id, question.q);
+      await knowledge.retrieval.passagesFor(customerId, base.id, question.q);
       const t3 = performance.now();
       // The first round warms the caches: not counted.
       if (!round) continue;

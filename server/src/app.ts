@@ -66,7 +66,8 @@ import { PageService } from './concierge/pages/page.service.js';
 import { KnowledgeResponder } from './concierge/knowledge/knowledge-responder.js';
 import { modelEndpointTestRoute } from './concierge/models/endpoint-test.routes.js';
 import { knowledgeRoutes } from './knowledge/knowledge.routes.js';
-import { FETCHES_PER_CUSTOMER, KnowledgeService } from './knowledge/knowledge.service.js';
+import { FETCHES_PER_CUSTOMER } from './knowledge/knowledge-ingestion.js';
+import { KnowledgeService } from './knowledge/knowledge.service.js';
 import { DOCUMENT_READER_DEFAULTS, DocumentReader } from './knowledge/sources/document-reader.js';
 import { KnowledgeRefresh } from './knowledge/knowledge.refresh.js';
 import { Embeddings } from './knowledge/embeddings.js';
@@ -233,7 +234,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   parts.add(
     new KnowledgeRefresh(
-      { knowledge, health },
+      { knowledge: knowledge.ingestion, health },
       options.knowledgeRefreshMs ? { everyMs: options.knowledgeRefreshMs } : {},
     ),
   );
@@ -265,7 +266,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       logger,
       health,
       responders,
-      knowledge,
+      knowledge: knowledge.retrieval,
       pages,
     },
     { shutdownGraceMs: timings.shutdownGraceMs },

@@ -157,6 +157,12 @@ describe('who writes what (README, Layout)', () => {
     expect(reached).not.toContain('concierge/conversations/turn.lifecycle.ts');
   });
 
+  it('keeps SQL apart from transport: no repository imports http/', () => {
+    const repositories = [...graph.keys()].filter((f) => f.endsWith('.repository.ts'));
+    expect(repositories.length).toBeGreaterThan(20);
+    expect(repositories.filter((f) => graph.get(f)!.some((to) => to.startsWith('http/')))).toEqual([]);
+  });
+
   it('writes console users in one module', () => {
     const writers = [...graph.keys()].filter(
       (f) =>

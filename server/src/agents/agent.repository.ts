@@ -4,7 +4,7 @@ import { type FieldKind, jsonArrayText, jsonRowOf } from '../store/json-shape.js
 import { queryShapes } from '../store/query-shape.js';
 import type { Agent } from './agent.schemas.js';
 import type { AgentStatus, AgentTable } from './agent.table.js';
-import type { Page } from '../http/pagination.js';
+import type { Page } from '../store/page.js';
 import { containing, offsetOf } from '../store/listing.js';
 
 /** The public agent, field by field, as read from its columns: the one place the two meet. */

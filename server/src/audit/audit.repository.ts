@@ -1,6 +1,6 @@
 import { type Selectable, sql } from 'kysely';
 import type { Db, Trx } from '../database.js';
-import type { Page } from '../http/pagination.js';
+import type { Page } from '../store/page.js';
 import type { Dialect } from '../store/db.js';
 import { queryShape } from '../store/query-shape.js';
 import type { AuditLogTable } from './audit.table.js';

@@ -1,6 +1,6 @@
 import type { Db } from '../database.js';
 import type { DeploymentStatus, DeploymentTable, Environment } from './deployment.table.js';
-import type { Page } from '../http/pagination.js';
+import type { Page } from '../store/page.js';
 import { listed, type Listed } from '../store/listing.js';
 
 export type DeploymentRow = DeploymentTable;

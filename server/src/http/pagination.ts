@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Page } from '../store/page.js';
 import type { PageMeta } from './envelope.js';
 
 const positiveInt = (max?: number) => {
@@ -13,10 +14,7 @@ export const pageQuery = z.object({
   per_page: positiveInt(100).default(20).meta({ description: 'Items per page, 1..100' }),
 });
 
-export interface Page {
-  page: number;
-  per_page: number;
-}
+export type { Page } from '../store/page.js';
 
 export function pageMeta(p: Page, totalCount: number): PageMeta {
   return {

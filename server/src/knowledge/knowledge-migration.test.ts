@@ -6,7 +6,8 @@ import { Kysely, SqliteDialect, sql } from 'kysely';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { Database as Schema } from '../database.js';
 import { migrate } from '../store/db.js';
-import { FETCHES_PER_CUSTOMER, KnowledgeService } from './knowledge.service.js';
+import { FETCHES_PER_CUSTOMER } from './knowledge-ingestion.js';
+import { KnowledgeService } from './knowledge.service.js';
 import { DocumentReader } from './sources/document-reader.js';
 import { PerKeyCap } from '../shared/per-key-cap.js';
 import { auditOf, inTransaction } from '../audit/audit-trail.js';
@@ -58,7 +59,8 @@ describe('knowledge bases stored before search slots [sqlite]', () => {
       fetches: new PerKeyCap(FETCHES_PER_CUSTOMER),
       quota: { chars: 1_000_000, documents: 100 },
     });
-    const found = async (base: string, q: string) => (await knowledge.search('c1', base, q, 5)).found.map((c) => c.id);
+    const found = async (base: string, q: string) =>
+      (await knowledge.retrieval.search('c1', base, q, 5)).found.map((c) => c.id);
     expect(await found('b1', 'garage')).toEqual(['k-b1']);
     expect(await found('b2', 'garage')).toEqual(['k-b2']);
     expect(await found('b1', 'sauna')).toEqual([]);

@@ -1,6 +1,6 @@
 import { BackgroundLoop } from '../shared/background-loop.js';
 import type { StoreHealth } from '../store/store-health.js';
-import type { KnowledgeService } from './knowledge.service.js';
+import type { KnowledgeIngestion } from './knowledge-ingestion.js';
 
 /**
  * Fetches again the URL documents whose `refresh_hours` are up (README, Answers from your
@@ -11,7 +11,7 @@ import type { KnowledgeService } from './knowledge.service.js';
 export class KnowledgeRefresh {
   readonly #loop: BackgroundLoop;
 
-  constructor(parts: { knowledge: KnowledgeService; health: StoreHealth }, settings: { everyMs?: number } = {}) {
+  constructor(parts: { knowledge: KnowledgeIngestion; health: StoreHealth }, settings: { everyMs?: number } = {}) {
     this.#loop = new BackgroundLoop(
       {
         what: 'knowledge refresh',

@@ -1,6 +1,6 @@
 import { sql } from 'kysely';
 import type { Db, Trx } from '../database.js';
-import type { Page } from '../http/pagination.js';
+import type { Page } from '../store/page.js';
 import type { Dialect } from '../store/db.js';
 import { type Listed, listed } from '../store/listing.js';
 import type { KnowledgeBaseTable, KnowledgeChunkTable, KnowledgeDocumentTable } from './knowledge.table.js';

@@ -228,7 +228,7 @@ export function knowledgeRoutes(knowledge: KnowledgeService, trail: AuditTrail):
         meta: retrievalSchema,
       },
       handler: async ({ principal, params, query }) => {
-        const { found, how } = await knowledge.search(principal.customerId, params.id, query.q, query.limit);
+        const { found, how } = await knowledge.retrieval.search(principal.customerId, params.id, query.q, query.limit);
         return { data: found, meta: how };
       },
     }),

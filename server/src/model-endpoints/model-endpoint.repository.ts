@@ -1,5 +1,5 @@
 import type { Db } from '../database.js';
-import type { Page } from '../http/pagination.js';
+import type { Page } from '../store/page.js';
 import { type Listed, listed } from '../store/listing.js';
 import type { ModelEndpointTable } from './model-endpoint.table.js';
 

@@ -2,7 +2,7 @@ import type { Db } from '../../database.js';
 import { rowInserter } from '../../store/query-shape.js';
 import type { DeliveryFilter } from './delivery.schemas.js';
 import type { DeliveryTable } from './delivery.table.js';
-import type { Page } from '../../http/pagination.js';
+import type { Page } from '../../store/page.js';
 import { listed, type Listed } from '../../store/listing.js';
 
 export type DeliveryRow = DeliveryTable;

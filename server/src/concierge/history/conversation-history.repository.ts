@@ -5,7 +5,7 @@ import type { ConversationEventTable } from '../events/event.table.js';
 import type { TurnRow } from '../conversations/turn.repository.js';
 import type { ConversationRow } from '../conversations/conversation.repository.js';
 import type { ConversationFilter } from './conversation.schemas.js';
-import type { Page } from '../../http/pagination.js';
+import type { Page } from '../../store/page.js';
 import { containing, listed, type Listed, offsetOf } from '../../store/listing.js';
 
 export type HistoryRow = ConversationRow & {

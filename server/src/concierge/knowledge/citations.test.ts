@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { Passage } from '../../knowledge/knowledge.service.js';
+import type { Passage } from '../../knowledge/knowledge-retrieval.js';
 import { citationsOf, ShownText, withoutMarkers } from './citations.js';
 
 const passage = (heading: string, text: string, url: string | null): Passage => ({

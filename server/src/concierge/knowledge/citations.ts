@@ -1,5 +1,5 @@
 import type { ReplyAction } from '#protocol/frames';
-import type { Passage } from '../../knowledge/knowledge.service.js';
+import type { Passage } from '../../knowledge/knowledge-retrieval.js';
 import { contentWords, wordsIn } from '../../knowledge/knowledge-words.js';
 
 export type Citation = Extract<ReplyAction, { type: 'link' }>;

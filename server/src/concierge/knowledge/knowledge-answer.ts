@@ -1,5 +1,5 @@
 import { sentencesOf } from '#protocol/sentences';
-import type { Passage } from '../../knowledge/knowledge.service.js';
+import type { Passage } from '../../knowledge/knowledge-retrieval.js';
 import { askedFor, contentWords, subjectWords, wordsIn, wordsOf } from '../../knowledge/knowledge-words.js';
 import { type Citation, linkTo } from './citations.js';
 

@@ -3,7 +3,7 @@ import type { TurnRow } from '../conversations/turn.repository.js';
 import type { DeploymentContext } from '../deployment-context.js';
 import type { StoredFrame } from '../events/event.repository.js';
 import type { ChatMessage } from './chat-completions.js';
-import type { Passage } from '../../knowledge/knowledge.service.js';
+import type { Passage } from '../../knowledge/knowledge-retrieval.js';
 import type { TurnContext } from '../turns/answering.js';
 
 /** The conversation so far is given to the model within this many characters, the oldest dropped first. */

@@ -1,4 +1,4 @@
-import type { Passage } from '../../knowledge/knowledge.service.js';
+import type { Passage } from '../../knowledge/knowledge-retrieval.js';
 import type { Exchange } from '../../shared/egress.js';
 import type { ConversationRow } from '../conversations/conversation.repository.js';
 import type { Answer } from '../conversations/answer.js';

@@ -17,7 +17,7 @@ import type { EventRecorder } from '../events/event.recorder.js';
 import { HOOK_RETRY_DELAYS_MS } from '../deliveries/hook.client.js';
 import { answerWith, type Responders } from './responder.js';
 import { TurnAnswering } from './turn-answering.js';
-import type { KnowledgeService } from '../../knowledge/knowledge.service.js';
+import type { KnowledgeRetrieval } from '../../knowledge/knowledge-retrieval.js';
 import { followsUp } from '../../knowledge/knowledge-words.js';
 import type { PageService } from '../pages/page.service.js';
 
@@ -42,7 +42,7 @@ export interface TurnServiceParts {
   /** Who answers a deployment's turns: its hook, its agent's model or its knowledge base. */
   responders: Responders;
   /** Finds the agent's knowledge base passages for a turn (README, Answers from your documents). */
-  knowledge: Pick<KnowledgeService, 'passagesFor'>;
+  knowledge: Pick<KnowledgeRetrieval, 'passagesFor'>;
   /** Where the visitor is (README, Greeting visitors first). */
   pages: Pick<PageService, 'pageOf'>;
 }
