@@ -20,7 +20,7 @@ import { SearchIndex } from './concierge/history/search-index.js';
 import { deliveryRoutes } from './concierge/deliveries/delivery.routes.js';
 import { DeliveryService } from './concierge/deliveries/delivery.service.js';
 import { TranscriptOutbox } from './concierge/deliveries/transcript.outbox.js';
-import { DeploymentDirectory } from './concierge/deployment-context.js';
+import { DeploymentDirectory } from './deployments/deployment-context.js';
 import { type ConversationBus, LocalBus } from './concierge/events/conversation-bus.js';
 import { AnalyticsRollup } from './concierge/analytics/analytics.rollup.js';
 import { analyticsRoutes } from './concierge/analytics/analytics.routes.js';

@@ -4,6 +4,7 @@ import { atLeastOneField, httpUrl, SPEC_MAX_BYTES, timestamp } from '../shared/s
 import { widgetTheme } from '#protocol/frames';
 import { proactiveRules } from '#protocol/proactive';
 import { transcriptHookStatuses } from './deployment.table.js';
+import { speechRecognitionSettings, speechSynthesisSettings } from '#protocol/speech-settings';
 
 export const environments = ['development', 'staging', 'production'] as const;
 export const callDirections = ['inbound', 'outbound'] as const;
@@ -56,12 +57,12 @@ const runtimeSettings = {
       'After this many seconds of a request for a person that nobody took, the visitor is told once (`still_waiting`); 0: never',
   }),
   // Where the visitor's speech is recognised (README, Voice in every browser).
-  speech_recognition: z.enum(['auto', 'browser', 'service', 'off']).default('auto').meta({
+  speech_recognition: z.enum(speechRecognitionSettings).default('auto').meta({
     description:
       "`auto`: the browser's recognition where it has one, else the service's; `browser`; `service` (audio streamed to the service's recogniser); `off` (text only)",
   }),
   // Whose voice reads replies out (README, The agent's own voice).
-  speech_synthesis: z.enum(['auto', 'service', 'browser', 'off']).default('auto').meta({
+  speech_synthesis: z.enum(speechSynthesisSettings).default('auto').meta({
     description:
       "`auto`: the service's voice where it has a synthesiser, else the browser's; `service`; `browser`; `off` (replies shown, never spoken)",
   }),

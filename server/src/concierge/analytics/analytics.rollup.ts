@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { isoNow } from '../../shared/time.js';
 import type { Trx } from '../../database.js';
-import type { DeploymentContext } from '../deployment-context.js';
+import type { DeploymentContext } from '../../deployments/deployment-context.js';
 import { proactiveCounts, type Tally } from './tally.js';
 import type { LatencyMetric, RollupRows } from './analytics.table.js';
 import { binOf } from './latency-bins.js';

@@ -4,7 +4,12 @@ import { newId } from '../../shared/random.js';
 import { isoIn, isoNow } from '../../shared/time.js';
 import type { Db } from '../../database.js';
 import { findAgentVersion } from '../../agents/agent-version.repository.js';
-import { agentInfo, type DeploymentContext, type DeploymentDirectory, greetingIn } from '../deployment-context.js';
+import {
+  agentInfo,
+  type DeploymentContext,
+  type DeploymentDirectory,
+  greetingIn,
+} from '../../deployments/deployment-context.js';
 import type { ConversationAt, EventRecorder, UnitOfWork } from '../events/event.recorder.js';
 import type { AgentInfo, EndReason } from '#protocol/frames';
 import { turnLifecycle } from './turn.lifecycle.js';
@@ -58,7 +63,7 @@ export class ConversationService {
       status: 'open',
       end_reason: null,
       ended_at: null,
-      agent_version: dep.agentVersion,
+      agent_version: dep.spec.version,
       last_seq: 0,
       turn_count: 0,
       handler: 'agent',
@@ -118,7 +123,7 @@ export class ConversationService {
 
   /** The agent as this conversation knows it: the version it started with, whatever the deployment is pinned to now. */
   async agentOf(dep: DeploymentContext, conversation: ConversationRow): Promise<AgentInfo> {
-    if (conversation.agent_version === null || conversation.agent_version === dep.agentVersion) return dep.agent;
+    if (conversation.agent_version === null || conversation.agent_version === dep.spec.version) return dep.agent;
     const version = await findAgentVersion(this.parts.db, dep.agentId, conversation.agent_version);
     return version ? agentInfo(dep.agent.name, version.agent_spec) : dep.agent;
   }

@@ -2,7 +2,7 @@ import { type Audit, type AuditEntry, auditEntry } from '../../audit/audit-trail
 import { AppError, invalidState, notFound } from '../../errors.js';
 import { isoNow } from '../../shared/time.js';
 import type { Db } from '../../database.js';
-import type { DeploymentDirectory } from '../deployment-context.js';
+import type { DeploymentDirectory } from '../../deployments/deployment-context.js';
 import type { Change, EventRecorder } from '../events/event.recorder.js';
 import type { Handler, ReplyAction } from '#protocol/frames';
 import type { TranscriptEvent } from '#protocol/transcript-events';

@@ -32,7 +32,7 @@ export function newTurnRow(
     delivery_id: newId(),
     reply_text: null,
     failure_reason: null,
-    expires_at: byPerson ? isoIn(at.dep.personReplyTimeoutS * 1000) : null,
+    expires_at: byPerson ? isoIn(at.dep.person.replyTimeoutS * 1000) : null,
     acknowledged_at: byPerson ? now : null,
     resolved_at: null,
     reply_received_at: null,

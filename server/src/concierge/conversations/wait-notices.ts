@@ -1,6 +1,6 @@
 import { isoIn, isoNow } from '../../shared/time.js';
 import type { Db } from '../../database.js';
-import type { DeploymentDirectory } from '../deployment-context.js';
+import type { DeploymentDirectory } from '../../deployments/deployment-context.js';
 import type { EventRecorder } from '../events/event.recorder.js';
 import {
   type ConversationRow,
@@ -45,12 +45,12 @@ export class WaitNotices {
     const dep = await deployments.get(candidate.deployment_id);
     if (!dep) return false;
     // A deployment that tells nothing: the request leaves the walk at once, rather than be read every pass.
-    if (!dep.personWait.noticeS) {
+    if (!dep.person.waitNoticeS) {
       await setWaitAside(db, candidate.id, candidate.handoff_at!, isoNow());
       return false;
     }
-    if (candidate.handoff_at! > isoIn(-dep.personWait.noticeS * 1000)) return false;
-    const text = dep.personWait.notice;
+    if (candidate.handoff_at! > isoIn(-dep.person.waitNoticeS * 1000)) return false;
+    const text = dep.person.waitNotice;
     return events.write(candidate.id, async (unit) => {
       const c = await lockConversation(unit.trx, candidate.id);
       const still =

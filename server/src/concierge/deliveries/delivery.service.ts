@@ -5,7 +5,7 @@ import { newId } from '../../shared/random.js';
 import { isoNow } from '../../shared/time.js';
 import type { PublicAddress } from '../../http/public-address.js';
 import type { Db } from '../../database.js';
-import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
+import type { DeploymentContext, DeploymentDirectory } from '../../deployments/deployment-context.js';
 import type { EgressPolicy, Exchange } from '../../shared/egress.js';
 import { transcriptEventBody } from '#protocol/transcript-events';
 import { newEventId } from './event-id.js';
@@ -62,7 +62,7 @@ export class DeliveryService {
     if (original.kind === 'test')
       throw invalidState('A test is not redelivered: send another with POST /api/v1/deployments/{id}/test-hook');
     const dep = await this.parts.deployments.fresh(original.deployment_id);
-    const url = dep?.transcriptHookUrl;
+    const url = dep?.hook.transcriptUrl;
     if (!dep || !url) throw invalidState('The deployment has no channel_config.transcript_hook_url to send it to');
     const recordId = await this.#manualSends.take(dep.id);
     const event = {
@@ -97,7 +97,7 @@ export class DeliveryService {
    */
   async testHook(customerId: string, deploymentId: string, target: 'hook' | 'transcript'): Promise<Delivery> {
     const dep = await this.parts.deployments.owned(customerId, deploymentId);
-    const url = target === 'hook' ? dep.hookUrl : dep.transcriptHookUrl;
+    const url = target === 'hook' ? dep.hook.url : dep.hook.transcriptUrl;
     if (!url)
       throw invalidState(
         `The deployment has no channel_config.${target === 'hook' ? 'hook_url' : 'transcript_hook_url'} to test`,
@@ -149,7 +149,7 @@ export class DeliveryService {
       { id, type: 'conversation.started', created_at: isoNow(), deployment_id: dep.id, conversation_id: newId(), data },
       'test',
     );
-    const sent = await sendTranscriptEvent(dep, url, id, body, dep.hookTimeoutMs, this.parts.egress);
+    const sent = await sendTranscriptEvent(dep, url, id, body, dep.hook.timeoutMs, this.parts.egress);
     return {
       sent,
       subject: transcriptSubject(dep.customerId, { id, deployment_id: dep.id, conversation_id: '', body }, 1, 'test'),

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import { isoNow } from '../../shared/time.js';
 import { hookHandoff, type ToolCallBody, type turnCreatedBody } from '../outbound.schemas.js';
-import type { DeploymentContext } from '../deployment-context.js';
+import type { DeploymentContext } from '../../deployments/deployment-context.js';
 import { type EgressPolicy, egressFor, type EgressResponse, type Exchange, exchange } from '../../shared/egress.js';
 import { type ReplyAction, replyActions } from '#protocol/frames';
 import { signatureOf, standardWebhookHeaders } from '../signature.js';
@@ -113,7 +113,7 @@ export function sendTurnCreated(
     url,
     body,
     signedHeaders(dep, delivery_id, body),
-    dep.hookTimeoutMs,
+    dep.hook.timeoutMs,
     egressFor(egress, 'hooks', dep.customerId),
     how.signal,
   );
@@ -121,9 +121,9 @@ export function sendTurnCreated(
 
 /** Both signatures of a body sent to the customer's server (README, Verifying our signatures), and its delivery id. */
 const signedHeaders = (dep: DeploymentContext, deliveryId: string, body: string) => ({
-  'X-Service-Signature': signatureOf(dep.signingSecret, body),
+  'X-Service-Signature': signatureOf(dep.signing.current, body),
   'X-Service-Delivery': deliveryId,
-  ...standardWebhookHeaders(deliveryId, body, dep.secrets),
+  ...standardWebhookHeaders(deliveryId, body, dep.signing.secrets),
 });
 
 /** Signs and sends a model's tool call to the tool's url, once (a tool may not be safe to call twice). */

@@ -5,7 +5,7 @@ import { isoIn, isoNow } from '../../shared/time.js';
 import type { Db } from '../../database.js';
 import type { Dialect } from '../../store/db.js';
 import type { StoreHealth } from '../../store/store-health.js';
-import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
+import type { DeploymentContext, DeploymentDirectory } from '../../deployments/deployment-context.js';
 import { type DeliverySubject, deliveryRow } from './delivery.record.js';
 import { insertDeliveries, transcriptSucceededSince } from './delivery.repository.js';
 import { disableTranscriptTarget } from '../../deployments/deployment.repository.js';
@@ -110,7 +110,7 @@ export class TranscriptOutbox {
    */
   private async deliver(row: TranscriptOutboxTable): Promise<boolean> {
     const dep = await this.parts.deployments.get(row.deployment_id);
-    const url = dep?.transcriptHookUrl;
+    const url = dep?.hook.transcriptUrl;
     // A stop cuts a delivery short: the event stays pending and is sent again later.
     const sent =
       dep && url
@@ -191,9 +191,9 @@ export function sendTranscriptEvent(
   signal?: AbortSignal,
 ): Promise<Exchange> {
   const headers = {
-    'X-Service-Signature': signatureOf(dep.signingSecret, body),
+    'X-Service-Signature': signatureOf(dep.signing.current, body),
     'X-Service-Event-Id': eventId,
-    ...standardWebhookHeaders(eventId, body, dep.secrets),
+    ...standardWebhookHeaders(eventId, body, dep.signing.secrets),
   };
   return exchange(url, body, headers, timeoutMs, egressFor(egress, 'hooks', dep.customerId), signal);
 }

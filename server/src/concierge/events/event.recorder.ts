@@ -1,7 +1,7 @@
 import { isoNow } from '../../shared/time.js';
 import type { Trx } from '../../database.js';
 import type { WriteBatcher } from '../../store/write-batcher.js';
-import type { DeploymentContext } from '../deployment-context.js';
+import type { DeploymentContext } from '../../deployments/deployment-context.js';
 import { insertOutbox } from '../deliveries/outbox.repository.js';
 import type { NewEvent } from '#protocol/frames';
 import { type TranscriptEvent, transcriptEventBody } from '#protocol/transcript-events';
@@ -65,7 +65,7 @@ export class UnitOfWork {
       if (handoff) committed.handoff = handoff;
     }
     if (change.tally) this.count(at, change.tally);
-    if (!dep.transcriptHookUrl || !change.transcript.length) return;
+    if (!dep.hook.transcriptUrl || !change.transcript.length) return;
     this.#transcript = true;
     const now = isoNow();
     // Ordered with the widget events: a change without any sorts before the next one.

@@ -1,6 +1,6 @@
 import type { ConversationRow } from '../conversations/conversation.repository.js';
 import type { TurnRow } from '../conversations/turn.repository.js';
-import type { DeploymentContext } from '../deployment-context.js';
+import type { DeploymentContext } from '../../deployments/deployment-context.js';
 import type { StoredFrame } from '../events/event.repository.js';
 import type { ChatMessage } from './chat-completions.js';
 import type { Passage } from '../../knowledge/knowledge-retrieval.js';
@@ -34,8 +34,8 @@ export function systemMessage(
 ): string {
   const language = turn.language ?? dep.agent.language;
   const lines = [
-    dep.prompt.persona,
-    dep.prompt.instructions,
+    dep.spec.prompt.persona,
+    dep.spec.prompt.instructions,
     `Answer in ${languageName(language)} (${language}).`,
     'Your replies are shown in a chat and may be read aloud: write plain sentences, no Markdown, no lists.',
     conversation.user_name ? `The visitor's name: ${conversation.user_name}.` : '',

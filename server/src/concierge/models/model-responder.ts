@@ -4,7 +4,7 @@ import type { Db } from '../../database.js';
 import type { ModelTarget } from '../../model-endpoints/model-endpoint.service.js';
 import type { ReplyAction } from '#protocol/frames';
 import { heardOfTurns } from '../conversations/turn.repository.js';
-import type { DeploymentContext } from '../deployment-context.js';
+import type { DeploymentContext } from '../../deployments/deployment-context.js';
 import type { DeliveryTable } from '../deliveries/delivery.table.js';
 import { type EgressPolicy, egressFor } from '../../shared/egress.js';
 import { recentTalk } from '../events/event.repository.js';
@@ -105,7 +105,7 @@ export class ModelResponder implements Responder<ModelSpec> {
     };
     const target = await this.#target(dep, spec);
     if (typeof target === 'string') return { ...said, why: target, written: '' };
-    const signal = AbortSignal.any([shutdown, AbortSignal.timeout(dep.replyTimeoutS * 1000)]);
+    const signal = AbortSignal.any([shutdown, AbortSignal.timeout(dep.limits.replyTimeoutS * 1000)]);
     const release = await this.parts.calls.wait(dep.customerId, spec.first_token_timeout_ms, signal);
     if (!release)
       return {
@@ -186,7 +186,8 @@ export class ModelResponder implements Responder<ModelSpec> {
           said.confirmation = outcome.confirmation ?? said.confirmation;
         });
       }
-      if (signal.aborted && !shutdown.aborted) said.why ??= `the turn's reply timeout (${dep.replyTimeoutS} s) passed`;
+      if (signal.aborted && !shutdown.aborted)
+        said.why ??= `the turn's reply timeout (${dep.limits.replyTimeoutS} s) passed`;
       await writer.settled();
     } finally {
       release();

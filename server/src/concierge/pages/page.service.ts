@@ -3,7 +3,7 @@ import { AppError } from '../../errors.js';
 import { isoIn, isoNow } from '../../shared/time.js';
 import { type ConversationRow, lockConversation } from '../conversations/conversation.repository.js';
 import type { TurnRow } from '../conversations/turn.repository.js';
-import type { DeploymentContext } from '../deployment-context.js';
+import type { DeploymentContext } from '../../deployments/deployment-context.js';
 import type { EventRecorder } from '../events/event.recorder.js';
 import type { PageData, ProactiveEvent } from '#protocol/proactive';
 import {
@@ -77,7 +77,7 @@ export class PageService {
    * does not have counts nothing.
    */
   async approached(dep: DeploymentContext, conversationId: string, rule: string, event: ProactiveEvent): Promise<void> {
-    if (!dep.proactive.some((r) => r.id === rule)) return;
+    if (!dep.widget.proactive.some((r) => r.id === rule)) return;
     await this.parts.events.write(conversationId, async (unit) => {
       await setProactiveRule(unit.trx, conversationId, rule);
       unit.count({ dep, conversationId }, { proactive: { rule, [event]: 1 } });

@@ -4,7 +4,7 @@ import { describeEachStore, expectError, waitFor } from '../../../test/harness.j
 import { pathGlob } from '#protocol/page-rules';
 import type { ConversationRow } from '../conversations/conversation.repository.js';
 import type { TurnRow } from '../conversations/turn.repository.js';
-import type { DeploymentContext } from '../deployment-context.js';
+import type { DeploymentContext } from '../../deployments/deployment-context.js';
 import { dataMessage, systemMessage } from '../models/model-prompt.js';
 import { PAGE_EVENTS_PER_CONVERSATION } from './page.service.js';
 import { PAGE_MESSAGES_PER_MINUTE } from '../sessions/page-messages.js';
@@ -46,7 +46,7 @@ describe('the model is told the page (README, Greeting visitors first)', () => {
   it('names the page, its context and the events since the last turn in a message of data, never in the system message', () => {
     const dep = {
       agent: { language: 'en-US' },
-      prompt: { persona: 'You are the front desk.', instructions: '' },
+      spec: { prompt: { persona: 'You are the front desk.', instructions: '' } },
     } as unknown as DeploymentContext;
     const page = {
       url: 'https://hotel.example/book',

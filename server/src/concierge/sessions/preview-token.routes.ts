@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import type { DeploymentDirectory } from '../deployment-context.js';
+import type { DeploymentDirectory } from '../../deployments/deployment-context.js';
 import { type RouteDef, defineRoute } from '../../http/route.js';
 import { idParams } from '../../shared/schemas.js';
 import { mintPreviewToken } from './preview-token.js';

@@ -1,6 +1,6 @@
 import { SignJWT } from 'jose';
 import type { Principal } from '../../http/principal.js';
-import type { DeploymentContext } from '../deployment-context.js';
+import type { DeploymentContext } from '../../deployments/deployment-context.js';
 import { invalidState } from '../../errors.js';
 
 const PREVIEW_TTL_S = 600;
@@ -30,6 +30,6 @@ export async function mintPreviewToken(dep: DeploymentContext, principal: Princi
     .setAudience(dep.id)
     .setIssuedAt(now)
     .setExpirationTime(now + PREVIEW_TTL_S)
-    .sign(new TextEncoder().encode(dep.signingSecret));
+    .sign(new TextEncoder().encode(dep.signing.current));
   return { token, sub, expires_at: new Date((now + PREVIEW_TTL_S) * 1000).toISOString() };
 }

@@ -1,6 +1,6 @@
 import type { ServerFrame } from '#protocol/frames';
 import type { AppError } from '../../errors.js';
-import type { DeploymentContext } from '../deployment-context.js';
+import type { DeploymentContext } from '../../deployments/deployment-context.js';
 import type { TurnInput } from '../turns/turn.service.js';
 
 /**

@@ -1,7 +1,7 @@
 import type { StoreHealth } from '../../store/store-health.js';
 import type { ConversationService } from '../conversations/conversation.service.js';
 import type { ConversationHandling } from '../conversations/handling.js';
-import type { DeploymentDirectory } from '../deployment-context.js';
+import type { DeploymentDirectory } from '../../deployments/deployment-context.js';
 import type { InstallDiagnostics } from '../diagnostics/install-diagnostics.js';
 import type { ConversationBus } from '../events/conversation-bus.js';
 import type { PageService } from '../pages/page.service.js';

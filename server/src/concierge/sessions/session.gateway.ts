@@ -5,7 +5,7 @@ import { clientAddress, type ProxyTrust } from '../../http/client-address.js';
 import type { PublicAddress } from '../../http/public-address.js';
 import { PerKeyCap } from '../../shared/per-key-cap.js';
 import { Close, type CloseCode, CloseReason } from '#protocol/close-codes';
-import type { DeploymentContext } from '../deployment-context.js';
+import type { DeploymentContext } from '../../deployments/deployment-context.js';
 import { DRAIN_TIMEOUT_MS } from './event-cursor.js';
 import { Session, type SessionShared } from './session.js';
 import type { SessionServices, SessionSettings } from './session-services.js';
@@ -134,8 +134,9 @@ export class SessionGateway {
     const origin = req.headers.origin;
     const { diagnostics } = this.parts.services;
     const allowed =
-      !dep.allowedOrigins.length ||
-      (origin !== undefined && (dep.allowedOrigins.includes(origin) || origin === this.parts.address.originFor(req)));
+      !dep.widget.allowedOrigins.length ||
+      (origin !== undefined &&
+        (dep.widget.allowedOrigins.includes(origin) || origin === this.parts.address.originFor(req)));
     if (!allowed) {
       diagnostics.refused(dep.id, 'origin_not_allowed', origin ?? '(no Origin header)');
       return { refused: Close.forbidden, reason: CloseReason.originNotAllowed };

@@ -1,7 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createLogger } from '../../logger.js';
 import { StoreHealth } from '../../store/store-health.js';
-import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
+import type { DeploymentContext, DeploymentDirectory } from '../../deployments/deployment-context.js';
 import { LocalBus } from '../events/conversation-bus.js';
 import { Close } from '#protocol/close-codes';
 import { Session, type SessionShared } from './session.js';
@@ -37,9 +37,9 @@ class RecordingSocket implements SessionSocket {
 const dep = {
   id: '0b7f7f7e-3c1a-4d9b-9a3e-6f2a1c0d4e5f',
   status: 'active',
-  secrets: ['whsec_unit'],
+  signing: { secrets: ['whsec_unit'] },
   agent: { name: 'Front desk', greeting: null, language: 'en-US', voice: null },
-  widget: {},
+  widget: { theme: {} },
 } as unknown as DeploymentContext;
 
 /** A session before `hello` touches no service: any call to one fails the test. */

@@ -3,7 +3,7 @@ import { Close, CloseReason, type CloseCode } from '#protocol/close-codes';
 import type { ClientMessage, ServerFrame } from '#protocol/frames';
 import { AppError } from '../../errors.js';
 import type { ConversationRow } from '../conversations/conversation.repository.js';
-import type { DeploymentContext } from '../deployment-context.js';
+import type { DeploymentContext } from '../../deployments/deployment-context.js';
 import type { StoredFrame } from '../events/event.repository.js';
 import type { TurnInput } from '../turns/turn.service.js';
 import { isWidgetErrorCode, type ParsedMessage, parseClientMessage } from './client-message.js';
@@ -208,9 +208,9 @@ export class Session implements CursorOwner, SessionLine {
       last_seq: conversation.last_seq,
       token_expires_at: new Date(claims.exp * 1000).toISOString(),
       agent,
-      widget: this.dep.widget,
+      widget: this.dep.widget.theme,
       speech,
-      ...(this.dep.proactive.length ? { proactive: this.dep.proactive } : {}),
+      ...(this.dep.widget.proactive.length ? { proactive: this.dep.widget.proactive } : {}),
     });
     const cursor = new EventCursor(
       { socket: this.socket, source: this.services.history, owner: this, health: this.services.health },
@@ -228,7 +228,7 @@ export class Session implements CursorOwner, SessionLine {
   /** The claims of a token for this deployment, read afresh (a token signed after a rotation verifies); throws its refusal. */
   private async verify(tokenText: string): Promise<UserClaims> {
     this.dep = (await this.services.deployments.get(this.dep.id)) ?? this.dep;
-    const check = await verifyUserToken(tokenText, this.dep.id, this.dep.secrets);
+    const check = await verifyUserToken(tokenText, this.dep.id, this.dep.signing.secrets);
     if (!check.ok) {
       this.services.diagnostics.refused(this.dep.id, 'token_invalid', check.cause);
       throw check.error;

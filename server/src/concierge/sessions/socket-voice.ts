@@ -48,7 +48,7 @@ export class SocketVoice {
       socket,
       synthesis: services.synthesis,
       site: () => this.#synthesisSite(),
-      request: (text, language) => speechRequestFor(text, language, line.dep.agentSpeech, line.dep.agent.language),
+      request: (text, language) => speechRequestFor(text, language, line.dep.voice.speech, line.dep.agent.language),
     });
   }
 
@@ -59,7 +59,7 @@ export class SocketVoice {
     const fallback = this.#recognitionFallback();
     return {
       recognition: this.#recognitionSite(),
-      ...(this.line.dep.speechRecognition === 'off' ? { text_only: true } : {}),
+      ...(this.line.dep.voice.recognition === 'off' ? { text_only: true } : {}),
       ...(fallback ? { fallback } : {}),
       synthesis: this.#synthesisSite(),
     };
@@ -108,15 +108,15 @@ export class SocketVoice {
 
   #recognitionSite(): RecognitionSite {
     const { speech } = this.services;
-    return recognitionSite(this.line.dep.speechRecognition, this.#browserRecognition, speech.available);
+    return recognitionSite(this.line.dep.voice.recognition, this.#browserRecognition, speech.available);
   }
 
   #recognitionFallback(): 'service' | undefined {
     const { speech } = this.services;
-    return recognitionFallback(this.line.dep.speechRecognition, this.#browserRecognition, speech.available);
+    return recognitionFallback(this.line.dep.voice.recognition, this.#browserRecognition, speech.available);
   }
 
   #synthesisSite(): SynthesisSite {
-    return synthesisSite(this.line.dep.speechSynthesis, this.services.synthesis.engine !== undefined);
+    return synthesisSite(this.line.dep.voice.synthesis, this.services.synthesis.engine !== undefined);
   }
 }

@@ -1,7 +1,5 @@
 import type { RecognitionSite, SynthesisSite } from '#protocol/frames';
-
-/** A deployment's `runtime_config.speech_recognition`. */
-export type RecognitionSetting = 'auto' | 'browser' | 'service' | 'off';
+import type { RecognitionSetting, SynthesisSetting } from '#protocol/speech-settings';
 
 /**
  * Where one widget's speech is recognised (README, Voice in every browser): what the deployment
@@ -30,9 +28,6 @@ export function recognitionFallback(
 ): 'service' | undefined {
   return setting === 'auto' && browserRecognition && serviceRecognises ? 'service' : undefined;
 }
-
-/** A deployment's `runtime_config.speech_synthesis`. */
-export type SynthesisSetting = 'auto' | 'service' | 'browser' | 'off';
 
 /**
  * Whose voice reads one widget's replies out (README, The agent's own voice): `auto` and `service`

@@ -4,7 +4,7 @@ import { MAX_PRONUNCIATIONS, serviceVoice, speechOf } from '../../agents/agent-s
 import type { Db } from '../../database.js';
 import { AppError, notFound } from '../../errors.js';
 import { fromJsonColumn } from '../../shared/json-column.js';
-import { agentInfo, greetingIn } from '../deployment-context.js';
+import { agentInfo, greetingIn } from '../../deployments/deployment-context.js';
 import { speechRequestFor } from './agent-voice.js';
 import { wavOf } from './recogniser.js';
 import type { SpeechSynthesis } from './speech-synthesis.js';

@@ -4,7 +4,7 @@ import type { ConversationRow } from '../conversations/conversation.repository.j
 import type { Answer } from '../conversations/answer.js';
 import type { TurnRow } from '../conversations/turn.repository.js';
 import type { DeliveryKind, DeliveryTable } from '../deliveries/delivery.table.js';
-import type { DeploymentContext } from '../deployment-context.js';
+import type { DeploymentContext } from '../../deployments/deployment-context.js';
 import type { TurnPage } from '../pages/page.service.js';
 
 /** What the turn core found for a turn before it is answered. */

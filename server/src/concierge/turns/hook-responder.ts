@@ -6,7 +6,7 @@ import type { ConversationRow } from '../conversations/conversation.repository.j
 import type { Answer } from '../conversations/answer.js';
 import { heardBefore, type TurnRow } from '../conversations/turn.repository.js';
 import type { TurnPage } from '../pages/page.service.js';
-import type { DeploymentContext } from '../deployment-context.js';
+import type { DeploymentContext } from '../../deployments/deployment-context.js';
 import { unreadableAnswer } from '../deliveries/delivery.record.js';
 import { callTurnHook, type HookCall, type HookOutcome, sendTurnCreated } from '../deliveries/hook.client.js';
 import type { EgressPolicy } from '../../shared/egress.js';
@@ -49,10 +49,10 @@ export class HookResponder implements Responder<HookSpec> {
     const replyUrl = `${address.url}/embed/concierge/${dep.id}/replies`;
     // What the visitor heard of the reply before, read once: every attempt carries the same body. A
     // store that cannot say does not hold the turn back; the hook is called without it.
-    const previous = dep.hookUrl
+    const previous = dep.hook.url
       ? await heardBefore(this.parts.db, turn).catch((err) => void health.failed(err, 'reading what was heard'))
       : undefined;
-    const { outcome, exchanges }: HookCall = dep.hookUrl
+    const { outcome, exchanges }: HookCall = dep.hook.url
       ? await callTurnHook(
           () => postTurn(dep, conversation, turn, { replyUrl, previous, ...context }, egress, signal),
           this.retryDelaysMs,
@@ -126,5 +126,5 @@ function postTurn(
         }
       : {}),
   };
-  return sendTurnCreated(dep, dep.hookUrl!, call, egress, { signal });
+  return sendTurnCreated(dep, dep.hook.url!, call, egress, { signal });
 }

@@ -4,7 +4,7 @@ import { findConversation } from '../conversations/conversation.repository.js';
 import { isoIn } from '../../shared/time.js';
 import { turnLifecycle } from '../conversations/turn.lifecycle.js';
 import type { ReplyTaken } from '../conversations/turn.types.js';
-import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
+import type { DeploymentContext, DeploymentDirectory } from '../../deployments/deployment-context.js';
 import type { ConversationBus } from '../events/conversation-bus.js';
 import type { EventRecorder, UnitOfWork } from '../events/event.recorder.js';
 import { verifySignature } from '../signature.js';
@@ -44,7 +44,7 @@ export class ReplyService {
   async verifyReply(deploymentId: string, raw: Buffer, signature: string | undefined): Promise<DeploymentContext> {
     // A reply signed with a secret just rotated on another node verifies here too (see accepting).
     const found = await this.parts.deployments.accepting(deploymentId, (dep) =>
-      verifySignature(signature, raw, dep.secrets),
+      verifySignature(signature, raw, dep.signing.secrets),
     );
     if (!found) throw new AppError('not_found', 'Deployment not found');
     if (!found.accepted)
@@ -102,7 +102,7 @@ export class ReplyService {
         { dep, conversationId: conversation_id },
         scope,
         { part, text },
-        isoIn(dep.replyTimeoutS * 1000),
+        isoIn(dep.limits.replyTimeoutS * 1000),
       ),
     );
     return { turn_id, status: 'acknowledged', part, duplicate: this.accepted(taken, true) };

@@ -24,7 +24,7 @@ export interface Responders {
 
 /** Hands the turn to whoever the deployment's agent names, with its part of the spec. */
 export function answerWith(responders: Responders, answering: Answering): Promise<void> {
-  const spec = answering.dep.responder;
+  const spec = answering.dep.spec.responder;
   switch (spec.type) {
     case 'model':
       return responders.model.answer(answering, spec);

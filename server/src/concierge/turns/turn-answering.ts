@@ -8,7 +8,7 @@ import { markAnswering, setTurnKnowledge, turnExists, type TurnRow } from '../co
 import { deliveryRow } from '../deliveries/delivery.record.js';
 import { insertDeliveries } from '../deliveries/delivery.repository.js';
 import type { DeliveryKind, DeliveryTable } from '../deliveries/delivery.table.js';
-import type { DeploymentContext } from '../deployment-context.js';
+import type { DeploymentContext } from '../../deployments/deployment-context.js';
 import type { EventRecorder } from '../events/event.recorder.js';
 import type { Answering, Settlement, TurnContext } from './answering.js';
 
@@ -39,7 +39,7 @@ export class TurnAnswering implements Answering {
   }
 
   get #replyDueAt() {
-    return isoIn(this.dep.replyTimeoutS * 1000);
+    return isoIn(this.dep.limits.replyTimeoutS * 1000);
   }
 
   async acknowledge(): Promise<boolean> {

@@ -12,7 +12,7 @@ import { turnLifecycle } from '../conversations/turn.lifecycle.js';
 import type { Feedback, TurnInput } from '../conversations/turn.types.js';
 import { findTurnByClientId, textsBefore, turnLoad, type TurnRow } from '../conversations/turn.repository.js';
 import { orphanedTurns, takeOverTurn } from '../conversations/turn-sweep.repository.js';
-import type { DeploymentContext, DeploymentDirectory } from '../deployment-context.js';
+import type { DeploymentContext, DeploymentDirectory } from '../../deployments/deployment-context.js';
 import type { EventRecorder } from '../events/event.recorder.js';
 import { HOOK_RETRY_DELAYS_MS } from '../deliveries/hook.client.js';
 import { answerWith, type Responders } from './responder.js';
@@ -107,15 +107,15 @@ export class TurnService {
         if (conversation.status !== 'open') return refused('conversation_ended', 'The conversation has ended');
         const existing = await findTurnByClientId(unit.trx, conversationId, input.client_turn_id);
         if (existing) return { submission: { outcome: 'duplicate', turnId: existing.id } };
-        if (conversation.turn_count >= dep.maxTurnsPerConversation) {
+        if (conversation.turn_count >= dep.limits.turnsPerConversation) {
           await conversations.endWithin(unit, at, 'max_turns');
           return { submission: { outcome: 'ended' } };
         }
         const load = await turnLoad(unit.trx, conversationId, isoIn(-60_000));
-        if (load.waiting >= dep.maxPendingTurns)
-          return refused('too_many_pending_turns', `At most ${dep.maxPendingTurns} turns may wait for a reply`);
-        if (load.recent >= dep.turnsPerMinute)
-          return refused('rate_limited', `At most ${dep.turnsPerMinute} turns a minute`);
+        if (load.waiting >= dep.limits.pendingTurns)
+          return refused('too_many_pending_turns', `At most ${dep.limits.pendingTurns} turns may wait for a reply`);
+        if (load.recent >= dep.limits.turnsPerMinute)
+          return refused('rate_limited', `At most ${dep.limits.turnsPerMinute} turns a minute`);
         const turn = await turnLifecycle.take(unit, at, conversation, input, this.parts.nodeId);
         return { submission: { outcome: 'accepted', turnId: turn.id }, started: [conversation, turn] };
       },
@@ -157,7 +157,8 @@ export class TurnService {
    * not take, or of a turn this conversation has not had answered, is refused (`invalid_message`).
    */
   async rate(dep: DeploymentContext, conversationId: string, turnId: string, feedback: Feedback): Promise<void> {
-    if (dep.widget.feedback === false) throw new AppError('invalid_message', 'Feedback is off for this deployment');
+    if (dep.widget.theme.feedback === false)
+      throw new AppError('invalid_message', 'Feedback is off for this deployment');
     const rated = await this.parts.events.write(conversationId, (unit) =>
       turnLifecycle.rate(unit, { dep, conversationId }, turnId, feedback),
     );
@@ -206,13 +207,13 @@ export class TurnService {
       this.#leansOn(turn).catch((err) => (this.parts.health.failed(err, 'reading the turns before'), []));
     const search = (leansOn: string[]) =>
       this.parts.knowledge
-        .passagesFor(dep.customerId, dep.knowledgeBaseId, turn.text, {
+        .passagesFor(dep.customerId, dep.spec.knowledgeBaseId, turn.text, {
           leansOn,
           language: turn.language ?? dep.agent.language,
         })
         .catch((err) => (this.parts.health.failed(err, 'searching the knowledge base'), []));
     let leansOn = followsUp(turn.text) ? await earlier() : [];
-    let passages = dep.knowledgeBaseId ? await search(leansOn) : undefined;
+    let passages = dep.spec.knowledgeBaseId ? await search(leansOn) : undefined;
     // A question whose own words find nothing ("do I need to tell you before?") leans on the ones before.
     if (passages && !passages.length && !leansOn.length) {
       leansOn = await earlier();

@@ -3,7 +3,7 @@ import type { Db } from '../../database.js';
 import type { Dialect } from '../../store/db.js';
 import { turnLifecycle } from '../conversations/turn.lifecycle.js';
 import { claimTurn, type DueTurns, dueTurns } from '../conversations/turn-sweep.repository.js';
-import type { DeploymentDirectory } from '../deployment-context.js';
+import type { DeploymentDirectory } from '../../deployments/deployment-context.js';
 import type { EventRecorder } from '../events/event.recorder.js';
 
 /** A turn left `pending` this long had its hook call cut off by a crash: it is failed. */

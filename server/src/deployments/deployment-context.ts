@@ -2,14 +2,10 @@ import { notFound } from '../errors.js';
 import { fromJsonColumn } from '../shared/json-column.js';
 import { TtlCache } from '../shared/ttl-cache.js';
 import type { Db } from '../database.js';
-import { liveSecrets } from '../deployments/signing-secret.js';
-import { deploymentIdsOfAgent } from '../deployments/deployment.repository.js';
-import {
-  type ChannelConfig,
-  effectiveEngagementRules,
-  effectiveRuntimeConfig,
-} from '../deployments/deployment.schemas.js';
-import type { CallDirection, DeploymentStatus } from '../deployments/deployment.table.js';
+import { liveSecrets } from './signing-secret.js';
+import { deploymentIdsOfAgent } from './deployment.repository.js';
+import { type ChannelConfig, effectiveEngagementRules, effectiveRuntimeConfig } from './deployment.schemas.js';
+import type { CallDirection, DeploymentStatus } from './deployment.table.js';
 import { type AgentSpeech, speechOf } from '../agents/agent-speech.js';
 import { promptOf, responderOf, type ResponderSpec } from '../agents/agent-responder.js';
 import { z } from 'zod';
@@ -17,46 +13,52 @@ import { inLanguage, type InLanguages } from '#protocol/in-language';
 import type { ProactiveRule } from '#protocol/proactive';
 import { inLanguages } from '#protocol/text';
 import { type AgentInfo, type AgentVoice, languageTag, type WidgetTheme } from '#protocol/frames';
+import type { RecognitionSetting, SynthesisSetting } from '#protocol/speech-settings';
 
-/** What a session, a turn or a reply needs to know about its deployment, defaults applied. */
+/**
+ * What a session, a turn or a reply needs to know about its deployment, defaults applied, in
+ * groups: a new feature adds a group (or a field to one), not fields beside every other.
+ */
 export interface DeploymentContext {
   id: string;
   customerId: string;
   agentId: string;
   status: DeploymentStatus;
   callDirection: CallDirection;
-  secrets: string[];
-  signingSecret: string;
-  hookUrl: string | undefined;
-  transcriptHookUrl: string | undefined;
-  allowedOrigins: string[];
-  widget: WidgetTheme;
-  maxTurnsPerConversation: number;
-  maxPendingTurns: number;
-  turnsPerMinute: number;
-  /** The greeting rules the widget evaluates (README, Greeting visitors first). */
-  proactive: ProactiveRule[];
-  hookTimeoutMs: number;
-  replyTimeoutS: number;
-  /** How long a turn of a conversation a person handles waits for their answer. */
-  personReplyTimeoutS: number;
-  /** A request for a person nobody took for this long is told to the visitor once (0: never), in these words or the widget's. */
-  personWait: { noticeS: number; notice: string | undefined };
-  /** Where the visitor's speech is recognised: `auto`, `browser`, `service` or `off` (README, Voice in every browser). */
-  speechRecognition: 'auto' | 'browser' | 'service' | 'off';
-  /** Whose voice reads replies out: `auto`, `service`, `browser` or `off` (README, The agent's own voice). */
-  speechSynthesis: 'auto' | 'service' | 'browser' | 'off';
-  /** The agent's voice on the service's synthesiser, and how it says words (the browser's voice is told them in `agent`). */
-  agentSpeech: AgentSpeech;
-  /** Who answers the agent's turns (README, An agent without a server): its hook, or a model with these settings. */
-  responder: ResponderSpec;
-  /** What the agent's model is told of who it is. */
-  prompt: { persona: string; instructions: string };
-  /** The agent's knowledge base (README, Answers from your documents): its passages go with each turn. */
-  knowledgeBaseId: string | null;
-  /** The agent version a conversation starting now gets: the pinned one, or the latest published. */
-  agentVersion: number;
+  /** Its signing secrets: each still valid verifies a token or a reply; the current one signs. */
+  signing: { secrets: string[]; current: string };
+  /** Where the service calls the customer's server (README, Concierge sessions), and how long a call may take. */
+  hook: { url: string | undefined; transcriptUrl: string | undefined; timeoutMs: number };
+  /** The widget: its look, the origins whose pages may open it, the greeting rules it evaluates (README, Greeting visitors first). */
+  widget: { theme: WidgetTheme; allowedOrigins: string[]; proactive: ProactiveRule[] };
+  /** How much a conversation may ask, and how long a reply may take. */
+  limits: { turnsPerConversation: number; pendingTurns: number; turnsPerMinute: number; replyTimeoutS: number };
+  /**
+   * A person in the conversation (README, A person in the conversation): how long their answer to a
+   * turn may take, and a request nobody took for `waitNoticeS` told to the visitor once (0: never),
+   * in these words or the widget's.
+   */
+  person: { replyTimeoutS: number; waitNoticeS: number; waitNotice: string | undefined };
+  /**
+   * Voice (README, Voice in every browser; The agent's own voice): where the visitor's speech is
+   * recognised, whose voice reads replies out, and the agent's voice on the service's synthesiser
+   * (the browser's voice is told it in `agent`).
+   */
+  voice: { recognition: RecognitionSetting; synthesis: SynthesisSetting; speech: AgentSpeech };
+  /** What the widget is told of the agent. */
   agent: AgentInfo;
+  /**
+   * The agent's spec as the service answers by it: the version a conversation starting now gets
+   * (the pinned one, or the latest published), who answers its turns (README, An agent without a
+   * server), what its model is told of who it is, and its knowledge base (README, Answers from your
+   * documents).
+   */
+  spec: {
+    version: number;
+    responder: ResponderSpec;
+    prompt: { persona: string; instructions: string };
+    knowledgeBaseId: string | null;
+  };
 }
 
 /** Public routes address a deployment by id alone; the signature or token then proves the caller. */
@@ -103,28 +105,28 @@ export async function loadDeploymentContext(db: Db, id: string): Promise<Deploym
     agentId: row.agent_id,
     status: row.status,
     callDirection: row.call_direction,
-    secrets: liveSecrets(row),
-    signingSecret: row.signing_secret,
-    hookUrl: channel.hook_url,
-    transcriptHookUrl: channel.transcript_hook_url,
-    allowedOrigins: channel.allowed_origins ?? [],
-    widget: channel.widget ?? {},
-    maxTurnsPerConversation: rules.max_turns_per_conversation,
-    maxPendingTurns: rules.max_pending_turns,
-    turnsPerMinute: rules.turns_per_minute,
-    proactive: rules.proactive,
-    hookTimeoutMs: runtime.hook_timeout_ms,
-    replyTimeoutS: runtime.reply_timeout_s,
-    personReplyTimeoutS: runtime.person_reply_timeout_s,
-    personWait: { noticeS: runtime.person_wait_notice_s, notice: runtime.person_wait_notice },
-    speechRecognition: runtime.speech_recognition,
-    speechSynthesis: runtime.speech_synthesis,
-    agentVersion: row.pinned_version ?? row.latest_version,
+    signing: { secrets: liveSecrets(row), current: row.signing_secret },
+    hook: { url: channel.hook_url, transcriptUrl: channel.transcript_hook_url, timeoutMs: runtime.hook_timeout_ms },
+    widget: { theme: channel.widget ?? {}, allowedOrigins: channel.allowed_origins ?? [], proactive: rules.proactive },
+    limits: {
+      turnsPerConversation: rules.max_turns_per_conversation,
+      pendingTurns: rules.max_pending_turns,
+      turnsPerMinute: rules.turns_per_minute,
+      replyTimeoutS: runtime.reply_timeout_s,
+    },
+    person: {
+      replyTimeoutS: runtime.person_reply_timeout_s,
+      waitNoticeS: runtime.person_wait_notice_s,
+      waitNotice: runtime.person_wait_notice,
+    },
+    voice: { recognition: runtime.speech_recognition, synthesis: runtime.speech_synthesis, speech: speechOf(spec) },
     agent: agentInfo(row.agent_name, specText),
-    agentSpeech: speechOf(spec),
-    responder: responderOf(spec),
-    knowledgeBaseId: row.knowledge_base_id,
-    prompt: promptOf(spec),
+    spec: {
+      version: row.pinned_version ?? row.latest_version,
+      responder: responderOf(spec),
+      prompt: promptOf(spec),
+      knowledgeBaseId: row.knowledge_base_id,
+    },
   };
 }
 
