@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { codePoints, languageTag } from './text.js';
+import { ACTION_NAME, ACTION_NAME_RULE } from './tools.js';
 import { pageContext, pageData, pageEventName, pageOf, proactiveEvents, proactiveRule } from './proactive.js';
 
 export { codePoints, languageTag };
@@ -181,7 +182,7 @@ export const replyAction = z.discriminatedUnion('type', [
   z
     .strictObject({
       type: z.literal('client'),
-      name: z.string().regex(/^[a-z0-9_.-]{1,64}$/, 'must be 1 to 64 of a-z, 0-9, _ . -'),
+      name: z.string().regex(ACTION_NAME, ACTION_NAME_RULE),
       label: label.optional(),
       args: z
         .record(z.string(), z.unknown())

@@ -2,7 +2,7 @@ import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { armChime, chime, onActivity } from './activity';
 import { api, curlOf, get, isId, onLogChange, path, sentLog, whenSignedOut } from './api';
-import { routeOf } from './logic';
+import { routeOf } from './routes';
 import { AgentPage, AgentsPage } from './pages/agents';
 import { AnalyticsPage } from './pages/analytics';
 import { ApiKeyPage } from './pages/api-key';

@@ -2,7 +2,9 @@ import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useState } from 'preact/hooks';
 import { ApiError, file, path } from './api';
 import { WIDGET_LOCALES } from '#protocol/widget-locales';
-import { duration, inLanguagesOf, localeLabel, when } from './logic';
+import { localeLabel } from './form-checks';
+import { duration, when } from './format';
+import { inLanguagesOf } from './spec-fields';
 import type { Delivery, Deployment, PageMeta } from './types';
 
 export interface Loaded<T> {

@@ -1,23 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import {
-  inLanguagesLines,
-  inLanguagesOf,
-  checklist,
-  isLive,
-  languageProblems,
-  lineDiff,
-  localeLabel,
-  originProblems,
-  pronunciationsAsLines,
-  pronunciationsOf,
-  routeOf,
-  serverSnippetOf,
-  signedStringOf,
-  snippetOf,
-  startOfDay,
-  toolsOf,
-  turnTimeline,
-} from './logic';
+import { checklist, isLive } from './checklist';
+import { languageProblems, localeLabel, originProblems } from './form-checks';
+import { startOfDay } from './format';
+import { routeOf } from './routes';
+import { serverSnippetOf, signedStringOf, snippetOf } from './snippets';
+import { inLanguagesLines, inLanguagesOf, pronunciationsAsLines, pronunciationsOf, toolsOf } from './spec-fields';
+import { lineDiff } from './text-diff';
+import { turnTimeline } from './turn-timeline';
 import type { Delivery, Turn } from './types';
 
 const delivery = (over: Partial<Delivery> = {}): Delivery => ({

@@ -65,7 +65,9 @@ describe('the wire contract (protocol/, README: Layout)', () => {
       'pronunciations.ts',
       'roles.ts',
       'sentences.ts',
+      'speech-settings.ts',
       'text.ts',
+      'tools.ts',
       'transcript-events.ts',
       'widget-locales.ts',
     ]);

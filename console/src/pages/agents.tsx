@@ -1,15 +1,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { ApiError, del, get, list, post, put, query, path } from '../api';
 import { inLanguage, type InLanguages } from '#protocol/in-language';
-import {
-  inLanguagesLines,
-  inLanguagesOf,
-  lineDiff,
-  pronunciationsAsLines,
-  pronunciationsOf,
-  toolsOf,
-  when,
-} from '../logic';
+import { when } from '../format';
+import { inLanguagesLines, inLanguagesOf, pronunciationsAsLines, pronunciationsOf, toolsOf } from '../spec-fields';
+import { lineDiff } from '../text-diff';
 import type { Agent, AgentVersion, Job, JobAccepted, KnowledgeBase, ModelEndpoint } from '../types';
 import {
   ActionForm,

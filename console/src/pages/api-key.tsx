@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { get, path, post, query } from '../api';
 import { TimeChart } from '../chart';
-import { when } from '../logic';
+import { when } from '../format';
 import type { ApiKeySettings, RotatedApiKey, Usage } from '../types';
 import { Empty, ErrorNote, Loading, OnceSecret, Title, useAction, useLoad } from '../ui';
 

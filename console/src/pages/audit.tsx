@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { list, path, query, text } from '../api';
-import { startOfDay, when } from '../logic';
+import { startOfDay, when } from '../format';
 import type { AuditEntry } from '../types';
 import { DaysAndExport, ErrorNote, ListTable, saveAs, Title, useAction, useLoad } from '../ui';
 

@@ -1,7 +1,8 @@
 import { can } from '../roles';
 import { useState } from 'preact/hooks';
 import { del, get, list, post, query, text, path } from '../api';
-import { partsInWords, startOfDay, turnTimeline, when } from '../logic';
+import { startOfDay, when } from '../format';
+import { partsInWords, turnTimeline } from '../turn-timeline';
 import type { Conversation, ConversationDetail, Delivery } from '../types';
 import {
   Badge,

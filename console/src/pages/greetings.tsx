@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { get, put, path, query } from '../api';
 import type { InLanguages } from '#protocol/in-language';
-import { inLanguagesLines, inLanguagesOf } from '../logic';
+import { inLanguagesLines, inLanguagesOf } from '../spec-fields';
 import type { Analytics, Deployment } from '../types';
 import { ActionForm, ErrorNote, InLanguagesField, useAction, useLoad } from '../ui';
 

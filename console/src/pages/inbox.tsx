@@ -3,7 +3,7 @@ import { onActivity } from '../activity';
 import { get, list, post, path } from '../api';
 import { VISITOR_ASKED } from '#protocol/handoff';
 import { type Handoff, inboxOrder, personWait, transcriptOf, waitingTurnsOf, withEvents } from '../inbox';
-import { when } from '../logic';
+import { when } from '../format';
 import type { Conversation, ConversationDetail, StoredEvent } from '../types';
 import { ActionForm, Badge, Empty, ErrorNote, Loading, Title, useAction, useLoad } from '../ui';
 

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, del, get, list, path, post, query } from '../api';
-import { when } from '../logic';
+import { when } from '../format';
 import type { FoundChunk, KnowledgeBase, KnowledgeChunk, KnowledgeDocument, Retrieval } from '../types';
 import { ActionForm, ErrorNote, ListTable, LocaleOptions, Title, useAction, useLoad } from '../ui';
 

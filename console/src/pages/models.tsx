@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { del, list, path, post, query } from '../api';
-import { when } from '../logic';
+import { when } from '../format';
 import type { ModelEndpoint, ModelTest } from '../types';
 import { ActionForm, ErrorNote, ListTable, Title, useAction, useLoad } from '../ui';
 

@@ -1,6 +1,6 @@
 import { useEffect } from 'preact/hooks';
 import { type ApiPath, list, path } from '../api';
-import { checklist, type Facts, isLive } from '../logic';
+import { checklist, type Facts, isLive } from '../checklist';
 import { can } from '../roles';
 import { ErrorNote, Loading, Title, useLoad } from '../ui';
 

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { del, get, path, post, put } from '../api';
-import { when } from '../logic';
+import { when } from '../format';
 import { can, currentRole, grantable, type Role } from '../roles';
 import type { Invitation, SingleSignOnSettings, TeamUser } from '../types';
 import { ActionForm, Copy, Empty, ErrorNote, Loading, Title, useAction, useLoad } from '../ui';

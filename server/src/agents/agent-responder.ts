@@ -1,5 +1,13 @@
 import { Ajv, type ValidateFunction } from 'ajv';
 import { z } from 'zod';
+import {
+  ACTION_NAME,
+  ACTION_NAME_RULE,
+  BUILT_IN_TOOLS,
+  isBuiltInTool,
+  TOOL_NAME,
+  TOOL_NAME_RULE,
+} from '#protocol/tools';
 import { httpUrl } from '../shared/schemas.js';
 
 /** How long the model may take to say its first word, by default (README, An agent without a server). */
@@ -9,8 +17,6 @@ export const MAX_OUTPUT_TOKENS = 400;
 
 const modelName = z.string().trim().min(1).max(200);
 
-/** The tools the service gives every model agent (README, An agent without a server): a customer's tool may not take their names. */
-export const BUILT_IN_TOOLS = ['hand_off_to_person', 'end_conversation'] as const;
 /** A tool call's wait for its answer, at most and by default. */
 export const TOOL_TIMEOUT_MS = { max: 30_000, default: 10_000 } as const;
 /** Tool rounds a turn may take before the model must answer. */
@@ -18,8 +24,8 @@ export const MAX_TOOL_ROUNDS = 5;
 
 const toolName = z
   .string()
-  .regex(/^[a-zA-Z0-9_-]{1,64}$/, 'must be 1 to 64 of a-z, A-Z, 0-9, _ and - (as models take function names)')
-  .refine((name) => !(BUILT_IN_TOOLS as readonly string[]).includes(name), {
+  .regex(TOOL_NAME, `${TOOL_NAME_RULE} (as models take function names)`)
+  .refine((name) => !isBuiltInTool(name), {
     message: `must not be a built-in tool's name (${BUILT_IN_TOOLS.join(', ')})`,
   });
 
@@ -92,10 +98,7 @@ export type ServerTool = z.infer<typeof serverTool>;
 
 /** A tool the visitor's page runs: the model's call becomes a `client` action on the reply. */
 export const clientTool = z.strictObject({
-  name: toolName.refine(
-    (name) => /^[a-z0-9_.-]{1,64}$/.test(name),
-    "must be 1 to 64 of a-z, 0-9, _ . - (a client action's name)",
-  ),
+  name: toolName.refine((name) => ACTION_NAME.test(name), `${ACTION_NAME_RULE} (a client action's name)`),
   description: z.string().trim().min(1).max(1_000),
   parameters: toolParameters,
 });
