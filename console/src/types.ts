@@ -28,6 +28,7 @@ import type { previewTokenSchema } from '../../server/src/concierge/sessions/pre
 import type { PageMeta as ServerPageMeta } from '../../server/src/http/envelope.js';
 import type { invitationSchema, teamUserSchema } from '../../server/src/teams/user.routes.js';
 import type { auditEntrySchema } from '../../server/src/audit/audit.routes.js';
+import type { modelResponder } from '../../server/src/agents/agent-responder.js';
 import type { singleSignOnSettingsSchema } from '../../server/src/console/single-sign-on-settings.routes.js';
 import type { modelEndpointSchema } from '../../server/src/model-endpoints/model-endpoint.schemas.js';
 import type {
@@ -84,3 +85,5 @@ export type PreviewToken = z.output<typeof previewTokenSchema>;
 export type SaveMeta = { warnings?: { path: string; message: string }[] };
 export type StoredEvent = z.output<typeof storedEvent>;
 export type Handler = z.output<typeof conversationSchema>['handler'];
+/** A model responder as an agent's draft spec holds it (its defaults not yet applied). */
+export type ModelResponderDraft = z.input<typeof modelResponder>;

@@ -4,7 +4,15 @@ import { inLanguage, type InLanguages } from '#protocol/in-language';
 import { when } from '../format';
 import { inLanguagesLines, inLanguagesOf, pronunciationsAsLines, pronunciationsOf, toolsOf } from '../spec-fields';
 import { lineDiff } from '../text-diff';
-import type { Agent, AgentVersion, Job, JobAccepted, KnowledgeBase, ModelEndpoint } from '../types';
+import type {
+  Agent,
+  AgentVersion,
+  Job,
+  JobAccepted,
+  KnowledgeBase,
+  ModelEndpoint,
+  ModelResponderDraft,
+} from '../types';
 import {
   ActionForm,
   Badge,
@@ -154,17 +162,26 @@ function ToolsField(props: {
   );
 }
 
+/** A field of a model responder the form edits. */
+type ModelField = Exclude<keyof ModelResponderDraft, 'type'>;
+/** The draft's responder as the form reads it: a model's fields, a knowledge base's or the hook's type. */
+type DraftResponder = Partial<Omit<ModelResponderDraft, 'type'>> & { type?: 'hook' | 'model' | 'knowledge' };
+
 /**
  * Who answers the agent's turns (README, An agent without a server): the customer's server through
  * the hook, or a model on one of their endpoints, with its instructions and tools.
  */
 function ResponderEditor({ spec, set }: { spec: Spec | undefined; set(key: string, value: unknown): void }) {
-  const responder = (spec?.responder ?? { type: 'hook' }) as Spec;
+  // A draft may hold anything: each field is checked where it is read, and a publish checks the whole.
+  const responder = (spec?.responder ?? { type: 'hook' }) as DraftResponder;
   const isModel = responder.type === 'model';
   const endpoints = useLoad(() => list<ModelEndpoint>(path`/api/v1/model-endpoints?per_page=100`), []);
-  const setField = (key: string, value: unknown) =>
+  const setField = <K extends ModelField>(key: K, value: ModelResponderDraft[K] | '') =>
     set('responder', { ...responder, [key]: value === '' || value === undefined ? undefined : value });
-  const str = (key: string) => (typeof responder[key] === 'string' ? (responder[key] as string) : '');
+  const str = (key: 'endpoint_id' | 'model' | 'fallback_model') => {
+    const value = responder[key];
+    return typeof value === 'string' ? value : '';
+  };
   return (
     <fieldset>
       <legend>Who answers</legend>
@@ -255,13 +272,13 @@ function ResponderEditor({ spec, set }: { spec: Spec | undefined; set(key: strin
             where="server"
             initial={responder.tools}
             placeholder='[{"name": "check_room", "description": "Whether a room is free", "parameters": {"type": "object", "properties": {"night": {"type": "string"}}}, "url": "https://my-hotel.example/tools"}]'
-            onList={(list) => setField('tools', list)}
+            onList={(list) => setField('tools', list as ModelResponderDraft['tools'])}
           />
           <ToolsField
             label="Tools the visitor's page runs (client actions; JSON: name, description, parameters)"
             where="page"
             initial={responder.client_tools}
-            onList={(list) => setField('client_tools', list)}
+            onList={(list) => setField('client_tools', list as ModelResponderDraft['client_tools'])}
           />
           <p class="muted">
             Built in: the model can hand the conversation to a person and end it. Try it shows each model and tool call.
