@@ -1,10 +1,10 @@
 import type { Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
 import { agentRoutes } from './agents/agent.routes.js';
 import { ApiKeyAuthenticator, bearerKey } from './api-keys/api-key.authenticator.js';
 import { apiKeyRoutes } from './api-keys/api-key.routes.js';
-import { countUsage, UsageRecorder } from './api-keys/usage.recorder.js';
+import { UsageRecorder } from './api-keys/usage.recorder.js';
+import { closeServer, listen, managementAccess } from './app-server.js';
 import type { Config } from './config.js';
 import { ConsoleAccounts } from './console/console-accounts.js';
 import { consoleSession } from './console/console-credential.js';
@@ -27,13 +27,9 @@ import { analyticsRoutes } from './concierge/analytics/analytics.routes.js';
 import { AnalyticsService } from './concierge/analytics/analytics.service.js';
 import { diagnosticsRoute } from './concierge/diagnostics/diagnostics.route.js';
 import { InstallDiagnostics } from './concierge/diagnostics/install-diagnostics.js';
-import { recogniserFor } from './concierge/speech/recognisers.js';
-import { SPEECH_LIMITS, type SpeechLimits } from './concierge/speech/speech-budget.js';
-import { SpeechRecognition } from './concierge/speech/speech-recognition.js';
-import { SpeechSynthesis } from './concierge/speech/speech-synthesis.js';
-import { synthesiserFor } from './concierge/speech/synthesisers.js';
+import type { SpeechLimits } from './concierge/speech/speech-budget.js';
 import { voiceSampleRoute } from './concierge/speech/voice-sample.routes.js';
-import { HEARTBEAT_EVERY_MS, NodeHeartbeat } from './nodes/node-heartbeat.js';
+import { NodeHeartbeat } from './nodes/node-heartbeat.js';
 import { EventRecorder } from './concierge/events/event.recorder.js';
 import { countOpenConversations } from './concierge/conversations/conversation.repository.js';
 import { outboxBacklog } from './concierge/deliveries/outbox.repository.js';
@@ -51,13 +47,10 @@ import { ACTIVITY_RECHECK_MS, activityRoutes } from './concierge/activity/activi
 import { ConversationHandling } from './concierge/conversations/handling.js';
 import { ReplyService } from './concierge/turns/reply.service.js';
 import { TURN_DEFAULTS, TurnService } from './concierge/turns/turn.service.js';
-import { TurnSweep } from './concierge/turns/turn.sweep.js';
-import { WaitNotices } from './concierge/conversations/wait-notices.js';
 import { deploymentRoutes } from './deployments/deployment.routes.js';
 import { modelEndpointRoutes } from './model-endpoints/model-endpoint.routes.js';
 import { ModelEndpointService } from './model-endpoints/model-endpoint.service.js';
 import { secretsKeys } from './shared/secrets-key.js';
-import { egressFor } from './shared/egress.js';
 import { HookResponder } from './concierge/turns/hook-responder.js';
 import type { Responders } from './concierge/turns/responder.js';
 import { ModelResponder } from './concierge/models/model-responder.js';
@@ -66,15 +59,12 @@ import { PageService } from './concierge/pages/page.service.js';
 import { KnowledgeResponder } from './concierge/knowledge/knowledge-responder.js';
 import { modelEndpointTestRoute } from './concierge/models/endpoint-test.routes.js';
 import { knowledgeRoutes } from './knowledge/knowledge.routes.js';
-import { FETCHES_PER_CUSTOMER } from './knowledge/knowledge-ingestion.js';
-import { KnowledgeService } from './knowledge/knowledge.service.js';
-import { DOCUMENT_READER_DEFAULTS, DocumentReader } from './knowledge/sources/document-reader.js';
-import { KnowledgeRefresh } from './knowledge/knowledge.refresh.js';
-import { Embeddings } from './knowledge/embeddings.js';
+import { openKnowledge } from './knowledge/knowledge.wiring.js';
+import { openSpeech } from './concierge/speech/speech.wiring.js';
+import { turnUpkeep } from './concierge/turns/turn.upkeep.js';
 import { DeploymentService } from './deployments/deployment.service.js';
 import { previewTokenRoute } from './concierge/sessions/preview-token.routes.js';
-import { type Credential, credentialCheck, perKeyRateLimit, requirePrincipal, resolvePrincipal } from './http/auth.js';
-import type { Middleware } from './http/exchange.js';
+import { credentialCheck } from './http/auth.js';
 import { httpServer, lastResponsePerConnection } from './http/http-server.js';
 import { noStore } from './http/no-store.js';
 import { PublicAddress } from './http/public-address.js';
@@ -85,7 +75,6 @@ import { jobRoutes } from './agents/generation/job.routes.js';
 import { JobRunner, type JobRunnerSettings } from './agents/generation/job.runner.js';
 import { buildOpenApiDocument } from './openapi.js';
 import { RetentionPurge } from './retention/retention.purge.js';
-import { BackgroundLoop } from './shared/background-loop.js';
 import { Parts } from './shared/parts.js';
 import { openStore, type Store } from './store/db.js';
 import { StoreHealth, storeOutage } from './store/store-health.js';
@@ -220,24 +209,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const events = new EventRecorder({ writes, bus, transcripts: outbox, listeners: [activity, metrics], rollup });
   const conversations = new ConversationService({ db, deployments, events });
   const node = parts.add(new NodeHeartbeat({ db, health }));
-  const reader = new DocumentReader({ ...DOCUMENT_READER_DEFAULTS, deadlineMs: config.documentReadTimeoutMs });
-  parts.add({ stop: () => reader.stop() });
-  const knowledge = new KnowledgeService({
-    db,
-    writes,
-    dialect,
-    egress,
-    embeddings: config.embeddings && new Embeddings(config.embeddings, egressFor(egress, 'embeddings')),
-    reader,
-    fetches: new PerKeyCap(FETCHES_PER_CUSTOMER),
-    quota: config.knowledgeQuota,
-  });
-  parts.add(
-    new KnowledgeRefresh(
-      { knowledge: knowledge.ingestion, health },
-      options.knowledgeRefreshMs ? { everyMs: options.knowledgeRefreshMs } : {},
-    ),
-  );
+  const knowledge = openKnowledge(parts, { db, writes, dialect, egress, health }, config, options.knowledgeRefreshMs);
   const modelEndpoints = new ModelEndpointService({
     db,
     writes,
@@ -272,42 +244,9 @@ export async function createApp(options: AppOptions): Promise<App> {
     { shutdownGraceMs: timings.shutdownGraceMs },
   );
   parts.add({ stop: () => turns.drain() });
-  // Stopped before the drain: a stopping node takes over nothing more.
-  parts.add(
-    new BackgroundLoop(
-      { what: 'hook take-over', pass: () => turns.takeOverSilentNodes(), health },
-      { everyMs: HEARTBEAT_EVERY_MS },
-    ),
-  );
-  const turnSweep = new TurnSweep({ db, deployments, events, dialect });
-  parts.add(
-    new BackgroundLoop(
-      { what: 'turn sweep', pass: () => turnSweep.sweep(), health },
-      { everyMs: timings.sweepIntervalMs },
-    ),
-  );
-  const waitNotices = new WaitNotices({ db, deployments, events });
-  parts.add(
-    new BackgroundLoop(
-      { what: 'wait notices', pass: () => waitNotices.sweep(), health },
-      { everyMs: timings.sweepIntervalMs },
-    ),
-  );
+  turnUpkeep(parts, { turns, db, dialect, deployments, events, health }, timings);
   const diagnostics = parts.add(new InstallDiagnostics({ db, health }));
-  const speech = new SpeechRecognition(
-    { recogniser: recogniserFor(config.speechToText, egressFor(egress, 'speech')), logger },
-    {
-      concurrency: config.speechConcurrency,
-      timeoutMs: timings.recognitionTimeoutMs,
-      limits: { ...SPEECH_LIMITS, ...options.speech },
-    },
-  );
-  parts.add({ stop: async () => speech.close() });
-  const synthesis = new SpeechSynthesis(
-    { synthesiser: synthesiserFor(config.textToSpeech, egressFor(egress, 'speech')), logger },
-    { concurrency: config.synthesisConcurrency, timeoutMs: timings.synthesisTimeoutMs },
-  );
-  parts.add({ stop: async () => synthesis.close() });
+  const { speech, synthesis } = openSpeech(parts, { egress, logger }, config, { ...timings, limits: options.speech });
   const deploymentService = new DeploymentService({ db, writes, listeners: { conversations, transcripts: outbox } });
   const history = storedFrames(db);
   const handling = new ConversationHandling({ db, deployments, events });
@@ -449,58 +388,4 @@ export async function createApp(options: AppOptions): Promise<App> {
     drain,
     close: () => parts.stop(),
   };
-}
-
-/**
- * Who may call the management API (README, The management API): an API key or the console's
- * session, each request counted for its customer's usage and limited per caller; the unknown are
- * limited per address, then refused.
- */
-function managementAccess(
-  credentials: readonly Credential[],
-  usage: UsageRecorder,
-  config: Pick<Config, 'rateLimitPerMinute' | 'trustProxy'>,
-): Middleware[] {
-  return [
-    resolvePrincipal(credentials),
-    countUsage(usage),
-    perKeyRateLimit(config.rateLimitPerMinute, config.trustProxy),
-    requirePrincipal,
-  ];
-}
-
-/** Listens where configured; resolves with the URL bound. */
-async function listen(server: Server, config: Pick<Config, 'port' | 'host'>, address: PublicAddress): Promise<string> {
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const { port } = server.address() as AddressInfo;
-  address.listening(port);
-  const host = config.host.includes(':') ? `[${config.host}]` : config.host;
-  return `http://${host}:${port}`;
-}
-
-/**
- * Stops accepting, tells every widget and activity reader to reconnect elsewhere, and waits for
- * requests in flight, for `deadlineMs` at most: then what remains is cut, so a stop always
- * finishes before a supervisor's kill (systemd's `TimeoutStopSec`).
- */
-async function closeServer(
-  server: Server,
-  sessions: SessionGateway,
-  activity: ActivityHub,
-  deadlineMs: number,
-): Promise<void> {
-  const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-  lastResponsePerConnection(server);
-  activity.endStreams();
-  sessions.close();
-  server.closeIdleConnections();
-  const cut = setTimeout(() => server.closeAllConnections(), deadlineMs);
-  await closed;
-  clearTimeout(cut);
 }
