@@ -90,7 +90,8 @@ export const turnLifecycle = {
    * An answer moves a turn on from `from`: a pending one (the hook called, a knowledge base read)
    * or one acknowledged by whoever writes its reply (a model). A reply resolves it, a promise of one
    * acknowledges it (its reply due by `replyDueAt`), a failure fails it; a handoff in the answer marks
-   * the conversation as needing a person, in the same change, after the reply.
+   * the conversation as needing a person, in the same change, after the reply. `kept`: what the
+   * turn keeps beside, written with the move (a statement fewer than after it).
    */
   answer(
     unit: UnitOfWork,
@@ -99,6 +100,7 @@ export const turnLifecycle = {
     from: 'pending' | 'acknowledged',
     answer: Answer,
     replyDueAt: string,
+    kept: Partial<Pick<TurnRow, 'knowledge' | 'answering'>> = {},
   ): Promise<TurnRow | undefined> {
     const now = isoNow();
     const handoff = (change: Change): Change =>
@@ -110,7 +112,7 @@ export const turnLifecycle = {
         turnId,
         from,
         'failed',
-        { failure_reason: answer.reason },
+        { failure_reason: answer.reason, ...kept },
         told.failed(turnId, answer.reason),
       );
     if (answer.kind === 'acknowledged')
@@ -121,7 +123,7 @@ export const turnLifecycle = {
             turnId,
             'pending',
             'acknowledged',
-            { expires_at: replyDueAt, acknowledged_at: now },
+            { expires_at: replyDueAt, acknowledged_at: now, ...kept },
             handoff(told.acknowledged(turnId)),
           )
         : Promise.resolve(undefined);
@@ -138,7 +140,7 @@ export const turnLifecycle = {
           turnId,
           'pending',
           'resolved',
-          { ...replyColumns(reply), acknowledged_at: now, resolved_at: now },
+          { ...replyColumns(reply), acknowledged_at: now, resolved_at: now, ...kept },
           handoff(joined(told.acknowledged(turnId), resolved)),
         )
       : move(
@@ -147,7 +149,7 @@ export const turnLifecycle = {
           turnId,
           'acknowledged',
           'resolved',
-          { ...replyColumns(reply), resolved_at: now, reply_received_at: now },
+          { ...replyColumns(reply), resolved_at: now, reply_received_at: now, ...kept },
           handoff(resolved),
         );
   },

@@ -257,11 +257,6 @@ export async function failOpenTurns(
   return rows.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0)).map((r) => r.id);
 }
 
-/** The node that acknowledged the turn answers it itself (a model's reply): another takes it over if it goes silent. */
-export async function markAnswering(trx: Trx, id: string): Promise<void> {
-  await trx.updateTable('turns').set({ answering: 1 }).where('id', '=', id).execute();
-}
-
 /** What the visitor heard of these turns' spoken replies, where the widget said. */
 export async function heardOfTurns(
   db: Db,
@@ -276,22 +271,11 @@ export async function heardOfTurns(
     .execute();
 }
 
-/** The knowledge base passages a turn was given, kept for its detail (not their text: the chunks hold it). */
-export async function setTurnKnowledge(
-  trx: Trx,
-  id: string,
+/** The knowledge base passages a turn was given, as its `knowledge` column keeps them for its detail (not their text: the chunks hold it). */
+export function knowledgeColumn(
   passages: readonly { chunk_id: string; document_id: string; title: string; url: string | null; score: number }[],
-): Promise<void> {
-  const kept = passages.map(({ chunk_id, document_id, title, url, score }) => ({
-    chunk_id,
-    document_id,
-    title,
-    url,
-    score,
-  }));
-  await trx
-    .updateTable('turns')
-    .set({ knowledge: JSON.stringify(kept) })
-    .where('id', '=', id)
-    .execute();
+): string {
+  return JSON.stringify(
+    passages.map(({ chunk_id, document_id, title, url, score }) => ({ chunk_id, document_id, title, url, score })),
+  );
 }

@@ -4,7 +4,7 @@ import type { StoreHealth } from '../../store/store-health.js';
 import { type ConversationRow, setToolConfirmation } from '../conversations/conversation.repository.js';
 import type { ConversationService } from '../conversations/conversation.service.js';
 import { turnLifecycle } from '../conversations/turn.lifecycle.js';
-import { markAnswering, setTurnKnowledge, turnExists, type TurnRow } from '../conversations/turn.repository.js';
+import { knowledgeColumn, turnExists, type TurnRow } from '../conversations/turn.repository.js';
 import { deliveryRow } from '../deliveries/delivery.record.js';
 import { insertDeliveries } from '../deliveries/delivery.repository.js';
 import type { DeliveryKind, DeliveryTable } from '../deliveries/delivery.table.js';
@@ -55,8 +55,9 @@ export class TurnAnswering implements Answering {
             'pending',
             { kind: 'acknowledged' },
             this.#replyDueAt,
+            // This node answers it itself (a model's reply): another takes it over if this one goes silent.
+            { answering: 1 },
           );
-          if (turn) await markAnswering(unit.trx, turn.id);
           return Boolean(turn);
         }),
       this.signal,
@@ -83,9 +84,9 @@ export class TurnAnswering implements Answering {
       'storing the answer to a turn',
       () =>
         events.write(turn.conversation_id, async (unit) => {
-          const moved = await turnLifecycle.answer(unit, at, turn.id, this.#from, answer, this.#replyDueAt);
+          const kept = context.passages ? { knowledge: knowledgeColumn(context.passages) } : {};
+          const moved = await turnLifecycle.answer(unit, at, turn.id, this.#from, answer, this.#replyDueAt, kept);
           if (hooked.length) unit.count(at, { at: turn.created_at, hookMs: hooked.map((r) => r.duration_ms) });
-          if (moved && context.passages) await setTurnKnowledge(unit.trx, turn.id, context.passages);
           if (moved && answer.kind === 'replied' && answer.end) await conversations.endWithin(unit, at, 'agent_ended');
           if (moved && answer.toolConfirmation !== undefined)
             await setToolConfirmation(unit.trx, turn.conversation_id, answer.toolConfirmation);
