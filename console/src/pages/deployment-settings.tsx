@@ -195,39 +195,48 @@ function ThemeFieldset({ dep, ...props }: FieldsetProps<ThemeFields> & { dep: De
   );
 }
 
+/** A number field of the form: empty is the service's default, which its label names. */
+function NumberField(props: { label: string; value: string; min: number; max?: number; onInput(value: string): void }) {
+  return (
+    <label>
+      {props.label}
+      <input
+        type="number"
+        min={props.min}
+        max={props.max}
+        value={props.value}
+        onInput={(e) => props.onInput(e.currentTarget.value)}
+      />
+    </label>
+  );
+}
+
 function LimitsFields(props: FieldsetProps<LimitFields>) {
   const { value } = props;
   const set = setter(props);
   return (
     <>
-      <label>
-        Turns per conversation (default 200)
-        <input type="number" min={1} value={value.maxTurns} onInput={(e) => set('maxTurns')(e.currentTarget.value)} />
-      </label>
-      <label>
-        Turns per minute (default 20)
-        <input type="number" min={1} value={value.perMinute} onInput={(e) => set('perMinute')(e.currentTarget.value)} />
-      </label>
-      <label>
-        Hook timeout, ms (500–15000, default 5000)
-        <input
-          type="number"
-          min={500}
-          max={15000}
-          value={value.hookTimeout}
-          onInput={(e) => set('hookTimeout')(e.currentTarget.value)}
-        />
-      </label>
-      <label>
-        Reply timeout, s (5–3600, default 120)
-        <input
-          type="number"
-          min={5}
-          max={3600}
-          value={value.replyTimeout}
-          onInput={(e) => set('replyTimeout')(e.currentTarget.value)}
-        />
-      </label>
+      <NumberField
+        label="Turns per conversation (default 200)"
+        min={1}
+        value={value.maxTurns}
+        onInput={set('maxTurns')}
+      />
+      <NumberField label="Turns per minute (default 20)" min={1} value={value.perMinute} onInput={set('perMinute')} />
+      <NumberField
+        label="Hook timeout, ms (500–15000, default 5000)"
+        min={500}
+        max={15000}
+        value={value.hookTimeout}
+        onInput={set('hookTimeout')}
+      />
+      <NumberField
+        label="Reply timeout, s (5–3600, default 120)"
+        min={5}
+        max={3600}
+        value={value.replyTimeout}
+        onInput={set('replyTimeout')}
+      />
     </>
   );
 }
@@ -251,30 +260,43 @@ function VoiceFields(props: FieldsetProps<VoiceFields>) {
   const set = setter(props);
   return (
     <>
-      <label>
-        Speech recognition
-        <select
-          value={value.recognition}
-          onChange={(e) => set('recognition')(e.currentTarget.value as RecognitionSetting)}
-        >
-          {speechRecognitionSettings.map((s) => (
-            <option key={s} value={s}>
-              {RECOGNITION_WORDS[s]}
-            </option>
-          ))}
-        </select>
-      </label>
-      <label>
-        The agent's voice
-        <select value={value.synthesis} onChange={(e) => set('synthesis')(e.currentTarget.value as SynthesisSetting)}>
-          {speechSynthesisSettings.map((s) => (
-            <option key={s} value={s}>
-              {SYNTHESIS_WORDS[s]}
-            </option>
-          ))}
-        </select>
-      </label>
+      <ChoiceField
+        label="Speech recognition"
+        value={value.recognition}
+        choices={speechRecognitionSettings}
+        words={RECOGNITION_WORDS}
+        onChange={set('recognition')}
+      />
+      <ChoiceField
+        label="The agent's voice"
+        value={value.synthesis}
+        choices={speechSynthesisSettings}
+        words={SYNTHESIS_WORDS}
+        onChange={set('synthesis')}
+      />
     </>
+  );
+}
+
+/** A select of the protocol's values, each in words. */
+function ChoiceField<T extends string>(props: {
+  label: string;
+  value: T;
+  choices: readonly T[];
+  words: Record<T, string>;
+  onChange(value: T): void;
+}) {
+  return (
+    <label>
+      {props.label}
+      <select value={props.value} onChange={(e) => props.onChange(e.currentTarget.value as T)}>
+        {props.choices.map((choice) => (
+          <option key={choice} value={choice}>
+            {props.words[choice]}
+          </option>
+        ))}
+      </select>
+    </label>
   );
 }
 
@@ -289,16 +311,13 @@ function PersonWaitFieldset(props: FieldsetProps<PersonWaitFields>) {
         once, after this wait. The Inbox shows the request ageing meanwhile.
       </p>
       <div class="grid">
-        <label>
-          Tell them after, s (0 never; default 300)
-          <input
-            type="number"
-            min={0}
-            max={86400}
-            value={value.noticeS}
-            onInput={(e) => set('noticeS')(e.currentTarget.value)}
-          />
-        </label>
+        <NumberField
+          label="Tell them after, s (0 never; default 300)"
+          min={0}
+          max={86400}
+          value={value.noticeS}
+          onInput={set('noticeS')}
+        />
       </div>
       <label>
         What they are told (empty: the widget's own words in their language, saying nobody is free yet and their message
