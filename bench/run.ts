@@ -29,6 +29,7 @@ import { history } from './history.js';
 import { managementList } from './management.js';
 import { buildService, SERVICE_ENTRY } from './process.js';
 import { printTable } from './stats.js';
+import { VAD, voiceActivityFigures } from './concierge/voice-activity.js';
 
 /**
  * `npm run bench [-- name ...]`: every scenario, or the named ones. Each prints its baseline,
@@ -431,6 +432,19 @@ const scenarios: Record<string, () => Promise<void>> = {
     );
     console.log(
       `memory of ${RECOGNITION.held} utterances in progress, ${RECOGNITION.heldMs / 1000} s of audio each (${(RECOGNITION.heldMs * 32) / 1024} KiB of samples): ${(r.bytesPerHeldUtterance / 1024).toFixed(0)} KiB each`,
+    );
+  },
+
+  async vad() {
+    const v = await voiceActivityFigures();
+    console.log(
+      `Voice activity (Silero VAD v5 on onnxruntime-node): ${VAD.mics} open mics at once, ${VAD.seconds} s of audio each in ${VAD.pieceMs} ms pieces (a question, quiet, keyboard, noise, in turn)`,
+    );
+    console.log(
+      `CPU: ${(v.coreShare * 100).toFixed(2)}% of a core per open mic (aim under 3%); all ${VAD.mics} read in ${(v.wallMs / 1000).toFixed(1)} s, ${v.realTimeFactor.toFixed(2)}× real time`,
+    );
+    console.log(
+      `heap per open mic: ${(v.heapPerMic / 1024).toFixed(0)} KiB; questions heard per mic ${v.questionsHeard} of ${v.questionsSaid} said`,
     );
   },
 

@@ -1,5 +1,4 @@
-import { spawnSync } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -15,6 +14,7 @@ import {
 } from '../../../test/harness.js';
 import { installed } from '../../../test/service-process.js';
 import { hearsLength, startTranscriptionServer } from '../../../test/transcription-server.js';
+import { spoken } from '../../../test/audio.js';
 
 /** `ms` of 16 kHz 16-bit mono: a quiet tone, in frames of at most 16 KiB as the widget sends them. */
 function audio(ms: number, frameBytes = 16_000): Buffer[] {
@@ -492,27 +492,6 @@ describe('the speech configuration', () => {
     expect(() => loadConfig({ SPEECH_TO_TEXT: 'vosk' })).toThrow(/SPEECH_TO_TEXT/);
   });
 });
-
-/** What espeak-ng says, at 16 kHz (it speaks at 22,050 Hz; linear interpolation is enough for a recogniser). */
-function spoken(text: string, dir: string): Buffer {
-  const file = join(dir, 'said.wav');
-  const made = spawnSync('espeak-ng', ['-w', file, text]);
-  if (made.status !== 0) throw new Error(`espeak-ng: ${made.stderr}`);
-  const wav = readFileSync(file);
-  const rate = wav.readUInt32LE(24);
-  const samples = new Int16Array(
-    wav.buffer.slice(wav.byteOffset + 44, wav.byteOffset + wav.length - ((wav.length - 44) % 2)),
-  );
-  const out = Buffer.alloc(Math.floor((samples.length * 16_000) / rate) * 2);
-  for (let i = 0; i < out.length / 2; i++) {
-    const x = (i * rate) / 16_000;
-    const j = Math.floor(x);
-    const a = samples[j] ?? 0;
-    const b = samples[j + 1] ?? a;
-    out.writeInt16LE(Math.round(a + (b - a) * (x - j)), i * 2);
-  }
-  return out;
-}
 
 describe.skipIf(!installed('pocketsphinx_continuous') || !installed('espeak-ng'))(
   'PocketSphinx on this machine',
