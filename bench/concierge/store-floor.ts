@@ -157,7 +157,7 @@ export async function sqliteReplyUnit(file: string, turns: readonly ResolvedTurn
         .transaction()
         .execute((trx) =>
           turnLifecycle.resolve(
-            new UnitOfWork(trx),
+            new UnitOfWork(trx, 'sqlite'),
             { dep, conversationId: t.conversationId },
             { turnId: t.turnId, conversationId: t.conversationId, deploymentId: t.deploymentId },
             { text: REPLY, actions: [] },

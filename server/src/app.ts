@@ -206,7 +206,14 @@ export async function createApp(options: AppOptions): Promise<App> {
   const rollup = new AnalyticsRollup();
   // SQLite has one connection; a PostgreSQL pool of 10 keeps a few batches in flight.
   const writes = new WriteBatcher(db, { concurrency: dialect === 'postgres' ? 4 : 1 }, (trx) => rollup.write(trx));
-  const events = new EventRecorder({ writes, bus, transcripts: outbox, listeners: [activity, metrics], rollup });
+  const events = new EventRecorder({
+    writes,
+    bus,
+    transcripts: outbox,
+    listeners: [activity, metrics],
+    rollup,
+    dialect,
+  });
   const conversations = new ConversationService({ db, deployments, events });
   const node = parts.add(new NodeHeartbeat({ db, health }));
   const knowledge = openKnowledge(parts, { db, writes, dialect, egress, health }, config, options.knowledgeRefreshMs);

@@ -174,7 +174,7 @@ export const turnLifecycle = {
       )
     )
       return 'stored';
-    const turn = await lockTurnOf(unit.trx, scope);
+    const turn = await lockTurnOf(unit.trx, scope, unit.dialect);
     if (!turn) return 'not_found';
     // Acknowledged since the attempt (its answer committed meanwhile): as if still pending, so the caller tries again.
     if (turn.status === 'acknowledged') return 'pending';
@@ -200,7 +200,7 @@ export const turnLifecycle = {
     part: ReplyPart,
     replyDueAt: string,
   ): Promise<ReplyTaken> {
-    const turn = await lockTurnOf(unit.trx, scope);
+    const turn = await lockTurnOf(unit.trx, scope, unit.dialect);
     if (!turn) return 'not_found';
     const known = await findReplyPart(unit.trx, turn.id, part.part);
     if (known) return known.text === part.text ? 'duplicate' : 'conflict';
@@ -227,7 +227,11 @@ export const turnLifecycle = {
     turnId: string,
     feedback: Feedback,
   ): Promise<'stored' | 'not_found' | 'not_answered'> {
-    const turn = await lockTurnOf(unit.trx, { turnId, conversationId: at.conversationId, deploymentId: at.dep.id });
+    const turn = await lockTurnOf(
+      unit.trx,
+      { turnId, conversationId: at.conversationId, deploymentId: at.dep.id },
+      unit.dialect,
+    );
     if (!turn) return 'not_found';
     if (turn.status !== 'resolved') return 'not_answered';
     const comment = feedback.comment ?? null;
@@ -250,7 +254,11 @@ export const turnLifecycle = {
    * transcript hook (`turn.interrupted`); a later one of the same reply changes only what is kept.
    */
   async heard(unit: UnitOfWork, at: ConversationAt, turnId: string, heard: Heard): Promise<boolean> {
-    const turn = await lockTurnOf(unit.trx, { turnId, conversationId: at.conversationId, deploymentId: at.dep.id });
+    const turn = await lockTurnOf(
+      unit.trx,
+      { turnId, conversationId: at.conversationId, deploymentId: at.dep.id },
+      unit.dialect,
+    );
     if (!turn) return false;
     await setHeard(unit.trx, turnId, {
       heard_text: heard.text,

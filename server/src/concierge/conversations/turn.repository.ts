@@ -1,5 +1,6 @@
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely';
 import type { Database, Db, Trx } from '../../database.js';
+import type { Dialect } from '../../store/db.js';
 import { isoNow } from '../../shared/time.js';
 import { queryShape, queryShapes, rowInserter } from '../../store/query-shape.js';
 import type { ReplyPartTable, TurnFailure, TurnStatus, TurnTable } from './conversation.table.js';
@@ -36,10 +37,21 @@ function isTurn(eb: ExpressionBuilder<Database, 'turns'>, turn: string | TurnSco
  * The turn as it is now, held until the caller's transaction ends (an update that changes
  * nothing takes the row's lock on PostgreSQL): writers of one turn's reply go one at a time.
  */
-export async function lockTurnOf(trx: Trx, scope: TurnScope): Promise<TurnRow | undefined> {
-  const [row] = await lockTurnShape(trx, scope);
+export async function lockTurnOf(trx: Trx, scope: TurnScope, dialect: Dialect): Promise<TurnRow | undefined> {
+  // PostgreSQL locks the row and writes nothing. SQLite's unit begins with a write, so its transaction
+  // holds the write lock from its first statement: a read first could not take it while another
+  // connection (an admin command) writes.
+  const [row] = await (dialect === 'postgres' ? lockTurnForUpdateShape : lockTurnShape)(trx, scope);
   return row;
 }
+
+const lockTurnForUpdateShape = queryShape((db, v: TurnScope) =>
+  db
+    .selectFrom('turns')
+    .selectAll()
+    .where((eb) => isTurn(eb, v))
+    .forUpdate(),
+);
 
 const lockTurnShape = queryShape((db, v: TurnScope) =>
   db

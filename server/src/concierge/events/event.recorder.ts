@@ -1,5 +1,6 @@
 import { isoNow } from '../../shared/time.js';
 import type { Trx } from '../../database.js';
+import type { Dialect } from '../../store/db.js';
 import type { WriteBatcher } from '../../store/write-batcher.js';
 import type { DeploymentContext } from '../../deployments/deployment-context.js';
 import { insertOutbox } from '../deliveries/outbox.repository.js';
@@ -51,6 +52,8 @@ export class UnitOfWork {
 
   constructor(
     readonly trx: Trx,
+    /** Which store the transaction is on: how a row is locked differs. */
+    readonly dialect: Dialect,
     private readonly rollup?: AnalyticsRollup,
   ) {}
 
@@ -150,6 +153,7 @@ export class EventRecorder {
       /** Who hears what committed, after it committed (the activity stream, the metrics). */
       listeners: readonly CommitListener[];
       rollup?: AnalyticsRollup;
+      dialect: Dialect;
     },
   ) {
     this.#transcripts = () => parts.transcripts.poke();
@@ -161,7 +165,7 @@ export class EventRecorder {
   /** Runs one unit of work, keyed by what it locks (a conversation id), then announces what it stored. */
   async write<T>(key: string, work: (unit: UnitOfWork) => Promise<T>): Promise<T> {
     const { result, unit } = await this.parts.writes.run(key, async (trx) => {
-      const unit = new UnitOfWork(trx, this.parts.rollup);
+      const unit = new UnitOfWork(trx, this.parts.dialect, this.parts.rollup);
       return { result: await work(unit), unit };
     });
     unit.announce(this.parts.bus, this.#transcripts, this.#committed);
