@@ -61,6 +61,13 @@ export function newTurnRow(
   return turn;
 }
 
+/** A turn of the conversation `at` names, by its id: another conversation's turn of that id is none of it. */
+export const turnScopeOf = (at: ConversationAt, turnId: string): TurnScope => ({
+  turnId,
+  conversationId: at.conversationId,
+  deploymentId: at.dep.id,
+});
+
 /**
  * Moves a turn from one state to another, if it is still in the first (see turnLifecycle), and
  * records what the move tells and counts in the same unit of work; undefined when it was not.

@@ -18,7 +18,7 @@ import {
   type TurnRow,
   type TurnScope,
 } from './turn.repository.js';
-import { joined, move, newTurnRow, replyColumns, told, withHandoff } from './turn-moves.js';
+import { joined, move, newTurnRow, replyColumns, told, turnScopeOf, withHandoff } from './turn-moves.js';
 import type { Feedback, Reply, ReplyPart, ReplyTaken, TurnInput } from './turn.types.js';
 
 /**
@@ -227,11 +227,7 @@ export const turnLifecycle = {
     turnId: string,
     feedback: Feedback,
   ): Promise<'stored' | 'not_found' | 'not_answered'> {
-    const turn = await lockTurnOf(
-      unit.trx,
-      { turnId, conversationId: at.conversationId, deploymentId: at.dep.id },
-      unit.dialect,
-    );
+    const turn = await lockTurnOf(unit.trx, turnScopeOf(at, turnId), unit.dialect);
     if (!turn) return 'not_found';
     if (turn.status !== 'resolved') return 'not_answered';
     const comment = feedback.comment ?? null;
@@ -254,11 +250,7 @@ export const turnLifecycle = {
    * transcript hook (`turn.interrupted`); a later one of the same reply changes only what is kept.
    */
   async heard(unit: UnitOfWork, at: ConversationAt, turnId: string, heard: Heard): Promise<boolean> {
-    const turn = await lockTurnOf(
-      unit.trx,
-      { turnId, conversationId: at.conversationId, deploymentId: at.dep.id },
-      unit.dialect,
-    );
+    const turn = await lockTurnOf(unit.trx, turnScopeOf(at, turnId), unit.dialect);
     if (!turn) return false;
     await setHeard(unit.trx, turnId, {
       heard_text: heard.text,
