@@ -160,6 +160,8 @@ test('Firefox: voice through the service from its fake microphone: the mic press
       };
     });
     await openPanel(tab, stack.demoUrl);
+    // Pressed before `ready`, the widget does not yet know the service hears it (ready.speech.recognition).
+    await waitForReady(tab);
     // Firefox has no recognition of its own: the deployment's `auto` means the service's.
     await speakWithFakeMic(tab);
     await waitForTranscript(tab, /When is breakfast\?/);

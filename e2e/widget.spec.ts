@@ -330,12 +330,15 @@ test("the launcher never shows in another colour before the deployment's: unseen
   });
   await page.goto(stack.demoUrl);
   await expect(launcher(page)).toBeVisible();
+  // A frame's sample reaches the test a moment after the frame: wait for the first.
+  await expect.poll(() => colours.length).toBeGreaterThan(0);
   expect(new Set(colours)).toEqual(new Set(['rgb(11, 110, 79)']));
 
   colours.length = 0;
   const before = tokens;
   await page.reload();
   await expect(launcher(page)).toBeVisible();
+  await expect.poll(() => colours.length).toBeGreaterThan(0);
   // Shown while its token is still on the way.
   expect(tokens).toBe(before);
   expect(new Set(colours)).toEqual(new Set(['rgb(11, 110, 79)']));
