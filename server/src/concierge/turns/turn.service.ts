@@ -212,8 +212,10 @@ export class TurnService {
           language: turn.language ?? dep.agent.language,
         })
         .catch((err) => (this.parts.health.failed(err, 'searching the knowledge base'), []));
-    let leansOn = followsUp(turn.text) ? await earlier() : [];
-    let passages = dep.spec.knowledgeBaseId ? await search(leansOn) : undefined;
+    // The turns before matter only to a search: an agent without a knowledge base reads none of them.
+    const hasBase = dep.spec.knowledgeBaseId !== null;
+    let leansOn = hasBase && followsUp(turn.text) ? await earlier() : [];
+    let passages = hasBase ? await search(leansOn) : undefined;
     // A question whose own words find nothing ("do I need to tell you before?") leans on the ones before.
     if (passages && !passages.length && !leansOn.length) {
       leansOn = await earlier();
