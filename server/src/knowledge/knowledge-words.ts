@@ -31,7 +31,10 @@ const FUNCTION_WORDS: Readonly<Record<string, string>> = {
   pt: 'o a os as um uma é são e como onde quando que quem eu você de do da no na em com para por há posso pode quanto até',
   nl: 'de het een is zijn en waar wanneer wat wie ik u jij in op voor er kunnen hoeveel',
 };
-const FILLER_WORDS = new Set(Object.values(FUNCTION_WORDS).flatMap((words) => words.split(' ')));
+const FUNCTION_WORD_SETS = Object.entries(FUNCTION_WORDS).map(
+  ([language, words]) => [language, new Set(words.split(' '))] as const,
+);
+const FILLER_WORDS = new Set(FUNCTION_WORD_SETS.flatMap(([, words]) => [...words]));
 
 /** The question's words that carry its meaning. */
 export function contentWords(question: string): string[] {
@@ -82,11 +85,6 @@ export function followsUp(question: string): boolean {
   return wordsOf(question.replace(THERE_IS, ' ')).some((w) => POINTING_BACK.has(w));
 }
 
-/**
- * What a question asks for, as words a sentence that answers it tends to hold: a price ("how
- * much"), a time ("when", "until when"), a place ("where"). They pick the sentence of a passage
- * that answers; they never find a passage on their own.
- */
 /** Any of `words` standing whole (`\b` knows no letter past ASCII: "où" would never match). */
 const anyWhole = (words: string): RegExp => new RegExp(`(?<![\\p{L}\\p{N}])(${words})(?![\\p{L}\\p{N}])`, 'iu');
 
@@ -109,6 +107,11 @@ const ASKS_FOR: readonly (readonly [RegExp, string])[] = [
   ],
 ];
 
+/**
+ * What a question asks for, as words a sentence that answers it tends to hold: a price ("how
+ * much"), a time ("when", "until when"), a place ("where"). They pick the sentence of a passage
+ * that answers; they never find a passage on their own.
+ */
 export function askedFor(question: string): string[] {
   return ASKS_FOR.flatMap(([asks, words]) => (asks.test(question) ? words.split(' ') : []));
 }
@@ -121,8 +124,7 @@ export function languageOf(text: string): string | undefined {
   const words = text.toLowerCase().match(/[\p{L}]+/gu) ?? [];
   let best: string | undefined;
   let most = 1;
-  for (const [language, list] of Object.entries(FUNCTION_WORDS)) {
-    const known = new Set(list.split(' '));
+  for (const [language, known] of FUNCTION_WORD_SETS) {
     const count = words.reduce((n, w) => n + (known.has(w) ? 1 : 0), 0);
     if (count > most) [best, most] = [language, count];
   }
