@@ -1,6 +1,7 @@
 import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { Rng } from './fuzz-input.js';
 
 // Audio made in the test, as 16-bit PCM at 16 kHz (the rate the widget streams at).
 
@@ -35,10 +36,10 @@ function made(ms: number, at: (i: number) => number): Buffer {
   return out;
 }
 
-/** A seeded generator: the same noise every run. */
-function random(seed = 1): () => number {
-  let s = seed;
-  return () => ((s = (s * 1_103_515_245 + 12_345) % 2_147_483_648) / 2_147_483_648) * 2 - 1;
+/** A seeded generator of -1 to 1: the same noise every run. */
+function random(seed: number): () => number {
+  const rng = new Rng(seed);
+  return () => rng.next() * 2 - 1;
 }
 
 export const silence = (ms: number): Buffer => made(ms, () => 0);
@@ -80,7 +81,9 @@ export function chord(ms: number): Buffer {
 
 /** The loudness of `pcm` (RMS, of full scale). */
 export function rmsOf(pcm: Buffer): number {
+  // A trailing odd byte is half a sample: not read.
+  const samples = Math.floor(pcm.length / 2);
   let sum = 0;
-  for (let i = 0; i < pcm.length / 2; i++) sum += (pcm.readInt16LE(i * 2) / 32_768) ** 2;
-  return Math.sqrt(sum / (pcm.length / 2));
+  for (let i = 0; i < samples; i++) sum += (pcm.readInt16LE(i * 2) / 32_768) ** 2;
+  return Math.sqrt(sum / samples);
 }

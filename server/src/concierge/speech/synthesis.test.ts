@@ -14,6 +14,7 @@ import { installed } from '../../../test/service-process.js';
 import { SENTENCE_AUDIO_S } from './speech-synthesis.js';
 import { pcmOf, SPEECH_SAMPLE_RATE, speaks, startSpeechServer } from '../../../test/speech-server.js';
 import { espeakNg } from './espeak-ng.js';
+import { rmsOf } from '../../../test/audio.js';
 
 type SpeechServer = Awaited<ReturnType<typeof startSpeechServer>>;
 
@@ -40,12 +41,8 @@ const sentencesSaid = (frames: any[]) =>
       return { sentence: head.sentence, text: head.text, pcm: Buffer.concat(pcm), frames: pcm };
     });
 
-/** Root mean square of 16-bit samples: 0 is silence. */
-const rms = (pcm: Buffer) => {
-  let sum = 0;
-  for (let i = 0; i + 1 < pcm.length; i += 2) sum += pcm.readInt16LE(i) ** 2;
-  return Math.sqrt(sum / (pcm.length / 2));
-};
+/** Root mean square of 16-bit samples, in sample units: 0 is silence. */
+const rms = (pcm: Buffer) => rmsOf(pcm) * 32_768;
 
 describeEachStore("the agent's own voice", (kind: StoreKind) => {
   let service: TestService;
