@@ -251,7 +251,9 @@ test('a new customer walks the whole path in the console, under its CSP, without
     await audit(page, 'deployment-diagnostics');
 
     // The key, rotated: shown once.
+    // The deployment page has a grace period of its own (the signing secret's): the key's page must be the one shown.
     await nav(page, 'API key').click();
+    await expect(page.getByRole('heading', { level: 1, name: 'API key' })).toBeVisible();
     await page.getByLabel('Grace period').selectOption('3600');
     await page.getByRole('button', { name: 'Rotate key' }).click();
     await expect(page.locator('.secret code')).toHaveText(/^vak_/);
