@@ -56,6 +56,17 @@ export type WidgetErrorCode = (typeof widgetErrorCodes)[number];
 const token = z.string().min(1).max(8192);
 
 const clientTurnId = z.string().min(1).max(64);
+/** An open mic's turns are `{base}:{n}`: its base leaves room for the count. */
+const handsFreeBase = z.string().min(1).max(56);
+
+/**
+ * How the visitor talks (README, Hands-free voice): the mic open the whole time, the service finding
+ * each turn and the visitor speaking over the agent; or one press per utterance.
+ */
+export const voiceModes = ['hands_free', 'push_to_talk'] as const;
+export type VoiceMode = (typeof voiceModes)[number];
+/** Why an open mic closed: the visitor stayed quiet, the conversation ended, a speech budget was spent. */
+export const listeningStops = ['silence', 'ended', 'budget'] as const;
 
 /** Where the visitor's speech is recognised: by the browser, by the service (audio over the socket), or nowhere. */
 export const recognitionSites = ['browser', 'service', 'none'] as const;
@@ -114,14 +125,23 @@ export const clientMessage = z.discriminatedUnion('type', [
   // A greeting rule's teaser was shown, or opened the conversation: counted for its analytics.
   z.strictObject({ type: z.literal('proactive'), rule_id: z.string().max(40), event: z.enum(proactiveEvents) }),
   // An utterance for the service to recognise: binary PCM frames follow (README, Voice in every browser).
-  z.strictObject({
-    type: z.literal('audio_start'),
-    client_turn_id: clientTurnId,
-    sample_rate: z.literal(AUDIO_SAMPLE_RATE),
-    language: languageTag.optional(),
-  }),
-  z.strictObject({ type: z.literal('audio_end'), client_turn_id: clientTurnId }),
-  z.strictObject({ type: z.literal('audio_cancel'), client_turn_id: clientTurnId }),
+  // `hands_free` opens the mic until `audio_end` (README, Hands-free voice): the service finds each turn
+  // in it, named `{client_turn_id}:{n}` (absent: one the service makes).
+  z
+    .strictObject({
+      type: z.literal('audio_start'),
+      client_turn_id: handsFreeBase.optional(),
+      mode: z.enum(voiceModes).optional(),
+      sample_rate: z.literal(AUDIO_SAMPLE_RATE),
+      language: languageTag.optional(),
+    })
+    .refine((m) => m.mode === 'hands_free' || m.client_turn_id !== undefined, {
+      message: 'client_turn_id is required unless mode is hands_free',
+      path: ['client_turn_id'],
+    }),
+  // Without `client_turn_id`: the open mic closes.
+  z.strictObject({ type: z.literal('audio_end'), client_turn_id: clientTurnId.optional() }),
+  z.strictObject({ type: z.literal('audio_cancel'), client_turn_id: clientTurnId.optional() }),
   // How far a reply's sentence was played (README, The agent's own voice): the service keeps what was heard.
   z.strictObject({
     type: z.literal('playback'),
@@ -234,6 +254,8 @@ export const storedEvent = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('person_requested'), seq }),
   // Nobody took the request for a person in runtime_config.person_wait_notice_s: the customer's words, or the widget's own.
   z.strictObject({ type: z.literal('still_waiting'), seq, text: z.string().optional() }),
+  // A hands-free visitor said nothing for the agent's voice.reengage_after_s: asked once if they are still there.
+  z.strictObject({ type: z.literal('reengaged'), seq, text: z.string() }),
   z.strictObject({ type: z.literal('turn_failed'), seq, turn_id: id, reason: z.enum(turnFailures) }),
   z.strictObject({ type: z.literal('feedback_recorded'), seq, turn_id: id, rating: z.enum(feedbackRatings) }),
   z.strictObject({ type: z.literal('conversation_ended'), seq, reason: z.enum(endReasons) }),
@@ -290,6 +312,8 @@ const readyFrame = z.strictObject({
     fallback: z.literal('service').optional(),
     // Whose voice reads replies out: `service` sends `speech` frames and PCM.
     synthesis: z.enum(synthesisSites),
+    // How the visitor talks (README, Hands-free voice): `hands_free` only where the service recognises.
+    mode: z.enum(voiceModes),
   }),
   // The deployment's greeting rules, which the widget evaluates on the page (README, Greeting visitors first).
   proactive: proactiveRule.array().optional(),
@@ -304,6 +328,14 @@ export const serverFrame = z.union([
   z.strictObject({ type: z.literal('pong') }),
   // The utterance arrived whole and is with the recogniser: not stored.
   z.strictObject({ type: z.literal('transcribing'), client_turn_id: z.string() }),
+  // The open mic (README, Hands-free voice), none of it stored: speech began and stopped, the words
+  // of the turn so far, the agent's voice to stop (or, a false alarm, to come back), the mic closed.
+  z.strictObject({ type: z.literal('speech_started') }),
+  z.strictObject({ type: z.literal('speech_stopped') }),
+  z.strictObject({ type: z.literal('transcript_partial'), text: z.string() }),
+  z.strictObject({ type: z.literal('interrupt'), turn_id: id }),
+  z.strictObject({ type: z.literal('resume'), turn_id: id }),
+  z.strictObject({ type: z.literal('listening_stopped'), reason: z.enum(listeningStops) }),
   // A sentence in the service's voice: binary PCM frames follow, then `speech_end`; none of them stored.
   // `turn_id` for a reply's sentence; a person's message carries the message's `message_seq` instead.
   z.strictObject({

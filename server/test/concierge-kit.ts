@@ -190,7 +190,7 @@ export class Widget {
   /** Says hello with `token`, and where it resumes or in what language (`language`), as the widget does. */
   async hello(
     token: string,
-    said: { conversation_id?: string; last_seq?: number; language?: string } = {},
+    said: { conversation_id?: string; last_seq?: number; language?: string; browser_recognition?: boolean } = {},
   ): Promise<any> {
     this.send({ type: 'hello', token, ...said });
     return this.next('ready');

@@ -4,6 +4,7 @@ import { languageTag, pronunciation } from '#protocol/frames';
 import { inLanguages } from '#protocol/text';
 import { responderSpec } from './agent-responder.js';
 import { MAX_PRONUNCIATIONS, serviceVoice } from './agent-speech.js';
+import { turnTakingFields } from './agent-turn-taking.js';
 
 const prompt = z
   .union([z.string(), z.array(z.string()), z.record(z.string(), z.string())])
@@ -31,6 +32,7 @@ export const agentSpecDocument = z
           rate: z.number().min(0.1).max(10).optional(),
           pitch: z.number().min(0).max(2).optional(),
           service: serviceVoice.optional().meta({ description: "The service's voice (README, The agent's own voice)" }),
+          ...turnTakingFields,
         }),
       ])
       .optional(),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pronunciation } from '#protocol/frames';
+import { type TurnTaking, turnTakingOf } from './agent-turn-taking.js';
 
 /** At most this many pronunciations per agent. */
 export const MAX_PRONUNCIATIONS = 200;
@@ -20,6 +21,8 @@ export type ServiceVoice = z.infer<typeof serviceVoice>;
 export interface AgentSpeech {
   service: ServiceVoice | undefined;
   pronunciations: z.infer<typeof pronunciation>[];
+  /** How it takes turns with a hands-free visitor (README, Hands-free voice). */
+  turnTaking: TurnTaking;
 }
 
 /** The spec's speech as the service uses it: whatever does not read as documented is left out, never guessed. */
@@ -30,5 +33,6 @@ export function speechOf(spec: Record<string, unknown>): AgentSpeech {
   return {
     service: service.success ? service.data : undefined,
     pronunciations: sayings.success ? sayings.data : [],
+    turnTaking: turnTakingOf(voice),
   };
 }

@@ -2,8 +2,8 @@ import type { WidgetLocale } from '#protocol/widget-locales';
 
 /**
  * What the service itself says in a conversation, in its language: the filler while a model's tool
- * works (README, An agent without a server), and the knowledge responder's words (README, Answers
- * from your documents).
+ * works (README, An agent without a server), the knowledge responder's words (README, Answers
+ * from your documents), and the question to a quiet hands-free visitor (README, Hands-free voice).
  */
 export interface ServiceWords {
   /** Said while a tool has not answered, when the tool names no filler of its own. */
@@ -15,6 +15,8 @@ export interface ServiceWords {
   ask: string;
   /** The answer to that turn: the conversation now waits for a person. */
   handedOver: string;
+  /** Asked once of a hands-free visitor who went quiet (README, Hands-free voice). */
+  stillThere: string;
 }
 
 const WORDS: Record<WidgetLocale, ServiceWords> = {
@@ -24,6 +26,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     askLabel: 'Talk to a person',
     ask: 'I would like to talk to a person.',
     handedOver: 'A person from the team will answer you here.',
+    stillThere: 'Are you still there?',
   },
   es: {
     oneMoment: 'Un momento…',
@@ -31,6 +34,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     askLabel: 'Hablar con una persona',
     ask: 'Me gustaría hablar con una persona.',
     handedOver: 'Una persona del equipo te responderá aquí.',
+    stillThere: '¿Sigues ahí?',
   },
   fr: {
     oneMoment: 'Un instant…',
@@ -38,6 +42,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     askLabel: 'Parler à une personne',
     ask: "J'aimerais parler à une personne.",
     handedOver: "Une personne de l'équipe vous répondra ici.",
+    stillThere: 'Vous êtes toujours là ?',
   },
   de: {
     oneMoment: 'Einen Moment…',
@@ -45,6 +50,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     askLabel: 'Mit einer Person sprechen',
     ask: 'Ich möchte mit einer Person sprechen.',
     handedOver: 'Jemand aus dem Team antwortet Ihnen hier.',
+    stillThere: 'Sind Sie noch da?',
   },
   it: {
     oneMoment: 'Un momento…',
@@ -52,6 +58,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     askLabel: 'Parla con una persona',
     ask: 'Vorrei parlare con una persona.',
     handedOver: 'Una persona del team ti risponderà qui.',
+    stillThere: 'Sei ancora lì?',
   },
   pt: {
     oneMoment: 'Um momento…',
@@ -59,6 +66,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     askLabel: 'Falar com uma pessoa',
     ask: 'Gostaria de falar com uma pessoa.',
     handedOver: 'Uma pessoa da equipe vai responder aqui.',
+    stillThere: 'Você ainda está aí?',
   },
   nl: {
     oneMoment: 'Een ogenblik…',
@@ -66,6 +74,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     askLabel: 'Met iemand praten',
     ask: 'Ik wil graag met iemand praten.',
     handedOver: 'Iemand van het team antwoordt je hier.',
+    stillThere: 'Bent u er nog?',
   },
   pl: {
     oneMoment: 'Chwileczkę…',
@@ -73,6 +82,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     askLabel: 'Porozmawiaj z osobą',
     ask: 'Chciałbym porozmawiać z osobą.',
     handedOver: 'Osoba z zespołu odpowie tutaj.',
+    stillThere: 'Czy nadal tam jesteś?',
   },
   tr: {
     oneMoment: 'Bir dakika…',
@@ -80,6 +90,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     askLabel: 'Bir kişiyle konuş',
     ask: 'Bir kişiyle konuşmak istiyorum.',
     handedOver: 'Ekipten biri size burada yanıt verecek.',
+    stillThere: 'Hâlâ orada mısınız?',
   },
   ru: {
     oneMoment: 'Одну минуту…',
@@ -87,6 +98,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     askLabel: 'Поговорить с человеком',
     ask: 'Я хотел бы поговорить с человеком.',
     handedOver: 'Сотрудник ответит вам здесь.',
+    stillThere: 'Вы ещё здесь?',
   },
   ja: {
     oneMoment: '少々お待ちください…',
@@ -94,6 +106,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     askLabel: 'スタッフと話す',
     ask: 'スタッフと話したいです。',
     handedOver: 'スタッフがここでお答えします。',
+    stillThere: 'まだいらっしゃいますか？',
   },
   ko: {
     oneMoment: '잠시만 기다려 주세요…',
@@ -101,6 +114,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     askLabel: '상담원과 대화',
     ask: '상담원과 이야기하고 싶어요.',
     handedOver: '담당자가 여기에서 답변해 드립니다.',
+    stillThere: '아직 계신가요?',
   },
   'zh-Hans': {
     oneMoment: '请稍等…',
@@ -108,6 +122,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     askLabel: '联系工作人员',
     ask: '我想和工作人员交谈。',
     handedOver: '工作人员会在这里回复您。',
+    stillThere: '您还在吗？',
   },
   ar: {
     oneMoment: 'لحظة من فضلك…',
@@ -115,6 +130,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     askLabel: 'التحدث إلى شخص',
     ask: 'أود التحدث إلى شخص.',
     handedOver: 'سيرد عليك أحد أعضاء الفريق هنا.',
+    stillThere: 'هل ما زلت هنا؟',
   },
   he: {
     oneMoment: 'רק רגע…',
@@ -122,6 +138,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     askLabel: 'לדבר עם נציג',
     ask: 'אני רוצה לדבר עם נציג.',
     handedOver: 'נציג מהצוות יענה לך כאן.',
+    stillThere: 'אתה עדיין כאן?',
   },
 };
 

@@ -41,6 +41,12 @@ export function configWarnings(settings: Settings, abilities: ServiceAbilities):
       message:
         'this service recognises no speech (SPEECH_TO_TEXT or SPEECH_TO_TEXT_URL is not set): until it does, visitors are told voice is not available and to type',
     });
+  if (isObject(runtime) && runtime.voice_mode === 'hands_free' && !abilities.recognisesSpeech)
+    warnings.push({
+      path: 'runtime_config.voice_mode',
+      message:
+        "hands-free voice needs the service's recognition (SPEECH_TO_TEXT or SPEECH_TO_TEXT_URL is not set): until it has one, visitors press the mic for each utterance",
+    });
   if (isObject(runtime) && runtime.speech_synthesis === 'service' && !abilities.synthesisesSpeech)
     warnings.push({
       path: 'runtime_config.speech_synthesis',

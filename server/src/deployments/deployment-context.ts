@@ -12,7 +12,7 @@ import { z } from 'zod';
 import { inLanguage, type InLanguages } from '#protocol/in-language';
 import type { ProactiveRule } from '#protocol/proactive';
 import { inLanguages } from '#protocol/text';
-import { type AgentInfo, type AgentVoice, languageTag, type WidgetTheme } from '#protocol/frames';
+import { type AgentInfo, type AgentVoice, languageTag, type VoiceMode, type WidgetTheme } from '#protocol/frames';
 import type { RecognitionSetting, SynthesisSetting } from '#protocol/speech-settings';
 
 /**
@@ -40,11 +40,17 @@ export interface DeploymentContext {
    */
   person: { replyTimeoutS: number; waitNoticeS: number; waitNotice: string | undefined };
   /**
-   * Voice (README, Voice in every browser; The agent's own voice): where the visitor's speech is
-   * recognised, whose voice reads replies out, and the agent's voice on the service's synthesiser
-   * (the browser's voice is told it in `agent`).
+   * Voice (README, Voice in every browser; The agent's own voice; Hands-free voice): where the
+   * visitor's speech is recognised, whose voice reads replies out, how the visitor talks (absent:
+   * hands-free where the service recognises), and the agent's voice on the service's synthesiser and
+   * its turn-taking (the browser's voice is told it in `agent`).
    */
-  voice: { recognition: RecognitionSetting; synthesis: SynthesisSetting; speech: AgentSpeech };
+  voice: {
+    recognition: RecognitionSetting;
+    synthesis: SynthesisSetting;
+    mode: VoiceMode | undefined;
+    speech: AgentSpeech;
+  };
   /** What the widget is told of the agent. */
   agent: AgentInfo;
   /**
@@ -119,7 +125,12 @@ export async function loadDeploymentContext(db: Db, id: string): Promise<Deploym
       waitNoticeS: runtime.person_wait_notice_s,
       waitNotice: runtime.person_wait_notice,
     },
-    voice: { recognition: runtime.speech_recognition, synthesis: runtime.speech_synthesis, speech: speechOf(spec) },
+    voice: {
+      recognition: runtime.speech_recognition,
+      synthesis: runtime.speech_synthesis,
+      mode: runtime.voice_mode,
+      speech: speechOf(spec),
+    },
     agent: agentInfo(row.agent_name, specText),
     spec: {
       version: row.pinned_version ?? row.latest_version,

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { pageQuery } from '../http/pagination.js';
 import { atLeastOneField, httpUrl, SPEC_MAX_BYTES, timestamp } from '../shared/schemas.js';
-import { widgetTheme } from '#protocol/frames';
+import { voiceModes, widgetTheme } from '#protocol/frames';
 import { proactiveRules } from '#protocol/proactive';
 import { transcriptHookStatuses } from './deployment.table.js';
 import { speechRecognitionSettings, speechSynthesisSettings } from '#protocol/speech-settings';
@@ -93,6 +93,11 @@ export const engagementRulesSchema = withinSize(
 ).meta({ id: 'EngagementRules' });
 /** Settings with no default: absent means the service's own behaviour. */
 const runtimeChoices = {
+  // How the visitor talks (README, Hands-free voice).
+  voice_mode: z.enum(voiceModes).optional().meta({
+    description:
+      "`hands_free`: the mic stays open and the service finds each turn, and the visitor can speak over the agent; `push_to_talk`: one press per utterance. Absent: hands-free where the service recognises this widget's speech; the browser's recognition is always push-to-talk",
+  }),
   person_wait_notice: z.string().trim().min(1).max(1000).optional().meta({
     description:
       "What the visitor is told after person_wait_notice_s; absent: the widget's own words in the visitor's language (nobody is free yet, their message is kept)",

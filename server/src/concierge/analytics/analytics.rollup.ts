@@ -90,6 +90,7 @@ export function addTally(
   measure('reply', tally.resolvedAfterMs);
   measure('first_part', tally.firstPartAfterMs);
   measure('recognition', tally.recognitionMs);
+  measure('voice_to_voice', tally.voiceToVoiceMs);
   for (const ms of tally.hookMs ?? []) measure('hook', ms);
   if (tally.proactive) {
     const { rule, ...figures } = tally.proactive;

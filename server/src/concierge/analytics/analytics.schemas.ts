@@ -71,6 +71,10 @@ const counts = {
     description:
       "The service's speech recogniser, from an utterance's end to its text (README, Voice in every browser)",
   }),
+  voice_to_voice_ms: percentiles.meta({
+    description:
+      "Hands-free turns: from the end of the visitor's speech to the first audio of the agent's reply (README, Hands-free voice)",
+  }),
 };
 
 const proactiveFigures = z

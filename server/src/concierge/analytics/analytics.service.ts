@@ -10,7 +10,13 @@ type Counts = Omit<Analytics['totals'], 'proactive'>;
 type RuleFigures = Analytics['totals']['proactive'][number];
 type Bins = Record<LatencyMetric, Map<number, number>>;
 
-const emptyBins = (): Bins => ({ hook: new Map(), reply: new Map(), first_part: new Map(), recognition: new Map() });
+const emptyBins = (): Bins => ({
+  hook: new Map(),
+  reply: new Map(),
+  first_part: new Map(),
+  recognition: new Map(),
+  voice_to_voice: new Map(),
+});
 const zero = () => ({
   conversations: 0,
   visitors: 0,
@@ -60,6 +66,7 @@ function countsOf(sums: Sums, bins: Bins): Counts {
     time_to_reply_ms: percentilesOf(bins.reply),
     time_to_first_part_ms: percentilesOf(bins.first_part),
     recognition_ms: percentilesOf(bins.recognition),
+    voice_to_voice_ms: percentilesOf(bins.voice_to_voice),
   };
 }
 

@@ -57,5 +57,5 @@ export interface RollupRows {
   proactive: Map<string, AnalyticsProactiveTable>;
 }
 
-export const latencyMetrics = ['hook', 'reply', 'first_part', 'recognition'] as const;
+export const latencyMetrics = ['hook', 'reply', 'first_part', 'recognition', 'voice_to_voice'] as const;
 export type LatencyMetric = (typeof latencyMetrics)[number];

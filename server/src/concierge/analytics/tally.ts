@@ -19,6 +19,8 @@ export interface Tally {
   hookMs?: number[];
   /** The recogniser's time for a spoken turn the service heard (README, Voice in every browser). */
   recognitionMs?: number;
+  /** A hands-free turn: from the end of the visitor's speech to the first audio of the reply (README, Hands-free voice). */
+  voiceToVoiceMs?: number;
   /** A greeting rule's figures (README, Greeting visitors first): its teaser shown or opened, a conversation it started, that conversation's turns. */
   proactive?: { rule: string } & Partial<Record<ProactiveCount, number>>;
 }

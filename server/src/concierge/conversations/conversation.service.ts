@@ -137,6 +137,15 @@ export class ConversationService {
     });
   }
 
+  /** A hands-free visitor went quiet (README, Hands-free voice): the agent asks once if they are still there, in an open conversation. */
+  async reengage(dep: DeploymentContext, conversationId: string, text: string): Promise<void> {
+    await this.parts.events.write(conversationId, async (unit) => {
+      const conversation = await lockConversation(unit.trx, conversationId);
+      if (conversation?.status === 'open')
+        await unit.record({ dep, conversationId }, { events: [{ type: 'reengaged', text }], transcript: [] });
+    });
+  }
+
   /**
    * Erases a conversation with everything of it: turns, events, delivery records and transcript
    * events not yet sent (a person's right to erasure). An open one first ends (`deleted`), in the

@@ -83,6 +83,10 @@ export interface TurnTable {
   recognition_engine: RecognitionEngine | null;
   recognition_ms: number | null;
   recognition_audio_ms: number | null;
+  /** A hands-free turn (README, Hands-free voice): its speech, the quiet that ended it, and from its end to the reply's first audio; null otherwise. */
+  voice_speech_ms: number | null;
+  voice_end_of_turn_ms: number | null;
+  voice_first_audio_ms: number | null;
   /** What the visitor heard of the spoken reply (README, The agent's own voice); null when it was not spoken, or not reported. */
   heard_text: string | null;
   heard_interrupted: number | null;

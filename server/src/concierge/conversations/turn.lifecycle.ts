@@ -14,10 +14,10 @@ import {
   lockTurnOf,
   OPEN_TURN_STATUSES,
   rateTurn,
-  setHeard,
   type TurnRow,
   type TurnScope,
 } from './turn.repository.js';
+import { setFirstAudio, setHeard } from './turn-voice.repository.js';
 import { joined, move, newTurnRow, replyColumns, told, turnScopeOf, withHandoff } from './turn-moves.js';
 import type { Feedback, Reply, ReplyPart, ReplyTaken, TurnInput } from './turn.types.js';
 
@@ -263,6 +263,11 @@ export const turnLifecycle = {
         transcript: [{ type: 'turn.interrupted', data: { turn_id: turnId, heard_text: heard.text } }],
       });
     return true;
+  },
+
+  /** The first audio of a hands-free turn's reply went out `ms` after the visitor stopped speaking: kept, and counted once. */
+  async firstAudio(unit: UnitOfWork, at: ConversationAt, turnId: string, ms: number): Promise<void> {
+    if (await setFirstAudio(unit.trx, turnScopeOf(at, turnId), ms)) unit.count(at, { voiceToVoiceMs: ms });
   },
 
   /**

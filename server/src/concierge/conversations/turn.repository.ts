@@ -18,7 +18,7 @@ export interface TurnScope {
 }
 
 /** One turn by id, or, given a scope, only if it belongs to that conversation of that deployment. */
-function isTurn(eb: ExpressionBuilder<Database, 'turns'>, turn: string | TurnScope): Expression<SqlBool> {
+export function isTurn(eb: ExpressionBuilder<Database, 'turns'>, turn: string | TurnScope): Expression<SqlBool> {
   if (typeof turn === 'string') return eb('id', '=', turn);
   return eb.and([
     eb('id', '=', turn.turnId),
@@ -158,32 +158,6 @@ export async function rateTurn(
   await trx.updateTable('turns').set(feedback).where('id', '=', id).execute();
 }
 
-export async function setHeard(
-  trx: Trx,
-  id: string,
-  heard: Pick<TurnRow, 'heard_text' | 'heard_interrupted' | 'heard_at'>,
-): Promise<void> {
-  await trx.updateTable('turns').set(heard).where('id', '=', id).execute();
-}
-
-/** What was heard of the reply to the turn before `turn` in its conversation, if it was spoken: for the next hook call. */
-export async function heardBefore(
-  db: Db,
-  turn: Pick<TurnRow, 'conversation_id' | 'created_at' | 'id'>,
-): Promise<Pick<TurnRow, 'id' | 'heard_text' | 'heard_interrupted'> | undefined> {
-  const previous = await db
-    .selectFrom('turns')
-    .select(['id', 'heard_text', 'heard_interrupted'])
-    .where('conversation_id', '=', turn.conversation_id)
-    .where('id', '!=', turn.id)
-    .where('created_at', '<=', turn.created_at)
-    .where('status', '=', 'resolved')
-    .orderBy('created_at', 'desc')
-    .limit(1)
-    .executeTakeFirst();
-  return previous?.heard_text == null ? undefined : previous;
-}
-
 /** The visitor's words in the turn before `turn` in its conversation, if there was one. */
 /** What the visitor asked in the `count` turns before `turn`, the newest first. */
 export async function textsBefore(
@@ -267,20 +241,6 @@ export async function failOpenTurns(
     .returning(['id', 'created_at'])
     .execute();
   return rows.sort((a, b) => (a.created_at < b.created_at ? -1 : a.created_at > b.created_at ? 1 : 0)).map((r) => r.id);
-}
-
-/** What the visitor heard of these turns' spoken replies, where the widget said. */
-export async function heardOfTurns(
-  db: Db,
-  ids: readonly string[],
-): Promise<Pick<TurnRow, 'id' | 'heard_text' | 'heard_interrupted'>[]> {
-  if (!ids.length) return [];
-  return db
-    .selectFrom('turns')
-    .select(['id', 'heard_text', 'heard_interrupted'])
-    .where('id', 'in', ids)
-    .where('heard_text', 'is not', null)
-    .execute();
 }
 
 /** The knowledge base passages a turn was given, as its `knowledge` column keeps them for its detail (not their text: the chunks hold it). */

@@ -5,6 +5,8 @@ import type { TurnStatus } from './conversation.table.js';
 export type TurnInput = Omit<Extract<ClientMessage, { type: 'user_turn' }>, 'type'> & {
   /** How the service heard a spoken turn (README, Voice in every browser). */
   recognition?: { engine: RecognitionEngine; durationMs: number; audioMs: number };
+  /** A turn the service found in an open mic (README, Hands-free voice): its speech, and the quiet that ended it. */
+  handsFree?: { speechMs: number; endOfTurnMs: number };
 };
 
 /** A reply: its text and actions, and the name of the person who wrote it (none when the agent did). */

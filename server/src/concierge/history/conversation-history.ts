@@ -171,6 +171,15 @@ export class ConversationHistory {
         recognition: turn.recognition_engine
           ? { engine: turn.recognition_engine, duration_ms: turn.recognition_ms!, audio_ms: turn.recognition_audio_ms! }
           : null,
+        voice:
+          turn.voice_speech_ms === null
+            ? null
+            : {
+                speech_ms: turn.voice_speech_ms,
+                end_of_turn_ms: turn.voice_end_of_turn_ms!,
+                recognition_ms: turn.recognition_ms ?? 0,
+                first_audio_ms: turn.voice_first_audio_ms,
+              },
         heard:
           turn.heard_text === null
             ? null

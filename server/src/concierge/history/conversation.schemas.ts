@@ -95,6 +95,18 @@ const turnSchema = z
         description:
           "How the service heard a spoken turn (README, Voice in every browser): the recogniser, its time from the utterance's end to its answer, and the audio's length; null for typed turns and the browser's recognition",
       }),
+    voice: z
+      .object({
+        speech_ms: z.number().int(),
+        end_of_turn_ms: z.number().int(),
+        recognition_ms: z.number().int(),
+        first_audio_ms: z.number().int().nullable(),
+      })
+      .nullable()
+      .meta({
+        description:
+          "A turn found in a hands-free visitor's open mic (README, Hands-free voice): how long they spoke, the quiet that ended their turn, the recogniser's time, and from the end of their speech to the first audio of the reply (null until it is sent, or when it was not spoken); null for other turns",
+      }),
     heard: z.object({ text: z.string(), interrupted: z.boolean(), at: timestamp }).nullable().meta({
       description:
         "What the visitor heard of the spoken reply (README, The agent's own voice): the sentences played, the interrupted one cut at its last word heard, and when the widget last reported; null when it was not spoken",

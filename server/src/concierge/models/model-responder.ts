@@ -3,7 +3,7 @@ import { MAX_TOOL_ROUNDS, type ModelResponder as ModelSpec } from '../../agents/
 import type { Db } from '../../database.js';
 import type { ModelTarget } from '../../model-endpoints/model-endpoint.service.js';
 import type { ReplyAction } from '#protocol/frames';
-import { heardOfTurns } from '../conversations/turn.repository.js';
+import { heardOfTurns } from '../conversations/turn-voice.repository.js';
 import type { DeploymentContext } from '../../deployments/deployment-context.js';
 import type { DeliveryTable } from '../deliveries/delivery.table.js';
 import { type EgressPolicy, egressFor } from '../../shared/egress.js';

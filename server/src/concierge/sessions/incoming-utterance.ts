@@ -1,4 +1,5 @@
 import { AUDIO_SAMPLE_RATE } from '#protocol/frames';
+import { AppError } from '../../errors.js';
 
 const BYTES_PER_MS = (AUDIO_SAMPLE_RATE * 2) / 1000;
 /** The longest utterance the service takes: 30 s of 16 kHz 16-bit mono. */
@@ -73,11 +74,29 @@ export class IncomingUtterance {
     return Math.round(this.#bytes / BYTES_PER_MS);
   }
 
-  /** The samples, whole (a trailing odd byte is not half a sample), handed over: the budget no longer counts them. */
-  pcm(): Buffer {
+  /** The samples so far, whole, kept as well: a look at the words before the utterance ends (README, Hands-free voice). */
+  copy(): Buffer {
     const all = Buffer.concat(this.#chunks, this.#bytes);
-    this.#chunks = [];
-    this.#free();
     return all.length % 2 ? all.subarray(0, all.length - 1) : all;
   }
+
+  /** The samples, whole (a trailing odd byte is not half a sample), handed over: the budget no longer counts them. */
+  pcm(): Buffer {
+    const all = this.copy();
+    this.#chunks = [];
+    this.#free();
+    return all;
+  }
+}
+
+/** What the widget is told of a frame its utterance could not keep (README, Voice in every browser). */
+export function refusalOfFrame(added: ReturnType<IncomingUtterance['add']>): AppError | undefined {
+  if (added === 'too_long')
+    return new AppError('speech_too_long', 'An utterance may be at most 30 seconds long; this one was dropped');
+  if (added === 'no_room')
+    return new AppError(
+      'speech_busy',
+      'Too many visitors are speaking right now; this utterance was dropped: try again in a moment, or type',
+    );
+  return undefined;
 }

@@ -70,7 +70,12 @@ export class Session implements CursorOwner, SessionLine {
   ) {
     ({ services: this.services, settings: this.settings, registry: this.registry } = shared);
     this.inbox = new SocketInbox(socket, (err) => this.failed(err));
-    this.voice = new SocketVoice(this, socket, this.services);
+    this.voice = new SocketVoice(this, socket, this.services, {
+      firstAudio: (turnId, ms) =>
+        this.inbox.enqueue(() => this.services.turns.firstAudio(this.dep, this.conversationId!, turnId, ms)),
+      reengage: (text) =>
+        this.inbox.enqueue(() => this.services.conversations.reengage(this.dep, this.conversationId!, text)),
+    });
     this.page = new PageMessages(this, this.services);
     this.helloTimer = setTimeout(
       () => this.end(new AppError('hello_timeout', 'no hello in time')),

@@ -1,7 +1,7 @@
 import { AUDIO_SAMPLE_RATE, type ClientMessage, type RecognitionSite } from '#protocol/frames';
 import { AppError } from '../../errors.js';
 import type { SpeechRecognition } from '../speech/speech-recognition.js';
-import { IncomingUtterance } from './incoming-utterance.js';
+import { IncomingUtterance, refusalOfFrame } from './incoming-utterance.js';
 import type { SessionLine } from './session-line.js';
 
 /** Who speaks on a socket now, under the deployment's settings as they are now. */
@@ -37,8 +37,13 @@ export class VoiceInput {
     private readonly speech: SpeechRecognition,
   ) {}
 
+  /** Whether an utterance is arriving. */
+  get busy(): boolean {
+    return this.utterance !== undefined;
+  }
+
   /** An utterance begins; one recognition at a time per socket, and the speech budgets, are checked here. */
-  start(message: AudioStart): void {
+  start(message: AudioStart & { client_turn_id: string }): void {
     if (this.utterance)
       return this.line.tell(
         new AppError(
@@ -70,18 +75,8 @@ export class VoiceInput {
     if (!this.utterance)
       return this.line.end(new AppError('protocol_error', 'Binary frames belong between audio_start and audio_end'));
     this.idle?.refresh();
-    const added = this.utterance.add(frame);
-    if (added === 'too_long')
-      this.line.tell(
-        new AppError('speech_too_long', 'An utterance may be at most 30 seconds long; this one was dropped'),
-      );
-    if (added === 'no_room')
-      this.line.tell(
-        new AppError(
-          'speech_busy',
-          'Too many visitors are speaking right now; this utterance was dropped: try again in a moment, or type',
-        ),
-      );
+    const refusal = refusalOfFrame(this.utterance.add(frame));
+    if (refusal) this.line.tell(refusal);
   }
 
   end(clientTurnId: string): void {

@@ -24,7 +24,18 @@ export interface VoiceOutputParts {
   site(): SynthesisSite;
   /** How a sentence in `language` is said: the agent's voice for it, its pace, its pronunciations applied. */
   request(text: string, language: string): SpeechRequest;
+  /** The first audio of a reply went out (README, Hands-free voice: what it took is measured from here). */
+  firstAudio(turnId: string): void;
 }
+
+/** What the agent's voice says on this socket now: a reply's (its turn) or a person's message, and its words so far. */
+export interface Playing {
+  turnId: string | undefined;
+  text: string;
+}
+
+/** Audio sent is heard a little later (the network, the widget's buffer): it counts as playing this much longer. */
+const PLAYING_SLACK_MS = 300;
 
 /** Where a sentence belongs: a reply's turn, or a person's message (by its seq). */
 type Address = { turn_id: string } | { message_seq: number };
@@ -75,6 +86,8 @@ export class VoiceOutput {
   #language = 'en-US';
   #queue: Sentence[] = [];
   #sending = false;
+  /** What was last sent, and until when (by the clock of `performance.now()`) its audio plays at the widget. */
+  #playing: (Playing & { untilMs: number }) | undefined;
 
   constructor(private readonly parts: VoiceOutputParts) {}
 
@@ -88,11 +101,18 @@ export class VoiceOutput {
 
   /** A stored frame this socket just sent: a voice turn of its own, and its reply's text as it comes. */
   sent({ type, frame, event: written }: StoredFrame): void {
-    if (type !== 'turn_accepted' && type !== 'reply_part' && type !== 'reply' && type !== 'message') return;
-    if (type !== 'message' && !this.#asked.size) return;
+    if (
+      type !== 'turn_accepted' &&
+      type !== 'reply_part' &&
+      type !== 'reply' &&
+      type !== 'message' &&
+      type !== 'reengaged'
+    )
+      return;
+    if (type !== 'message' && type !== 'reengaged' && !this.#asked.size) return;
     const event = (written ?? JSON.parse(frame)) as Extract<
       ServerFrame,
-      { type: 'turn_accepted' | 'reply_part' | 'reply' | 'message' }
+      { type: 'turn_accepted' | 'reply_part' | 'reply' | 'message' | 'reengaged' }
     >;
     if (event.type === 'turn_accepted') {
       if (event.language) this.#language = event.language;
@@ -106,8 +126,9 @@ export class VoiceOutput {
       if (this.#replies.size > REMEMBERED_REPLIES) this.#replies.delete(this.#replies.keys().next().value!);
       return;
     }
-    if (event.type === 'message') {
-      if (this.#lastMode !== 'voice') return;
+    // A quiet hands-free visitor's question is theirs only to hear; a person's message, if they last spoke.
+    if (event.type === 'message' || event.type === 'reengaged') {
+      if (event.type === 'message' && this.#lastMode !== 'voice') return;
       sentencesOf(event.text, true).forEach((text, i) =>
         this.#say({ message_seq: event.seq, sentence: i }, text, this.#language, { text }),
       );
@@ -135,6 +156,19 @@ export class VoiceOutput {
     if (!reply) return undefined;
     if (state === 'interrupted') this.quiet();
     return heardOf(reply.sentences, sentence, offsetMs, state);
+  }
+
+  /** What the widget is playing now, going by the audio sent; undefined once it has all been heard. */
+  playing(): Playing | undefined {
+    const playing = this.#playing;
+    if (!playing || performance.now() > playing.untilMs + PLAYING_SLACK_MS) return undefined;
+    return { turnId: playing.turnId, text: playing.text };
+  }
+
+  /** The visitor spoke over the voice (README, Hands-free voice): nothing more of it is sent. */
+  interrupt(): void {
+    this.#playing = undefined;
+    this.quiet();
   }
 
   /** The visitor cut the voice short: nothing more of what is queued is synthesised or sent. */
@@ -209,7 +243,9 @@ export class VoiceOutput {
         carry = whole < pcm.length ? pcm.subarray(whole) : undefined;
         for (let at = 0; at < whole && !cut(); at += MAX_AUDIO_FRAME_BYTES) {
           const frame = pcm.subarray(at, Math.min(whole, at + MAX_AUDIO_FRAME_BYTES));
+          if (!bytes) this.#began(sentence);
           bytes += frame.length;
+          if (this.#playing) this.#playing.untilMs += (frame.length / 2 / synthesis.sampleRate) * 1000;
           // A visitor on a slow line gets the audio at the pace it drains, not all at once.
           if (socket.bufferedAmount > AUDIO_WINDOW_BYTES) await new Promise<void>((r) => socket.send(frame, () => r()));
           else socket.send(frame);
@@ -224,6 +260,20 @@ export class VoiceOutput {
     this.parts.line.send(
       cut() || sentence.ok ? { type: 'speech_end', ...address } : { type: 'speech_unavailable', ...address },
     );
+  }
+
+  /** A sentence's first audio goes out: it is what plays, after what was sent before it. */
+  #began(sentence: Sentence): void {
+    const { turnId } = sentence;
+    const now = performance.now();
+    const before = this.#playing;
+    const same = before !== undefined && before.turnId === turnId && before.untilMs > now;
+    this.#playing = {
+      turnId,
+      text: same ? `${before.text} ${sentence.said.text}` : sentence.said.text,
+      untilMs: same ? before.untilMs : now,
+    };
+    if (turnId && sentence.address.sentence === 0) this.parts.firstAudio(turnId);
   }
 
   /** Resolves when the sentence has more audio, is done, or is cut short. */

@@ -20,7 +20,7 @@ export const SPOKEN_CHARS = 1_000;
 export function speechRequestFor(
   text: string,
   language: string,
-  speech: AgentSpeech,
+  speech: Pick<AgentSpeech, 'service' | 'pronunciations'>,
   agentLanguage: string,
 ): SpeechRequest {
   const byLanguage = Object.entries(speech.service?.by_language ?? {});

@@ -82,7 +82,7 @@ describeEachStore('speech recognised by the service', (kind: StoreKind) => {
 
   it('makes a voice turn of an utterance: transcribing, then turn_accepted with the recognised text, the hook called, the recognition in history; the WAV checked by the recogniser', async () => {
     const { widget, ready, api } = await open();
-    expect(ready.speech).toEqual({ recognition: 'service', synthesis: 'browser' });
+    expect(ready.speech).toEqual({ recognition: 'service', synthesis: 'browser', mode: 'hands_free' });
     const before = stack.transcriber.uploads.length;
     speak(widget, 'v1', 1_000, { language: 'de-DE' });
     expect(await widget.next('transcribing')).toEqual({ type: 'transcribing', client_turn_id: 'v1' });
@@ -162,7 +162,7 @@ describeEachStore('speech recognised by the service', (kind: StoreKind) => {
       expect([setting, hello, ready.speech]).toEqual([
         setting,
         hello,
-        { recognition: site, ...more, synthesis: 'browser' },
+        { recognition: site, ...more, synthesis: 'browser', mode: site === 'service' ? 'hands_free' : 'push_to_talk' },
       ]);
       widget.close();
     }
@@ -518,7 +518,7 @@ describe.skipIf(!installed('pocketsphinx_continuous') || !installed('espeak-ng')
       );
       const widget = await Widget.open(service, deploymentId);
       const ready = await widget.hello(await mintToken(secret, deploymentId));
-      expect(ready.speech).toEqual({ recognition: 'service', synthesis: 'browser' });
+      expect(ready.speech).toEqual({ recognition: 'service', synthesis: 'browser', mode: 'hands_free' });
       const pcm = spoken('what time is breakfast', dir);
       widget.send({ type: 'audio_start', client_turn_id: 'p1', sample_rate: 16000 });
       for (let at = 0; at < pcm.length; at += 8_000) widget.ws.send(pcm.subarray(at, at + 8_000));

@@ -1,15 +1,7 @@
+import { type EndOfTurn, TURN_TAKING_DEFAULTS } from '../../agents/agent-turn-taking.js';
 import { TURN_TAKING_WORDS, type TurnTakingWords } from './turn-taking-words.js';
 
-/** How long the visitor's quiet ends their turn (an agent spec's `voice.end_of_turn`). */
-export interface EndOfTurn {
-  silence_ms: number;
-  /** The longest it waits: after words that look unfinished. */
-  max_silence_ms: number;
-  /** Scales both: an eager agent answers sooner, a patient one waits longer. */
-  eagerness: 'eager' | 'normal' | 'patient';
-}
-
-export const END_OF_TURN_DEFAULTS: EndOfTurn = { silence_ms: 600, max_silence_ms: 2_000, eagerness: 'normal' };
+export const END_OF_TURN_DEFAULTS: EndOfTurn = TURN_TAKING_DEFAULTS.end_of_turn;
 
 const EAGERNESS = { eager: 0.6, normal: 1, patient: 1.5 } as const;
 
@@ -84,4 +76,15 @@ export function onlyBackchannel(words: string, language: string, ignore?: readon
   for (let at = 0; at < text.length; at++)
     if (reachable[at]) for (const p of phrases) if (p && text.startsWith(p, at)) reachable[at + p.length] = true;
   return reachable[text.length]!;
+}
+
+/**
+ * Whether `words` heard while the agent speaks are only its own words coming back (a device whose
+ * echo canceller does not hear the agent's voice): every word of them is in what it is saying.
+ */
+export function onlyEcho(words: string, saying: string): boolean {
+  const heard = normalised(words).split(' ').filter(Boolean);
+  if (!heard.length) return false;
+  const said = new Set(normalised(saying).split(' '));
+  return heard.every((word) => said.has(word));
 }

@@ -173,6 +173,13 @@ export class TurnService {
     );
   }
 
+  /** A hands-free turn's reply began to be heard `ms` after the visitor stopped speaking (README, Hands-free voice). */
+  async firstAudio(dep: DeploymentContext, conversationId: string, turnId: string, ms: number): Promise<void> {
+    await this.parts.events.write(conversationId, (unit) =>
+      turnLifecycle.firstAudio(unit, { dep, conversationId }, turnId, ms),
+    );
+  }
+
   /**
    * Graceful shutdown: waits the grace period for turns being taken, hook calls in flight and the
    * writes of their answers, then cuts off the rest. A hook call cut off fails its turn (`hook_failed`); a write

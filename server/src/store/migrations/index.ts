@@ -31,6 +31,7 @@ import { auditDetail } from './2026-11-29-02-audit-detail.js';
 import { singleSignOn } from './2026-11-29-03-single-sign-on.js';
 import { toolConfirmation } from './2026-11-29-04-tool-confirmation.js';
 import { answering } from './2026-11-29-05-answering.js';
+import { handsFree } from './2026-11-30-01-hands-free.js';
 
 /** Every migration, in order. Names are timestamps so they sort the way they apply. */
 export const migrations: Record<string, Migration> = {
@@ -66,4 +67,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29-03-single-sign-on': singleSignOn,
   '2026-11-29-04-tool-confirmation': toolConfirmation,
   '2026-11-29-05-answering': answering,
+  '2026-11-30-01-hands-free': handsFree,
 };
