@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { codePoints, languageTag } from './text.js';
 import { ACTION_NAME, ACTION_NAME_RULE } from './tools.js';
 import { pageContext, pageData, pageEventName, pageOf, proactiveEvents, proactiveRule } from './proactive.js';
+import { type VoiceMode, voiceModes } from './speech-settings.js';
 
 export { codePoints, languageTag };
 
@@ -59,12 +60,7 @@ const clientTurnId = z.string().min(1).max(64);
 /** An open mic's turns are `{base}:{n}`: its base leaves room for the count. */
 const handsFreeBase = z.string().min(1).max(56);
 
-/**
- * How the visitor talks (README, Hands-free voice): the mic open the whole time, the service finding
- * each turn and the visitor speaking over the agent; or one press per utterance.
- */
-export const voiceModes = ['hands_free', 'push_to_talk'] as const;
-export type VoiceMode = (typeof voiceModes)[number];
+export { voiceModes, type VoiceMode };
 /** Why an open mic closed: the visitor stayed quiet, the conversation ended, a speech budget was spent. */
 export const listeningStops = ['silence', 'ended', 'budget'] as const;
 

@@ -11,3 +11,12 @@ export type RecognitionSetting = (typeof speechRecognitionSettings)[number];
  */
 export const speechSynthesisSettings = ['auto', 'service', 'browser', 'off'] as const;
 export type SynthesisSetting = (typeof speechSynthesisSettings)[number];
+
+/**
+ * How the visitor talks (README, Hands-free voice): the mic open the whole time, the service finding
+ * each turn and the visitor speaking over the agent; or one press per utterance. A deployment's
+ * `runtime_config.voice_mode` is one of these, or absent (`auto` in the console): hands-free where
+ * the service recognises.
+ */
+export const voiceModes = ['hands_free', 'push_to_talk'] as const;
+export type VoiceMode = (typeof voiceModes)[number];

@@ -41,7 +41,7 @@ describe("the deployment settings form's fields", () => {
       },
       theme: { title: 'Reception', accent: '#1d4ed8', position: 'bottom-right', languages: '' },
       limits: { maxTurns: '50', perMinute: '', hookTimeout: '', replyTimeout: '60' },
-      voice: { recognition: 'service', synthesis: 'auto' },
+      voice: { recognition: 'service', synthesis: 'auto', mode: 'auto' },
       personWait: { noticeS: '', notice: 'Soon' },
     });
     expect(settingsFieldsOf(deployment({ agent_version: 3 })).connection.version).toBe('3');
@@ -53,7 +53,7 @@ describe("the deployment settings form's fields", () => {
     fields.connection = { ...fields.connection, hookUrl: '', version: '2', origins: ' https://a.example \n\n' };
     fields.theme = { ...fields.theme, title: '', languages: 'de-DE, fr-FR\nen-GB' };
     fields.limits = { ...fields.limits, maxTurns: '', perMinute: '12' };
-    fields.voice = { recognition: 'off', synthesis: 'browser' };
+    fields.voice = { recognition: 'off', synthesis: 'browser', mode: 'push_to_talk' };
     fields.personWait = { noticeS: '0', notice: '   ' };
     expect(settingsUpdate(dep, fields)).toEqual({
       agent_version: 2,
@@ -82,6 +82,7 @@ describe("the deployment settings form's fields", () => {
         reply_timeout_s: 60,
         speech_recognition: 'off',
         speech_synthesis: 'browser',
+        voice_mode: 'push_to_talk',
         person_wait_notice_s: 0,
         person_wait_notice: undefined,
       },

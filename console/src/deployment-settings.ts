@@ -1,4 +1,4 @@
-import type { RecognitionSetting, SynthesisSetting } from '#protocol/speech-settings';
+import type { RecognitionSetting, SynthesisSetting, VoiceMode } from '#protocol/speech-settings';
 import type { Deployment } from './types';
 
 type Json = Record<string, unknown>;
@@ -34,6 +34,8 @@ export interface LimitFields {
 export interface VoiceFields {
   recognition: RecognitionSetting;
   synthesis: SynthesisSetting;
+  /** How the visitor talks (README, Hands-free voice); `auto`: the setting left out, hands-free where the service hears. */
+  mode: VoiceMode | 'auto';
 }
 
 /** What a visitor waiting for a person is told, and after how long ('' for the default). */
@@ -90,6 +92,7 @@ export function settingsFieldsOf(dep: Deployment): SettingsFields {
     voice: {
       recognition: (runtime.speech_recognition as RecognitionSetting | undefined) ?? 'auto',
       synthesis: (runtime.speech_synthesis as SynthesisSetting | undefined) ?? 'auto',
+      mode: (runtime.voice_mode as VoiceMode | undefined) ?? 'auto',
     },
     personWait: { noticeS: text(runtime.person_wait_notice_s), notice: text(runtime.person_wait_notice) },
   };
@@ -131,6 +134,7 @@ export function settingsUpdate(dep: Deployment, fields: SettingsFields) {
       reply_timeout_s: num(limits.replyTimeout),
       speech_recognition: voice.recognition,
       speech_synthesis: voice.synthesis,
+      voice_mode: voice.mode === 'auto' ? undefined : voice.mode,
       person_wait_notice_s: num(personWait.noticeS),
       person_wait_notice: personWait.notice.trim() || undefined,
     },

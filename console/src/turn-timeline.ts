@@ -50,6 +50,16 @@ export function modelCallTitle(d: Delivery): string {
   return `Model ${model} (call ${d.attempt}): ${answer} in ${d.duration_ms} ms${figures.length ? `, ${figures.join(', ')}` : ''}${why}`;
 }
 
+/** A hands-free turn's figures: `Hands-free: 1.8 s of speech, its end heard after 640 ms, recognised in 210 ms; the reply's voice 1.2 s after the visitor stopped`. */
+export function handsFreeInWords(voice: NonNullable<Turn['voice']>): string {
+  const s = (ms: number) => (ms >= 1000 ? `${(ms / 1000).toFixed(1)} s` : `${ms} ms`);
+  const waited =
+    voice.first_audio_ms === null
+      ? 'the reply not spoken'
+      : `the reply's voice ${s(voice.first_audio_ms)} after the visitor stopped`;
+  return `Hands-free: ${s(voice.speech_ms)} of speech, its end heard after ${s(voice.end_of_turn_ms)}, recognised in ${s(voice.recognition_ms)}; ${waited}`;
+}
+
 export const partsInWords = (n: number): string => `${n} part${n === 1 ? '' : 's'}`;
 
 /** One turn as it happened, in time order: the question, each hook attempt, the acknowledgement, the reply (its streamed parts folded under it). */
@@ -61,6 +71,13 @@ export function turnTimeline(turn: Turn): TimelineItem[] {
       title: `Visitor (${turn.mode}${turn.language ? `, ${turn.language}` : ''}): ${turn.text}`,
     },
   ];
+  // A hands-free turn (README, Hands-free voice): what finding it took, and how long the visitor waited for the voice.
+  if (turn.voice)
+    items.push({
+      at: turn.created_at,
+      kind: 'visitor',
+      title: handsFreeInWords(turn.voice),
+    });
   // Where they asked from (README, Greeting visitors first).
   if (turn.page)
     items.push({

@@ -6,7 +6,7 @@ import { routeOf } from './routes';
 import { serverSnippetOf, signedStringOf, snippetOf } from './snippets';
 import { inLanguagesLines, inLanguagesOf, pronunciationsAsLines, pronunciationsOf, toolsOf } from './spec-fields';
 import { lineDiff } from './text-diff';
-import { turnTimeline } from './turn-timeline';
+import { handsFreeInWords, turnTimeline } from './turn-timeline';
 import type { Delivery, Turn } from './types';
 
 const delivery = (over: Partial<Delivery> = {}): Delivery => ({
@@ -130,6 +130,16 @@ describe('console view logic', () => {
     expect(titles).toContain('Tool check_room: timeout in 42 ms: timed out after 10000 ms');
   });
 
+  it("says a hands-free turn's figures in words, a reply not spoken as such", () => {
+    const voice = { speech_ms: 1840, end_of_turn_ms: 640, recognition_ms: 210, first_audio_ms: 1230 };
+    expect(handsFreeInWords(voice)).toBe(
+      "Hands-free: 1.8 s of speech, its end heard after 640 ms, recognised in 210 ms; the reply's voice 1.2 s after the visitor stopped",
+    );
+    expect(handsFreeInWords({ ...voice, first_audio_ms: null })).toBe(
+      'Hands-free: 1.8 s of speech, its end heard after 640 ms, recognised in 210 ms; the reply not spoken',
+    );
+  });
+
   it("checks an agent's tools as the publish would, each problem in words", () => {
     expect(toolsOf('', 'server')).toEqual({ list: [], problems: [] });
     expect(toolsOf('{', 'server').problems[0]).toMatch(/^Not valid JSON/);
@@ -168,6 +178,7 @@ describe('console view logic', () => {
       language: 'en-US',
       feedback: null,
       recognition: null,
+      voice: null,
       heard: null,
       page: { url: 'https://hotel.example/rooms', title: 'Our rooms' },
       status: 'resolved',

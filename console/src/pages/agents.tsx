@@ -26,6 +26,7 @@ import {
   useLoad,
   VoiceSample,
 } from '../ui';
+import { TurnTakingEditor } from './agent-turn-taking';
 
 const STATUSES = ['generating', 'draft', 'published', 'failed'] as const;
 
@@ -414,6 +415,11 @@ function DraftEditor({ agent, onSaved }: { agent: Agent; onSaved(a: Agent): void
           ...(service.voice ? { voice: service } : {}),
           pronunciations: read.list,
         }}
+      />
+      <TurnTakingEditor
+        voice={voice}
+        disabled={!spec}
+        onChange={(next) => set('voice', Object.keys(next).length ? next : undefined)}
       />
       <label>
         Draft as JSON

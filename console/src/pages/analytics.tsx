@@ -68,6 +68,15 @@ const CHARTS: { title: string; unit?: string; series: [string, (b: Bucket) => nu
     ],
   },
   {
+    // Hands-free turns (README, Hands-free voice): from the end of the visitor's speech to the first audio of the reply.
+    title: 'Voice to voice',
+    unit: ' ms',
+    series: [
+      ['p50', (b) => b.voice_to_voice_ms.p50, 'main'],
+      ['p95', (b) => b.voice_to_voice_ms.p95, 'alt'],
+    ],
+  },
+  {
     title: 'Hook call latency',
     unit: ' ms',
     series: [
@@ -175,6 +184,12 @@ export function AnalyticsPage() {
             <dd>
               {data.totals.time_to_reply_ms.count
                 ? `${data.totals.time_to_reply_ms.p50} / ${data.totals.time_to_reply_ms.p95} ms`
+                : '—'}
+            </dd>
+            <dt>Voice to voice, hands-free (p50 / p95)</dt>
+            <dd>
+              {data.totals.voice_to_voice_ms.count
+                ? `${data.totals.voice_to_voice_ms.p50} / ${data.totals.voice_to_voice_ms.p95} ms`
                 : '—'}
             </dd>
           </dl>

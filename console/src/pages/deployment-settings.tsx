@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
-import type { RecognitionSetting, SynthesisSetting } from '#protocol/speech-settings';
-import { speechRecognitionSettings, speechSynthesisSettings } from '#protocol/speech-settings';
+import type { RecognitionSetting, SynthesisSetting, VoiceMode } from '#protocol/speech-settings';
+import { speechRecognitionSettings, speechSynthesisSettings, voiceModes } from '#protocol/speech-settings';
 import { list, path, put } from '../api';
 import {
   type ConnectionFields,
@@ -58,6 +58,9 @@ export function Settings({ dep, onSaved }: { dep: Deployment; onSaved(d: Deploym
           Automatic recognition is the browser's where it has its own (Chrome), else the service's (the visitor's audio
           streamed to it). The automatic voice is the service's where it has one (espeak-ng, or a speech server such as
           Kokoro or Piper, the same in every browser, and it knows what each visitor heard), else the browser's.
+          Hands-free (automatic where the service recognises the visitor's speech): one press opens the mic, the service
+          finds where each question ends, and the visitor can talk over the agent to stop it; how long it waits and what
+          interrupts it are the agent's voice settings. Press to talk: one press per question.
         </p>
         <VoiceSample agentId={dep.agent_id} />
       </fieldset>
@@ -255,6 +258,12 @@ const SYNTHESIS_WORDS: Record<SynthesisSetting, string> = {
   off: 'Off: shown, never spoken',
 };
 
+const MODE_WORDS: Record<VoiceMode | 'auto', string> = {
+  auto: 'Automatic',
+  hands_free: 'Hands-free',
+  push_to_talk: 'Press to talk',
+};
+
 function VoiceFields(props: FieldsetProps<VoiceFields>) {
   const { value } = props;
   const set = setter(props);
@@ -273,6 +282,13 @@ function VoiceFields(props: FieldsetProps<VoiceFields>) {
         choices={speechSynthesisSettings}
         words={SYNTHESIS_WORDS}
         onChange={set('synthesis')}
+      />
+      <ChoiceField
+        label="How visitors talk"
+        value={value.mode}
+        choices={['auto', ...voiceModes]}
+        words={MODE_WORDS}
+        onChange={set('mode')}
       />
     </>
   );

@@ -7,6 +7,7 @@ import { loadConversation, Timeline } from './conversations';
 interface ConciergeApi {
   init(o: { deploymentId: string; getToken(): Promise<string>; open?: boolean; locale?: string }): void;
   on(name: 'ready', handler: (e: { conversationId: string }) => void): void;
+  on(name: 'listening', handler: (e: { frame: ListeningFrame }) => void): void;
   close(): void;
   greet(ruleId: string): void;
   destroy(): void;
@@ -14,6 +15,31 @@ interface ConciergeApi {
 declare global {
   interface Window {
     Concierge?: ConciergeApi;
+  }
+}
+
+/** What the service tells a hands-free widget of its open mic (README, Hands-free voice). */
+type ListeningFrame =
+  | { type: 'speech_started' | 'speech_stopped' }
+  | { type: 'transcript_partial'; text: string }
+  | { type: 'interrupt' | 'resume'; turn_id: string }
+  | { type: 'listening_stopped'; reason: string };
+
+/** The open mic's last news, in words. */
+export function listeningInWords(frame: ListeningFrame): string {
+  switch (frame.type) {
+    case 'speech_started':
+      return 'Hearing the visitor';
+    case 'speech_stopped':
+      return 'The visitor paused; waiting to see if the turn is over';
+    case 'transcript_partial':
+      return `Heard so far: “${frame.text}”`;
+    case 'interrupt':
+      return 'The visitor spoke over the agent: its voice stopped';
+    case 'resume':
+      return 'Not an interruption: the voice came back';
+    case 'listening_stopped':
+      return `The mic closed (${frame.reason})`;
   }
 }
 
@@ -89,6 +115,7 @@ export function TryIt({ deploymentId, locale }: { deploymentId: string | undefin
   const active = useLoad(() => list<Deployment>(path`/api/v1/deployments?status=active&per_page=100`), []);
   const chosen = deploymentId ?? active.data?.data[0]?.id;
   const [conversationId, setConversationId] = useState<string>();
+  const [mic, setMic] = useState('');
   const [error, setError] = useState<unknown>();
   useEffect(() => {
     if (!chosen) return;
@@ -96,12 +123,14 @@ export function TryIt({ deploymentId, locale }: { deploymentId: string | undefin
     // The widget belongs to this page: one that finishes loading after the page was left never starts.
     let left = false;
     setConversationId(undefined);
+    setMic('');
     loadWidget().then((w) => {
       if (left) return;
       widget = w;
       const getToken = async () => (await post<PreviewToken>(path`/api/v1/deployments/${chosen}/preview-token`)).token;
       w.init({ deploymentId: chosen, open: true, getToken, ...(locale ? { locale } : {}) });
       w.on('ready', (e) => setConversationId(e.conversationId));
+      w.on('listening', (e) => !left && setMic(listeningInWords(e.frame)));
     }, setError);
     return () => {
       left = true;
@@ -148,6 +177,11 @@ export function TryIt({ deploymentId, locale }: { deploymentId: string | undefin
         </div>
       )}
       <GreetingPreview deployment={active.data?.data.find((d) => d.id === chosen)} />
+      {mic && (
+        <p class="hands-free" role="status">
+          Hands-free: {mic}
+        </p>
+      )}
       <h2>Timeline</h2>
       {conversationId ? (
         <LiveTimeline conversationId={conversationId} />

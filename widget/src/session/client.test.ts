@@ -22,7 +22,7 @@ const ready = (lastSeq = 0): Extract<ServerFrame, { type: 'ready' }> => ({
   token_expires_at: new Date(Date.now() + 3_600_000).toISOString(),
   agent: { name: 'Front desk', greeting: null, language: 'en-US', voice: null },
   widget: {},
-  speech: { recognition: 'browser', synthesis: 'browser' },
+  speech: { recognition: 'browser', synthesis: 'browser', mode: 'push_to_talk' },
 });
 
 const readyFrame = (lastSeq = 0): Record<string, unknown> => ready(lastSeq);

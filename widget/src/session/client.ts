@@ -1,3 +1,4 @@
+import { sentencesOf } from '#protocol/sentences';
 import { ask, type ClientAction, clicked, messageToSay, tabsPart } from './asking-tab';
 import { Connection, type Socket, type Surroundings } from './connection';
 import { forgotten, recall, type Remembered, remember, type SentTurn } from './memory';
@@ -77,9 +78,17 @@ export type SessionEvent =
   | { type: 'speech'; turnId: string | undefined; sentence: number; text: string; voice: 'service' | 'browser' }
   /** How far the visitor listened to a sentence of the agent's voice. */
   | { type: 'playback'; turnId: string | undefined; sentence: number; state: PlaybackState; offsetMs: number }
+  /** The open mic (README, Hands-free voice): speech heard, the words so far, the agent's voice to stop or bring back, the mic closed. */
+  | { type: 'listening'; frame: ListeningFrame }
   /** `name`: the client action that failed (`action_failed`). */
   | { type: 'error'; code: string; message: string; name?: string }
   | { type: 'ended'; reason: string };
+
+/** The service's frames about a hands-free visitor's open mic; none of them stored. */
+export type ListeningFrame = Extract<
+  ServerFrame,
+  { type: 'speech_started' | 'speech_stopped' | 'transcript_partial' | 'interrupt' | 'resume' | 'listening_stopped' }
+>;
 
 const newId = (): string => crypto.randomUUID();
 
@@ -298,6 +307,7 @@ export class SessionClient {
         recognitionFallback: frame.speech.fallback,
         synthesis: frame.speech.synthesis,
         textOnly: frame.speech.text_only,
+        voiceMode: frame.speech.mode,
       });
       this.rules = frame.proactive ?? [];
       if (this.#context) this.setContext(this.#context);
@@ -310,6 +320,7 @@ export class SessionClient {
     if (frame.type === 'transcribing') return this.#emit({ type: 'transcribing', clientTurnId: frame.client_turn_id });
     if (frame.type === 'speech' || frame.type === 'speech_end' || frame.type === 'speech_unavailable')
       return this.#o.voice?.speech(frame);
+
     if (frame.type === 'error') {
       if (
         frame.code === 'rate_limited' ||
@@ -320,6 +331,8 @@ export class SessionClient {
       this.#emit({ type: 'error', code: frame.code, message: frame.message });
       return;
     }
+    // What is left without a seq is the open mic's.
+    if (!('seq' in frame)) return this.#emit({ type: 'listening', frame });
     if (frame.seq <= this.#lastSeq) return;
     // History replayed after a reload is shown, not spoken again.
     const replayed = frame.seq <= (this.#historySeq ?? 0);
@@ -347,6 +360,7 @@ export class SessionClient {
     }
     if (frame.type === 'message')
       this.#say(messageToSay(this.#memory, frame.text, replayed), 0, { messageSeq: frame.seq });
+    if (frame.type === 'reengaged' && !replayed) this.#say(sentencesOf(frame.text, true), 0, { messageSeq: frame.seq });
     if (frame.type === 'conversation_ended') this.#finish(frame.reason);
   }
 

@@ -15,6 +15,7 @@ export type {
   ReplyAction,
   TurnFailure as FailReason,
   TurnMode,
+  VoiceMode,
   WidgetTheme,
 } from '#protocol/frames';
 export { Close, CloseReason } from '#protocol/close-codes';

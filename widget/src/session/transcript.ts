@@ -7,6 +7,7 @@ import type {
   SynthesisSite,
   ServerFrame,
   TurnMode,
+  VoiceMode,
   WidgetTheme,
 } from './protocol';
 import { streamedText } from '#protocol/sentences';
@@ -58,6 +59,8 @@ export interface View {
   synthesis?: SynthesisSite;
   /** The deployment takes text only: no microphone is shown. */
   textOnly?: boolean;
+  /** How the visitor talks, as `ready` said (README, Hands-free voice). */
+  voiceMode?: VoiceMode;
   /** The person handling the conversation, by the name the visitor sees, while one does. */
   person?: string;
   lines: Line[];
@@ -170,6 +173,8 @@ export function applyEvent(view: View, frame: ServerFrame): View {
         ...view,
         lines: [...lines, { key: `s${frame.seq}`, who: 'agent', text: frame.text ?? '', note: 'still_waiting' }],
       };
+    case 'reengaged':
+      return { ...view, lines: [...lines, { key: `s${frame.seq}`, who: 'agent', text: frame.text }] };
     case 'conversation_ended':
       return { ...view, status: 'ended', ended: frame.reason };
     default:

@@ -9,14 +9,18 @@ const CHUNK_MS = 100;
 const RESUME_WAIT_MS = 2_000;
 
 /**
- * Captures the visitor's voice (echo cancellation and noise suppression on) as 16 kHz 16-bit mono
- * PCM, 100 ms at a time, and says when speech has been followed by 0.8 s of quiet. Fetched on first
- * use, with its worklet, so the script tag stays small. Rejects with the browser's error (a
+ * Captures the visitor's voice (echo cancellation, noise suppression and auto gain on) as 16 kHz
+ * 16-bit mono PCM, 100 ms at a time with its loudness, and, given `onQuiet`, says when speech has
+ * been followed by 0.8 s of quiet (push-to-talk; hands-free leaves that to the service). Fetched on
+ * first use, with its worklet, so the script tag stays small. Rejects with the browser's error (a
  * `NotAllowedError` when the microphone is refused).
  */
-export async function capture(onAudio: (pcm: ArrayBuffer) => void, onQuiet: () => void): Promise<Capture> {
+export async function capture(
+  onAudio: (pcm: ArrayBuffer, rms: number) => void,
+  onQuiet?: () => void,
+): Promise<Capture> {
   const stream = await navigator.mediaDevices.getUserMedia({
-    audio: { echoCancellation: true, noiseSuppression: true, channelCount: 1 },
+    audio: { echoCancellation: true, noiseSuppression: true, autoGainControl: true, channelCount: 1 },
   });
   const context = new AudioContext();
   const release = () => {
@@ -46,8 +50,8 @@ export async function capture(onAudio: (pcm: ArrayBuffer) => void, onQuiet: () =
   const ended = endOfSpeech();
   let quietSaid = false;
   node.port.onmessage = ({ data }: MessageEvent<{ pcm: ArrayBuffer; rms: number }>) => {
-    onAudio(data.pcm);
-    if (!quietSaid && ended(data.rms, CHUNK_MS)) {
+    onAudio(data.pcm, data.rms);
+    if (onQuiet && !quietSaid && ended(data.rms, CHUNK_MS)) {
       quietSaid = true;
       onQuiet();
     }

@@ -49,6 +49,9 @@ interface Item {
   spokenLength: number;
 }
 
+/** How loud the voice stays while the visitor may be interrupting it. */
+const DUCKED = 0.2;
+
 const keyOf = (at: SentenceAt) => (at.turnId ? `t${at.turnId}` : `m${at.messageSeq}`);
 
 /**
@@ -148,7 +151,14 @@ export class Player implements VoiceSink {
     }
   }
 
+  /** The visitor began speaking over the voice (README, Hands-free voice): it goes quiet at once, and back at `resume`. */
+  duck(down: boolean): void {
+    const gain = this.#gain;
+    if (gain) gain.gain.setTargetAtTime(down ? DUCKED : 1, gain.context.currentTime, 0.02);
+  }
+
   #rate = 24_000;
+  #gain: GainNode | undefined;
 
   get #sampleRate(): number {
     return this.#context?.sampleRate ?? this.#rate;
@@ -179,7 +189,8 @@ export class Player implements VoiceSink {
         await context.audioWorklet.addModule(new URL('./playback-worklet.js', import.meta.url));
         const node = new AudioWorkletNode(context, 'concierge-playback', { outputChannelCount: [1] });
         const sink = context.createMediaStreamDestination();
-        node.connect(sink);
+        this.#gain = context.createGain();
+        node.connect(this.#gain).connect(sink);
         node.port.onmessage = (event: MessageEvent<number | { stopped: number }>) => this.#heard(event.data);
         // Not kept: a media element that is playing is not collected.
         const output = new Audio();

@@ -4,7 +4,7 @@ import type { Capture } from './capture';
 import { ListenError, type Speech } from './speech';
 
 /** What a failed `getUserMedia` says, in the words the browser's recognition uses for the same. */
-function micReason(err: unknown): string {
+export function micReason(err: unknown): string {
   const name = (err as { name?: string } | null)?.name;
   if (name === 'NotAllowedError' || name === 'SecurityError') return 'not-allowed';
   if (name === 'NotFoundError' || name === 'OverconstrainedError') return 'audio-capture';

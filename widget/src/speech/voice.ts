@@ -5,6 +5,8 @@ import type { Player } from './player';
 export interface Voice extends VoiceSink {
   /** The visitor speaks or types: whatever is being said stops now. */
   stop(): void;
+  /** Lowered while the visitor may be speaking over it, and back (README, Hands-free voice). */
+  duck(down: boolean): void;
   muted: boolean;
 }
 
@@ -22,6 +24,7 @@ export function lazyVoice(load: () => Promise<Player>): Voice {
     speech: (frame) => later((p) => p.speech(frame)),
     audio: (pcm) => later((p) => p.audio(pcm)),
     stop: () => void player?.then((p) => p.stop()),
+    duck: (down) => void player?.then((p) => p.duck(down)),
     get muted() {
       return muted;
     },

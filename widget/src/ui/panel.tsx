@@ -5,6 +5,7 @@ import type { FeedbackRating } from '../session/protocol';
 import type { Ending, Line, View } from '../session/transcript';
 import { canCapture, serviceListener } from '../speech/service-listener';
 import { ListenError, pageSpeech, type Speech } from '../speech/speech';
+import type { MicPhase, MicState, OpenMic } from '../speech/hands-free';
 import type { Voice } from '../speech/voice';
 import css from './panel.css?inline';
 import { isWebUrl, ReplyText } from './reply-text';
@@ -33,6 +34,14 @@ const MIC_PROBLEM: Record<string, WordKey> = {
   speech_unavailable: 'mic_failed',
   speech_busy: 'speech_busy',
   speech_too_long: 'speech_too_long',
+};
+
+/** What the open mic shows it is doing (README, Hands-free voice). */
+const MIC_PHASE_WORDS: Record<MicPhase, WordKey> = {
+  listening: 'listening',
+  hearing: 'hearing',
+  thinking: 'mic_thinking',
+  speaking: 'mic_speaking',
 };
 
 /** The browser's own recognition failed for want of something here (its maker's service, its own audio path), not the visitor's refusal. */
@@ -70,6 +79,12 @@ export function Panel({ client, speech: given, voice, view, title, onClose, onEr
   const [draft, setDraft] = useState('');
   const [listening, setListening] = useState(false);
   const serviceListening = useRef<ReturnType<typeof serviceListener>>(undefined);
+  // The hands-free mic (README, Hands-free voice): its state while open, and whether the service closed it for silence.
+  const [mic, setMic] = useState<MicState>();
+  const openMic = useRef<OpenMic>(undefined);
+  const [micOff, setMicOff] = useState(false);
+  // Closing the panel releases the microphone.
+  useEffect(() => () => openMic.current?.close(), []);
   const [interim, setInterim] = useState('');
   // A word key, not its text: said in the visitor's language when they switch after it.
   const [micProblem, setMicProblem] = useState<WordKey | ''>('');
@@ -120,11 +135,45 @@ export function Panel({ client, speech: given, voice, view, title, onClose, onEr
   // Voice cannot be taken here though the deployment takes it: the microphone stays, and says why when pressed.
   const micExplained = !canTalk && view.recognition !== undefined && !view.textOnly;
 
+  const handsFree = view.voiceMode === 'hands_free' && view.recognition === 'service';
+  /** Said in the panel (an alert, so screen readers hear it), told to the page, and typing stays ready. */
+  const failed = async (err: unknown) => {
+    const reason = err instanceof ListenError ? err.reason : 'unavailable';
+    setMicProblem(await micProblemOf(reason));
+    onError('mic_unavailable', `The microphone cannot be used: ${reason}`);
+    input.current?.focus();
+  };
+
+  /** One press opens the mic until the next: the service finds each turn, and the visitor may speak over the agent. */
+  const talkHandsFree = async () => {
+    if (openMic.current) return openMic.current.close();
+    setMicProblem('');
+    setMicOff(false);
+    setMic({ phase: 'listening', level: 0, partial: '' });
+    try {
+      const { openMic: open } = await import('../speech/hands-free');
+      openMic.current = await open(client, voice, {
+        state: setMic,
+        problem: (code) => setMicProblem(MIC_PROBLEM[code] ?? 'mic_failed'),
+        closed: (reason) => {
+          openMic.current = undefined;
+          setMic(undefined);
+          setMicOff(reason === 'silence');
+          if (reason === 'budget') setMicProblem('speech_busy');
+        },
+      });
+    } catch (err) {
+      setMic(undefined);
+      await failed(err);
+    }
+  };
+
   const talk = async () => {
     if (!canTalk) {
       setMicProblem('no_voice');
       return input.current?.focus();
     }
+    if (handsFree) return talkHandsFree();
     if (listening) return listener.stopListening();
     voice.stop(); // barge-in: speaking again interrupts the reply being read out
     setListening(true);
@@ -142,11 +191,7 @@ export function Panel({ client, speech: given, voice, view, title, onClose, onEr
       }
       if (words) client.say(words, 'voice');
     } catch (err) {
-      // Said in the panel (an alert, so screen readers hear it), told to the page, and typing stays ready.
-      const reason = err instanceof ListenError ? err.reason : 'unavailable';
-      setMicProblem(await micProblemOf(reason));
-      onError('mic_unavailable', `The microphone cannot be used: ${reason}`);
-      input.current?.focus();
+      await failed(err);
     } finally {
       setListening(false);
       setInterim('');
@@ -271,6 +316,15 @@ export function Panel({ client, speech: given, voice, view, title, onClose, onEr
           {interim || t('listening')}
         </p>
       )}
+      {mic && (
+        <p class="open-mic" role="status" data-phase={mic.phase}>
+          <span class="meter" aria-hidden="true">
+            <span style={{ transform: `scaleX(${mic.level.toFixed(2)})` }} />
+          </span>
+          <span>{mic.partial || t(MIC_PHASE_WORDS[mic.phase])}</span>
+        </p>
+      )}
+      {micOff && !mic && <p class="interim">{t('mic_off')}</p>}
       {ended ? (
         restartable && (
           <div class="ended">
@@ -303,8 +357,8 @@ export function Panel({ client, speech: given, voice, view, title, onClose, onEr
             <button
               type="button"
               class={canTalk ? 'mic' : 'mic unavailable'}
-              aria-pressed={listening}
-              aria-label={t(listening ? 'stop' : 'speak')}
+              aria-pressed={listening || mic !== undefined}
+              aria-label={t(listening || mic ? 'stop' : 'speak')}
               onClick={() => void talk()}
             >
               <svg viewBox="0 0 24 24" width="20" height="20" aria-hidden="true" fill="currentColor">
