@@ -1,3 +1,4 @@
+import { mkdirSync } from 'node:fs';
 import puppeteer, { type Browser, type Page } from 'puppeteer-core';
 import { expect, test as base } from './fixtures.js';
 import { HEARD } from './stack.js';
@@ -145,6 +146,8 @@ test('Firefox: voice through the service from its fake microphone: the mic press
   stack,
 }) => {
   const browser = await firefoxWithAudio();
+  // Press to talk: the fake microphone's tone is no speech, so only a press can end its utterance.
+  await stack.voiceMode('push_to_talk');
   try {
     const tab = await browser.newPage();
     const uploads = stack.transcriber.uploads.length;
@@ -174,6 +177,7 @@ test('Firefox: voice through the service from its fake microphone: the mic press
     expect(upload.wav).toMatchObject({ sampleRate: 16000, channels: 1, bitsPerSample: 16 });
     expect(upload.wav.dataBytes).toBeGreaterThan(32_000);
   } finally {
+    await stack.voiceMode(undefined);
     await browser.close();
   }
 });
@@ -183,6 +187,7 @@ test("Firefox: the service's voice plays a reply to its last sample, and typing 
 }) => {
   const browser = await firefoxWithAudio();
   await stack.synthesiseSpeech('service');
+  await stack.voiceMode('push_to_talk');
   try {
     const tab = await browser.newPage();
     // The panel open and its session ready before the mic is pressed: audio sent while it still connects is not heard.
@@ -239,6 +244,66 @@ test("Firefox: the service's voice plays a reply to its last sample, and typing 
     expect(long.startsWith(text) && text.length < long.length).toBe(true);
   } finally {
     await stack.synthesiseSpeech('browser');
+    await stack.voiceMode(undefined);
+    await browser.close();
+  }
+});
+
+test('Firefox: hands-free, one press opens the mic: its state and level shown and announced, its tone not taken for speech, a second press closes it', async ({
+  stack,
+}) => {
+  const browser = await firefoxWithAudio();
+  try {
+    const tab = await browser.newPage();
+    const uploads = stack.transcriber.uploads.length;
+    await openPanel(tab, stack.demoUrl);
+    await waitForReady(tab);
+    await tab.evaluate(() => {
+      const w = window as unknown as {
+        __listening: string[];
+        Concierge: { on(name: string, handler: (e: { frame: { type: string } }) => void): void };
+      };
+      w.__listening = [];
+      w.Concierge.on('listening', (e) => w.__listening.push(e.frame.type));
+    });
+    // Firefox has no recognition of its own: the service's, and so hands-free.
+    await (await tab.waitForSelector(widget('button.mic')))!.click();
+    const state = await tab.waitForFunction(
+      () => {
+        const line = document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('.open-mic[role="status"]');
+        const meter = line?.querySelector('.meter span') as HTMLElement | null | undefined;
+        // The fake microphone's tone is loud: the meter moves.
+        return line && meter && meter.style.transform !== 'scaleX(0.00)' && line.textContent;
+      },
+      { polling: 100, timeout: 10_000 },
+    );
+    expect(await state.jsonValue()).toBe('Listening…');
+    expect(
+      await tab.evaluate(() =>
+        document
+          .querySelector('[data-concierge]')
+          ?.shadowRoot?.querySelector('button.mic')
+          ?.getAttribute('aria-pressed'),
+      ),
+    ).toBe('true');
+    // Three seconds of a steady tone: no speech, nothing sent to the recogniser.
+    await new Promise((r) => setTimeout(r, 3_000));
+    expect(await tab.evaluate(() => (window as unknown as { __listening: string[] }).__listening)).toEqual([]);
+    expect(stack.transcriber.uploads.length).toBe(uploads);
+    await (await tab.waitForSelector(widget('button.mic')))!.click();
+    await tab.waitForFunction(
+      () =>
+        document
+          .querySelector('[data-concierge]')
+          ?.shadowRoot?.querySelector('button.mic')
+          ?.getAttribute('aria-pressed') === 'false' &&
+        !document.querySelector('[data-concierge]')?.shadowRoot?.querySelector('.open-mic'),
+      { polling: 100, timeout: 5_000 },
+    );
+    // The socket is still open and serving: a typed question is answered.
+    await type(tab, 'When is breakfast?');
+    await waitForTranscript(tab, /Breakfast is served from 7/);
+  } finally {
     await browser.close();
   }
 });
@@ -372,6 +437,8 @@ test('Firefox: the open panel at 1280 and 390 px: Send inside the panel, the tit
   tab,
   stack,
 }) => {
+  // Puppeteer writes a screenshot only where its folder is: this test may be the first to write there.
+  mkdirSync('test-results/widget', { recursive: true });
   for (const screen of PANEL_SCREENS) {
     await tab.setViewport(screen);
     await openPanel(tab, stack.demoUrl);

@@ -252,8 +252,13 @@ export class Stack {
     return this.runtime('speech_synthesis', setting);
   }
 
-  /** One setting of the hotel's deployment's runtime_config, the others kept. */
-  private async runtime(key: string, setting: string): Promise<void> {
+  /** How the hotel's visitors talk (README, Hands-free voice): `hands_free`, `push_to_talk`, or undefined for the default. */
+  voiceMode(mode: 'hands_free' | 'push_to_talk' | undefined): Promise<void> {
+    return this.runtime('voice_mode', mode);
+  }
+
+  /** One setting of the hotel's deployment's runtime_config, the others kept; undefined leaves it out. */
+  private async runtime(key: string, setting: string | undefined): Promise<void> {
     const url = `${this.serviceUrl}/api/v1/deployments/${this.deploymentId}`;
     const headers = { authorization: `Bearer ${this.apiKey}`, 'content-type': 'application/json' };
     const current = (

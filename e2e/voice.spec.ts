@@ -43,6 +43,8 @@ test.use({
 
 test.afterEach(async ({ stack }) => {
   await stack.recogniseSpeech('auto');
+  await stack.synthesiseSpeech('browser');
+  await stack.voiceMode(undefined);
 });
 
 test('Chromium forced to the service: the mic press streams the question, the service hears it, the turn shows and its reply is spoken', async ({
@@ -50,6 +52,8 @@ test('Chromium forced to the service: the mic press streams the question, the se
   stack,
 }) => {
   await stack.recogniseSpeech('service');
+  // Press to talk: one press per question, its end found by the widget (hands-free has its own test below).
+  await stack.voiceMode('push_to_talk');
   await stack.behave('sync');
   // The browser's own recognition is scripted away: only the service may hear this visitor.
   await scriptedSpeech(page, { fail: 'not-allowed' });
@@ -66,6 +70,60 @@ test('Chromium forced to the service: the mic press streams the question, the se
   // The words and then 0.8 s of quiet: more than a second of audio, less than the file's loop.
   expect(upload.wav.dataBytes).toBeGreaterThan(32_000);
   expect(upload.wav.dataBytes).toBeLessThan(32_000 * 5);
+});
+
+test('Chromium hands-free: one press; the question found in the open mic and answered aloud; the question again over the reply stops it where the visitor heard it; a second press closes the mic', async ({
+  page,
+  stack,
+}) => {
+  await stack.recogniseSpeech('service');
+  await stack.synthesiseSpeech('service');
+  await stack.behave('no_reply');
+  await scriptedSpeech(page, { fail: 'not-allowed' });
+  const uploads = stack.transcriber.uploads.length;
+  await page.goto(stack.demoUrl);
+  await page.evaluate(() => {
+    const w = window as unknown as {
+      __listening: string[];
+      __played: unknown[];
+      Concierge: { on(name: string, handler: (e: any) => void): void };
+    };
+    w.__listening = [];
+    w.__played = [];
+    w.Concierge.on('listening', (e) => w.__listening.push(e.frame.type));
+    w.Concierge.on('playback', (e) => w.__played.push(e));
+  });
+  const asked = await stack.hookCalls(HEARD);
+  await launcher(page).click();
+  await expect(page.getByText('Connecting')).toHaveCount(0);
+  await page.getByRole('button', { name: 'Speak' }).click();
+  const mic = page.getByRole('button', { name: 'Stop listening' });
+  await expect(mic).toHaveAttribute('aria-pressed', 'true');
+  // The fake microphone loops the question and two seconds of quiet: the service finds where it ends.
+  await expect(page.getByRole('status').filter({ hasText: /Listening…|Hearing you…|Thinking…/ })).toBeVisible();
+  await expect.poll(() => stack.hookCalls(HEARD), { timeout: 15_000 }).toBeGreaterThan(asked);
+  await expect(conversation(page).getByText(HEARD).first()).toBeVisible();
+  const listened = () => page.evaluate(() => (window as unknown as { __listening: string[] }).__listening);
+  expect(await listened()).toEqual(expect.arrayContaining(['speech_started', 'speech_stopped', 'transcript_partial']));
+  expect(stack.transcriber.uploads.length).toBeGreaterThan(uploads);
+  await page.screenshot({ path: 'test-results/widget/hands-free.png' });
+
+  // A long reply, spoken by the service; the question comes round again over it and stops it.
+  const turn = await stack.hookedTurn(HEARD);
+  const long =
+    'Our rooms all look over the harbour, each with a deep bath, a desk by the window, a kettle, a small library of books about the coast, a record player with a few old records, heavy curtains for the long summer evenings, and a balcony where the morning sun comes in over the water before breakfast.';
+  expect(await stack.reply(turn, { reply_text: long })).toBe(202);
+  await expect.poll(listened, { timeout: 20_000 }).toContain('interrupt');
+  const played = () =>
+    page.evaluate(() => (window as unknown as { __played: { turnId: string; state: string }[] }).__played);
+  await expect.poll(played).toContainEqual(expect.objectContaining({ turnId: turn.turn_id, state: 'interrupted' }));
+  await expect.poll(() => stack.heard(turn)).toMatchObject({ interrupted: true });
+  const heard = (await stack.heard(turn))!.text;
+  expect(long.startsWith(heard) && heard.length < long.length).toBe(true);
+
+  await mic.click();
+  await expect(page.getByRole('button', { name: 'Speak' })).toHaveAttribute('aria-pressed', 'false');
+  await expect(page.locator('.open-mic')).toHaveCount(0);
 });
 
 test("Chromium's own recognition beside a fake microphone: its audio-capture failure hands the press to the service, which hears it; never 'No microphone was found'", async ({
