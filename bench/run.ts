@@ -30,6 +30,7 @@ import { managementList } from './management.js';
 import { buildService, SERVICE_ENTRY } from './process.js';
 import { printTable } from './stats.js';
 import { VAD, voiceActivityFigures } from './concierge/voice-activity.js';
+import { HANDS_FREE, handsFreeFigures } from './concierge/hands-free.js';
 
 /**
  * `npm run bench [-- name ...]`: every scenario, or the named ones. Each prints its baseline,
@@ -445,6 +446,29 @@ const scenarios: Record<string, () => Promise<void>> = {
     );
     console.log(
       `heap per open mic: ${(v.heapPerMic / 1024).toFixed(0)} KiB; questions heard per mic ${v.questionsHeard} of ${v.questionsSaid} said`,
+    );
+  },
+
+  async 'hands-free'() {
+    const h = await handsFreeFigures();
+    printTable(
+      `Hands-free voice: one open mic streamed in real time (${HANDS_FREE.pieceMs} ms pieces), a recogniser, the customer's server and a synthesiser answering at once, SQLite; ${HANDS_FREE.turns} questions, then ${HANDS_FREE.interruptions} spoken over a long reply (ms)`,
+      [
+        {
+          path: "end of the visitor's speech → the reply's first audio frame",
+          p50: h.endOfSpeechToAudio.p50,
+          p95: h.endOfSpeechToAudio.p95,
+        },
+        {
+          path: 'speech begins over the reply → interrupt',
+          p50: h.speechToInterrupt.p50,
+          p95: h.speechToInterrupt.p95,
+        },
+      ],
+      { p50: 0, p95: 0 },
+    );
+    console.log(
+      `aims: the first within silence_ms + 50 ms (${HANDS_FREE.silenceMs + 50} ms, p50); the second within min_speech_ms + 150 ms (${HANDS_FREE.minSpeechMs + 150} ms, p50)`,
     );
   },
 

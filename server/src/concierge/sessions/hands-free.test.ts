@@ -1,7 +1,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { deploy, mintToken, postReply, startCustomerServer, Widget } from '../../../test/concierge-kit.js';
 import {
   createReadyAgent,
@@ -164,7 +164,7 @@ describeEachStore('hands-free voice', (kind: StoreKind) => {
     d.widget.close();
   });
 
-  it('stops the agent when the visitor speaks over it, and not for an "mm-hm": interrupt, or resume after resume_after_ms', async () => {
+  it('stops the agent when the visitor speaks over it, and not for an "mm-hm" or its own words coming back: interrupt, or resume after resume_after_ms', async () => {
     const d = await open({ interruption: { min_speech_ms: 300, resume_after_ms: 500 } });
     listen(d.widget);
     const ask = async (text: string) => {
@@ -175,19 +175,31 @@ describeEachStore('hands-free voice', (kind: StoreKind) => {
       await postReply(
         service,
         d.deploymentId,
-        { conversation_id: d.conversationId, turn_id: accepted.turn_id, reply_text: long.repeat(3) },
+        { conversation_id: d.conversationId, turn_id: accepted.turn_id, reply_text: long.repeat(5) },
         d.secret,
       );
       await d.widget.next('speech');
       return accepted.turn_id as string;
     };
 
-    // An "mm-hm" over the reply: lowered, then back; never stopped.
     const first = await ask('Tell me about the rooms');
+    // A cough over the reply: not speech at all.
+    const started = of(d.widget, 'speech_started').length;
+    await stream(d.widget, cough(), silence(400));
+    expect(of(d.widget, 'speech_started')).toHaveLength(started);
+
+    // An "mm-hm" over the reply: lowered, then back; never stopped.
     hears = () => 'mm-hm';
     await stream(d.widget, silence(300), said.short, silence(600));
     expect(await d.widget.next('resume')).toEqual({ type: 'resume', turn_id: first });
     expect(of(d.widget, 'interrupt')).toEqual([]);
+
+    // The agent's own words coming back through a microphone without echo cancellation: not an interruption.
+    hears = () => 'face the garden and each has a balcony';
+    await stream(d.widget, said.short, silence(600));
+    expect(await d.widget.next('resume')).toEqual({ type: 'resume', turn_id: first });
+    expect(of(d.widget, 'interrupt')).toEqual([]);
+    expect(of(d.widget, 'turn_accepted')).toHaveLength(1);
 
     // Real words over it: interrupted, and no more of its audio.
     hears = () => 'Wait, how much is it';
@@ -260,5 +272,49 @@ describeEachStore('hands-free voice', (kind: StoreKind) => {
       { path: 'draft_spec.voice.end_of_turn.max_silence_ms', message: 'max_silence_ms must be at least silence_ms' },
       { path: 'draft_spec.voice.close_after_s', message: 'must be from 0 to 600' },
     ]);
+  });
+});
+
+describe('hands-free budgets', () => {
+  let service: TestService;
+  let customer: Awaited<ReturnType<typeof startCustomerServer>>;
+  let transcriber: Awaited<ReturnType<typeof startTranscriptionServer>>;
+  let dir: string;
+
+  beforeAll(async () => {
+    dir = mkdtempSync(join(tmpdir(), 'hands-free-budget-'));
+    transcriber = await startTranscriptionServer((_upload, res) =>
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"text":"hello there"}'),
+    );
+    customer = await startCustomerServer();
+    service = await startService('sqlite', {
+      env: { SPEECH_TO_TEXT_URL: transcriber.url },
+      speech: { utterancesPerMinute: { conversation: 1, visitor: 10, deployment: 100 } },
+    });
+  });
+  afterAll(async () => {
+    await service?.close();
+    await customer?.close();
+    await transcriber?.close();
+    rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('counts speech, not the open mic: quiet spends nothing, the turn past the budget closes the mic with speech_busy and listening_stopped budget', async () => {
+    const d = await deploy(service, { hook_url: customer.hookUrl });
+    const widget = await Widget.open(service, d.deploymentId);
+    await widget.hello(await mintToken(d.secret, d.deploymentId), { browser_recognition: false });
+    widget.send({ type: 'audio_start', mode: 'hands_free', sample_rate: 16000 });
+    const words = spoken('hello there', dir);
+    // Three seconds of quiet, then the one turn a minute this conversation may speak.
+    await stream(widget, silence(3_000), words, silence(1_000));
+    const accepted = await widget.next('turn_accepted');
+    expect(accepted).toMatchObject({ text: 'hello there', mode: 'voice' });
+    // No name for the mic in audio_start: the service made one.
+    expect(accepted.client_turn_id).toMatch(/^hf-[0-9a-f-]{36}:1$/);
+    await stream(widget, words, silence(300));
+    expect(await widget.next('error')).toMatchObject({ type: 'error', code: 'speech_busy' });
+    expect(await widget.next('listening_stopped')).toEqual({ type: 'listening_stopped', reason: 'budget' });
+    expect(of(widget, 'turn_accepted')).toHaveLength(1);
+    widget.close();
   });
 });

@@ -59,8 +59,9 @@ export class OpenMic {
   #recognising: Promise<void> = Promise.resolve();
   readonly #recognitions = new Set<AbortController>();
   #backlog = 0;
-  /** Audio read so far, in ms: the stream's own clock. */
+  /** Audio read so far, in ms: the stream's own clock; and where the speech going on began. */
   #audioMs = 0;
+  #speechFromMs = 0;
   #segment: IncomingUtterance | undefined;
   #turn: FoundTurn | undefined;
   #count = 0;
@@ -177,7 +178,10 @@ export class OpenMic {
       if (!this.#segment) return;
       this.#add(event.audio);
       const segment = this.#segment;
-      this.#bargeIn.speechGoesOn(segment.audioMs, () => this.#recognise(segment.copy()).then((h) => h.text));
+      // The speech so far, from where it began: the pre-roll before it does not count.
+      this.#bargeIn.speechGoesOn(this.#audioMs - this.#speechFromMs, () =>
+        this.#recognise(segment.copy()).then((h) => h.text),
+      );
       return;
     }
     const { speech, line } = this.parts;
@@ -198,6 +202,7 @@ export class OpenMic {
       };
     }
     this.#turn.stoppedAtMs = undefined;
+    this.#speechFromMs = event.atMs;
     this.#quiet.spoke();
     const speaker = this.parts.speaker();
     this.#segment = new IncomingUtterance(this.base, this.language, {

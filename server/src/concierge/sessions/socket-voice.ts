@@ -104,11 +104,12 @@ export class SocketVoice {
       return this.line.tell(
         new AppError('invalid_message', 'The microphone is already streaming: end it with audio_end first'),
       );
+    if (message.type === 'audio_start' && message.mode === 'hands_free')
+      return this.#listen(message.client_turn_id, message.language);
     if (!message.client_turn_id)
       return this.line.tell(new AppError('invalid_message', 'No open microphone to end: client_turn_id is required'));
     if (message.type === 'audio_end') return this.#in.end(message.client_turn_id);
     if (message.type === 'audio_cancel') return this.#in.cancel(message.client_turn_id);
-    if (message.mode === 'hands_free') return this.#listen(message.client_turn_id, message.language);
     this.#out.asked(message.client_turn_id, 'voice');
     this.#in.start({ ...message, client_turn_id: message.client_turn_id });
   }

@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { WIDGET_LOCALES } from '#protocol/widget-locales';
-import { END_OF_TURN_DEFAULTS, endOfTurnSilenceMs, onlyBackchannel, turnTakingWordsOf } from './turn-taking.js';
+import {
+  END_OF_TURN_DEFAULTS,
+  endOfTurnSilenceMs,
+  onlyBackchannel,
+  onlyEcho,
+  turnTakingWordsOf,
+} from './turn-taking.js';
 
 describe('the end of a spoken turn (README, Voice in every browser)', () => {
   it('comes after the usual quiet for a finished sentence', () => {
@@ -69,5 +75,13 @@ describe('a backchannel over the agent', () => {
   it("follows the agent's own list where it gives one", () => {
     expect(onlyBackchannel('yeah', 'en', ['mm-hm'])).toBe(false);
     expect(onlyBackchannel('mm-hm', 'en', ['mm-hm'])).toBe(true);
+  });
+
+  it('takes words that are all in what the agent is saying for its own voice coming back, and nothing else', () => {
+    const saying = 'Our rooms all face the garden, and each has a balcony.';
+    expect(onlyEcho('face the Garden and each', saying)).toBe(true);
+    expect(onlyEcho('how much is the balcony room', saying)).toBe(false);
+    expect(onlyEcho('', saying)).toBe(false);
+    expect(onlyEcho('garden', '')).toBe(false);
   });
 });
