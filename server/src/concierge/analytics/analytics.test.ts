@@ -106,6 +106,7 @@ describeEachStore('GET /api/v1/analytics', (kind) => {
       time_to_reply_ms: { p50: expect.any(Number), p95: expect.any(Number), count: 2 },
       time_to_first_part_ms: { p50: null, p95: null, count: 0 },
       recognition_ms: { p50: null, p95: null, count: 0 },
+      voice_to_voice_ms: { p50: null, p95: null, count: 0 },
       proactive: [],
     };
     expect(daily.body.data).toEqual({

@@ -241,11 +241,14 @@ describeEachStore('conversation history', (kind) => {
         'resolved_at',
         'status',
         'text',
+        'voice',
       ].sort(),
     );
 
     expect(sync).toMatchObject({
       client_turn_id: 't1',
+      // A typed turn: no hands-free figures.
+      voice: null,
       status: 'resolved',
       reply_text: 'The pool opens at 7.',
       reply_actions: [],
