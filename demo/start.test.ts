@@ -122,7 +122,7 @@ describe('npm start and npm run service, started and stopped as a person does', 
     // And hears with PocketSphinx where it is installed (Firefox has a microphone), saying how good it is.
     expect(/^Speech recognition: .+$/m.exec(out)![0]).toBe(
       installed('pocketsphinx_continuous')
-        ? 'Speech recognition: PocketSphinx on this machine, English only and often wrong, in browsers that cannot recognise speech themselves (Firefox); for a good one, set SPEECH_TO_TEXT_URL to a Whisper server (README, "Voice in every browser")'
+        ? 'Speech recognition: PocketSphinx on this machine, English only and often wrong, in browsers that cannot recognise speech themselves (Firefox), hands-free (README, "Hands-free voice"); for a good one, set SPEECH_TO_TEXT_URL to a Whisper server (README, "Voice in every browser")'
         : 'Speech recognition: only where the browser has its own (Chrome); install pocketsphinx pocketsphinx-en-us, or set SPEECH_TO_TEXT_URL, for every browser (README, "Voice in every browser")',
     );
     // One host in every link: a console link opened from one line is signed in on the next.

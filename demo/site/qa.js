@@ -128,6 +128,13 @@
     });
   });
 
+  // The hands-free mic (README, Hands-free voice): speech heard, the words so far, the agent's voice stopped or back, the mic closed.
+  Concierge.on('listening', function (e) {
+    var frame = e.frame;
+    var said = frame.text !== undefined ? ': ' + frame.text : frame.reason ? ' (' + frame.reason + ')' : '';
+    show({ at: new Date().toISOString(), kind: 'voice', summary: 'open mic: ' + frame.type + said, detail: frame });
+  });
+
   var events = new EventSource('/qa/events');
   events.onmessage = function (message) {
     show(JSON.parse(message.data));

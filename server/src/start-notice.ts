@@ -20,9 +20,9 @@ export const LOCAL_MODEL_PORTS = [11434, 8080, 8000];
  */
 export function hearingLine(env: NodeJS.ProcessEnv): string {
   if (env.SPEECH_TO_TEXT_URL)
-    return `Speech recognition: the speech server at ${new URL(env.SPEECH_TO_TEXT_URL).origin} (SPEECH_TO_TEXT_URL)`;
+    return `Speech recognition: the speech server at ${new URL(env.SPEECH_TO_TEXT_URL).origin} (SPEECH_TO_TEXT_URL), hands-free where it hears (README, "Hands-free voice")`;
   if (env.SPEECH_TO_TEXT === 'pocketsphinx')
-    return 'Speech recognition: PocketSphinx on this machine, English only and often wrong, in browsers that cannot recognise speech themselves (Firefox); for a good one, set SPEECH_TO_TEXT_URL to a Whisper server (README, "Voice in every browser")';
+    return 'Speech recognition: PocketSphinx on this machine, English only and often wrong, in browsers that cannot recognise speech themselves (Firefox), hands-free (README, "Hands-free voice"); for a good one, set SPEECH_TO_TEXT_URL to a Whisper server (README, "Voice in every browser")';
   return 'Speech recognition: only where the browser has its own (Chrome); install pocketsphinx pocketsphinx-en-us, or set SPEECH_TO_TEXT_URL, for every browser (README, "Voice in every browser")';
 }
 
