@@ -400,3 +400,29 @@ export function VoiceSample({ agentId, trying = {} }: { agentId: string; trying?
     </div>
   );
 }
+
+/** A number field of a form: empty is the service's default, which its label or placeholder names. */
+export function NumberField(props: {
+  label: string;
+  value: string;
+  min: number;
+  max?: number;
+  placeholder?: string;
+  disabled?: boolean;
+  onInput(value: string): void;
+}) {
+  return (
+    <label>
+      {props.label}
+      <input
+        type="number"
+        min={props.min}
+        max={props.max}
+        value={props.value}
+        placeholder={props.placeholder}
+        disabled={props.disabled}
+        onInput={(e) => props.onInput(e.currentTarget.value)}
+      />
+    </label>
+  );
+}

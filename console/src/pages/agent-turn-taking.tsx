@@ -1,35 +1,68 @@
-type Spec = Record<string, unknown>;
+import { NumberField } from '../ui';
 
-/** A number field of the spec: empty is the default, shown as the placeholder. */
-function NumberField(props: {
+type Spec = Record<string, unknown>;
+type Group = 'end_of_turn' | 'interruption' | undefined;
+
+/** One number of the spec's `voice`: in a group (`end_of_turn`, `interruption`) or at its top; empty is its default. */
+interface NumberSetting {
+  group: Group;
+  key: string;
   label: string;
-  value: unknown;
-  placeholder: number;
+  default: number;
   min: number;
   max: number;
-  disabled: boolean;
-  onChange(value: number | undefined): void;
-}) {
-  return (
-    <label>
-      {props.label}
-      <input
-        type="number"
-        min={props.min}
-        max={props.max}
-        value={typeof props.value === 'number' ? props.value : ''}
-        placeholder={String(props.placeholder)}
-        disabled={props.disabled}
-        onInput={(e) => props.onChange(e.currentTarget.value === '' ? undefined : Number(e.currentTarget.value))}
-      />
-    </label>
-  );
 }
 
-/** An object with `key` set, or left out when empty; undefined when nothing is left. */
+const TURN: NumberSetting[] = [
+  { group: 'end_of_turn', key: 'silence_ms', label: 'Pause that ends a turn (ms)', default: 600, min: 200, max: 5000 },
+  {
+    group: 'end_of_turn',
+    key: 'max_silence_ms',
+    label: 'Longest wait after unfinished words (ms)',
+    default: 2000,
+    min: 200,
+    max: 10_000,
+  },
+];
+const INTERRUPTION: NumberSetting[] = [
+  {
+    group: 'interruption',
+    key: 'min_speech_ms',
+    label: 'Speech over the agent that stops it (ms)',
+    default: 300,
+    min: 100,
+    max: 3000,
+  },
+  {
+    group: 'interruption',
+    key: 'resume_after_ms',
+    label: 'Voice back after a false alarm (ms)',
+    default: 1000,
+    min: 200,
+    max: 5000,
+  },
+];
+const REENGAGE: NumberSetting = {
+  group: undefined,
+  key: 'reengage_after_s',
+  label: 'Ask if the visitor is still there after (s; 0: never)',
+  default: 10,
+  min: 0,
+  max: 600,
+};
+const CLOSE: NumberSetting = {
+  group: undefined,
+  key: 'close_after_s',
+  label: 'Then close the mic after (s; 0: never)',
+  default: 20,
+  min: 0,
+  max: 600,
+};
+
+/** An object with `key` set, or left out when undefined; undefined when nothing is left. */
 function withField(object: Spec, key: string, value: unknown): Spec | undefined {
-  const next: Spec = { ...object, [key]: value === '' ? undefined : value };
-  if (next[key] === undefined) delete next[key];
+  const next: Spec = { ...object, [key]: value };
+  if (value === undefined) delete next[key];
   return Object.keys(next).length ? next : undefined;
 }
 
@@ -47,14 +80,30 @@ export function TurnTakingEditor({
   disabled: boolean;
   onChange(next: Spec): void;
 }) {
-  const endOfTurn = (voice.end_of_turn ?? {}) as Spec;
-  const interruption = (voice.interruption ?? {}) as Spec;
-  const set = (key: string, value: unknown) => onChange(withField(voice, key, value) ?? {});
-  const setIn = (group: 'end_of_turn' | 'interruption', from: Spec) => (key: string, value: unknown) =>
-    set(group, withField(from, key, value));
-  const turn = setIn('end_of_turn', endOfTurn);
-  const interrupt = setIn('interruption', interruption);
-  const ignore = Array.isArray(interruption.ignore) ? (interruption.ignore as string[]).join(', ') : '';
+  const groupOf = (group: Group) => (group ? ((voice[group] ?? {}) as Spec) : voice);
+  const set = (group: Group, key: string, value: unknown) =>
+    onChange(
+      group
+        ? (withField(voice, group, withField(groupOf(group), key, value)) ?? {})
+        : (withField(voice, key, value) ?? {}),
+    );
+  const number = (setting: NumberSetting) => {
+    const value = groupOf(setting.group)[setting.key];
+    return (
+      <NumberField
+        key={setting.key}
+        label={setting.label}
+        value={typeof value === 'number' ? String(value) : ''}
+        placeholder={String(setting.default)}
+        min={setting.min}
+        max={setting.max}
+        disabled={disabled}
+        onInput={(v) => set(setting.group, setting.key, v === '' ? undefined : Number(v))}
+      />
+    );
+  };
+  const { eagerness } = groupOf('end_of_turn');
+  const { ignore } = groupOf('interruption');
   return (
     <fieldset>
       <legend>Hands-free conversation</legend>
@@ -64,58 +113,26 @@ export function TurnTakingEditor({
         no. Speaking over the agent stops it, but not "mm-hm" and the like.
       </p>
       <div class="grid">
-        <NumberField
-          label="Pause that ends a turn (ms)"
-          value={endOfTurn.silence_ms}
-          placeholder={600}
-          min={200}
-          max={5000}
-          disabled={disabled}
-          onChange={(v) => turn('silence_ms', v)}
-        />
-        <NumberField
-          label="Longest wait after unfinished words (ms)"
-          value={endOfTurn.max_silence_ms}
-          placeholder={2000}
-          min={200}
-          max={10000}
-          disabled={disabled}
-          onChange={(v) => turn('max_silence_ms', v)}
-        />
+        {TURN.map(number)}
         <label>
           Eagerness to answer
           <select
-            value={typeof endOfTurn.eagerness === 'string' ? endOfTurn.eagerness : 'normal'}
+            value={typeof eagerness === 'string' ? eagerness : 'normal'}
             disabled={disabled}
-            onChange={(e) => turn('eagerness', e.currentTarget.value === 'normal' ? undefined : e.currentTarget.value)}
+            onChange={(e) =>
+              set('end_of_turn', 'eagerness', e.currentTarget.value === 'normal' ? undefined : e.currentTarget.value)
+            }
           >
             <option value="eager">Eager: answers sooner</option>
             <option value="normal">Normal</option>
             <option value="patient">Patient: waits longer</option>
           </select>
         </label>
-        <NumberField
-          label="Speech over the agent that stops it (ms)"
-          value={interruption.min_speech_ms}
-          placeholder={300}
-          min={100}
-          max={3000}
-          disabled={disabled}
-          onChange={(v) => interrupt('min_speech_ms', v)}
-        />
-        <NumberField
-          label="Voice back after a false alarm (ms)"
-          value={interruption.resume_after_ms}
-          placeholder={1000}
-          min={200}
-          max={5000}
-          disabled={disabled}
-          onChange={(v) => interrupt('resume_after_ms', v)}
-        />
+        {INTERRUPTION.map(number)}
         <label>
           Words that do not stop it (comma separated)
           <input
-            value={ignore}
+            value={Array.isArray(ignore) ? ignore.join(', ') : ''}
             placeholder="the language's: mm-hm, uh-huh, yeah, okay, …"
             disabled={disabled}
             onInput={(e) => {
@@ -123,37 +140,24 @@ export function TurnTakingEditor({
                 .split(',')
                 .map((w) => w.trim())
                 .filter(Boolean);
-              interrupt('ignore', words.length ? words : undefined);
+              set('interruption', 'ignore', words.length ? words : undefined);
             }}
           />
         </label>
-        <NumberField
-          label="Ask if the visitor is still there after (s; 0: never)"
-          value={voice.reengage_after_s}
-          placeholder={10}
-          min={0}
-          max={600}
-          disabled={disabled}
-          onChange={(v) => set('reengage_after_s', v)}
-        />
+        {number(REENGAGE)}
         <label>
           What it asks
           <input
             value={typeof voice.reengage_text === 'string' ? voice.reengage_text : ''}
             placeholder="Are you still there? (in the visitor's language)"
+            // Words per language are edited in the JSON below.
             disabled={disabled || (voice.reengage_text !== undefined && typeof voice.reengage_text !== 'string')}
-            onInput={(e) => set('reengage_text', e.currentTarget.value.trim() ? e.currentTarget.value : undefined)}
+            onInput={(e) =>
+              set(undefined, 'reengage_text', e.currentTarget.value.trim() ? e.currentTarget.value : undefined)
+            }
           />
         </label>
-        <NumberField
-          label="Then close the mic after (s; 0: never)"
-          value={voice.close_after_s}
-          placeholder={20}
-          min={0}
-          max={600}
-          disabled={disabled}
-          onChange={(v) => set('close_after_s', v)}
-        />
+        {number(CLOSE)}
       </div>
     </fieldset>
   );

@@ -15,7 +15,7 @@ import {
 } from '../deployment-settings';
 import { languageProblems, originProblems } from '../form-checks';
 import type { AgentVersion, Deployment } from '../types';
-import { ActionForm, ErrorNote, LocaleOptions, useAction, useLoad, VoiceSample } from '../ui';
+import { ActionForm, ErrorNote, LocaleOptions, NumberField, useAction, useLoad, VoiceSample } from '../ui';
 
 /** A fieldset of the settings form: its group of fields, and how it changes them. */
 interface FieldsetProps<F> {
@@ -195,22 +195,6 @@ function ThemeFieldset({ dep, ...props }: FieldsetProps<ThemeFields> & { dep: De
         <span class="preview-launcher" ref={(el) => el?.style.setProperty('background', value.accent)} />
       </div>
     </fieldset>
-  );
-}
-
-/** A number field of the form: empty is the service's default, which its label names. */
-function NumberField(props: { label: string; value: string; min: number; max?: number; onInput(value: string): void }) {
-  return (
-    <label>
-      {props.label}
-      <input
-        type="number"
-        min={props.min}
-        max={props.max}
-        value={props.value}
-        onInput={(e) => props.onInput(e.currentTarget.value)}
-      />
-    </label>
   );
 }
 
