@@ -31,6 +31,7 @@ import { buildService, SERVICE_ENTRY } from './process.js';
 import { printTable } from './stats.js';
 import { VAD, voiceActivityFigures } from './concierge/voice-activity.js';
 import { HANDS_FREE, handsFreeFigures } from './concierge/hands-free.js';
+import { echoFigures } from './concierge/echo.js';
 
 /**
  * `npm run bench [-- name ...]`: every scenario, or the named ones. Each prints its baseline,
@@ -469,6 +470,13 @@ const scenarios: Record<string, () => Promise<void>> = {
     );
     console.log(
       `aims: the first within silence_ms + 50 ms (${HANDS_FREE.silenceMs + 50} ms, p50); the second within min_speech_ms + 150 ms (${HANDS_FREE.minSpeechMs + 150} ms, p50)`,
+    );
+  },
+
+  async echo() {
+    const e = await echoFigures();
+    console.log(
+      `Echo with PocketSphinx (README, Hands-free voice): the agent's own sentences coming back, taken for echo and not interrupting: ${e.echoIgnored} of ${e.echoSaid}; a visitor's questions taken for the agent's echo by mistake: ${e.visitorIgnored} of ${e.visitorSaid}`,
     );
   },
 

@@ -232,6 +232,32 @@ describeEachStore('hands-free voice', (kind: StoreKind) => {
     d.widget.close();
   });
 
+  it('closes the mic when the conversation ends: listening_stopped ended', async () => {
+    const d = await open();
+    listen(d.widget);
+    await stream(d.widget, silence(300));
+    d.widget.send({ type: 'end' });
+    expect(await d.widget.next('conversation_ended')).toMatchObject({ reason: 'user_ended' });
+    expect(await d.widget.next('listening_stopped')).toEqual({ type: 'listening_stopped', reason: 'ended' });
+  });
+
+  it('with a person in the conversation, never asks if the visitor is still there: the mic stays open and their words reach the person', async () => {
+    hears = () => 'Is the pool heated';
+    const d = await open({ reengage_after_s: 1, close_after_s: 1 });
+    expect((await d.api.post(`/api/v1/conversations/${d.conversationId}/takeover`, { name: 'Maria' })).status).toBe(
+      200,
+    );
+    await d.widget.next('operator_joined');
+    listen(d.widget);
+    // Longer than reengage_after_s and close_after_s together, with nothing awaited: no question, the mic open.
+    await stream(d.widget, silence(3_000));
+    expect(of(d.widget, 'reengaged')).toEqual([]);
+    expect(of(d.widget, 'listening_stopped')).toEqual([]);
+    await stream(d.widget, said.short, silence(1_000));
+    expect(await d.widget.next('turn_accepted')).toMatchObject({ text: 'Is the pool heated', mode: 'voice' });
+    d.widget.close();
+  });
+
   it('refuses hands-free where the deployment is push-to-talk or the service does not recognise, and a second open mic', async () => {
     const ptt = await open({}, { voice_mode: 'push_to_talk' });
     expect(ptt.ready.speech.mode).toBe('push_to_talk');
