@@ -130,10 +130,10 @@ export function TurnTakingEditor({
         </label>
         {INTERRUPTION.map(number)}
         <label>
-          Words that do not stop it (comma separated)
+          Words that do not stop it (comma separated; empty: the language's own)
           <input
             value={Array.isArray(ignore) ? ignore.join(', ') : ''}
-            placeholder="the language's: mm-hm, uh-huh, yeah, okay, …"
+            placeholder="mm-hm, uh-huh, yeah, okay…"
             disabled={disabled}
             onInput={(e) => {
               const words = e.currentTarget.value
@@ -146,10 +146,10 @@ export function TurnTakingEditor({
         </label>
         {number(REENGAGE)}
         <label>
-          What it asks
+          What it asks (empty: in the visitor's language)
           <input
             value={typeof voice.reengage_text === 'string' ? voice.reengage_text : ''}
-            placeholder="Are you still there? (in the visitor's language)"
+            placeholder="Are you still there?"
             // Words per language are edited in the JSON below.
             disabled={disabled || (voice.reengage_text !== undefined && typeof voice.reengage_text !== 'string')}
             onInput={(e) =>
