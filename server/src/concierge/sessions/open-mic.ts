@@ -6,6 +6,7 @@ import { endOfTurnSilenceMs } from '../speech/turn-taking.js';
 import { VoiceActivity, type VoiceActivityEvent } from '../speech/voice-activity.js';
 import { type AgentVoiceNow, BargeIn } from './barge-in.js';
 import { IncomingUtterance, refusalOfFrame } from './incoming-utterance.js';
+import { FoundTurns } from './found-turns.js';
 import { QuietVisitor } from './quiet-visitor.js';
 import type { SessionLine } from './session-line.js';
 import type { Speaker } from './voice-input.js';
@@ -13,8 +14,6 @@ import type { Speaker } from './voice-input.js';
 const BYTES_PER_MS = (AUDIO_SAMPLE_RATE * 2) / 1000;
 /** Audio waiting for the voice-activity model past this is dropped: a node too busy to keep up loses audio, not memory. */
 const MAX_BACKLOG_BYTES = 2_000 * BYTES_PER_MS;
-/** Turns whose end of speech is kept until their reply's first audio, for what the visitor waited. */
-const REMEMBERED_TURNS = 20;
 
 /** What an open mic is given by its socket. */
 export interface OpenMicParts {
@@ -65,10 +64,8 @@ export class OpenMic {
   #segment: IncomingUtterance | undefined;
   #turn: FoundTurn | undefined;
   #count = 0;
-  /** Turns made and not yet answered, by turn id once accepted. */
-  readonly #awaiting = new Set<string>();
-  /** When each turn's speech ended (`performance.now()`), by client_turn_id, then by turn id. */
-  readonly #speechEnded = new Map<string, number>();
+  /** The turns it made, until their reply: the socket tells it when each is accepted and answered. */
+  readonly turns = new FoundTurns();
   #closing = false;
   #stopped = false;
 
@@ -89,7 +86,7 @@ export class OpenMic {
       busy: () =>
         this.#vad.speaking ||
         this.#turn !== undefined ||
-        this.#awaiting.size > 0 ||
+        this.turns.awaiting ||
         parts.voice.playing() !== undefined ||
         parts.personPresent(),
       reengage: () => parts.reengage(),
@@ -105,7 +102,14 @@ export class OpenMic {
   frame(pcm: Buffer): void {
     if (this.#stopped || this.#backlog + pcm.length > MAX_BACKLOG_BYTES) return;
     this.#backlog += pcm.length;
-    this.#reading = this.#reading.then(() => this.#read(pcm)).catch((err) => this.parts.line.failed(err));
+    this.#reading = this.#reading
+      .then(() => this.#read(pcm))
+      .catch((err) => {
+        // The model did not load or run: this mic hears nothing more, and the widget is told so.
+        if (this.#stopped) return;
+        this.dispose();
+        this.parts.line.tell(this.parts.speech.listeningFailed(err));
+      });
   }
 
   /** `audio_end`: what was said so far still makes its turn; nothing more is heard. */
@@ -136,26 +140,6 @@ export class OpenMic {
     this.#segment = undefined;
     this.#turn = undefined;
     for (const recognition of this.#recognitions) recognition.abort();
-  }
-
-  /** A turn of this mic was stored as `turnId`: its reply is awaited, and its first audio measured. */
-  accepted(clientTurnId: string, turnId: string): void {
-    const ended = this.#speechEnded.get(clientTurnId);
-    if (ended === undefined) return;
-    this.#speechEnded.delete(clientTurnId);
-    this.#speechEnded.set(turnId, ended);
-    this.#awaiting.add(turnId);
-  }
-
-  answered(turnId: string): void {
-    this.#awaiting.delete(turnId);
-  }
-
-  /** How long after the visitor stopped speaking the first audio of this turn's reply went out; once. */
-  firstAudio(turnId: string): number | undefined {
-    const ended = this.#speechEnded.get(turnId);
-    this.#speechEnded.delete(turnId);
-    return ended === undefined ? undefined : Math.round(performance.now() - ended);
   }
 
   #language(): string {
@@ -283,8 +267,7 @@ export class OpenMic {
     this.#turn = undefined;
     if (turn.dropped || !words) return;
     const clientTurnId = `${this.base}:${++this.#count}`;
-    this.#speechEnded.set(clientTurnId, performance.now() - quietMs);
-    if (this.#speechEnded.size > REMEMBERED_TURNS) this.#speechEnded.delete(this.#speechEnded.keys().next().value!);
+    this.turns.made(clientTurnId, performance.now() - quietMs);
     this.parts.line.turn({
       client_turn_id: clientTurnId,
       text: words.slice(0, 4000),

@@ -69,7 +69,7 @@ export class SocketVoice {
       site: () => this.#synthesisSite(),
       request: (text, language) => speechRequestFor(text, language, line.dep.voice.speech, line.dep.agent.language),
       firstAudio: (turnId) => {
-        const ms = this.#lastMic?.firstAudio(turnId);
+        const ms = this.#lastMic?.turns.firstAudio(turnId);
         if (ms !== undefined) records.firstAudio(turnId, ms);
       },
     });
@@ -190,8 +190,8 @@ export class SocketVoice {
       ServerFrame,
       { type: 'turn_accepted' | 'reply' | 'turn_failed' }
     >;
-    if (event.type === 'turn_accepted') mic.accepted(event.client_turn_id, event.turn_id);
-    else mic.answered(event.turn_id);
+    if (event.type === 'turn_accepted') mic.turns.accepted(event.client_turn_id, event.turn_id);
+    else mic.turns.answered(event.turn_id);
   }
 
   /** What the agent asks a quiet visitor: its words in the conversation's language, else the service's. */

@@ -23,6 +23,7 @@ export class SpeechRecognition {
   #running = 0;
   readonly #runningBy = new Map<string, number>();
   readonly #failures: FailureLog;
+  readonly #listeningFailures: FailureLog;
   readonly #inFlight = new Set<AbortController>();
   readonly budget: SpeechBudget;
   readonly #perDeployment: number;
@@ -36,7 +37,17 @@ export class SpeechRecognition {
       logger: parts.logger,
       message: 'speech recognition failed; utterances are answered speech_unavailable',
     });
+    this.#listeningFailures = new FailureLog({
+      logger: parts.logger,
+      message: 'the voice activity model failed; open mics are closed with speech_unavailable',
+    });
     this.#perDeployment = Math.ceil(settings.concurrency / 2);
+  }
+
+  /** The voice activity model could not read an open mic's audio (README, Hands-free voice): logged once a minute, and what the widget is told. */
+  listeningFailed(err: unknown): AppError {
+    this.#listeningFailures.report('silero-vad', err);
+    return new AppError('speech_unavailable', 'Listening hands-free is not available right now; please type instead');
   }
 
   /** Whether this process recognises speech at all. */
