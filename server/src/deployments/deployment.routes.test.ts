@@ -139,6 +139,28 @@ describeEachStore('deployments', (kind) => {
       expect(auto.body.meta).toEqual({ warnings: [] });
     });
 
+    it('warns when hands-free is chosen on a service that recognises nothing, stores it, and refuses a mode it does not know', async () => {
+      const res = await create({ agent_id: published, runtime_config: { voice_mode: 'hands_free' } });
+      expect(res.status).toBe(201);
+      expect(res.body.data.runtime_config.voice_mode).toBe('hands_free');
+      expect(res.body.meta.warnings).toEqual([
+        {
+          path: 'runtime_config.voice_mode',
+          message:
+            "hands-free voice needs the service's recognition (SPEECH_TO_TEXT or SPEECH_TO_TEXT_URL is not set): until it has one, visitors press the mic for each utterance",
+        },
+      ]);
+      const ptt = await api.put(`/api/v1/deployments/${res.body.data.id}`, {
+        runtime_config: { voice_mode: 'push_to_talk' },
+      });
+      expect(ptt.body.meta).toEqual({ warnings: [] });
+      const wrong = await api.put(`/api/v1/deployments/${res.body.data.id}`, {
+        runtime_config: { voice_mode: 'open' },
+      });
+      expectError(wrong, 400, 'invalid_request');
+      expect(wrong.body.error.details.map((d: { path: string }) => d.path)).toEqual(['runtime_config.voice_mode']);
+    });
+
     it.each([
       [{}, 'agent_id'],
       [{ agent_id: 'nope' }, 'agent_id'],
