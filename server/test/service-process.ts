@@ -49,8 +49,12 @@ export function startProcess(
   child.stderr!.on('data', (d) => (err += d));
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
   return new Promise((resolve, reject) => {
-    // A few seconds here; past 15 s on a CI machine compiling and starting several beside the suite.
-    const timer = setTimeout(() => reject(new Error(`${name}: no ${ready} line: ${out} ${err}`)), 40_000);
+    // A few seconds here; past 30 s on a loaded two-core CI machine compiling and starting several beside the
+    // suite. One that never says it is ready is killed: a test that gave up on it must not leave it running.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`${name}: no ${ready} line: ${out} ${err}`));
+    }, 80_000);
     child.stdout!.on('data', () => {
       const match = ready.exec(out);
       if (match) {
