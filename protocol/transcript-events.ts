@@ -11,6 +11,7 @@ export const transcriptEventTypes = [
   'message.created',
   'conversation.ended',
   'page.event',
+  'conversation.analyzed',
 ] as const;
 export type TranscriptEventType = (typeof transcriptEventTypes)[number];
 

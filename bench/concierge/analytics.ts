@@ -106,6 +106,8 @@ async function seed(db: Db): Promise<{ customerId: string; from: string; to: str
         proactive_rule: null,
         page_event_at: null,
         tool_confirmation: null,
+        test_run_id: null,
+        test_mocks: null,
         created_at: at,
         updated_at: at,
       });

@@ -1,6 +1,11 @@
 import type { Server } from 'node:http';
 import type { Logger } from 'pino';
 import { agentRoutes } from './agents/agent.routes.js';
+import { agentTestRoutes } from './concierge/quality/agent-test.routes.js';
+import { AgentTestService } from './concierge/quality/agent-test.service.js';
+import { TestRunner } from './concierge/quality/test-runner.js';
+import { EvaluationModels } from './concierge/models/evaluation-model.js';
+import { AnalysisRunner, type AnalysisRunnerSettings } from './concierge/analysis/analysis.runner.js';
 import { ApiKeyAuthenticator, bearerKey } from './api-keys/api-key.authenticator.js';
 import { apiKeyRoutes } from './api-keys/api-key.routes.js';
 import { UsageRecorder } from './api-keys/usage.recorder.js';
@@ -47,6 +52,7 @@ import { ACTIVITY_RECHECK_MS, activityRoutes } from './concierge/activity/activi
 import { ConversationHandling } from './concierge/conversations/handling.js';
 import { ReplyService } from './concierge/turns/reply.service.js';
 import { TURN_DEFAULTS, TurnService } from './concierge/turns/turn.service.js';
+import { ConversationSpecs } from './concierge/conversations/conversation-spec.js';
 import { deploymentRoutes } from './deployments/deployment.routes.js';
 import { modelEndpointRoutes } from './model-endpoints/model-endpoint.routes.js';
 import { ModelEndpointService } from './model-endpoints/model-endpoint.service.js';
@@ -95,6 +101,8 @@ export interface AppOptions {
   logger: Logger;
   generator?: AgentGenerator;
   jobs?: JobRunnerSettings;
+  /** Conversation analysis's poll, lease and quiet time (README, Tests and analysis). */
+  analysis?: AnalysisRunnerSettings;
   /** Session timings, shortened by tests. */
   sessions?: {
     helloTimeoutMs?: number;
@@ -235,6 +243,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     knowledge: new KnowledgeResponder(),
   };
   const pages = new PageService({ db, events });
+  const specs = new ConversationSpecs(db);
   const turns = new TurnService(
     {
       db,
@@ -247,6 +256,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       responders,
       knowledge: knowledge.retrieval,
       pages,
+      specs,
     },
     { shutdownGraceMs: timings.shutdownGraceMs },
   );
@@ -294,6 +304,19 @@ export async function createApp(options: AppOptions): Promise<App> {
       activity.endStreamsOf(customerId, principalKey({ customerId, keyId: null, userId, role: 'agent' })),
   });
   const conversationHistory = new ConversationHistory({ db, dialect, searchIndex });
+  const evaluationModels = new EvaluationModels({ endpoints: modelEndpoints, operator: config.model });
+  parts.add(
+    new AnalysisRunner(
+      { db, deployments, specs, models: evaluationModels, events, egress, logger, health },
+      options.analysis,
+    ),
+  );
+  const agentTests = new AgentTestService({
+    db,
+    writes,
+    deployments,
+    runner: new TestRunner({ db, conversations, turns, bus, models: evaluationModels, egress }),
+  });
   const replies = new ReplyService({ db, deployments, events, bus });
   let openApiDocument: unknown;
   let draining = false;
@@ -309,7 +332,9 @@ export async function createApp(options: AppOptions): Promise<App> {
       trail,
       onJobQueued: () => jobs.poke(),
       onChanged: (agentId) => deployments.agentChanged(agentId),
+      beforePublish: (customerId, agentId, draft) => agentTests.gate(customerId, agentId, draft),
     }),
+    ...agentTestRoutes(agentTests, trail),
     ...jobRoutes(db),
     voiceSampleRoute({ db, synthesis }),
     ...modelEndpointRoutes(modelEndpoints, trail),

@@ -29,6 +29,8 @@ const errorTable = {
   part_conflict: { status: 409 },
   // A customer's stored knowledge at its bound (README, Answers from your documents).
   quota_exceeded: { status: 409 },
+  // An agent whose spec requires its tests to pass, with one failing (README, Tests and analysis).
+  tests_failed: { status: 409 },
   payload_too_large: { status: 413 },
   unsupported_media_type: { status: 415 },
   rate_limited: { status: 429, close: Close.tooMany },

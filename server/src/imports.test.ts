@@ -57,6 +57,7 @@ describe('the wire contract (protocol/, README: Layout)', () => {
     const files = readdirSync(dir).filter((f) => f.endsWith('.ts') && !f.endsWith('.test.ts'));
     expect(files).toEqual([
       'close-codes.ts',
+      'conversation-analysis.ts',
       'frames.ts',
       'handoff.ts',
       'in-language.ts',
@@ -117,6 +118,7 @@ describe("the server's imports", () => {
     expect([...folders.keys()].sort()).toEqual([
       'concierge',
       'concierge/activity',
+      'concierge/analysis',
       'concierge/analytics',
       'concierge/conversations',
       'concierge/deliveries',
@@ -126,6 +128,7 @@ describe("the server's imports", () => {
       'concierge/knowledge',
       'concierge/models',
       'concierge/pages',
+      'concierge/quality',
       'concierge/sessions',
       'concierge/speech',
       'concierge/turns',

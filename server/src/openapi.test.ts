@@ -57,7 +57,7 @@ describe('GET /openapi.json', () => {
       );
       expect(res.body?.error?.message, operation).not.toBe('No such route');
     }
-    expect(served).toHaveLength(84);
+    expect(served).toHaveLength(92);
     expect(Object.keys(doc.paths['/widget/concierge.js'].get.responses['200'].content)).toEqual([
       'text/javascript; charset=utf-8',
     ]);
@@ -121,6 +121,9 @@ describe('GET /openapi.json', () => {
       'voice',
       'pronunciations',
       'responder',
+      'analysis',
+      'evaluation',
+      'require_tests',
     ]);
     expect(spec.properties.responder.oneOf.map((r: any) => r.properties.type.const)).toEqual([
       'knowledge',

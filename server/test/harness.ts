@@ -34,6 +34,7 @@ export interface ServiceOptions {
   timeouts?: AppOptions['timeouts'];
   generator?: AgentGenerator;
   jobs?: JobRunnerSettings;
+  analysis?: AppOptions['analysis'];
   sessions?: AppOptions['sessions'];
   consoleDir?: string;
   /** How often an open activity stream asks whether its credential still holds. */
@@ -101,6 +102,7 @@ async function startOn(place: Place, options: ServiceOptions): Promise<TestServi
     logger: createLogger('info', sink),
     ...(options.generator ? { generator: options.generator } : {}),
     jobs: { pollMs: 50, ...options.jobs },
+    analysis: { pollMs: 100, ...options.analysis },
     sessions: { sweepIntervalMs: 200, ...options.sessions },
     ...(options.timeouts ? { timeouts: options.timeouts } : {}),
     ...(options.consoleDir ? { consoleDir: options.consoleDir } : {}),

@@ -8,8 +8,10 @@ export interface ModelCall {
     model: string;
     messages: { role: string; content: string | null; tool_call_id?: string; tool_calls?: unknown[] }[];
     tools?: { type: 'function'; function: { name: string; parameters: unknown } }[];
-    stream: true;
-    max_tokens: number;
+    /** Absent on a call that wants one JSON answer (a judge's, an analysis's), which names its schema. */
+    stream?: true;
+    response_format?: { type: 'json_schema'; json_schema: { name: string; schema: unknown } };
+    max_tokens?: number;
     temperature?: number;
   };
 }
@@ -92,6 +94,20 @@ export function send(res: ServerResponse, events: string[], pauseMs = 2, end = t
   next();
 }
 
+/** A whole `chat.completion` answering with `content`, as OpenAI answers a call that is not streamed. */
+export function complete(res: ServerResponse, model: string, content: string): void {
+  res.writeHead(200, { 'content-type': 'application/json' }).end(
+    JSON.stringify({
+      id: 'chatcmpl-test',
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model,
+      choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
+      usage: { prompt_tokens: 200, completion_tokens: 40, total_tokens: 240 },
+    }),
+  );
+}
+
 /** Answers every call with `text`, streamed. */
 export const writes =
   (text: string, pauseMs = 2): ModelBehaviour =>
@@ -111,6 +127,16 @@ export async function startModelServer(behaviour: ModelBehaviour = writes('Break
     } catch {
       return void res.writeHead(400, { 'content-type': 'application/json' }).end('{"error":{"message":"not JSON"}}');
     }
+    const streamed =
+      body.stream === true &&
+      (body as { stream_options?: { include_usage?: boolean } }).stream_options?.include_usage === true &&
+      Number.isInteger(body.max_tokens);
+    // OpenAI's structured outputs: one answer, its JSON Schema named.
+    const structured =
+      body.stream === undefined &&
+      body.response_format?.type === 'json_schema' &&
+      typeof body.response_format.json_schema?.name === 'string' &&
+      typeof body.response_format.json_schema.schema === 'object';
     const documented =
       req.method === 'POST' &&
       req.url === '/v1/chat/completions' &&
@@ -118,9 +144,7 @@ export async function startModelServer(behaviour: ModelBehaviour = writes('Break
       typeof body.model === 'string' &&
       Array.isArray(body.messages) &&
       body.messages.every((m) => typeof m.role === 'string') &&
-      body.stream === true &&
-      (body as { stream_options?: { include_usage?: boolean } }).stream_options?.include_usage === true &&
-      Number.isInteger(body.max_tokens);
+      (streamed || structured);
     if (!documented)
       return void res
         .writeHead(400, { 'content-type': 'application/json' })

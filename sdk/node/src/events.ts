@@ -18,6 +18,23 @@ export interface ClientAction {
   };
 }
 
+export interface ConversationAnalysis {
+  /** null when the agent asks for none */
+  summary: string | null;
+  /** Each of the agent's analysis fields; null when the conversation did not say */
+  fields: {
+    [key: string]: string | number | boolean | null;
+  };
+  criteria: {
+    [key: string]: {
+      result: "success" | "failure" | "unknown";
+      reason: string;
+    };
+  };
+  agent_version: number | null;
+  at: string;
+}
+
 /** Optional. With a 2xx, the turn is acknowledged and resolved at once with this text and actions; any other 2xx only acknowledges it */
 export interface HookAnswer {
   /** Resolves the turn at once; without it (a handoff alone) the turn is only acknowledged */
@@ -90,6 +107,19 @@ export interface ToolCallHook {
   arguments: {
     [key: string]: unknown;
   };
+}
+
+export interface TranscriptConversationAnalyzed {
+  /** The same on every retry and redelivery: deduplicate on it (also in `X-Service-Event-Id` and `webhook-id`) */
+  id: string;
+  type: "conversation.analyzed";
+  created_at: string;
+  deployment_id: string;
+  conversation_id: string;
+  /** Only on samples sent by `POST /api/v1/deployments/{id}/test-hook`; their ids match nothing */
+  test?: true;
+  /** The conversation's analysis (README, Tests and analysis), sent once when it has run */
+  data: ConversationAnalysis;
 }
 
 export interface TranscriptConversationEnded {
@@ -344,7 +374,8 @@ export type TranscriptEvent =
   | TranscriptConversationHandoff
   | TranscriptMessageCreated
   | TranscriptConversationEnded
-  | TranscriptPageEvent;
+  | TranscriptPageEvent
+  | TranscriptConversationAnalyzed;
 
 /** The transcript events' types. */
-export const TRANSCRIPT_EVENT_TYPES = ["conversation.started", "turn.created", "turn.acknowledged", "turn.resolved", "turn.failed", "turn.rated", "turn.interrupted", "conversation.handoff", "message.created", "conversation.ended", "page.event"] as const;
+export const TRANSCRIPT_EVENT_TYPES = ["conversation.started", "turn.created", "turn.acknowledged", "turn.resolved", "turn.failed", "turn.rated", "turn.interrupted", "conversation.handoff", "message.created", "conversation.ended", "page.event", "conversation.analyzed"] as const;

@@ -26,6 +26,7 @@ TRANSCRIPT_EVENT_TYPES = (
     "message.created",
     "conversation.ended",
     "page.event",
+    "conversation.analyzed",
 )
 
 DEFAULT_TOLERANCE_S = 300

@@ -5,6 +5,7 @@ import { inLanguages } from '#protocol/text';
 import { responderSpec } from './agent-responder.js';
 import { MAX_PRONUNCIATIONS, serviceVoice } from './agent-speech.js';
 import { turnTakingFields } from './agent-turn-taking.js';
+import { qualityFields } from './agent-quality.js';
 
 const prompt = z
   .union([z.string(), z.array(z.string()), z.record(z.string(), z.string())])
@@ -43,6 +44,7 @@ export const agentSpecDocument = z
     responder: responderSpec
       .optional()
       .meta({ description: 'Who answers: the hook (default), a model, or the knowledge base' }),
+    ...qualityFields,
   })
   .meta({ id: 'AgentSpecDocument' });
 

@@ -43,9 +43,11 @@ export interface AgentRouteDeps {
    * knowledge base): they use it from their next turn or conversation.
    */
   onChanged(agentId: string): Promise<void>;
+  /** Refuses a publish the agent's tests do not allow (README, Tests and analysis), given the draft about to be published. */
+  beforePublish(customerId: string, agentId: string, draft: string | null): Promise<void>;
 }
 
-export function agentRoutes({ db, writes, trail, onJobQueued, onChanged }: AgentRouteDeps): RouteDef[] {
+export function agentRoutes({ db, writes, trail, onJobQueued, onChanged, beforePublish }: AgentRouteDeps): RouteDef[] {
   return [
     defineRoute({
       method: 'get',
@@ -187,10 +189,10 @@ export function agentRoutes({ db, writes, trail, onJobQueued, onChanged }: Agent
       summary: 'Publish the draft spec as a new version',
       tag: 'Agents',
       params: idParams,
-      errors: ['not_found', 'invalid_state'],
+      errors: ['not_found', 'invalid_state', 'tests_failed'],
       success: { status: 200, description: 'The published agent', data: agentSchema },
       handler: async (ctx) => {
-        const agent = await publishAgent(db, ctx.principal.customerId, ctx.params.id, trail.by(ctx));
+        const agent = await publishAgent(db, ctx.principal.customerId, ctx.params.id, trail.by(ctx), beforePublish);
         await onChanged(agent.id);
         return { data: agent };
       },

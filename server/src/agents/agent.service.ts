@@ -148,7 +148,13 @@ async function checkResponderEndpoint(db: Db, customerId: string, draft: Record<
 }
 
 /** `agent_spec := draft_spec`; the version moves only when the published spec changes. */
-export async function publishAgent(db: Db, customerId: string, id: string, audit: Audit): Promise<Agent> {
+export async function publishAgent(
+  db: Db,
+  customerId: string,
+  id: string,
+  audit: Audit,
+  gate?: (customerId: string, agentId: string, draft: string | null) => Promise<void>,
+): Promise<Agent> {
   const row = await requireAgent(db, customerId, id);
   if (row.status !== 'draft' && row.status !== 'published') {
     throw invalidState(`An agent in status '${row.status}' cannot be published; only draft or published agents can`);
@@ -156,6 +162,7 @@ export async function publishAgent(db: Db, customerId: string, id: string, audit
   const draft = fromJsonColumn<Record<string, unknown>>(row.draft_spec) ?? {};
   checkPublishable(draft);
   await checkResponderEndpoint(db, customerId, draft);
+  await gate?.(customerId, id, row.draft_spec);
   const changed = row.agent_spec !== row.draft_spec || row.version === 0;
   const patch: AgentPatch = {
     agent_spec: row.draft_spec,

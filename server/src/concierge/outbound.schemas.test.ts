@@ -85,8 +85,9 @@ describe('calls to the customer server, as described', () => {
 
     const seen = () =>
       new Set(customer.transcript.filter((c) => c.body.deployment_id === deploymentId).map((c) => c.body.type));
+    // Every event but conversation.analyzed, which needs an agent asking for analysis and a model (quality.test.ts checks its body).
     await waitFor(
-      async () => seen().size === transcriptEventTypes.length && customer.transcript.some((c) => c.body.test),
+      async () => seen().size === transcriptEventTypes.length - 1 && customer.transcript.some((c) => c.body.test),
     );
 
     const hooks = customer.calls.filter((c) => c.body.deployment_id === deploymentId);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { analysisSchema } from '#protocol/conversation-analysis';
 import { timestamp } from '../shared/schemas.js';
 import {
   endReasons,
@@ -201,6 +202,9 @@ const transcriptData: Record<TranscriptEventType, z.ZodType> = {
   }),
   'message.created': z.strictObject({ text: z.string(), actions: replyAction.array(), name: z.string() }),
   'conversation.ended': z.strictObject({ reason: z.enum(endReasons) }),
+  'conversation.analyzed': analysisSchema.meta({
+    description: "The conversation's analysis (README, Tests and analysis), sent once when it has run",
+  }),
   'page.event': z.strictObject({
     name: z
       .string()

@@ -8,6 +8,7 @@ import { type ChannelConfig, effectiveEngagementRules, effectiveRuntimeConfig } 
 import type { CallDirection, DeploymentStatus } from './deployment.table.js';
 import { type AgentSpeech, speechOf } from '../agents/agent-speech.js';
 import { promptOf, responderOf, type ResponderSpec } from '../agents/agent-responder.js';
+import { type AnalysisSpec, analysisOf, type EvaluationSpec, evaluationOf } from '../agents/agent-quality.js';
 import { z } from 'zod';
 import { inLanguage, type InLanguages } from '#protocol/in-language';
 import type { ProactiveRule } from '#protocol/proactive';
@@ -59,11 +60,63 @@ export interface DeploymentContext {
    * server), what its model is told of who it is, and its knowledge base (README, Answers from your
    * documents).
    */
-  spec: {
-    version: number;
-    responder: ResponderSpec;
-    prompt: { persona: string; instructions: string };
-    knowledgeBaseId: string | null;
+  spec: AgentSpecView;
+  /**
+   * Conversations split between published versions by weight (README, Tests and analysis); empty:
+   * every new conversation gets `spec.version`.
+   */
+  versions: VersionShare[];
+  /** Set on a test run's conversation (README, Tests and analysis): its hook is told `test: true`, and these tools answer as written. */
+  test?: { runId: string; mocks: Record<string, unknown> };
+}
+
+/** One version's share of a deployment's new conversations. */
+export interface VersionShare {
+  version: number;
+  weight: number;
+}
+
+/** An agent spec as a conversation is answered by it. */
+export interface AgentSpecView {
+  version: number;
+  responder: ResponderSpec;
+  prompt: { persona: string; instructions: string };
+  knowledgeBaseId: string | null;
+  /** What is asked of each ended conversation; undefined: nothing. */
+  analysis: AnalysisSpec | undefined;
+  evaluation: EvaluationSpec;
+}
+
+/** The view of one spec of an agent (its draft, a version), for a conversation answered by it. */
+export function specView(
+  spec: Record<string, unknown>,
+  version: number,
+  knowledgeBaseId: string | null,
+): AgentSpecView {
+  return {
+    version,
+    responder: responderOf(spec),
+    prompt: promptOf(spec),
+    knowledgeBaseId,
+    analysis: analysisOf(spec),
+    evaluation: evaluationOf(spec),
+  };
+}
+
+/** The deployment as a conversation answered by another spec of its agent sees it (its version, or a test run's). */
+export function withSpec(
+  dep: DeploymentContext,
+  specText: string,
+  version: number,
+  test?: DeploymentContext['test'],
+): DeploymentContext {
+  const spec = fromJsonColumn<Record<string, unknown>>(specText) ?? {};
+  return {
+    ...dep,
+    voice: { ...dep.voice, speech: speechOf(spec) },
+    agent: agentInfo(dep.agent.name, specText),
+    spec: specView(spec, version, dep.spec.knowledgeBaseId),
+    ...(test ? { test } : {}),
   };
 }
 
@@ -90,6 +143,7 @@ export async function loadDeploymentContext(db: Db, id: string): Promise<Deploym
       'deployments.signing_secret',
       'deployments.previous_secret',
       'deployments.previous_secret_expires_at',
+      'deployments.agent_versions',
       'agents.name as agent_name',
       'agents.knowledge_base_id',
       'agents.version as latest_version',
@@ -132,13 +186,15 @@ export async function loadDeploymentContext(db: Db, id: string): Promise<Deploym
       speech: speechOf(spec),
     },
     agent: agentInfo(row.agent_name, specText),
-    spec: {
-      version: row.pinned_version ?? row.latest_version,
-      responder: responderOf(spec),
-      prompt: promptOf(spec),
-      knowledgeBaseId: row.knowledge_base_id,
-    },
+    spec: specView(spec, row.pinned_version ?? row.latest_version, row.knowledge_base_id),
+    versions: versionsOf(row.agent_versions),
   };
+}
+
+/** A deployment's stored split; one that cannot be read splits nothing. */
+function versionsOf(text: string | null): VersionShare[] {
+  const shares = fromJsonColumn<VersionShare[]>(text);
+  return Array.isArray(shares) ? shares : [];
 }
 
 /** What the widget is told of an agent, from one of its specs. */

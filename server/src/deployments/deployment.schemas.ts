@@ -121,6 +121,20 @@ const agentVersion = z.number().int().min(1).nullable().meta({
     'The agent version conversations start with: null follows the latest published one; a number pins it (rolling back is pinning the previous one)',
 });
 
+/** New conversations split between published versions (README, Tests and analysis). */
+const versionShares = z
+  .strictObject({ version: z.number().int().min(1), weight: z.number().int().min(1).max(100) })
+  .array()
+  .min(2)
+  .max(5)
+  .refine((shares) => new Set(shares.map((s) => s.version)).size === shares.length, 'each version once')
+  .nullable()
+  .meta({
+    id: 'VersionShares',
+    description:
+      'Splits new conversations between published versions by weight (a visitor keeps theirs); null: every new conversation gets agent_version',
+  });
+
 export const deploymentSchema = z
   .object({
     id: z.uuid(),
@@ -130,6 +144,7 @@ export const deploymentSchema = z
     agent_name: z.string(),
     call_direction: z.enum(callDirections),
     agent_version: agentVersion,
+    versions: versionShares,
     engagement_rules: engagementRulesSchema,
     channel_config: channelConfigSchema,
     runtime_config: runtimeConfigSchema,
@@ -168,6 +183,7 @@ export const createDeploymentBody = z
     environment: z.enum(environments).default('production'),
     call_direction: z.enum(callDirections).default('inbound'),
     agent_version: agentVersion.default(null),
+    versions: versionShares.default(null),
     channel_config: channelConfigSchema.default({}),
     engagement_rules: engagementRulesSchema.default({}),
     runtime_config: runtimeConfigSchema.default({}),
@@ -180,6 +196,7 @@ export const updateDeploymentBody = z
     environment: z.enum(environments).optional(),
     call_direction: z.enum(callDirections).optional(),
     agent_version: agentVersion.optional(),
+    versions: versionShares.optional(),
     channel_config: channelConfigSchema.optional(),
     engagement_rules: engagementRulesSchema.optional(),
     runtime_config: runtimeConfigSchema.optional(),

@@ -32,6 +32,7 @@ export function toDeployment(row: DeploymentView): Deployment {
     agent_name: row.agent_name,
     call_direction: row.call_direction,
     agent_version: row.agent_version,
+    versions: fromJsonColumn(row.agent_versions),
     engagement_rules: fromJsonColumn(row.engagement_rules),
     channel_config: fromJsonColumn(row.channel_config),
     runtime_config: fromJsonColumn(row.runtime_config),
@@ -64,6 +65,15 @@ async function requireDeployment(db: Db, customerId: string, id: string): Promis
   const row = await findDeployment(db, customerId, id);
   if (!row) throw notFound('Deployment');
   return row;
+}
+
+/** Each version a deployment splits its conversations between must exist (README, Tests and analysis). */
+async function requireVersions(db: Db, agentId: string, shares: { version: number }[] | null): Promise<void> {
+  for (const [i, share] of (shares ?? []).entries())
+    if (!(await findAgentVersion(db, agentId, share.version)))
+      throw new AppError('invalid_request', 'Invalid body', [
+        { path: `versions.${i}.version`, message: `The agent has no published version ${share.version}` },
+      ]);
 }
 
 /** A pinned version must exist (README, The management API); null follows the latest. */
@@ -128,6 +138,7 @@ export class DeploymentService {
     const { db } = this.parts;
     const agent = await requireAgent(db, customerId, input.agent_id);
     await requireVersion(db, agent.id, input.agent_version);
+    await requireVersions(db, agent.id, input.versions);
     const now = isoNow();
     const row = {
       id: newId(),
@@ -137,6 +148,7 @@ export class DeploymentService {
       status: 'inactive' as const,
       call_direction: input.call_direction,
       agent_version: input.agent_version,
+      agent_versions: input.versions ? JSON.stringify(input.versions) : null,
       channel_config: toJsonColumn(input.channel_config),
       engagement_rules: toJsonColumn(input.engagement_rules),
       runtime_config: toJsonColumn(input.runtime_config),
@@ -166,6 +178,10 @@ export class DeploymentService {
     if (input.agent_version !== undefined) {
       await requireVersion(db, row.agent_id, input.agent_version);
       patch.agent_version = input.agent_version;
+    }
+    if (input.versions !== undefined) {
+      await requireVersions(db, row.agent_id, input.versions);
+      patch.agent_versions = input.versions ? JSON.stringify(input.versions) : null;
     }
     if (input.channel_config !== undefined) {
       patch.channel_config = toJsonColumn(input.channel_config);

@@ -13,6 +13,8 @@ export interface DeploymentTable {
   call_direction: CallDirection;
   /** Pinned agent version; null follows the latest published one. */
   agent_version: number | null;
+  /** JSON `[{version, weight}]`: new conversations split between published versions (README, Tests and analysis); null: none. */
+  agent_versions: string | null;
   channel_config: string;
   engagement_rules: string;
   runtime_config: string;

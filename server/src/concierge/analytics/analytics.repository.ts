@@ -148,3 +148,29 @@ export async function visitorsByBucket(
     total: Number(total.visitors),
   };
 }
+
+/**
+ * Each analysis criterion's results by agent and version, over conversations analysed in the scope's
+ * window (README, Tests and analysis): the success rates analytics gives.
+ */
+export async function criterionCounts(db: Db, scope: RollupScope) {
+  let query = db
+    .selectFrom('conversation_analysis_values as v')
+    .select(['v.agent_id', 'v.agent_version', 'v.name', 'v.value', sql<number | string>`count(*)`.as('count')])
+    .where('v.customer_id', '=', scope.customerId)
+    .where('v.kind', '=', 'criterion')
+    .where('v.analyzed_at', '>=', scope.from)
+    .where('v.analyzed_at', '<', scope.to);
+  if (scope.agentId) query = query.where('v.agent_id', '=', scope.agentId);
+  const deploymentId = scope.deploymentId;
+  if (deploymentId)
+    query = query.where('v.conversation_id', 'in', (eb) =>
+      eb.selectFrom('conversations as c').select('c.id').where('c.deployment_id', '=', deploymentId),
+    );
+  return query
+    .groupBy(['v.agent_id', 'v.agent_version', 'v.name', 'v.value'])
+    .orderBy('v.agent_id')
+    .orderBy('v.agent_version')
+    .orderBy('v.name')
+    .execute();
+}

@@ -99,6 +99,26 @@ const proactiveFigures = z
       "Each greeting rule's figures (README, Greeting visitors first), by deployment and rule id; rules with none are left out",
   });
 
+const criterionFigures = z
+  .object({
+    agent_id: z.uuid(),
+    agent_version: z.number().int().nullable(),
+    criterion: z.string(),
+    success: z.number().int(),
+    failure: z.number().int(),
+    unknown: z.number().int(),
+    success_rate: z
+      .number()
+      .nullable()
+      .meta({ description: 'success / (success + failure), 0 to 1; null when none could tell' }),
+  })
+  .array()
+  .meta({
+    id: 'CriterionFigures',
+    description:
+      "Each analysis criterion's results (README, Tests and analysis), by agent and version, over the conversations analysed in the window: versions side by side",
+  });
+
 export const analyticsSchema = z
   .object({
     interval: z.enum(intervals),
@@ -106,6 +126,7 @@ export const analyticsSchema = z
     to: timestamp,
     buckets: z.object({ start: timestamp, ...counts, proactive: proactiveFigures }).array(),
     totals: z.object({ ...counts, proactive: proactiveFigures }),
+    criteria: criterionFigures,
   })
   .meta({ id: 'Analytics' });
 export type Analytics = z.infer<typeof analyticsSchema>;

@@ -1,6 +1,12 @@
 import { notFound } from '../../errors.js';
 import type { Db } from '../../database.js';
-import { countsByBucket, latencyByBucket, proactiveByBucket, visitorsByBucket } from './analytics.repository.js';
+import {
+  countsByBucket,
+  criterionCounts,
+  latencyByBucket,
+  proactiveByBucket,
+  visitorsByBucket,
+} from './analytics.repository.js';
 import { proactiveCounts } from './tally.js';
 import { type Analytics, type AnalyticsQuery, INTERVAL_MS } from './analytics.schemas.js';
 import type { LatencyMetric } from './analytics.table.js';
@@ -44,6 +50,31 @@ const COLUMNS = [
   ['feedback_up', 'feedback_up'],
   ['feedback_down', 'feedback_down'],
 ] as const;
+
+/** Each criterion's counts, by agent and version, with its success rate among the results that could tell. */
+function criterionFiguresOf(rows: Awaited<ReturnType<typeof criterionCounts>>): Analytics['criteria'] {
+  const figures = new Map<string, Analytics['criteria'][number]>();
+  for (const row of rows) {
+    const key = `${row.agent_id}\n${row.agent_version}\n${row.name}`;
+    let into = figures.get(key);
+    if (!into)
+      figures.set(
+        key,
+        (into = {
+          agent_id: row.agent_id,
+          agent_version: row.agent_version,
+          criterion: row.name,
+          success: 0,
+          failure: 0,
+          unknown: 0,
+          success_rate: null,
+        }),
+      );
+    into[row.value as 'success' | 'failure' | 'unknown'] += Number(row.count);
+  }
+  for (const f of figures.values()) f.success_rate = f.success + f.failure ? f.success / (f.success + f.failure) : null;
+  return [...figures.values()];
+}
 
 const addBins = (into: Map<number, number>, bin: number, count: number) => into.set(bin, (into.get(bin) ?? 0) + count);
 
@@ -89,11 +120,12 @@ export class AnalyticsService {
       agentId: query.agent_id,
       keyLength: query.interval === 'day' ? 10 : 13,
     } as const;
-    const [counts, latency, visitors, proactive] = await Promise.all([
+    const [counts, latency, visitors, proactive, criteria] = await Promise.all([
       countsByBucket(db, scope),
       latencyByBucket(db, scope),
       visitorsByBucket(db, scope),
       proactiveByBucket(db, scope),
+      criterionCounts(db, scope),
     ]);
 
     const starts: string[] = [];
@@ -147,6 +179,7 @@ export class AnalyticsService {
         proactive: [...rules.get(keyOf(start))!.values()],
       })),
       totals: { ...countsOf(total, totalBins), proactive: [...ruleTotals.values()] },
+      criteria: criterionFiguresOf(criteria),
     };
   }
 

@@ -115,6 +115,8 @@ describeEachStore('GET /api/v1/analytics', (kind) => {
       to: `${tomorrow()}T00:00:00.000Z`,
       buckets: [{ start: `${today()}T00:00:00.000Z`, ...totals }],
       totals,
+      // No agent here asks for analysis (quality.test.ts counts criteria).
+      criteria: [],
     });
 
     const hourly = await api.get(

@@ -121,3 +121,47 @@ export async function setWaitAside(db: Db, id: string, handoffAt: string, at: st
 export async function setToolConfirmation(trx: Trx, id: string, proposed: string | null): Promise<void> {
   await trx.updateTable('conversations').set({ tool_confirmation: proposed }).where('id', '=', id).execute();
 }
+
+/** The spec a test run's conversations are answered by (README, Tests and analysis). */
+export async function testRunSpec(db: Db, runId: string): Promise<string | null> {
+  const run = await db.selectFrom('agent_test_runs').select('spec').where('id', '=', runId).executeTakeFirst();
+  return run?.spec ?? null;
+}
+
+/**
+ * Queues the analysis of a conversation that ends (README, Tests and analysis), once: one with no
+ * turns, or a test run's, is not analysed.
+ */
+export async function queueAnalysisOfEnded(trx: Trx, conversationId: string, now: string): Promise<void> {
+  await trx
+    .insertInto('conversation_analyses')
+    .columns([
+      'conversation_id',
+      'customer_id',
+      'agent_id',
+      'agent_version',
+      'status',
+      'attempts',
+      'due_at',
+      'updated_at',
+    ])
+    .expression((eb) =>
+      eb
+        .selectFrom('conversations')
+        .select((s) => [
+          'id',
+          'customer_id',
+          'agent_id',
+          'agent_version',
+          s.val('queued').as('status'),
+          s.val(0).as('attempts'),
+          s.val(now).as('due_at'),
+          s.val(now).as('updated_at'),
+        ])
+        .where('id', '=', conversationId)
+        .where('test_run_id', 'is', null)
+        .where('turn_count', '>', 0),
+    )
+    .onConflict((oc) => oc.column('conversation_id').doNothing())
+    .execute();
+}

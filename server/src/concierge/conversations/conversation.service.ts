@@ -13,6 +13,7 @@ import {
 import type { ConversationAt, EventRecorder, UnitOfWork } from '../events/event.recorder.js';
 import type { AgentInfo, EndReason } from '#protocol/frames';
 import { turnLifecycle } from './turn.lifecycle.js';
+import { versionFor } from '../../deployments/version-split.js';
 import { joined } from './turn-moves.js';
 import {
   conversationsStartedSince,
@@ -22,6 +23,7 @@ import {
   insertConversation,
   lockConversation,
   openConversationIds,
+  queueAnalysisOfEnded,
 } from './conversation.repository.js';
 
 const NEW_CONVERSATION_WINDOW_MS = 10 * 60_000;
@@ -32,6 +34,13 @@ export interface ConversationUser {
   name?: string | undefined;
   ctx?: Record<string, unknown> | undefined;
   preview?: true | undefined;
+}
+
+/** A test run's conversation (README, Tests and analysis): its run, the tool answers it mocks, the version it runs (null: the draft). */
+export interface TestOf {
+  runId: string;
+  mocks: Record<string, unknown>;
+  version: number | null;
 }
 
 /** The lifecycle of conversations: who may start one, who may resume it, and how it ends. */
@@ -50,8 +59,10 @@ export class ConversationService {
     claims: ConversationUser,
     perTenMinutes: number,
     language?: string,
+    test?: TestOf,
   ): Promise<ConversationRow> {
     const now = isoNow();
+    const version = test ? test.version : (versionFor(dep.versions, dep.id, claims.sub) ?? dep.spec.version);
     const row: ConversationRow = {
       id: newId(),
       customer_id: dep.customerId,
@@ -63,7 +74,7 @@ export class ConversationService {
       status: 'open',
       end_reason: null,
       ended_at: null,
-      agent_version: dep.spec.version,
+      agent_version: version,
       last_seq: 0,
       turn_count: 0,
       handler: 'agent',
@@ -77,10 +88,16 @@ export class ConversationService {
       proactive_rule: null,
       page_event_at: null,
       tool_confirmation: null,
+      test_run_id: test?.runId ?? null,
+      test_mocks: test && Object.keys(test.mocks).length ? JSON.stringify(test.mocks) : null,
       created_at: now,
       updated_at: now,
     };
-    const greeting = dep.callDirection === 'outbound' ? greetingIn(dep.agent, language) || null : null;
+    // The greeting of the version the conversation gets (README, Tests and analysis: versions side by side).
+    const greeting =
+      dep.callDirection === 'outbound'
+        ? greetingIn(await this.agentOf(dep, { agent_version: version }), language) || null
+        : null;
     // Keyed by the user, not the new id: one user's starts on this node are counted one at a time.
     // A refusal is returned, not thrown, from the unit: a throw would roll back its whole batch.
     const started = await this.parts.events.write(`start:${dep.id}:${claims.sub}`, async (unit) => {
@@ -122,7 +139,7 @@ export class ConversationService {
   }
 
   /** The agent as this conversation knows it: the version it started with, whatever the deployment is pinned to now. */
-  async agentOf(dep: DeploymentContext, conversation: ConversationRow): Promise<AgentInfo> {
+  async agentOf(dep: DeploymentContext, conversation: Pick<ConversationRow, 'agent_version'>): Promise<AgentInfo> {
     if (conversation.agent_version === null || conversation.agent_version === dep.spec.version) return dep.agent;
     const version = await findAgentVersion(this.parts.db, dep.agentId, conversation.agent_version);
     return version ? agentInfo(dep.agent.name, version.agent_spec) : dep.agent;
@@ -205,6 +222,7 @@ export class ConversationService {
       ...joined(turnsFailed, ended),
       conversation: { status: 'ended', end_reason: reason, ended_at: isoNow() },
     });
+    if (reason !== 'deleted') await queueAnalysisOfEnded(unit.trx, at.conversationId, isoNow());
   }
 
   /** After any management change to a deployment: read it afresh, and end its conversations if it is no longer active. */

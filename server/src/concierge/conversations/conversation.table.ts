@@ -46,6 +46,9 @@ export interface ConversationTable {
    * model proposed it in that turn; it runs when the model makes it again in a later turn.
    */
   tool_confirmation: string | null;
+  /** The agent test run it belongs to (README, Tests and analysis), and JSON of the tool answers that run mocks; null for a visitor's. */
+  test_run_id: string | null;
+  test_mocks: string | null;
   created_at: string;
   updated_at: string;
 }

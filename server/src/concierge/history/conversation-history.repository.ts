@@ -86,6 +86,20 @@ function filtered(db: Db, dialect: Dialect, customerId: string, filter: Conversa
     const search = filter.search;
     query = query.where((eb) => matching(eb, dialect, search));
   }
+  for (const [kind, match] of [
+    ['criterion', filter.criterion],
+    ['field', filter.field],
+  ] as const)
+    if (match)
+      query = query.where('c.id', 'in', (eb) =>
+        eb
+          .selectFrom('conversation_analysis_values as v')
+          .select('v.conversation_id')
+          .where('v.customer_id', '=', customerId)
+          .where('v.kind', '=', kind)
+          .where('v.name', '=', match.name)
+          .where('v.value', '=', match.value),
+      );
   if (filter.has_failures !== undefined) {
     const wanted = filter.has_failures;
     query = query.where((eb) => (wanted ? failing(eb) : eb.not(failing(eb))));
@@ -212,4 +226,16 @@ export async function eventsOf(
     .orderBy('conversation_id')
     .orderBy('seq')
     .execute();
+}
+
+/** The analyses of these conversations, done ones only, by conversation. */
+export async function analysesOf(db: Db, ids: readonly string[]): Promise<Map<string, string>> {
+  if (!ids.length) return new Map();
+  const rows = await db
+    .selectFrom('conversation_analyses')
+    .select(['conversation_id', 'analysis'])
+    .where('conversation_id', 'in', ids)
+    .where('status', '=', 'done')
+    .execute();
+  return new Map(rows.filter((r) => r.analysis).map((r) => [r.conversation_id, r.analysis!]));
 }

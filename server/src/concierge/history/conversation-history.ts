@@ -9,6 +9,7 @@ import type { Delivery } from '../deliveries/delivery.schemas.js';
 /** A delivery record as its reader may read it. */
 type DeliveryView = (delivery: Delivery) => Delivery;
 import {
+  analysesOf,
   conversationsAfter,
   eventsOf,
   findHistoryRow,
@@ -127,13 +128,14 @@ export class ConversationHistory {
     }
   }
 
-  /** Conversations in full, in four reads whatever their number: turns, hook attempts, events, then the turns' reply parts. */
+  /** Conversations in full, in five reads whatever their number: turns, hook attempts, events, analyses, then the turns' reply parts. */
   private async details(rows: readonly HistoryRow[], seen: DeliveryView): Promise<ConversationDetail[]> {
     const ids = rows.map((r) => r.id);
-    const [turns, events, hookCalls] = await Promise.all([
+    const [turns, events, hookCalls, analyses] = await Promise.all([
       turnsOf(this.parts.db, ids),
       eventsOf(this.parts.db, ids),
       answerCallsOf(this.parts.db, ids),
+      analysesOf(this.parts.db, ids),
     ]);
     const streamed = await replyPartsOf(
       this.parts.db,
@@ -202,6 +204,7 @@ export class ConversationHistory {
           : null,
       })),
       events: (eventsBy.get(row.id) ?? []).map((e) => JSON.parse(e.frame)),
+      analysis: analyses.has(row.id) ? JSON.parse(analyses.get(row.id)!) : null,
     }));
   }
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { analysisSchema } from '#protocol/conversation-analysis';
 import { pageQuery } from '../../http/pagination.js';
 import { timestamp } from '../../shared/schemas.js';
 import { deliverySchema } from '../deliveries/delivery.schemas.js';
@@ -165,9 +166,21 @@ export const conversationDetailSchema = conversationSchema
     events: storedEvent
       .array()
       .meta({ description: "The widget's stored events in seq order, exactly as the widget receives them" }),
+    analysis: analysisSchema
+      .nullable()
+      .meta({ description: "The analysis the agent's spec asks for, once it has run (README, Tests and analysis)" }),
   })
   .meta({ id: 'ConversationDetail' });
 export type ConversationDetail = z.infer<typeof conversationDetailSchema>;
+
+/** `name:value` of a conversation's analysis (README, Tests and analysis), as a filter takes it. */
+const analysisMatch = (pattern: RegExp, description: string) =>
+  z
+    .string()
+    .regex(pattern, `must be name:value (${description.split(':')[0]!.replace(/`/g, '')})`)
+    .transform((v) => ({ name: v.slice(0, v.indexOf(':')), value: v.slice(v.indexOf(':') + 1) }))
+    .optional()
+    .meta({ description });
 
 const conversationFilter = z.object({
   deployment_id: z.uuid().optional(),
@@ -198,6 +211,11 @@ const conversationFilter = z.object({
     .transform((v) => v === 'true')
     .optional()
     .meta({ description: '`true`: at least one failed or expired turn, or a dead transcript event; `false`: none' }),
+  criterion: analysisMatch(
+    /^[a-z][a-z0-9_]{0,39}:(success|failure|unknown)$/,
+    '`booked_table:success`: the analysis found that criterion so',
+  ),
+  field: analysisMatch(/^[a-z][a-z0-9_]{0,39}:.{1,100}$/s, '`party_size:4`: the analysis gave that field this value'),
 });
 export type ConversationFilter = z.infer<typeof conversationFilter>;
 

@@ -10,7 +10,8 @@ import { newId } from '../../shared/random.js';
 import type { Answering } from '../turns/answering.js';
 import type { DeliveryTable } from '../deliveries/delivery.table.js';
 import { sendToolCall } from '../deliveries/hook.client.js';
-import type { EgressPolicy } from '../../shared/egress.js';
+import type { EgressPolicy, Exchange } from '../../shared/egress.js';
+import { isoNow } from '../../shared/time.js';
 import type { ChatTool, ToolCall } from './chat-completions.js';
 
 /** A tool's answer is given to the model up to this many bytes. */
@@ -107,6 +108,26 @@ function validatorOf(parameters: Record<string, unknown>): ValidateFunction | Er
 }
 
 const told = (value: unknown): string => JSON.stringify(value);
+
+/**
+ * A tool a test mocks (README, Tests and analysis): the call is recorded as it would have been sent,
+ * and answered as the test wrote, without reaching the customer's server.
+ */
+const mockedCall =
+  (answer: unknown) =>
+  async (_dep: unknown, url: string, call: object): Promise<Exchange> => {
+    const body = JSON.stringify(answer ?? null);
+    return {
+      url,
+      sentAt: isoNow(),
+      durationMs: 0,
+      request: {
+        headers: { 'content-type': 'application/json', 'x-concierge-test': 'mocked' },
+        body: JSON.stringify(call),
+      },
+      response: { status: 200, headers: { 'content-type': 'application/json' }, body, bytes: Buffer.byteLength(body) },
+    };
+  };
 
 /**
  * The tools of a model agent (README, An agent without a server): the customer's (a signed POST to
@@ -209,7 +230,9 @@ export class AgentTools {
   ): Promise<ToolOutcome> {
     const { dep, turn, conversation } = this.answering;
     const callId = newId();
-    const ex = await sendToolCall(
+    const mocked = dep.test && Object.hasOwn(dep.test.mocks, tool.name);
+    const send = mocked ? mockedCall(dep.test!.mocks[tool.name]) : sendToolCall;
+    const ex = await send(
       dep,
       tool.url,
       {

@@ -104,6 +104,8 @@ function postTurn(
     language: turn.language ?? dep.agent.language,
     reply_url: replyUrl,
     page,
+    // A test run's turn (README, Tests and analysis): the customer's server may answer without acting.
+    ...(dep.test ? { test: true } : {}),
     ...(previous
       ? {
           previous_reply: {

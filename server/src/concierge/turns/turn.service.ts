@@ -20,6 +20,7 @@ import { TurnAnswering } from './turn-answering.js';
 import type { KnowledgeRetrieval } from '../../knowledge/knowledge-retrieval.js';
 import { followsUp } from '../../knowledge/knowledge-words.js';
 import type { PageService } from '../pages/page.service.js';
+import type { ConversationSpecs } from '../conversations/conversation-spec.js';
 
 export type { TurnInput };
 
@@ -45,6 +46,8 @@ export interface TurnServiceParts {
   knowledge: Pick<KnowledgeRetrieval, 'passagesFor'>;
   /** Where the visitor is (README, Greeting visitors first). */
   pages: Pick<PageService, 'pageOf'>;
+  /** The spec each conversation is answered by: its version's, or its test run's (README, Tests and analysis). */
+  specs: Pick<ConversationSpecs, 'of'>;
 }
 
 export interface TurnServiceSettings {
@@ -209,7 +212,8 @@ export class TurnService {
    * The turn goes to whoever answers its deployment's turns, with its agent's knowledge base passages
    * (a search that fails leaves the turn without them, never unanswered); a stop cuts the call off.
    */
-  async #respond(dep: DeploymentContext, conversation: ConversationRow, turn: TurnRow): Promise<void> {
+  async #respond(deployment: DeploymentContext, conversation: ConversationRow, turn: TurnRow): Promise<void> {
+    const dep = await this.parts.specs.of(deployment, conversation);
     const earlier = () =>
       this.#leansOn(turn).catch((err) => (this.parts.health.failed(err, 'reading the turns before'), []));
     const search = (leansOn: string[]) =>

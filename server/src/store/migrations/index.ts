@@ -32,6 +32,7 @@ import { singleSignOn } from './2026-11-29-03-single-sign-on.js';
 import { toolConfirmation } from './2026-11-29-04-tool-confirmation.js';
 import { answering } from './2026-11-29-05-answering.js';
 import { handsFree } from './2026-11-30-01-hands-free.js';
+import { quality } from './2026-12-01-01-quality.js';
 
 /** Every migration, in order. Names are timestamps so they sort the way they apply. */
 export const migrations: Record<string, Migration> = {
@@ -68,4 +69,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29-04-tool-confirmation': toolConfirmation,
   '2026-11-29-05-answering': answering,
   '2026-11-30-01-hands-free': handsFree,
+  '2026-12-01-01-quality': quality,
 };
