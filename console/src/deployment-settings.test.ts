@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { settingsFieldsOf, settingsUpdate } from './deployment-settings';
+import { settingsFieldsOf, settingsUpdate, versionSharesOf } from './deployment-settings';
 import type { Deployment } from './types';
 
 const deployment = (over: Partial<Deployment> = {}): Deployment =>
@@ -11,6 +11,7 @@ const deployment = (over: Partial<Deployment> = {}): Deployment =>
     agent_name: 'Front desk',
     call_direction: 'inbound',
     agent_version: null,
+    versions: null,
     engagement_rules: { max_turns_per_conversation: 50, proactive: [{ id: 'rooms', when: { path: '/rooms' } }] },
     channel_config: {
       hook_url: 'https://hotel.example/hook',
@@ -38,6 +39,7 @@ describe("the deployment settings form's fields", () => {
         environment: 'production',
         direction: 'inbound',
         version: '',
+        split: '',
       },
       theme: { title: 'Reception', accent: '#1d4ed8', position: 'bottom-right', languages: '' },
       limits: { maxTurns: '50', perMinute: '', hookTimeout: '', replyTimeout: '60' },
@@ -57,6 +59,7 @@ describe("the deployment settings form's fields", () => {
     fields.personWait = { noticeS: '0', notice: '   ' };
     expect(settingsUpdate(dep, fields)).toEqual({
       agent_version: 2,
+      versions: null,
       environment: 'production',
       call_direction: 'inbound',
       channel_config: {
@@ -101,5 +104,25 @@ describe("the deployment settings form's fields", () => {
       ...dep.runtime_config,
       speech_synthesis: 'auto',
     });
+  });
+
+  it('splits new conversations between versions as written, and says how to write it otherwise', () => {
+    const fields = settingsFieldsOf(
+      deployment({
+        versions: [
+          { version: 1, weight: 80 },
+          { version: 2, weight: 20 },
+        ],
+      }),
+    );
+    expect(fields.connection.split).toBe('1:80, 2:20');
+    expect(settingsUpdate(deployment(), fields).versions).toEqual([
+      { version: 1, weight: 80 },
+      { version: 2, weight: 20 },
+    ]);
+    expect(versionSharesOf(' ')).toBeNull();
+    expect(() => versionSharesOf('1:50, two:50')).toThrow(
+      'Split between versions: “two:50” is not version:weight; write them comma-separated, such as 1:50, 2:50',
+    );
   });
 });

@@ -13,6 +13,8 @@ export interface ConnectionFields {
   direction: Deployment['call_direction'];
   /** A pinned version, or '' for the latest published. */
   version: string;
+  /** New conversations split between versions (README, Tests and analysis): `1:50, 2:50`; '' for none. */
+  split: string;
 }
 
 /** How the widget looks, and the languages in its menu (one per line). */
@@ -62,6 +64,23 @@ const num = (v: string) => (v === '' ? undefined : Number(v));
 export const originsOf = (fields: ConnectionFields): string[] => fields.origins.split(/\s+/).filter(Boolean);
 export const languagesOf = (fields: ThemeFields): string[] => fields.languages.split(/[\s,]+/).filter(Boolean);
 
+/** `1:50, 2:50` as the API takes it (null: no split); throws, saying how to write it, when it is not that. */
+export function versionSharesOf(text: string): { version: number; weight: number }[] | null {
+  const entries = text
+    .split(',')
+    .map((e) => e.trim())
+    .filter(Boolean);
+  if (!entries.length) return null;
+  return entries.map((entry) => {
+    const m = /^v?(\d+)\s*:\s*(\d+)$/.exec(entry);
+    if (!m)
+      throw new Error(
+        `Split between versions: “${entry}” is not version:weight; write them comma-separated, such as 1:50, 2:50`,
+      );
+    return { version: Number(m[1]), weight: Number(m[2]) };
+  });
+}
+
 /** The form as a deployment's settings fill it. */
 export function settingsFieldsOf(dep: Deployment): SettingsFields {
   const channel = dep.channel_config as Json;
@@ -76,6 +95,7 @@ export function settingsFieldsOf(dep: Deployment): SettingsFields {
       environment: dep.environment,
       direction: dep.call_direction,
       version: text(dep.agent_version),
+      split: (dep.versions ?? []).map((s) => `${s.version}:${s.weight}`).join(', '),
     },
     theme: {
       title: text(theme.title),
@@ -108,6 +128,7 @@ export function settingsUpdate(dep: Deployment, fields: SettingsFields) {
   const languages = languagesOf(theme);
   return {
     agent_version: connection.version === '' ? null : Number(connection.version),
+    versions: versionSharesOf(connection.split),
     environment: connection.environment,
     call_direction: connection.direction,
     channel_config: {

@@ -16,6 +16,13 @@ import type {
 import type { deliverySchema } from '../../server/src/concierge/deliveries/delivery.schemas.js';
 import type { storedEvent } from '#protocol/frames';
 import type { analyticsSchema } from '../../server/src/concierge/analytics/analytics.schemas.js';
+import type {
+  agentTestSchema,
+  expectation,
+  testResultSchema,
+  testRunSchema,
+} from '../../server/src/concierge/quality/agent-test.schemas.js';
+import type { Brief } from '../../server/src/concierge/analysis/conversation-brief.js';
 import type { diagnosticsSchema } from '../../server/src/concierge/diagnostics/diagnostics.route.js';
 import type {
   createdDeploymentSchema,
@@ -52,6 +59,11 @@ export type ConversationDetail = z.output<typeof conversationDetailSchema>;
 export type Turn = ConversationDetail['turns'][number];
 export type Delivery = z.output<typeof deliverySchema>;
 export type Analytics = z.output<typeof analyticsSchema>;
+export type AgentTest = z.output<typeof agentTestSchema>;
+export type TestExpectation = z.input<typeof expectation>;
+export type TestRun = z.output<typeof testRunSchema>;
+export type TestResult = z.output<typeof testResultSchema>;
+export type ConversationBrief = Brief;
 export type Diagnostics = z.output<typeof diagnosticsSchema>;
 export type ApiKeySettings = z.output<typeof apiKeySettingsSchema>;
 export type RotatedApiKey = z.output<typeof rotatedApiKeySchema>;

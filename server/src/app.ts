@@ -6,6 +6,8 @@ import { AgentTestService } from './concierge/quality/agent-test.service.js';
 import { TestRunner } from './concierge/quality/test-runner.js';
 import { EvaluationModels } from './concierge/models/evaluation-model.js';
 import { AnalysisRunner, type AnalysisRunnerSettings } from './concierge/analysis/analysis.runner.js';
+import { briefRoute } from './concierge/analysis/brief.route.js';
+import { ConversationBriefs } from './concierge/analysis/conversation-brief.js';
 import { ApiKeyAuthenticator, bearerKey } from './api-keys/api-key.authenticator.js';
 import { apiKeyRoutes } from './api-keys/api-key.routes.js';
 import { UsageRecorder } from './api-keys/usage.recorder.js';
@@ -308,7 +310,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   parts.add(
     new AnalysisRunner(
       { db, deployments, specs, models: evaluationModels, events, egress, logger, health },
-      options.analysis,
+      { leaseMs: config.analysisLeaseMs, ...options.analysis },
     ),
   );
   const agentTests = new AgentTestService({
@@ -335,6 +337,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       beforePublish: (customerId, agentId, draft) => agentTests.gate(customerId, agentId, draft),
     }),
     ...agentTestRoutes(agentTests, trail),
+    briefRoute(new ConversationBriefs({ db, deployments, specs, models: evaluationModels, egress })),
     ...jobRoutes(db),
     voiceSampleRoute({ db, synthesis }),
     ...modelEndpointRoutes(modelEndpoints, trail),

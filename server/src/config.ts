@@ -43,6 +43,7 @@ const envSchema = z.object({
   MODEL_URL: z.url({ protocol: /^https?$/ }).optional(),
   MODEL_KEY: z.string().min(1).optional(),
   MODEL_CONCURRENCY: z.coerce.number().int().min(1).max(10_000).default(20),
+  ANALYSIS_LEASE_S: z.coerce.number().int().min(4).max(3_600).default(60),
   KNOWLEDGE_CHARS_PER_CUSTOMER: z.coerce.number().int().min(1).max(1_000_000_000).default(20_000_000),
   KNOWLEDGE_DOCUMENTS_PER_CUSTOMER: z.coerce.number().int().min(1).max(1_000_000).default(5_000),
   DOCUMENT_READ_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(10_000),
@@ -116,6 +117,8 @@ export interface Config {
   readonly model: { url: string; key: string | undefined } | undefined;
   /** Model calls one customer may have in flight on this node; past it a turn waits for a place. */
   readonly modelConcurrency: number;
+  /** How long a node holds a conversation analysis it claimed (README, Tests and analysis): after it, another node takes it over. */
+  readonly analysisLeaseMs: number;
   /** What one customer may keep in all their knowledge bases: characters of text, and documents. */
   readonly knowledgeQuota: { chars: number; documents: number };
   /** How long a document may take to read before it is refused (its reading thread ended). */
@@ -218,6 +221,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     previousSecretsKeys: e.SECRETS_KEY_PREVIOUS?.split(',').map((key) => key.trim()) ?? [],
     model: e.MODEL_URL ? { url: e.MODEL_URL.replace(/\/+$/, ''), key: e.MODEL_KEY } : undefined,
     modelConcurrency: e.MODEL_CONCURRENCY,
+    analysisLeaseMs: e.ANALYSIS_LEASE_S * 1000,
     knowledgeQuota: { chars: e.KNOWLEDGE_CHARS_PER_CUSTOMER, documents: e.KNOWLEDGE_DOCUMENTS_PER_CUSTOMER },
     documentReadTimeoutMs: e.DOCUMENT_READ_TIMEOUT_MS,
     embeddings: e.EMBEDDINGS_URL

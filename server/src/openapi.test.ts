@@ -57,7 +57,7 @@ describe('GET /openapi.json', () => {
       );
       expect(res.body?.error?.message, operation).not.toBe('No such route');
     }
-    expect(served).toHaveLength(92);
+    expect(served).toHaveLength(93);
     expect(Object.keys(doc.paths['/widget/concierge.js'].get.responses['200'].content)).toEqual([
       'text/javascript; charset=utf-8',
     ]);

@@ -27,6 +27,9 @@ const validBodies: Record<string, unknown> = {
   'post /api/v1/conversations/:id/messages': { text: 'Hello from elsewhere', name: 'Someone else' },
   'post /api/v1/conversations/:id/turns/:turn_id/reply': { reply_text: 'Not yours' },
   'put /api/v1/users/:id': { role: 'agent' },
+  'post /api/v1/agents/:id/tests': { name: 'Planted', turns: [{ visitor: 'Hi' }] },
+  'put /api/v1/agents/:id/tests/:test_id': { name: 'Changed by someone else', turns: [{ visitor: 'Hi' }] },
+  'post /api/v1/agents/:id/tests/run': {},
 };
 
 describeEachStore('tenant isolation', (kind) => {
@@ -78,6 +81,10 @@ describeEachStore('tenant isolation', (kind) => {
       })
     ).body.data.id;
     ids.deliveries = await waitFor(async () => (await owner.get('/api/v1/deliveries')).body.data[0]?.id);
+    ids.tests = (
+      await owner.post(`/api/v1/agents/${ids.agents}/tests`, { name: 'Private', turns: [{ visitor: 'Hi' }] })
+    ).body.data.id;
+    ids.runs = (await owner.post(`/api/v1/agents/${ids.agents}/tests/run`, {})).body.data.id;
   });
   afterAll(() => service.close());
 
@@ -90,7 +97,7 @@ describeEachStore('tenant isolation', (kind) => {
     };
     // Public routes (the signed reply callback) prove their caller by signature; its tests cover other deployments.
     const withIds = service.app.routes.filter((r) => r.path.includes(':id') && r.auth !== false);
-    expect(withIds).toHaveLength(46);
+    expect(withIds).toHaveLength(55);
     for (const route of withIds) {
       const collection = route.path.split('/')[3]!;
       const id = ids[collection];
@@ -101,7 +108,9 @@ describeEachStore('tenant isolation', (kind) => {
           .replace(':id', id)
           .replace(':version', '1')
           .replace(':turn_id', ids.turns!)
-          .replace(':document_id', ids.documents!) + (route.path.endsWith('/search') ? '?q=safe' : '');
+          .replace(':document_id', ids.documents!)
+          .replace(':test_id', ids.tests!)
+          .replace(':run_id', ids.runs!) + (route.path.endsWith('/search') ? '?q=safe' : '');
       const body = validBodies[`${route.method} ${route.path}`];
       const reply =
         route.method === 'get'

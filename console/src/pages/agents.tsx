@@ -6,12 +6,14 @@ import { inLanguagesLines, inLanguagesOf, pronunciationsAsLines, pronunciationsO
 import { lineDiff } from '../text-diff';
 import type {
   Agent,
+  AgentTest,
   AgentVersion,
   Job,
   JobAccepted,
   KnowledgeBase,
   ModelEndpoint,
   ModelResponderDraft,
+  TestRun,
 } from '../types';
 import {
   ActionForm,
@@ -27,6 +29,8 @@ import {
   VoiceSample,
 } from '../ui';
 import { TurnTakingEditor } from './agent-turn-taking';
+import { AgentTests } from './agent-tests';
+import { AnalysisEditor } from './agent-analysis';
 
 const STATUSES = ['generating', 'draft', 'published', 'failed'] as const;
 
@@ -421,6 +425,7 @@ function DraftEditor({ agent, onSaved }: { agent: Agent; onSaved(a: Agent): void
         disabled={!spec}
         onChange={(next) => set('voice', Object.keys(next).length ? next : undefined)}
       />
+      <AnalysisEditor key={`${agent.id}-${agent.updated_at}`} spec={spec} set={set} />
       <label>
         Draft as JSON
         <textarea
@@ -530,7 +535,21 @@ export function AgentPage({ id }: { id: string }) {
   const loaded = useLoad(() => get<Agent>(path`/api/v1/agents/${id}`), [id]);
   const [agent, setAgent] = useState<Agent>();
   useEffect(() => setAgent(loaded.data), [loaded.data]);
-  const publish = useAction(async () => setAgent(await post<Agent>(path`/api/v1/agents/${id}/publish`)));
+  const [run, setRun] = useState<TestRun>();
+  // The tests run first, their results shown (README, Tests and analysis); a draft that requires them
+  // is published only when they pass, which the service checks again.
+  const publish = useAction(async () => {
+    const tests = await list<AgentTest>(path`/api/v1/agents/${id}/tests?per_page=1`);
+    if (tests.meta.total_count) {
+      const tried = await post<TestRun>(path`/api/v1/agents/${id}/tests/run`, {});
+      setRun(tried);
+      if (tried.failed && agent?.draft_spec?.require_tests === true)
+        throw new Error(
+          `${tried.failed} of ${tried.passed + tried.failed} tests failed against the draft (see Tests below): the draft requires them to pass, so nothing was published.`,
+        );
+    }
+    setAgent(await post<Agent>(path`/api/v1/agents/${id}/publish`));
+  });
   const remove = useAction(async () => {
     if (!confirm(`Delete ${agent?.name} and its deployments?`)) return;
     await del(path`/api/v1/agents/${id}`);
@@ -558,7 +577,7 @@ export function AgentPage({ id }: { id: string }) {
           disabled={publish.busy || !unpublished || agent.status === 'generating' || agent.status === 'failed'}
           onClick={() => publish.start()}
         >
-          Publish the draft
+          {publish.busy ? 'Testing and publishing…' : 'Publish the draft'}
         </button>
         <a class={unpublished ? 'button' : 'button primary'} href={`#/deployments?agent=${agent.id}`}>
           Deploy it
@@ -575,6 +594,7 @@ export function AgentPage({ id }: { id: string }) {
       )}
       <KnowledgeBasePicker agent={agent} onSaved={setAgent} />
       <DraftEditor agent={agent} onSaved={setAgent} />
+      <AgentTests agent={agent} run={run} onRun={setRun} />
       <Versions agent={agent} />
     </section>
   );

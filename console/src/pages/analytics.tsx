@@ -1,4 +1,5 @@
 import { can } from '../roles';
+import { CriterionFigures } from './analytics-criteria';
 import { useState } from 'preact/hooks';
 import { get, list, query, path } from '../api';
 import { type Series, TimeChart } from '../chart';
@@ -205,6 +206,7 @@ export function AnalyticsPage() {
               />
             ))}
           </div>
+          <CriterionFigures criteria={data.criteria} deployments={deployments.data?.data ?? []} />
           <GreetingFigures
             rules={data.totals.proactive}
             deployments={deployments.data?.data ?? []}

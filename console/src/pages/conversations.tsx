@@ -3,6 +3,7 @@ import { useState } from 'preact/hooks';
 import { del, get, list, post, query, text, path } from '../api';
 import { startOfDay, when } from '../format';
 import { partsInWords, turnTimeline } from '../turn-timeline';
+import { ConversationAnalysis } from './conversation-analysis';
 import type { Conversation, ConversationDetail, Delivery } from '../types';
 import {
   Badge,
@@ -134,6 +135,7 @@ export function ConversationPage({ id }: { id: string }) {
         )}
       </div>
       <ErrorNote error={remove.error} />
+      <ConversationAnalysis conversation={c} />
       <Timeline conversation={c} transcript={loaded.data.transcript} onRedelivered={loaded.reload} />
     </section>
   );
@@ -192,6 +194,8 @@ export function ConversationsPage() {
     needs_person: '',
     created_after: '',
     created_before: '',
+    criterion: '',
+    field: '',
   });
   const [page, setPage] = useState(1);
   const set = (key: keyof typeof filters) => (e: { currentTarget: { value: string } }) => {
@@ -246,6 +250,14 @@ export function ConversationsPage() {
         <label>
           Agent id
           <input value={filters.agent_id} onInput={set('agent_id')} />
+        </label>
+        <label>
+          Criterion result (id:success)
+          <input value={filters.criterion} placeholder="booked_table:failure" onInput={set('criterion')} />
+        </label>
+        <label>
+          Field value (name:value)
+          <input value={filters.field} placeholder="topic:spa" onInput={set('field')} />
         </label>
         <DaysAndExport
           from={filters.created_after}

@@ -128,6 +128,11 @@ function ConnectionFieldset({ dep, ...props }: FieldsetProps<ConnectionFields> &
             ))}
           </select>
         </label>
+        <label>
+          Or split new conversations between versions (version:weight, such as 1:50, 2:50; a visitor keeps theirs;
+          Analytics compares them)
+          <input value={value.split} placeholder="1:50, 2:50" onInput={(e) => set('split')(e.currentTarget.value)} />
+        </label>
       </div>
       <label>
         Allowed origins (one per line, e.g. https://www.example.com)

@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'preact/hooks';
+import { InboxBrief } from './inbox-brief';
 import { onActivity } from '../activity';
 import { get, list, post, path } from '../api';
 import { VISITOR_ASKED } from '#protocol/handoff';
@@ -119,9 +120,11 @@ function InboxConversation({ id }: { id: string }) {
     localStorage.setItem(NAME_KEY, trimmed);
     return trimmed;
   };
-  const takeOver = useAction(async () =>
-    setHandling(handlingOf(await post<Conversation>(path`/api/v1/conversations/${id}/takeover`, { name: named() }))),
-  );
+  const [takenOver, setTakenOver] = useState(false);
+  const takeOver = useAction(async () => {
+    setHandling(handlingOf(await post<Conversation>(path`/api/v1/conversations/${id}/takeover`, { name: named() })));
+    setTakenOver(true);
+  });
   const release = useAction(async () =>
     setHandling(handlingOf(await post<Conversation>(path`/api/v1/conversations/${id}/release`))),
   );
@@ -161,6 +164,7 @@ function InboxConversation({ id }: { id: string }) {
         )}{' '}
         <a href={`#/conversations/${id}`}>Its full history</a>
       </p>
+      <InboxBrief id={id} takenOver={takenOver} />
       {handling.needs_person && (
         <p class="warn">
           {handling.reason === VISITOR_ASKED

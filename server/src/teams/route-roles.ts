@@ -13,6 +13,7 @@ export const ROUTE_ROLES: Readonly<Record<string, Role>> = {
   streamActivity: 'agent',
   listConversations: 'agent',
   getConversation: 'agent',
+  getConversationBrief: 'agent',
   exportConversations: 'agent',
   takeOverConversation: 'agent',
   releaseConversation: 'agent',

@@ -37,6 +37,8 @@ export interface AnalysisRunnerSettings {
 }
 
 const DEFAULTS = { pollMs: 2_000, leaseMs: 60_000, quietMs: 30 * 60_000, maxAttempts: 3, atOnce: 4 };
+/** An analysis's answer may take this long (less with a short lease). */
+const ANALYSIS_TIMEOUT_MS = 30_000;
 /** A failed attempt is tried again this much later. */
 const RETRY_AFTER_MS = 60_000;
 /** The turns, replies and messages read back for an analysis at most (the newest). */
@@ -146,7 +148,9 @@ export class AnalysisRunner {
       if (typeof model === 'string') return void (await settle({ error: `The analysis ${NEEDS_A_MODEL}` }));
       const talk = talkText(await recentTalk(db, conversation.id, TALK_READ));
       if (!talk) return void (await settle({ status: 'skipped', error: 'nothing was said' }));
-      const answer = await analyse(model, spec, talk, egress, this.#abort.signal);
+      // Within half the lease: a slow model never lets the claim lapse into a second analysis.
+      const timeoutMs = Math.min(ANALYSIS_TIMEOUT_MS, this.settings.leaseMs / 2);
+      const answer = await analyse(model, spec, talk, egress, { timeoutMs, signal: this.#abort.signal });
       if (this.#abort.signal.aborted) return;
       if (!answer.ok) {
         logger.warn(

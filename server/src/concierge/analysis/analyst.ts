@@ -3,8 +3,6 @@ import type { EgressPolicy } from '../../shared/egress.js';
 import { askForJson, type JsonAnswer, type JsonModel } from '../models/json-completion.js';
 import { criterionResults, type ConversationAnalysis } from '#protocol/conversation-analysis';
 
-/** An analysis's answer may take this long. */
-const ANALYSIS_TIMEOUT_MS = 30_000;
 /** The conversation's text given to the analyst at most (its newest part): a long one costs no more. */
 const MAX_TRANSCRIPT_CHARS = 24_000;
 
@@ -50,7 +48,9 @@ type Answered = Pick<ConversationAnalysis, 'fields' | 'criteria'> & { summary?: 
 /** The criteria and fields in words, for the analyst. */
 function asked(spec: AnalysisSpec): string {
   const lines = [
-    ...(spec.summary ? ['summary: two or three sentences on what the visitor wanted and how it ended.'] : []),
+    ...(spec.summary
+      ? ['summary: two or three sentences on what the visitor wanted, what was done, and where it stands.']
+      : []),
     ...spec.fields.map(
       (f) =>
         `fields.${f.name} (${f.type === 'enum' ? f.values!.join(' | ') : f.type}, null if not said): ${f.description}`,
@@ -73,14 +73,14 @@ export async function analyse(
   spec: AnalysisSpec,
   transcript: string,
   egress: EgressPolicy,
-  signal?: AbortSignal,
+  { timeoutMs, signal }: { timeoutMs: number; signal?: AbortSignal | undefined },
 ): Promise<JsonAnswer<Answered>> {
   return askForJson<Answered>(
     model,
     {
       name: 'conversation_analysis',
       schema: analysisJsonSchema(spec),
-      timeoutMs: ANALYSIS_TIMEOUT_MS,
+      timeoutMs,
       messages: [
         {
           role: 'system',
