@@ -6,6 +6,8 @@ import { join } from 'node:path';
 import { ConciergeClient, type HookEvent, mintUserToken, type TurnHook, verifyHook } from '../sdk/node/src/index.js';
 import { localBaseUrl } from '../server/src/http/public-address.js';
 import { answerFor, partsOf } from './answers.js';
+import { standInAnswer } from './stand-in-analyst.js';
+import { api } from './management-api.js';
 import { type DemoDefault, demoResponder, type Provisioned, provision, switchDemoResponder } from './provision.js';
 
 /** How the fake customer answers the turn hook; QA switches it from the panel. `stream`: the reply in parts, {@link STREAM_EVERY_MS} apart, then whole. */
@@ -124,6 +126,9 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
   let deployment: Provisioned | undefined;
   /** The hotel's own address (once it listens), for the links in its answers. */
   let siteUrl = '';
+  /** The visitor's conversation a transcript event last came for (a test run's left out): the one QA ends from its panel. */
+  let lastConversationId: string | undefined;
+  const testConversations = new Set<string>();
 
   const record = (kind: WireEntry['kind'], summary: string, detail: Record<string, unknown>) => {
     const entry = { at: new Date().toISOString(), kind, summary, detail };
@@ -209,7 +214,16 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
 
   const onTranscript = async (req: IncomingMessage, res: ServerResponse) => {
     const checked = verified(await readBody(req), req.headers);
-    const event = checked.call as { id: string; type: string };
+    const event = checked.call as {
+      id: string;
+      type: string;
+      conversation_id?: string;
+      data?: { user?: { sub?: string } };
+    };
+    if (event.data?.user?.sub?.startsWith('test-run:') && event.conversation_id)
+      testConversations.add(event.conversation_id);
+    if (checked.verified && event.conversation_id && !testConversations.has(event.conversation_id))
+      lastConversationId = event.conversation_id;
     record('transcript', `${event.type} ${checked.verified ? '' : '(BAD SIGNATURE)'}`.trim(), {
       event_id: req.headers['x-service-event-id'],
       verified: checked.verified,
@@ -272,6 +286,10 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
       if (route === 'POST /token') return onToken(req, res);
       if (route === 'POST /hook') return onHook(req, res);
       if (route === 'POST /transcript') return onTranscript(req, res);
+      if (route === 'POST /analyst/v1/chat/completions') {
+        const answer = standInAnswer(JSON.parse((await readBody(req)).toString('utf8') || '{}'));
+        return json(res, answer.status, answer.body);
+      }
       if (route === 'GET /qa/behaviour') return json(res, 200, { ...behaviour, modes: MODES });
       if (route === 'GET /qa/wire') return json(res, 200, wire);
       if (route === 'POST /qa/behaviour') {
@@ -295,6 +313,22 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
           next.tokenTtlS === undefined ? {} : { tokenTtlS: next.tokenTtlS },
         );
         return json(res, 200, behaviour);
+      }
+      // QA ends the last conversation as the front desk would close it (README, A person in the conversation): its analysis follows.
+      if (route === 'POST /qa/end') {
+        if (!lastConversationId) return json(res, 409, { error: 'no conversation yet: talk to the concierge first' });
+        const closed = await api(
+          o.serviceUrl,
+          deployment!.apiKey,
+          'POST',
+          `/api/v1/conversations/${lastConversationId}/close`,
+        );
+        return json(res, closed.status === 200 ? 200 : 409, {
+          conversation_id: lastConversationId,
+          ...(closed.status === 200
+            ? {}
+            : { error: closed.body?.error?.message ?? `the service answered ${closed.status}` }),
+        });
       }
       if (route === 'GET /qa/responder') return json(res, 200, await demoResponder(o.serviceUrl, deployment!));
       if (route === 'POST /qa/responder') {
@@ -365,6 +399,7 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
         transcriptUrl: `http://127.0.0.1:${port}/transcript`,
         origin: url,
         guideUrl: `${url}/guide`,
+        analystUrl: `http://127.0.0.1:${port}/analyst/v1`,
       },
       o.statePath,
       o.answeredBy,

@@ -1,10 +1,14 @@
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { api, expect2xx } from './management-api.js';
+import { provisionQuality } from './quality.js';
 
 export interface Provisioned {
   apiKey: string;
   agentId: string;
   deploymentId: string;
   signingSecret: string;
+  /** The stand-in analyst's model endpoint (demo/quality.ts); absent in a demo provisioned before it. */
+  analystEndpointId?: string;
 }
 
 export interface DemoHooks {
@@ -13,32 +17,12 @@ export interface DemoHooks {
   origin: string;
   /** The hotel's guest guide, where the service fetches it for the agent's knowledge base. */
   guideUrl: string;
+  /** The demo's stand-in analyst (an OpenAI-compatible base URL), for the agent's analysis. */
+  analystUrl: string;
 }
 
 /** Who answers a new demo agent: the hotel's server (the QA stack), or its pages (`npm start`). */
 export type DemoDefault = 'hook' | 'knowledge';
-
-async function api(
-  base: string,
-  key: string,
-  method: string,
-  path: string,
-  body?: unknown,
-): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: res.status, body: await res.json().catch(() => null) };
-}
-
-async function expect2xx(call: Promise<{ status: number; body: any }>, what: string): Promise<any> {
-  const res = await call;
-  if (res.status < 200 || res.status > 299)
-    throw new Error(`demo: ${what} answered ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.data;
-}
 
 const channel = (hooks: DemoHooks) => ({
   hook_url: hooks.hookUrl,
@@ -110,11 +94,18 @@ export async function provision(
     });
     if (found.status === 200) {
       await provisionKnowledge(serviceUrl, apiKey, saved.agentId, hooks.guideUrl);
+      const analystEndpointId = await provisionQuality(
+        serviceUrl,
+        apiKey,
+        saved.agentId,
+        hooks.analystUrl,
+        saved.analystEndpointId,
+      );
       await expect2xx(
         api(serviceUrl, apiKey, 'POST', `/api/v1/deployments/${saved.deploymentId}/activate`),
         'activate',
       );
-      return saved;
+      return kept(statePath, { ...saved, analystEndpointId });
     }
   }
   const created = await expect2xx(
@@ -144,6 +135,7 @@ export async function provision(
     'save draft',
   );
   await expect2xx(api(serviceUrl, apiKey, 'POST', `/api/v1/agents/${agentId}/publish`), 'publish');
+  const analystEndpointId = await provisionQuality(serviceUrl, apiKey, agentId, hooks.analystUrl, undefined);
   const deployment = await expect2xx(
     api(serviceUrl, apiKey, 'POST', '/api/v1/deployments', {
       agent_id: agentId,
@@ -154,9 +146,19 @@ export async function provision(
     'create deployment',
   );
   await expect2xx(api(serviceUrl, apiKey, 'POST', `/api/v1/deployments/${deployment.id}/activate`), 'activate');
-  const result = { apiKey, agentId, deploymentId: deployment.id, signingSecret: deployment.signing_secret };
-  if (statePath) writeFileSync(statePath, JSON.stringify(result, null, 2), { mode: 0o600 });
-  return result;
+  return kept(statePath, {
+    apiKey,
+    agentId,
+    deploymentId: deployment.id,
+    signingSecret: deployment.signing_secret,
+    analystEndpointId,
+  });
+}
+
+/** The demo's state, written where the next start finds it (owner-only: it holds the signing secret). */
+function kept(statePath: string | undefined, state: Provisioned): Provisioned {
+  if (statePath) writeFileSync(statePath, JSON.stringify(state, null, 2), { mode: 0o600 });
+  return state;
 }
 
 const KNOWLEDGE_BASE = "Harbor Hotel's pages";

@@ -137,8 +137,55 @@
 
   var events = new EventSource('/qa/events');
   events.onmessage = function (message) {
-    show(JSON.parse(message.data));
+    var entry = JSON.parse(message.data);
+    show(entry);
+    var body = entry.detail && entry.detail.body;
+    if (entry.kind === 'transcript' && body && body.type === 'conversation.analyzed') showAnalysis(body);
   };
+
+  var ended = document.getElementById('qa-ended');
+  document.getElementById('qa-end').addEventListener('click', function () {
+    ended.textContent = 'Ending…';
+    fetch('/qa/end', { method: 'POST' })
+      .then(function (r) {
+        return r.json();
+      })
+      .then(function (body) {
+        ended.textContent = body.error ? body.error : 'Ended: the analysis follows';
+      });
+  });
+
+  // A conversation.analyzed event (README, Tests and analysis): its summary, criteria and fields, in words.
+  function showAnalysis(event) {
+    var box = document.getElementById('qa-analysis');
+    var analysis = event.data;
+    box.textContent = '';
+    var summary = document.createElement('p');
+    summary.textContent = analysis.summary || '(no summary asked for)';
+    box.appendChild(summary);
+    var facts = document.createElement('dl');
+    Object.keys(analysis.criteria).forEach(function (id) {
+      add(facts, id, analysis.criteria[id].result + ': ' + analysis.criteria[id].reason);
+    });
+    Object.keys(analysis.fields).forEach(function (name) {
+      var value = analysis.fields[name];
+      add(facts, name, value === null ? 'not said' : String(value));
+    });
+    box.appendChild(facts);
+    var when = document.createElement('p');
+    when.className = 'qa-hint';
+    when.textContent = 'Conversation ' + event.conversation_id.slice(0, 8) + ', analysed ' + analysis.at.slice(11, 19);
+    box.appendChild(when);
+  }
+
+  function add(list, term, description) {
+    var dt = document.createElement('dt');
+    dt.textContent = term;
+    var dd = document.createElement('dd');
+    dd.textContent = description;
+    list.appendChild(dt);
+    list.appendChild(dd);
+  }
 
   function show(entry) {
     var item = document.createElement('li');

@@ -49,7 +49,7 @@ export function AnalysisEditor({ spec, set }: { spec: Spec | undefined; set(key:
         summary, fields and whether each criterion was met. The history filters by them; Analytics counts success per
         version.
       </p>
-      <label class="inline">
+      <label class="check">
         <input
           type="checkbox"
           checked={analysis.summary === true}
@@ -119,7 +119,7 @@ export function AnalysisEditor({ spec, set }: { spec: Spec | undefined; set(key:
           />
         </label>
       </div>
-      <label class="inline">
+      <label class="check">
         <input
           type="checkbox"
           checked={spec?.require_tests === true}

@@ -19,6 +19,8 @@ interface Written {
   mocks: string;
 }
 
+const plural = (n: number, what: string) => `${n} ${what}${n === 1 ? '' : 's'}`;
+
 const BLANK: Written = {
   name: '',
   kind: 'turns',
@@ -168,8 +170,10 @@ export function AgentTests({ agent, run, onRun }: { agent: Agent; run: TestRun |
             <li key={t.id}>
               <strong>{t.name}</strong>{' '}
               <span class="muted">
-                {t.simulation ? `simulated visitor, up to ${t.simulation.max_turns} turns` : `${t.turns?.length} turns`}{' '}
-                · {t.expect.length} expectations
+                {t.simulation
+                  ? `simulated visitor, up to ${plural(t.simulation.max_turns, 'turn')}`
+                  : plural(t.turns?.length ?? 0, 'turn')}{' '}
+                · {plural(t.expect.length, 'expectation')}
               </span>{' '}
               <button
                 type="button"
@@ -196,7 +200,7 @@ export function AgentTests({ agent, run, onRun }: { agent: Agent; run: TestRun |
           </label>
           <fieldset>
             <legend>The visitor</legend>
-            <label class="inline">
+            <label class="check">
               <input
                 type="radio"
                 name="kind"
@@ -205,7 +209,7 @@ export function AgentTests({ agent, run, onRun }: { agent: Agent; run: TestRun |
               />{' '}
               Says these lines, one a turn
             </label>
-            <label class="inline">
+            <label class="check">
               <input
                 type="radio"
                 name="kind"
@@ -272,7 +276,7 @@ export function AgentTests({ agent, run, onRun }: { agent: Agent; run: TestRun |
           >
             Write a test
           </button>
-          <label class="inline">
+          <label class="check">
             Against{' '}
             <select value={version} onChange={(e) => setVersion(e.currentTarget.value)}>
               <option value="">the draft</option>
