@@ -251,7 +251,7 @@ export function AgentTests({ agent, run, onRun }: { agent: Agent; run: TestRun |
             />
           </label>
           <label>
-            Mocked tools (optional): JSON, each tool's name and the answer it gives
+            Mocked tools (optional): JSON of each tool and the answer it gives
             <textarea rows={2} class="mono" placeholder={'{"book_table": {"ok": true}}'} {...field('mocks')} />
           </label>
           {'problem' in read && <p class="warn">{read.problem}</p>}

@@ -1,5 +1,5 @@
 import { can } from '../roles';
-import { useState } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { del, get, list, post, query, text, path } from '../api';
 import { startOfDay, when } from '../format';
 import { partsInWords, turnTimeline } from '../turn-timeline';
@@ -95,6 +95,9 @@ export const loadConversation = async (id: string) => {
   return { conversation, transcript: transcript.data };
 };
 
+/** How long after its end a conversation's page looks again for its analysis. */
+const ANALYSIS_WAIT_MS = 2 * 60_000;
+
 export function ConversationPage({ id }: { id: string }) {
   const loaded = useLoad(() => loadConversation(id), [id]);
   const remove = useAction(async () => {
@@ -102,6 +105,14 @@ export function ConversationPage({ id }: { id: string }) {
     await del(path`/api/v1/conversations/${id}`);
     location.hash = '#/conversations';
   });
+  // A conversation ended a moment ago has its analysis on the way (README, Tests and analysis): looked for again.
+  const ended = loaded.data?.conversation;
+  const awaited = !!ended?.ended_at && !ended.analysis && Date.now() - Date.parse(ended.ended_at) < ANALYSIS_WAIT_MS;
+  useEffect(() => {
+    if (!awaited) return;
+    const again = setTimeout(loaded.reload, 2_000);
+    return () => clearTimeout(again);
+  }, [awaited, loaded.data]);
   if (loaded.error) return <ErrorNote error={loaded.error} />;
   if (!loaded.data) return <Loading what="the conversation" />;
   const c = loaded.data.conversation;

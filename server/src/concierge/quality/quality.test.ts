@@ -11,64 +11,11 @@ import {
 } from '../../../test/harness.js';
 import { deployAgent, startCustomerServer } from '../../../test/concierge-kit.js';
 import { transcriptEventBodies } from '../outbound.schemas.js';
-import {
-  complete,
-  type ModelCall,
-  send,
-  startModelServer,
-  streamOf,
-  toolCallStream,
-} from '../../../test/model-server.js';
+import { startModelServer } from '../../../test/model-server.js';
+import { scriptedEvaluator } from '../../../test/quality-model.js';
 
 type ModelServer = Awaited<ReturnType<typeof startModelServer>>;
 type CustomerServer = Awaited<ReturnType<typeof startCustomerServer>>;
-
-const lastUser = (call: ModelCall) => [...call.body.messages].reverse().find((m) => m.role === 'user')?.content ?? '';
-
-/**
- * The scripted model: as the agent it books a table with its tool, then says so, and answers
- * anything else about the spa; as a judge it finds "polite" met; as a simulated visitor it asks for
- * a table once, then is done; as the analyst it answers once with what is not JSON, then properly.
- */
-function scripted(state: { analyses: number }) {
-  return (call: ModelCall, res: import('node:http').ServerResponse) => {
-    const model = call.body.model;
-    const format = call.body.response_format?.json_schema.name;
-    if (format === 'judgement') {
-      const met = /polite/.test(lastUser(call));
-      return complete(
-        res,
-        model,
-        JSON.stringify({ met, reason: met ? 'The agent was polite.' : 'It never offered a discount.' }),
-      );
-    }
-    if (format === 'visitor_line') {
-      const started = /so far/.test(lastUser(call));
-      return complete(
-        res,
-        model,
-        JSON.stringify(started ? { message: '', done: true } : { message: 'Can I book a table for 4?', done: false }),
-      );
-    }
-    if (format === 'conversation_analysis') {
-      if (state.analyses++ === 0) return complete(res, model, 'Sure! Here is the analysis you asked for.');
-      return complete(
-        res,
-        model,
-        JSON.stringify({
-          summary: 'The visitor booked a table for four.',
-          fields: { party_size: 4, topic: 'dining' },
-          criteria: { booked_table: { result: 'success', reason: 'The table was booked.' } },
-        }),
-      );
-    }
-    const tooled = call.body.messages.some((m) => m.role === 'tool');
-    if (/book/i.test(lastUser(call)) && !tooled)
-      return send(res, toolCallStream(model, [{ name: 'book_table', arguments: { party_size: 4, time: '19:00' } }]));
-    if (tooled) return send(res, streamOf(model, 'Your table for 4 is booked at 19:00. Enjoy your dinner!'));
-    return send(res, streamOf(model, 'Our spa opens at 9. Anything else?'));
-  };
-}
 
 describeEachStore('tests before publishing, analysis after every conversation', (kind: StoreKind) => {
   let service: TestService;
@@ -78,7 +25,7 @@ describeEachStore('tests before publishing, analysis after every conversation', 
 
   beforeAll(async () => {
     model = await startModelServer();
-    model.state.behaviour = scripted(state);
+    model.state.behaviour = scriptedEvaluator(state);
     customer = await startCustomerServer((call, res) =>
       res
         .writeHead(200, { 'content-type': 'application/json' })
@@ -323,6 +270,12 @@ describeEachStore('tests before publishing, analysis after every conversation', 
         success_rate: 1,
       },
     ]);
+    // A brief for a person taking it over, written on demand; another customer's is not found.
+    const brief = await api.get(`/api/v1/conversations/${conversationId}/brief`);
+    expect(brief.status).toBe(200);
+    expect(brief.body.data).toMatchObject({ summary: 'Brief: a guest wants a table.', note: null });
+    const other = client(service.url, (await service.newCustomer('Other')).apiKey);
+    expectError(await other.get(`/api/v1/conversations/${conversationId}/brief`), 404, 'not_found');
     // Once: no second analysis comes.
     await new Promise((r) => setTimeout(r, 300));
     expect(
