@@ -32,6 +32,7 @@ import { printTable } from './stats.js';
 import { VAD, voiceActivityFigures } from './concierge/voice-activity.js';
 import { HANDS_FREE, handsFreeFigures } from './concierge/hands-free.js';
 import { echoFigures } from './concierge/echo.js';
+import { analysisFigures, QUALITY, testRunFigures } from './concierge/quality.js';
 
 /**
  * `npm run bench [-- name ...]`: every scenario, or the named ones. Each prints its baseline,
@@ -598,6 +599,56 @@ const scenarios: Record<string, () => Promise<void>> = {
     console.log(
       `CPU per streamed reply (${MODELS.cpuReplies} replies of the same stream): service ${m.cpuPerReply.service.toFixed(2)} ms, bare relay ${m.cpuPerReply.relay.toFixed(2)} ms (×${(m.cpuPerReply.service / m.cpuPerReply.relay).toFixed(1)}; the service stores the turn, its parts and its record)`,
     );
+  },
+
+  async quality() {
+    const tests = await testRunFigures();
+    printTable(
+      `Tests before publishing: a run of ${QUALITY.tests} scripted tests against an agent answering from its knowledge base, through the turn pipeline, ${QUALITY.runs} runs after one warm-up, SQLite (ms)`,
+      [
+        {
+          what: `baseline: the same ${QUALITY.tests} questions, a widget socket each, one after another`,
+          p50: tests.sockets.p50,
+          p95: tests.sockets.p95,
+          'p50 ×': 1,
+        },
+        {
+          what: `POST /agents/{id}/tests/run (${tests.passed} of ${QUALITY.tests} passed)`,
+          p50: tests.run.p50,
+          p95: tests.run.p95,
+          'p50 ×': tests.run.p50 / tests.sockets.p50,
+        },
+      ],
+      { p50: 1, p95: 1, 'p50 ×': 2 },
+    );
+    console.log('aim: a run under 2,000 ms');
+    const analysis = await analysisFigures();
+    printTable(
+      `Analysis after every conversation: ${analysis.analysed} ended conversations, the model answering at once, SQLite`,
+      [
+        {
+          what: 'the whole analysis, the model let go → the last stored (s)',
+          value: analysis.wallMs / 1000,
+        },
+        { what: "the service's CPU a conversation (ms)", value: analysis.cpuMsPerConversation },
+        { what: "the model server's own time a conversation (ms)", value: analysis.modelMsPerConversation },
+      ],
+      { value: 2 },
+    );
+    printTable(
+      `Turn latency (hook answering at once) before the analysis and while it runs (ms)`,
+      [
+        { when: `idle, ${QUALITY.turns} turns`, p50: analysis.idleTurns.p50, p95: analysis.idleTurns.p95, 'p50 ×': 1 },
+        {
+          when: 'while the analysis runs',
+          p50: analysis.busyTurns.p50,
+          p95: analysis.busyTurns.p95,
+          'p50 ×': analysis.busyTurns.p50 / analysis.idleTurns.p50,
+        },
+      ],
+      { p50: 2, p95: 2, 'p50 ×': 2 },
+    );
+    console.log('aim: the service adds under 5 ms a conversation, and turns keep their latency while it runs');
   },
 
   async knowledge() {

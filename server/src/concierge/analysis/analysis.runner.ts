@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { Db } from '../../database.js';
 import type { DeploymentDirectory } from '../../deployments/deployment-context.js';
 import { BackgroundLoop } from '../../shared/background-loop.js';
+import { LoopRoom } from '../../shared/loop-room.js';
 import type { EgressPolicy } from '../../shared/egress.js';
 import { isoIn, isoNow } from '../../shared/time.js';
 import type { StoreHealth } from '../../store/store-health.js';
@@ -41,6 +42,8 @@ const DEFAULTS = { pollMs: 2_000, leaseMs: 60_000, quietMs: 30 * 60_000, maxAtte
 const ANALYSIS_TIMEOUT_MS = 30_000;
 /** A failed attempt is tried again this much later. */
 const RETRY_AFTER_MS = 60_000;
+/** Past this share of the event loop busy, analyses wait (a quarter of a second at most): turns and replies go first. */
+const BUSY_LOOP = 0.6;
 /** The turns, replies and messages read back for an analysis at most (the newest). */
 const TALK_READ = 400;
 
@@ -65,6 +68,7 @@ export class AnalysisRunner {
   private readonly settings: typeof DEFAULTS;
   private readonly loop: BackgroundLoop;
   readonly #running = new Map<string, number>();
+  readonly #room = new LoopRoom({ maxUtilization: BUSY_LOOP, pauseMs: 20, maxWaitMs: 250 });
   #abort = new AbortController();
 
   constructor(
@@ -96,6 +100,8 @@ export class AnalysisRunner {
     for (const quiet of await quietConversations(db, isoIn(-this.settings.quietMs), 100))
       await queueAnalysis(db, { ...quiet, due_at: isoNow() });
     for (;;) {
+      // Background work: it waits while the loop is busy with what visitors wait for.
+      await this.#room.wait(this.#abort.signal);
       const claimed = await this.#claim(this.settings.atOnce);
       if (!claimed.length) return;
       await Promise.all(claimed.map((row) => this.#analyse(row)));

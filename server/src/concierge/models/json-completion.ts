@@ -19,12 +19,18 @@ export interface JsonQuestion {
 
 export type JsonAnswer<T> = { ok: true; value: T; ms: number } | { ok: false; why: string };
 
-const ajv = new Ajv({ strict: false, allErrors: false });
-const validators = new WeakMap<object, ValidateFunction>();
+const ajv = new Ajv({ strict: false, allErrors: false, addUsedSchema: false });
+/** Compiled validators by their schema's text: an agent's analysis schema is made afresh for each conversation, compiled once. */
+const validators = new Map<string, ValidateFunction>();
+const KEPT_VALIDATORS = 500;
 
 function validatorOf(schema: Record<string, unknown>): ValidateFunction {
-  let validate = validators.get(schema);
-  if (!validate) validators.set(schema, (validate = ajv.compile(schema)));
+  const text = JSON.stringify(schema);
+  let validate = validators.get(text);
+  if (!validate) {
+    if (validators.size >= KEPT_VALIDATORS) validators.delete(validators.keys().next().value!);
+    validators.set(text, (validate = ajv.compile(schema)));
+  }
   return validate;
 }
 
