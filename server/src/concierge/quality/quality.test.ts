@@ -337,4 +337,46 @@ describeEachStore('tests before publishing, analysis after every conversation', 
     widget.close();
     again.widget.close();
   });
+
+  it('leaves an analysis whose model never answers queued for another attempt, saying why', async () => {
+    // A short lease: its model gets half of it.
+    const quick = await startService(kind, { analysis: { leaseMs: 1_000 } });
+    const silent = await startModelServer(() => {});
+    try {
+      const { apiKey } = await quick.newCustomer('Slow models');
+      const api = client(quick.url, apiKey);
+      const endpoint = await api.post('/api/v1/model-endpoints', { name: 'Silent', base_url: silent.baseUrl });
+      const agent = await deployAgent(
+        quick,
+        api,
+        {
+          evaluation: { endpoint_id: endpoint.body.data.id, model: 'analyst' },
+          analysis: { criteria: [{ id: 'answered', description: 'The question was answered' }] },
+        },
+        { channel_config: { hook_url: customer.hookUrl } },
+      );
+      const { widget, conversationId } = await agent.visitor('guest-1');
+      widget.send({ type: 'user_turn', client_turn_id: 'c-1', text: 'Late checkout?', mode: 'text' });
+      await widget.next('reply');
+      widget.send({ type: 'end' });
+      await widget.next('conversation_ended');
+      widget.close();
+      const row = await waitFor(async () => {
+        const found = await quick.app.store.db
+          .selectFrom('conversation_analyses')
+          .selectAll()
+          .where('conversation_id', '=', conversationId)
+          .executeTakeFirst();
+        return found?.error ? found : undefined;
+      });
+      expect(row).toMatchObject({ status: 'queued', attempts: 1, analysis: null });
+      expect(row.error).toMatch(/^the model endpoint gave no answer: timed out after 500 ms/);
+      // Tried again a minute later, not at once.
+      expect(Date.parse(row.due_at) - Date.now()).toBeGreaterThan(50_000);
+      expect((await api.get(`/api/v1/conversations/${conversationId}`)).body.data.analysis).toBeNull();
+    } finally {
+      await quick.close();
+      await silent.close();
+    }
+  });
 });
