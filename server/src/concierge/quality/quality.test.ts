@@ -289,7 +289,7 @@ describeEachStore('tests before publishing, analysis after every conversation', 
   it("splits new conversations between versions by weight, each visitor keeping theirs, and answers each by its version's spec", async () => {
     const { api, agent, endpointId } = await hotel();
     await api.put(`/api/v1/agents/${agent.agentId}`, {
-      draft_spec: spec(endpointId, { instructions: 'Version two.' }),
+      draft_spec: spec(endpointId, { instructions: 'Version two.', greeting: 'Welcome to version two.' }),
     });
     await api.post(`/api/v1/agents/${agent.agentId}/publish`);
     const split = await api.put(`/api/v1/deployments/${agent.deploymentId}`, {
@@ -316,7 +316,11 @@ describeEachStore('tests before publishing, analysis after every conversation', 
     const versions = new Map<string, number>();
     for (let i = 0; i < 12; i++) {
       const { widget, conversationId } = await agent.visitor(`visitor-${i}`);
-      versions.set(`visitor-${i}`, (await api.get(`/api/v1/conversations/${conversationId}`)).body.data.agent_version);
+      const version = (await api.get(`/api/v1/conversations/${conversationId}`)).body.data.agent_version;
+      versions.set(`visitor-${i}`, version);
+      // The widget is told the agent of the conversation's version.
+      const ready = widget.frames.find((f) => f.type === 'ready');
+      expect(ready.agent.greeting).toBe(version === 2 ? 'Welcome to version two.' : null);
       widget.close();
     }
     expect(new Set(versions.values())).toEqual(new Set([1, 2]));

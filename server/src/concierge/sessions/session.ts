@@ -193,9 +193,8 @@ export class Session implements CursorOwner, SessionLine {
         message.language,
       );
     }
-    const agent = message.conversation_id
-      ? await this.services.conversations.agentOf(this.dep, conversation)
-      : this.dep.agent;
+    // The agent of the conversation's version: a resumed one keeps its own, a new one may be split to another.
+    const agent = await this.services.conversations.agentOf(this.dep, conversation);
     if (this.closed) return;
     if (!this.registry.join(conversation.id, this))
       throw new AppError('too_many_connections', 'too many connections to this conversation');
