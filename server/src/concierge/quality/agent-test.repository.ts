@@ -1,3 +1,4 @@
+import { sql } from 'kysely';
 import type { Db } from '../../database.js';
 import type { Page } from '../../store/page.js';
 import { listed, type Listed } from '../../store/listing.js';
@@ -105,7 +106,7 @@ export async function listRuns(
   );
 }
 
-/** The deployment a run uses: the one named (the agent's), else the agent's oldest. */
+/** The deployment a run uses: the one named (the agent's), else the agent's oldest active one (else its oldest, which the run refuses). */
 export async function deploymentForRun(db: Db, customerId: string, agentId: string, named: string | undefined) {
   let query = db
     .selectFrom('deployments')
@@ -113,7 +114,11 @@ export async function deploymentForRun(db: Db, customerId: string, agentId: stri
     .where('customer_id', '=', customerId)
     .where('agent_id', '=', agentId);
   if (named) query = query.where('id', '=', named);
-  const row = await query.orderBy('created_at').orderBy('id').executeTakeFirst();
+  const row = await query
+    .orderBy(sql`case when status = 'active' then 0 else 1 end`)
+    .orderBy('created_at')
+    .orderBy('id')
+    .executeTakeFirst();
   return row?.id;
 }
 

@@ -106,7 +106,7 @@ export const runTestsBody = z
     deployment_id: z
       .uuid()
       .optional()
-      .meta({ description: "Whose hook, limits and voice the run uses; default the agent's first deployment" }),
+      .meta({ description: "Whose hook, limits and voice the run uses; default the agent's oldest active deployment" }),
     test_ids: z.uuid().array().min(1).max(MAX_TESTS).optional().meta({ description: 'Default: every test' }),
   })
   .meta({ id: 'RunAgentTests' });
