@@ -8,9 +8,9 @@ import { type ConversationRow, testRunSpec } from './conversation.repository.js'
 const KEPT_MS = 10 * 60_000;
 
 /**
- * The spec a conversation is answered by (README, Tests and analysis): the agent version it started
- * with (a deployment split between versions, or one pinned or published since), or the spec its test
- * run is of, whatever the deployment gives new conversations now.
+ * The spec a conversation is answered by (README, Tests and analysis): the spec its test run is of,
+ * or, while its deployment splits conversations between versions, the version it got; else the
+ * deployment's own.
  */
 export class ConversationSpecs {
   readonly #specs = new TtlCache<string | null>(KEPT_MS, 1_000);
@@ -28,8 +28,11 @@ export class ConversationSpecs {
           mocks,
         });
     }
+    // Without a split, a publish or a pin applies to open conversations from their next turn; a split
+    // keeps each conversation on the version it got to its end, so the versions can be compared.
     const version = conversation.agent_version;
-    if (version === null || version === dep.spec.version) return dep;
+    if (version === null || version === dep.spec.version || !dep.versions.some((s) => s.version === version))
+      return dep;
     const spec = await this.#remembered(
       `${dep.agentId}:${version}`,
       async () => (await findAgentVersion(this.db, dep.agentId, version))?.agent_spec ?? null,
