@@ -223,11 +223,10 @@ export async function demoResponder(serviceUrl: string, demo: Provisioned): Prom
     responder: responder.type === 'model' || responder.type === 'knowledge' ? responder.type : 'hook',
     endpointId: responder.endpoint_id ?? null,
     model: responder.model ?? null,
-    endpoints: endpoints.map((e: { id: string; name: string; base_url: string }) => ({
-      id: e.id,
-      name: e.name,
-      base_url: e.base_url,
-    })),
+    // The stand-in analyst answers analyses only: it is not offered to answer visitors.
+    endpoints: endpoints
+      .filter((e: { id: string }) => e.id !== demo.analystEndpointId)
+      .map((e: { id: string; name: string; base_url: string }) => ({ id: e.id, name: e.name, base_url: e.base_url })),
   };
 }
 

@@ -94,7 +94,7 @@ export function AnalysisEditor({ spec, set }: { spec: Spec | undefined; set(key:
       {'problem' in readCriteria && <p class="warn">{readCriteria.problem}</p>}
       <div class="grid">
         <label>
-          Model endpoint for judges, simulated visitors and analysis (empty: the agent's own, else the service's)
+          Endpoint for judges, simulated visitors and analysis (empty: the agent's own, else the service's)
           <select
             value={evaluation.endpoint_id ?? ''}
             disabled={disabled}
