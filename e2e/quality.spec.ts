@@ -148,6 +148,8 @@ test('a customer tests an agent before publishing, and reads what the analysis f
     await analysis.getByRole('button', { name: 'Make a test of this conversation' }).click();
     await expect(page.getByRole('heading', { name: 'Inn desk' })).toBeVisible();
     await expect(page.locator('#tests').getByText(/^Conversation of /)).toBeVisible();
+    // The last run shows again on the agent's page.
+    await expect(page.locator('#tests .test-run')).toContainText('1 of 2 passed against the draft');
 
     // Analytics: the criterion's success, per version.
     await nav(page, 'Analytics').click();

@@ -130,6 +130,9 @@ export function RunView({ run }: { run: TestRun }) {
  */
 export function AgentTests({ agent, run, onRun }: { agent: Agent; run: TestRun | undefined; onRun(r: TestRun): void }) {
   const tests = useLoad(() => list<AgentTest>(path`/api/v1/agents/${agent.id}/tests?per_page=100`), [agent.id]);
+  // The last run made before this page was opened, until one is made here.
+  const last = useLoad(() => list<TestRun>(path`/api/v1/agents/${agent.id}/test-runs?per_page=1`), [agent.id]);
+  const shown = run ?? last.data?.data[0];
   const [editing, setEditing] = useState<string | 'new' | undefined>();
   const [written, setWritten] = useState<Written>(BLANK);
   const [version, setVersion] = useState('');
@@ -298,7 +301,7 @@ export function AgentTests({ agent, run, onRun }: { agent: Agent; run: TestRun |
         </div>
       )}
       <ErrorNote error={runAll.error} />
-      {run && <RunView run={run} />}
+      {shown && <RunView run={shown} />}
     </section>
   );
 }

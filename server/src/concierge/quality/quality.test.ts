@@ -246,6 +246,17 @@ describeEachStore('tests before publishing, analysis after every conversation', 
       criteria: { booked_table: { result: 'success', reason: 'The table was booked.' } },
       agent_version: 1,
     });
+    // In the NDJSON export too.
+    const exported = (await api.get(`/api/v1/conversations/export?user_sub=diner-1`)).body;
+    // One line of NDJSON reads as one JSON object.
+    const lines =
+      typeof exported === 'string'
+        ? exported
+            .trim()
+            .split('\n')
+            .map((l) => JSON.parse(l))
+        : [exported];
+    expect(lines.map((line) => line.analysis)).toEqual([analysed.analysis]);
     const found = await api.get(`/api/v1/conversations?criterion=booked_table:success`);
     expect(found.body.data.map((c: { id: string }) => c.id)).toEqual([conversationId]);
     expect((await api.get(`/api/v1/conversations?field=party_size:5`)).body.data).toEqual([]);
