@@ -9,7 +9,7 @@ import type { TurnService } from '../turns/turn.service.js';
 import type { TestBody, TestResult, Verdict } from './agent-test.schemas.js';
 import { testTranscript, turnState } from './agent-test.repository.js';
 import { judge, nextVisitorLine } from './test-models.js';
-import { checked, type TestOutcome } from './verdicts.js';
+import { checked, citedBy, type TestOutcome } from './verdicts.js';
 
 /** A test as a run takes it. */
 export interface TestToRun {
@@ -188,19 +188,4 @@ export class TestRunner {
       cited,
     };
   }
-}
-
-/**
- * The documents a reply cites: a passage it was given whose section its links point at, or (a
- * passage with no address to link) the best one it was given, which the reply was answered from.
- */
-function citedBy(knowledge: string | null, actions: string | null): string[] {
-  if (!knowledge) return [];
-  const passages = JSON.parse(knowledge) as { document_id: string; url: string | null }[];
-  const links = new Set(
-    ((actions ? JSON.parse(actions) : []) as { type: string; url?: string }[])
-      .filter((a) => a.type === 'link')
-      .map((a) => a.url),
-  );
-  return passages.filter((p, i) => (p.url ? links.has(p.url) : i === 0)).map((p) => p.document_id);
 }

@@ -1,3 +1,4 @@
+import { createContext, Script } from 'node:vm';
 import type { Expectation, TestResult, Verdict } from './agent-test.schemas.js';
 
 /** What a test conversation came to, as its expectations are checked against it. */
@@ -7,6 +8,28 @@ export type TestOutcome = Pick<TestResult, 'transcript' | 'tool_calls' | 'handed
 };
 
 const lower = (text: string) => text.toLocaleLowerCase('en-US');
+
+/** How long a customer's pattern may run on one reply. */
+export const PATTERN_MS = 50;
+const patternRun = new Script('pattern.test(text)');
+const patternContext = createContext({});
+
+/**
+ * A customer's pattern on a reply, cut off after {@link PATTERN_MS}: refusing nested repetition when
+ * a test is written (agent-test.schemas.ts) misses overlapping alternations like `^(a|aa)*b$`, and
+ * the service's loop must not be held by one.
+ */
+function boundedTest(pattern: RegExp, text: string): boolean | 'too_slow' {
+  Object.assign(patternContext, { pattern, text });
+  try {
+    return patternRun.runInContext(patternContext, { timeout: PATTERN_MS }) === true;
+  } catch (err) {
+    if ((err as { code?: string }).code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') return 'too_slow';
+    throw err;
+  } finally {
+    Object.assign(patternContext, { pattern: undefined, text: undefined });
+  }
+}
 
 /** Does `actual` hold every key of `wanted` with an equal value (objects compared the same way, arrays whole)? */
 export function holds(actual: unknown, wanted: unknown): boolean {
@@ -36,7 +59,16 @@ export function checked(expectation: Expectation, outcome: TestOutcome): Verdict
     }
     case 'regex': {
       const pattern = new RegExp(expectation.text, `u${expectation.flags ?? ''}`);
-      const at = replies.findIndex((reply) => pattern.test(reply));
+      let at = -1;
+      for (const [i, reply] of replies.entries()) {
+        const matched = boundedTest(pattern, reply);
+        if (matched === 'too_slow')
+          return verdict(false, `the pattern took over ${PATTERN_MS} ms on reply ${i + 1}: simplify it`);
+        if (matched) {
+          at = i;
+          break;
+        }
+      }
       return verdict(at >= 0, at >= 0 ? `reply ${at + 1} matches` : 'no reply matches');
     }
     case 'tool_called': {
@@ -70,3 +102,18 @@ export const transcriptText = (transcript: TestOutcome['transcript']): string =>
         `${line.role === 'visitor' ? 'Visitor' : 'Agent'}: ${line.status ? `(no answer: ${line.status})` : line.text}`,
     )
     .join('\n');
+
+/**
+ * The documents a reply cites: a passage it was given whose section its links point at, or (a
+ * passage with no address to link) the best one it was given, which the reply was answered from.
+ */
+export function citedBy(knowledge: string | null, actions: string | null): string[] {
+  if (!knowledge) return [];
+  const passages = JSON.parse(knowledge) as { document_id: string; url: string | null }[];
+  const links = new Set(
+    ((actions ? JSON.parse(actions) : []) as { type: string; url?: string }[])
+      .filter((a) => a.type === 'link')
+      .map((a) => a.url),
+  );
+  return passages.filter((p, i) => (p.url ? links.has(p.url) : i === 0)).map((p) => p.document_id);
+}
