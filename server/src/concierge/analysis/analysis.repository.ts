@@ -10,8 +10,13 @@ export async function queueAnalysis(
 ): Promise<void> {
   await trx
     .insertInto('conversation_analyses')
+    // Named one by one: a row read elsewhere, with more columns, cannot slip them into the insert.
     .values({
-      ...row,
+      conversation_id: row.conversation_id,
+      customer_id: row.customer_id,
+      agent_id: row.agent_id,
+      agent_version: row.agent_version,
+      due_at: row.due_at,
       status: 'queued',
       attempts: 0,
       lease_expires_at: null,
@@ -25,14 +30,35 @@ export async function queueAnalysis(
 
 /**
  * Open conversations quiet since before `before` with no analysis yet, a test run's left out
- * (README, Tests and analysis): they are analysed as if they had ended.
+ * (README, Tests and analysis), in the order they went quiet, after `after`: each look reads on
+ * from the last, never the whole history again.
  */
-export async function quietConversations(db: Db, before: string, limit: number) {
+export async function quietConversations(
+  db: Db,
+  after: { updated_at: string; id: string },
+  before: string,
+  limit: number,
+) {
   return db
     .selectFrom('conversations as c')
-    .select(['c.id as conversation_id', 'c.customer_id', 'c.agent_id', 'c.agent_version'])
+    .select([
+      'c.id',
+      'c.id as conversation_id',
+      'c.customer_id',
+      'c.agent_id',
+      'c.deployment_id',
+      'c.agent_version',
+      'c.test_run_id',
+      'c.updated_at',
+    ])
     .where('c.status', '=', 'open')
     .where('c.updated_at', '<', before)
+    .where((eb) =>
+      eb.or([
+        eb('c.updated_at', '>', after.updated_at),
+        eb.and([eb('c.updated_at', '=', after.updated_at), eb('c.id', '>', after.id)]),
+      ]),
+    )
     .where('c.test_run_id', 'is', null)
     .where('c.turn_count', '>', 0)
     .where(({ not, exists, selectFrom }) =>
@@ -44,15 +70,25 @@ export async function quietConversations(db: Db, before: string, limit: number) 
         ),
       ),
     )
+    .orderBy('c.updated_at')
+    .orderBy('c.id')
     .limit(limit)
     .execute();
 }
 
-/** Analyses due now, and running ones whose node stopped renewing their lease (it died). */
-export async function claimableAnalyses(db: Db, now: string, limit: number): Promise<AnalysisRow[]> {
-  return db
-    .selectFrom('conversation_analyses')
-    .selectAll()
+/**
+ * Analyses due now, and running ones whose node stopped renewing their lease (it died), but those
+ * of the customers in `busy`.
+ */
+export async function claimableAnalyses(
+  db: Db,
+  now: string,
+  limit: number,
+  busy: readonly string[],
+): Promise<AnalysisRow[]> {
+  let query = db.selectFrom('conversation_analyses').selectAll();
+  if (busy.length) query = query.where('customer_id', 'not in', busy);
+  return query
     .where((eb) =>
       eb.or([
         eb.and([eb('status', '=', 'queued'), eb('due_at', '<=', now)]),

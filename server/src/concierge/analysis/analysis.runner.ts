@@ -44,6 +44,9 @@ const ANALYSIS_TIMEOUT_MS = 30_000;
 const RETRY_AFTER_MS = 60_000;
 /** Past this share of the event loop busy, analyses wait (a quarter of a second at most): turns and replies go first. */
 const BUSY_LOOP = 0.6;
+/** How far back the first look for quiet conversations goes, and how many it reads at a time. */
+const QUIET_LOOKBACK_MS = 24 * 3_600_000;
+const QUIET_STEP = 100;
 /** The turns, replies and messages read back for an analysis at most (the newest). */
 const TALK_READ = 400;
 
@@ -67,7 +70,10 @@ export interface AnalysisRunnerParts {
 export class AnalysisRunner {
   private readonly settings: typeof DEFAULTS;
   private readonly loop: BackgroundLoop;
-  readonly #running = new Map<string, number>();
+  /** The analyses running here, by conversation, with their customer. */
+  readonly #running = new Map<string, string>();
+  /** Where the look for quiet conversations stopped. */
+  #quietAfter: { updated_at: string; id: string } | undefined;
   readonly #room = new LoopRoom({ maxUtilization: BUSY_LOOP, pauseMs: 20, maxWaitMs: 250 });
   #abort = new AbortController();
 
@@ -94,26 +100,64 @@ export class AnalysisRunner {
     await pass;
   }
 
-  /** Queues quiet conversations, then runs what is due (at most `atOnce` at a time); resolves when they are done. */
+  /**
+   * Queues the conversations gone quiet since the last look, then runs what is due, `atOnce` at a
+   * time and at most half of them for one customer, so one customer's slow model never holds up
+   * another's analyses; resolves when none is left to start and those started are done.
+   */
   async pass(): Promise<void> {
-    const { db } = this.parts;
-    for (const quiet of await quietConversations(db, isoIn(-this.settings.quietMs), 100))
-      await queueAnalysis(db, { ...quiet, due_at: isoNow() });
+    await this.#queueQuiet();
+    const started = new Set<Promise<void>>();
+    while (!this.#abort.signal.aborted) {
+      const free = this.settings.atOnce - this.#running.size;
+      const claimed = free > 0 ? await this.#claim(free) : [];
+      for (const row of claimed) {
+        const work: Promise<void> = this.#analyse(row).finally(() => started.delete(work));
+        started.add(work);
+      }
+      if (claimed.length) {
+        // Background work: the next waits while the loop is busy with what visitors wait for.
+        await this.#room.wait(this.#abort.signal);
+        continue;
+      }
+      if (!started.size) return;
+      // One finishing frees a place; a poll's time on, newly due analyses may take a free one.
+      await Promise.race([...started, new Promise((resolve) => setTimeout(resolve, this.settings.pollMs))]);
+    }
+    await Promise.all(started);
+  }
+
+  /**
+   * Conversations quiet since `quietMs` are analysed as if they had ended: looked for from where the
+   * last look stopped (a day back at first), never the whole history again, and queued only when
+   * their agent's spec asks for an analysis.
+   */
+  async #queueQuiet(): Promise<void> {
+    const { db, deployments, specs } = this.parts;
+    this.#quietAfter ??= { updated_at: isoIn(-this.settings.quietMs - QUIET_LOOKBACK_MS), id: '' };
     for (;;) {
-      // Background work: it waits while the loop is busy with what visitors wait for.
-      await this.#room.wait(this.#abort.signal);
-      const claimed = await this.#claim(this.settings.atOnce);
-      if (!claimed.length) return;
-      await Promise.all(claimed.map((row) => this.#analyse(row)));
-      if (this.#abort.signal.aborted) return;
+      const quiet = await quietConversations(db, this.#quietAfter, isoIn(-this.settings.quietMs), QUIET_STEP);
+      for (const conversation of quiet) {
+        const deployment = await deployments.get(conversation.deployment_id);
+        const dep = deployment && (await specs.of(deployment, { ...conversation, test_mocks: null }));
+        if (dep?.spec.analysis) await queueAnalysis(db, { ...conversation, due_at: isoNow() });
+        this.#quietAfter = { updated_at: conversation.updated_at, id: conversation.id };
+      }
+      if (quiet.length < QUIET_STEP) return;
     }
   }
 
+  /** Claims up to `limit` due analyses, of customers with fewer than half the places here. */
   async #claim(limit: number): Promise<AnalysisRow[]> {
     const now = isoNow();
+    const perCustomer = Math.max(1, Math.floor(this.settings.atOnce / 2));
+    const held = new Map<string, number>();
+    for (const customer of this.#running.values()) held.set(customer, (held.get(customer) ?? 0) + 1);
+    const full = () => [...held].filter(([, n]) => n >= perCustomer).map(([customer]) => customer);
     const claimed: AnalysisRow[] = [];
-    for (const row of await claimableAnalyses(this.parts.db, now, limit * 2)) {
+    for (const row of await claimableAnalyses(this.parts.db, now, limit * 2, full())) {
       if (claimed.length >= limit) break;
+      if ((held.get(row.customer_id) ?? 0) >= perCustomer) continue;
       if (row.attempts >= this.settings.maxAttempts) {
         await settleAnalysis(this.parts.db, row, {
           status: 'failed',
@@ -124,15 +168,17 @@ export class AnalysisRunner {
         });
         continue;
       }
-      if (await claimAnalysis(this.parts.db, row, isoIn(this.settings.leaseMs), now))
+      if (await claimAnalysis(this.parts.db, row, isoIn(this.settings.leaseMs), now)) {
         claimed.push({ ...row, attempts: row.attempts + 1, status: 'running' });
+        held.set(row.customer_id, (held.get(row.customer_id) ?? 0) + 1);
+        this.#running.set(row.conversation_id, row.customer_id);
+      }
     }
     return claimed;
   }
 
   async #analyse(row: AnalysisRow): Promise<void> {
     const { db, deployments, specs, models, egress, logger } = this.parts;
-    this.#running.set(row.conversation_id, row.attempts);
     const settle = (patch: Partial<Parameters<typeof settleAnalysis>[2]>) =>
       settleAnalysis(db, row, {
         status: 'failed',

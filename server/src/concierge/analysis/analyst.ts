@@ -5,9 +5,17 @@ import { criterionResults, type ConversationAnalysis } from '#protocol/conversat
 
 /** The conversation's text given to the analyst at most (its newest part): a long one costs no more. */
 const MAX_TRANSCRIPT_CHARS = 24_000;
+/** A string field's value at most. */
+const MAX_FIELD_CHARS = 500;
 
 const fieldSchema = (field: AnalysisField): Record<string, unknown> => {
-  const type = field.type === 'enum' ? { type: 'string', enum: field.values } : { type: field.type };
+  // A model's words are bounded like the rest of what it says that is stored.
+  const type =
+    field.type === 'enum'
+      ? { type: 'string', enum: field.values }
+      : field.type === 'string'
+        ? { type: 'string', maxLength: MAX_FIELD_CHARS }
+        : { type: field.type };
   return { anyOf: [type, { type: 'null' }], description: field.description };
 };
 

@@ -17,7 +17,10 @@ export class ConversationSpecs {
 
   constructor(private readonly db: Db) {}
 
-  async of(dep: DeploymentContext, conversation: ConversationRow): Promise<DeploymentContext> {
+  async of(
+    dep: DeploymentContext,
+    conversation: Pick<ConversationRow, 'agent_version' | 'test_run_id' | 'test_mocks'>,
+  ): Promise<DeploymentContext> {
     if (conversation.test_run_id) {
       const runId = conversation.test_run_id;
       const spec = await this.#remembered(`run:${runId}`, () => testRunSpec(this.db, runId));

@@ -222,7 +222,9 @@ export class ConversationService {
       ...joined(turnsFailed, ended),
       conversation: { status: 'ended', end_reason: reason, ended_at: isoNow() },
     });
-    if (reason !== 'deleted') await queueAnalysisOfEnded(unit.trx, at.conversationId, isoNow());
+    // Queued only where an agent asks for an analysis (with a split, a conversation's version may).
+    const analysed = at.dep.spec.analysis !== undefined || at.dep.versions.length > 0;
+    if (reason !== 'deleted' && analysed) await queueAnalysisOfEnded(unit.trx, at.conversationId, isoNow());
   }
 
   /** After any management change to a deployment: read it afresh, and end its conversations if it is no longer active. */

@@ -11,7 +11,7 @@ import {
 } from '../../../test/harness.js';
 import { deployAgent, startCustomerServer } from '../../../test/concierge-kit.js';
 import { transcriptEventBodies } from '../outbound.schemas.js';
-import { startModelServer } from '../../../test/model-server.js';
+import { complete, startModelServer } from '../../../test/model-server.js';
 import { scriptedEvaluator } from '../../../test/quality-model.js';
 
 type ModelServer = Awaited<ReturnType<typeof startModelServer>>;
@@ -353,29 +353,41 @@ describeEachStore('tests before publishing, analysis after every conversation', 
     again.widget.close();
   });
 
+  /** A hooked agent on `on` whose analysis asks the model at `baseUrl`: a customer of its own. */
+  const analysedAgent = async (on: TestService, name: string, baseUrl: string) => {
+    const { apiKey } = await on.newCustomer(name);
+    const api = client(on.url, apiKey);
+    const endpoint = await api.post('/api/v1/model-endpoints', { name: 'Analyst', base_url: baseUrl });
+    const agent = await deployAgent(
+      on,
+      api,
+      {
+        evaluation: { endpoint_id: endpoint.body.data.id, model: 'analyst' },
+        analysis: { criteria: [{ id: 'answered', description: 'The question was answered' }] },
+      },
+      { channel_config: { hook_url: customer.hookUrl } },
+    );
+    return { api, agent };
+  };
+
+  /** One turn answered, then the visitor ends it: its conversation's id. */
+  const endedConversation = async (agent: Awaited<ReturnType<typeof deployAgent>>, sub: string) => {
+    const { widget, conversationId } = await agent.visitor(sub);
+    widget.send({ type: 'user_turn', client_turn_id: 'c-1', text: 'Late checkout?', mode: 'text' });
+    await widget.next('reply');
+    widget.send({ type: 'end' });
+    await widget.next('conversation_ended');
+    widget.close();
+    return conversationId;
+  };
+
   it('leaves an analysis whose model never answers queued for another attempt, saying why', async () => {
     // A short lease: its model gets half of it.
     const quick = await startService(kind, { analysis: { leaseMs: 1_000 } });
     const silent = await startModelServer(() => {});
     try {
-      const { apiKey } = await quick.newCustomer('Slow models');
-      const api = client(quick.url, apiKey);
-      const endpoint = await api.post('/api/v1/model-endpoints', { name: 'Silent', base_url: silent.baseUrl });
-      const agent = await deployAgent(
-        quick,
-        api,
-        {
-          evaluation: { endpoint_id: endpoint.body.data.id, model: 'analyst' },
-          analysis: { criteria: [{ id: 'answered', description: 'The question was answered' }] },
-        },
-        { channel_config: { hook_url: customer.hookUrl } },
-      );
-      const { widget, conversationId } = await agent.visitor('guest-1');
-      widget.send({ type: 'user_turn', client_turn_id: 'c-1', text: 'Late checkout?', mode: 'text' });
-      await widget.next('reply');
-      widget.send({ type: 'end' });
-      await widget.next('conversation_ended');
-      widget.close();
+      const { api, agent } = await analysedAgent(quick, 'Slow models', silent.baseUrl);
+      const conversationId = await endedConversation(agent, 'guest-1');
       const row = await waitFor(async () => {
         const found = await quick.app.store.db
           .selectFrom('conversation_analyses')
@@ -392,6 +404,94 @@ describeEachStore('tests before publishing, analysis after every conversation', 
     } finally {
       await quick.close();
       await silent.close();
+    }
+  });
+
+  it("lets no customer's slow model hold up another customer's analyses", async () => {
+    const silent = await startModelServer(() => {});
+    const answering = await startModelServer((call, res) =>
+      complete(
+        res,
+        call.body.model,
+        JSON.stringify({
+          summary: 'A guest asked about checkout.',
+          fields: {},
+          criteria: { answered: { result: 'success', reason: 'Answered.' } },
+        }),
+      ),
+    );
+    try {
+      // Four of one customer's conversations wait on a model that never answers (for 30 s)...
+      const slow = await analysedAgent(service, 'Slow model', silent.baseUrl);
+      for (let i = 0; i < 4; i++) await endedConversation(slow.agent, `slow-${i}`);
+      await waitFor(async () => silent.calls.length >= 2);
+      // ...and another customer's conversation, ended after them, is analysed meanwhile.
+      const quick = await analysedAgent(service, 'Quick model', answering.baseUrl);
+      const conversationId = await endedConversation(quick.agent, 'quick-1');
+      const detail = await waitFor(async () => {
+        const found = (await quick.api.get(`/api/v1/conversations/${conversationId}`)).body.data;
+        return found.analysis && found;
+      });
+      expect(detail.analysis.criteria).toEqual({ answered: { result: 'success', reason: 'Answered.' } });
+      // Half the places at most went to the slow customer.
+      expect(silent.calls).toHaveLength(2);
+    } finally {
+      await silent.close();
+      await answering.close();
+    }
+  });
+
+  it('analyses a conversation left quiet, and queues nothing for an agent that asks for no analysis', async () => {
+    const quiet = await startService(kind, { analysis: { quietMs: 400 } });
+    const answering = await startModelServer((call, res) =>
+      complete(
+        res,
+        call.body.model,
+        JSON.stringify({
+          summary: 'A guest asked about checkout and left.',
+          fields: {},
+          criteria: { answered: { result: 'success', reason: 'Answered.' } },
+        }),
+      ),
+    );
+    try {
+      const { api, agent } = await analysedAgent(quiet, 'Quiet guests', answering.baseUrl);
+      const { widget, conversationId } = await agent.visitor('quiet-1');
+      widget.send({ type: 'user_turn', client_turn_id: 'c-1', text: 'Late checkout?', mode: 'text' });
+      await widget.next('reply');
+      widget.close();
+      const detail = await waitFor(async () => {
+        const found = (await api.get(`/api/v1/conversations/${conversationId}`)).body.data;
+        return found.analysis && found;
+      });
+      expect(detail).toMatchObject({ status: 'open', analysis: { summary: 'A guest asked about checkout and left.' } });
+      expect(answering.calls).toHaveLength(1);
+
+      // An agent without an analysis: its ended and its quiet conversations are never queued.
+      const { apiKey } = await quiet.newCustomer('No analysis');
+      const plain = await deployAgent(
+        quiet,
+        client(quiet.url, apiKey),
+        { language: 'en-US' },
+        {
+          channel_config: { hook_url: customer.hookUrl },
+        },
+      );
+      const ended = await endedConversation(plain, 'plain-1');
+      const left = await plain.visitor('plain-2');
+      left.widget.send({ type: 'user_turn', client_turn_id: 'c-1', text: 'Parking?', mode: 'text' });
+      await left.widget.next('reply');
+      left.widget.close();
+      await new Promise((r) => setTimeout(r, 1_000));
+      const queued = await quiet.app.store.db
+        .selectFrom('conversation_analyses')
+        .select('conversation_id')
+        .where('conversation_id', 'in', [ended, left.conversationId])
+        .execute();
+      expect(queued).toEqual([]);
+    } finally {
+      await quiet.close();
+      await answering.close();
     }
   });
 });
