@@ -91,6 +91,18 @@ export async function findRun(db: Db, customerId: string, agentId: string, id: s
     .executeTakeFirst();
 }
 
+/** An agent's newest run. */
+export async function latestRun(db: Db, customerId: string, agentId: string) {
+  return db
+    .selectFrom('agent_test_runs')
+    .selectAll()
+    .where('customer_id', '=', customerId)
+    .where('agent_id', '=', agentId)
+    .orderBy('created_at', 'desc')
+    .orderBy('id', 'desc')
+    .executeTakeFirst();
+}
+
 /** An agent's runs, newest first. */
 export async function listRuns(
   db: Db,

@@ -20,6 +20,7 @@ import {
   finishRun,
   insertRun,
   insertTest,
+  latestRun,
   listRuns,
   listTests,
   testsOf,
@@ -241,6 +242,7 @@ export class AgentTestService {
   async gate(customerId: string, agentId: string, draft: string | null): Promise<void> {
     const spec = fromJsonColumn<Record<string, unknown>>(draft) ?? {};
     if (spec.require_tests !== true) return;
+    if (await this.#passedAlready(customerId, agentId, draft)) return;
     const run = await this.run(customerId, agentId, {});
     const failing = run.results.filter((r) => !r.passed);
     if (!failing.length) return;
@@ -249,6 +251,20 @@ export class AgentTestService {
       `${failing.length} of ${run.results.length} tests failed against the draft (run ${run.id}); nothing was published`,
       failing.map((r) => ({ path: `tests.${r.test_id}`, message: `${r.name}: ${failureOf(r)}` })),
     );
+  }
+
+  /**
+   * The newest run passed against this very draft, of every test as it is now (none added, edited
+   * or deleted since): publishing right after it (the console's Publish runs the tests first) need
+   * not run them again.
+   */
+  async #passedAlready(customerId: string, agentId: string, draft: string | null): Promise<boolean> {
+    const { db } = this.parts;
+    const run = await latestRun(db, customerId, agentId);
+    if (!run || run.status !== 'passed' || run.version !== null || run.spec !== (draft ?? '{}')) return false;
+    const ran = new Set((JSON.parse(run.results ?? '[]') as TestResult[]).map((r) => r.test_id));
+    const tests = await testsOf(db, customerId, agentId);
+    return tests.length === ran.size && tests.every((t) => ran.has(t.id) && t.updated_at < run.created_at);
   }
 
   async #require(customerId: string, agentId: string, id: string): Promise<AgentTestRow> {

@@ -170,6 +170,28 @@ describeEachStore('tests before publishing, analysis after every conversation', 
     const published = await api.post(`/api/v1/agents/${agent.agentId}/publish`);
     expect(published.status).toBe(200);
     expect(published.body.data.version).toBe(2);
+
+    // Right after a passing run of this very draft and these tests, a publish does not run them again...
+    const spa = { name: 'Spa', turns: [{ visitor: 'Is the spa open?' }], expect: [{ type: 'contains', text: 'spa' }] };
+    const added = await api.post(`/api/v1/agents/${agent.agentId}/tests`, spa);
+    await api.put(`/api/v1/agents/${agent.agentId}`, {
+      draft_spec: spec(endpointId, { require_tests: true, instructions: 'Book tables by the sea.' }),
+    });
+    expect((await api.post(`/api/v1/agents/${agent.agentId}/tests/run`, {})).body.data.status).toBe('passed');
+    const asked = model.calls.length;
+    expect((await api.post(`/api/v1/agents/${agent.agentId}/publish`)).body.data.version).toBe(3);
+    expect(model.calls).toHaveLength(asked);
+    // ...but a test changed since the run is run again, and fails the publish.
+    await api.put(`/api/v1/agents/${agent.agentId}`, {
+      draft_spec: spec(endpointId, { require_tests: true, instructions: 'Book tables by the harbour.' }),
+    });
+    expect((await api.post(`/api/v1/agents/${agent.agentId}/tests/run`, {})).body.data.status).toBe('passed');
+    await api.put(`/api/v1/agents/${agent.agentId}/tests/${added.body.data.id}`, {
+      ...spa,
+      expect: [{ type: 'contains', text: 'sauna' }],
+    });
+    expectError(await api.post(`/api/v1/agents/${agent.agentId}/publish`), 409, 'tests_failed');
+    expect(model.calls.length).toBeGreaterThan(asked);
   });
 
   it("tells a hooked agent's hook that a turn is a test's, and makes a test of a conversation", async () => {
