@@ -317,7 +317,8 @@ export async function createApp(options: AppOptions): Promise<App> {
     db,
     writes,
     deployments,
-    runner: new TestRunner({ db, conversations, turns, bus, models: evaluationModels, egress }),
+    runner: new TestRunner({ db, conversations, turns, bus, egress }),
+    models: evaluationModels,
   });
   const replies = new ReplyService({ db, deployments, events, bus });
   let openApiDocument: unknown;

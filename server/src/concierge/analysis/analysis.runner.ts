@@ -11,7 +11,7 @@ import { findConversation } from '../conversations/conversation.repository.js';
 import type { EventRecorder } from '../events/event.recorder.js';
 import { recentTalk } from '../events/event.repository.js';
 import type { EvaluationModels } from '../models/evaluation-model.js';
-import { NEEDS_A_MODEL } from '../models/evaluation-model.js';
+import { cannotRun } from '../models/evaluation-model.js';
 import { analyse } from './analyst.js';
 import {
   type AnalysisRow,
@@ -197,7 +197,7 @@ export class AnalysisRunner {
       const spec = dep.spec.analysis;
       if (!spec) return void (await settle({ status: 'skipped', error: "the agent's spec asks for no analysis" }));
       const model = await models.of(dep.customerId, dep.spec);
-      if (typeof model === 'string') return void (await settle({ error: `The analysis ${NEEDS_A_MODEL}` }));
+      if (typeof model === 'string') return void (await settle({ error: cannotRun('The analysis', model) }));
       const talk = talkText(await recentTalk(db, conversation.id, TALK_READ));
       if (!talk) return void (await settle({ status: 'skipped', error: 'nothing was said' }));
       // Within half the lease: a slow model never lets the claim lapse into a second analysis.

@@ -6,7 +6,7 @@ import { isoNow } from '../../shared/time.js';
 import type { ConversationSpecs } from '../conversations/conversation-spec.js';
 import { findConversation } from '../conversations/conversation.repository.js';
 import { recentTalk } from '../events/event.repository.js';
-import { type EvaluationModels, NEEDS_A_MODEL } from '../models/evaluation-model.js';
+import { cannotRun, type EvaluationModels } from '../models/evaluation-model.js';
 import { analyse } from './analyst.js';
 import { talkText } from './talk-text.js';
 
@@ -49,7 +49,7 @@ export class ConversationBriefs {
     if (!talk) return { summary: null, note: 'Nothing has been said yet.', at };
     const dep = await specs.of(deployment, conversation);
     const model = await models.of(customerId, dep.spec);
-    if (typeof model === 'string') return { summary: null, note: `A brief ${NEEDS_A_MODEL}`, at };
+    if (typeof model === 'string') return { summary: null, note: cannotRun('A brief', model), at };
     const answer = await analyse(model, SUMMARY_ONLY, talk, egress, { timeoutMs: BRIEF_TIMEOUT_MS });
     return answer.ok
       ? { summary: answer.value.summary ?? '', note: null, at }

@@ -6,6 +6,10 @@ import type { JsonModel } from './json-completion.js';
 export const NEEDS_A_MODEL =
   "needs a model endpoint: set the agent's evaluation (endpoint_id and model), or let a model answer its turns";
 
+/** Why `who` (a judge, an analysis...) cannot run, in one sentence, from why {@link EvaluationModels.of} found no model. */
+export const cannotRun = (who: string, why: string): string =>
+  why === NEEDS_A_MODEL ? `${who} ${NEEDS_A_MODEL}` : `${who} cannot run: ${why}`;
+
 /**
  * The model that judges an agent's tests, plays its simulated visitors and analyses its
  * conversations (README, Tests and analysis): the spec's `evaluation` endpoint, else the agent's own

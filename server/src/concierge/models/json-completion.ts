@@ -1,6 +1,6 @@
-import { Ajv, type ValidateFunction } from 'ajv';
-import { type EgressPolicy, guardedPost } from '../../shared/egress.js';
+import { type EgressPolicy, exchange } from '../../shared/egress.js';
 import type { ChatMessage } from './chat-completions.js';
+import { validatorOf } from './tool-calls.js';
 
 /** A model that answers in JSON: where it is, its key (never recorded nor logged) and its name. */
 export interface JsonModel {
@@ -19,21 +19,6 @@ export interface JsonQuestion {
 
 export type JsonAnswer<T> = { ok: true; value: T; ms: number } | { ok: false; why: string };
 
-const ajv = new Ajv({ strict: false, allErrors: false, addUsedSchema: false });
-/** Compiled validators by their schema's text: an agent's analysis schema is made afresh for each conversation, compiled once. */
-const validators = new Map<string, ValidateFunction>();
-const KEPT_VALIDATORS = 500;
-
-function validatorOf(schema: Record<string, unknown>): ValidateFunction {
-  const text = JSON.stringify(schema);
-  let validate = validators.get(text);
-  if (!validate) {
-    if (validators.size >= KEPT_VALIDATORS) validators.delete(validators.keys().next().value!);
-    validators.set(text, (validate = ajv.compile(schema)));
-  }
-  return validate;
-}
-
 /**
  * Asks a model for one JSON answer (README, Tests and analysis): not streamed, `response_format`
  * naming the schema for endpoints that take one (OpenAI's structured outputs), the schema also told
@@ -48,6 +33,8 @@ export async function askForJson<T>(
 ): Promise<JsonAnswer<T>> {
   const started = performance.now();
   const validate = validatorOf(question.schema);
+  if (validate instanceof Error)
+    return { ok: false, why: `the answer's schema cannot be checked: ${validate.message}` };
   const messages: ChatMessage[] = [
     ...question.messages,
     {
@@ -68,7 +55,8 @@ export async function askForJson<T>(
       continue;
     }
     if (validate(value)) return { ok: true, value: value as T, ms: Math.round(performance.now() - started) };
-    why = `the model's answer does not match the schema: ${ajv.errorsText(validate.errors)}`;
+    const errors = (validate.errors ?? []).map((e) => `data${e.instancePath} ${e.message}`).join(', ');
+    why = `the model's answer does not match the schema: ${errors}`;
     messages.push({ role: 'assistant', content: said.text }, { role: 'user', content: `${why}. Answer again.` });
   }
   return { ok: false, why };
@@ -93,27 +81,22 @@ async function complete(
       json_schema: { name: question.name, schema: question.schema, strict: false },
     },
   });
-  const headers: Record<string, string> = {
-    'content-type': 'application/json',
-    'content-length': String(Buffer.byteLength(body)),
-    'user-agent': 'concierge-models/1',
-    ...(model.key ? { authorization: `Bearer ${model.key}` } : {}),
-  };
+  const sent = await exchange(
+    `${model.baseUrl}/chat/completions`,
+    body,
+    { 'user-agent': 'concierge-models/1', ...(model.key ? { authorization: `Bearer ${model.key}` } : {}) },
+    question.timeoutMs,
+    egress,
+    signal,
+  );
+  const res = sent.response;
+  if (!res) return { ok: false, why: `the model endpoint gave no answer: ${sent.error?.message ?? 'no answer'}` };
+  if (res.status < 200 || res.status > 299) return { ok: false, why: `the model endpoint answered HTTP ${res.status}` };
+  let text: unknown;
   try {
-    const res = await guardedPost(
-      `${model.baseUrl}/chat/completions`,
-      body,
-      headers,
-      question.timeoutMs,
-      egress,
-      signal,
-    );
-    if (res.status < 200 || res.status > 299)
-      return { ok: false, why: `the model endpoint answered HTTP ${res.status}` };
-    const parsed = JSON.parse(res.body) as { choices?: { message?: { content?: unknown } }[] };
-    const text = parsed.choices?.[0]?.message?.content;
-    return typeof text === 'string' ? { ok: true, text } : { ok: false, why: 'the model answered no text' };
-  } catch (err) {
-    return { ok: false, why: `the model endpoint gave no answer: ${(err as Error).message}` };
+    text = (JSON.parse(res.body) as { choices?: { message?: { content?: unknown } }[] }).choices?.[0]?.message?.content;
+  } catch {
+    return { ok: false, why: 'the model endpoint answered what is not a chat completion' };
   }
+  return typeof text === 'string' ? { ok: true, text } : { ok: false, why: 'the model answered no text' };
 }

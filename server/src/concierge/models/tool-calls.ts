@@ -85,13 +85,15 @@ const BUILT_INS: ChatTool[] = [
   },
 ];
 
-// Each tool's schema is compiled once, on its own (compileParameters: Ajv's generated code is safe
-// from a schema's contents; the patterns that could be slow are refused on publish), and kept by
-// its text while the process lives, the least used going first past MAX_COMPILED.
+// Each schema (a tool's parameters, an analysis's answer) is compiled once, on its own
+// (compileParameters: Ajv's generated code is safe from a schema's contents; the patterns that could
+// be slow are refused on publish), and kept by its text while the process lives, the least used
+// going first past MAX_COMPILED.
 const compiled = new Map<string, ValidateFunction | Error>();
 const MAX_COMPILED = 1_000;
 
-function validatorOf(parameters: Record<string, unknown>): ValidateFunction | Error {
+/** The schema's validator, compiled once; the Error when it cannot be compiled. */
+export function validatorOf(parameters: Record<string, unknown>): ValidateFunction | Error {
   const key = JSON.stringify(parameters);
   let validate = compiled.get(key);
   if (validate) compiled.delete(key);

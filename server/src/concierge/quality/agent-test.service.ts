@@ -28,6 +28,7 @@ import {
   visitorTurnsOf,
 } from './agent-test.repository.js';
 import type { TestRunner, TestToRun } from './test-runner.js';
+import type { EvaluationModels } from '../models/evaluation-model.js';
 
 /** Tests of one run going at once: a run of many is quick without flooding the agent's responder. */
 const AT_ONCE = 4;
@@ -60,7 +61,14 @@ const toRun = (row: AgentTestRunRow): TestRun => ({
  */
 export class AgentTestService {
   constructor(
-    private readonly parts: { db: Db; writes: Writes; deployments: DeploymentDirectory; runner: TestRunner },
+    private readonly parts: {
+      db: Db;
+      writes: Writes;
+      deployments: DeploymentDirectory;
+      runner: TestRunner;
+      /** The model that judges and plays visitors: asked for once a run. */
+      models: Pick<EvaluationModels, 'of'>;
+    },
   ) {}
 
   async list(customerId: string, agentId: string, page: Page) {
@@ -159,7 +167,7 @@ export class AgentTestService {
     agentId: string,
     options: { version?: number | undefined; deployment_id?: string | undefined; test_ids?: string[] | undefined },
   ): Promise<TestRun> {
-    const { db, deployments, runner } = this.parts;
+    const { db, deployments, runner, models } = this.parts;
     const agent = await requireAgent(db, customerId, agentId);
     let spec = agent.draft_spec ?? agent.agent_spec ?? '{}';
     if (options.version !== undefined) {
@@ -202,7 +210,8 @@ export class AgentTestService {
       finished_at: null,
     };
     await insertRun(db, row);
-    const run = { id: row.id, dep: withSpec(dep, spec, options.version ?? dep.spec.version), version: row.version };
+    const runDep = withSpec(dep, spec, options.version ?? dep.spec.version);
+    const run = { id: row.id, dep: runDep, version: row.version, model: await models.of(customerId, runDep.spec) };
     const results: TestResult[] = new Array(tests.length);
     let next = 0;
     const worker = async () => {

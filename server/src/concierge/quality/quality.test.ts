@@ -226,6 +226,42 @@ describeEachStore('tests before publishing, analysis after every conversation', 
       verdicts: [],
     });
     expect(customer.calls.at(-1)!.body).toMatchObject({ test: true, text: 'Where do I park?' });
+
+    // With no model anywhere (no evaluation, no model of its own, no MODEL_URL): the deterministic
+    // expectations run, and the judge, the simulated visitor and the brief say what they need.
+    const needs =
+      "needs a model endpoint: set the agent's evaluation (endpoint_id and model), or let a model answer its turns";
+    const judged = await api.put(`/api/v1/agents/${agent.agentId}/tests/${made.body.data.id}`, {
+      name: 'Parking',
+      turns: [{ visitor: 'Where do I park?' }],
+      expect: [
+        { type: 'contains', text: 'hook says' },
+        { type: 'judge', criterion: 'The agent is helpful' },
+      ],
+    });
+    expect(judged.status).toBe(200);
+    await api.post(`/api/v1/agents/${agent.agentId}/tests`, {
+      name: 'Simulated',
+      simulation: { persona: 'A driver', goal: 'Find parking' },
+    });
+    const modelless = (await api.post(`/api/v1/agents/${agent.agentId}/tests/run`, {})).body.data;
+    const results = Object.fromEntries(modelless.results.map((r: { name: string }) => [r.name, r]));
+    expect(results.Parking).toMatchObject({
+      passed: true,
+      verdicts: [
+        { passed: true, reason: 'a reply says it' },
+        { passed: null, reason: `The judge ${needs}` },
+      ],
+    });
+    expect(results.Simulated).toMatchObject({
+      passed: false,
+      error: `A simulated visitor ${needs}`,
+      conversation_id: null,
+    });
+    expect((await api.get(`/api/v1/conversations/${conversationId}/brief`)).body.data).toMatchObject({
+      summary: null,
+      note: `A brief ${needs}`,
+    });
     widget.close();
   });
 

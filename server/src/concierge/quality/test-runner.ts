@@ -3,8 +3,8 @@ import type { DeploymentContext } from '../../deployments/deployment-context.js'
 import type { EgressPolicy } from '../../shared/egress.js';
 import type { ConversationService } from '../conversations/conversation.service.js';
 import type { ConversationBus } from '../events/conversation-bus.js';
-import type { EvaluationModels } from '../models/evaluation-model.js';
-import { NEEDS_A_MODEL } from '../models/evaluation-model.js';
+import type { JsonModel } from '../models/json-completion.js';
+import { cannotRun } from '../models/evaluation-model.js';
 import type { TurnService } from '../turns/turn.service.js';
 import type { TestBody, TestResult, Verdict } from './agent-test.schemas.js';
 import { testTranscript, turnState } from './agent-test.repository.js';
@@ -18,11 +18,15 @@ export interface TestToRun {
   test: TestBody;
 }
 
-/** The run a test belongs to: its id, the deployment its conversations use, the version (null: the draft). */
+/**
+ * The run a test belongs to: its id, the deployment its conversations use, the version (null: the
+ * draft), and the model that judges and plays visitors (or why there is none), found once a run.
+ */
 export interface RunOf {
   id: string;
   dep: DeploymentContext;
   version: number | null;
+  model: JsonModel | string;
 }
 
 const FINAL = new Set(['resolved', 'failed', 'expired']);
@@ -34,7 +38,6 @@ export interface TestRunnerParts {
   conversations: Pick<ConversationService, 'start' | 'end'>;
   turns: Pick<TurnService, 'submit'>;
   bus: Pick<ConversationBus, 'subscribe'>;
-  models: Pick<EvaluationModels, 'of'>;
   egress: EgressPolicy;
 }
 
@@ -67,9 +70,9 @@ export class TestRunner {
       error,
       duration_ms: Math.round(performance.now() - started),
     });
-    const model = await this.parts.models.of(dep.customerId, dep.spec);
+    const { model } = run;
     if (test.test.simulation && typeof model === 'string')
-      return result(undefined, [], `A simulated visitor ${NEEDS_A_MODEL}`, null);
+      return result(undefined, [], cannotRun('A simulated visitor', model), null);
     const conversation = await this.parts.conversations.start(
       dep,
       { sub: `test-run:${run.id}:${test.id}`, name: 'Test visitor', preview: true },
@@ -92,7 +95,7 @@ export class TestRunner {
         verdicts.push({
           expectation,
           ...(typeof model === 'string'
-            ? { passed: null, reason: `The judge ${NEEDS_A_MODEL}` }
+            ? { passed: null, reason: cannotRun('The judge', model) }
             : await judge(model, expectation.criterion, outcome.transcript, this.parts.egress)),
         });
     }
@@ -100,12 +103,7 @@ export class TestRunner {
   }
 
   /** The visitor's side: the test's lines, or the simulated visitor's; why it stopped short, or null. */
-  async #converse(
-    run: RunOf,
-    conversationId: string,
-    test: TestBody,
-    model: Awaited<ReturnType<EvaluationModels['of']>>,
-  ): Promise<string | null> {
+  async #converse(run: RunOf, conversationId: string, test: TestBody, model: RunOf['model']): Promise<string | null> {
     const say = async (text: string, index: number): Promise<string | null> => {
       const submitted = await this.parts.turns.submit(run.dep, conversationId, {
         client_turn_id: `test-${index}`,
