@@ -1,12 +1,12 @@
 import type { StoredFrame } from '../events/event.repository.js';
+import { conversationMessages } from '../models/model-prompt.js';
 
-/** A conversation's stored turns, replies and person messages as the analyst reads them, one line each. */
+/**
+ * A conversation's stored turns, replies and person messages as the analyst reads them, one line
+ * each: the model responder's reading of them (its newest, within its budget), each line named.
+ */
 export function talkText(talk: readonly StoredFrame[]): string {
-  return talk
-    .map((stored) => {
-      const frame = JSON.parse(stored.frame) as { type: string; text: string; name?: string };
-      if (frame.type === 'turn_accepted') return `Visitor: ${frame.text}`;
-      return frame.name ? `${frame.name} (a person from the team): ${frame.text}` : `Agent: ${frame.text}`;
-    })
+  return conversationMessages(talk, new Map())
+    .map((m) => `${m.role === 'user' ? 'Visitor' : 'Agent'}: ${m.content ?? ''}`)
     .join('\n');
 }
