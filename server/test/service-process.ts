@@ -71,6 +71,30 @@ export const startServiceProcess = (env: NodeJS.ProcessEnv): Promise<NodeProcess
   startNodeProcess('server/src/main.ts', { DRAIN_S: '0', ...env }, /^Listening on (http:\/\/\S+)$/m);
 
 /** The bootstrap key a first start prints right after its Listening line. */
+/**
+ * Service processes on loopback, quiet but for warnings, calling hooks on loopback: each kept in
+ * `running`, for the test's sandbox to stop.
+ */
+export const loopbackNodes =
+  (running: NodeProcess[]) =>
+  async (env: NodeJS.ProcessEnv): Promise<NodeProcess> => {
+    const node = await startServiceProcess({
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      HOOK_ALLOWED_HOSTS: '*@127.0.0.1',
+      ...env,
+    });
+    running.push(node);
+    return node;
+  };
+
+/** A node as the concierge kit's helpers address a service, its customer the bootstrap key's. */
+export const nodeRef = (node: NodeProcess, key: string) => ({
+  url: node.url,
+  newCustomer: async () => ({ customerId: '', apiKey: key }),
+});
+
 export async function bootstrapKey(service: NodeProcess): Promise<string> {
   for (let i = 0; i < 50; i++) {
     const key = /^API key: (vak_\S+)$/m.exec(service.stdout())?.[1];

@@ -1,14 +1,15 @@
 import { join } from 'node:path';
 import type { ServerResponse } from 'node:http';
 import { describe, expect, it } from 'vitest';
-import { deployAgent, type ServiceRef, startCustomerServer } from '../../../test/concierge-kit.js';
+import { deployAgent, startCustomerServer } from '../../../test/concierge-kit.js';
 import { complete, type ModelCall, startModelServer } from '../../../test/model-server.js';
 import { client, TEST_DATABASE_URL, waitFor } from '../../../test/harness.js';
 import { processSandbox } from '../../../test/process-sandbox.js';
 import {
   bootstrapKey,
+  loopbackNodes,
   type NodeProcess,
-  startServiceProcess,
+  nodeRef,
   withScratchDatabase,
 } from '../../../test/service-process.js';
 
@@ -25,22 +26,9 @@ describe('a node killed in the middle of an analysis', () => {
   const sandbox = processSandbox('concierge-analysis');
   const { running } = sandbox;
 
-  const start = async (env: NodeJS.ProcessEnv) => {
-    const node = await startServiceProcess({
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      HOOK_ALLOWED_HOSTS: '*@127.0.0.1',
-      ANALYSIS_LEASE_S: '4',
-      ...env,
-    });
-    running.push(node);
-    return node;
-  };
-  const ref = (node: NodeProcess, key: string): ServiceRef => ({
-    url: node.url,
-    newCustomer: async () => ({ customerId: '', apiKey: key }),
-  });
+  const nodes = loopbackNodes(running);
+  const start = (env: NodeJS.ProcessEnv) => nodes({ ANALYSIS_LEASE_S: '4', ...env });
+  const ref = nodeRef;
 
   async function killedMidAnalysis(first: NodeProcess, key: string, survivor: () => Promise<NodeProcess>) {
     // The first analysis is held unanswered; any later one is answered at once.

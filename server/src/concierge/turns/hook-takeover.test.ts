@@ -5,7 +5,6 @@ import {
   deployAgent,
   type HookCall,
   mintToken,
-  type ServiceRef,
   startCustomerServer,
   Widget,
 } from '../../../test/concierge-kit.js';
@@ -14,8 +13,9 @@ import { client, TEST_DATABASE_URL, waitFor } from '../../../test/harness.js';
 import { processSandbox } from '../../../test/process-sandbox.js';
 import {
   bootstrapKey,
+  loopbackNodes,
   type NodeProcess,
-  startServiceProcess,
+  nodeRef,
   withScratchDatabase,
 } from '../../../test/service-process.js';
 
@@ -27,21 +27,8 @@ describe('a node killed in the middle of a hook call', () => {
   const sandbox = processSandbox('concierge-takeover');
   const { running } = sandbox;
 
-  const start = async (env: NodeJS.ProcessEnv) => {
-    const node = await startServiceProcess({
-      PORT: '0',
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-      HOOK_ALLOWED_HOSTS: '*@127.0.0.1',
-      ...env,
-    });
-    running.push(node);
-    return node;
-  };
-  const ref = (node: NodeProcess, key: string): ServiceRef => ({
-    url: node.url,
-    newCustomer: async () => ({ customerId: '', apiKey: key }),
-  });
+  const start = loopbackNodes(running);
+  const ref = nodeRef;
 
   /** Kills `first` (mid-answer), and waits for `survivor()` to resolve the conversation's turn: within 15 s. */
   async function killedThenAnswered(
