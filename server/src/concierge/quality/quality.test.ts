@@ -409,6 +409,22 @@ describeEachStore('tests before publishing, analysis after every conversation', 
     expect((await api.get(`/api/v1/conversations/${conversationId}`)).body.data.agent_version).toBe(1);
     widget.close();
     again.widget.close();
+
+    // Test runs compare the versions: each answered by its own spec, a version it lacks refused.
+    await api.post(`/api/v1/agents/${agent.agentId}/tests`, {
+      name: 'Spa',
+      turns: [{ visitor: 'Is the spa open?' }],
+      expect: [{ type: 'contains', text: 'spa' }],
+    });
+    for (const version of [1, 2]) {
+      const run = (await api.post(`/api/v1/agents/${agent.agentId}/tests/run`, { version })).body.data;
+      expect(run).toMatchObject({ version, status: 'passed' });
+      const told = model.calls.at(-1)!.body.messages[0]!.content!;
+      expect(told.includes('Version two.')).toBe(version === 2);
+    }
+    const missing = await api.post(`/api/v1/agents/${agent.agentId}/tests/run`, { version: 9 });
+    expectError(missing, 400, 'invalid_request');
+    expect(missing.body.error.details).toEqual([{ path: 'version', message: 'no such published version' }]);
   });
 
   /** A hooked agent on `on` whose analysis asks the model at `baseUrl`: a customer of its own. */
