@@ -37,6 +37,7 @@ export const AUDIT_ACTIONS = [
   'deployment.secret_rotated',
   'deployment.transcript_hook_disabled',
   'deployment.transcript_hook_enabled',
+  'deployment.privacy_changed',
   'knowledge_base.created',
   'knowledge_base.updated',
   'knowledge_base.deleted',

@@ -15,6 +15,7 @@ import type { ProactiveRule } from '#protocol/proactive';
 import { inLanguages } from '#protocol/text';
 import { type AgentInfo, type AgentVoice, languageTag, type VoiceMode, type WidgetTheme } from '#protocol/frames';
 import type { RecognitionSetting, SynthesisSetting } from '#protocol/speech-settings';
+import { type KeepMode, type RedactionKind, redactionKinds } from '#protocol/privacy';
 
 /**
  * What a session, a turn or a reply needs to know about its deployment, defaults applied, in
@@ -52,6 +53,8 @@ export interface DeploymentContext {
     mode: VoiceMode | undefined;
     speech: AgentSpeech;
   };
+  /** What is kept of what is said (README, Privacy: what is kept), and for how long once the conversation ends. */
+  privacy: { keep: KeepMode; redact: readonly RedactionKind[]; retentionDays: number | undefined };
   /** What the widget is told of the agent. */
   agent: AgentInfo;
   /**
@@ -184,6 +187,11 @@ export async function loadDeploymentContext(db: Db, id: string): Promise<Deploym
       synthesis: runtime.speech_synthesis,
       mode: runtime.voice_mode,
       speech: speechOf(spec),
+    },
+    privacy: {
+      keep: runtime.privacy?.keep ?? 'everything',
+      redact: runtime.privacy?.redact ?? redactionKinds,
+      retentionDays: runtime.privacy?.retention_days,
     },
     agent: agentInfo(row.agent_name, specText),
     spec: specView(spec, row.pinned_version ?? row.latest_version, row.knowledge_base_id),

@@ -5,6 +5,7 @@ import { voiceModes, widgetTheme } from '#protocol/frames';
 import { proactiveRules } from '#protocol/proactive';
 import { transcriptHookStatuses } from './deployment.table.js';
 import { speechRecognitionSettings, speechSynthesisSettings } from '#protocol/speech-settings';
+import { keepModes, redactionKinds } from '#protocol/privacy';
 
 export const environments = ['development', 'staging', 'production'] as const;
 export const callDirections = ['inbound', 'outbound'] as const;
@@ -98,6 +99,27 @@ const runtimeChoices = {
     description:
       "`hands_free`: the mic stays open and the service finds each turn, and the visitor can speak over the agent; `push_to_talk`: one press per utterance. Absent: hands-free where the service recognises this widget's speech; the browser's recognition is always push-to-talk",
   }),
+  // What is kept of the conversations (README, Privacy: what is kept).
+  privacy: z
+    .strictObject({
+      keep: z.enum(keepModes).default('everything').meta({
+        description:
+          '`everything`: every word as said; `redacted`: the words with each value of `redact` replaced by its kind (`[phone]`) before anything is stored; `metadata`: no words at all, only timing, lengths, outcomes and feedback',
+      }),
+      redact: z
+        .array(z.enum(redactionKinds))
+        .min(1)
+        .max(redactionKinds.length)
+        .refine((kinds) => new Set(kinds).size === kinds.length, { message: 'must not repeat a kind' })
+        .default([...redactionKinds])
+        .meta({ description: 'What `redacted` replaces; absent: every kind' }),
+      retention_days: z.number().int().min(1).max(3650).optional().meta({
+        description:
+          "Ended conversations of this deployment are deleted this many days after their last change, sooner than the service's own retention when it keeps them longer",
+      }),
+    })
+    .optional()
+    .meta({ description: 'What is kept of what the visitor and the agent say. Absent: everything, as said' }),
   person_wait_notice: z.string().trim().min(1).max(1000).optional().meta({
     description:
       "What the visitor is told after person_wait_notice_s; absent: the widget's own words in the visitor's language (nobody is free yet, their message is kept)",

@@ -10,6 +10,7 @@ import { newId } from '../shared/random.js';
 import { isoIn, isoNow } from '../shared/time.js';
 import type { Db } from '../database.js';
 import { type Audit, type AuditEntry, auditEntry, recorded, type Writes } from '../audit/audit-trail.js';
+import { privacyChange } from './privacy-change.js';
 import {
   type DeploymentFilter,
   type DeploymentPatch,
@@ -200,7 +201,17 @@ export class DeploymentService {
     ) {
       throw invalidState('An active deployment needs channel_config.hook_url; deactivate it first to remove the hook');
     }
-    return this.#changed(row, patch, audit, auditEntry('deployment.updated', id, { changes: Object.keys(input) }));
+    const privacy =
+      patch.runtime_config === undefined ? undefined : privacyChange(row.runtime_config, patch.runtime_config);
+    const changes = { changes: Object.keys(input) };
+    return this.#changed(
+      row,
+      patch,
+      audit,
+      privacy
+        ? auditEntry('deployment.privacy_changed', id, { ...changes, detail: privacy })
+        : auditEntry('deployment.updated', id, changes),
+    );
   }
 
   async remove(customerId: string, id: string, audit: Audit) {

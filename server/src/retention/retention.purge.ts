@@ -4,7 +4,7 @@ import type { Db, Trx } from '../database.js';
 import type { Dialect } from '../store/db.js';
 import type { StoreHealth } from '../store/store-health.js';
 import { deleteConversations } from '../concierge/conversations/conversation.repository.js';
-import { claimExpiredConversations, deleteAged } from './retention.repository.js';
+import { claimExpiredConversations, deleteAged, deploymentRetentions } from './retention.repository.js';
 import { purgeAudit } from '../audit/audit.repository.js';
 
 const DAY_MS = 86_400_000;
@@ -55,18 +55,12 @@ export class RetentionPurge {
     let conversations = 0;
     let events = 0;
     let deliveries = 0;
-    if (this.settings.conversationDays > 0) {
-      const before = isoIn(-this.settings.conversationDays * DAY_MS);
-      for (;;) {
-        const ids = await this.parts.db.transaction().execute(async (trx) => {
-          const claimed = await claimExpiredConversations(trx, before, this.batch, this.parts.dialect);
-          await deleteConversations(trx, claimed);
-          return claimed;
-        });
-        conversations += ids.length;
-        if (ids.length < this.batch) break;
-      }
-    }
+    if (this.settings.conversationDays > 0)
+      conversations += await this.#purgeConversations(isoIn(-this.settings.conversationDays * DAY_MS));
+    // A deployment may keep its conversations fewer days than the service (README, Privacy: what is kept).
+    for (const { deploymentId, days } of await deploymentRetentions(this.parts.db))
+      if (this.settings.conversationDays === 0 || days < this.settings.conversationDays)
+        conversations += await this.#purgeConversations(isoIn(-days * DAY_MS), deploymentId);
     if (this.settings.deliveryDays > 0) {
       const before = isoIn(-this.settings.deliveryDays * DAY_MS);
       events = await this.inBatches((trx) =>
@@ -82,6 +76,15 @@ export class RetentionPurge {
         ? await this.inBatches((trx) => purgeAudit(trx, isoIn(-auditDays * DAY_MS), this.batch, this.parts.dialect))
         : 0;
     return { conversations, events, deliveries, audit };
+  }
+
+  /** Deletes ended conversations (of one deployment, or all) last changed before `before`; returns how many. */
+  #purgeConversations(before: string, deploymentId?: string): Promise<number> {
+    return this.inBatches(async (trx) => {
+      const claimed = await claimExpiredConversations(trx, before, this.batch, this.parts.dialect, deploymentId);
+      await deleteConversations(trx, claimed);
+      return claimed.length;
+    });
   }
 
   /** Runs a batch delete, one short transaction each, until a batch comes back short; returns the total. */

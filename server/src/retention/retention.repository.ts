@@ -1,5 +1,6 @@
 import { sql } from 'kysely';
-import type { Trx } from '../database.js';
+import type { Db, Trx } from '../database.js';
+import { fromJsonColumn } from '../shared/json-column.js';
 import type { Dialect } from '../store/db.js';
 
 /**
@@ -11,12 +12,14 @@ export async function claimExpiredConversations(
   before: string,
   limit: number,
   dialect: Dialect,
+  deploymentId?: string,
 ): Promise<string[]> {
   const rows = await trx
     .selectFrom('conversations')
     .select('id')
     .where('status', '=', 'ended')
     .where('updated_at', '<', before)
+    .$if(deploymentId !== undefined, (qb) => qb.where('deployment_id', '=', deploymentId!))
     .orderBy('updated_at')
     .limit(limit)
     .$if(dialect === 'postgres', (qb) => qb.forUpdate().skipLocked())
@@ -47,4 +50,18 @@ export async function deleteAged(
     trx,
   );
   return Number(result.numAffectedRows ?? 0);
+}
+
+/** Deployments that keep their ended conversations fewer days than they say (README, Privacy: what is kept), and how many. */
+export async function deploymentRetentions(db: Db): Promise<{ deploymentId: string; days: number }[]> {
+  const rows = await db
+    .selectFrom('deployments')
+    .select(['id', 'runtime_config'])
+    .where('runtime_config', 'like', '%retention_days%')
+    .execute();
+  return rows.flatMap((row) => {
+    const days = fromJsonColumn<{ privacy?: { retention_days?: unknown } }>(row.runtime_config)?.privacy
+      ?.retention_days;
+    return typeof days === 'number' && days > 0 ? [{ deploymentId: row.id, days }] : [];
+  });
 }

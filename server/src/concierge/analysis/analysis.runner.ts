@@ -1,3 +1,4 @@
+import { keepsWords } from '../privacy/keeping.js';
 import type { Logger } from 'pino';
 import type { Db } from '../../database.js';
 import type { DeploymentDirectory } from '../../deployments/deployment-context.js';
@@ -140,7 +141,7 @@ export class AnalysisRunner {
       for (const conversation of quiet) {
         const deployment = await deployments.get(conversation.deployment_id);
         const dep = deployment && (await specs.of(deployment, { ...conversation, test_mocks: null }));
-        if (dep?.spec.analysis) await queueAnalysis(db, { ...conversation, due_at: isoNow() });
+        if (dep?.spec.analysis && keepsWords(dep)) await queueAnalysis(db, { ...conversation, due_at: isoNow() });
         this.#quietAfter = { updated_at: conversation.updated_at, id: conversation.id };
       }
       if (quiet.length < QUIET_STEP) return;

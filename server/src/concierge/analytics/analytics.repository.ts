@@ -14,6 +14,10 @@ const COUNTS = [
   'handoffs',
   'feedback_up',
   'feedback_down',
+  'redacted_email',
+  'redacted_phone',
+  'redacted_card',
+  'redacted_iban',
 ] as const;
 /** Rows per statement: well under SQLite's 32,766 variables and PostgreSQL's 65,535 parameters. */
 const CHUNK = 500;

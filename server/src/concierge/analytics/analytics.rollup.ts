@@ -5,6 +5,7 @@ import type { DeploymentContext } from '../../deployments/deployment-context.js'
 import { proactiveCounts, type Tally } from './tally.js';
 import type { LatencyMetric, RollupRows } from './analytics.table.js';
 import { binOf } from './latency-bins.js';
+import { redactionKinds } from '#protocol/privacy';
 import { writeRollup } from './analytics.repository.js';
 
 /** The hour a moment falls in, as the rollup keys it. */
@@ -68,6 +69,10 @@ export function addTally(
       handoffs: 0,
       feedback_up: 0,
       feedback_down: 0,
+      redacted_email: 0,
+      redacted_phone: 0,
+      redacted_card: 0,
+      redacted_iban: 0,
     };
     rows.hours.set(key, counts);
   }
@@ -75,6 +80,7 @@ export function addTally(
   counts.turns += tally.turns ?? 0;
   counts.handoffs += tally.handoffs ?? 0;
   for (const reason of tally.failed ?? []) counts[`failed_${reason}`] += 1;
+  for (const kind of redactionKinds) counts[`redacted_${kind}`] += tally.redactions?.[kind] ?? 0;
   if (tally.feedback && tally.feedback.rating !== tally.feedback.previous) {
     counts[`feedback_${tally.feedback.rating}`] += 1;
     if (tally.feedback.previous) counts[`feedback_${tally.feedback.previous}`] -= 1;

@@ -64,6 +64,12 @@ const counts = {
   handoffs: z.number().int().meta({ description: "Takeovers by a person and the hook's handoff answers" }),
   feedback_up: z.number().int(),
   feedback_down: z.number().int(),
+  redactions: z
+    .object({ email: z.number().int(), phone: z.number().int(), card: z.number().int(), iban: z.number().int() })
+    .meta({
+      description:
+        'Values taken out of what was said before it was stored, by kind (README, Privacy: what is kept): deployments keeping `redacted` words',
+    }),
   hook_latency_ms: percentiles,
   time_to_reply_ms: percentiles.meta({ description: 'From a turn taken to its reply' }),
   time_to_first_part_ms: percentiles.meta({ description: "From a turn taken to its reply's first part" }),

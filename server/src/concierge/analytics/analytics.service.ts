@@ -35,6 +35,10 @@ const zero = () => ({
   handoffs: 0,
   feedback_up: 0,
   feedback_down: 0,
+  redacted_email: 0,
+  redacted_phone: 0,
+  redacted_card: 0,
+  redacted_iban: 0,
 });
 type Sums = ReturnType<typeof zero>;
 /** Each sum and the rollup column it adds up. */
@@ -49,6 +53,10 @@ const COLUMNS = [
   ['handoffs', 'handoffs'],
   ['feedback_up', 'feedback_up'],
   ['feedback_down', 'feedback_down'],
+  ['redacted_email', 'redacted_email'],
+  ['redacted_phone', 'redacted_phone'],
+  ['redacted_card', 'redacted_card'],
+  ['redacted_iban', 'redacted_iban'],
 ] as const;
 
 /** Each criterion's counts, by agent and version, with its success rate among the results that could tell. */
@@ -93,6 +101,12 @@ function countsOf(sums: Sums, bins: Bins): Counts {
     handoffs: sums.handoffs,
     feedback_up: sums.feedback_up,
     feedback_down: sums.feedback_down,
+    redactions: {
+      email: sums.redacted_email,
+      phone: sums.redacted_phone,
+      card: sums.redacted_card,
+      iban: sums.redacted_iban,
+    },
     hook_latency_ms: percentilesOf(bins.hook),
     time_to_reply_ms: percentilesOf(bins.reply),
     time_to_first_part_ms: percentilesOf(bins.first_part),

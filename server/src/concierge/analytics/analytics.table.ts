@@ -14,6 +14,11 @@ export interface AnalyticsHourTable {
   handoffs: number;
   feedback_up: number;
   feedback_down: number;
+  /** Values taken out of what was said before it was stored (README, Privacy: what is kept). */
+  redacted_email: number;
+  redacted_phone: number;
+  redacted_card: number;
+  redacted_iban: number;
 }
 
 /** How many of an hour's measurements fell in one bin of a latency (bins grow by 10%: see latency-bins.ts). */

@@ -1,4 +1,5 @@
 import type { FeedbackRating, TurnFailure } from '#protocol/frames';
+import type { RedactionKind } from '#protocol/privacy';
 
 /**
  * What a change counts (README, Knowing how it goes): a conversation started (and by whom), a
@@ -23,6 +24,8 @@ export interface Tally {
   voiceToVoiceMs?: number;
   /** A greeting rule's figures (README, Greeting visitors first): its teaser shown or opened, a conversation it started, that conversation's turns. */
   proactive?: { rule: string } & Partial<Record<ProactiveCount, number>>;
+  /** Values taken out of what was said before it was stored, by kind (README, Privacy: what is kept). */
+  redactions?: Partial<Record<RedactionKind, number>>;
 }
 
 export const proactiveCounts = ['shown', 'opened', 'conversations', 'turns'] as const;

@@ -12,6 +12,7 @@ import {
 } from '../../deployments/deployment-context.js';
 import type { ConversationAt, EventRecorder, UnitOfWork } from '../events/event.recorder.js';
 import type { AgentInfo, EndReason } from '#protocol/frames';
+import { keepsWords } from '../privacy/keeping.js';
 import { turnLifecycle } from './turn.lifecycle.js';
 import { versionFor } from '../../deployments/version-split.js';
 import { joined } from './turn-moves.js';
@@ -222,8 +223,8 @@ export class ConversationService {
       ...joined(turnsFailed, ended),
       conversation: { status: 'ended', end_reason: reason, ended_at: isoNow() },
     });
-    // Queued only where an agent asks for an analysis (with a split, a conversation's version may).
-    const analysed = at.dep.spec.analysis !== undefined || at.dep.versions.length > 0;
+    // Queued only where an agent asks for an analysis (with a split, a conversation's version may) and words are kept.
+    const analysed = (at.dep.spec.analysis !== undefined || at.dep.versions.length > 0) && keepsWords(at.dep);
     if (reason !== 'deleted' && analysed) await queueAnalysisOfEnded(unit.trx, at.conversationId, isoNow());
   }
 

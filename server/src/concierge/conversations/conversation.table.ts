@@ -1,4 +1,5 @@
 import type { EndReason, FeedbackRating, Handler, RecognitionEngine, TurnFailure, TurnMode } from '#protocol/frames';
+import type { KeepMode } from '#protocol/privacy';
 
 export type { EndReason, Handler, TurnFailure, TurnMode };
 export const conversationStatuses = ['open', 'ended'] as const;
@@ -57,7 +58,12 @@ export interface TurnTable {
   id: string;
   conversation_id: string;
   client_turn_id: string;
+  /** What was said as its deployment keeps it (README, Privacy: what is kept): as said, redacted, or empty. */
   text: string;
+  /** How its words were kept (null: before it was recorded, every word), and how many characters were said and replied. */
+  kept: KeepMode | null;
+  text_chars: number | null;
+  reply_chars: number | null;
   mode: TurnMode;
   /** The visitor's language for this turn (BCP 47); null for turns taken before it was recorded. */
   language: string | null;

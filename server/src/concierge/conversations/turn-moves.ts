@@ -7,6 +7,7 @@ import { handoffEvent } from './handling.js';
 import { transitionTurn, type TurnRow, type TurnScope } from './turn.repository.js';
 import type { Reply, TurnInput } from './turn.types.js';
 import type { ConversationRow } from './conversation.repository.js';
+import type { Keeping } from '../privacy/keeping.js';
 
 /**
  * A visitor's new turn as stored: `pending` for the hook, or, while a person handles the
@@ -25,6 +26,9 @@ export function newTurnRow(
     conversation_id: conversation.id,
     client_turn_id: input.client_turn_id,
     text: input.text,
+    kept: at.dep.privacy.keep,
+    text_chars: [...input.text].length,
+    reply_chars: null,
     mode: input.mode,
     // The conversation's language unless the visitor chose another (README, The widget in your visitors' languages).
     language: input.language ?? at.dep.agent.language,
@@ -137,9 +141,13 @@ export const told = {
   }),
 };
 
-/** A reply as its turn keeps it: the actions as JSON text, none as null; the person who wrote it, or null for the agent. */
-export const replyColumns = ({ text, actions, by }: Reply) => ({
-  reply_text: text,
+/**
+ * A reply as its turn keeps it: its words as the deployment keeps them, the actions as JSON text (none
+ * as null), the person who wrote it (null for the agent).
+ */
+export const replyColumns = ({ text, actions, by }: Reply, keeping: Keeping) => ({
+  reply_text: keeping.stored(text),
+  reply_chars: [...text].length,
   reply_actions: actions.length ? JSON.stringify(actions) : null,
   replied_by: by ?? null,
 });

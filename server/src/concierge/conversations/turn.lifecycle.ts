@@ -53,7 +53,8 @@ export const turnLifecycle = {
   ): Promise<TurnRow> {
     const byPerson = conversation.handler === 'person';
     const turn = newTurnRow(at, conversation, input, hookNode);
-    await insertTurn(unit.trx, turn);
+    // Stored as the deployment keeps it; whoever answers gets it as said.
+    await insertTurn(unit.trx, { ...turn, text: unit.keeping(at, turn.language!).stored(turn.text) });
     const accepted = {
       turn_id: turn.id,
       client_turn_id: turn.client_turn_id,
@@ -140,7 +141,7 @@ export const turnLifecycle = {
           turnId,
           'pending',
           'resolved',
-          { ...replyColumns(reply), acknowledged_at: now, resolved_at: now, ...kept },
+          { ...replyColumns(reply, unit.keeping(at)), acknowledged_at: now, resolved_at: now, ...kept },
           handoff(joined(told.acknowledged(turnId), resolved)),
         )
       : move(
@@ -149,7 +150,7 @@ export const turnLifecycle = {
           turnId,
           'acknowledged',
           'resolved',
-          { ...replyColumns(reply), resolved_at: now, reply_received_at: now, ...kept },
+          { ...replyColumns(reply, unit.keeping(at)), resolved_at: now, reply_received_at: now, ...kept },
           handoff(resolved),
         );
   },
@@ -161,7 +162,7 @@ export const turnLifecycle = {
    */
   async resolve(unit: UnitOfWork, at: ConversationAt, scope: TurnScope, reply: Reply): Promise<ReplyTaken> {
     const now = isoNow();
-    const columns = replyColumns(reply);
+    const columns = replyColumns(reply, unit.keeping(at));
     if (
       await move(
         unit,
@@ -202,17 +203,13 @@ export const turnLifecycle = {
   ): Promise<ReplyTaken> {
     const turn = await lockTurnOf(unit.trx, scope, unit.dialect);
     if (!turn) return 'not_found';
+    const text = unit.keeping(at).stored(part.text);
     const known = await findReplyPart(unit.trx, turn.id, part.part);
-    if (known) return known.text === part.text ? 'duplicate' : 'conflict';
+    if (known) return known.text === text ? 'duplicate' : 'conflict';
     if (turn.status !== 'acknowledged') return turn.status;
     const chars = [...part.text].length;
     if (turn.part_chars + chars > REPLY_PART_LIMITS.chars) return 'too_long';
-    await addReplyPart(
-      unit.trx,
-      { turn_id: turn.id, part: part.part, text: part.text, received_at: isoNow() },
-      chars,
-      replyDueAt,
-    );
+    await addReplyPart(unit.trx, { turn_id: turn.id, part: part.part, text, received_at: isoNow() }, chars, replyDueAt);
     await unit.record(at, { events: [{ type: 'reply_part', turn_id: turn.id, ...part }], transcript: [] });
     return 'stored';
   },
@@ -233,7 +230,7 @@ export const turnLifecycle = {
     const comment = feedback.comment ?? null;
     await rateTurn(unit.trx, turnId, {
       feedback_rating: feedback.rating,
-      feedback_comment: comment,
+      feedback_comment: unit.keeping(at).stored(comment),
       feedback_at: isoNow(),
     });
     await unit.record(at, {
@@ -253,7 +250,7 @@ export const turnLifecycle = {
     const turn = await lockTurnOf(unit.trx, turnScopeOf(at, turnId), unit.dialect);
     if (!turn) return false;
     await setHeard(unit.trx, turnId, {
-      heard_text: heard.text,
+      heard_text: unit.keeping(at).stored(heard.text),
       heard_interrupted: heard.interrupted ? 1 : 0,
       heard_at: isoNow(),
     });

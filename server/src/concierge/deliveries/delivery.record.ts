@@ -64,6 +64,18 @@ export function deliveryRow(subject: DeliverySubject, ex: Exchange, manualSendId
   };
 }
 
+/**
+ * A record of a call about a conversation as its deployment keeps what was said (README, Privacy:
+ * what is kept): the bodies sent and answered through `keep`, the rest as it was.
+ */
+export function keptBodies(row: DeliveryTable, keep: (text: string) => string): DeliveryTable {
+  const kept = (json: string) => {
+    const message = JSON.parse(json) as { body?: unknown };
+    return typeof message.body === 'string' ? JSON.stringify({ ...message, body: keep(message.body) }) : json;
+  };
+  return { ...row, request: kept(row.request), response: row.response === null ? null : kept(row.response) };
+}
+
 /** The record of a 2xx answer the service could not read as one (a reply with invalid actions, say): a failure, and why. */
 export const unreadableAnswer = (row: DeliveryTable, why: string): DeliveryTable => ({
   ...row,

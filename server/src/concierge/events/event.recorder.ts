@@ -10,7 +10,9 @@ import { newEventId } from '../deliveries/event-id.js';
 import type { AnalyticsRollup } from '../analytics/analytics.rollup.js';
 import type { Tally } from '../analytics/tally.js';
 import type { ConversationBus } from './conversation-bus.js';
-import { appendEvents, type ConversationPatch, type StoredFrame } from './event.repository.js';
+import { appendEvents, type ConversationPatch, framesOf, type StoredFrame } from './event.repository.js';
+import { addCounts, Keeping } from '../privacy/keeping.js';
+import type { Redacted } from '../privacy/detectors.js';
 
 /**
  * What one state change tells: widget events (stored with seqs), transcript events (for the
@@ -48,6 +50,9 @@ export interface Committed {
  */
 export class UnitOfWork {
   readonly #committed = new Map<string, Committed>();
+  readonly #keepings = new Map<string, Keeping>();
+  /** Each conversation's widget events as said, for this node's sockets on it (README, Privacy: what is kept). */
+  readonly #said = new Map<string, StoredFrame[]>();
   #transcript = false;
 
   constructor(
@@ -57,17 +62,46 @@ export class UnitOfWork {
     private readonly rollup?: AnalyticsRollup,
   ) {}
 
-  /** Stores a change's widget events (next seqs) and, with a transcript hook, its transcript events. */
+  /**
+   * What the deployment keeps of what is said in this unit (README, Privacy: what is kept), phone
+   * numbers read for `language`'s region: every text stored goes through it, here for the events and
+   * by the turn's moves for its columns.
+   */
+  keeping(at: ConversationAt, language?: string): Keeping {
+    const key = `${at.dep.id}\n${language ?? ''}`;
+    let keeping = this.#keepings.get(key);
+    if (!keeping) this.#keepings.set(key, (keeping = Keeping.of(at.dep, language)));
+    return keeping;
+  }
+
+  /**
+   * Stores a change's widget events (next seqs) and, with a transcript hook, its transcript events,
+   * each as its deployment keeps them; this node's sockets get the widget events as said.
+   */
   async record(at: ConversationAt, change: Change): Promise<void> {
     const { dep, conversationId } = at;
-    const { first, frames } = await appendEvents(this.trx, conversationId, change.events, change.conversation);
+    const accepted = change.events.find((e) => e.type === 'turn_accepted');
+    const keeping = this.keeping(at, accepted?.language);
+    const redactions: Redacted['counts'] = {};
+    const events = keeping.verbatim
+      ? change.events
+      : change.events.map((event) => {
+          const kept = keeping.event(event);
+          addCounts(redactions, kept.counts);
+          return kept.record;
+        });
+    const { first, frames } = await appendEvents(this.trx, conversationId, events, change.conversation);
     const handoff = change.transcript.find((t) => t.type === 'conversation.handoff')?.data;
     if (frames.length || handoff) {
       const committed = this.#committedAt(at);
       committed.frames.push(...frames);
-      if (handoff) committed.handoff = handoff;
+      const said = this.#said.get(conversationId) ?? [];
+      this.#said.set(conversationId, said);
+      said.push(...(keeping.verbatim ? frames : framesOf(change.events, first)));
+      if (handoff) committed.handoff = keeping.transcript({ type: 'conversation.handoff', data: handoff }).data;
     }
-    if (change.tally) this.count(at, change.tally);
+    const tally = Object.keys(redactions).length ? { ...change.tally, redactions } : change.tally;
+    if (tally) this.count(at, tally);
     if (!dep.hook.transcriptUrl || !change.transcript.length) return;
     this.#transcript = true;
     const now = isoNow();
@@ -75,7 +109,8 @@ export class UnitOfWork {
     let position = (first + change.events.length - 1) * 100 + 50;
     await insertOutbox(
       this.trx,
-      change.transcript.map((event) => {
+      change.transcript.map((said) => {
+        const event = keeping.transcript(said);
         const id = newEventId();
         const body = transcriptEventBody({
           id,
@@ -117,14 +152,13 @@ export class UnitOfWork {
     return committed;
   }
 
-  /** Tells what committed: the widget events to the sockets, all of it to `onCommitted`, and transcript delivery that it has work. */
+  /** Tells what committed: the widget events as said to the sockets, all of it as stored to `onCommitted`, and transcript delivery that it has work. */
   announce(
     bus: ConversationBus,
     onTranscript: () => void,
     onCommitted: (committed: readonly Committed[]) => void,
   ): void {
-    for (const { conversationId, frames } of this.#committed.values())
-      if (frames.length) bus.publish(conversationId, frames);
+    for (const [conversationId, said] of this.#said) if (said.length) bus.publish(conversationId, said);
     if (this.#committed.size) onCommitted([...this.#committed.values()]);
     if (this.#transcript) onTranscript();
   }

@@ -50,10 +50,7 @@ export async function appendEvents(
   if (!row) throw new Error(`appendEvents: no conversation ${conversationId}`);
   const { last_seq } = row;
   const first = last_seq - events.length + 1;
-  const frames = events.map(({ type, ...body }, i): StoredFrame => {
-    const event = { type, seq: first + i, ...body } as StoredEvent;
-    return { seq: event.seq, type, frame: JSON.stringify(event), event };
-  });
+  const frames = framesOf(events, first);
   if (frames.length) {
     const rows: Record<string, unknown> = { conversationId, now };
     frames.forEach((f, i) => Object.assign(rows, { [`seq${i}`]: f.seq, [`type${i}`]: f.type, [`frame${i}`]: f.frame }));
@@ -61,6 +58,13 @@ export async function appendEvents(
   }
   return { first, frames };
 }
+
+/** Events as frames, numbered from `first`. */
+export const framesOf = (events: readonly NewEvent[], first: number): StoredFrame[] =>
+  events.map(({ type, ...body }, i): StoredFrame => {
+    const event = { type, seq: first + i, ...body } as StoredEvent;
+    return { seq: event.seq, type, frame: JSON.stringify(event), event };
+  });
 
 /** The conversations' stored events, as a socket reads back what it missed. */
 export const storedFrames = (db: Db) => ({

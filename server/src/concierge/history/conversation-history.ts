@@ -159,6 +159,7 @@ export class ConversationHistory {
         id: turn.id,
         client_turn_id: turn.client_turn_id,
         text: turn.text,
+        words: { kept: turn.kept ?? 'everything', text_chars: turn.text_chars, reply_chars: turn.reply_chars },
         mode: turn.mode,
         language: turn.language,
         status: turn.status,

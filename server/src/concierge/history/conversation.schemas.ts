@@ -1,3 +1,4 @@
+import { keepModes } from '#protocol/privacy';
 import { z } from 'zod';
 import { analysisSchema } from '#protocol/conversation-analysis';
 import { pageQuery } from '../../http/pagination.js';
@@ -67,6 +68,16 @@ const turnSchema = z
     id: z.uuid(),
     client_turn_id: z.string(),
     text: z.string(),
+    words: z
+      .object({
+        kept: z.enum(keepModes),
+        text_chars: z.number().int().nullable(),
+        reply_chars: z.number().int().nullable(),
+      })
+      .meta({
+        description:
+          "How this turn's words were kept (README, Privacy: what is kept): `everything` as said, `redacted` with values replaced by their kind (`[phone]`), `metadata` not at all (its texts empty); and how many characters the visitor said and the reply held (null for turns stored before they were counted, or a reply not yet come)",
+      }),
     mode: z.enum(turnModes),
     language: z.string().nullable().meta({
       description:

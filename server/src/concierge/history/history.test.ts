@@ -242,6 +242,7 @@ describeEachStore('conversation history', (kind) => {
         'status',
         'text',
         'voice',
+        'words',
       ].sort(),
     );
 
@@ -251,6 +252,7 @@ describeEachStore('conversation history', (kind) => {
       voice: null,
       status: 'resolved',
       reply_text: 'The pool opens at 7.',
+      words: { kept: 'everything', text_chars: 'Sync: when does the pool open?'.length, reply_chars: 20 },
       reply_actions: [],
       replied_by: { type: 'agent' },
       parts: [],

@@ -219,6 +219,9 @@ export class ModelResponder implements Responder<ModelSpec> {
       .map((t) => (JSON.parse(t.frame) as { turn_id: string }).turn_id);
     const heard = new Map((await heardOfTurns(this.parts.db, replied)).map((row) => [row.id, row]));
     const said = conversationMessages(talk, heard);
+    // The turn being answered as said: what is stored of it may be redacted (README, Privacy: what is kept).
+    const current = said.at(-1);
+    if (current?.role === 'user') said[said.length - 1] = { ...current, content: turn.text };
     const data = dataMessage(context);
     // The data of this turn comes right before the visitor's message it goes with.
     return [

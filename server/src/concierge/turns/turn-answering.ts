@@ -5,7 +5,7 @@ import { type ConversationRow, setToolConfirmation } from '../conversations/conv
 import type { ConversationService } from '../conversations/conversation.service.js';
 import { turnLifecycle } from '../conversations/turn.lifecycle.js';
 import { knowledgeColumn, turnExists, type TurnRow } from '../conversations/turn.repository.js';
-import { deliveryRow } from '../deliveries/delivery.record.js';
+import { deliveryRow, keptBodies } from '../deliveries/delivery.record.js';
 import { insertDeliveries } from '../deliveries/delivery.repository.js';
 import type { DeliveryKind, DeliveryTable } from '../deliveries/delivery.table.js';
 import type { DeploymentContext } from '../../deployments/deployment-context.js';
@@ -91,8 +91,13 @@ export class TurnAnswering implements Answering {
           if (moved && answer.toolConfirmation !== undefined)
             await setToolConfirmation(unit.trx, turn.conversation_id, answer.toolConfirmation);
           // A turn ended meanwhile still shows its calls; an erased one keeps nothing.
-          if (records.length && (moved || (await turnExists(unit.trx, turn.id))))
-            await insertDeliveries(unit.trx, [...records]);
+          if (records.length && (moved || (await turnExists(unit.trx, turn.id)))) {
+            const keeping = unit.keeping(at, turn.language ?? undefined);
+            await insertDeliveries(
+              unit.trx,
+              keeping.verbatim ? [...records] : records.map((r) => keptBodies(r, (text) => keeping.stored(text))),
+            );
+          }
         }),
       this.signal,
     );

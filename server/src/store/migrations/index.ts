@@ -33,6 +33,7 @@ import { toolConfirmation } from './2026-11-29-04-tool-confirmation.js';
 import { answering } from './2026-11-29-05-answering.js';
 import { handsFree } from './2026-11-30-01-hands-free.js';
 import { quality } from './2026-12-01-01-quality.js';
+import { privacy } from './2026-12-02-01-privacy.js';
 
 /** Every migration, in order. Names are timestamps so they sort the way they apply. */
 export const migrations: Record<string, Migration> = {
@@ -70,4 +71,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-29-05-answering': answering,
   '2026-11-30-01-hands-free': handsFree,
   '2026-12-01-01-quality': quality,
+  '2026-12-02-01-privacy': privacy,
 };
