@@ -174,6 +174,7 @@ describe('console view logic', () => {
       id: 't1',
       client_turn_id: 'c',
       text: 'Is breakfast included?',
+      words: { kept: 'everything', text_chars: 22, reply_chars: null },
       mode: 'text',
       language: 'en-US',
       feedback: null,
