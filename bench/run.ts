@@ -33,6 +33,7 @@ import { VAD, voiceActivityFigures } from './concierge/voice-activity.js';
 import { HANDS_FREE, handsFreeFigures } from './concierge/hands-free.js';
 import { echoFigures } from './concierge/echo.js';
 import { analysisFigures, QUALITY, testRunFigures } from './concierge/quality.js';
+import { detectorFigures, PRIVACY, replyLatencyFigures } from './concierge/privacy.js';
 
 /**
  * `npm run bench [-- name ...]`: every scenario, or the named ones. Each prints its baseline,
@@ -649,6 +650,34 @@ const scenarios: Record<string, () => Promise<void>> = {
       { p50: 2, p95: 2, 'p50 ×': 2 },
     );
     console.log('aim: the service adds under 5 ms a conversation, and turns keep their latency while it runs');
+  },
+
+  async privacy() {
+    const detectors = detectorFigures();
+    printTable(
+      `Redaction of a 200-character turn, every kind on (email, phone, card, IBAN), ${PRIVACY.calls.toLocaleString('en')} calls after ${PRIVACY.warmUp.toLocaleString('en')} (µs)`,
+      [
+        { turn: 'without a value', p50: detectors.plain.p50, p95: detectors.plain.p95 },
+        { turn: 'with a phone number, an email and a card', p50: detectors.valued.p50, p95: detectors.valued.p95 },
+      ],
+      { p50: 1, p95: 1 },
+    );
+    console.log('aim: under 200 µs p50');
+    const replies = await replyLatencyFigures();
+    printTable(
+      `A turn with values to its deferred reply with values, widget socket, ${(PRIVACY.blocks / 2) * PRIVACY.turnsPerBlock} turns each, in alternating blocks, SQLite (ms)`,
+      [
+        { keep: 'everything (baseline)', p50: replies.kept.p50, p95: replies.kept.p95, 'p50 ×': 1 },
+        {
+          keep: 'redacted',
+          p50: replies.redacted.p50,
+          p95: replies.redacted.p95,
+          'p50 ×': replies.redacted.p50 / replies.kept.p50,
+        },
+      ],
+      { p50: 2, p95: 2, 'p50 ×': 3 },
+    );
+    console.log('aim: under 5% apart');
   },
 
   async knowledge() {

@@ -141,7 +141,8 @@ export async function provision(
       agent_id: agentId,
       channel_config: channel(hooks),
       engagement_rules: { proactive: DEMO_GREETINGS },
-      runtime_config: { reply_timeout_s: 20, hook_timeout_ms: 3000 },
+      // The hotel keeps what guests say with their numbers and addresses taken out (README, Privacy: what is kept).
+      runtime_config: { reply_timeout_s: 20, hook_timeout_ms: 3000, privacy: { keep: 'redacted' } },
     }),
     'create deployment',
   );

@@ -45,6 +45,7 @@ describe("the deployment settings form's fields", () => {
       limits: { maxTurns: '50', perMinute: '', hookTimeout: '', replyTimeout: '60' },
       voice: { recognition: 'service', synthesis: 'auto', mode: 'auto' },
       personWait: { noticeS: '', notice: 'Soon' },
+      privacy: { keep: 'everything', redact: ['email', 'phone', 'card', 'iban'], retentionDays: '' },
     });
     expect(settingsFieldsOf(deployment({ agent_version: 3 })).connection.version).toBe('3');
   });
@@ -124,5 +125,25 @@ describe("the deployment settings form's fields", () => {
     expect(() => versionSharesOf('1:50, two:50')).toThrow(
       'Split between versions: “two:50” is not version:weight; write them comma-separated, such as 1:50, 2:50',
     );
+  });
+
+  it('keep what is said as chosen: absent for every word, the kinds only when fewer than all', () => {
+    const kept = (privacy: Deployment['runtime_config']['privacy']) =>
+      settingsUpdate(deployment(), {
+        ...settingsFieldsOf(deployment()),
+        privacy: settingsFieldsOf(deployment({ runtime_config: { privacy } })).privacy,
+      }).runtime_config.privacy;
+    expect(kept(undefined)).toBeUndefined();
+    expect(kept({ keep: 'redacted' })).toEqual({ keep: 'redacted', retention_days: undefined });
+    expect(kept({ keep: 'redacted', redact: ['email', 'card'] })).toEqual({
+      keep: 'redacted',
+      redact: ['email', 'card'],
+      retention_days: undefined,
+    });
+    expect(kept({ keep: 'metadata', redact: ['email'], retention_days: 30 })).toEqual({
+      keep: 'metadata',
+      retention_days: 30,
+    });
+    expect(kept({ retention_days: 7 })).toEqual({ keep: 'everything', retention_days: 7 });
   });
 });

@@ -1,4 +1,5 @@
 import type { RecognitionSetting, SynthesisSetting, VoiceMode } from '#protocol/speech-settings';
+import { type KeepMode, type RedactionKind, redactionKinds } from '#protocol/privacy';
 import type { Deployment } from './types';
 
 type Json = Record<string, unknown>;
@@ -46,6 +47,13 @@ export interface PersonWaitFields {
   notice: string;
 }
 
+/** What is kept of what is said (README, Privacy: what is kept), and how many days ('' for the service's own). */
+export interface PrivacyFields {
+  keep: KeepMode;
+  redact: RedactionKind[];
+  retentionDays: string;
+}
+
 /** The deployment settings form: one typed group per fieldset. */
 export interface SettingsFields {
   connection: ConnectionFields;
@@ -53,6 +61,7 @@ export interface SettingsFields {
   limits: LimitFields;
   voice: VoiceFields;
   personWait: PersonWaitFields;
+  privacy: PrivacyFields;
 }
 
 const text = (value: unknown, otherwise = ''): string =>
@@ -115,6 +124,25 @@ export function settingsFieldsOf(dep: Deployment): SettingsFields {
       mode: (runtime.voice_mode as VoiceMode | undefined) ?? 'auto',
     },
     personWait: { noticeS: text(runtime.person_wait_notice_s), notice: text(runtime.person_wait_notice) },
+    privacy: privacyFieldsOf(runtime.privacy as Json | undefined),
+  };
+}
+
+function privacyFieldsOf(privacy: Json | undefined): PrivacyFields {
+  return {
+    keep: (privacy?.keep as KeepMode | undefined) ?? 'everything',
+    redact: (privacy?.redact as RedactionKind[] | undefined) ?? [...redactionKinds],
+    retentionDays: text(privacy?.retention_days),
+  };
+}
+
+/** `runtime_config.privacy` as the form sets it; absent when it keeps everything for the service's days. */
+function privacyOf({ keep, redact, retentionDays }: PrivacyFields) {
+  if (keep === 'everything' && retentionDays === '') return undefined;
+  return {
+    keep,
+    ...(keep === 'redacted' && redact.length < redactionKinds.length ? { redact } : {}),
+    retention_days: num(retentionDays),
   };
 }
 
@@ -124,7 +152,7 @@ export function settingsFieldsOf(dep: Deployment): SettingsFields {
  */
 export function settingsUpdate(dep: Deployment, fields: SettingsFields) {
   const channel = dep.channel_config as Json;
-  const { connection, theme, limits, voice, personWait } = fields;
+  const { connection, theme, limits, voice, personWait, privacy } = fields;
   const languages = languagesOf(theme);
   return {
     agent_version: connection.version === '' ? null : Number(connection.version),
@@ -158,6 +186,7 @@ export function settingsUpdate(dep: Deployment, fields: SettingsFields) {
       voice_mode: voice.mode === 'auto' ? undefined : voice.mode,
       person_wait_notice_s: num(personWait.noticeS),
       person_wait_notice: personWait.notice.trim() || undefined,
+      privacy: privacyOf(privacy),
     },
   };
 }

@@ -62,13 +62,31 @@ export function handsFreeInWords(voice: NonNullable<Turn['voice']>): string {
 
 export const partsInWords = (n: number): string => `${n} part${n === 1 ? '' : 's'}`;
 
+/** What was said as the turn kept it (README, Privacy: what is kept): the text, or how long it was when no words were kept. */
+export function saidInWords(turn: Turn, side: 'visitor' | 'reply'): string {
+  const text = side === 'visitor' ? turn.text : (turn.reply_text ?? '');
+  if (turn.words.kept !== 'metadata') return text;
+  const chars = side === 'visitor' ? turn.words.text_chars : turn.words.reply_chars;
+  return `words not kept${chars === null ? '' : ` (${chars} characters)`}`;
+}
+
+/** Why a conversation's words look as they do: none kept, or personal values replaced; undefined when every word was kept. */
+export function keptInWords(turns: readonly Turn[]): string | undefined {
+  const kept = new Set(turns.map((t) => t.words.kept));
+  if (kept.has('metadata'))
+    return 'Its deployment keeps no words of what is said (privacy: metadata only): turns show their timing, lengths, outcomes and ratings.';
+  if (kept.has('redacted'))
+    return 'Its deployment replaces personal values before anything is stored (privacy: redacted): [email], [phone], [card] and [iban] stand where they were said.';
+  return undefined;
+}
+
 /** One turn as it happened, in time order: the question, each hook attempt, the acknowledgement, the reply (its streamed parts folded under it). */
 export function turnTimeline(turn: Turn): TimelineItem[] {
   const items: TimelineItem[] = [
     {
       at: turn.created_at,
       kind: 'visitor',
-      title: `Visitor (${turn.mode}${turn.language ? `, ${turn.language}` : ''}): ${turn.text}`,
+      title: `Visitor (${turn.mode}${turn.language ? `, ${turn.language}` : ''}): ${saidInWords(turn, 'visitor')}`,
     },
   ];
   // A hands-free turn (README, Hands-free voice): what finding it took, and how long the visitor waited for the voice.
@@ -131,7 +149,7 @@ export function turnTimeline(turn: Turn): TimelineItem[] {
     items.push({
       at: turn.reply_received.at,
       kind: 'reply',
-      title: `${from}${dup ? ` (${dup} duplicate${dup > 1 ? 's' : ''} ignored)` : ''}: ${turn.reply_text ?? ''}`,
+      title: `${from}${dup ? ` (${dup} duplicate${dup > 1 ? 's' : ''} ignored)` : ''}: ${saidInWords(turn, 'reply')}`,
       ...folded,
     });
   } else if (parts.length) {

@@ -6,7 +6,7 @@ import { routeOf } from './routes';
 import { serverSnippetOf, signedStringOf, snippetOf } from './snippets';
 import { inLanguagesLines, inLanguagesOf, pronunciationsAsLines, pronunciationsOf, toolsOf } from './spec-fields';
 import { lineDiff } from './text-diff';
-import { handsFreeInWords, turnTimeline } from './turn-timeline';
+import { handsFreeInWords, keptInWords, saidInWords, turnTimeline } from './turn-timeline';
 import type { Delivery, Turn } from './types';
 
 const delivery = (over: Partial<Delivery> = {}): Delivery => ({
@@ -113,6 +113,7 @@ describe('console view logic', () => {
     const turn = {
       id: 't1',
       text: 'Free on Friday?',
+      words: { kept: 'everything', text_chars: 15, reply_chars: 4 },
       mode: 'text',
       language: 'en-US',
       status: 'resolved',
@@ -230,6 +231,7 @@ describe('console view logic', () => {
     const turn = {
       id: 't1',
       text: 'Dinner?',
+      words: { kept: 'everything', text_chars: 7, reply_chars: 13 },
       mode: 'voice',
       language: 'fr-FR',
       feedback: { rating: 'down', comment: 'Too late for us', at: '2026-11-24T10:00:05.000Z' },
@@ -357,5 +359,19 @@ describe("words in several languages in the console's form (a teaser, an agent's
     expect(inLanguagesOf('en: Hello\nde: Hallo\nde: Guten Tag')).toEqual({
       problem: 'de: is there twice (lines 2 and 3); keep one.',
     });
+  });
+
+  it('says what a turn kept of its words: the redacted text, or its length when no words were kept', () => {
+    const turn = (kept: Turn['words']['kept'], text: string, reply: string) =>
+      ({ text, reply_text: reply, words: { kept, text_chars: 31, reply_chars: 40 } }) as Turn;
+    const redacted = turn('redacted', 'Call me on [phone]', 'We will call [phone].');
+    expect(saidInWords(redacted, 'visitor')).toBe('Call me on [phone]');
+    expect(saidInWords(redacted, 'reply')).toBe('We will call [phone].');
+    const none = turn('metadata', '', '');
+    expect(saidInWords(none, 'visitor')).toBe('words not kept (31 characters)');
+    expect(saidInWords(none, 'reply')).toBe('words not kept (40 characters)');
+    expect(keptInWords([turn('everything', 'Hi', 'Hello')])).toBeUndefined();
+    expect(keptInWords([turn('everything', 'Hi', 'Hello'), redacted])).toContain('(privacy: redacted)');
+    expect(keptInWords([redacted, none])).toContain('(privacy: metadata only)');
   });
 });

@@ -1,3 +1,4 @@
+import { type RedactionKind, redactionKinds } from '#protocol/privacy';
 import { can } from '../roles';
 import { CriterionFigures } from './analytics-criteria';
 import { useState } from 'preact/hooks';
@@ -193,6 +194,8 @@ export function AnalyticsPage() {
                 ? `${data.totals.voice_to_voice_ms.p50} / ${data.totals.voice_to_voice_ms.p95} ms`
                 : '—'}
             </dd>
+            <dt>Values redacted before storing</dt>
+            <dd>{redactionsInWords(data.totals.redactions)}</dd>
           </dl>
           <div class="charts">
             {CHARTS.map((chart) => (
@@ -262,4 +265,10 @@ function GreetingFigures({
       </table>
     </section>
   );
+}
+
+/** The values taken out of what was said (README, Privacy: what is kept), by kind; a dash when none were. */
+function redactionsInWords(counts: Record<RedactionKind, number>): string {
+  const said = redactionKinds.filter((kind) => counts[kind]).map((kind) => `${counts[kind]} ${kind}`);
+  return said.length ? said.join(' · ') : '—';
 }

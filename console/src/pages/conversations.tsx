@@ -2,7 +2,7 @@ import { can } from '../roles';
 import { useEffect, useState } from 'preact/hooks';
 import { del, get, list, post, query, text, path } from '../api';
 import { startOfDay, when } from '../format';
-import { partsInWords, turnTimeline } from '../turn-timeline';
+import { keptInWords, partsInWords, turnTimeline } from '../turn-timeline';
 import { ConversationAnalysis } from './conversation-analysis';
 import type { Conversation, ConversationDetail, Delivery } from '../types';
 import {
@@ -146,6 +146,7 @@ export function ConversationPage({ id }: { id: string }) {
         )}
       </div>
       <ErrorNote error={remove.error} />
+      {keptInWords(c.turns) && <p class="muted">{keptInWords(c.turns)}</p>}
       <ConversationAnalysis conversation={c} />
       <Timeline conversation={c} transcript={loaded.data.transcript} onRedelivered={loaded.reload} />
     </section>

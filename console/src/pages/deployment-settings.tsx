@@ -15,6 +15,7 @@ import {
 } from '../deployment-settings';
 import { languageProblems, originProblems } from '../form-checks';
 import type { AgentVersion, Deployment } from '../types';
+import { PrivacyFieldset } from './deployment-privacy';
 import { ActionForm, ErrorNote, LocaleOptions, NumberField, useAction, useLoad, VoiceSample } from '../ui';
 
 /** A fieldset of the settings form: its group of fields, and how it changes them. */
@@ -65,6 +66,7 @@ export function Settings({ dep, onSaved }: { dep: Deployment; onSaved(d: Deploym
         <VoiceSample agentId={dep.agent_id} />
       </fieldset>
       <PersonWaitFieldset value={fields.personWait} onChange={group('personWait')} />
+      <PrivacyFieldset value={fields.privacy} onChange={group('privacy')} saved={settingsFieldsOf(dep).privacy.keep} />
       <ErrorNote error={save.error} />
       {warnings.map((w) => (
         <p key={w.path} class="warn">

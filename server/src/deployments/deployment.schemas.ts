@@ -102,7 +102,8 @@ const runtimeChoices = {
   // What is kept of the conversations (README, Privacy: what is kept).
   privacy: z
     .strictObject({
-      keep: z.enum(keepModes).default('everything').meta({
+      keep: z.enum(keepModes).optional().meta({
+        default: 'everything',
         description:
           '`everything`: every word as said; `redacted`: the words with each value of `redact` replaced by its kind (`[phone]`) before anything is stored; `metadata`: no words at all, only timing, lengths, outcomes and feedback',
       }),
@@ -111,8 +112,8 @@ const runtimeChoices = {
         .min(1)
         .max(redactionKinds.length)
         .refine((kinds) => new Set(kinds).size === kinds.length, { message: 'must not repeat a kind' })
-        .default([...redactionKinds])
-        .meta({ description: 'What `redacted` replaces; absent: every kind' }),
+        .optional()
+        .meta({ description: 'What `redacted` replaces; absent: every kind', default: [...redactionKinds] }),
       retention_days: z.number().int().min(1).max(3650).optional().meta({
         description:
           "Ended conversations of this deployment are deleted this many days after their last change, sooner than the service's own retention when it keeps them longer",
