@@ -665,7 +665,7 @@ const scenarios: Record<string, () => Promise<void>> = {
     console.log('aim: under 200 µs p50');
     const replies = await replyLatencyFigures();
     printTable(
-      `A turn with values to its deferred reply with values, widget socket, ${(PRIVACY.blocks / 2) * PRIVACY.turnsPerBlock} turns each, in alternating blocks, SQLite (ms)`,
+      `A turn with values to its deferred reply with values, widget socket, ${(PRIVACY.blocks / 2) * PRIVACY.turnsPerBlock} turns each, in blocks taken in turn (ABBA), SQLite (ms)`,
       [
         { keep: 'everything (baseline)', p50: replies.kept.p50, p95: replies.kept.p95, 'p50 ×': 1 },
         {

@@ -72,6 +72,7 @@ const PHONES: Case[] = [
   ['de', 'Rückruf an +1 415 555 2671', 'Rückruf an [phone]'],
   ['en-IN', 'my number 98765 43210', 'my number [phone]'],
   ['en-CA', 'Toronto office 416-555-0133', 'Toronto office [phone]'],
+  ['en-US', 'room 412 415-555-2671 please', 'room 412 [phone] please'],
 ];
 
 const EMAILS: Case[] = [

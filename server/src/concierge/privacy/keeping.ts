@@ -9,18 +9,27 @@ import { redact, type Redacted, regionOf } from './detectors.js';
 export const NOT_KEPT = '';
 
 /**
- * What one deployment keeps of what is said (README, Privacy: what is kept), for one unit of work:
- * each text as said goes in, what may be stored comes out. Redacting the same text twice in a unit
- * (its column, its widget event, its transcript event) costs once.
+ * The texts redacted last, by region and kinds: a turn's text is stored as its column, its widget
+ * event, its transcript event and in its hook call's record, in two or three units of work, and is
+ * redacted once. Held in memory only, a few hundred at most, as the texts in flight are.
+ */
+const RECENT = new Map<string, Redacted>();
+const RECENT_MAX = 512;
+
+/**
+ * What one deployment keeps of what is said (README, Privacy: what is kept): each text as said goes
+ * in, what may be stored comes out.
  */
 export class Keeping {
-  readonly #seen = new Map<string, Redacted>();
+  readonly #key: string;
 
   constructor(
     readonly mode: KeepMode,
     private readonly kinds: readonly RedactionKind[],
     private readonly region: CountryCode | undefined,
-  ) {}
+  ) {
+    this.#key = `${region ?? ''}\n${kinds.join()}\n`;
+  }
 
   /** The deployment's keeping, phone numbers read for the region of `language` (the turn's, else the agent's). */
   static of(dep: Pick<DeploymentContext, 'privacy' | 'agent'>, language?: string): Keeping {
@@ -36,8 +45,12 @@ export class Keeping {
   text(said: string): Redacted {
     if (this.mode === 'everything') return { text: said, counts: {} };
     if (this.mode === 'metadata') return { text: NOT_KEPT, counts: {} };
-    let kept = this.#seen.get(said);
-    if (!kept) this.#seen.set(said, (kept = redact(said, this.kinds, this.region)));
+    const key = this.#key + said;
+    let kept = RECENT.get(key);
+    if (kept) return kept;
+    kept = redact(said, this.kinds, this.region);
+    if (RECENT.size >= RECENT_MAX) RECENT.delete(RECENT.keys().next().value!);
+    RECENT.set(key, kept);
     return kept;
   }
 
@@ -46,6 +59,23 @@ export class Keeping {
   stored(said: string | null): string | null;
   stored(said: string | null): string | null {
     return said === null ? null : this.text(said).text;
+  }
+
+  /**
+   * A recorded HTTP body (a hook call, a model call) as stored: a JSON body's strings each as
+   * {@link stored} (ids, times and addresses as they are), any other body whole; nothing of it in `metadata`.
+   */
+  body(text: string): string {
+    if (this.mode !== 'redacted') return this.stored(text);
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      return this.stored(text);
+    }
+    return JSON.stringify(json, (_key, value: unknown) =>
+      typeof value === 'string' && !NOT_WORDS.test(value) ? this.stored(value) : value,
+    );
   }
 
   /** A widget event as stored, and what it counts (a reply's parts count with the reply). */
@@ -80,6 +110,10 @@ export class Keeping {
     return { record: (copy ?? record) as T, counts };
   }
 }
+
+/** Strings of a recorded body that are never words: ids, times, addresses. */
+const NOT_WORDS =
+  /^(?:[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}|\d{4}-\d\d-\d\dT[\d:.]+Z|https?:\/\/\S*)$/i;
 
 /** The fields of words in each widget event that has any. */
 const EVENT_WORDS: Partial<Record<NewEvent['type'], readonly string[]>> = {

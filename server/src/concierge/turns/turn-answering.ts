@@ -95,7 +95,7 @@ export class TurnAnswering implements Answering {
             const keeping = unit.keeping(at, turn.language ?? undefined);
             await insertDeliveries(
               unit.trx,
-              keeping.verbatim ? [...records] : records.map((r) => keptBodies(r, (text) => keeping.stored(text))),
+              keeping.verbatim ? [...records] : records.map((r) => keptBodies(r, (text) => keeping.body(text))),
             );
           }
         }),
