@@ -50,3 +50,16 @@ export async function choosePassword(page: Page, link: string) {
   await page.getByLabel('The same password again').fill(PASSWORD);
   await page.getByRole('button', { name: 'Set password and sign in' }).click();
 }
+
+/** A customer's management API call with their key: the `data` of a 2xx answer, failing the test on anything else. */
+export const managementApi =
+  (serviceUrl: string, apiKey: string) =>
+  async (method: string, path: string, body?: unknown): Promise<any> => {
+    const res = await fetch(`${serviceUrl}${path}`, {
+      method,
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
+    expect(res.status, `${method} ${path}`).toBeLessThan(300);
+    return ((await res.json()) as { data: any }).data;
+  };

@@ -1,6 +1,6 @@
 import { startModelServer } from '../server/test/model-server.js';
 import { scriptedEvaluator } from '../server/test/quality-model.js';
-import { audit, consoleErrors, nav, PASSWORD } from './console-kit.js';
+import { audit, consoleErrors, managementApi, nav, PASSWORD } from './console-kit.js';
 import { answeredByHotelServer, conversation, expect, launcher, test } from './fixtures.js';
 import type { Stack } from './stack.js';
 
@@ -31,15 +31,7 @@ test("the QA panel ends the visitor's conversation and shows its analysis", asyn
 
 /** A customer whose model agent books tables (the scripted model), deployed with no hook and live: through the API. */
 async function bookingAgent(stack: Stack, apiKey: string, baseUrl: string) {
-  const call = async (method: string, path: string, body?: unknown) => {
-    const res = await fetch(`${stack.serviceUrl}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    expect(res.status, `${method} ${path}`).toBeLessThan(300);
-    return ((await res.json()) as { data: any }).data;
-  };
+  const call = managementApi(stack.serviceUrl, apiKey);
   const endpoint = await call('POST', '/api/v1/model-endpoints', { name: 'Inn model', base_url: baseUrl });
   const job = await call('POST', '/api/v1/agents', { name: 'Inn desk' });
   await expect.poll(async () => (await call('GET', job.polling_url)).status).toBe('succeeded');

@@ -1,5 +1,5 @@
 import { Agent } from 'node:http';
-import { redactionKinds } from '../../protocol/privacy.js';
+import { patternKinds } from '../../protocol/privacy.js';
 import { redact } from '../../server/src/concierge/privacy/detectors.js';
 import { quantile } from '../stats.js';
 import { api, BenchSocket, type Deployed, type HookCall, replyTo } from './kit.js';
@@ -32,12 +32,12 @@ export function detectorFigures(): Record<keyof typeof TURNS, Spread> {
   for (const [name, text] of Object.entries(TURNS) as [keyof typeof TURNS, string][]) {
     // Each call its own text, as each turn is: the same one again would be faster than any visitor's.
     const turn = (i: number) => `${text.slice(0, 190)} turn ${i}`;
-    for (let i = 0; i < PRIVACY.warmUp; i++) redact(turn(i), redactionKinds, 'GB');
+    for (let i = 0; i < PRIVACY.warmUp; i++) redact(turn(i), patternKinds, 'GB');
     const times: number[] = [];
     for (let i = 0; i < PRIVACY.calls; i++) {
       const said = turn(PRIVACY.warmUp + i);
       const started = performance.now();
-      redact(said, redactionKinds, 'GB');
+      redact(said, patternKinds, 'GB');
       times.push((performance.now() - started) * 1000);
     }
     out[name] = spread(times);

@@ -1,5 +1,5 @@
 import type { RecognitionSetting, SynthesisSetting, VoiceMode } from '#protocol/speech-settings';
-import { type KeepMode, type RedactionKind, redactionKinds } from '#protocol/privacy';
+import { type KeepMode, patternKinds, type RedactionKind } from '#protocol/privacy';
 import type { Deployment } from './types';
 
 type Json = Record<string, unknown>;
@@ -131,7 +131,7 @@ export function settingsFieldsOf(dep: Deployment): SettingsFields {
 function privacyFieldsOf(privacy: Json | undefined): PrivacyFields {
   return {
     keep: (privacy?.keep as KeepMode | undefined) ?? 'everything',
-    redact: (privacy?.redact as RedactionKind[] | undefined) ?? [...redactionKinds],
+    redact: (privacy?.redact as RedactionKind[] | undefined) ?? [...patternKinds],
     retentionDays: text(privacy?.retention_days),
   };
 }
@@ -141,7 +141,7 @@ function privacyOf({ keep, redact, retentionDays }: PrivacyFields) {
   if (keep === 'everything' && retentionDays === '') return undefined;
   return {
     keep,
-    ...(keep === 'redacted' && redact.length < redactionKinds.length ? { redact } : {}),
+    ...(keep === 'redacted' && redact.join() !== patternKinds.join() ? { redact } : {}),
     retention_days: num(retentionDays),
   };
 }

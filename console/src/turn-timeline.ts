@@ -76,7 +76,7 @@ export function keptInWords(turns: readonly Turn[]): string | undefined {
   if (kept.has('metadata'))
     return 'Its deployment keeps no words of what is said (privacy: metadata only): turns show their timing, lengths, outcomes and ratings.';
   if (kept.has('redacted'))
-    return 'Its deployment replaces personal values before anything is stored (privacy: redacted): [email], [phone], [card] and [iban] stand where they were said.';
+    return 'Its deployment replaces personal values before anything is stored (privacy: redacted): each stands as its kind, such as [phone] or [name], where it was said.';
   return undefined;
 }
 

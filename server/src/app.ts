@@ -5,6 +5,8 @@ import { agentTestRoutes } from './concierge/quality/agent-test.routes.js';
 import { AgentTestService } from './concierge/quality/agent-test.service.js';
 import { TestRunner } from './concierge/quality/test-runner.js';
 import { EvaluationModels } from './concierge/models/evaluation-model.js';
+import { PersonalValueFinder } from './concierge/models/personal-values.js';
+import { KnownValues } from './concierge/privacy/known-values.js';
 import { AnalysisRunner, type AnalysisRunnerSettings } from './concierge/analysis/analysis.runner.js';
 import { briefRoute } from './concierge/analysis/brief.route.js';
 import { ConversationBriefs } from './concierge/analysis/conversation-brief.js';
@@ -216,6 +218,7 @@ export async function createApp(options: AppOptions): Promise<App> {
   const rollup = new AnalyticsRollup();
   // SQLite has one connection; a PostgreSQL pool of 10 keeps a few batches in flight.
   const writes = new WriteBatcher(db, { concurrency: dialect === 'postgres' ? 4 : 1 }, (trx) => rollup.write(trx));
+  const known = new KnownValues();
   const events = new EventRecorder({
     writes,
     bus,
@@ -223,6 +226,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     listeners: [activity, metrics],
     rollup,
     dialect,
+    known,
   });
   const conversations = new ConversationService({ db, deployments, events });
   const node = parts.add(new NodeHeartbeat({ db, health }));
@@ -232,6 +236,7 @@ export async function createApp(options: AppOptions): Promise<App> {
     writes,
     keys: secretsKeys(config.dataDir, config.secretsKey, config.previousSecretsKeys),
   });
+  const evaluationModels = new EvaluationModels({ endpoints: modelEndpoints, operator: config.model });
   const responders: Responders = {
     hook: new HookResponder({ db, egress, logger, health, address }, timings.hookRetryDelaysMs),
     model: new ModelResponder({
@@ -259,6 +264,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       knowledge: knowledge.retrieval,
       pages,
       specs,
+      personal: new PersonalValueFinder({ models: evaluationModels, known, egress, logger }),
     },
     { shutdownGraceMs: timings.shutdownGraceMs },
   );
@@ -306,7 +312,6 @@ export async function createApp(options: AppOptions): Promise<App> {
       activity.endStreamsOf(customerId, principalKey({ customerId, keyId: null, userId, role: 'agent' })),
   });
   const conversationHistory = new ConversationHistory({ db, dialect, searchIndex });
-  const evaluationModels = new EvaluationModels({ endpoints: modelEndpoints, operator: config.model });
   parts.add(
     new AnalysisRunner(
       { db, deployments, specs, models: evaluationModels, events, egress, logger, health },

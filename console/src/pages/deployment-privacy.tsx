@@ -1,4 +1,4 @@
-import { type KeepMode, keepModes, type RedactionKind, redactionKinds } from '#protocol/privacy';
+import { type KeepMode, keepModes, modelKinds, type RedactionKind, redactionKinds } from '#protocol/privacy';
 import type { PrivacyFields } from '../deployment-settings';
 import { NumberField } from '../ui';
 
@@ -13,6 +13,8 @@ const KIND_WORDS: Record<RedactionKind, string> = {
   phone: 'Phone numbers',
   card: 'Card numbers (Luhn-checked)',
   iban: 'IBANs (check digits)',
+  name: "People's names (by a model)",
+  address: 'Postal addresses (by a model)',
 };
 
 /** What the deployment keeps of its conversations (README, Privacy: what is kept). */
@@ -68,6 +70,13 @@ export function PrivacyFieldset({
             </label>
           ))}
         </div>
+      )}
+      {value.keep === 'redacted' && modelKinds.some((kind) => value.redact.includes(kind)) && (
+        <p class="muted">
+          Names and addresses are found by the agent's evaluation model (else its own, else the service's) before each
+          visitor turn is stored, and redacted wherever the conversation says them again; a turn waits up to 3 s for it.
+          Without a model they are not found.
+        </p>
       )}
       {value.keep === 'metadata' && (
         <p class="muted">

@@ -15,7 +15,7 @@ import type { ProactiveRule } from '#protocol/proactive';
 import { inLanguages } from '#protocol/text';
 import { type AgentInfo, type AgentVoice, languageTag, type VoiceMode, type WidgetTheme } from '#protocol/frames';
 import type { RecognitionSetting, SynthesisSetting } from '#protocol/speech-settings';
-import { type KeepMode, type RedactionKind, redactionKinds } from '#protocol/privacy';
+import { type KeepMode, patternKinds, type RedactionKind } from '#protocol/privacy';
 
 /**
  * What a session, a turn or a reply needs to know about its deployment, defaults applied, in
@@ -190,7 +190,7 @@ export async function loadDeploymentContext(db: Db, id: string): Promise<Deploym
     },
     privacy: {
       keep: runtime.privacy?.keep ?? 'everything',
-      redact: runtime.privacy?.redact ?? redactionKinds,
+      redact: runtime.privacy?.redact ?? patternKinds,
       retentionDays: runtime.privacy?.retention_days,
     },
     agent: agentInfo(row.agent_name, specText),

@@ -5,7 +5,7 @@ import { voiceModes, widgetTheme } from '#protocol/frames';
 import { proactiveRules } from '#protocol/proactive';
 import { transcriptHookStatuses } from './deployment.table.js';
 import { speechRecognitionSettings, speechSynthesisSettings } from '#protocol/speech-settings';
-import { keepModes, redactionKinds } from '#protocol/privacy';
+import { keepModes, patternKinds, redactionKinds } from '#protocol/privacy';
 
 export const environments = ['development', 'staging', 'production'] as const;
 export const callDirections = ['inbound', 'outbound'] as const;
@@ -113,7 +113,11 @@ const runtimeChoices = {
         .max(redactionKinds.length)
         .refine((kinds) => new Set(kinds).size === kinds.length, { message: 'must not repeat a kind' })
         .optional()
-        .meta({ description: 'What `redacted` replaces; absent: every kind', default: [...redactionKinds] }),
+        .meta({
+          description:
+            "What `redacted` replaces: `email`, `phone`, `card`, `iban` by their patterns and checks; `name` and `address` found by the agent's evaluation or own model, asked before the visitor's turn is stored (without a model they are not found). Absent: the four pattern kinds",
+          default: [...patternKinds],
+        }),
       retention_days: z.number().int().min(1).max(3650).optional().meta({
         description:
           "Ended conversations of this deployment are deleted this many days after their last change, sooner than the service's own retention when it keeps them longer",

@@ -1,4 +1,4 @@
-import { redactionKinds } from '#protocol/privacy';
+import { patternKinds } from '#protocol/privacy';
 import type { AuditDetail } from '../audit/audit-trail.js';
 import { fromJsonColumn } from '../shared/json-column.js';
 import { effectiveRuntimeConfig } from './deployment.schemas.js';
@@ -10,7 +10,7 @@ import { effectiveRuntimeConfig } from './deployment.schemas.js';
 export function privacyChange(before: string | null, after: string | null): AuditDetail | undefined {
   const keeping = (text: string | null) => {
     const privacy = effectiveRuntimeConfig.safeParse(fromJsonColumn(text)).data?.privacy;
-    return { keep: privacy?.keep ?? 'everything', redact: (privacy?.redact ?? redactionKinds).join(',') };
+    return { keep: privacy?.keep ?? 'everything', redact: (privacy?.redact ?? patternKinds).join(',') };
   };
   const [from, to] = [keeping(before), keeping(after)];
   if (from.keep === to.keep && (to.keep !== 'redacted' || from.redact === to.redact)) return undefined;

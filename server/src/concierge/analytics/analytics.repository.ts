@@ -18,6 +18,8 @@ const COUNTS = [
   'redacted_phone',
   'redacted_card',
   'redacted_iban',
+  'redacted_name',
+  'redacted_address',
 ] as const;
 /** Rows per statement: well under SQLite's 32,766 variables and PostgreSQL's 65,535 parameters. */
 const CHUNK = 500;

@@ -73,6 +73,8 @@ export function addTally(
       redacted_phone: 0,
       redacted_card: 0,
       redacted_iban: 0,
+      redacted_name: 0,
+      redacted_address: 0,
     };
     rows.hours.set(key, counts);
   }

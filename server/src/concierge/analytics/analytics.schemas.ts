@@ -1,3 +1,4 @@
+import { type RedactionKind, redactionKinds } from '#protocol/privacy';
 import { z } from 'zod';
 import { timestamp } from '../../shared/schemas.js';
 
@@ -65,7 +66,9 @@ const counts = {
   feedback_up: z.number().int(),
   feedback_down: z.number().int(),
   redactions: z
-    .object({ email: z.number().int(), phone: z.number().int(), card: z.number().int(), iban: z.number().int() })
+    .object(
+      Object.fromEntries(redactionKinds.map((kind) => [kind, z.number().int()])) as Record<RedactionKind, z.ZodNumber>,
+    )
     .meta({
       description:
         'Values taken out of what was said before it was stored, by kind (README, Privacy: what is kept): deployments keeping `redacted` words',

@@ -39,6 +39,8 @@ const zero = () => ({
   redacted_phone: 0,
   redacted_card: 0,
   redacted_iban: 0,
+  redacted_name: 0,
+  redacted_address: 0,
 });
 type Sums = ReturnType<typeof zero>;
 /** Each sum and the rollup column it adds up. */
@@ -57,6 +59,8 @@ const COLUMNS = [
   ['redacted_phone', 'redacted_phone'],
   ['redacted_card', 'redacted_card'],
   ['redacted_iban', 'redacted_iban'],
+  ['redacted_name', 'redacted_name'],
+  ['redacted_address', 'redacted_address'],
 ] as const;
 
 /** Each criterion's counts, by agent and version, with its success rate among the results that could tell. */
@@ -106,6 +110,8 @@ function countsOf(sums: Sums, bins: Bins): Counts {
       phone: sums.redacted_phone,
       card: sums.redacted_card,
       iban: sums.redacted_iban,
+      name: sums.redacted_name,
+      address: sums.redacted_address,
     },
     hook_latency_ms: percentilesOf(bins.hook),
     time_to_reply_ms: percentilesOf(bins.reply),

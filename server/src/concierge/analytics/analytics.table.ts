@@ -19,6 +19,8 @@ export interface AnalyticsHourTable {
   redacted_phone: number;
   redacted_card: number;
   redacted_iban: number;
+  redacted_name: number;
+  redacted_address: number;
 }
 
 /** How many of an hour's measurements fell in one bin of a latency (bins grow by 10%: see latency-bins.ts). */

@@ -102,7 +102,7 @@ describeEachStore('GET /api/v1/analytics', (kind) => {
       handoffs: 1,
       feedback_up: 0,
       feedback_down: 1,
-      redactions: { email: 0, phone: 0, card: 0, iban: 0 },
+      redactions: { email: 0, phone: 0, card: 0, iban: 0, name: 0, address: 0 },
       hook_latency_ms: { p50: expect.any(Number), p95: expect.any(Number), count: 3 },
       time_to_reply_ms: { p50: expect.any(Number), p95: expect.any(Number), count: 2 },
       time_to_first_part_ms: { p50: null, p95: null, count: 0 },

@@ -12,6 +12,7 @@ import type { Tally } from '../analytics/tally.js';
 import type { ConversationBus } from './conversation-bus.js';
 import { appendEvents, type ConversationPatch, framesOf, type StoredFrame } from './event.repository.js';
 import { addCounts, Keeping } from '../privacy/keeping.js';
+import type { KnownValues } from '../privacy/known-values.js';
 import type { Redacted } from '../privacy/detectors.js';
 
 /**
@@ -60,6 +61,8 @@ export class UnitOfWork {
     /** Which store the transaction is on: how a row is locked differs. */
     readonly dialect: Dialect,
     private readonly rollup?: AnalyticsRollup,
+    /** The names and addresses found in each conversation so far, redacted wherever they are said. */
+    private readonly known?: KnownValues,
   ) {}
 
   /**
@@ -70,7 +73,7 @@ export class UnitOfWork {
   keeping(at: ConversationAt, language?: string): Keeping {
     const key = `${at.dep.id}\n${language ?? ''}`;
     let keeping = this.#keepings.get(key);
-    if (!keeping) this.#keepings.set(key, (keeping = Keeping.of(at.dep, language)));
+    if (!keeping) this.#keepings.set(key, (keeping = Keeping.of(at.dep, language, this.known?.of(at.conversationId))));
     return keeping;
   }
 
@@ -188,6 +191,7 @@ export class EventRecorder {
       listeners: readonly CommitListener[];
       rollup?: AnalyticsRollup;
       dialect: Dialect;
+      known?: KnownValues;
     },
   ) {
     this.#transcripts = () => parts.transcripts.poke();
@@ -199,7 +203,7 @@ export class EventRecorder {
   /** Runs one unit of work, keyed by what it locks (a conversation id), then announces what it stored. */
   async write<T>(key: string, work: (unit: UnitOfWork) => Promise<T>): Promise<T> {
     const { result, unit } = await this.parts.writes.run(key, async (trx) => {
-      const unit = new UnitOfWork(trx, this.parts.dialect, this.parts.rollup);
+      const unit = new UnitOfWork(trx, this.parts.dialect, this.parts.rollup, this.parts.known);
       return { result: await work(unit), unit };
     });
     unit.announce(this.parts.bus, this.#transcripts, this.#committed);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { redactionKinds } from '#protocol/privacy';
+import { patternKinds } from '#protocol/privacy';
 import { ibanValid, luhnValid, redact, regionOf } from './detectors.js';
 
 /** One case: a text in a language, and what it is stored as with every kind redacted. */
@@ -186,12 +186,12 @@ describe('detectors: every kind, in several locales, and the look-alikes that st
   });
 
   it.each(cases)('%s: %s', (language, said, stored) => {
-    expect(redact(said, redactionKinds, regionOf(language)).text).toBe(stored);
+    expect(redact(said, patternKinds, regionOf(language)).text).toBe(stored);
   });
 
   it('counts what it took out, by kind', () => {
-    expect(redact(MIXED[0]![1], redactionKinds, 'GB').counts).toEqual({ email: 1, phone: 1, card: 1 });
-    expect(redact('a@b.io and c@d.io', redactionKinds).counts).toEqual({ email: 2 });
+    expect(redact(MIXED[0]![1], patternKinds, 'GB').counts).toEqual({ email: 1, phone: 1, card: 1 });
+    expect(redact('a@b.io and c@d.io', patternKinds).counts).toEqual({ email: 2 });
   });
 
   it('redacts only the kinds asked for', () => {
@@ -200,10 +200,24 @@ describe('detectors: every kind, in several locales, and the look-alikes that st
     expect(redact(said, ['email', 'phone'], 'GB').text).toBe('[email], 4111 1111 1111 1111, [phone]');
   });
 
+  it('redacts the names and addresses a model found wherever they are said again, in any case, longest first', () => {
+    const known = [
+      { kind: 'name' as const, text: 'Ada' },
+      { kind: 'name' as const, text: 'Ada Lovelace' },
+      { kind: 'address' as const, text: '12 Harbour Street' },
+    ];
+    expect(redact('Ada? ADA LOVELACE of 12 harbour street', ['name', 'address'], undefined, known)).toEqual({
+      text: '[name]? [name] of [address]',
+      counts: { name: 2, address: 1 },
+    });
+    // A kind the deployment does not ask for stays.
+    expect(redact('Ada of 12 Harbour Street', ['name'], undefined, known).text).toBe('[name] of 12 Harbour Street');
+  });
+
   it('redacting what is redacted changes nothing', () => {
     for (const [language, said] of MIXED) {
-      const once = redact(said, redactionKinds, regionOf(language)).text;
-      expect(redact(once, redactionKinds, regionOf(language))).toEqual({ text: once, counts: {} });
+      const once = redact(said, patternKinds, regionOf(language)).text;
+      expect(redact(once, patternKinds, regionOf(language))).toEqual({ text: once, counts: {} });
     }
   });
 

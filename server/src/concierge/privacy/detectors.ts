@@ -5,13 +5,19 @@ import {
   parsePhoneNumberFromString,
   type PhoneNumber,
 } from 'libphonenumber-js/max';
-import type { RedactionKind } from '#protocol/privacy';
+import type { ModelKind, PatternKind, RedactionKind } from '#protocol/privacy';
 
 /** A value found in a text: its kind and where it is, `end` exclusive. */
 export interface Found {
   kind: RedactionKind;
   start: number;
   end: number;
+}
+
+/** A value a model found in what was said (a name, an address), redacted wherever it is said again. */
+export interface KnownValue {
+  kind: ModelKind;
+  text: string;
 }
 
 /** What a text becomes once redacted, and how many values of each kind it held. */
@@ -188,7 +194,7 @@ const overlaps = (taken: readonly Found[], start: number, end: number) =>
   taken.some((t) => start < t.end && t.start < end);
 
 const DETECTORS: Record<
-  RedactionKind,
+  PatternKind,
   (text: string, region: CountryCode | undefined, taken: readonly Found[]) => Found[]
 > = {
   card: cards,
@@ -198,14 +204,29 @@ const DETECTORS: Record<
 };
 
 /**
- * Finds the values of `kinds` in `text`, the first kind in this order winning an overlap: an IBAN
- * holds digits a card or a phone number could be read in, a card digits a phone number could.
+ * Finds the values of `kinds` in `text`, and the `known` values of those kinds wherever they stand
+ * (any case), the first kind in this order winning an overlap: an IBAN holds digits a card or a phone
+ * number could be read in, a card digits a phone number could; a known value comes last.
  */
-export function findValues(text: string, kinds: readonly RedactionKind[], region?: CountryCode): Found[] {
+export function findValues(
+  text: string,
+  kinds: readonly RedactionKind[],
+  region?: CountryCode,
+  known: readonly KnownValue[] = [],
+): Found[] {
   const taken: Found[] = [];
   for (const kind of ['iban', 'card', 'email', 'phone'] as const) {
     if (!kinds.includes(kind)) continue;
     for (const f of DETECTORS[kind](text, region, taken)) if (!overlaps(taken, f.start, f.end)) taken.push(f);
+  }
+  const lower = text.toLowerCase();
+  // Longest first: "Ada Lovelace" before "Ada".
+  for (const value of [...known].sort((a, b) => b.text.length - a.text.length)) {
+    if (!kinds.includes(value.kind)) continue;
+    const needle = value.text.toLowerCase();
+    for (let at = lower.indexOf(needle); at >= 0; at = lower.indexOf(needle, at + needle.length))
+      if (!overlaps(taken, at, at + needle.length))
+        taken.push({ kind: value.kind, start: at, end: at + needle.length });
   }
   return taken.sort((a, b) => a.start - b.start);
 }
@@ -225,5 +246,9 @@ export function redactValues(text: string, found: readonly Found[]): Redacted {
 }
 
 /** {@link findValues} then {@link redactValues}. */
-export const redact = (text: string, kinds: readonly RedactionKind[], region?: CountryCode): Redacted =>
-  redactValues(text, findValues(text, kinds, region));
+export const redact = (
+  text: string,
+  kinds: readonly RedactionKind[],
+  region?: CountryCode,
+  known: readonly KnownValue[] = [],
+): Redacted => redactValues(text, findValues(text, kinds, region, known));

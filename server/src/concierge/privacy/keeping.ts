@@ -3,7 +3,7 @@ import type { KeepMode, RedactionKind } from '#protocol/privacy';
 import type { NewEvent } from '#protocol/frames';
 import type { TranscriptEvent } from '#protocol/transcript-events';
 import type { DeploymentContext } from '../../deployments/deployment-context.js';
-import { redact, type Redacted, regionOf } from './detectors.js';
+import { type KnownValue, redact, type Redacted, regionOf } from './detectors.js';
 
 /** A text kept as nothing: what a `metadata` deployment stores where the words were. */
 export const NOT_KEPT = '';
@@ -27,13 +27,22 @@ export class Keeping {
     readonly mode: KeepMode,
     private readonly kinds: readonly RedactionKind[],
     private readonly region: CountryCode | undefined,
+    /** Names and addresses a model found in the conversation so far (README, Privacy: what is kept). */
+    private readonly known: readonly KnownValue[] = [],
   ) {
-    this.#key = `${region ?? ''}\n${kinds.join()}\n`;
+    this.#key = `${region ?? ''}\n${kinds.join()}\n${known.map((v) => `${v.kind}:${v.text}`).join('\t')}\n`;
   }
 
-  /** The deployment's keeping, phone numbers read for the region of `language` (the turn's, else the agent's). */
-  static of(dep: Pick<DeploymentContext, 'privacy' | 'agent'>, language?: string): Keeping {
-    return new Keeping(dep.privacy.keep, dep.privacy.redact, regionOf(language ?? dep.agent.language));
+  /**
+   * The deployment's keeping, phone numbers read for the region of `language` (the turn's, else the
+   * agent's), with the names and addresses found in the conversation so far.
+   */
+  static of(
+    dep: Pick<DeploymentContext, 'privacy' | 'agent'>,
+    language?: string,
+    known?: readonly KnownValue[],
+  ): Keeping {
+    return new Keeping(dep.privacy.keep, dep.privacy.redact, regionOf(language ?? dep.agent.language), known);
   }
 
   /** Whether what is stored is what was said. */
@@ -48,7 +57,7 @@ export class Keeping {
     const key = this.#key + said;
     let kept = RECENT.get(key);
     if (kept) return kept;
-    kept = redact(said, this.kinds, this.region);
+    kept = redact(said, this.kinds, this.region, this.known);
     if (RECENT.size >= RECENT_MAX) RECENT.delete(RECENT.keys().next().value!);
     RECENT.set(key, kept);
     return kept;

@@ -12,6 +12,7 @@ import {
   waitFor,
 } from '../../../test/harness.js';
 import { type CustomerServer, mintToken, postReply, startCustomerServer, Widget } from '../../../test/concierge-kit.js';
+import { complete, type ModelCall, startModelServer } from '../../../test/model-server.js';
 
 /** The personal values said, and each way they could be written down. */
 const SAID = {
@@ -94,12 +95,21 @@ describeEachStore('privacy: what is kept of what is said', (kind) => {
     });
     expect(created.status).toBe(201);
     const deploymentId: string = created.body.data.id;
+    expect(created.body.data.agent_id).toBe(agentId);
     expect((await api.post(`/api/v1/deployments/${deploymentId}/activate`)).status).toBe(200);
     const secret: string = created.body.data.signing_secret;
     const widget = await Widget.open(service, deploymentId);
     const token = await mintToken(secret, deploymentId, { sub: `guest-${deploymentId}` });
     const ready = await widget.hello(token);
-    return { api, deploymentId, secret, widget, token, conversationId: ready.conversation_id as string };
+    return {
+      api,
+      agentId,
+      deploymentId,
+      secret,
+      widget,
+      token,
+      conversationId: ready.conversation_id as string,
+    };
   };
 
   /** A conversation full of personal values: typed, replied in parts and whole, written by a person, rated. */
@@ -194,7 +204,14 @@ describeEachStore('privacy: what is kept of what is said', (kind) => {
     const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
     const analytics = await api.get(`/api/v1/analytics?from=${day(0)}&to=${day(1)}&deployment_id=${at.deploymentId}`);
     expect(analytics.status).toBe(200);
-    expect(analytics.body.data.totals.redactions).toEqual({ email: 4, phone: 4, card: 1, iban: 1 });
+    expect(analytics.body.data.totals.redactions).toEqual({
+      email: 4,
+      phone: 4,
+      card: 1,
+      iban: 1,
+      name: 0,
+      address: 0,
+    });
 
     // Nothing stored anywhere, nor logged.
     at.widget.close();
@@ -254,6 +271,63 @@ describeEachStore('privacy: what is kept of what is said', (kind) => {
       detail: { keep_before: 'everything', keep_after: 'redacted', redact: 'email' },
     });
     widget.close();
+  });
+
+  it('names and addresses: found by the model before the turn is stored, then redacted wherever they are said', async () => {
+    const asked: ModelCall[] = [];
+    const model = await startModelServer((call, res) => {
+      asked.push(call);
+      // One value the message does not hold: a guess is never redacted.
+      const values = [
+        { kind: 'name', text: 'Ada Lovelace' },
+        { kind: 'address', text: '12 Harbour Street, Bristol' },
+        { kind: 'name', text: 'Charles Babbage' },
+      ];
+      complete(res, call.body.model, JSON.stringify({ values }));
+    });
+    try {
+      const at = await hotel({ keep: 'redacted', redact: ['phone', 'name', 'address'] });
+      const { api, agentId, widget, conversationId } = at;
+      const endpoint = await api.post('/api/v1/model-endpoints', { name: 'Privacy model', base_url: model.baseUrl });
+      const draft = (await api.get(`/api/v1/agents/${agentId}/spec`)).body.data.draft_spec;
+      const saved = await api.put(`/api/v1/agents/${agentId}`, {
+        draft_spec: { ...draft, evaluation: { endpoint_id: endpoint.body.data.id, model: 'privacy-model' } },
+      });
+      expect(saved.status).toBe(200);
+      expect((await api.post(`/api/v1/agents/${agentId}/publish`)).status).toBe(200);
+      await new Promise((r) => setTimeout(r, 1_100)); // the deployment's settings are cached for a second
+      widget.send({
+        type: 'user_turn',
+        client_turn_id: 'n1',
+        text: 'I am Ada Lovelace, 12 Harbour Street, Bristol, call +44 7911 123456',
+        mode: 'text',
+      });
+      const reply = await widget.next('reply');
+      expect(reply.text).toContain(SAID.agentPhone);
+      // The model was asked the visitor's words as data, for the kinds asked.
+      const question = asked.find((c) => c.body.response_format?.json_schema.name === 'personal_values');
+      expect(question?.body.messages.at(-2)?.content).toContain('Ada Lovelace');
+      // The person writing back says the name again: redacted too.
+      expect((await api.post(`/api/v1/conversations/${conversationId}/takeover`, { name: 'Maria' })).status).toBe(200);
+      await api.post(`/api/v1/conversations/${conversationId}/messages`, {
+        text: 'Welcome back, ada lovelace!',
+        name: 'Maria',
+      });
+      const turns = (await api.get(`/api/v1/conversations/${conversationId}`)).body.data.turns;
+      expect(turns[0].text).toBe('I am [name], [address], call [phone]');
+      const exported = JSON.stringify(
+        (await api.get(`/api/v1/conversations/export?deployment_id=${at.deploymentId}`)).body,
+      );
+      expect(exported).toContain('Welcome back, [name]!');
+      expect(exported).not.toMatch(/lovelace|harbour street/i);
+      widget.close();
+      expect((await storedBytes(service, kind)).match(/lovelace|harbour street/i)).toBeNull();
+      const day = (offset: number) => new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+      const analytics = await api.get(`/api/v1/analytics?from=${day(0)}&to=${day(1)}&deployment_id=${at.deploymentId}`);
+      expect(analytics.body.data.totals.redactions).toMatchObject({ name: 2, address: 1, phone: 2 });
+    } finally {
+      await model.close();
+    }
   });
 
   it('refuses a privacy setting it cannot keep, naming the field', async () => {

@@ -48,6 +48,8 @@ export interface TurnServiceParts {
   pages: Pick<PageService, 'pageOf'>;
   /** The spec each conversation is answered by: its version's, or its test run's (README, Tests and analysis). */
   specs: Pick<ConversationSpecs, 'of'>;
+  /** Finds the names and addresses in a visitor's turn before it is stored, where its deployment asks for them. */
+  personal?: { find(dep: DeploymentContext, conversationId: string, text: string): Promise<void> };
 }
 
 export interface TurnServiceSettings {
@@ -100,6 +102,8 @@ export class TurnService {
     const { deployments, conversations, events } = this.parts;
     const dep = (await deployments.get(known.id)) ?? known;
     if (dep.status !== 'active') throw new AppError('deployment_inactive', 'deployment inactive');
+    // Names and addresses are found before the turn is stored, where its deployment asks (README, Privacy: what is kept).
+    await this.parts.personal?.find(dep, conversationId, input.text);
     const at = { dep, conversationId };
     // Refusals are returned from the unit, not thrown: a throw would roll back its whole batch.
     const { submission, started } = await events.write(

@@ -1,6 +1,13 @@
 import type { Kysely, Migration } from 'kysely';
 
-const REDACTED = ['redacted_email', 'redacted_phone', 'redacted_card', 'redacted_iban'];
+const REDACTED = [
+  'redacted_email',
+  'redacted_phone',
+  'redacted_card',
+  'redacted_iban',
+  'redacted_name',
+  'redacted_address',
+];
 
 /**
  * What is kept of what is said (README, Privacy: what is kept): each turn says how its words were
