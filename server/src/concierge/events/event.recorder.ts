@@ -71,7 +71,8 @@ export class UnitOfWork {
    * by the turn's moves for its columns.
    */
   keeping(at: ConversationAt, language?: string): Keeping {
-    const key = `${at.dep.id}\n${language ?? ''}`;
+    // Per conversation: the names and addresses found in one are none of another's.
+    const key = `${at.conversationId}\n${at.dep.id}\n${language ?? ''}`;
     let keeping = this.#keepings.get(key);
     if (!keeping) this.#keepings.set(key, (keeping = Keeping.of(at.dep, language, this.known?.of(at.conversationId))));
     return keeping;
