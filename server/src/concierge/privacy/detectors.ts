@@ -32,6 +32,8 @@ const CARD = /(?<![\p{L}\d-])\d(?:[ -]?\d){12,18}(?![\d-])/gu;
 const IBAN = /\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]{4}){2,7}(?: ?[A-Z0-9]{1,3})?\b/gi;
 // Written as typed, or as a recogniser writes speech ("jane dot doe at example dot com").
 const EMAIL = /[\p{L}\p{N}._%+-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)*\.\p{L}{2,}/gu;
+/** Runs of digits a text has checked by the phone-number library, at most (a matcher's run counting four): a few ms. */
+const PHONE_CHECKS = 16;
 // Where a phone number could be: digits with the spaces, dashes, dots, slashes and brackets people write them with.
 const PHONE_CANDIDATE = /(?<![\p{L}\d])[+(]?\d[\d \-.()/\u00A0]{4,24}\d(?![\p{L}\d])/gu;
 const SPOKEN_EMAIL =
@@ -108,9 +110,16 @@ function phones(text: string, region: CountryCode | undefined, taken: readonly F
   const found: Found[] = [];
   // The library's matcher is slow (a card's digits cost it 0.2 ms): it is given only the runs of
   // digits a number could be, that no card or IBAN already holds.
+  let checks = 0;
   for (const m of text.matchAll(PHONE_CANDIDATE)) {
     const digits = m[0].match(/\d/g)?.length ?? 0;
     if (digits < 7 || overlaps(taken, m.index, m.index + m[0].length)) continue;
+    // A text of runs of digits (4,000 characters of them cost the library 100 ms) is checked up to a
+    // budget; past it a run is taken as a number unchecked: more redacted, never a number kept.
+    if (++checks > PHONE_CHECKS) {
+      found.push({ kind: 'phone', start: m.index, end: m.index + m[0].length });
+      continue;
+    }
     // Most runs are one number or none: parsed whole, a fraction of the matcher's time.
     const whole = parsePhoneNumberFromString(m[0], region);
     if (whole?.isValid() && writtenAsPhone(m[0], whole)) {
@@ -119,6 +128,7 @@ function phones(text: string, region: CountryCode | undefined, taken: readonly F
     }
     // A run longer than a national number may hold one beside other digits (`room 412 415-555-2671`, two numbers).
     if (digits <= 11) continue;
+    checks += 3; // the matcher costs about four parses
     for (const n of findPhoneNumbersInText(m[0], region ? { defaultCountry: region } : {}))
       if (writtenAsPhone(m[0].slice(n.startsAt, n.endsAt), n.number))
         found.push({ kind: 'phone', start: m.index + n.startsAt, end: m.index + n.endsAt });
