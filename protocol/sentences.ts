@@ -27,7 +27,7 @@ const isBlank = (char: string | undefined) => char !== undefined && /\s/.test(ch
 const MARKS_IN_A_ROW = 32;
 
 /** Where each complete sentence of `text` ends, looking from `from` on. */
-function* sentenceStops(text: string, from = 0): Generator<number> {
+export function* sentenceStops(text: string, from = 0): Generator<number> {
   const skip = (at: number, chars: string) => {
     while (at < text.length && chars.includes(text[at]!)) at++;
     return at;

@@ -124,6 +124,7 @@ async function seed(db: Db): Promise<{ customerId: string; from: string; to: str
           kept: null,
           text_chars: null,
           reply_chars: null,
+          guardrails: null,
           mode: 'text' as const,
           language: 'en-US',
           status: failed ? ('failed' as const) : ('resolved' as const),

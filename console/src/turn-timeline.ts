@@ -12,12 +12,36 @@ export interface TimelineItem {
     | 'resolved'
     | 'heard'
     | 'feedback'
+    | 'guardrail'
     | 'failed';
   title: string;
   delivery?: Delivery;
   ok?: boolean;
   /** A streamed reply's parts, folded under its one row. */
   parts?: { at: string; title: string }[];
+}
+
+const DONE: Record<Turn['guardrails'][number]['action'], string> = {
+  refuse: 'replaced by the refusal',
+  retry: 'the model was asked to write it again',
+  hand_off: 'handed to a person',
+  flagged: 'not judged in time: it went out, flagged',
+};
+
+/** A guardrail's decision about a sentence, in words (README, Variables and guardrails): which rule, what was done, the sentence. */
+export function guardrailInWords(d: Turn['guardrails'][number]): string {
+  const rule =
+    d.rule === 'blocked_terms'
+      ? `it said the blocked term “${d.detail ?? ''}”`
+      : d.rule === 'topics'
+        ? "it left the agent's topics"
+        : d.rule === 'injection'
+          ? "it repeated the agent's instructions"
+          : `it broke “${d.detail ?? ''}”`;
+  const sentence = d.sentence ? `: “${d.sentence}”` : '';
+  return d.action === 'flagged'
+    ? `Guardrail: a sentence was ${DONE.flagged}${sentence}`
+    : `Guardrail: a sentence was stopped, ${rule}; ${DONE[d.action]}${sentence}`;
 }
 
 /** What a reply offered beside its text, in words: `link "Book" (https://…), quick reply "7 pm", client action show_rooms`. */
@@ -170,6 +194,13 @@ export function turnTimeline(turn: Turn): TimelineItem[] {
       at: turn.feedback.at,
       kind: 'feedback',
       title: `Rated ${turn.feedback.rating === 'up' ? '👍 helpful' : '👎 not helpful'}${turn.feedback.comment ? `: “${turn.feedback.comment}”` : ''}`,
+    });
+  for (const decision of turn.guardrails)
+    items.push({
+      at: turn.reply_received?.at ?? turn.resolved_at ?? turn.created_at,
+      kind: 'guardrail',
+      title: guardrailInWords(decision),
+      ok: decision.action === 'flagged',
     });
   if (turn.status === 'failed' || turn.status === 'expired')
     items.push({

@@ -190,6 +190,7 @@ describe('console view logic', () => {
       replied_by: { type: 'agent' },
       parts: [],
       first_part_at: null,
+      guardrails: [],
       created_at: '2026-11-24T10:00:00.000Z',
       acknowledged_at: '2026-11-24T10:00:00.300Z',
       resolved_at: '2026-11-24T10:00:01.000Z',

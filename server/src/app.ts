@@ -246,6 +246,7 @@ export async function createApp(options: AppOptions): Promise<App> {
       endpoints: modelEndpoints,
       operator: config.model,
       calls: new PerKeyCap(config.modelConcurrency),
+      judges: evaluationModels,
     }),
     knowledge: new KnowledgeResponder(),
   };

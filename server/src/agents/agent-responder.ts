@@ -81,6 +81,30 @@ const toolParameters = z
     }
   });
 
+/** The fields of a tool call's body the service writes: a tool's own `body` may not set them. */
+export const TOOL_CALL_FIELDS = [
+  'type',
+  'call_id',
+  'sent_at',
+  'deployment_id',
+  'conversation_id',
+  'turn_id',
+  'user',
+  'tool',
+  'arguments',
+] as const;
+
+/** Fields of the customer's own sent with each call, their strings' variables filled in (README, Variables and guardrails). */
+const toolBody = z
+  .record(z.string(), z.unknown())
+  .refine((body) => !TOOL_CALL_FIELDS.some((field) => Object.hasOwn(body, field)), {
+    message: `must not set the call's own fields (${TOOL_CALL_FIELDS.join(', ')})`,
+  })
+  .refine((body) => JSON.stringify(body).length <= 8_192, 'must be at most 8 KB as JSON')
+  .meta({
+    description: "Fields added to each call's JSON body; their strings may hold {{variables}}, sent as strings",
+  });
+
 /** A tool the customer's server runs: the model's call is POSTed to `url`, signed, and its JSON answer given back. */
 export const serverTool = z.strictObject({
   name: toolName,
@@ -89,6 +113,7 @@ export const serverTool = z.strictObject({
   url: httpUrl,
   timeout_ms: z.number().int().min(100).max(TOOL_TIMEOUT_MS.max).default(TOOL_TIMEOUT_MS.default),
   filler: z.string().trim().min(1).max(200).optional(),
+  body: toolBody.optional(),
   confirm: z.boolean().default(false).meta({
     description:
       "Needs the visitor's word: the first call is not sent, the model is told to ask the visitor; the same call in a later turn (after the visitor answered) is",

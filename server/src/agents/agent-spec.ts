@@ -6,6 +6,8 @@ import { responderSpec } from './agent-responder.js';
 import { MAX_PRONUNCIATIONS, serviceVoice } from './agent-speech.js';
 import { turnTakingFields } from './agent-turn-taking.js';
 import { qualityFields } from './agent-quality.js';
+import { guardrailsSpec } from './agent-guardrails.js';
+import { variableProblems } from './agent-variables.js';
 
 const prompt = z
   .union([z.string(), z.array(z.string()), z.record(z.string(), z.string())])
@@ -44,6 +46,9 @@ export const agentSpecDocument = z
     responder: responderSpec
       .optional()
       .meta({ description: 'Who answers: the hook (default), a model, or the knowledge base' }),
+    guardrails: guardrailsSpec
+      .optional()
+      .meta({ description: "What a model agent's replies may not say (README, Variables and guardrails)" }),
     ...qualityFields,
   })
   .meta({ id: 'AgentSpecDocument' });
@@ -53,15 +58,19 @@ export const AGENT_SPEC_REF = { $ref: '#/components/schemas/AgentSpecDocument' }
 
 /**
  * Refuses a draft the service could not use as it reads it (its greeting, language, voice,
- * pronunciations or responder), naming each field and why; nothing is published.
+ * pronunciations, responder, guardrails or a variable it cannot fill), naming each field and why;
+ * nothing is published.
  */
 export function checkPublishable(spec: unknown): void {
   const parsed = agentSpecDocument.safeParse(spec ?? {});
-  if (parsed.success) return;
-  const fields = [...new Set(parsed.error.issues.map((issue) => String(issue.path[0] ?? 'spec')))];
+  const issues = parsed.success
+    ? variableProblems(parsed.data)
+    : parsed.error.issues.map((issue) => ({ path: issue.path.map(String), message: issue.message }));
+  if (!issues.length) return;
+  const fields = [...new Set(issues.map((issue) => issue.path[0] ?? 'spec'))];
   throw new AppError(
     'invalid_request',
     `The draft's ${fields.join(' and ')} cannot be used; nothing was published`,
-    parsed.error.issues.map((issue) => ({ path: ['draft_spec', ...issue.path].join('.'), message: issue.message })),
+    issues.map((issue) => ({ path: ['draft_spec', ...issue.path].join('.'), message: issue.message })),
   );
 }

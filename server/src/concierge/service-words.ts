@@ -17,6 +17,8 @@ export interface ServiceWords {
   handedOver: string;
   /** Asked once of a hands-free visitor who went quiet (README, Hands-free voice). */
   stillThere: string;
+  /** Said instead of a reply a guardrail stopped, when the agent names no `refuse_text` (README, Variables and guardrails). */
+  refusal: string;
 }
 
 const WORDS: Record<WidgetLocale, ServiceWords> = {
@@ -27,6 +29,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     ask: 'I would like to talk to a person.',
     handedOver: 'A person from the team will answer you here.',
     stillThere: 'Are you still there?',
+    refusal: "I'm sorry, I can't help with that here.",
   },
   es: {
     oneMoment: 'Un momento…',
@@ -35,6 +38,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     ask: 'Me gustaría hablar con una persona.',
     handedOver: 'Una persona del equipo te responderá aquí.',
     stillThere: '¿Sigues ahí?',
+    refusal: 'Lo siento, no puedo ayudarte con eso aquí.',
   },
   fr: {
     oneMoment: 'Un instant…',
@@ -43,6 +47,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     ask: "J'aimerais parler à une personne.",
     handedOver: "Une personne de l'équipe vous répondra ici.",
     stillThere: 'Vous êtes toujours là ?',
+    refusal: 'Désolé, je ne peux pas vous aider avec cela ici.',
   },
   de: {
     oneMoment: 'Einen Moment…',
@@ -51,6 +56,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     ask: 'Ich möchte mit einer Person sprechen.',
     handedOver: 'Jemand aus dem Team antwortet Ihnen hier.',
     stillThere: 'Sind Sie noch da?',
+    refusal: 'Dabei kann ich Ihnen hier leider nicht helfen.',
   },
   it: {
     oneMoment: 'Un momento…',
@@ -59,6 +65,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     ask: 'Vorrei parlare con una persona.',
     handedOver: 'Una persona del team ti risponderà qui.',
     stillThere: 'Sei ancora lì?',
+    refusal: 'Mi dispiace, qui non posso aiutarti con questo.',
   },
   pt: {
     oneMoment: 'Um momento…',
@@ -67,6 +74,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     ask: 'Gostaria de falar com uma pessoa.',
     handedOver: 'Uma pessoa da equipe vai responder aqui.',
     stillThere: 'Você ainda está aí?',
+    refusal: 'Desculpe, não posso ajudar com isso aqui.',
   },
   nl: {
     oneMoment: 'Een ogenblik…',
@@ -75,6 +83,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     ask: 'Ik wil graag met iemand praten.',
     handedOver: 'Iemand van het team antwoordt je hier.',
     stillThere: 'Bent u er nog?',
+    refusal: 'Sorry, daarmee kan ik je hier niet helpen.',
   },
   pl: {
     oneMoment: 'Chwileczkę…',
@@ -83,6 +92,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     ask: 'Chciałbym porozmawiać z osobą.',
     handedOver: 'Osoba z zespołu odpowie tutaj.',
     stillThere: 'Czy nadal tam jesteś?',
+    refusal: 'Przepraszam, nie mogę w tym tutaj pomóc.',
   },
   tr: {
     oneMoment: 'Bir dakika…',
@@ -91,6 +101,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     ask: 'Bir kişiyle konuşmak istiyorum.',
     handedOver: 'Ekipten biri size burada yanıt verecek.',
     stillThere: 'Hâlâ orada mısınız?',
+    refusal: 'Üzgünüm, bu konuda burada yardımcı olamam.',
   },
   ru: {
     oneMoment: 'Одну минуту…',
@@ -99,6 +110,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     ask: 'Я хотел бы поговорить с человеком.',
     handedOver: 'Сотрудник ответит вам здесь.',
     stillThere: 'Вы ещё здесь?',
+    refusal: 'К сожалению, здесь я не могу с этим помочь.',
   },
   ja: {
     oneMoment: '少々お待ちください…',
@@ -107,6 +119,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     ask: 'スタッフと話したいです。',
     handedOver: 'スタッフがここでお答えします。',
     stillThere: 'まだいらっしゃいますか？',
+    refusal: '申し訳ありませんが、ここではその件についてお手伝いできません。',
   },
   ko: {
     oneMoment: '잠시만 기다려 주세요…',
@@ -115,6 +128,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     ask: '상담원과 이야기하고 싶어요.',
     handedOver: '담당자가 여기에서 답변해 드립니다.',
     stillThere: '아직 계신가요?',
+    refusal: '죄송하지만 여기에서는 그 일을 도와드릴 수 없습니다.',
   },
   'zh-Hans': {
     oneMoment: '请稍等…',
@@ -123,6 +137,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     ask: '我想和工作人员交谈。',
     handedOver: '工作人员会在这里回复您。',
     stillThere: '您还在吗？',
+    refusal: '抱歉，我无法在这里帮您处理这件事。',
   },
   ar: {
     oneMoment: 'لحظة من فضلك…',
@@ -131,6 +146,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     ask: 'أود التحدث إلى شخص.',
     handedOver: 'سيرد عليك أحد أعضاء الفريق هنا.',
     stillThere: 'هل ما زلت هنا؟',
+    refusal: 'عذرًا، لا أستطيع المساعدة في ذلك هنا.',
   },
   he: {
     oneMoment: 'רק רגע…',
@@ -139,6 +155,7 @@ const WORDS: Record<WidgetLocale, ServiceWords> = {
     ask: 'אני רוצה לדבר עם נציג.',
     handedOver: 'נציג מהצוות יענה לך כאן.',
     stillThere: 'אתה עדיין כאן?',
+    refusal: 'מצטער, אני לא יכול לעזור בזה כאן.',
   },
 };
 

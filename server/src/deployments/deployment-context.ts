@@ -8,6 +8,7 @@ import { type ChannelConfig, effectiveEngagementRules, effectiveRuntimeConfig } 
 import type { CallDirection, DeploymentStatus } from './deployment.table.js';
 import { type AgentSpeech, speechOf } from '../agents/agent-speech.js';
 import { promptOf, responderOf, type ResponderSpec } from '../agents/agent-responder.js';
+import { type GuardrailsSpec, guardrailsOf } from '../agents/agent-guardrails.js';
 import { type AnalysisSpec, analysisOf, type EvaluationSpec, evaluationOf } from '../agents/agent-quality.js';
 import { z } from 'zod';
 import { inLanguage, type InLanguages } from '#protocol/in-language';
@@ -88,6 +89,8 @@ export interface AgentSpecView {
   /** What is asked of each ended conversation; undefined: nothing. */
   analysis: AnalysisSpec | undefined;
   evaluation: EvaluationSpec;
+  /** What a model agent's replies may not say (README, Variables and guardrails). */
+  guardrails: GuardrailsSpec;
 }
 
 /** The view of one spec of an agent (its draft, a version), for a conversation answered by it. */
@@ -103,6 +106,7 @@ export function specView(
     knowledgeBaseId,
     analysis: analysisOf(spec),
     evaluation: evaluationOf(spec),
+    guardrails: guardrailsOf(spec),
   };
 }
 

@@ -20,6 +20,10 @@ const COUNTS = [
   'redacted_iban',
   'redacted_name',
   'redacted_address',
+  'guardrail_refuse',
+  'guardrail_retry',
+  'guardrail_hand_off',
+  'guardrail_flagged',
 ] as const;
 /** Rows per statement: well under SQLite's 32,766 variables and PostgreSQL's 65,535 parameters. */
 const CHUNK = 500;

@@ -75,6 +75,10 @@ export function addTally(
       redacted_iban: 0,
       redacted_name: 0,
       redacted_address: 0,
+      guardrail_refuse: 0,
+      guardrail_retry: 0,
+      guardrail_hand_off: 0,
+      guardrail_flagged: 0,
     };
     rows.hours.set(key, counts);
   }
@@ -83,6 +87,7 @@ export function addTally(
   counts.handoffs += tally.handoffs ?? 0;
   for (const reason of tally.failed ?? []) counts[`failed_${reason}`] += 1;
   for (const kind of redactionKinds) counts[`redacted_${kind}`] += tally.redactions?.[kind] ?? 0;
+  for (const outcome of tally.guardrails ?? []) counts[`guardrail_${outcome}`] += 1;
   if (tally.feedback && tally.feedback.rating !== tally.feedback.previous) {
     counts[`feedback_${tally.feedback.rating}`] += 1;
     if (tally.feedback.previous) counts[`feedback_${tally.feedback.previous}`] -= 1;

@@ -1,3 +1,4 @@
+import { type GuardrailOutcome, guardrailOutcomes } from '#protocol/guardrails';
 import { type RedactionKind, redactionKinds } from '#protocol/privacy';
 import { z } from 'zod';
 import { timestamp } from '../../shared/schemas.js';
@@ -72,6 +73,17 @@ const counts = {
     .meta({
       description:
         'Values taken out of what was said before it was stored, by kind (README, Privacy: what is kept): deployments keeping `redacted` words',
+    }),
+  guardrails: z
+    .object(
+      Object.fromEntries(guardrailOutcomes.map((outcome) => [outcome, z.number().int()])) as Record<
+        GuardrailOutcome,
+        z.ZodNumber
+      >,
+    )
+    .meta({
+      description:
+        "What model agents' guardrails did with sentences of their replies (README, Variables and guardrails): replaced by the refusal, written again, handed to a person, or let through flagged (not judged in time)",
     }),
   hook_latency_ms: percentiles,
   time_to_reply_ms: percentiles.meta({ description: 'From a turn taken to its reply' }),

@@ -41,6 +41,10 @@ const zero = () => ({
   redacted_iban: 0,
   redacted_name: 0,
   redacted_address: 0,
+  guardrail_refuse: 0,
+  guardrail_retry: 0,
+  guardrail_hand_off: 0,
+  guardrail_flagged: 0,
 });
 type Sums = ReturnType<typeof zero>;
 /** Each sum and the rollup column it adds up. */
@@ -61,6 +65,10 @@ const COLUMNS = [
   ['redacted_iban', 'redacted_iban'],
   ['redacted_name', 'redacted_name'],
   ['redacted_address', 'redacted_address'],
+  ['guardrail_refuse', 'guardrail_refuse'],
+  ['guardrail_retry', 'guardrail_retry'],
+  ['guardrail_hand_off', 'guardrail_hand_off'],
+  ['guardrail_flagged', 'guardrail_flagged'],
 ] as const;
 
 /** Each criterion's counts, by agent and version, with its success rate among the results that could tell. */
@@ -112,6 +120,12 @@ function countsOf(sums: Sums, bins: Bins): Counts {
       iban: sums.redacted_iban,
       name: sums.redacted_name,
       address: sums.redacted_address,
+    },
+    guardrails: {
+      refuse: sums.guardrail_refuse,
+      retry: sums.guardrail_retry,
+      hand_off: sums.guardrail_hand_off,
+      flagged: sums.guardrail_flagged,
     },
     hook_latency_ms: percentilesOf(bins.hook),
     time_to_reply_ms: percentilesOf(bins.reply),

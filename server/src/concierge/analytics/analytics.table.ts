@@ -21,6 +21,10 @@ export interface AnalyticsHourTable {
   redacted_iban: number;
   redacted_name: number;
   redacted_address: number;
+  guardrail_refuse: number;
+  guardrail_retry: number;
+  guardrail_hand_off: number;
+  guardrail_flagged: number;
 }
 
 /** How many of an hour's measurements fell in one bin of a latency (bins grow by 10%: see latency-bins.ts). */

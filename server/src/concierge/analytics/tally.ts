@@ -1,3 +1,4 @@
+import type { GuardrailOutcome } from '#protocol/guardrails';
 import type { FeedbackRating, TurnFailure } from '#protocol/frames';
 import type { RedactionKind } from '#protocol/privacy';
 
@@ -26,6 +27,8 @@ export interface Tally {
   proactive?: { rule: string } & Partial<Record<ProactiveCount, number>>;
   /** Values taken out of what was said before it was stored, by kind (README, Privacy: what is kept). */
   redactions?: Partial<Record<RedactionKind, number>>;
+  /** What the agent's guardrails did, a decision each (README, Variables and guardrails). */
+  guardrails?: GuardrailOutcome[];
 }
 
 export const proactiveCounts = ['shown', 'opened', 'conversations', 'turns'] as const;

@@ -16,6 +16,7 @@ import { keepsWords } from '../privacy/keeping.js';
 import { turnLifecycle } from './turn.lifecycle.js';
 import { versionFor } from '../../deployments/version-split.js';
 import { joined } from './turn-moves.js';
+import { conversationValues, withGreetingFilled } from './conversation-variables.js';
 import {
   conversationsStartedSince,
   type ConversationRow,
@@ -97,7 +98,13 @@ export class ConversationService {
     // The greeting of the version the conversation gets (README, Tests and analysis: versions side by side).
     const greeting =
       dep.callDirection === 'outbound'
-        ? greetingIn(await this.agentOf(dep, { agent_version: version }), language) || null
+        ? greetingIn(
+            withGreetingFilled(
+              await this.agentOf(dep, { agent_version: version }),
+              conversationValues({ conversation: row, language: language ?? dep.agent.language, now: new Date() }),
+            ),
+            language,
+          ) || null
         : null;
     // Keyed by the user, not the new id: one user's starts on this node are counted one at a time.
     // A refusal is returned, not thrown, from the unit: a throw would roll back its whole batch.

@@ -64,6 +64,8 @@ export interface TurnTable {
   kept: KeepMode | null;
   text_chars: number | null;
   reply_chars: number | null;
+  /** What the agent's guardrails decided about its reply, as JSON (README, Variables and guardrails); null: nothing. */
+  guardrails: string | null;
   mode: TurnMode;
   /** The visitor's language for this turn (BCP 47); null for turns taken before it was recorded. */
   language: string | null;

@@ -29,6 +29,7 @@ export function newTurnRow(
     kept: at.dep.privacy.keep,
     text_chars: [...input.text].length,
     reply_chars: null,
+    guardrails: null,
     mode: input.mode,
     // The conversation's language unless the visitor chose another (README, The widget in your visitors' languages).
     language: input.language ?? at.dep.agent.language,

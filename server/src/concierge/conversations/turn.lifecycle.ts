@@ -101,7 +101,7 @@ export const turnLifecycle = {
     from: 'pending' | 'acknowledged',
     answer: Answer,
     replyDueAt: string,
-    kept: Partial<Pick<TurnRow, 'knowledge' | 'answering'>> = {},
+    kept: Partial<Pick<TurnRow, 'knowledge' | 'answering' | 'guardrails'>> = {},
   ): Promise<TurnRow | undefined> {
     const now = isoNow();
     const handoff = (change: Change): Change =>

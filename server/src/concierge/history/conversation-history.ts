@@ -1,3 +1,4 @@
+import type { GuardrailDecision } from '#protocol/guardrails';
 import { notFound } from '../../errors.js';
 import { type Page, pageOf } from '../../http/pagination.js';
 import type { Db } from '../../database.js';
@@ -168,6 +169,7 @@ export class ConversationHistory {
         reply_actions: turn.reply_actions ? JSON.parse(turn.reply_actions) : [],
         parts: (partsBy.get(turn.id) ?? []).map(({ part, text, received_at }) => ({ part, text, received_at })),
         first_part_at: turn.first_part_at,
+        guardrails: turn.guardrails ? (JSON.parse(turn.guardrails) as GuardrailDecision[]) : [],
         feedback: turn.feedback_rating
           ? { rating: turn.feedback_rating, comment: turn.feedback_comment, at: turn.feedback_at! }
           : null,

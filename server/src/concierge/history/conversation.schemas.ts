@@ -1,3 +1,4 @@
+import { guardrailOutcomes, guardrailRules } from '#protocol/guardrails';
 import { keepModes } from '#protocol/privacy';
 import { z } from 'zod';
 import { analysisSchema } from '#protocol/conversation-analysis';
@@ -94,6 +95,20 @@ const turnSchema = z
         'The parts the reply was streamed in, in part order (README, Streaming a reply); empty when it came whole',
     }),
     first_part_at: timestamp.nullable().meta({ description: "When the reply's first part came" }),
+    guardrails: z
+      .object({
+        rule: z.enum(guardrailRules),
+        action: z.enum(guardrailOutcomes),
+        detail: z.string().optional().meta({ description: 'The blocked term, or the custom criterion' }),
+        sentence: z.string().optional().meta({
+          description: 'The sentence stopped or flagged, as the deployment keeps words; the visitor never saw it',
+        }),
+      })
+      .array()
+      .meta({
+        description:
+          "What the agent's guardrails decided about the reply's sentences, in order (README, Variables and guardrails); empty when nothing was stopped or flagged",
+      }),
     feedback: z
       .object({ rating: z.enum(feedbackRatings), comment: z.string().nullable(), at: timestamp })
       .nullable()

@@ -85,7 +85,7 @@ describeEachStore('agents that answer with a model', (kind: StoreKind) => {
     expect(system.role).toBe('system');
     expect(system.content).toContain('Answer questions about the Harbor Hotel.');
     expect(system.content).toContain('Answer in American English (en-US).');
-    expect(system.content).toContain("The visitor's name: Ada.");
+    expect(system.content).toContain('The visitor\'s name: "Ada".');
     expect(system.content).toContain('{"room":"12"}');
     expect(call.body.messages.at(-1)).toEqual({ role: 'user', content: 'When is breakfast?' });
 

@@ -18,6 +18,12 @@ import type { PerKeyCap } from '../../shared/per-key-cap.js';
 import { conversationMessages, dataMessage, systemMessage } from './model-prompt.js';
 import { modelCallRecord } from './model-call-record.js';
 import { PartWriter } from './part-writer.js';
+import { randomBytes } from 'node:crypto';
+import type { GuardrailDecision } from '#protocol/guardrails';
+import { conversationValues, type VariableValues } from '../conversations/conversation-variables.js';
+import type { EvaluationModels } from './evaluation-model.js';
+import { JUDGE_SCHEMA, JUDGE_TIMEOUT_MS, ReplyGuard, type SentenceJudge } from './guardrails.js';
+import { askForJson } from './json-completion.js';
 
 /** A model call's whole exchange, its stream included, at most. */
 export const MODEL_CALL_TIMEOUT_MS = 60_000;
@@ -43,6 +49,8 @@ export interface ModelResponderParts {
   operator: { url: string; key: string | undefined } | undefined;
   /** Model calls in flight per customer on this node (MODEL_CONCURRENCY). */
   calls: PerKeyCap;
+  /** The model that judges sentences by the topic rule and custom criteria (README, Variables and guardrails). */
+  judges: Pick<EvaluationModels, 'of'>;
 }
 
 /**
@@ -78,6 +86,7 @@ export class ModelResponder implements Responder<ModelSpec> {
           end: said.end,
         }
       : { kind: 'failed', reason: 'model_failed' };
+    if (said.guardrails.length) answer.guardrails = said.guardrails;
     if (said.confirmation)
       answer.toolConfirmation = 'proposed' in said.confirmation ? JSON.stringify(said.confirmation.proposed) : null;
     await answering.settle(answer, records);
@@ -102,9 +111,23 @@ export class ModelResponder implements Responder<ModelSpec> {
       handoff: undefined as string | undefined,
       end: false,
       confirmation: undefined as ToolOutcome['confirmation'],
+      guardrails: [] as GuardrailDecision[],
     };
     const target = await this.#target(dep, spec);
     if (typeof target === 'string') return { ...said, why: target, written: '' };
+    const values = conversationValues({
+      conversation: answering.conversation,
+      language: turn.language ?? dep.agent.language,
+      page: answering.context.page,
+      now: new Date(),
+    });
+    const rules = dep.spec.guardrails;
+    const canary = rules.injection ? randomBytes(6).toString('hex') : undefined;
+    const guard = new ReplyGuard(rules, {
+      canary,
+      asked: turn.text,
+      judge: rules.topics || rules.custom?.length ? await this.#judge(dep) : 'no rule to judge',
+    });
     const signal = AbortSignal.any([shutdown, AbortSignal.timeout(dep.limits.replyTimeoutS * 1000)]);
     const release = await this.parts.calls.wait(dep.customerId, spec.first_token_timeout_ms, signal);
     if (!release)
@@ -113,17 +136,27 @@ export class ModelResponder implements Responder<ModelSpec> {
         written: '',
         why: `${this.parts.calls.limit} model calls of this customer already in flight on this node (MODEL_CONCURRENCY)`,
       };
+    // Each model call can be cut by a guardrail stopping one of its sentences.
+    let halt = new AbortController();
     // Taken over, the parts the silent node stored stand; the reply replaces them whole.
-    const writer = new PartWriter(answering, { quiet: resumed });
-    const tools = new AgentTools(this.parts, answering, spec);
+    const writer = new PartWriter(
+      answering,
+      { quiet: resumed },
+      guard.checks
+        ? { check: (sentence, before) => guard.check(sentence, before), onStop: () => halt.abort() }
+        : undefined,
+    );
+    const tools = new AgentTools(this.parts, answering, spec, values);
+    let retried = false;
     try {
-      const messages: ChatMessage[] = await this.#messages(answering);
+      const messages: ChatMessage[] = await this.#messages(answering, values, canary);
       let model = spec.model;
       let fallback = spec.fallback_model;
       let toolAttempt = 0;
       for (let round = 0; !signal.aborted && writer.written.length < REPLY_CHARS;) {
         // Past the last tool round the model is offered none: it must answer.
         const offered = round < MAX_TOOL_ROUNDS;
+        halt = new AbortController();
         const call = await streamChat(
           { ...target, firstTokenTimeoutMs: spec.first_token_timeout_ms, timeoutMs: MODEL_CALL_TIMEOUT_MS },
           {
@@ -136,12 +169,28 @@ export class ModelResponder implements Responder<ModelSpec> {
           egressFor(this.parts.egress, 'models', dep.customerId),
           {
             onText: (piece) => writer.write(piece),
-            signal,
+            signal: AbortSignal.any([signal, halt.signal]),
             bounds: { ...STREAM_BOUNDS, textChars: REPLY_CHARS - writer.written.length },
           },
         );
         said.calls.push(call);
         said.why = call.failure?.message;
+        // Every sentence judged before a tool runs or the reply is settled: a stopped one ends this call's say.
+        if (guard.checks) await (call.toolCalls.length && !call.failure ? writer.checked() : writer.finish());
+        const stop = writer.stopped;
+        if (stop) {
+          said.why = undefined;
+          // `retry`: the model is asked once more, told what was stopped; a second stop refuses.
+          if (stop.decision.action !== 'retry' || retried) break;
+          retried = true;
+          const before = writer.text.trim();
+          messages.push(...(before ? [{ role: 'assistant' as const, content: before }] : []), {
+            role: 'system',
+            content: `Your next sentence was not said: it broke this rule: ${stop.decision.detail ?? stop.decision.rule}. Go on with your reply without breaking it.`,
+          });
+          writer.resume();
+          continue;
+        }
         if (call.failure && !call.text && !call.toolCalls.length) {
           if (!fallback) break;
           // One try on the fallback model, for the rest of the turn.
@@ -188,11 +237,38 @@ export class ModelResponder implements Responder<ModelSpec> {
       }
       if (signal.aborted && !shutdown.aborted)
         said.why ??= `the turn's reply timeout (${dep.limits.replyTimeoutS} s) passed`;
-      await writer.settled();
+      await writer.finish();
+      const stop = writer.stopped;
+      if (stop) {
+        // Retried once and stopped again: refused.
+        if (stop.decision.action === 'retry' && retried) writer.decisions.at(-1)!.action = 'refuse';
+        const words = serviceWords(turn.language ?? dep.agent.language);
+        if (stop.decision.action === 'hand_off')
+          said.handoff ??= `a guardrail: ${stop.decision.detail ?? stop.decision.rule}`;
+        writer.resume();
+        writer.say(stop.decision.action === 'hand_off' ? words.handedOver : (rules.refuse_text ?? words.refusal));
+        await writer.finish();
+      }
+      said.guardrails = writer.decisions;
     } finally {
       release();
     }
     return { ...said, text: writer.text.trim(), written: writer.written };
+  }
+
+  /** The judge of this agent's sentences: its evaluation model asked for one JSON answer; a string says why there is none. */
+  async #judge(dep: DeploymentContext): Promise<SentenceJudge | string> {
+    const model = await this.parts.judges.of(dep.customerId, dep.spec);
+    if (typeof model === 'string') return model;
+    return async (messages, signal) => {
+      const answer = await askForJson<{ broken: number[] }>(
+        model,
+        { name: 'guardrail_verdict', schema: JUDGE_SCHEMA, messages, timeoutMs: JUDGE_TIMEOUT_MS },
+        egressFor(this.parts.egress, 'models', dep.customerId),
+        signal,
+      );
+      return answer.ok ? answer.value.broken : answer.why;
+    };
   }
 
   /** Where the agent's model is: its endpoint, or the operator's; else why there is none. */
@@ -212,7 +288,7 @@ export class ModelResponder implements Responder<ModelSpec> {
       : 'the agent names no model endpoint and the service has no MODEL_URL';
   }
 
-  async #messages({ dep, conversation, turn, context }: Answering) {
+  async #messages({ dep, conversation, turn, context }: Answering, values: VariableValues, canary: string | undefined) {
     const talk = await recentTalk(this.parts.db, turn.conversation_id, TALK_READ);
     const replied = talk
       .filter((t) => t.type === 'reply')
@@ -225,7 +301,10 @@ export class ModelResponder implements Responder<ModelSpec> {
     const data = dataMessage(context);
     // The data of this turn comes right before the visitor's message it goes with.
     return [
-      { role: 'system' as const, content: systemMessage(dep, conversation, turn, new Date(), context) },
+      {
+        role: 'system' as const,
+        content: systemMessage(dep, conversation, turn, new Date(), context, { values, canary }),
+      },
       ...said.slice(0, -1),
       ...(data ? [data] : []),
       ...said.slice(-1),

@@ -13,6 +13,7 @@ import { sendToolCall } from '../deliveries/hook.client.js';
 import type { EgressPolicy, Exchange } from '../../shared/egress.js';
 import { isoNow } from '../../shared/time.js';
 import type { ChatTool, ToolCall } from './chat-completions.js';
+import { inBody, inUrl, type VariableValues } from '../conversations/conversation-variables.js';
 
 /** A tool's answer is given to the model up to this many bytes. */
 const RESULT_BYTES = 16 * 1024;
@@ -146,6 +147,8 @@ export class AgentTools {
     private readonly parts: { egress: EgressPolicy },
     private readonly answering: Pick<Answering, 'dep' | 'conversation' | 'turn' | 'record'>,
     spec: ModelSpec,
+    /** The conversation's variables, for the tools' URLs and bodies (README, Variables and guardrails). */
+    private readonly values: VariableValues,
   ) {
     this.#server = new Map(spec.tools.map((t) => [t.name, t]));
     this.#client = new Map(spec.client_tools.map((t) => [t.name, t]));
@@ -236,8 +239,9 @@ export class AgentTools {
     const send = mocked ? mockedCall(dep.test!.mocks[tool.name]) : sendToolCall;
     const ex = await send(
       dep,
-      tool.url,
+      inUrl(this.values)(tool.url),
       {
+        ...(tool.body ? (inBody(tool.body, this.values) as Record<string, unknown>) : {}),
         call_id: callId,
         deployment_id: dep.id,
         conversation_id: turn.conversation_id,

@@ -1,4 +1,5 @@
 import type { RawData } from 'ws';
+import { conversationValues, withGreetingFilled } from '../conversations/conversation-variables.js';
 import { Close, CloseReason, type CloseCode } from '#protocol/close-codes';
 import type { ClientMessage, ServerFrame } from '#protocol/frames';
 import { AppError } from '../../errors.js';
@@ -194,7 +195,10 @@ export class Session implements CursorOwner, SessionLine {
       );
     }
     // The agent of the conversation's version: a resumed one keeps its own, a new one may be split to another.
-    const agent = await this.services.conversations.agentOf(this.dep, conversation);
+    const known = await this.services.conversations.agentOf(this.dep, conversation);
+    // Its greeting says what the conversation's variables hold (README, Variables and guardrails).
+    const language = message.language ?? known.language;
+    const agent = withGreetingFilled(known, conversationValues({ conversation, language, now: new Date() }));
     if (this.closed) return;
     if (!this.registry.join(conversation.id, this))
       throw new AppError('too_many_connections', 'too many connections to this conversation');
@@ -202,7 +206,7 @@ export class Session implements CursorOwner, SessionLine {
     this.sub = claims.sub;
     const speech = this.voice.joined({
       browserRecognition: message.browser_recognition ?? true,
-      language: message.language ?? agent.language,
+      language,
     });
     this.helloSaid();
     this.send({

@@ -5,6 +5,7 @@ import type { Db } from '../../database.js';
 import { AppError, notFound } from '../../errors.js';
 import { fromJsonColumn } from '../../shared/json-column.js';
 import { agentInfo, greetingIn } from '../../deployments/deployment-context.js';
+import { renderTemplate } from '#protocol/templates';
 import { speechRequestFor } from './agent-voice.js';
 import { wavOf } from './recogniser.js';
 import type { SpeechSynthesis } from './speech-synthesis.js';
@@ -54,7 +55,11 @@ export async function voiceSample(
   const specText = agent.draft_spec ?? agent.agent_spec;
   const info = agentInfo(agent.name, specText);
   const speech = speechOf(fromJsonColumn<Record<string, unknown>>(specText) ?? {});
-  const text = input.text ?? greetingIn(info, input.language) ?? `Hello, I'm ${agent.name}. How can I help you today?`;
+  // A sample has no conversation: its variables say their defaults (README, Variables and guardrails).
+  const text = renderTemplate(
+    input.text ?? greetingIn(info, input.language) ?? `Hello, I'm ${agent.name}. How can I help you today?`,
+    () => undefined,
+  );
   const request = speechRequestFor(
     text,
     input.language ?? info.language,

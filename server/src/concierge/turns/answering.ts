@@ -6,6 +6,7 @@ import type { TurnRow } from '../conversations/turn.repository.js';
 import type { DeliveryKind, DeliveryTable } from '../deliveries/delivery.table.js';
 import type { DeploymentContext } from '../../deployments/deployment-context.js';
 import type { TurnPage } from '../pages/page.service.js';
+import type { GuardrailDecision } from '#protocol/guardrails';
 
 /** What the turn core found for a turn before it is answered. */
 export interface TurnContext {
@@ -21,7 +22,12 @@ export interface TurnContext {
  * What an answer may ask of the conversation besides the reply: that it ends (the model's
  * `end_conversation`), and the tool call waiting for the visitor's word (set, or `null` when made).
  */
-export type Settlement = Answer & { end?: boolean; toolConfirmation?: string | null };
+export type Settlement = Answer & {
+  end?: boolean;
+  toolConfirmation?: string | null;
+  /** What the agent's guardrails decided about the reply's sentences (README, Variables and guardrails). */
+  guardrails?: GuardrailDecision[];
+};
 
 /**
  * A turn as the turn core hands it to whoever answers it (README, An agent without a server): what

@@ -84,15 +84,28 @@ export class TurnAnswering implements Answering {
       'storing the answer to a turn',
       () =>
         events.write(turn.conversation_id, async (unit) => {
-          const kept = context.passages ? { knowledge: knowledgeColumn(context.passages) } : {};
+          const decisions = answer.guardrails ?? [];
+          const keeping = unit.keeping(at, turn.language ?? undefined);
+          const kept = {
+            ...(context.passages ? { knowledge: knowledgeColumn(context.passages) } : {}),
+            // A stopped sentence is words said to nobody, kept as the deployment keeps words.
+            ...(decisions.length
+              ? {
+                  guardrails: JSON.stringify(
+                    decisions.map((d) => (d.sentence ? { ...d, sentence: keeping.stored(d.sentence) } : d)),
+                  ),
+                }
+              : {}),
+          };
           const moved = await turnLifecycle.answer(unit, at, turn.id, this.#from, answer, this.#replyDueAt, kept);
           if (hooked.length) unit.count(at, { at: turn.created_at, hookMs: hooked.map((r) => r.duration_ms) });
+          if (moved && decisions.length)
+            unit.count(at, { at: turn.created_at, guardrails: decisions.map((d) => d.action) });
           if (moved && answer.kind === 'replied' && answer.end) await conversations.endWithin(unit, at, 'agent_ended');
           if (moved && answer.toolConfirmation !== undefined)
             await setToolConfirmation(unit.trx, turn.conversation_id, answer.toolConfirmation);
           // A turn ended meanwhile still shows its calls; an erased one keeps nothing.
           if (records.length && (moved || (await turnExists(unit.trx, turn.id)))) {
-            const keeping = unit.keeping(at, turn.language ?? undefined);
             await insertDeliveries(
               unit.trx,
               keeping.verbatim ? [...records] : records.map((r) => keptBodies(r, (text) => keeping.body(text))),

@@ -34,6 +34,7 @@ import { answering } from './2026-11-29-05-answering.js';
 import { handsFree } from './2026-11-30-01-hands-free.js';
 import { quality } from './2026-12-01-01-quality.js';
 import { privacy } from './2026-12-02-01-privacy.js';
+import { guardrails } from './2026-12-03-01-guardrails.js';
 
 /** Every migration, in order. Names are timestamps so they sort the way they apply. */
 export const migrations: Record<string, Migration> = {
@@ -72,4 +73,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-30-01-hands-free': handsFree,
   '2026-12-01-01-quality': quality,
   '2026-12-02-01-privacy': privacy,
+  '2026-12-03-01-guardrails': guardrails,
 };
