@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { isKnownVariable, renderTemplate, specVariables, variablesIn, VALUE_CHARS } from './templates';
+import { isKnownVariable, renderTemplate, specVariables, variablesIn, VALUE_CHARS } from './templates.js';
 
 const values: Record<string, string> = {
   'visitor.name': 'Ada',
