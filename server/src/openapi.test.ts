@@ -121,6 +121,7 @@ describe('GET /openapi.json', () => {
       'voice',
       'pronunciations',
       'responder',
+      'guardrails',
       'analysis',
       'evaluation',
       'require_tests',

@@ -2,6 +2,10 @@ import type { GuardrailsSpec } from '../../agents/agent-guardrails.js';
 import type { GuardrailAction, GuardrailDecision } from '#protocol/guardrails';
 import { DATA_LABEL } from './model-prompt.js';
 import type { ChatMessage } from './chat-completions.js';
+import type { DeploymentContext } from '../../deployments/deployment-context.js';
+import { type EgressPolicy, egressFor } from '../../shared/egress.js';
+import type { EvaluationModels } from './evaluation-model.js';
+import { askForJson } from './json-completion.js';
 
 /** A custom criterion (or the topic rule) not judged by then lets its sentence go, flagged (README, Variables and guardrails). */
 export const JUDGE_TIMEOUT_MS = 300;
@@ -146,4 +150,34 @@ export class ReplyGuard {
       decision: { rule: rule.rule, action: rule.action, ...(rule.detail ? { detail: rule.detail } : {}), sentence },
     };
   }
+}
+
+/** The judge of an agent's sentences: its evaluation model asked for one JSON answer; a string says why there is none. */
+export async function sentenceJudge(
+  parts: { judges: Pick<EvaluationModels, 'of'>; egress: EgressPolicy },
+  dep: DeploymentContext,
+): Promise<SentenceJudge | string> {
+  const model = await parts.judges.of(dep.customerId, dep.spec);
+  if (typeof model === 'string') return model;
+  return async (messages, signal) => {
+    const answer = await askForJson<{ broken: number[] }>(
+      model,
+      { name: 'guardrail_verdict', schema: JUDGE_SCHEMA, messages, timeoutMs: JUDGE_TIMEOUT_MS },
+      egressFor(parts.egress, 'models', dep.customerId),
+      signal,
+    );
+    return answer.ok ? answer.value.broken : answer.why;
+  };
+}
+
+/** What the model is told to write its reply again (a custom criterion's `retry`): what went out, and the rule it broke. */
+export function retryMessages(saidBefore: string, stop: Extract<GuardVerdict, { pass: false }>): ChatMessage[] {
+  const before = saidBefore.trim();
+  return [
+    ...(before ? [{ role: 'assistant' as const, content: before }] : []),
+    {
+      role: 'system',
+      content: `Your next sentence was not said: it broke this rule: ${stop.decision.detail ?? stop.decision.rule}. Go on with your reply without breaking it.`,
+    },
+  ];
 }

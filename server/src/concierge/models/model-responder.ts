@@ -22,8 +22,7 @@ import { randomBytes } from 'node:crypto';
 import type { GuardrailDecision } from '#protocol/guardrails';
 import { conversationValues, type VariableValues } from '../conversations/conversation-variables.js';
 import type { EvaluationModels } from './evaluation-model.js';
-import { JUDGE_SCHEMA, JUDGE_TIMEOUT_MS, ReplyGuard, type SentenceJudge } from './guardrails.js';
-import { askForJson } from './json-completion.js';
+import { ReplyGuard, retryMessages, sentenceJudge } from './guardrails.js';
 
 /** A model call's whole exchange, its stream included, at most. */
 export const MODEL_CALL_TIMEOUT_MS = 60_000;
@@ -126,7 +125,7 @@ export class ModelResponder implements Responder<ModelSpec> {
     const guard = new ReplyGuard(rules, {
       canary,
       asked: turn.text,
-      judge: rules.topics || rules.custom?.length ? await this.#judge(dep) : 'no rule to judge',
+      judge: rules.topics || rules.custom?.length ? await sentenceJudge(this.parts, dep) : 'no rule to judge',
     });
     const signal = AbortSignal.any([shutdown, AbortSignal.timeout(dep.limits.replyTimeoutS * 1000)]);
     const release = await this.parts.calls.wait(dep.customerId, spec.first_token_timeout_ms, signal);
@@ -183,11 +182,7 @@ export class ModelResponder implements Responder<ModelSpec> {
           // `retry`: the model is asked once more, told what was stopped; a second stop refuses.
           if (stop.decision.action !== 'retry' || retried) break;
           retried = true;
-          const before = writer.text.trim();
-          messages.push(...(before ? [{ role: 'assistant' as const, content: before }] : []), {
-            role: 'system',
-            content: `Your next sentence was not said: it broke this rule: ${stop.decision.detail ?? stop.decision.rule}. Go on with your reply without breaking it.`,
-          });
+          messages.push(...retryMessages(writer.text, stop));
           writer.resume();
           continue;
         }
@@ -254,21 +249,6 @@ export class ModelResponder implements Responder<ModelSpec> {
       release();
     }
     return { ...said, text: writer.text.trim(), written: writer.written };
-  }
-
-  /** The judge of this agent's sentences: its evaluation model asked for one JSON answer; a string says why there is none. */
-  async #judge(dep: DeploymentContext): Promise<SentenceJudge | string> {
-    const model = await this.parts.judges.of(dep.customerId, dep.spec);
-    if (typeof model === 'string') return model;
-    return async (messages, signal) => {
-      const answer = await askForJson<{ broken: number[] }>(
-        model,
-        { name: 'guardrail_verdict', schema: JUDGE_SCHEMA, messages, timeoutMs: JUDGE_TIMEOUT_MS },
-        egressFor(this.parts.egress, 'models', dep.customerId),
-        signal,
-      );
-      return answer.ok ? answer.value.broken : answer.why;
-    };
   }
 
   /** Where the agent's model is: its endpoint, or the operator's; else why there is none. */
