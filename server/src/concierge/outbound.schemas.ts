@@ -104,34 +104,38 @@ export const turnCreatedBody = z
   .meta({ id: 'TurnCreatedHook' });
 
 /** A model agent's call of one of its tools (README, An agent without a server): POSTed to the tool's `url`, signed like the turn hook. */
-export const toolCallBody = z
-  .strictObject({
-    type: z.literal('tool.call'),
-    call_id: z
-      .uuid()
-      .meta({ description: 'This call (also in `X-Service-Delivery` and `webhook-id`): it is sent once' }),
-    sent_at: timestamp.meta({ description: 'When it was signed: refuse stale replays' }),
-    deployment_id: z.uuid(),
-    conversation_id: z.uuid(),
-    turn_id: z.uuid(),
-    user: z
-      .strictObject({
-        sub: z.string().meta({ description: "The user token's `sub`: whom to authorise the call for" }),
-        name: z.string().nullable().meta({ description: "The user token's `name`, if it had one" }),
-        ctx: z.unknown().meta({ description: "The user token's `ctx` claim as your server put it there, or null" }),
-      })
-      .meta({
-        description:
-          "The visitor the call is made for, as your server vouched for them in the user token. The arguments are the model's, which the visitor's words steer: authorise what the call does against this visitor, never against the arguments alone",
-      }),
-    tool: z.string().meta({ description: "The tool's `name` in the agent's spec" }),
-    arguments: z.record(z.string(), z.unknown()).meta({
+const toolCallFields = z.strictObject({
+  type: z.literal('tool.call'),
+  call_id: z.uuid().meta({ description: 'This call (also in `X-Service-Delivery` and `webhook-id`): it is sent once' }),
+  sent_at: timestamp.meta({ description: 'When it was signed: refuse stale replays' }),
+  deployment_id: z.uuid(),
+  conversation_id: z.uuid(),
+  turn_id: z.uuid(),
+  user: z
+    .strictObject({
+      sub: z.string().meta({ description: "The user token's `sub`: whom to authorise the call for" }),
+      name: z.string().nullable().meta({ description: "The user token's `name`, if it had one" }),
+      ctx: z.unknown().meta({ description: "The user token's `ctx` claim as your server put it there, or null" }),
+    })
+    .meta({
       description:
-        "The model's arguments, already checked against the tool's `parameters` JSON Schema; written by a model that read the visitor's words: check them as you would a visitor's input",
+        "The visitor the call is made for, as your server vouched for them in the user token. The arguments are the model's, which the visitor's words steer: authorise what the call does against this visitor, never against the arguments alone",
     }),
-  })
-  .meta({ id: 'ToolCallHook' });
-export type ToolCallBody = z.infer<typeof toolCallBody>;
+  tool: z.string().meta({ description: "The tool's `name` in the agent's spec" }),
+  arguments: z.record(z.string(), z.unknown()).meta({
+    description:
+      "The model's arguments, already checked against the tool's `parameters` JSON Schema; written by a model that read the visitor's words: check them as you would a visitor's input",
+  }),
+});
+export const toolCallBody = toolCallFields
+  // The tool's own `body` fields, their variables filled in (README, Variables and guardrails).
+  .catchall(z.unknown())
+  .meta({
+    id: 'ToolCallHook',
+    description:
+      "Besides these fields, each field of the tool's `body` in the agent's spec, its strings' {{variables}} filled in as strings",
+  });
+export type ToolCallBody = z.infer<typeof toolCallFields>;
 
 /** The hook handing the conversation to a person (README, A person in the conversation). */
 export const hookHandoff = z.strictObject({ reason: z.string().min(1).max(200) }).meta({

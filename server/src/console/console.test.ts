@@ -294,6 +294,18 @@ function suite(kind: StoreKind) {
     });
     const byKey = await api.post(`/api/v1/deployments/${deploymentId}/preview-token`);
     expect(decodeJwt(byKey.body.data.token).sub).toMatch(/^api-key:[0-9a-f-]{36}$/);
+    expect(decodeJwt(byKey.body.data.token).name).toBe('Console preview');
+    // The visitor it plays, for the agent's variables (README, Variables and guardrails).
+    const playing = await api.post(`/api/v1/deployments/${deploymentId}/preview-token`, {
+      name: 'Ada',
+      ctx: { room: '214' },
+    });
+    expect(decodeJwt(playing.body.data.token)).toMatchObject({ name: 'Ada', ctx: { room: '214' }, preview: true });
+    expectError(
+      await api.post(`/api/v1/deployments/${deploymentId}/preview-token`, { name: 'Ada', sub: 'someone-else' }),
+      400,
+      'invalid_request',
+    );
 
     // A page the origin check passes gets as far as its token (4401 for this one); another is closed before (4403).
     const opens = (origin: string) =>

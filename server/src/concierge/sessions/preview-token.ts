@@ -20,11 +20,20 @@ const previewSubject = (principal: Principal): string =>
  * real widget on an active deployment without a token endpoint of its own. Signed like a
  * customer's own tokens: HS256 with the deployment's current secret, `aud` the deployment.
  */
-export async function mintPreviewToken(dep: DeploymentContext, principal: Principal): Promise<PreviewToken> {
+export async function mintPreviewToken(
+  dep: DeploymentContext,
+  principal: Principal,
+  visitor: { name?: string | undefined; ctx?: Record<string, unknown> | undefined } = {},
+): Promise<PreviewToken> {
   if (dep.status !== 'active') throw invalidState('The deployment is inactive: activate it to try it');
   const sub = previewSubject(principal);
   const now = Math.floor(Date.now() / 1000);
-  const token = await new SignJWT({ name: 'Console preview', preview: true })
+  // The visitor a preview plays, for the agent's variables (README, Variables and guardrails).
+  const token = await new SignJWT({
+    name: visitor.name ?? 'Console preview',
+    ...(visitor.ctx ? { ctx: visitor.ctx } : {}),
+    preview: true,
+  })
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(sub)
     .setAudience(dep.id)
