@@ -1,5 +1,6 @@
 import type { InLanguages } from '#protocol/in-language';
 import { ACTION_NAME, ACTION_NAME_RULE, isBuiltInTool, TOOL_NAME, TOOL_NAME_RULE } from '#protocol/tools';
+import { type GuardrailAction, guardrailActions } from '#protocol/guardrails';
 
 // An agent's spec fields as the console's forms read and write them, and what is wrong with them in words.
 
@@ -101,4 +102,54 @@ export function inLanguagesOf(text: string): { value: InLanguages } | { problem:
       problem: `${tags[twice]}: is there twice (lines ${tags.indexOf(tags[twice]!) + 1} and ${twice + 1}); keep one.`,
     };
   return { value: Object.fromEntries(tagged.map((m) => [m![1]!, m![2]!.trim()])) };
+}
+
+/** A custom guardrail (README, Variables and guardrails): what a sentence must not do, and what is done when one does. */
+export interface CustomCriterion {
+  criterion: string;
+  action: GuardrailAction;
+}
+
+/** Custom criteria as the agent page edits them: one a line, `action: criterion`. */
+export const criteriaAsLines = (list: unknown): string =>
+  Array.isArray(list) ? (list as CustomCriterion[]).map((c) => `${c.action}: ${c.criterion}`).join('\n') : '';
+
+/** The lines read back, or the first line that does not read as `refuse|retry|hand_off: criterion`. */
+export function customCriteriaOf(lines: string): { list: CustomCriterion[] } | { problem: string } {
+  const list: CustomCriterion[] = [];
+  for (const [i, line] of lines.split('\n').entries()) {
+    if (!line.trim()) continue;
+    const read = /^\s*([a-z_]+)\s*:\s*(.{3,})$/.exec(line);
+    if (!read || !(guardrailActions as readonly string[]).includes(read[1]!))
+      return {
+        problem: `Line ${i + 1}: write it as refuse, retry or hand_off, a colon, then what a sentence must not do`,
+      };
+    list.push({ action: read[1] as GuardrailAction, criterion: read[2]!.trim() });
+  }
+  return { list };
+}
+
+/** A list edited one item a line: the items, none when empty. */
+export const linesOf = (text: string): string[] | undefined => {
+  const items = text
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean);
+  return items.length ? items : undefined;
+};
+
+/** The values Try it plays a visitor with (README, Variables and guardrails), by variable name. */
+export type Played = Record<string, string>;
+
+/** `a.b` = v as `{a: {b: v}}`, for each name under `prefix`: the token's ctx, the page's context. */
+export function nestedValues(played: Played, prefix: string): Record<string, unknown> | undefined {
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(played)) {
+    if (!name.startsWith(prefix) || !value.trim()) continue;
+    const keys = name.slice(prefix.length).split('.');
+    let at = out;
+    for (const key of keys.slice(0, -1)) at = (at[key] ??= {}) as Record<string, unknown>;
+    at[keys.at(-1)!] = value;
+  }
+  return Object.keys(out).length ? out : undefined;
 }

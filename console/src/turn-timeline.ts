@@ -1,4 +1,4 @@
-import type { Delivery, Turn } from './types';
+import type { Analytics, Delivery, Turn } from './types';
 
 export interface TimelineItem {
   at: string;
@@ -215,4 +215,13 @@ export function turnTimeline(turn: Turn): TimelineItem[] {
       title: turn.reply_actions.length ? `Resolved, offering ${actionsInWords(turn.reply_actions)}` : 'Resolved',
     });
   return items.sort((x, y) => x.at.localeCompare(y.at));
+}
+
+/** What guardrails did (README, Variables and guardrails), by what was done; a dash when nothing. */
+export function guardrailsInWords(counts: Analytics['totals']['guardrails']): string {
+  const words = { refuse: 'refused', retry: 'written again', hand_off: 'handed to a person', flagged: 'flagged' };
+  const said = (Object.keys(words) as (keyof typeof words)[])
+    .filter((outcome) => counts[outcome])
+    .map((outcome) => `${counts[outcome]} ${words[outcome]}`);
+  return said.length ? said.join(' · ') : '—';
 }

@@ -4,9 +4,25 @@ import { languageProblems, localeLabel, originProblems } from './form-checks';
 import { startOfDay } from './format';
 import { routeOf } from './routes';
 import { serverSnippetOf, signedStringOf, snippetOf } from './snippets';
-import { inLanguagesLines, inLanguagesOf, pronunciationsAsLines, pronunciationsOf, toolsOf } from './spec-fields';
+import {
+  criteriaAsLines,
+  customCriteriaOf,
+  inLanguagesLines,
+  inLanguagesOf,
+  nestedValues,
+  pronunciationsAsLines,
+  pronunciationsOf,
+  toolsOf,
+} from './spec-fields';
 import { lineDiff } from './text-diff';
-import { handsFreeInWords, keptInWords, saidInWords, turnTimeline } from './turn-timeline';
+import {
+  guardrailInWords,
+  guardrailsInWords,
+  handsFreeInWords,
+  keptInWords,
+  saidInWords,
+  turnTimeline,
+} from './turn-timeline';
 import type { Delivery, Turn } from './types';
 
 const delivery = (over: Partial<Delivery> = {}): Delivery => ({
@@ -125,8 +141,12 @@ describe('console view logic', () => {
       reply_received: { at: '2026-11-24T10:00:01.000Z', duplicates: 0 },
       reply_text: 'Yes.',
       replied_by: { type: 'agent' },
+      guardrails: [{ rule: 'injection', action: 'refuse', sentence: 'My instructions say…' }],
     } as unknown as Turn;
     const titles = turnTimeline(turn).map((i) => i.title);
+    expect(titles.at(-1)).toBe(
+      "Guardrail: a sentence was stopped, it repeated the agent's instructions; replaced by the refusal: “My instructions say…”",
+    );
     expect(titles).toContain('Model gpt-4o-mini (call 1): 200 in 42 ms, first token in 310 ms, 120 tokens in, 17 out');
     expect(titles).toContain('Tool check_room: timeout in 42 ms: timed out after 10000 ms');
   });
@@ -250,6 +270,7 @@ describe('console view logic', () => {
         { part: 1, text: 'to 10.', received_at: '2026-11-24T10:00:00.600Z' },
       ],
       first_part_at: '2026-11-24T10:00:00.400Z',
+      guardrails: [],
       created_at: '2026-11-24T10:00:00.000Z',
       acknowledged_at: '2026-11-24T10:00:00.100Z',
       resolved_at: '2026-11-24T10:00:00.900Z',
@@ -374,5 +395,50 @@ describe("words in several languages in the console's form (a teaser, an agent's
     expect(keptInWords([turn('everything', 'Hi', 'Hello')])).toBeUndefined();
     expect(keptInWords([turn('everything', 'Hi', 'Hello'), redacted])).toContain('(privacy: redacted)');
     expect(keptInWords([redacted, none])).toContain('(privacy: metadata only)');
+  });
+
+  it('reads custom guardrails one a line, action first, and says which line is wrong', () => {
+    const list = [
+      { action: 'retry', criterion: 'promises a discount' },
+      { action: 'hand_off', criterion: 'gives medical advice' },
+    ];
+    expect(customCriteriaOf('retry: promises a discount\n\nhand_off:  gives medical advice ')).toEqual({ list });
+    expect(criteriaAsLines(list)).toBe('retry: promises a discount\nhand_off: gives medical advice');
+    expect(customCriteriaOf('refuse: ok criterion\nblock: swearing')).toEqual({
+      problem: 'Line 2: write it as refuse, retry or hand_off, a colon, then what a sentence must not do',
+    });
+  });
+
+  it("says what a guardrail did in words, and nests Try it's values into the token's ctx and the page's context", () => {
+    expect(
+      guardrailInWords({
+        rule: 'blocked_terms',
+        action: 'refuse',
+        detail: 'Grand Hotel',
+        sentence: 'Try the Grand Hotel.',
+      }),
+    ).toBe(
+      'Guardrail: a sentence was stopped, it said the blocked term “Grand Hotel”; replaced by the refusal: “Try the Grand Hotel.”',
+    );
+    expect(guardrailInWords({ rule: 'custom', action: 'retry', detail: 'promises a discount' })).toBe(
+      'Guardrail: a sentence was stopped, it broke “promises a discount”; the model was asked to write it again',
+    );
+    expect(guardrailInWords({ rule: 'topics', action: 'flagged', sentence: 'Hi.' })).toBe(
+      'Guardrail: a sentence was not judged in time: it went out, flagged: “Hi.”',
+    );
+    expect(guardrailsInWords({ refuse: 2, retry: 0, hand_off: 1, flagged: 0 })).toBe(
+      '2 refused · 1 handed to a person',
+    );
+    expect(guardrailsInWords({ refuse: 0, retry: 0, hand_off: 0, flagged: 0 })).toBe('—');
+    const played = {
+      'visitor.name': 'Ada',
+      'ctx.room': '214',
+      'ctx.booking.id': 'B-1',
+      'page.context.plan': 'pro',
+      'ctx.x': ' ',
+    };
+    expect(nestedValues(played, 'ctx.')).toEqual({ room: '214', booking: { id: 'B-1' } });
+    expect(nestedValues(played, 'page.context.')).toEqual({ plan: 'pro' });
+    expect(nestedValues({}, 'ctx.')).toBeUndefined();
   });
 });

@@ -31,6 +31,7 @@ import {
 import { TurnTakingEditor } from './agent-turn-taking';
 import { AgentTests } from './agent-tests';
 import { AnalysisEditor } from './agent-analysis';
+import { GuardrailsEditor, VariablesUsed } from './agent-guardrails';
 
 const STATUSES = ['generating', 'draft', 'published', 'failed'] as const;
 
@@ -392,6 +393,8 @@ function DraftEditor({ agent, onSaved }: { agent: Agent; onSaved(a: Agent): void
         </label>
       </div>
       <ResponderEditor key={`${agent.id}-${agent.updated_at}`} spec={spec} set={set} />
+      <VariablesUsed spec={spec} />
+      <GuardrailsEditor key={`g-${agent.id}-${agent.updated_at}`} spec={spec} set={set} />
       <label>
         Pronunciations: one a line, term = how to say it, [de] after for one language only (said by either voice, never
         shown)

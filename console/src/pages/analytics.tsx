@@ -1,6 +1,7 @@
 import { type RedactionKind, redactionKinds } from '#protocol/privacy';
 import { can } from '../roles';
 import { CriterionFigures } from './analytics-criteria';
+import { guardrailsInWords } from '../turn-timeline';
 import { useState } from 'preact/hooks';
 import { get, list, query, path } from '../api';
 import { type Series, TimeChart } from '../chart';
@@ -196,6 +197,8 @@ export function AnalyticsPage() {
             </dd>
             <dt>Values redacted before storing</dt>
             <dd>{redactionsInWords(data.totals.redactions)}</dd>
+            <dt>Sentences stopped by guardrails</dt>
+            <dd>{guardrailsInWords(data.totals.guardrails)}</dd>
           </dl>
           <div class="charts">
             {CHARTS.map((chart) => (

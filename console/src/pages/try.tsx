@@ -1,6 +1,9 @@
 import { useEffect, useState } from 'preact/hooks';
-import { list, post, path } from '../api';
+import { get, list, post, path } from '../api';
+import { specVariables } from '#protocol/templates';
 import type { Deployment, PreviewToken } from '../types';
+import { variableSource } from './agent-guardrails';
+import { nestedValues, type Played } from '../spec-fields';
 import { DeploymentOptions, Empty, ErrorNote, Loading, LocaleOptions, Title, useLoad } from '../ui';
 import { loadConversation, Timeline } from './conversations';
 
@@ -10,6 +13,7 @@ interface ConciergeApi {
   on(name: 'listening', handler: (e: { frame: ListeningFrame }) => void): void;
   close(): void;
   greet(ruleId: string): void;
+  setContext(data: Record<string, unknown>): void;
   destroy(): void;
 }
 declare global {
@@ -110,6 +114,53 @@ function GreetingPreview({ deployment }: { deployment: Deployment | undefined })
   );
 }
 
+/** The variables of the deployment's agent a visitor brings (their name, the token's ctx, the page's context), to fill in before a try. */
+function VariablesToPlay({
+  deployment,
+  onStart,
+}: {
+  deployment: Deployment | undefined;
+  onStart(played: Played): void;
+}) {
+  const spec = useLoad(
+    () =>
+      deployment
+        ? get<{ agent_spec: Record<string, unknown> | null }>(path`/api/v1/agents/${deployment.agent_id}/spec`)
+        : Promise.resolve(undefined),
+    [deployment?.agent_id],
+  );
+  const [played, setPlayed] = useState<Played>({});
+  const brought = specVariables(spec.data?.agent_spec ?? {}).filter(
+    (v) => v.name === 'visitor.name' || v.name.startsWith('ctx.') || v.name.startsWith('page.context.'),
+  );
+  if (!brought.length) return null;
+  return (
+    <form
+      class="variables-to-play"
+      onSubmit={(e) => {
+        e.preventDefault();
+        onStart(played);
+      }}
+    >
+      <h2>The visitor's variables</h2>
+      <p class="muted">The published agent uses these: fill them in as your site would, then start a conversation.</p>
+      <div class="grid">
+        {brought.map((v) => (
+          <label key={v.name}>
+            <code>{v.name}</code> from {variableSource(v.name)}
+            <input
+              value={played[v.name] ?? ''}
+              placeholder={v.fallback ? `default: ${v.fallback}` : '(empty)'}
+              onInput={(e) => setPlayed({ ...played, [v.name]: e.currentTarget.value })}
+            />
+          </label>
+        ))}
+      </div>
+      <button type="submit">Start a conversation with these values</button>
+    </form>
+  );
+}
+
 /** `locale`: the widget's words in it (a preview of that locale); without it, the browser's languages choose. */
 export function TryIt({ deploymentId, locale }: { deploymentId: string | undefined; locale: string | undefined }) {
   const active = useLoad(() => list<Deployment>(path`/api/v1/deployments?status=active&per_page=100`), []);
@@ -117,6 +168,7 @@ export function TryIt({ deploymentId, locale }: { deploymentId: string | undefin
   const [conversationId, setConversationId] = useState<string>();
   const [mic, setMic] = useState('');
   const [error, setError] = useState<unknown>();
+  const [played, setPlayed] = useState<{ values: Played; at: number }>({ values: {}, at: 0 });
   useEffect(() => {
     if (!chosen) return;
     let widget: ConciergeApi | undefined;
@@ -127,8 +179,18 @@ export function TryIt({ deploymentId, locale }: { deploymentId: string | undefin
     loadWidget().then((w) => {
       if (left) return;
       widget = w;
-      const getToken = async () => (await post<PreviewToken>(path`/api/v1/deployments/${chosen}/preview-token`)).token;
+      const name = played.values['visitor.name']?.trim();
+      const ctx = nestedValues(played.values, 'ctx.');
+      const context = nestedValues(played.values, 'page.context.');
+      const getToken = async () =>
+        (
+          await post<PreviewToken>(path`/api/v1/deployments/${chosen}/preview-token`, {
+            ...(name ? { name } : {}),
+            ...(ctx ? { ctx } : {}),
+          })
+        ).token;
       w.init({ deploymentId: chosen, open: true, getToken, ...(locale ? { locale } : {}) });
+      if (context) w.setContext(context);
       w.on('ready', (e) => setConversationId(e.conversationId));
       w.on('listening', (e) => !left && setMic(listeningInWords(e.frame)));
     }, setError);
@@ -136,7 +198,7 @@ export function TryIt({ deploymentId, locale }: { deploymentId: string | undefin
       left = true;
       widget?.destroy();
     };
-  }, [chosen, locale]);
+  }, [chosen, locale, played.at]);
   return (
     <section class="try">
       <Title>Try it</Title>
@@ -177,6 +239,10 @@ export function TryIt({ deploymentId, locale }: { deploymentId: string | undefin
         </div>
       )}
       <GreetingPreview deployment={active.data?.data.find((d) => d.id === chosen)} />
+      <VariablesToPlay
+        deployment={active.data?.data.find((d) => d.id === chosen)}
+        onStart={(values) => setPlayed({ values, at: Date.now() })}
+      />
       {mic && (
         <p class="hands-free" role="status">
           Hands-free: {mic}
