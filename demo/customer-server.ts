@@ -60,6 +60,9 @@ interface WireEntry {
   detail: Record<string, unknown>;
 }
 
+/** The guest the demo site signs in: a real site would put its own user's name in the token. */
+export const DEMO_GUEST = 'Maya';
+
 const SITE = join(import.meta.dirname, 'site');
 const PAGES: Record<string, string> = {
   'GET /': 'index.html',
@@ -240,7 +243,8 @@ export async function startDemo(o: DemoOptions): Promise<Demo> {
       secret: deployment!.signingSecret,
       deploymentId: deployment!.deploymentId,
       sub: visitor,
-      name: 'Hotel guest',
+      // The signed-in guest: the agent greets them by name (README, Variables and guardrails).
+      name: DEMO_GUEST,
       ctx: { room: '214' },
       ttl: behaviour.tokenTtlS,
     });

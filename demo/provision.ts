@@ -37,12 +37,33 @@ const channel = (hooks: DemoHooks) => ({
   },
 });
 
-/** The hotel's welcome line in the languages it answers in (README, The widget in your visitors' languages). */
+/**
+ * The hotel's welcome line in the languages it answers in (README, The widget in your visitors'
+ * languages), greeting the signed-in guest by the name the hotel's token gives (README, Variables
+ * and guardrails).
+ */
 export const DEMO_GREETING = {
-  en: 'Hello, this is the Harbor Hotel concierge. How can I help you today?',
-  de: 'Hallo, hier ist der Concierge des Harbor Hotels. Wie kann ich Ihnen helfen?',
-  fr: 'Bonjour, ici le concierge du Harbor Hotel. Comment puis-je vous aider ?',
-  es: 'Hola, le atiende el conserje del Harbor Hotel. ¿En qué puedo ayudarle?',
+  en: 'Hello {{visitor.name|there}}, this is the Harbor Hotel concierge. How can I help you today?',
+  de: 'Hallo {{visitor.name|zusammen}}, hier ist der Concierge des Harbor Hotels. Wie kann ich Ihnen helfen?',
+  fr: 'Bonjour {{visitor.name|à vous}}, ici le concierge du Harbor Hotel. Comment puis-je vous aider ?',
+  es: 'Hola {{visitor.name|a todos}}, le atiende el conserje del Harbor Hotel. ¿En qué puedo ayudarle?',
+};
+
+/**
+ * What the hotel's agent may say when a model answers (README, Variables and guardrails): hotel
+ * topics only, never the competitor across the harbour, and the guest's room from the token.
+ */
+export const DEMO_GUARDRAILS = {
+  topics: {
+    allowed: [
+      'the Harbor Hotel: rooms, rates and bookings',
+      'breakfast, the restaurant and room service',
+      'parking, the spa, check-in and checkout',
+      'the harbour town around the hotel',
+    ],
+  },
+  blocked_terms: ['Grand Hotel'],
+  refuse_text: 'I can only help with your stay at the Harbor Hotel.',
 };
 
 /**
@@ -203,6 +224,7 @@ const HOTEL_INSTRUCTIONS = [
   'Breakfast is served from 7 to 10:30 in the garden room, on weekends until 11. Checkout is at 11, check-in from 3 pm.',
   'Parking is in the garage behind the hotel, 18 euros a night. The spa (sauna and pool) is open from 9 to 21.',
   'The restaurant takes tables from 6 pm to 10 pm. If you cannot help, offer to hand over to the front desk.',
+  'The guest is in room {{ctx.room|unknown}}.',
 ];
 
 /** Who answers the demo agent's turns now: the hotel's server, its pages, or a model on one of its endpoints. */
@@ -248,6 +270,7 @@ export async function switchDemoResponder(
   if (to.responder === 'model') {
     draft.responder = { type: 'model', endpoint_id: to.endpointId, model: to.model };
     draft.instructions = HOTEL_INSTRUCTIONS;
+    draft.guardrails = DEMO_GUARDRAILS;
   } else if (to.responder === 'knowledge') draft.responder = { type: 'knowledge' };
   else delete draft.responder;
   await expect2xx(

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { analysisJsonSchema } from '../server/src/concierge/analysis/analyst.js';
 import { DEMO_ANALYSIS } from './quality.js';
-import { analysed, standInAnswer } from './stand-in-analyst.js';
+import { analysed, judged, standInAnswer } from './stand-in-analyst.js';
 
 const schema = analysisJsonSchema(DEMO_ANALYSIS as never) as never;
 const conversation = (lines: string[]) => `<conversation>\n${lines.join('\n')}\n</conversation>`;
@@ -34,5 +34,24 @@ describe("the demo's stand-in analyst", () => {
     });
     expect(found.fields).toEqual({ party_size: null, topic: 'other' });
     expect(standInAnswer({ response_format: { json_schema: { name: 'judgement', schema: {} } } }).status).toBe(501);
+  });
+
+  it("judges the hotel agent's sentences by its topic rule, keywords of what a hotel is not for", () => {
+    const ask = (sentence: string) => [
+      {
+        role: 'system',
+        content:
+          'Rules:\n1. It is about something other than these topics: the hotel.\n2. It promises a discount.\nAnswer with…',
+      },
+      { role: 'user', content: `[Data] ${JSON.stringify({ visitor_asked: 'x', said_before: '', sentence })}` },
+    ];
+    expect(judged(ask('Here is your essay on the French Revolution.'))).toEqual({ broken: [1] });
+    expect(judged(ask('Breakfast is from 7 to 10:30.'))).toEqual({ broken: [] });
+    const answered = standInAnswer({
+      response_format: { json_schema: { name: 'guardrail_verdict', schema: {} } },
+      messages: ask('A poem about the sea.'),
+    });
+    expect(answered.status).toBe(200);
+    expect(JSON.parse((answered.body as any).choices[0].message.content)).toEqual({ broken: [1] });
   });
 });

@@ -2,8 +2,9 @@
  * The demo hotel's stand-in analyst (README, Tests and analysis): an OpenAI-compatible chat
  * completions endpoint that answers the service's analysis requests by a few keyword rules, so QA
  * sees a conversation analysed on a machine with no language model. It is rules, not a model, and
- * says so in each summary; asked anything else (a judge, a simulated visitor) it answers 501, which
- * the service reports as "could not say".
+ * says so in each summary. It also judges the hotel agent's sentences by its topic rule (README,
+ * Variables and guardrails), by keywords of what a hotel is not for. Asked anything else (a test's
+ * judge, a simulated visitor) it answers 501, which the service reports as "could not say".
  */
 
 const NUMBERS: Record<string, number> = { one: 1, two: 2, three: 3, four: 4, five: 5, six: 6, seven: 7, eight: 8 };
@@ -13,6 +14,9 @@ const TOPICS: [string, RegExp][] = [
   ['rooms', /\broom/i],
   ['spa', /\bspa\b|pool|sauna/i],
 ];
+/** What the hotel's concierge is not for: a sentence about one of these leaves its topics. */
+const OFF_TOPIC =
+  /\b(homework|essay|poem|photosynthesis|bitcoin|crypto\w*|election|javascript|python|stock market|recipe for)\b/i;
 const PERSON = /\b(a person|reception|human|someone real)\b/i;
 const HELD = /held in your name|is booked|booked for you/i;
 
@@ -92,23 +96,36 @@ export function standInAnswer(request: unknown): { status: number; body: unknown
     response_format?: { json_schema?: { name?: string; schema?: Record<string, any> } };
   };
   const format = body.response_format?.json_schema;
+  if (format?.name === 'guardrail_verdict') return completion(body.model, JSON.stringify(judged(body.messages ?? [])));
   if (format?.name !== 'conversation_analysis' || !format.schema)
     return { status: 501, body: { error: { message: "the demo's stand-in analyst only analyses conversations" } } };
   const conversation = body.messages?.find((m) => m.role === 'user')?.content ?? '';
+  return completion(body.model, JSON.stringify(analysed(conversation, format.schema)));
+}
+
+/** The rules a sentence breaks, by number: the topic rule by its keywords; a custom criterion it cannot judge never. */
+export function judged(messages: { role: string; content: string }[]): { broken: number[] } {
+  const rules = /Rules:\n([\s\S]*?)\nAnswer/.exec(messages[0]?.content ?? '')?.[1]?.split('\n') ?? [];
+  let sentence = '';
+  try {
+    sentence =
+      (JSON.parse((messages[1]?.content ?? '').replace(/^\[Data\] /, '')) as { sentence?: string }).sentence ?? '';
+  } catch {
+    // Not the service's question: nothing is judged broken.
+  }
+  const topic = rules.findIndex((rule) => rule.includes('something other than these topics'));
+  return { broken: topic >= 0 && OFF_TOPIC.test(sentence) ? [topic + 1] : [] };
+}
+
+function completion(model: string | undefined, content: string): { status: number; body: unknown } {
   return {
     status: 200,
     body: {
       id: 'chatcmpl-demo',
       object: 'chat.completion',
       created: Math.floor(Date.now() / 1000),
-      model: body.model ?? 'demo-analyst',
-      choices: [
-        {
-          index: 0,
-          message: { role: 'assistant', content: JSON.stringify(analysed(conversation, format.schema)) },
-          finish_reason: 'stop',
-        },
-      ],
+      model: model ?? 'demo-analyst',
+      choices: [{ index: 0, message: { role: 'assistant', content }, finish_reason: 'stop' }],
     },
   };
 }

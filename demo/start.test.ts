@@ -194,8 +194,8 @@ describe('npm start and npm run service, started and stopped as a person does', 
       expect(guide.chunk_count).toBeGreaterThanOrEqual(8);
     }
     expect((await get(`/api/v1/agents/${demo.agentId}/spec`)).agent_spec.greeting).toMatchObject({
-      en: 'Hello, this is the Harbor Hotel concierge. How can I help you today?',
-      de: 'Hallo, hier ist der Concierge des Harbor Hotels. Wie kann ich Ihnen helfen?',
+      en: 'Hello {{visitor.name|there}}, this is the Harbor Hotel concierge. How can I help you today?',
+      de: 'Hallo {{visitor.name|zusammen}}, hier ist der Concierge des Harbor Hotels. Wie kann ich Ihnen helfen?',
     });
 
     started.child.kill('SIGTERM');

@@ -92,13 +92,14 @@ test('a guest who chooses Deutsch is welcomed in German and answered from the Ge
 
   await launcher(page).click();
   await expect(conversation(page).locator('.msg.agent').first()).toHaveText(
-    'Hello, this is the Harbor Hotel concierge. How can I help you today?',
+    // The signed-in guest, by the name the hotel's token gives (README, Variables and guardrails).
+    'Hello Maya, this is the Harbor Hotel concierge. How can I help you today?',
   );
   await page.getByRole('combobox', { name: 'Language of the conversation' }).selectOption('de-DE');
   // The widget's words are German now, and so is the agent's welcome.
   const log = page.getByRole('list', { name: 'Unterhaltung' });
   await expect(log.locator('.msg.agent').first()).toHaveText(
-    'Hallo, hier ist der Concierge des Harbor Hotels. Wie kann ich Ihnen helfen?',
+    'Hallo Maya, hier ist der Concierge des Harbor Hotels. Wie kann ich Ihnen helfen?',
   );
   const askInGerman = async (question: string) => {
     await page.getByRole('textbox', { name: 'Ihre Nachricht' }).fill(question);

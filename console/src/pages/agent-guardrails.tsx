@@ -14,6 +14,7 @@ interface GuardrailsDraft {
 
 /** Where a variable's value comes from, in words. */
 export function variableSource(name: string): string {
+  if (name === 'visitor.name') return "the user token's name";
   if (name.startsWith('ctx.')) return `the user token's ctx (${name.slice(4)})`;
   if (name.startsWith('page.context.')) return `the page's Concierge.setContext (${name.slice(13)})`;
   if ((SERVICE_VARIABLES as readonly string[]).includes(name)) return 'the service';

@@ -189,6 +189,9 @@ export function TryIt({ deploymentId, locale }: { deploymentId: string | undefin
             ...(ctx ? { ctx } : {}),
           })
         ).token;
+      // Played values start a conversation of their own: the widget forgets the one it would resume
+      // (its session memory, `concierge:{deployment}`), whose visitor the service already knows.
+      if (played.at) sessionStorage.removeItem(`concierge:${chosen}`);
       w.init({ deploymentId: chosen, open: true, getToken, ...(locale ? { locale } : {}) });
       if (context) w.setContext(context);
       w.on('ready', (e) => setConversationId(e.conversationId));
