@@ -34,6 +34,7 @@ import { HANDS_FREE, handsFreeFigures } from './concierge/hands-free.js';
 import { echoFigures } from './concierge/echo.js';
 import { analysisFigures, QUALITY, testRunFigures } from './concierge/quality.js';
 import { detectorFigures, PRIVACY, replyLatencyFigures } from './concierge/privacy.js';
+import { GUARDRAILS, guardDelayFigures, judgedFigures, templateFigures } from './concierge/guardrails.js';
 
 /**
  * `npm run bench [-- name ...]`: every scenario, or the named ones. Each prints its baseline,
@@ -678,6 +679,47 @@ const scenarios: Record<string, () => Promise<void>> = {
       { p50: 2, p95: 2, 'p50 ×': 3 },
     );
     console.log('aim: under 5% apart');
+  },
+
+  async guardrails() {
+    const delay = await guardDelayFigures();
+    printTable(
+      `A sentence of a model's reply to its part, ${GUARDRAILS.terms} blocked terms and the injection mark, no custom criterion, ${GUARDRAILS.sentences.toLocaleString('en')} sentences after ${GUARDRAILS.warmUp.toLocaleString('en')}, in process (µs)`,
+      [
+        { work: 'the check alone', p50: delay.check.p50, p95: delay.check.p95 },
+        { work: 'sentence to part, no guardrails (baseline)', p50: delay.bare.p50, p95: delay.bare.p95 },
+        { work: 'sentence to part, guarded', p50: delay.guarded.p50, p95: delay.guarded.p95 },
+        {
+          work: 'added by the guardrails',
+          p50: delay.guarded.p50 - delay.bare.p50,
+          p95: delay.guarded.p95 - delay.bare.p95,
+        },
+      ],
+      { p50: 1, p95: 1 },
+    );
+    console.log('aim: under 1 ms p50 added');
+    const judged = await judgedFigures();
+    printTable(
+      `A sentence with one custom criterion judged by a model answering at once (local chat completions server), ${GUARDRAILS.judged} sentences (ms)`,
+      [
+        { work: 'sentence to part', p50: judged.total.p50, p95: judged.total.p95 },
+        {
+          work: "the model's own time (its server, request read to answer sent)",
+          p50: judged.model.p50,
+          p95: judged.model.p95,
+        },
+        { work: 'beyond the model', p50: judged.beyond.p50, p95: judged.beyond.p95 },
+      ],
+      { p50: 2, p95: 2 },
+    );
+    console.log('aim: under 20 ms p50 beyond the model');
+    const templates = templateFigures();
+    printTable(
+      `A turn's templates rendered (persona, instructions, greeting, a tool's URL and body; 12 variables), ${GUARDRAILS.sentences.toLocaleString('en')} turns (µs)`,
+      [{ work: 'values read and every template filled', p50: templates.p50, p95: templates.p95 }],
+      { p50: 1, p95: 1 },
+    );
+    console.log('aim: under 50 µs');
   },
 
   async knowledge() {
