@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import {
   client,
@@ -312,5 +314,22 @@ describeEachStore('variables and guardrails', (kind: StoreKind) => {
     const clash = await api.post(`/api/v1/agents/${agentId}/publish`);
     expectError(clash, 400, 'invalid_request');
     expect(clash.body.error.details[0].message).toMatch(/must not set the call's own fields/);
+  });
+
+  it("publishes the README's examples of variables and guardrails together", async () => {
+    const readme = readFileSync(join(import.meta.dirname, '../../../../README.md'), 'utf8');
+    const section = readme.slice(readme.indexOf('## Variables and guardrails'), readme.indexOf('## The console'));
+    const [variables, guardrails] = [...section.matchAll(/```json\n([\s\S]*?)```/g)].map((m) => JSON.parse(m[1]!));
+    const { apiKey } = await service.newCustomer('Hotel');
+    const api = client(service.url, apiKey);
+    const agentId = await createReadyAgent(api);
+    expect((await api.put(`/api/v1/agents/${agentId}`, { draft_spec: { ...variables, ...guardrails } })).status).toBe(
+      200,
+    );
+    const published = await api.post(`/api/v1/agents/${agentId}/publish`);
+    expect(published.status).toBe(200);
+    expect((await api.get(`/api/v1/agents/${agentId}/spec`)).body.data.agent_spec.guardrails).toEqual(
+      guardrails.guardrails,
+    );
   });
 });
