@@ -83,6 +83,7 @@ export interface QuickReplyAction {
   text: string;
 }
 
+/** Besides these fields, each field of the tool's `body` in the agent's spec, its strings' {{variables}} filled in as strings */
 export interface ToolCallHook {
   type: "tool.call";
   /** This call (also in `X-Service-Delivery` and `webhook-id`): it is sent once */
@@ -107,6 +108,7 @@ export interface ToolCallHook {
   arguments: {
     [key: string]: unknown;
   };
+  [key: string]: unknown;
 }
 
 export interface TranscriptConversationAnalyzed {

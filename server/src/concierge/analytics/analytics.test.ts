@@ -103,6 +103,7 @@ describeEachStore('GET /api/v1/analytics', (kind) => {
       feedback_up: 0,
       feedback_down: 1,
       redactions: { email: 0, phone: 0, card: 0, iban: 0, name: 0, address: 0 },
+      guardrails: { refuse: 0, retry: 0, hand_off: 0, flagged: 0 },
       hook_latency_ms: { p50: expect.any(Number), p95: expect.any(Number), count: 3 },
       time_to_reply_ms: { p50: expect.any(Number), p95: expect.any(Number), count: 2 },
       time_to_first_part_ms: { p50: null, p95: null, count: 0 },

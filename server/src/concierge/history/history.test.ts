@@ -224,6 +224,7 @@ describeEachStore('conversation history', (kind) => {
         'failure_reason',
         'feedback',
         'first_part_at',
+        'guardrails',
         'heard',
         'hook_attempts',
         'knowledge',

@@ -46,7 +46,7 @@ describe('the model is told the page (README, Greeting visitors first)', () => {
   it('names the page, its context and the events since the last turn in a message of data, never in the system message', () => {
     const dep = {
       agent: { language: 'en-US' },
-      spec: { prompt: { persona: 'You are the front desk.', instructions: '' } },
+      spec: { prompt: { persona: 'You are the front desk.', instructions: '' }, guardrails: { injection: true } },
     } as unknown as DeploymentContext;
     const page = {
       url: 'https://hotel.example/book',
