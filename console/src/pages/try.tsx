@@ -151,7 +151,10 @@ function VariablesToPlay({
             <input
               value={played[v.name] ?? ''}
               placeholder={v.fallback ? `default: ${v.fallback}` : '(empty)'}
-              onInput={(e) => setPlayed({ ...played, [v.name]: e.currentTarget.value })}
+              onInput={(e) => {
+                const value = e.currentTarget.value;
+                setPlayed((now) => ({ ...now, [v.name]: value }));
+              }}
             />
           </label>
         ))}
