@@ -64,9 +64,12 @@ test('a customer sets variables and guardrails on an agent, and Try it greets by
     const deployment = await call('POST', '/api/v1/deployments', { agent_id: job.agent_id, channel_config: {} });
     await call('POST', `/api/v1/deployments/${deployment.id}/activate`);
     await page.goto(`${stack.serviceUrl}/console/#/try/${deployment.id}`);
+    // The widget opens first as the console's own preview visitor (it takes the focus as it opens).
+    await expect(conversation(page).getByText('Hello Console preview, welcome to room .')).toBeVisible();
     const played = page.locator('form.variables-to-play');
     await played.getByLabel(/visitor\.name/).fill('Ada');
     await played.getByLabel(/ctx\.room/).fill('214');
+    await expect(played.getByLabel(/visitor\.name/)).toHaveValue('Ada');
     await played.getByRole('button', { name: 'Start a conversation with these values' }).click();
     await expect(conversation(page).getByText('Hello Ada, welcome to room 214.')).toBeVisible();
 
