@@ -351,23 +351,62 @@ async function rankedByFts5(
   return rows.rows;
 }
 
-/** Chunks holding every word of any one group, by weighted `ts_rank`. */
+/**
+ * Chunks holding every word of any one group, by weighted `ts_rank`, which weighs every passage it is
+ * given: so a bounded set is. The candidates are the passages of the rarest groups, taken rarest first
+ * up to {@link GIN_CANDIDATES} (a common word alone no longer has every passage holding it ranked),
+ * ranked by all the groups.
+ */
 async function rankedByTsvector(
   db: Db,
   base: Pick<KnowledgeBaseRow, 'id' | 'language'>,
   groups: readonly string[][],
   limit: number,
 ): Promise<FoundChunk[]> {
-  const query = groups.map((group) => `(${group.join(' & ')})`).join(' | ');
+  const config = textSearchConfig(base.language);
+  const tsquery = (of: readonly string[][]) =>
+    sql`to_tsquery(${config}::regconfig, ${of.map((group) => `(${group.join(' & ')})`).join(' | ')})`;
   const rows = await sql<FoundChunk>`
     SELECT c.id, c.document_id, c.base_id, c.customer_id, c.position, c.title, c.heading, c.url, c.text, c.embedding, c.created_at,
            r.score
     FROM (SELECT id, ts_rank('{0.5, 0.1, 0.75, 1.0}', search, q, 1) AS score
-          FROM knowledge_chunks, to_tsquery(${textSearchConfig(base.language)}::regconfig, ${query}) q
-          WHERE base_id = ${base.id} AND search @@ q ORDER BY score DESC, id LIMIT ${limit}) r
+          FROM (SELECT id, search FROM knowledge_chunks, ${tsquery(await rarestFirst(db, base, groups))} rare
+                WHERE base_id = ${base.id} AND search @@ rare LIMIT ${Math.max(limit, GIN_CANDIDATES)}) found,
+               ${tsquery(groups)} q
+          ORDER BY score DESC, id LIMIT ${limit}) r
     JOIN knowledge_chunks c ON c.id = r.id
     ORDER BY r.score DESC, c.id`.execute(db);
   return rows.rows.map((r) => ({ ...r, score: Number(r.score) }));
+}
+
+/** Passages the rank weighs at most. */
+export const GIN_CANDIDATES = 1_000;
+
+/**
+ * The groups whose passages are ranked, rarest first, while they hold at most {@link GIN_CANDIDATES}
+ * passages together (the rarest always): each group counted in the index, no further than the bound.
+ */
+async function rarestFirst(
+  db: Db,
+  base: Pick<KnowledgeBaseRow, 'id' | 'language'>,
+  groups: readonly string[][],
+): Promise<readonly string[][]> {
+  if (groups.length < 2) return groups;
+  const queries = groups.map((group) => group.join(' & '));
+  const counted = await sql<{ at: string | number; n: string | number }>`
+    SELECT g.at, (SELECT count(*) FROM (SELECT 1 FROM knowledge_chunks
+                   WHERE base_id = ${base.id} AND search @@ to_tsquery(${textSearchConfig(base.language)}::regconfig, g.q)
+                   LIMIT ${GIN_CANDIDATES + 1}) s) AS n
+    FROM unnest(${queries}::text[]) WITH ORDINALITY AS g(q, at)`.execute(db);
+  const byCount = counted.rows.map((r) => ({ at: Number(r.at) - 1, n: Number(r.n) })).sort((a, b) => a.n - b.n);
+  const kept: string[][] = [];
+  let passages = 0;
+  for (const { at, n } of byCount) {
+    if (kept.length && passages + n > GIN_CANDIDATES) break;
+    kept.push([...groups[at]!]);
+    passages += n;
+  }
+  return kept;
 }
 
 /**
