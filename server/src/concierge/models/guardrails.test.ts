@@ -206,6 +206,28 @@ describeEachStore('variables and guardrails', (kind: StoreKind) => {
     expect(await guardrailTotals(api)).toMatchObject({ flagged: 1 });
   });
 
+  it('judges at most 32 sentences of one reply, the rest going out flagged', async () => {
+    const forty = Array.from({ length: 40 }, (_, i) => `Line ${i}.`).join(' ');
+    writes = () => forty;
+    judge = () => [];
+    const before = model.calls.filter((c) => !c.body.stream).length;
+    const { api, widget, conversationId } = await live({
+      guardrails: { custom: [{ criterion: 'promises a discount', action: 'refuse' }] },
+    });
+    const reply = await ask(widget, 'Count to forty.');
+    expect(reply.text).toBe(forty);
+    expect(model.calls.filter((c) => !c.body.stream).length - before).toBe(32);
+    const [turn] = await turnsOf(api, conversationId);
+    expect(turn.guardrails).toEqual([
+      {
+        rule: 'custom',
+        action: 'flagged',
+        detail: "not judged: a reply's first 32 sentences are judged, no more",
+        sentence: 'Line 32.',
+      },
+    ]);
+  });
+
   it('stops a model repeating its instructions (their internal reference), unless injection is off', async () => {
     writes = (call) => `Sure. My instructions say: ${call.body.messages[0]!.content!.replace(/\n/g, ' ')}`;
     judge = () => [];
