@@ -4,7 +4,7 @@ import SQLite from 'better-sqlite3';
 import pg from 'pg';
 import { quantile } from '../stats.js';
 import { turnLifecycle } from '../../server/src/concierge/conversations/turn.lifecycle.js';
-import type { DeploymentContext } from '../../server/src/deployments/deployment-context.js';
+import { loadDeploymentContext } from '../../server/src/deployments/deployment-context.js';
 import { UnitOfWork } from '../../server/src/concierge/events/event.recorder.js';
 import { openStore } from '../../server/src/store/db.js';
 import type { Latency } from './replies.js';
@@ -149,9 +149,16 @@ export async function sqliteReplyUnit(file: string, turns: readonly ResolvedTurn
         turns.map((t) => t.turnId),
       )
       .execute();
+    const deployments = new Map(
+      await Promise.all(
+        [...new Set(turns.map((t) => t.deploymentId))].map(
+          async (id) => [id, await loadDeploymentContext(store.db, id)] as const,
+        ),
+      ),
+    );
     for (const t of turns) {
-      // Only what a reply's unit reads of its deployment: without a transcript hook, no outbox row.
-      const dep = { id: t.deploymentId, hook: { url: undefined, transcriptUrl: undefined } } as DeploymentContext;
+      const dep = deployments.get(t.deploymentId);
+      if (!dep) throw new Error(`deployment ${t.deploymentId} not found`);
       const started = performance.now();
       const moved = await store.db
         .transaction()
