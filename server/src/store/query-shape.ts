@@ -64,22 +64,48 @@ export function queryShapes<K extends string | object, V extends object, R>(
 }
 
 /**
+ * What an insert does with a row whose `key` is taken: nothing (no `add`), or add its `add`
+ * columns to the stored row's (a count kept by upserts).
+ */
+export interface OnConflict {
+  key: readonly string[];
+  add?: readonly string[];
+}
+
+/**
  * Inserts rows into `table` through one compiled shape per number of rows and set of columns
- * (the columns of the first row; every row must have the same).
+ * (the columns of the first row; every row must have the same), handling a taken key as
+ * `conflict` says.
  */
 export function rowInserter<T extends keyof Database & string>(
   table: T,
+  conflict?: OnConflict,
 ): (db: Db, rows: readonly Insertable<Database[T]>[]) => Promise<void> {
   const shapes = queryShapes(
     ({ count, columns }: { count: number; columns: readonly string[] }) =>
-      (db, v: Record<string, unknown>) =>
-        db
+      (db, v: Record<string, unknown>) => {
+        const insert = db
           .insertInto(table)
           .values(
             Array.from({ length: count }, (_, i) =>
               Object.fromEntries(columns.map((c) => [c, v[`${i}:${c}`]])),
             ) as never,
-          ),
+          );
+        if (!conflict) return insert;
+        const { key, add = [] } = conflict;
+        return insert.onConflict((oc) =>
+          add.length
+            ? oc
+                .columns(key as never)
+                .doUpdateSet(
+                  (eb) =>
+                    Object.fromEntries(
+                      add.map((c) => [c, eb(eb.ref(`${table}.${c}` as never), '+', eb.ref(`excluded.${c}` as never))]),
+                    ) as never,
+                )
+            : oc.doNothing(),
+        );
+      },
   );
   return async (db, rows) => {
     if (!rows.length) return;

@@ -1,5 +1,6 @@
 import { type SelectQueryBuilder, sql } from 'kysely';
 import type { Database, Db, Trx } from '../../database.js';
+import { rowInserter } from '../../store/query-shape.js';
 import type { RollupRows } from './analytics.table.js';
 import { type ProactiveCount, proactiveCounts } from './tally.js';
 
@@ -33,56 +34,23 @@ const sortedValues = <T>(map: Map<string, T>): T[] =>
 const chunks = <T>(rows: T[]): T[][] =>
   Array.from({ length: Math.ceil(rows.length / CHUNK) }, (_, i) => rows.slice(i * CHUNK, (i + 1) * CHUNK));
 
-/** Adds a transaction's rollup rows to the stored ones, in key order. */
+const upsertHours = rowInserter('analytics_hours', { key: ['deployment_id', 'hour'], add: COUNTS });
+const upsertLatency = rowInserter('analytics_latency', {
+  key: ['deployment_id', 'hour', 'metric', 'bin'],
+  add: ['count'],
+});
+const upsertProactive = rowInserter('analytics_proactive', {
+  key: ['deployment_id', 'hour', 'rule_id'],
+  add: proactiveCounts,
+});
+const insertVisitors = rowInserter('analytics_visitors', { key: [] });
+
+/** Adds a transaction's rollup rows to the stored ones, in key order, each statement compiled once per row count. */
 export async function writeRollup(trx: Trx, rows: RollupRows): Promise<void> {
-  for (const chunk of chunks(sortedValues(rows.hours))) {
-    await trx
-      .insertInto('analytics_hours')
-      .values(chunk)
-      .onConflict((oc) =>
-        oc
-          .columns(['deployment_id', 'hour'])
-          .doUpdateSet((eb) =>
-            Object.fromEntries(
-              COUNTS.map((c) => [c, eb(eb.ref(`analytics_hours.${c}`), '+', eb.ref(`excluded.${c}`))]),
-            ),
-          ),
-      )
-      .execute();
-  }
-  for (const chunk of chunks(sortedValues(rows.latency))) {
-    await trx
-      .insertInto('analytics_latency')
-      .values(chunk)
-      .onConflict((oc) =>
-        oc
-          .columns(['deployment_id', 'hour', 'metric', 'bin'])
-          .doUpdateSet((eb) => ({ count: eb(eb.ref('analytics_latency.count'), '+', eb.ref('excluded.count')) })),
-      )
-      .execute();
-  }
-  for (const chunk of chunks(sortedValues(rows.proactive))) {
-    await trx
-      .insertInto('analytics_proactive')
-      .values(chunk)
-      .onConflict((oc) =>
-        oc
-          .columns(['deployment_id', 'hour', 'rule_id'])
-          .doUpdateSet((eb) =>
-            Object.fromEntries(
-              proactiveCounts.map((c) => [c, eb(eb.ref(`analytics_proactive.${c}`), '+', eb.ref(`excluded.${c}`))]),
-            ),
-          ),
-      )
-      .execute();
-  }
-  for (const chunk of chunks(sortedValues(rows.visitors))) {
-    await trx
-      .insertInto('analytics_visitors')
-      .values(chunk)
-      .onConflict((oc) => oc.doNothing())
-      .execute();
-  }
+  for (const chunk of chunks(sortedValues(rows.hours))) await upsertHours(trx, chunk);
+  for (const chunk of chunks(sortedValues(rows.latency))) await upsertLatency(trx, chunk);
+  for (const chunk of chunks(sortedValues(rows.proactive))) await upsertProactive(trx, chunk);
+  for (const chunk of chunks(sortedValues(rows.visitors))) await insertVisitors(trx, chunk);
 }
 
 /** The rows of a customer's range, narrowed to a deployment or an agent. */
