@@ -5,6 +5,17 @@ export function quantile(samples: readonly number[], q: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))]!;
 }
 
+/** A median and a 95th percentile, of the same unit as the samples. */
+export interface Spread {
+  p50: number;
+  p95: number;
+}
+
+export const spread = (samples: readonly number[]): Spread => ({
+  p50: quantile(samples, 0.5),
+  p95: quantile(samples, 0.95),
+});
+
 export interface Row {
   [column: string]: string | number;
 }

@@ -13,13 +13,10 @@ import { ReplyGuard, sentenceJudge } from '../../server/src/concierge/models/gua
 import { PartWriter } from '../../server/src/concierge/models/part-writer.js';
 import { parseAllowedHosts } from '../../server/src/shared/egress.js';
 import type { DeploymentContext } from '../../server/src/deployments/deployment-context.js';
-import { quantile } from '../stats.js';
+import { type Spread, spread } from '../stats.js';
 
 /** Sentences timed (after a warm-up), and sentences judged by the model server. */
 export const GUARDRAILS = { sentences: 20_000, warmUp: 2_000, judged: 400, terms: 50 } as const;
-
-type Spread = { p50: number; p95: number };
-const spread = (xs: number[]): Spread => ({ p50: quantile(xs, 0.5), p95: quantile(xs, 0.95) });
 
 const SENTENCES = [
   'Breakfast is served from 7 to 10:30 in the garden room, on weekends until 11.',

@@ -11,16 +11,11 @@ import { parseAllowedHosts } from '../../server/src/shared/egress.js';
 import type { Store } from '../../server/src/store/db.js';
 import { corpus, type CorpusDocument, DOC_ROOT, questions } from '../knowledge/corpus.js';
 import { onEachStore } from '../scratch-stores.js';
-import { quantile } from '../stats.js';
+import { type Spread, spread } from '../stats.js';
 import { auditOf, inTransaction } from '../../server/src/audit/audit-trail.js';
 
 /** The searched base holds at least this many passages (the corpus, then copies of it); each question is asked `rounds` times. */
 export const KNOWLEDGE = { chunks: 50_000, rounds: 5 };
-
-export interface Spread {
-  p50: number;
-  p95: number;
-}
 
 export interface KnowledgeFigures {
   store: string;
@@ -39,7 +34,6 @@ export interface KnowledgeFigures {
   turn: Spread;
 }
 
-const spread = (samples: number[]): Spread => ({ p50: quantile(samples, 0.5), p95: quantile(samples, 0.95) });
 const titleOf = (d: CorpusDocument) =>
   /<title[^>]*>([^<]*)<\/title>/i.exec(d.html)?.[1]?.replace(/\s+/g, ' ').trim() || d.path;
 

@@ -1,7 +1,7 @@
 import { Agent } from 'node:http';
 import { patternKinds } from '../../protocol/privacy.js';
 import { redact } from '../../server/src/concierge/privacy/detectors.js';
-import { quantile } from '../stats.js';
+import { type Spread, spread } from '../stats.js';
 import { api, BenchSocket, type Deployed, type HookCall, replyTo } from './kit.js';
 import { startConcierge } from './service.js';
 
@@ -22,9 +22,6 @@ const TURNS = {
     ),
 };
 const REPLY = 'Booked for Friday at 19:30. We will call +44 7911 123456 to confirm and mail jane.doe@example.com.';
-
-type Spread = { p50: number; p95: number };
-const spread = (xs: number[]): Spread => ({ p50: quantile(xs, 0.5), p95: quantile(xs, 0.95) });
 
 /** The detectors' time on one 200-character turn, every kind on, µs per call, by turn. */
 export function detectorFigures(): Record<keyof typeof TURNS, Spread> {
