@@ -32,6 +32,7 @@ import { printTable } from './stats.js';
 import { VAD, voiceActivityFigures } from './concierge/voice-activity.js';
 import { HANDS_FREE, handsFreeFigures } from './concierge/hands-free.js';
 import { echoFigures } from './concierge/echo.js';
+import { VOICE, voiceFigures } from './concierge/voice.js';
 import { analysisFigures, QUALITY, testRunFigures } from './concierge/quality.js';
 import { detectorFigures, PRIVACY, replyLatencyFigures } from './concierge/privacy.js';
 import { GUARDRAILS, guardDelayFigures, judgedFigures, templateFigures } from './concierge/guardrails.js';
@@ -473,6 +474,51 @@ const scenarios: Record<string, () => Promise<void>> = {
     );
     console.log(
       `aims: the first within silence_ms + 50 ms (${HANDS_FREE.silenceMs + 50} ms, p50); the second within min_speech_ms + 150 ms (${HANDS_FREE.minSpeechMs + 150} ms, p50)`,
+    );
+  },
+
+  async voice() {
+    const v = await voiceFigures();
+    const rows = (name: string, e: typeof v.scripted) => [
+      {
+        engines: name,
+        part: 'the whole exchange: last sample of speech sent → first sample of audio received',
+        ...e.total,
+      },
+      {
+        engines: name,
+        part: "waiting for quiet: the last sound → the turn ends (the model's hangover, silence_ms)",
+        ...e.endOfTurn,
+      },
+      { engines: name, part: "  of which the recogniser (the turn's recognition_ms), run meanwhile", ...e.recogniser },
+      { engines: name, part: "the synthesiser to the first sentence's first audio, alone", ...e.synthesiser },
+      {
+        engines: name,
+        part: "the service's share: the turn's end → first audio sent, less the synthesiser",
+        ...e.service,
+      },
+    ];
+    printTable(
+      `A spoken exchange on a compiled service, SQLite, hands-free, one visitor at a time, ${VOICE.exchanges} exchanges after one warm-up (ms)`,
+      [...rows('scripted, answering at once', v.scripted), ...rows('PocketSphinx, knowledge, espeak-ng', v.local)],
+      { p50: 0, p95: 0 },
+    );
+    console.log(
+      `first sentences served by the cache of sentences said: scripted ${v.scripted.cached}, this machine's engines ${v.local.cached} of ${VOICE.exchanges}; the first exchange heard → answered: scripted ${v.scripted.heard}; this machine's engines ${v.local.heard}`,
+    );
+    printTable(
+      `Open mics at once, scripted engines: each streams a question, 2.5 s of quiet and 1.5 s of typing in turn, in real time, for ${VOICE.micSeconds} s; the next step runs while each mic costs at most ${VOICE.coreShare * 100}% of a core, 95% of questions are answered within a round and their replies come no later than half as late again as with the fewest mics`,
+      v.mics.map((m) => ({
+        mics: m.mics,
+        '% of a core per mic': m.coreShare * 100,
+        'node cores': m.cores,
+        "visitors' cores": m.clientCores,
+        asked: m.asked,
+        answered: m.answered,
+        'file sent → audio p50 ms': m.toAudio.p50,
+        'file sent → audio p95 ms': m.toAudio.p95,
+      })),
+      { '% of a core per mic': 2, 'node cores': 2, "visitors' cores": 2 },
     );
   },
 

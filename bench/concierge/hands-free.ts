@@ -1,15 +1,24 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent } from 'node:http';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { silence, spoken } from '../../server/test/audio.js';
-import { startSpeechServer } from '../../server/test/speech-server.js';
-import { startTranscriptionServer } from '../../server/test/transcription-server.js';
-import { quantile } from '../stats.js';
-import { BenchSocket, type Frame, replyTo } from './kit.js';
+import { silence } from '../../server/test/audio.js';
+import { spread } from '../stats.js';
+import { type BenchSocket, replyTo } from './kit.js';
+import {
+  nextFrame as next,
+  openMic,
+  PIECE_MS,
+  scriptedEngines,
+  speakOnService,
+  streamSpoken as stream,
+} from './open-mic.js';
 import { startConcierge } from './service.js';
 
-export const HANDS_FREE = { turns: 20, interruptions: 12, pieceMs: 100, silenceMs: 600, minSpeechMs: 300 } as const;
+export const HANDS_FREE = {
+  turns: 20,
+  interruptions: 12,
+  pieceMs: PIECE_MS,
+  silenceMs: 600,
+  minSpeechMs: 300,
+} as const;
 
 /** What was measured, in ms: each a p50 and p95 over its rounds. */
 export interface HandsFreeFigures {
@@ -19,28 +28,6 @@ export interface HandsFreeFigures {
   speechToInterrupt: { p50: number; p95: number };
 }
 
-/** Sends `pcm` in pieces at the pace it is spoken; resolves when it is all sent, with the time each piece went. */
-async function stream(socket: BenchSocket, pcm: Buffer): Promise<number> {
-  const bytes = HANDS_FREE.pieceMs * 32;
-  const started = performance.now();
-  for (let at = 0, n = 0; at < pcm.length; at += bytes, n++) {
-    socket.ws.send(pcm.subarray(at, at + bytes));
-    const due = started + (n + 1) * HANDS_FREE.pieceMs;
-    await new Promise((resolve) => setTimeout(resolve, Math.max(0, due - performance.now())));
-  }
-  return started;
-}
-
-/** The first frame `until` accepts from now on. */
-const next = (socket: BenchSocket, until: (f: Frame) => boolean) =>
-  new Promise<number>((resolve) => {
-    socket.onFrame = (f) => {
-      if (until(f)) resolve(performance.now());
-    };
-  });
-
-const figures = (values: number[]) => ({ p50: quantile(values, 0.5), p95: quantile(values, 0.95) });
-
 /**
  * Hands-free voice on a compiled service (README, Hands-free voice), its recogniser, responder
  * (the customer's server replying as its hook is called) and synthesiser all in this process and
@@ -49,39 +36,22 @@ const figures = (values: number[]) => ({ p50: quantile(values, 0.5), p95: quanti
  * speech over it, and the wait to `interrupt`.
  */
 export async function handsFreeFigures(): Promise<HandsFreeFigures> {
-  const dir = mkdtempSync(join(tmpdir(), 'concierge-hands-free-bench-'));
-  const question = spoken('What time is breakfast served tomorrow?', dir);
-  rmSync(dir, { recursive: true, force: true });
-  const transcriber = await startTranscriptionServer((_upload, res) =>
-    res.writeHead(200, { 'content-type': 'application/json' }).end('{"text":"What time is breakfast served tomorrow"}'),
-  );
-  const synthesiser = await startSpeechServer();
+  const engines = await scriptedEngines();
+  const { question } = engines;
   const agent = new Agent({ keepAlive: true });
   let reply = 'From seven.';
   const concierge = await startConcierge((call, dep) => void replyTo(agent, dep.secret, call, reply), {
-    env: { SPEECH_TO_TEXT_URL: transcriber.url, TEXT_TO_SPEECH_URL: synthesiser.url, SPEECH_CONCURRENCY: '16' },
+    env: { ...engines.env, SPEECH_CONCURRENCY: '16' },
   });
   try {
     const node = concierge.nodes[0]!;
-    const put = await fetch(`${node.url}/api/v1/deployments/${concierge.dep.deploymentId}`, {
-      method: 'PUT',
-      headers: { authorization: `Bearer ${concierge.apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        runtime_config: { reply_timeout_s: 3600, speech_recognition: 'service', speech_synthesis: 'service' },
-      }),
-    });
-    if (!put.ok) throw new Error(`PUT deployment: ${put.status}`);
+    await speakOnService(node.url, concierge.apiKey, concierge.dep);
     // A visitor speaks at most 12 turns a minute (README, Voice in every browser: budgets): a new one every 8.
     let socket: BenchSocket | undefined;
     let visitors = 0;
     const visitor = async () => {
       socket?.close();
-      socket = await BenchSocket.session(node.url, concierge.dep, `visitor-${++visitors}`);
-      socket.ws.send(
-        JSON.stringify({ type: 'audio_start', mode: 'hands_free', client_turn_id: 'mic', sample_rate: 16000 }),
-      );
-      // A second of quiet first: the model is loaded and warm before anything is measured.
-      await stream(socket, silence(1_000));
+      socket = await openMic(node.url, concierge.dep, `visitor-${++visitors}`);
       return socket;
     };
 
@@ -112,11 +82,10 @@ export async function handsFreeFigures(): Promise<HandsFreeFigures> {
       await stream(socket!, silence(2_000));
     }
     socket!.close();
-    return { endOfSpeechToAudio: figures(toAudio), speechToInterrupt: figures(toInterrupt) };
+    return { endOfSpeechToAudio: spread(toAudio), speechToInterrupt: spread(toInterrupt) };
   } finally {
     await concierge.stop();
-    await transcriber.close();
-    await synthesiser.close();
+    await engines.close();
     agent.destroy();
   }
 }

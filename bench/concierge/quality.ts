@@ -1,7 +1,7 @@
 import { Agent } from 'node:http';
 import { complete, type ModelCall, startModelServer } from '../../server/test/model-server.js';
 import { cpuSeconds } from '../process.js';
-import { quantile } from '../stats.js';
+import { type Spread, spread } from '../stats.js';
 import { api, BenchSocket, type Deployed, type HookCall, replyTo } from './kit.js';
 import { startConcierge } from './service.js';
 
@@ -10,7 +10,7 @@ export const QUALITY = { tests: 20, runs: 5, analysed: 1_000, turns: 100 } as co
 const TURN_EVERY_MS = 150;
 
 /** The hotel's guide the knowledge agent answers from: one section a question. */
-const SECTIONS = [
+export const SECTIONS = [
   ['Breakfast', 'Breakfast is served from 7 to 10 in the garden room.', 'When is breakfast?', 'garden room'],
   ['Checkout', 'Checkout is at 11; a late checkout until 2 costs 30 euros.', 'When is checkout?', '11'],
   ['Parking', 'Parking is in the garage under the hotel, 25 euros a night.', 'Where can I park?', 'garage'],
@@ -43,15 +43,36 @@ const SECTIONS = [
   ['Ironing', 'An iron and board are in every wardrobe.', 'Is there an iron?', 'iron and board'],
 ] as const;
 
-type Spread = { p50: number; p95: number };
-const spread = (xs: number[]): Spread => ({ p50: quantile(xs, 0.5), p95: quantile(xs, 0.95) });
-
 export interface TestRunFigures {
   /** Wall time of a whole run of the tests, ms, over the runs measured. */
   run: Spread;
   /** The same questions asked by a widget socket each, one after another (the baseline), ms. */
   sockets: Spread;
   passed: number;
+}
+
+/** An agent answering from a knowledge base of {@link SECTIONS} (no model, no server), deployed and live. */
+export async function guideDeployment(url: string, key: string): Promise<{ agentId: string; dep: Deployed }> {
+  const base = await api(url, key, 'POST', '/api/v1/knowledge-bases', { name: 'Guest guide' });
+  await api(url, key, 'POST', `/api/v1/knowledge-bases/${base.id}/documents`, {
+    title: 'Guest guide',
+    text: SECTIONS.map(([title, text]) => `## ${title}\n\n${text}`).join('\n\n'),
+  });
+  const job = await api(url, key, 'POST', '/api/v1/agents', { name: 'Guide desk' });
+  while ((await api(url, key, 'GET', job.polling_url)).status !== 'succeeded')
+    await new Promise((r) => setTimeout(r, 20));
+  await api(url, key, 'PUT', `/api/v1/agents/${job.agent_id}`, {
+    knowledge_base_id: base.id,
+    draft_spec: { language: 'en-US', responder: { type: 'knowledge' } },
+  });
+  await api(url, key, 'POST', `/api/v1/agents/${job.agent_id}/publish`);
+  const deployment = await api(url, key, 'POST', '/api/v1/deployments', {
+    agent_id: job.agent_id,
+    channel_config: {},
+    engagement_rules: { max_pending_turns: 50, turns_per_minute: 600, max_turns_per_conversation: 10_000 },
+  });
+  await api(url, key, 'POST', `/api/v1/deployments/${deployment.id}/activate`);
+  return { agentId: job.agent_id, dep: { deploymentId: deployment.id, secret: deployment.signing_secret } };
 }
 
 /**
@@ -64,28 +85,9 @@ export async function testRunFigures(): Promise<TestRunFigures> {
   try {
     const url = concierge.nodes[0]!.url;
     const key = concierge.apiKey;
-    const base = await api(url, key, 'POST', '/api/v1/knowledge-bases', { name: 'Guest guide' });
-    await api(url, key, 'POST', `/api/v1/knowledge-bases/${base.id}/documents`, {
-      title: 'Guest guide',
-      text: SECTIONS.map(([title, text]) => `## ${title}\n\n${text}`).join('\n\n'),
-    });
-    const job = await api(url, key, 'POST', '/api/v1/agents', { name: 'Guide desk' });
-    while ((await api(url, key, 'GET', job.polling_url)).status !== 'succeeded')
-      await new Promise((r) => setTimeout(r, 20));
-    await api(url, key, 'PUT', `/api/v1/agents/${job.agent_id}`, {
-      knowledge_base_id: base.id,
-      draft_spec: { language: 'en-US', responder: { type: 'knowledge' } },
-    });
-    await api(url, key, 'POST', `/api/v1/agents/${job.agent_id}/publish`);
-    const deployment = await api(url, key, 'POST', '/api/v1/deployments', {
-      agent_id: job.agent_id,
-      channel_config: {},
-      engagement_rules: { max_pending_turns: 50, turns_per_minute: 600, max_turns_per_conversation: 10_000 },
-    });
-    await api(url, key, 'POST', `/api/v1/deployments/${deployment.id}/activate`);
-    const dep: Deployed = { deploymentId: deployment.id, secret: deployment.signing_secret };
+    const { agentId, dep } = await guideDeployment(url, key);
     for (const [title, , question, answer] of SECTIONS)
-      await api(url, key, 'POST', `/api/v1/agents/${job.agent_id}/tests`, {
+      await api(url, key, 'POST', `/api/v1/agents/${agentId}/tests`, {
         name: title,
         turns: [{ visitor: question }],
         expect: [{ type: 'contains', text: answer }],
@@ -96,7 +98,7 @@ export async function testRunFigures(): Promise<TestRunFigures> {
     // One of each first, unmeasured: the service's first search and first run warm up.
     for (let round = -1; round < QUALITY.runs; round++) {
       const began = performance.now();
-      const run = await api(url, key, 'POST', `/api/v1/agents/${job.agent_id}/tests/run`, {});
+      const run = await api(url, key, 'POST', `/api/v1/agents/${agentId}/tests/run`, {});
       const took = performance.now() - began;
       const asked = performance.now();
       for (const [i, [, , question]] of SECTIONS.entries()) {
