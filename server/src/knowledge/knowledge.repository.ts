@@ -319,13 +319,16 @@ export async function searchChunks(
   return rank(db, base, words.flatMap(spellings), limit);
 }
 
+/** The longest word also looked for in two parts: a compound, not a visitor's row of hundreds of letters. */
+const SPLIT_LETTERS = 20;
+
 /**
  * A word as a document may write it: whole, or in two parts ("wifi" as "Wi-Fi", "checkout" as
  * "check-out"), each of two letters at least, which the index holds as two words.
  */
 function spellings(word: string): string[][] {
   const parts: string[][] = [[word]];
-  if (/^\p{L}+$/u.test(word))
+  if (word.length <= SPLIT_LETTERS && /^\p{L}+$/u.test(word))
     for (let at = 2; at <= word.length - 2; at++) parts.push([word.slice(0, at), word.slice(at)]);
   return parts;
 }
@@ -381,17 +384,22 @@ async function rankedByTsvector(
 
 /** Passages the rank weighs at most. */
 export const GIN_CANDIDATES = 1_000;
+/** Groups counted to find the rarest: a question of eight meaningful words, each also in two parts, has about 50. */
+const COUNTED_GROUPS = 64;
 
 /**
  * The groups whose passages are ranked, rarest first, while they hold at most {@link GIN_CANDIDATES}
  * passages together (the rarest always): each group counted in the index, no further than the bound.
+ * More than {@link COUNTED_GROUPS} are not counted (a count each would be hundreds of index scans
+ * for one odd question): all of them are returned, and the bound alone applies.
  */
 async function rarestFirst(
   db: Db,
   base: Pick<KnowledgeBaseRow, 'id' | 'language'>,
   groups: readonly string[][],
 ): Promise<readonly string[][]> {
-  if (groups.length < 2) return groups;
+  // Each group is one count in the index: past COUNTED_GROUPS, the bounded set is taken unordered.
+  if (groups.length < 2 || groups.length > COUNTED_GROUPS) return groups;
   const queries = groups.map((group) => group.join(' & '));
   const counted = await sql<{ at: string | number; n: string | number }>`
     SELECT g.at, (SELECT count(*) FROM (SELECT 1 FROM knowledge_chunks
