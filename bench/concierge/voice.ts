@@ -169,7 +169,8 @@ async function firstAudioOver(url: string, text: string): Promise<number> {
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ model: 'tts-1', input: text, voice: 'alloy', response_format: 'pcm', speed: 1 }),
   });
-  const reader = res.body!.getReader();
+  if (!res.ok || !res.body) throw new Error(`speech endpoint: ${res.status}`);
+  const reader = res.body.getReader();
   await reader.read();
   const took = performance.now() - started;
   await reader.cancel();
@@ -178,16 +179,14 @@ async function firstAudioOver(url: string, text: string): Promise<number> {
 
 /** Time to the first audio of `text` from espeak-ng as the service runs it (ms). */
 async function firstAudioOfEspeak(text: string): Promise<number> {
-  const stop = new AbortController();
   const started = performance.now();
   let first = 0;
-  await espeakNg()
-    .synthesise(
-      { text, voice: undefined, speed: 1, language: 'en-US' },
-      () => (first ||= performance.now()),
-      stop.signal,
-    )
-    .catch(() => {});
+  await espeakNg().synthesise(
+    { text, voice: undefined, speed: 1, language: 'en-US' },
+    () => (first ||= performance.now()),
+    new AbortController().signal,
+  );
+  if (!first) throw new Error(`espeak-ng said nothing for "${text}"`);
   return first - started;
 }
 
