@@ -4,7 +4,7 @@ import type { Tally } from '../analytics/tally.js';
 import type { Change, ConversationAt, UnitOfWork } from '../events/event.recorder.js';
 import type { TurnFailure, TurnStatus } from './conversation.table.js';
 import { handoffEvent } from './handling.js';
-import { transitionTurn, type TurnRow, type TurnScope } from './turn.repository.js';
+import { type MovedTurn, transitionTurn, type TurnRow, type TurnScope } from './turn.repository.js';
 import type { Reply, TurnInput } from './turn.types.js';
 import type { ConversationRow } from './conversation.repository.js';
 import type { Keeping } from '../privacy/keeping.js';
@@ -88,14 +88,16 @@ export async function move(
   to: TurnStatus,
   patch: Partial<TurnRow>,
   change: Change,
-): Promise<TurnRow | undefined> {
+): Promise<MovedTurn | undefined> {
   const moved = await transitionTurn(unit.trx, turn, from, to, patch);
-  if (moved) await unit.record(at, { ...change, tally: { ...change.tally, ...tallyOf(moved) } });
+  if (!moved) return undefined;
+  const { events, transcript, conversation } = change;
+  await unit.record(at, { events, transcript, conversation, tally: { ...change.tally, ...tallyOf(moved) } });
   return moved;
 }
 
 /** What a turn's move counts: an answer, with how long it took; a failure, with its reason. */
-function tallyOf(turn: TurnRow): Tally {
+function tallyOf(turn: MovedTurn): Tally {
   const after = (at: string | null) => (at ? Date.parse(at) - Date.parse(turn.created_at) : undefined);
   if (turn.status === 'resolved')
     return {

@@ -12,6 +12,7 @@ import {
   findReplyPart,
   insertTurn,
   lockTurnOf,
+  type MovedTurn,
   OPEN_TURN_STATUSES,
   rateTurn,
   type TurnRow,
@@ -102,7 +103,7 @@ export const turnLifecycle = {
     answer: Answer,
     replyDueAt: string,
     kept: Partial<Pick<TurnRow, 'knowledge' | 'answering' | 'guardrails'>> = {},
-  ): Promise<TurnRow | undefined> {
+  ): Promise<MovedTurn | undefined> {
     const now = isoNow();
     const handoff = (change: Change): Change =>
       answer.kind === 'failed' || answer.handoff === undefined ? change : withHandoff(change, answer.handoff);
@@ -141,7 +142,7 @@ export const turnLifecycle = {
           turnId,
           'pending',
           'resolved',
-          { ...replyColumns(reply, unit.keeping(at)), acknowledged_at: now, resolved_at: now, ...kept },
+          { acknowledged_at: now, resolved_at: now, ...replyColumns(reply, unit.keeping(at)), ...kept },
           handoff(joined(told.acknowledged(turnId), resolved)),
         )
       : move(
@@ -150,7 +151,7 @@ export const turnLifecycle = {
           turnId,
           'acknowledged',
           'resolved',
-          { ...replyColumns(reply, unit.keeping(at)), resolved_at: now, reply_received_at: now, ...kept },
+          { resolved_at: now, reply_received_at: now, ...replyColumns(reply, unit.keeping(at)), ...kept },
           handoff(resolved),
         );
   },
@@ -170,7 +171,7 @@ export const turnLifecycle = {
         scope,
         'acknowledged',
         'resolved',
-        { ...columns, resolved_at: now, reply_received_at: now },
+        { resolved_at: now, reply_received_at: now, ...columns },
         told.resolved(scope.turnId, reply),
       )
     )
@@ -276,7 +277,7 @@ export const turnLifecycle = {
     at: ConversationAt,
     turnId: string,
     from: 'acknowledged' | 'pending',
-  ): Promise<TurnRow | undefined> {
+  ): Promise<MovedTurn | undefined> {
     const [to, reason]: [TurnStatus, TurnFailure] =
       from === 'acknowledged' ? ['expired', 'reply_timeout'] : ['failed', 'hook_failed'];
     return move(unit, at, turnId, from, to, { failure_reason: reason }, told.failed(turnId, reason));
