@@ -6,11 +6,16 @@ class Slot {
   constructor(readonly name: string) {}
 }
 
-interface Template {
+interface Template<I> {
   compiled: CompiledQuery;
-  /** Per parameter: the name of the value bound there, or a constant of the shape. */
-  bindings: ({ slot: string } | { constant: unknown })[];
+  /** Per parameter: how a run's input gives it (a slot's value, or a constant of the shape). */
+  readers: ((input: I) => unknown)[];
 }
+
+/** How a run's input gives the value of a slot: by default, the input's property of that name. */
+type SlotReader<I> = (slot: string) => (input: I) => unknown;
+
+const byName: SlotReader<object> = (slot) => (input) => (input as Record<string, unknown>)[slot];
 
 /**
  * A query built and compiled once per dialect, then run with new values. On the hot paths,
@@ -20,28 +25,28 @@ interface Template {
  *
  * `build` gets stand-ins for the values: it must use them only as values (not in JavaScript
  * conditions), so that every run has the same SQL. Anything that changes the SQL (a number of
- * rows, which columns) belongs in the shape's key: see {@link queryShapes}.
+ * rows, which columns) belongs in the shape's key: see {@link queryShapes}. `read` says where a
+ * run's input holds each value, when not in a property of the stand-in's name.
  */
-export function queryShape<V extends object, R>(
+export function queryShape<V extends object, R, I = V>(
   build: (db: Db, values: V) => Compilable<R>,
-): (db: Db, values: V) => Promise<R[]> {
+  read: SlotReader<I> = byName as SlotReader<I>,
+): (db: Db, input: I) => Promise<R[]> {
   // A test process may hold a SQLite and a PostgreSQL store at once: one template per dialect.
-  const templates = new Map<unknown, Template>();
+  const templates = new Map<unknown, Template<I>>();
   const standIns = new Proxy({}, { get: (_, name) => new Slot(String(name)) }) as V;
-  return async (db, values) => {
+  return async (db, input) => {
     const adapter = db.getExecutor().adapter.constructor;
     let template = templates.get(adapter);
     if (!template) {
       const compiled = build(db, standIns).compile();
       template = {
         compiled,
-        bindings: compiled.parameters.map((p) => (p instanceof Slot ? { slot: p.name } : { constant: p })),
+        readers: compiled.parameters.map((p) => (p instanceof Slot ? read(p.name) : () => p)),
       };
       templates.set(adapter, template);
     }
-    const parameters = template.bindings.map((b) =>
-      'slot' in b ? (values as Record<string, unknown>)[b.slot] : b.constant,
-    );
+    const parameters = template.readers.map((value) => value(input));
     return (await db.executeQuery<R>({ ...template.compiled, parameters })).rows;
   };
 }
@@ -51,15 +56,16 @@ export function queryShape<V extends object, R>(
  * first use. The key is typed: `build` reads its fields, never a string it must parse. Keys are
  * told apart by their JSON, so each kind of key must be built with its fields in one order.
  */
-export function queryShapes<K extends string | object, V extends object, R>(
+export function queryShapes<K extends string | object, V extends object, R, I = V>(
   build: (key: K) => (db: Db, values: V) => Compilable<R>,
-): (key: K, db: Db, values: V) => Promise<R[]> {
-  const shapes = new Map<string, (db: Db, values: V) => Promise<R[]>>();
-  return (key, db, values) => {
+  read?: SlotReader<I>,
+): (key: K, db: Db, input: I) => Promise<R[]> {
+  const shapes = new Map<string, (db: Db, input: I) => Promise<R[]>>();
+  return (key, db, input) => {
     const name = typeof key === 'string' ? key : JSON.stringify(key);
     let shape = shapes.get(name);
-    if (!shape) shapes.set(name, (shape = queryShape(build(key))));
-    return shape(db, values);
+    if (!shape) shapes.set(name, (shape = queryShape(build(key), read)));
+    return shape(db, input);
   };
 }
 
@@ -81,9 +87,10 @@ export function rowInserter<T extends keyof Database & string>(
   table: T,
   conflict?: OnConflict,
 ): (db: Db, rows: readonly Insertable<Database[T]>[]) => Promise<void> {
+  type Row = Record<string, unknown>;
   const shapes = queryShapes(
     ({ count, columns }: { count: number; columns: readonly string[] }) =>
-      (db, v: Record<string, unknown>) => {
+      (db, v: Row) => {
         const insert = db
           .insertInto(table)
           .values(
@@ -106,14 +113,17 @@ export function rowInserter<T extends keyof Database & string>(
             : oc.doNothing(),
         );
       },
+    // A slot `row:column` reads that row's column: the rows are bound as they are, not copied into names.
+    (slot): ((rows: readonly Row[]) => unknown) => {
+      const at = slot.indexOf(':');
+      const row = Number(slot.slice(0, at));
+      const column = slot.slice(at + 1);
+      return (rows) => rows[row]![column];
+    },
   );
   return async (db, rows) => {
     if (!rows.length) return;
     const columns = Object.keys(rows[0]!).sort();
-    const values: Record<string, unknown> = {};
-    rows.forEach((row, i) => {
-      for (const c of columns) values[`${i}:${c}`] = (row as Record<string, unknown>)[c];
-    });
-    await shapes({ count: rows.length, columns }, db, values);
+    await shapes({ count: rows.length, columns }, db, rows as readonly Row[]);
   };
 }
