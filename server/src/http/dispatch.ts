@@ -48,6 +48,10 @@ export function dispatchRoutes(routes: readonly RouteDef[], options: DispatchOpt
     ],
   }));
 
+  // Each request looks only at its method's routes: a reply is one POST among many GETs.
+  const byMethod = new Map<string, Entry[]>();
+  for (const entry of entries) byMethod.set(entry.method, [...(byMethod.get(entry.method) ?? []), entry]);
+
   const dispatch = (req: IncomingMessage, res: ServerResponse): boolean => {
     const url = req.url ?? '';
     // Only origin-form targets; anything odder is Express's to judge (and refuse).
@@ -56,8 +60,8 @@ export function dispatchRoutes(routes: readonly RouteDef[], options: DispatchOpt
     const path = queryAt < 0 ? url : url.slice(0, queryAt);
     const lower = path.toLowerCase();
     const method = req.method === 'HEAD' ? 'GET' : req.method;
-    for (const entry of entries) {
-      if (entry.method !== method || !lower.startsWith(entry.prefix)) continue;
+    for (const entry of byMethod.get(method ?? '') ?? []) {
+      if (!lower.startsWith(entry.prefix)) continue;
       let found: ReturnType<Entry['match']>;
       let undecodable: unknown;
       try {
