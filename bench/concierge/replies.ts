@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import SQLite from 'better-sqlite3';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -59,36 +60,48 @@ export function latencyOf(samples: readonly number[], warmUp: number): Latency {
 
 const summary = (samples: number[]): Latency => latencyOf(samples, WARM_UP);
 
-/** The floor: a bare node:http server (or, `express`, the same behind an Express route) pushing each POST's body to one bare ws client. */
-export async function floorLatency(express = false, durable?: { store: string; turnsFile: string }): Promise<Latency> {
-  const target = await startTarget('bench/targets/bare-push.ts', {
-    ...(express ? { BARE_EXPRESS: '1' } : {}),
-    ...(durable ? { BARE_STORE: durable.store, BARE_TURNS: durable.turnsFile } : {}),
-  });
+/**
+ * Runs `work` against a bare-push target started with `env`, given a timed POST to it: a reply-like
+ * body pushed to one bare ws client, timed until it arrives there (ms).
+ */
+async function withPushTarget<T>(
+  env: NodeJS.ProcessEnv,
+  work: (post: () => Promise<number>) => Promise<T>,
+): Promise<T> {
+  const target = await startTarget('bench/targets/bare-push.ts', env);
   const socket = await BenchSocket.open(target.url.replace(/^http/, 'ws'));
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  const samples: number[] = [];
   try {
-    for (let i = 0; i < WARM_UP + MEASURED; i++) {
+    return await work(() => {
       const turnId = randomUUID();
       const body = replyBody(randomUUID(), turnId);
-      samples.push(
-        await timedPost(
-          agent,
-          `${target.url}/embed/concierge/${randomUUID()}/replies`,
-          body,
-          signBody('whsec_floor', body),
-          socket,
-          (f) => f.turn_id === turnId,
-        ),
+      return timedPost(
+        agent,
+        `${target.url}/embed/concierge/${randomUUID()}/replies`,
+        body,
+        signBody('whsec_floor', body),
+        socket,
+        (f) => f.turn_id === turnId,
       );
-    }
+    });
   } finally {
     socket.close();
     agent.destroy();
     await target.stop();
   }
-  return summary(samples);
+}
+
+/** The floor: a bare node:http server (or, `express`, the same behind an Express route) pushing each POST's body to one bare ws client. */
+export async function floorLatency(express = false, durable?: { store: string; turnsFile: string }): Promise<Latency> {
+  const env = {
+    ...(express ? { BARE_EXPRESS: '1' } : {}),
+    ...(durable ? { BARE_STORE: durable.store, BARE_TURNS: durable.turnsFile } : {}),
+  };
+  return withPushTarget(env, async (post) => {
+    const samples: number[] = [];
+    for (let i = 0; i < WARM_UP + MEASURED; i++) samples.push(await post());
+    return summary(samples);
+  });
 }
 
 /**
@@ -137,29 +150,66 @@ export async function prepareTurns(serviceUrl: string, dep: Deployed, count: num
   return turns.slice(0, count);
 }
 
+/** A turn's signed reply posted to `postUrl`, timed until its reply frame arrives on the turn's socket (ms). */
+function timedReply(agent: Agent, postUrl: string, dep: Deployed, { socket, conversationId, turnId }: AwaitingTurn) {
+  const body = replyBody(conversationId, turnId);
+  return timedPost(
+    agent,
+    `${postUrl}/embed/concierge/${dep.deploymentId}/replies`,
+    body,
+    signBody(dep.secret, body),
+    socket,
+    (f) => f.type === 'reply' && f.turn_id === turnId,
+  );
+}
+
 /** Posts one signed reply per turn to `postUrl`, one at a time, each timed until its reply frame. */
 export async function measureReplies(postUrl: string, dep: Deployed, turns: readonly AwaitingTurn[]): Promise<Latency> {
   const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  const url = `${postUrl}/embed/concierge/${dep.deploymentId}/replies`;
   const samples: number[] = [];
   try {
-    for (const { socket, conversationId, turnId } of turns) {
-      const body = replyBody(conversationId, turnId);
-      samples.push(
-        await timedPost(
-          agent,
-          url,
-          body,
-          signBody(dep.secret, body),
-          socket,
-          (f) => f.type === 'reply' && f.turn_id === turnId,
-        ),
-      );
-    }
+    for (const turn of turns) samples.push(await timedReply(agent, postUrl, dep, turn));
   } finally {
     agent.destroy();
   }
   return summary(samples);
+}
+
+/**
+ * The service's replies and its durable floor's, taken in turns: each turn's reply to the service
+ * and the same turn's statements by the floor on a copy of the service's SQLite file taken before
+ * any reply (which of the two goes first alternates). Measured one after the other, a minute
+ * apart, the floor's p50 moved by a third between runs on this machine, and the ratio with it;
+ * taken in turns, whatever else the machine does slows both alike.
+ */
+export async function interleavedReplies(
+  postUrl: string,
+  dep: Deployed,
+  turns: readonly AwaitingTurn[],
+  sqliteFile: string,
+): Promise<{ service: Latency; durable: Latency }> {
+  const dir = mkdtempSync(join(tmpdir(), 'concierge-floor-'));
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const samples = { service: [] as number[], durable: [] as number[] };
+  try {
+    const copy = join(dir, 'floor.sqlite');
+    const source = new SQLite(sqliteFile, { readonly: true });
+    await source.backup(copy).finally(() => source.close());
+    const turnsFile = join(dir, 'turns.json');
+    writeFileSync(turnsFile, JSON.stringify(resolvedTurns(turns, dep)));
+    await withPushTarget({ BARE_STORE: copy, BARE_TURNS: turnsFile }, async (post) => {
+      // The floor stores the next of `turns` at each POST, in order: the same turn as the service's.
+      for (const [i, turn] of turns.entries()) {
+        const service = async () => samples.service.push(await timedReply(agent, postUrl, dep, turn));
+        const floor = async () => samples.durable.push(await post());
+        for (const step of i % 2 ? [service, floor] : [floor, service]) await step();
+      }
+    });
+  } finally {
+    agent.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  }
+  return { service: summary(samples.service), durable: summary(samples.durable) };
 }
 
 /** The measured turns as the bare-store baselines replay them. */
