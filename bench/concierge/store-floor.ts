@@ -7,6 +7,9 @@ import { turnLifecycle } from '../../server/src/concierge/conversations/turn.lif
 import { loadDeploymentContext } from '../../server/src/deployments/deployment-context.js';
 import { UnitOfWork } from '../../server/src/concierge/events/event.recorder.js';
 import { openStore } from '../../server/src/store/db.js';
+import { HOUR_COUNTS } from '../../server/src/concierge/analytics/analytics.repository.js';
+import { AnalyticsRollup, hourOf } from '../../server/src/concierge/analytics/analytics.rollup.js';
+import { binOf } from '../../server/src/concierge/analytics/latency-bins.js';
 import type { Latency } from './replies.js';
 
 /**
@@ -34,45 +37,92 @@ export interface ReplyWriter {
   close(): void | Promise<void>;
 }
 
+/** The reply's turn move, as the service writes it (the same columns set, the same ones read back). */
+const moveSql = (p: (n: number) => string) =>
+  `UPDATE turns SET status = 'resolved', updated_at = ${p(1)}, replied_by = NULL, reply_actions = NULL, reply_chars = ${p(2)},
+     reply_received_at = ${p(1)}, reply_text = ${p(3)}, resolved_at = ${p(1)}
+   WHERE id = ${p(4)} AND conversation_id = ${p(5)} AND EXISTS (SELECT id FROM conversations WHERE id = ${p(5)} AND deployment_id = ${p(6)})
+     AND status = 'acknowledged'
+   RETURNING status, created_at, resolved_at, first_part_at, failure_reason`;
+
 /**
- * The reply's statements on SQLite in a bare better-sqlite3 transaction (the turn's state change,
- * the conversation's next seq, the widget event), prepared once, on the service's own file with
- * its pragmas and triggers. The turns are put back to `acknowledged` first (untimed).
+ * What the service's analytics rollup adds with each reply (README, Knowing how it goes): the hour's
+ * row of counts (none of which a reply moves, but the row is written) and the reply's latency bin.
+ */
+const rollupSql = (p: (n: number) => string) => ({
+  hours: `INSERT INTO analytics_hours (deployment_id, hour, customer_id, agent_id, ${HOUR_COUNTS.join(', ')})
+     VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${HOUR_COUNTS.map(() => '0').join(', ')})
+     ON CONFLICT (deployment_id, hour) DO UPDATE SET ${HOUR_COUNTS.map((c) => `${c} = analytics_hours.${c} + excluded.${c}`).join(', ')}`,
+  latency: `INSERT INTO analytics_latency (deployment_id, hour, metric, bin, customer_id, agent_id, count)
+     VALUES (${p(1)}, ${p(2)}, 'reply', ${p(3)}, ${p(4)}, ${p(5)}, 1)
+     ON CONFLICT (deployment_id, hour, metric, bin) DO UPDATE SET count = analytics_latency.count + excluded.count`,
+});
+
+/** The rollup's keys for a reply to a turn taken at `createdAt`: the hour it was taken, the bin of how long it took. */
+const rollupKeys = (createdAt: string, now: string) => ({
+  hour: hourOf(createdAt),
+  bin: binOf(Date.parse(now) - Date.parse(createdAt)),
+});
+
+interface Owner {
+  customer_id: string;
+  agent_id: string;
+}
+
+/**
+ * The reply's statements on SQLite in a bare better-sqlite3 transaction (the turn's move, the
+ * conversation's next seq, the widget event, the rollup's two rows), prepared once, on the service's
+ * own file with its pragmas and triggers. The turns are put back to `acknowledged` first (untimed).
  */
 export function sqliteReplyWriter(file: string, turns: readonly ResolvedTurn[]): ReplyWriter {
   const db = new SQLite(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = NORMAL');
+  db.pragma('foreign_keys = ON');
   db.pragma('busy_timeout = 5000');
-  const turn = db.prepare(
-    `UPDATE turns SET reply_text = ?, reply_actions = NULL, resolved_at = ?, reply_received_at = ?, status = 'resolved', updated_at = ?
-     WHERE id = ? AND conversation_id = ? AND EXISTS (SELECT id FROM conversations WHERE id = ? AND deployment_id = ?) AND status = 'acknowledged' RETURNING *`,
-  );
+  // Named parameters: a statement uses some values twice.
+  const p = (n: number) => `@p${n}`;
+  const named = (...values: unknown[]) => Object.fromEntries(values.map((v, i) => [`p${i + 1}`, v]));
+  const turn = db.prepare(moveSql(p));
   const reopen = db.prepare(
     `UPDATE turns SET status = 'acknowledged', reply_text = NULL, resolved_at = NULL, reply_received_at = NULL WHERE id = ?`,
   );
   db.transaction(() => {
     for (const t of turns) reopen.run(t.turnId);
   })();
+  const owners = new Map(
+    [...new Set(turns.map((t) => t.deploymentId))].map((id) => [
+      id,
+      db.prepare('SELECT customer_id, agent_id FROM deployments WHERE id = ?').get(id) as Owner,
+    ]),
+  );
   const conversation = db.prepare(
     'UPDATE conversations SET last_seq = last_seq + 1, updated_at = ? WHERE id = ? RETURNING last_seq',
   );
   const event = db.prepare(
     'INSERT INTO conversation_events (conversation_id, seq, type, frame, created_at) VALUES (?, ?, ?, ?, ?)',
   );
+  const rollup = rollupSql(p);
+  const hours = db.prepare(rollup.hours);
+  const latency = db.prepare(rollup.latency);
   const reply = db.transaction((t: ResolvedTurn) => {
     const now = new Date().toISOString();
-    if (!turn.get(REPLY, now, now, now, t.turnId, t.conversationId, t.conversationId, t.deploymentId))
-      throw new Error(`turn ${t.turnId} not found`);
+    const moved = turn.get(named(now, REPLY.length, REPLY, t.turnId, t.conversationId, t.deploymentId)) as
+      { created_at: string } | undefined;
+    if (!moved) throw new Error(`turn ${t.turnId} not found`);
     const { last_seq: seq } = conversation.get(now, t.conversationId) as { last_seq: number };
     event.run(t.conversationId, seq, 'reply', frameOf(t.turnId, seq), now);
+    const { customer_id, agent_id } = owners.get(t.deploymentId)!;
+    const { hour, bin } = rollupKeys(moved.created_at, now);
+    hours.run(named(t.deploymentId, hour, customer_id, agent_id));
+    latency.run(named(t.deploymentId, hour, bin, customer_id, agent_id));
   });
   return { write: (t) => reply(t), close: () => void db.close() };
 }
 
 /**
- * The same on PostgreSQL with a bare `pg` client: BEGIN, the three statements (named, so
- * prepared once), COMMIT, then NOTIFY, one round trip each.
+ * The same on PostgreSQL with a bare `pg` client: BEGIN, the five statements (named, so prepared
+ * once), COMMIT, then NOTIFY, one round trip each.
  */
 export async function pgReplyWriter(url: string, turns: readonly ResolvedTurn[]): Promise<ReplyWriter> {
   const client = new pg.Client({ connectionString: url });
@@ -81,15 +131,21 @@ export async function pgReplyWriter(url: string, turns: readonly ResolvedTurn[])
     `UPDATE turns SET status = 'acknowledged', reply_text = NULL, resolved_at = NULL, reply_received_at = NULL WHERE id = ANY($1)`,
     [turns.map((t) => t.turnId)],
   );
+  const owners = new Map<string, Owner>();
+  for (const id of new Set(turns.map((t) => t.deploymentId))) {
+    const { rows } = await client.query<Owner>('SELECT customer_id, agent_id FROM deployments WHERE id = $1', [id]);
+    owners.set(id, rows[0]!);
+  }
+  const p = (n: number) => `$${n}`;
+  const rollup = rollupSql(p);
   return {
     async write(t) {
       const now = new Date().toISOString();
       await client.query('BEGIN');
-      const moved = await client.query({
+      const moved = await client.query<{ created_at: string }>({
         name: 'floor_turn',
-        text: `UPDATE turns SET reply_text = $1, resolved_at = $2, reply_received_at = $2, status = 'resolved', updated_at = $2
-               WHERE id = $3 AND conversation_id = $4 AND EXISTS (SELECT id FROM conversations WHERE id = $4 AND deployment_id = $5) AND status = 'acknowledged' RETURNING *`,
-        values: [REPLY, now, t.turnId, t.conversationId, t.deploymentId],
+        text: moveSql(p),
+        values: [now, REPLY.length, REPLY, t.turnId, t.conversationId, t.deploymentId],
       });
       if (!moved.rowCount) throw new Error(`turn ${t.turnId} not found`);
       const { rows } = await client.query({
@@ -102,6 +158,18 @@ export async function pgReplyWriter(url: string, turns: readonly ResolvedTurn[])
         name: 'floor_event',
         text: 'INSERT INTO conversation_events (conversation_id, seq, type, frame, created_at) VALUES ($1, $2, $3, $4, $5)',
         values: [t.conversationId, seq, 'reply', frameOf(t.turnId, seq), now],
+      });
+      const { customer_id, agent_id } = owners.get(t.deploymentId)!;
+      const { hour, bin } = rollupKeys(moved.rows[0]!.created_at, now);
+      await client.query({
+        name: 'floor_hours',
+        text: rollup.hours,
+        values: [t.deploymentId, hour, customer_id, agent_id],
+      });
+      await client.query({
+        name: 'floor_latency',
+        text: rollup.latency,
+        values: [t.deploymentId, hour, bin, customer_id, agent_id],
       });
       await client.query('COMMIT');
       await client.query(`NOTIFY concierge_floor, '${t.conversationId}'`);
@@ -132,7 +200,8 @@ export async function storeReplyFloor(store: string, turns: readonly ResolvedTur
 
 /**
  * The same statements as the service runs them for a reply: one unit of work (turnLifecycle's
- * resolve, through Kysely's asynchronous transaction and the service's compiled statements), on
+ * resolve and the analytics rollup written last, through Kysely's asynchronous transaction and the
+ * service's compiled statements), on
  * the service's own file, one transaction per reply (ms). Against {@link sqliteReplyFloor} it
  * bounds what running a batch synchronously on better-sqlite3 could save a reply.
  */
@@ -156,20 +225,21 @@ export async function sqliteReplyUnit(file: string, turns: readonly ResolvedTurn
         ),
       ),
     );
+    const rollup = new AnalyticsRollup();
     for (const t of turns) {
       const dep = deployments.get(t.deploymentId);
       if (!dep) throw new Error(`deployment ${t.deploymentId} not found`);
       const started = performance.now();
-      const moved = await store.db
-        .transaction()
-        .execute((trx) =>
-          turnLifecycle.resolve(
-            new UnitOfWork(trx, 'sqlite'),
-            { dep, conversationId: t.conversationId },
-            { turnId: t.turnId, conversationId: t.conversationId, deploymentId: t.deploymentId },
-            { text: REPLY, actions: [] },
-          ),
+      const moved = await store.db.transaction().execute(async (trx) => {
+        const taken = await turnLifecycle.resolve(
+          new UnitOfWork(trx, 'sqlite', rollup),
+          { dep, conversationId: t.conversationId },
+          { turnId: t.turnId, conversationId: t.conversationId, deploymentId: t.deploymentId },
+          { text: REPLY, actions: [] },
         );
+        await rollup.write(trx);
+        return taken;
+      });
       samples.push(performance.now() - started);
       if (moved !== 'stored') throw new Error(`turn ${t.turnId}: ${moved}`);
     }

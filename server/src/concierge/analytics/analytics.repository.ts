@@ -4,7 +4,8 @@ import { rowInserter } from '../../store/query-shape.js';
 import type { RollupRows } from './analytics.table.js';
 import { type ProactiveCount, proactiveCounts } from './tally.js';
 
-const COUNTS = [
+/** The counts of an hour's row, each added to the stored one by an upsert. */
+export const HOUR_COUNTS = [
   'conversations',
   'turns',
   'failed_hook_rejected',
@@ -34,7 +35,7 @@ const sortedValues = <T>(map: Map<string, T>): T[] =>
 const chunks = <T>(rows: T[]): T[][] =>
   Array.from({ length: Math.ceil(rows.length / CHUNK) }, (_, i) => rows.slice(i * CHUNK, (i + 1) * CHUNK));
 
-const upsertHours = rowInserter('analytics_hours', { key: ['deployment_id', 'hour'], add: COUNTS });
+const upsertHours = rowInserter('analytics_hours', { key: ['deployment_id', 'hour'], add: HOUR_COUNTS });
 const upsertLatency = rowInserter('analytics_latency', {
   key: ['deployment_id', 'hour', 'metric', 'bin'],
   add: ['count'],
@@ -84,9 +85,9 @@ const bucketOf = (scope: RollupScope) => sql<string>`substr(hour, 1, ${sql.lit(s
 
 /** Each bucket's counts, summed over its hours and deployments. */
 export function countsByBucket(db: Db, scope: RollupScope) {
-  const sum = (column: (typeof COUNTS)[number]) => sql<number>`sum(${sql.ref(column)})`.as(column);
+  const sum = (column: (typeof HOUR_COUNTS)[number]) => sql<number>`sum(${sql.ref(column)})`.as(column);
   return scoped(db.selectFrom('analytics_hours'), scope)
-    .select([bucketOf(scope).as('bucket'), ...COUNTS.map(sum)])
+    .select([bucketOf(scope).as('bucket'), ...HOUR_COUNTS.map(sum)])
     .groupBy(bucketOf(scope))
     .execute();
 }
