@@ -217,7 +217,9 @@ export async function createApp(options: AppOptions): Promise<App> {
   });
   const rollup = new AnalyticsRollup();
   // SQLite has one connection; a PostgreSQL pool of 10 keeps a few batches in flight.
-  const writes = new WriteBatcher(db, { concurrency: dialect === 'postgres' ? 4 : 1 }, (trx) => rollup.write(trx));
+  const writes = new WriteBatcher(db, { concurrency: dialect === 'postgres' ? 4 : 1, direct: store.direct }, (trx) =>
+    rollup.write(trx),
+  );
   const known = new KnownValues();
   const events = new EventRecorder({
     writes,

@@ -6,6 +6,7 @@ import pg from 'pg';
 import type { Database, Db } from '../database.js';
 import { migrations } from './migrations/index.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
+import type { DirectRun } from './query-shape.js';
 
 /** Which store: SQLite has one writer (its reads are its claims); PostgreSQL serves many nodes (claims skip rows another holds). */
 export type Dialect = 'sqlite' | 'postgres';
@@ -25,6 +26,8 @@ export interface Store {
   readonly location: string;
   ping(): Promise<void>;
   close(): Promise<void>;
+  /** SQLite only: runs a compiled statement at once on the one connection (see `runsDirectly`). */
+  readonly direct?: DirectRun;
   /** PostgreSQL only: a channel between the nodes sharing this store (one LISTEN connection). */
   openChannel?(listener: ChannelListener): Promise<StoreChannel>;
 }
@@ -83,10 +86,17 @@ function openSqlite(dataDir: string): Store {
   const checkpointer = new SqliteCheckpointer(file, (message) =>
     process.emitWarning(`SQLite checkpoint failed: ${message}`),
   );
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) });
+  const statements = withStatementCache(database);
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
   return {
     db,
     dialect: 'sqlite',
+    direct: (text, parameters) => {
+      const statement = statements.prepare(text);
+      if (statement.reader) return statement.all(parameters) as unknown[];
+      statement.run(parameters);
+      return [];
+    },
     location: file,
     ping: async () => {
       await sql`select 1`.execute(db);

@@ -17,6 +17,26 @@ type SlotReader<I> = (slot: string) => (input: I) => unknown;
 
 const byName: SlotReader<object> = (slot) => (input) => (input as Record<string, unknown>)[slot];
 
+/** Runs a compiled statement at once on the connection a transaction holds, and gives its rows. */
+export type DirectRun = (sql: string, parameters: readonly unknown[]) => unknown[];
+
+/** The transactions whose compiled statements run directly (see {@link runsDirectly}), while they are open. */
+const direct = new WeakMap<Db, DirectRun>();
+
+/**
+ * Until `work` settles, the shapes run on `trx` go straight to its connection through `run`,
+ * without Kysely's executor (a chain of promises per statement). Only for a transaction that holds
+ * SQLite's one connection for all its life (a write batch): nothing else can run there meanwhile.
+ */
+export async function runsDirectly<T>(trx: Db, run: DirectRun, work: () => Promise<T>): Promise<T> {
+  direct.set(trx, run);
+  try {
+    return await work();
+  } finally {
+    direct.delete(trx);
+  }
+}
+
 /**
  * A query built and compiled once per dialect, then run with new values. On the hot paths,
  * building a Kysely query and compiling it costs more than SQLite takes to run it (its builder
@@ -47,6 +67,8 @@ export function queryShape<V extends object, R, I = V>(
       templates.set(adapter, template);
     }
     const parameters = template.readers.map((value) => value(input));
+    const run = direct.get(db);
+    if (run) return run(template.compiled.sql, parameters) as R[];
     return (await db.executeQuery<R>({ ...template.compiled, parameters })).rows;
   };
 }

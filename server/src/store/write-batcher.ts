@@ -1,4 +1,5 @@
 import type { Db, Trx } from '../database.js';
+import { type DirectRun, runsDirectly } from './query-shape.js';
 
 const DEFAULTS = { concurrency: 1, maxBatch: 256 };
 
@@ -29,16 +30,18 @@ export class WriteBatcher {
   #running = 0;
   #scheduled = false;
 
-  readonly #settings: typeof DEFAULTS;
+  readonly #settings: typeof DEFAULTS & { direct?: DirectRun };
 
   /**
    * `concurrency`: batches in flight at once, 1 on SQLite's single connection, a few on a
-   * PostgreSQL pool. `lastly`: what every transaction writes after its units (the analytics
-   * rollup, in key order, so batches running at once never deadlock on its shared rows).
+   * PostgreSQL pool. `direct` (SQLite): the batch's compiled statements run straight on the
+   * connection its transaction holds (see `runsDirectly`). `lastly`: what every transaction writes
+   * after its units (the analytics rollup, in key order, so batches running at once never deadlock
+   * on its shared rows).
    */
   constructor(
     private readonly db: Db,
-    settings: Partial<typeof DEFAULTS> = {},
+    settings: Partial<typeof DEFAULTS> & { direct?: DirectRun } = {},
     private readonly lastly?: (trx: Trx) => Promise<void>,
   ) {
     this.#settings = { ...DEFAULTS, ...settings };
@@ -88,7 +91,7 @@ export class WriteBatcher {
   private async commit(batch: Unit[]): Promise<void> {
     if (batch.length > 1) {
       try {
-        const results = await this.db.transaction().execute(async (trx) => {
+        const results = await this.transaction(async (trx) => {
           const out: unknown[] = [];
           for (const unit of batch) out.push(await unit.work(trx));
           await this.lastly?.(trx);
@@ -101,14 +104,16 @@ export class WriteBatcher {
       }
     }
     for (const unit of batch) {
-      await this.db
-        .transaction()
-        .execute(async (trx) => {
-          const result = await unit.work(trx);
-          await this.lastly?.(trx);
-          return result;
-        })
-        .then(unit.resolve, unit.reject);
+      await this.transaction(async (trx) => {
+        const result = await unit.work(trx);
+        await this.lastly?.(trx);
+        return result;
+      }).then(unit.resolve, unit.reject);
     }
+  }
+
+  private transaction<T>(work: (trx: Trx) => Promise<T>): Promise<T> {
+    const { direct } = this.#settings;
+    return this.db.transaction().execute((trx) => (direct ? runsDirectly(trx, direct, () => work(trx)) : work(trx)));
   }
 }
