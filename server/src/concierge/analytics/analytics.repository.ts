@@ -30,10 +30,12 @@ export const HOUR_COUNTS = [
 /** Rows per statement: well under SQLite's 32,766 variables and PostgreSQL's 65,535 parameters. */
 const CHUNK = 500;
 
-const sortedValues = <T>(map: Map<string, T>): T[] =>
-  [...map].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
-const chunks = <T>(rows: T[]): T[][] =>
-  Array.from({ length: Math.ceil(rows.length / CHUNK) }, (_, i) => rows.slice(i * CHUNK, (i + 1) * CHUNK));
+/** A map's rows in key order, in statements of at most {@link CHUNK}; a reply's single row costs no sorting or copying. */
+function chunksOf<T>(map: Map<string, T>): T[][] {
+  if (map.size <= 1) return map.size ? [[map.values().next().value!]] : [];
+  const rows = [...map].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
+  return Array.from({ length: Math.ceil(rows.length / CHUNK) }, (_, i) => rows.slice(i * CHUNK, (i + 1) * CHUNK));
+}
 
 const upsertHours = rowInserter('analytics_hours', { key: ['deployment_id', 'hour'], add: HOUR_COUNTS });
 const upsertLatency = rowInserter('analytics_latency', {
@@ -48,10 +50,10 @@ const insertVisitors = rowInserter('analytics_visitors', { key: [] });
 
 /** Adds a transaction's rollup rows to the stored ones, in key order, each statement compiled once per row count. */
 export async function writeRollup(trx: Trx, rows: RollupRows): Promise<void> {
-  for (const chunk of chunks(sortedValues(rows.hours))) await upsertHours(trx, chunk);
-  for (const chunk of chunks(sortedValues(rows.latency))) await upsertLatency(trx, chunk);
-  for (const chunk of chunks(sortedValues(rows.proactive))) await upsertProactive(trx, chunk);
-  for (const chunk of chunks(sortedValues(rows.visitors))) await insertVisitors(trx, chunk);
+  for (const chunk of chunksOf(rows.hours)) await upsertHours(trx, chunk);
+  for (const chunk of chunksOf(rows.latency)) await upsertLatency(trx, chunk);
+  for (const chunk of chunksOf(rows.proactive)) await upsertProactive(trx, chunk);
+  for (const chunk of chunksOf(rows.visitors)) await insertVisitors(trx, chunk);
 }
 
 /** The rows of a customer's range, narrowed to a deployment or an agent. */

@@ -21,7 +21,8 @@ const RECENT_MAX = 512;
  * in, what may be stored comes out.
  */
 export class Keeping {
-  readonly #key: string;
+  /** What a redaction depends on, as the start of its key in {@link RECENT}: made on the first redaction (most keepings never redact). */
+  #key: string | undefined;
 
   constructor(
     readonly mode: KeepMode,
@@ -29,9 +30,7 @@ export class Keeping {
     private readonly region: CountryCode | undefined,
     /** Names and addresses a model found in the conversation so far (README, Privacy: what is kept). */
     private readonly known: readonly KnownValue[] = [],
-  ) {
-    this.#key = `${region ?? ''}\n${kinds.join()}\n${known.map((v) => `${v.kind}:${v.text}`).join('\t')}\n`;
-  }
+  ) {}
 
   /**
    * The deployment's keeping, phone numbers read for the region of `language` (the turn's, else the
@@ -54,6 +53,7 @@ export class Keeping {
   text(said: string): Redacted {
     if (this.mode === 'everything') return { text: said, counts: {} };
     if (this.mode === 'metadata') return { text: NOT_KEPT, counts: {} };
+    this.#key ??= `${this.region ?? ''}\n${this.kinds.join()}\n${this.known.map((v) => `${v.kind}:${v.text}`).join('\t')}\n`;
     const key = this.#key + said;
     let kept = RECENT.get(key);
     if (kept) return kept;
