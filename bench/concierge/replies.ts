@@ -151,7 +151,12 @@ export async function prepareTurns(serviceUrl: string, dep: Deployed, count: num
 }
 
 /** A turn's signed reply posted to `postUrl`, timed until its reply frame arrives on the turn's socket (ms). */
-function timedReply(agent: Agent, postUrl: string, dep: Deployed, { socket, conversationId, turnId }: AwaitingTurn) {
+export function timedReply(
+  agent: Agent,
+  postUrl: string,
+  dep: Deployed,
+  { socket, conversationId, turnId }: AwaitingTurn,
+) {
   const body = replyBody(conversationId, turnId);
   return timedPost(
     agent,

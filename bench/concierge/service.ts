@@ -21,7 +21,14 @@ export interface Concierge {
  */
 export async function startConcierge(
   onHook: (call: HookCall, dep: Deployed) => void,
-  o: { databaseUrl?: string; nodes?: number; nodeArgs?: string[]; env?: NodeJS.ProcessEnv } = {},
+  o: {
+    databaseUrl?: string;
+    nodes?: number;
+    nodeArgs?: string[];
+    env?: NodeJS.ProcessEnv;
+    /** Another build of the service than this checkout's (see bench/compare-builds.ts). */
+    entry?: string;
+  } = {},
 ): Promise<Concierge> {
   const dataDir = mkdtempSync(join(tmpdir(), 'concierge-bench-'));
   // The bench customer listens on loopback, which the egress guard refuses unless allowed; every
@@ -38,7 +45,7 @@ export async function startConcierge(
   };
   const key = await seedCustomer({ dataDir, databaseUrl: o.databaseUrl });
   const nodes: Target[] = [];
-  for (let i = 0; i < (o.nodes ?? 1); i++) nodes.push(await startTarget(SERVICE_ENTRY, env, o.nodeArgs));
+  for (let i = 0; i < (o.nodes ?? 1); i++) nodes.push(await startTarget(o.entry ?? SERVICE_ENTRY, env, o.nodeArgs));
   let dep: Deployed | undefined;
   const customer = await startCustomer((call) => onHook(call, dep!));
   dep = await provision(nodes[0]!.url, key, customer.hookUrl);
