@@ -6,7 +6,7 @@ import pg from 'pg';
 import type { Database, Db } from '../database.js';
 import { migrations } from './migrations/index.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
-import type { DirectRun } from './query-shape.js';
+import { type DirectRun, preparedNameOf } from './query-shape.js';
 
 /** Which store: SQLite has one writer (its reads are its claims); PostgreSQL serves many nodes (claims skip rows another holds). */
 export type Dialect = 'sqlite' | 'postgres';
@@ -172,7 +172,10 @@ async function openPostgres(url: string, schema: string | undefined): Promise<St
   // its client, idle or checked out; unheard, that event ends the process. The pool drops the
   // dead client, and the query that was using it, if any, fails on its own and is answered 503.
   pool.on('error', () => {});
-  pool.on('connect', (client) => client.on('error', () => {}));
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+    prepareShapes(client);
+  });
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) });
   if (schema) await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
   const parsed = new URL(url);
@@ -186,6 +189,20 @@ async function openPostgres(url: string, schema: string | undefined): Promise<St
     close: () => db.destroy(),
     openChannel: (listener) => openPgChannel(url, pool, `concierge_${schema ?? 'public'}`, listener),
   };
+}
+
+/**
+ * A pooled client sends the compiled shapes' statements as named ones (see `preparedNameOf`):
+ * PostgreSQL parses and plans each once on this connection, then only binds and runs it. Kysely
+ * calls `query(sql, parameters)`; everything else passes as it came.
+ */
+function prepareShapes(client: pg.PoolClient): void {
+  const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  client.query = ((...args: unknown[]) => {
+    const [text, values, ...rest] = args;
+    const name = typeof text === 'string' && Array.isArray(values) ? preparedNameOf(text) : undefined;
+    return name ? query({ name, text, values }, ...rest) : query(...args);
+  }) as typeof client.query;
 }
 
 /**

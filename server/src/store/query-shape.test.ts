@@ -55,6 +55,42 @@ function suite(kind: StoreKind) {
     ]);
     expect(await renamed('plain', db, { from: 'absent', to: 'x' })).toEqual([]);
   });
+
+  it.runIf(kind === 'postgres')(
+    'on PostgreSQL prepares a shape once per connection under its name, but not one that reads *',
+    async () => {
+      const db = service.app.store.db;
+      const starred = queryShape((q, v: { name: string }) =>
+        q.selectFrom('service_flags').selectAll().where('name', '=', v.name),
+      );
+      const prepared = await db.transaction().execute(async (trx) => {
+        for (let i = 0; i < 3; i++) await flagsBefore(trx, { before: '2026-01-03T00:00:00.000Z' });
+        await starred(trx, { name: 'shape-a' });
+        const { rows } = await sql<{
+          name: string;
+          statement: string;
+        }>`select name, statement from pg_prepared_statements`.execute(trx);
+        return rows;
+      });
+      const sqlOf = (shape: 'flags' | 'starred') =>
+        prepared.filter((r) => r.statement.includes(shape === 'flags' ? 'like' : '*'));
+      expect(sqlOf('flags')).toHaveLength(1);
+      expect(sqlOf('flags')[0]!.name).toMatch(/^shape_\d+$/);
+      expect(sqlOf('starred')).toEqual([]);
+      // A column added under a prepared statement that names its columns leaves it working (a rolling deploy's migration).
+      await sql`alter table service_flags add column shape_test_extra text`.execute(db);
+      try {
+        await db.transaction().execute(async (trx) => {
+          await flagsBefore(trx, { before: '2026-01-03T00:00:00.000Z' });
+          expect(await flagsBefore(trx, { before: '2026-01-02T00:00:00.000Z' })).toEqual([
+            { name: 'shape-a2', created_at: '2026-01-01T00:00:00.000Z' },
+          ]);
+        });
+      } finally {
+        await sql`alter table service_flags drop column shape_test_extra`.execute(db);
+      }
+    },
+  );
 }
 
 describeEachStore('query shapes', suite);

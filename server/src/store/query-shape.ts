@@ -17,6 +17,21 @@ type SlotReader<I> = (slot: string) => (input: I) => unknown;
 
 const byName: SlotReader<object> = (slot) => (input) => (input as Record<string, unknown>)[slot];
 
+/** Each compiled shape's SQL by a name of its own, to be prepared under (see {@link preparedNameOf}). */
+const shapeNames = new Map<string, string>();
+
+/**
+ * The name PostgreSQL prepares a shape's statement under, once per connection (see `openPostgres`):
+ * parsed and planned at every run, a statement cost 60 to 100 µs more a round trip. A shape that reads
+ * `*` has none: its columns would be those of the table when it was prepared, and PostgreSQL refuses
+ * such a statement once a migration changes them (another node's, in a rolling deploy).
+ */
+export const preparedNameOf = (sql: string): string | undefined => shapeNames.get(sql);
+
+function nameShape(sql: string): void {
+  if (!sql.includes('*') && !shapeNames.has(sql)) shapeNames.set(sql, `shape_${shapeNames.size + 1}`);
+}
+
 /** Runs a compiled statement at once on the connection a transaction holds, and gives its rows. */
 export type DirectRun = (sql: string, parameters: readonly unknown[]) => unknown[];
 
@@ -65,6 +80,7 @@ export function queryShape<V extends object, R, I = V>(
         readers: compiled.parameters.map((p) => (p instanceof Slot ? read(p.name) : () => p)),
       };
       templates.set(adapter, template);
+      nameShape(compiled.sql);
     }
     const parameters = template.readers.map((value) => value(input));
     const run = direct.get(db);
