@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Db } from '../database.js';
 import { openStore, type Store } from './db.js';
 import { WriteBatcher } from './write-batcher.js';
+import { type DirectRun, queryShape } from './query-shape.js';
 
 describe('group commit', () => {
   let dir: string;
@@ -75,5 +76,28 @@ describe('group commit', () => {
     ]);
     // Sorted by key (the lock order), stable within a key.
     expect(order).toEqual(['a1', 'm1', 'z1', 'z2', 'z3']);
+  });
+
+  it("runs a batch's compiled shapes straight on the connection with `direct`, and nothing outside the batch", async () => {
+    const flagShape = queryShape((db, v: { name: string; at: string }) =>
+      db.insertInto('service_flags').values({ name: v.name, created_at: v.at }),
+    );
+    const ran: string[] = [];
+    const direct: DirectRun = (sql, parameters) => {
+      ran.push(String(parameters[0]));
+      return store.direct!(sql, parameters);
+    };
+    const batcher = new WriteBatcher(store.db, { direct });
+    const at = new Date().toISOString();
+    let held: Db | undefined;
+    await batcher.run('k', async (trx) => {
+      held = trx;
+      await flagShape(trx, { name: 'direct-1', at });
+    });
+    await flagShape(store.db, { name: 'direct-2', at });
+    // The batch is over: its transaction no longer runs anything directly (Kysely refuses it instead).
+    await expect(flagShape(held!, { name: 'direct-3', at })).rejects.toThrow();
+    expect(ran).toEqual(['direct-1']);
+    expect((await names()).filter((n) => n.startsWith('direct-'))).toEqual(['direct-1', 'direct-2']);
   });
 });
