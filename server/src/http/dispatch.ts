@@ -50,7 +50,10 @@ export function dispatchRoutes(routes: readonly RouteDef[], options: DispatchOpt
 
   // Each request looks only at its method's routes: a reply is one POST among many GETs.
   const byMethod = new Map<string, Entry[]>();
-  for (const entry of entries) byMethod.set(entry.method, [...(byMethod.get(entry.method) ?? []), entry]);
+  for (const entry of entries) {
+    if (!byMethod.has(entry.method)) byMethod.set(entry.method, []);
+    byMethod.get(entry.method)!.push(entry);
+  }
 
   const dispatch = (req: IncomingMessage, res: ServerResponse): boolean => {
     const url = req.url ?? '';
