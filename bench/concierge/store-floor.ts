@@ -7,7 +7,6 @@ import { turnLifecycle } from '../../server/src/concierge/conversations/turn.lif
 import { loadDeploymentContext } from '../../server/src/deployments/deployment-context.js';
 import { UnitOfWork } from '../../server/src/concierge/events/event.recorder.js';
 import { openStore } from '../../server/src/store/db.js';
-import { runsDirectly } from '../../server/src/store/query-shape.js';
 import { HOUR_COUNTS } from '../../server/src/concierge/analytics/analytics.repository.js';
 import { AnalyticsRollup, hourOf } from '../../server/src/concierge/analytics/analytics.rollup.js';
 import { binOf } from '../../server/src/concierge/analytics/latency-bins.js';
@@ -201,8 +200,8 @@ export async function storeReplyFloor(store: string, turns: readonly ResolvedTur
 
 /**
  * The same statements as the service runs them for a reply: one unit of work (turnLifecycle's
- * resolve and the analytics rollup written last, in Kysely's asynchronous transaction, its compiled
- * statements run straight on the connection as the write batch runs them), on
+ * resolve and the analytics rollup written last, in the write batch's own transaction on the
+ * connection, its compiled statements run straight there, as the service runs them), on
  * the service's own file, one transaction per reply (ms). Against {@link sqliteReplyFloor} it
  * bounds what running a batch synchronously on better-sqlite3 could save a reply.
  */
@@ -231,18 +230,16 @@ export async function sqliteReplyUnit(file: string, turns: readonly ResolvedTurn
       const dep = deployments.get(t.deploymentId);
       if (!dep) throw new Error(`deployment ${t.deploymentId} not found`);
       const started = performance.now();
-      const moved = await store.db.transaction().execute((trx) =>
-        runsDirectly(trx, store.direct!, async () => {
-          const taken = await turnLifecycle.resolve(
-            new UnitOfWork(trx, 'sqlite', rollup),
-            { dep, conversationId: t.conversationId },
-            { turnId: t.turnId, conversationId: t.conversationId, deploymentId: t.deploymentId },
-            { text: REPLY, actions: [] },
-          );
-          await rollup.write(trx);
-          return taken;
-        }),
-      );
+      const moved = await store.direct!(async (trx) => {
+        const taken = await turnLifecycle.resolve(
+          new UnitOfWork(trx, 'sqlite', rollup),
+          { dep, conversationId: t.conversationId },
+          { turnId: t.turnId, conversationId: t.conversationId, deploymentId: t.deploymentId },
+          { text: REPLY, actions: [] },
+        );
+        await rollup.write(trx);
+        return taken;
+      });
       samples.push(performance.now() - started);
       if (moved !== 'stored') throw new Error(`turn ${t.turnId}: ${moved}`);
     }

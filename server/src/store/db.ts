@@ -1,12 +1,13 @@
 import { chmodSync, closeSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import SQLite from 'better-sqlite3';
-import { Kysely, Migrator, PostgresDialect, SqliteDialect, sql } from 'kysely';
+import { Kysely, Migrator, PostgresDialect, sql } from 'kysely';
 import pg from 'pg';
 import type { Database, Db } from '../database.js';
 import { migrations } from './migrations/index.js';
 import { SqliteCheckpointer } from './sqlite-checkpointer.js';
-import { type DirectRun, preparedNameOf } from './query-shape.js';
+import { preparedNameOf } from './query-shape.js';
+import { type DirectTransaction, sqliteConnection } from './sqlite-connection.js';
 
 /** Which store: SQLite has one writer (its reads are its claims); PostgreSQL serves many nodes (claims skip rows another holds). */
 export type Dialect = 'sqlite' | 'postgres';
@@ -26,8 +27,8 @@ export interface Store {
   readonly location: string;
   ping(): Promise<void>;
   close(): Promise<void>;
-  /** SQLite only: runs a compiled statement at once on the one connection (see `runsDirectly`). */
-  readonly direct?: DirectRun;
+  /** SQLite only: a transaction that holds the one connection and runs its compiled statements there at once. */
+  readonly direct?: DirectTransaction;
   /** PostgreSQL only: a channel between the nodes sharing this store (one LISTEN connection). */
   openChannel?(listener: ChannelListener): Promise<StoreChannel>;
 }
@@ -86,17 +87,11 @@ function openSqlite(dataDir: string): Store {
   const checkpointer = new SqliteCheckpointer(file, (message) =>
     process.emitWarning(`SQLite checkpoint failed: ${message}`),
   );
-  const statements = withStatementCache(database);
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: statements }) });
+  const { db, transaction } = sqliteConnection(withStatementCache(database));
   return {
     db,
     dialect: 'sqlite',
-    direct: (text, parameters) => {
-      const statement = statements.prepare(text);
-      if (statement.reader) return statement.all(parameters) as unknown[];
-      statement.run(parameters);
-      return [];
-    },
+    direct: transaction,
     location: file,
     ping: async () => {
       await sql`select 1`.execute(db);

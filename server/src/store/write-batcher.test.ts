@@ -1,11 +1,11 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { Db } from '../database.js';
 import { openStore, type Store } from './db.js';
 import { WriteBatcher } from './write-batcher.js';
-import { type DirectRun, queryShape } from './query-shape.js';
+import { queryShape } from './query-shape.js';
 
 describe('group commit', () => {
   let dir: string;
@@ -78,26 +78,34 @@ describe('group commit', () => {
     expect(order).toEqual(['a1', 'm1', 'z1', 'z2', 'z3']);
   });
 
-  it("runs a batch's compiled shapes straight on the connection with `direct`, and nothing outside the batch", async () => {
+  it("runs a batch in its own transaction on SQLite's connection with `direct`, where nothing from outside lands", async () => {
     const flagShape = queryShape((db, v: { name: string; at: string }) =>
       db.insertInto('service_flags').values({ name: v.name, created_at: v.at }),
     );
-    const ran: string[] = [];
-    const direct: DirectRun = (sql, parameters) => {
-      ran.push(String(parameters[0]));
-      return store.direct!(sql, parameters);
-    };
-    const batcher = new WriteBatcher(store.db, { direct });
+    const batcher = new WriteBatcher(store.db, { direct: store.direct });
     const at = new Date().toISOString();
+    const directNames = async () => (await names()).filter((n) => n.startsWith('direct-'));
     let held: Db | undefined;
-    await batcher.run('k', async (trx) => {
+    let failNow!: () => void;
+    const failing = batcher.run('k', async (trx) => {
       held = trx;
       await flagShape(trx, { name: 'direct-1', at });
+      await flag(trx, 'direct-2');
+      await new Promise<void>((resolve) => (failNow = resolve));
+      throw new Error('the unit failed');
     });
-    await flagShape(store.db, { name: 'direct-2', at });
-    // The batch is over: its transaction no longer runs anything directly (Kysely refuses it instead).
-    await expect(flagShape(held!, { name: 'direct-3', at })).rejects.toThrow();
-    expect(ran).toEqual(['direct-1']);
-    expect((await names()).filter((n) => n.startsWith('direct-'))).toEqual(['direct-1', 'direct-2']);
+    await vi.waitFor(() => expect(failNow).toBeDefined());
+    // Asked while the batch holds the connection: it waits, rather than running inside the batch's transaction.
+    const outside = flag(store.db, 'direct-3');
+    await new Promise((resolve) => setImmediate(resolve));
+    failNow();
+    await expect(failing).rejects.toThrow('the unit failed');
+    await outside;
+    expect(await directNames()).toEqual(['direct-3']);
+    // The batch is over: its transaction runs nothing more, through a shape or a query.
+    await expect(flagShape(held!, { name: 'direct-4', at })).rejects.toThrow('used after it ended');
+    await expect(flag(held!, 'direct-4')).rejects.toThrow('used after it ended');
+    await batcher.run('k', (trx) => flagShape(trx, { name: 'direct-5', at }));
+    expect(await directNames()).toEqual(['direct-3', 'direct-5']);
   });
 });

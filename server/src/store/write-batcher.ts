@@ -1,5 +1,5 @@
 import type { Db, Trx } from '../database.js';
-import { type DirectRun, runsDirectly } from './query-shape.js';
+import type { DirectTransaction } from './sqlite-connection.js';
 
 const DEFAULTS = { concurrency: 1, maxBatch: 256 };
 
@@ -30,18 +30,18 @@ export class WriteBatcher {
   #running = 0;
   #scheduled = false;
 
-  readonly #settings: typeof DEFAULTS & { direct?: DirectRun };
+  readonly #settings: typeof DEFAULTS & { direct?: DirectTransaction };
 
   /**
    * `concurrency`: batches in flight at once, 1 on SQLite's single connection, a few on a
-   * PostgreSQL pool. `direct` (SQLite): the batch's compiled statements run straight on the
-   * connection its transaction holds (see `runsDirectly`). `lastly`: what every transaction writes
+   * PostgreSQL pool. `direct` (SQLite): the batch's transaction, on the connection itself, its compiled
+   * statements run straight there (see `sqliteConnection`). `lastly`: what every transaction writes
    * after its units (the analytics rollup, in key order, so batches running at once never deadlock
    * on its shared rows).
    */
   constructor(
     private readonly db: Db,
-    settings: Partial<typeof DEFAULTS> & { direct?: DirectRun } = {},
+    settings: Partial<typeof DEFAULTS> & { direct?: DirectTransaction } = {},
     private readonly lastly?: (trx: Trx) => Promise<void>,
   ) {
     this.#settings = { ...DEFAULTS, ...settings };
@@ -114,6 +114,6 @@ export class WriteBatcher {
 
   private transaction<T>(work: (trx: Trx) => Promise<T>): Promise<T> {
     const { direct } = this.#settings;
-    return this.db.transaction().execute((trx) => (direct ? runsDirectly(trx, direct, () => work(trx)) : work(trx)));
+    return direct ? direct(work) : this.db.transaction().execute(work);
   }
 }
