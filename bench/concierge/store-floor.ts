@@ -7,7 +7,6 @@ import { turnLifecycle } from '../../server/src/concierge/conversations/turn.lif
 import { loadDeploymentContext } from '../../server/src/deployments/deployment-context.js';
 import { UnitOfWork } from '../../server/src/concierge/events/event.recorder.js';
 import { openStore } from '../../server/src/store/db.js';
-import { HOUR_COUNTS } from '../../server/src/concierge/analytics/analytics.repository.js';
 import { AnalyticsRollup, hourOf } from '../../server/src/concierge/analytics/analytics.rollup.js';
 import { binOf } from '../../server/src/concierge/analytics/latency-bins.js';
 import type { Latency } from './replies.js';
@@ -46,17 +45,13 @@ const moveSql = (p: (n: number) => string) =>
    RETURNING status, created_at, resolved_at, first_part_at, failure_reason`;
 
 /**
- * What the service's analytics rollup adds with each reply (README, Knowing how it goes): the hour's
- * row of counts (none of which a reply moves, but the row is written) and the reply's latency bin.
+ * What the service's analytics rollup adds with each reply (README, Knowing how it goes): the reply's
+ * latency bin (a reply moves none of its hour's counts, so that row is not written).
  */
-const rollupSql = (p: (n: number) => string) => ({
-  hours: `INSERT INTO analytics_hours (deployment_id, hour, customer_id, agent_id, ${HOUR_COUNTS.join(', ')})
-     VALUES (${p(1)}, ${p(2)}, ${p(3)}, ${p(4)}, ${HOUR_COUNTS.map(() => '0').join(', ')})
-     ON CONFLICT (deployment_id, hour) DO UPDATE SET ${HOUR_COUNTS.map((c) => `${c} = analytics_hours.${c} + excluded.${c}`).join(', ')}`,
-  latency: `INSERT INTO analytics_latency (deployment_id, hour, metric, bin, customer_id, agent_id, count)
+const latencySql = (p: (n: number) => string) =>
+  `INSERT INTO analytics_latency (deployment_id, hour, metric, bin, customer_id, agent_id, count)
      VALUES (${p(1)}, ${p(2)}, 'reply', ${p(3)}, ${p(4)}, ${p(5)}, 1)
-     ON CONFLICT (deployment_id, hour, metric, bin) DO UPDATE SET count = analytics_latency.count + excluded.count`,
-});
+     ON CONFLICT (deployment_id, hour, metric, bin) DO UPDATE SET count = analytics_latency.count + excluded.count`;
 
 /** The rollup's keys for a reply to a turn taken at `createdAt`: the hour it was taken, the bin of how long it took. */
 const rollupKeys = (createdAt: string, now: string) => ({
@@ -71,7 +66,7 @@ interface Owner {
 
 /**
  * The reply's statements on SQLite in a bare better-sqlite3 transaction (the turn's move, the
- * conversation's next seq, the widget event, the rollup's two rows), prepared once, on the service's
+ * conversation's next seq, the widget event, the rollup's latency bin), prepared once, on the service's
  * own file with its pragmas and triggers. The turns are put back to `acknowledged` first (untimed).
  */
 export function sqliteReplyWriter(file: string, turns: readonly ResolvedTurn[]): ReplyWriter {
@@ -102,9 +97,7 @@ export function sqliteReplyWriter(file: string, turns: readonly ResolvedTurn[]):
   const event = db.prepare(
     'INSERT INTO conversation_events (conversation_id, seq, type, frame, created_at) VALUES (?, ?, ?, ?, ?)',
   );
-  const rollup = rollupSql(p);
-  const hours = db.prepare(rollup.hours);
-  const latency = db.prepare(rollup.latency);
+  const latency = db.prepare(latencySql(p));
   const reply = db.transaction((t: ResolvedTurn) => {
     const now = new Date().toISOString();
     const moved = turn.get(named(now, REPLY.length, REPLY, t.turnId, t.conversationId, t.deploymentId)) as
@@ -114,14 +107,13 @@ export function sqliteReplyWriter(file: string, turns: readonly ResolvedTurn[]):
     event.run(t.conversationId, seq, 'reply', frameOf(t.turnId, seq), now);
     const { customer_id, agent_id } = owners.get(t.deploymentId)!;
     const { hour, bin } = rollupKeys(moved.created_at, now);
-    hours.run(named(t.deploymentId, hour, customer_id, agent_id));
     latency.run(named(t.deploymentId, hour, bin, customer_id, agent_id));
   });
   return { write: (t) => reply(t), close: () => void db.close() };
 }
 
 /**
- * The same on PostgreSQL with a bare `pg` client: BEGIN, the five statements (named, so prepared
+ * The same on PostgreSQL with a bare `pg` client: BEGIN, the four statements (named, so prepared
  * once), COMMIT, then NOTIFY, one round trip each.
  */
 export async function pgReplyWriter(url: string, turns: readonly ResolvedTurn[]): Promise<ReplyWriter> {
@@ -137,7 +129,6 @@ export async function pgReplyWriter(url: string, turns: readonly ResolvedTurn[])
     owners.set(id, rows[0]!);
   }
   const p = (n: number) => `$${n}`;
-  const rollup = rollupSql(p);
   return {
     async write(t) {
       const now = new Date().toISOString();
@@ -162,13 +153,8 @@ export async function pgReplyWriter(url: string, turns: readonly ResolvedTurn[])
       const { customer_id, agent_id } = owners.get(t.deploymentId)!;
       const { hour, bin } = rollupKeys(moved.rows[0]!.created_at, now);
       await client.query({
-        name: 'floor_hours',
-        text: rollup.hours,
-        values: [t.deploymentId, hour, customer_id, agent_id],
-      });
-      await client.query({
         name: 'floor_latency',
-        text: rollup.latency,
+        text: latencySql(p),
         values: [t.deploymentId, hour, bin, customer_id, agent_id],
       });
       await client.query('COMMIT');

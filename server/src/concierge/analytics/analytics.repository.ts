@@ -5,7 +5,7 @@ import type { RollupRows } from './analytics.table.js';
 import { type ProactiveCount, proactiveCounts } from './tally.js';
 
 /** The counts of an hour's row, each added to the stored one by an upsert. */
-export const HOUR_COUNTS = [
+const HOUR_COUNTS = [
   'conversations',
   'turns',
   'failed_hook_rejected',

@@ -55,43 +55,52 @@ export function addTally(
   const hour = hourOf(tally.at ?? isoNow());
   const owner = { deployment_id: dep.id, hour, customer_id: dep.customerId, agent_id: dep.agentId };
   const key = `${dep.id}\n${hour}`;
-  let counts = rows.hours.get(key);
-  if (!counts) {
-    // The owner's columns last, in every row here: V8 adds each property written after a spread in a
-    // literal by a slow path of its own, which made this row alone 17 µs of a reply's 400
-    // (docs/performance.md, Durable floors).
-    counts = {
-      conversations: 0,
-      turns: 0,
-      failed_hook_rejected: 0,
-      failed_hook_failed: 0,
-      failed_reply_timeout: 0,
-      failed_conversation_ended: 0,
-      failed_model_failed: 0,
-      handoffs: 0,
-      feedback_up: 0,
-      feedback_down: 0,
-      redacted_email: 0,
-      redacted_phone: 0,
-      redacted_card: 0,
-      redacted_iban: 0,
-      redacted_name: 0,
-      redacted_address: 0,
-      guardrail_refuse: 0,
-      guardrail_retry: 0,
-      guardrail_hand_off: 0,
-      guardrail_flagged: 0,
-      ...owner,
-    };
-    rows.hours.set(key, counts);
+  // The hour's row only when the tally moves one of its counts: a reply moves none, and an upsert
+  // adding zeros was a statement of every reply's commit for nothing.
+  const hourRow = () => {
+    let counts = rows.hours.get(key);
+    if (!counts) {
+      // The owner's columns last, in every row here: V8 adds each property written after a spread in a
+      // literal by a slow path of its own, which made this row alone 17 µs of a reply's 400
+      // (docs/performance.md, Durable floors).
+      counts = {
+        conversations: 0,
+        turns: 0,
+        failed_hook_rejected: 0,
+        failed_hook_failed: 0,
+        failed_reply_timeout: 0,
+        failed_conversation_ended: 0,
+        failed_model_failed: 0,
+        handoffs: 0,
+        feedback_up: 0,
+        feedback_down: 0,
+        redacted_email: 0,
+        redacted_phone: 0,
+        redacted_card: 0,
+        redacted_iban: 0,
+        redacted_name: 0,
+        redacted_address: 0,
+        guardrail_refuse: 0,
+        guardrail_retry: 0,
+        guardrail_hand_off: 0,
+        guardrail_flagged: 0,
+        ...owner,
+      };
+      rows.hours.set(key, counts);
+    }
+    return counts;
+  };
+  if (tally.conversations) hourRow().conversations += tally.conversations;
+  if (tally.turns) hourRow().turns += tally.turns;
+  if (tally.handoffs) hourRow().handoffs += tally.handoffs;
+  for (const reason of tally.failed ?? []) hourRow()[`failed_${reason}`] += 1;
+  for (const kind of redactionKinds) {
+    const redacted = tally.redactions?.[kind];
+    if (redacted) hourRow()[`redacted_${kind}`] += redacted;
   }
-  counts.conversations += tally.conversations ?? 0;
-  counts.turns += tally.turns ?? 0;
-  counts.handoffs += tally.handoffs ?? 0;
-  for (const reason of tally.failed ?? []) counts[`failed_${reason}`] += 1;
-  for (const kind of redactionKinds) counts[`redacted_${kind}`] += tally.redactions?.[kind] ?? 0;
-  for (const outcome of tally.guardrails ?? []) counts[`guardrail_${outcome}`] += 1;
+  for (const outcome of tally.guardrails ?? []) hourRow()[`guardrail_${outcome}`] += 1;
   if (tally.feedback && tally.feedback.rating !== tally.feedback.previous) {
+    const counts = hourRow();
     counts[`feedback_${tally.feedback.rating}`] += 1;
     if (tally.feedback.previous) counts[`feedback_${tally.feedback.previous}`] -= 1;
   }

@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { deploy, mintToken, postReply, startCustomerServer, Widget } from '../../../test/concierge-kit.js';
 import { describeEachStore, expectError, startService, type TestService } from '../../../test/harness.js';
 import { binOf, middleOf, percentilesOf } from './latency-bins.js';
+import { addTally, emptyRollupRows } from './analytics.rollup.js';
 
 describe('latency percentiles from bins', () => {
   const binsOf = (values: number[]) =>
@@ -26,6 +27,41 @@ describe('latency percentiles from bins', () => {
     expect(percentilesOf(new Map())).toEqual({ p50: null, p95: null, count: 0 });
     expect([binOf(0), binOf(0.5), middleOf(0)]).toEqual([0, 0, 0]);
     for (let ms = 1; ms < 1e7; ms *= 1.7) expect(binOf(ms * 1.7)).toBeGreaterThanOrEqual(binOf(ms));
+  });
+});
+
+describe('the rollup of a unit of work', () => {
+  const dep = { id: 'dep-1', customerId: 'cus-1', agentId: 'agt-1' };
+  const at = '2026-11-29T10:15:00.000Z';
+
+  it("writes an hour's row only for a tally that moves one of its counts", () => {
+    const rows = emptyRollupRows();
+    // A reply: its latency, none of the hour's counts.
+    addTally(rows, dep, { at, resolvedAfterMs: 820, firstPartAfterMs: undefined });
+    // Feedback given again unchanged.
+    addTally(rows, dep, { at, feedback: { rating: 'up', previous: 'up' } });
+    expect(rows.hours.size).toBe(0);
+    expect([...rows.latency.values()]).toEqual([
+      {
+        metric: 'reply',
+        bin: binOf(820),
+        count: 1,
+        deployment_id: 'dep-1',
+        hour: '2026-11-29T10:00:00.000Z',
+        customer_id: 'cus-1',
+        agent_id: 'agt-1',
+      },
+    ]);
+    addTally(rows, dep, { at, turns: 1, failed: ['hook_failed'], redactions: { phone: 2 } });
+    expect([...rows.hours.values()]).toEqual([
+      expect.objectContaining({
+        turns: 1,
+        failed_hook_failed: 1,
+        redacted_phone: 2,
+        conversations: 0,
+        hour: '2026-11-29T10:00:00.000Z',
+      }),
+    ]);
   });
 });
 
