@@ -295,7 +295,7 @@ const scenarios: Record<string, () => Promise<void>> = {
       [
         { measure: 'PostgreSQL SELECT 1 round trip', p50: us(r.selectOneMs), p99: Number.NaN },
         {
-          measure: "store: bare pg transaction of the reply's statements (BEGIN, 5 statements, COMMIT, NOTIFY)",
+          measure: "store: bare pg transaction of the reply's statements (BEGIN, 4 statements, COMMIT, NOTIFY)",
           p50: us(r.store.p50),
           p99: us(r.store.p99),
         },
