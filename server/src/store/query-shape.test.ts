@@ -1,7 +1,9 @@
-import { sql } from 'kysely';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import SQLite from 'better-sqlite3';
+import { Kysely, SqliteDialect, sql } from 'kysely';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Database } from '../database.js';
 import { describeEachStore, type StoreKind, startService, type TestService } from '../../test/harness.js';
-import { queryShape, queryShapes } from './query-shape.js';
+import { queryShape, queryShapes, runsDirectly } from './query-shape.js';
 
 const setFlag = queryShape((db, v: { name: string; at: string }) =>
   db.insertInto('service_flags').values({ name: v.name, created_at: v.at }),
@@ -94,3 +96,28 @@ function suite(kind: StoreKind) {
 }
 
 describeEachStore('query shapes', suite);
+
+describe('a shape on a Kysely that runs directly', () => {
+  it('goes to the registered run with its SQL and values, and a shape on another Kysely does not', async () => {
+    const database = new SQLite(':memory:');
+    database.exec('create table service_flags (name text primary key, created_at text not null)');
+    const dialect = () => new SqliteDialect({ database });
+    const through = new Kysely<Database>({ dialect: dialect() });
+    const direct = new Kysely<Database>({ dialect: dialect() });
+    const ran: [string, unknown[]][] = [];
+    runsDirectly(direct, (text, parameters) => {
+      ran.push([text, [...parameters]]);
+      return database.prepare(text).all(parameters);
+    });
+    try {
+      await setFlag(through, { name: 'shape-x', at: '2026-01-01T00:00:00.000Z' });
+      expect(ran).toEqual([]);
+      expect(await flagsBefore(direct, { before: '2026-01-02T00:00:00.000Z' })).toEqual([
+        { name: 'shape-x', created_at: '2026-01-01T00:00:00.000Z' },
+      ]);
+      expect(ran).toEqual([[expect.stringContaining('from "service_flags"'), ['2026-01-02T00:00:00.000Z', 'shape-%']]]);
+    } finally {
+      database.close();
+    }
+  });
+});

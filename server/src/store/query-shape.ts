@@ -35,21 +35,16 @@ function nameShape(sql: string): void {
 /** Runs a compiled statement at once on the connection a transaction holds, and gives its rows. */
 export type DirectRun = (sql: string, parameters: readonly unknown[]) => unknown[];
 
-/** The transactions whose compiled statements run directly (see {@link runsDirectly}), while they are open. */
+/** The Kysely instances whose compiled shapes run straight on their connection (see {@link runsDirectly}). */
 const direct = new WeakMap<Db, DirectRun>();
 
 /**
- * Until `work` settles, the shapes run on `trx` go straight to its connection through `run`,
- * without Kysely's executor (a chain of promises per statement). Only for a transaction that holds
- * SQLite's one connection for all its life (a write batch): nothing else can run there meanwhile.
+ * From now on, the shapes run on `db` go straight to its connection through `run`, without Kysely's
+ * executor (a chain of promises per statement). Only for a Kysely used solely while it holds
+ * SQLite's one connection (a write batch's, see `sqliteConnection`): nothing else runs there meanwhile.
  */
-export async function runsDirectly<T>(trx: Db, run: DirectRun, work: () => Promise<T>): Promise<T> {
-  direct.set(trx, run);
-  try {
-    return await work();
-  } finally {
-    direct.delete(trx);
-  }
+export function runsDirectly(db: Db, run: DirectRun): void {
+  direct.set(db, run);
 }
 
 /**

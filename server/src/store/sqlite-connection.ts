@@ -1,6 +1,14 @@
-import { type DatabaseConnection, type Driver, Kysely, SqliteDialect, type SqliteDatabase } from 'kysely';
+import {
+  type DatabaseConnection,
+  type Driver,
+  Kysely,
+  SqliteDialect,
+  type SqliteDatabase,
+  type SqliteDialectConfig,
+  SqliteDriver,
+} from 'kysely';
 import type { Database, Db, Trx } from '../database.js';
-import { runsDirectly } from './query-shape.js';
+import { type DirectRun, runsDirectly } from './query-shape.js';
 
 /**
  * Runs `work` in a transaction of its own on SQLite's one connection, the compiled shapes it runs
@@ -25,25 +33,23 @@ export function sqliteConnection(statements: SqliteDatabase): SqliteConnection {
   const turns = new Turns();
   const db = new Kysely<Database>({ dialect: new TakingTurns({ database: statements }, turns) });
   let open = false;
-  // What a batch's units get as their transaction: Kysely on the same connection, usable only while
-  // the batch holds it; a unit that kept it and queries later is refused, as a finished transaction is.
+  // A batch's units run on `held`, Kysely on the same connection with its shapes run straight there;
+  // only while the batch holds it: a unit that kept it and queries later is refused, as a finished
+  // transaction is.
+  const prepare = (text: string) => {
+    if (!open) throw new Error("A write batch's transaction was used after it ended");
+    return statements.prepare(text);
+  };
   const held = new Kysely<Database>({
-    dialect: new SqliteDialect({
-      database: {
-        close: () => {},
-        prepare(text) {
-          if (!open) throw new Error("A write batch's transaction was used after it ended");
-          return statements.prepare(text);
-        },
-      },
-    }),
+    dialect: new SqliteDialect({ database: { close: () => {}, prepare } }),
   }) as unknown as Trx;
-  const run = (text: string, parameters: readonly unknown[]): unknown[] => {
-    const statement = statements.prepare(text);
+  const run: DirectRun = (text, parameters) => {
+    const statement = prepare(text);
     if (statement.reader) return statement.all(parameters);
     statement.run(parameters);
     return [];
   };
+  runsDirectly(held, run);
   const transaction: DirectTransaction = async (work) => {
     const waiting = turns.take();
     if (waiting) await waiting;
@@ -51,7 +57,7 @@ export function sqliteConnection(statements: SqliteDatabase): SqliteConnection {
     try {
       run('begin', []);
       try {
-        const result = await runsDirectly(held, run, () => work(held));
+        const result = await work(held);
         run('commit', []);
         return result;
       } catch (err) {
@@ -95,42 +101,32 @@ class Turns {
 /** Kysely's SQLite dialect, its driver taking the connection in {@link Turns}. */
 class TakingTurns extends SqliteDialect {
   constructor(
-    config: ConstructorParameters<typeof SqliteDialect>[0],
+    private readonly config: SqliteDialectConfig,
     private readonly turns: Turns,
   ) {
     super(config);
   }
 
   override createDriver(): Driver {
-    return new TurnTakingDriver(super.createDriver(), this.turns);
+    return new TurnTakingDriver(this.config, this.turns);
   }
 }
 
-class TurnTakingDriver implements Driver {
+class TurnTakingDriver extends SqliteDriver {
   constructor(
-    private readonly driver: Driver,
+    config: SqliteDialectConfig,
     private readonly turns: Turns,
-  ) {}
-
-  init = () => this.driver.init();
-  destroy = () => this.driver.destroy();
-
-  async acquireConnection(): Promise<DatabaseConnection> {
-    await this.turns.take();
-    return this.driver.acquireConnection();
+  ) {
+    super(config);
   }
 
-  async releaseConnection(connection: DatabaseConnection): Promise<void> {
-    await this.driver.releaseConnection(connection);
+  override async acquireConnection(): Promise<DatabaseConnection> {
+    await this.turns.take();
+    return super.acquireConnection();
+  }
+
+  override async releaseConnection(): Promise<void> {
+    await super.releaseConnection();
     this.turns.give();
   }
-
-  beginTransaction: Driver['beginTransaction'] = (connection, settings) =>
-    this.driver.beginTransaction(connection, settings);
-  commitTransaction: Driver['commitTransaction'] = (connection) => this.driver.commitTransaction(connection);
-  rollbackTransaction: Driver['rollbackTransaction'] = (connection) => this.driver.rollbackTransaction(connection);
-  savepoint: NonNullable<Driver['savepoint']> = (...args) => this.driver.savepoint!(...args);
-  rollbackToSavepoint: NonNullable<Driver['rollbackToSavepoint']> = (...args) =>
-    this.driver.rollbackToSavepoint!(...args);
-  releaseSavepoint: NonNullable<Driver['releaseSavepoint']> = (...args) => this.driver.releaseSavepoint!(...args);
 }
