@@ -114,6 +114,104 @@ describe.each([
     60_000,
   );
 
+  it.skipIf(!enabled)(
+    'loses and duplicates none of 1,000 replies in flight when the node is SIGKILLed: every one answered 202 is delivered once, and each turn resolves once',
+    async () => {
+      await onStore(async (start) => {
+        const first = await start();
+        const key = await bootstrapKey(first);
+        customer.state.behaviour = (_c, res) => res.writeHead(202).end();
+        const { deploymentId, secret } = await deploy(
+          ref(first, key),
+          { hook_url: customer.hookUrl },
+          { engagement_rules: { max_pending_turns: 20, turns_per_minute: 600 } },
+        );
+        // 50 visitors with 20 acknowledged turns each, then away: the replies can reach them only from the store.
+        // Each says hello before the next socket opens (a node refuses many sockets from one address before hello).
+        const opened = [];
+        for (let v = 0; v < 50; v++) {
+          const token = await mintToken(secret, deploymentId, { sub: `guest-${v}` });
+          const widget = await Widget.open(first, deploymentId);
+          const ready = await widget.hello(token);
+          opened.push({ token, widget, conversationId: ready.conversation_id as string });
+        }
+        const visitors = await Promise.all(
+          opened.map(async ({ token, widget, conversationId }) => {
+            const turns: string[] = [];
+            let lastSeq = 0;
+            for (let t = 0; t < 20; t++) {
+              widget.send({ type: 'user_turn', client_turn_id: `c${t}`, text: `Question ${t}?`, mode: 'text' });
+              const acknowledged = await widget.next('turn_acknowledged');
+              turns.push(acknowledged.turn_id);
+              lastSeq = acknowledged.seq;
+            }
+            widget.close();
+            await widget.closed;
+            return { token, conversationId, turns, lastSeq };
+          }),
+        );
+        const replies = visitors.flatMap(({ conversationId, turns }) =>
+          turns.map((turnId) => ({ conversation_id: conversationId, turn_id: turnId, reply_text: `About ${turnId}.` })),
+        );
+        expect(replies).toHaveLength(1_000);
+
+        // All 1,000 posted at once; the node is killed once 300 of them have been answered 202.
+        const accepted = new Set<string>();
+        let killed = false;
+        await Promise.all(
+          replies.map(async (reply) => {
+            const answered = await postReply(first, deploymentId, reply, secret).catch(() => undefined);
+            if (answered?.status === 202 && !killed) accepted.add(reply.turn_id);
+            if (accepted.size >= 300 && !killed) {
+              killed = true;
+              first.child.kill('SIGKILL');
+            }
+          }),
+        );
+        expect(killed).toBe(true);
+        expect(await first.exited).toBe(null);
+
+        const second = await start();
+        /** Every stored event each visitor gets on resuming after their acknowledgements. */
+        const replayed = async () => {
+          const frames = [];
+          for (const { token, conversationId, lastSeq } of visitors) {
+            const widget = await Widget.open(second, deploymentId);
+            const ready = await widget.hello(token, { conversation_id: conversationId, last_seq: lastSeq });
+            await waitFor(
+              async () => widget.frames.filter((f) => f.seq > lastSeq).length === ready.last_seq - lastSeq,
+              10_000,
+            );
+            widget.close();
+            frames.push(...widget.frames.filter((f) => f.seq > lastSeq));
+          }
+          return frames;
+        };
+        const afterCrash = await replayed();
+        const repliedTo = afterCrash.filter((f) => f.type === 'reply').map((f) => f.turn_id as string);
+        // Nothing answered 202 is lost, nothing is told twice.
+        expect(new Set(repliedTo).size).toBe(repliedTo.length);
+        for (const turnId of accepted) expect(repliedTo).toContain(turnId);
+
+        // The customer's server retries them all: what was stored is a duplicate, the rest is stored now.
+        const retried = await Promise.all(replies.map((reply) => postReply(second, deploymentId, reply, secret)));
+        const stored = new Set(repliedTo);
+        // The kill cut replies in flight: not all of them were stored.
+        expect(stored.size).toBeLessThan(1_000);
+        for (const [i, { status, body }] of retried.entries()) {
+          const before = stored.has(replies[i]!.turn_id);
+          expect([status, body.data.duplicate]).toEqual(before ? [200, true] : [202, false]);
+        }
+        const finally_ = (await replayed()).filter((f) => f.type === 'reply');
+        expect(finally_.map((f) => f.turn_id).sort()).toEqual(replies.map((r) => r.turn_id).sort());
+        for (const frame of finally_) expect(frame.text).toBe(`About ${frame.turn_id}.`);
+        second.child.kill('SIGTERM');
+        expect(await second.exited).toBe(0);
+      });
+    },
+    120_000,
+  );
+
   if (kind === 'postgres')
     it.skipIf(!enabled)(
       'shares one database between two nodes: replies and their parts cross, expiry and transcript events happen once, an erasure reaches a socket on the other node',
